@@ -1,0 +1,104 @@
+//! Confirming a tree: replay it on random inputs and compare with the black
+//! box bit for bit (`fprev check`).
+//!
+//! ```
+//! use fprev::{check, probe, Format, Order};
+//!
+//! let opts = probe::ProbeOptions { n: Some(64), ..Default::default() };
+//! let mut bb = probe::open("native:pairwise", &opts).unwrap();
+//! let right = check::check(&Order::Pairwise.tree(64), &mut bb, 50, 1).unwrap();
+//! assert!(right.mismatch.is_none());
+//! let wrong = check::check(&Order::Sequential.tree(64), &mut bb, 50, 1).unwrap();
+//! assert!(wrong.mismatch.is_some());
+//! ```
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::probe::Probe;
+use crate::reduce::Replay;
+use crate::tree::SummationTree;
+
+/// A random input of `n` values of `format` whose sum depends on the order:
+/// both signs, magnitudes spread over about `2p` binades, and small enough
+/// that no partial sum overflows.
+pub fn random_input(format: Format, n: usize, rng: &mut impl Rng) -> Vec<f64> {
+    let p = format.precision() as i32;
+    let room = (format.max_finite() / n.max(1) as f64).log2().floor() as i32 - 1;
+    let hi = (p + 2).min(room);
+    let lo = hi - 2 * p - 4;
+    (0..n)
+        .map(|_| {
+            let e = rng.random_range(lo..=hi);
+            let m: f64 = rng.random_range(1.0..2.0);
+            let s = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
+            format.round(s * m * 2f64.powi(e))
+        })
+        .collect()
+}
+
+/// The first input on which replay and black box disagreed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    /// Which trial (0-based).
+    pub trial: usize,
+    /// The input.
+    pub input: Vec<f64>,
+    /// What the tree's replay gave.
+    pub replayed: f64,
+    /// What the black box gave.
+    pub black_box: f64,
+}
+
+/// Outcome of [`check()`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckReport {
+    /// Trials run (all of them when nothing mismatched).
+    pub trials: usize,
+    /// The first disagreement, if any.
+    pub mismatch: Option<Mismatch>,
+}
+
+/// Replays `tree` (in the probe's input and accumulator formats) on `trials`
+/// seeded random inputs and compares each result with the black box's, bit
+/// for bit.
+pub fn check(
+    tree: &SummationTree,
+    probe: &mut dyn Probe,
+    trials: usize,
+    seed: u64,
+) -> Result<CheckReport> {
+    let n = probe.n();
+    if tree.n() != n {
+        return Err(Error::Input(format!(
+            "the tree has {} summands but the black box takes {n}",
+            tree.n()
+        )));
+    }
+    let replay = Replay::new(tree, probe.accumulator());
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut scratch = Vec::new();
+    let mut out = [0.0];
+    for trial in 0..trials {
+        let input = random_input(probe.format(), n, &mut rng);
+        probe.sum(&input, &mut out)?;
+        let replayed = replay.sum_with(&input, &mut scratch);
+        if replayed.to_bits() != out[0].to_bits() && !(replayed.is_nan() && out[0].is_nan()) {
+            return Ok(CheckReport {
+                trials: trial + 1,
+                mismatch: Some(Mismatch {
+                    trial,
+                    input,
+                    replayed,
+                    black_box: out[0],
+                }),
+            });
+        }
+    }
+    Ok(CheckReport {
+        trials,
+        mismatch: None,
+    })
+}

@@ -1,0 +1,375 @@
+//! The `fprev` command line: a thin layer over the library.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::check;
+use crate::document::TreeDocument;
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::probe::{self, ProbeOptions};
+use crate::render;
+use crate::reveal::{self, Algorithm, Options, Pivot};
+use crate::shape::Shape;
+
+/// The spec `fprev reveal` reveals when given none.
+pub const DEFAULT_SPEC: &str = "native:strided:8";
+
+const ABOUT: &str = "Reveal the order in which a black box adds its floating-point numbers.";
+
+const LONG_ABOUT: &str = "\
+Reveal the order in which a black box adds its floating-point numbers.
+
+fprev feeds a summation (a library's sum, dot, GEMV, GEMM, a reduction) masked
+all-one inputs (+M at one summand, -M at another, units elsewhere), reads off
+how many units survive, and rebuilds the summation tree from the answers.
+Every answer is validated: a black box that breaks the method's assumptions is
+reported as such, never turned into a tree.
+
+Exit status: 0 ok, 1 trees differ or a check failed, 2 usage or bad input,
+3 the black box broke an assumption.";
+
+const EXAMPLES: &str = "\
+Examples:
+  fprev reveal                                   reveal the built-in default (native:strided:8, n = 32)
+  fprev reveal native:pairwise -n 1000 -o t.json save a tree
+  fprev reveal native:sequential -n 1000 --dtype f32 --acc bf16
+                                                 a sum rounding every partial sum to bf16
+  fprev render t.json --format svg -o t.svg      draw it (needs Graphviz's dot)
+  fprev check t.json native:pairwise             confirm by replay on random inputs
+  fprev diff a.json b.json                       equal modulo child order?
+  fprev probes                                   what can be revealed here";
+
+#[derive(Parser, Debug)]
+#[command(name = "fprev", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]
+struct Cli {
+    /// Log what the engine does on stderr (-v: subproblems, -vv: more).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Reveal a black box's summation tree and print or save it.
+    Reveal(RevealArgs),
+    /// Draw a saved tree.
+    Render(RenderArgs),
+    /// Compare two saved trees modulo child order (exit 1 when they differ).
+    Diff(DiffArgs),
+    /// Replay a saved tree on random inputs and compare with a black box bit for bit.
+    Check(CheckArgs),
+    /// List the probe specs this build knows, and whether each is usable here.
+    Probes,
+}
+
+#[derive(Args, Debug)]
+struct BlackBoxArgs {
+    /// Number of summands [default: the tree's size for replay:, else 32].
+    #[arg(short, long)]
+    n: Option<usize>,
+    /// Input format: f64, f32, f16, bf16, e4m3, e5m2 [default: f32, or a tree file's dtype].
+    #[arg(long, value_name = "FORMAT")]
+    dtype: Option<Format>,
+    /// Accumulator format of native: and replay: black boxes (every partial
+    /// sum is rounded to it) [default: the input format].
+    #[arg(long, value_name = "FORMAT")]
+    acc: Option<Format>,
+}
+
+impl BlackBoxArgs {
+    fn options(&self, dtype: Option<Format>) -> ProbeOptions {
+        ProbeOptions {
+            n: self.n,
+            format: self.dtype.or(dtype).unwrap_or_default(),
+            accumulator: self.acc,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct RevealArgs {
+    /// The black box, e.g. native:pairwise, replay:tree.json (see `fprev probes`).
+    #[arg(default_value = DEFAULT_SPEC)]
+    spec: String,
+    #[command(flatten)]
+    black_box: BlackBoxArgs,
+    /// Revelation algorithm: fprev (any tree), basic (all pairs, binary), naive (n <= 8).
+    #[arg(long, default_value = "fprev", value_name = "ALGO")]
+    algo: Algorithm,
+    /// FPRev pivot rule: random (seeded; about 2n queries for chains) or min (the paper's).
+    #[arg(long, value_enum, default_value = "random")]
+    pivot: PivotRule,
+    /// Seed of the random pivot.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum PivotRule {
+    Random,
+    Min,
+}
+
+#[derive(Args, Debug)]
+struct OutputArgs {
+    /// Output format [default: from the -o extension (.json, .dot, .svg), else text].
+    #[arg(long, value_enum)]
+    format: Option<OutputFormat>,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OutputFormat {
+    Text,
+    Json,
+    Dot,
+    Svg,
+}
+
+#[derive(Args, Debug)]
+struct RenderArgs {
+    /// A tree file (JSON, or the text form).
+    tree: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+struct DiffArgs {
+    /// First tree file.
+    a: PathBuf,
+    /// Second tree file.
+    b: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    /// The tree file to confirm.
+    tree: PathBuf,
+    /// The black box to compare it with.
+    spec: String,
+    #[command(flatten)]
+    black_box: BlackBoxArgs,
+    /// Random inputs to try.
+    #[arg(long, default_value_t = 1000)]
+    trials: usize,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+/// Runs the command line and returns the process exit status.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    init_logging(cli.verbose);
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("fprev: error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    if verbose == 0 {
+        return;
+    }
+    let level = if verbose == 1 {
+        "fprev=debug"
+    } else {
+        "fprev=trace"
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(level))
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn run(command: Command) -> Result<i32> {
+    match command {
+        Command::Reveal(a) => reveal_cmd(a),
+        Command::Render(a) => {
+            let doc = TreeDocument::read(&a.tree)?;
+            emit(&doc, &a.output)?;
+            Ok(0)
+        }
+        Command::Diff(a) => diff_cmd(a),
+        Command::Check(a) => check_cmd(a),
+        Command::Probes => {
+            for info in probe::catalog() {
+                let status = match &info.available {
+                    Ok(()) => "available".to_string(),
+                    Err(why) => format!("unavailable: {why}"),
+                };
+                println!("{:<22} {:<58} {status}", info.pattern, info.about);
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn reveal_cmd(a: RevealArgs) -> Result<i32> {
+    // Validate the output before spending time on the reveal.
+    let format = a.output.resolve();
+    let opts = a.black_box.options(None);
+    let mut black_box = probe::open(&a.spec, &opts)?;
+    let options = Options {
+        algorithm: a.algo,
+        pivot: match a.pivot {
+            PivotRule::Random => Pivot::Random { seed: a.seed },
+            PivotRule::Min => Pivot::Min,
+        },
+        progress: true,
+    };
+    let r = reveal::reveal(&mut black_box, &options)?;
+    tracing::info!(?r.stats, "revealed");
+    let doc = TreeDocument {
+        tree: r.tree,
+        dtype: Some(black_box.format()),
+        probe: Some(a.spec.clone()),
+        stats: Some(r.stats),
+    };
+    write_out(&render_doc(&doc, format)?, a.output.output.as_deref())?;
+    Ok(0)
+}
+
+fn diff_cmd(a: DiffArgs) -> Result<i32> {
+    let left = TreeDocument::read(&a.a)?.tree;
+    let right = TreeDocument::read(&a.b)?.tree;
+    let Some(d) = left.diff(&right) else {
+        println!(
+            "equal: the trees of {} summands agree modulo child order",
+            left.n()
+        );
+        return Ok(0);
+    };
+    if left.n() != right.n() {
+        println!(
+            "different: {} has {} summands, {} has {}",
+            a.a.display(),
+            left.n(),
+            a.b.display(),
+            right.n()
+        );
+        return Ok(1);
+    }
+    println!("different: the trees part at");
+    for (path, tree, node) in [(&a.a, &left, d.left), (&a.b, &right, d.right)] {
+        match node {
+            Some(node) => println!("  {}: {}", path.display(), tree.subtree_text(node)),
+            None => println!("  {}: (every node is in the other tree)", path.display()),
+        }
+    }
+    Ok(1)
+}
+
+fn check_cmd(a: CheckArgs) -> Result<i32> {
+    let doc = TreeDocument::read(&a.tree)?;
+    let mut opts = a.black_box.options(doc.dtype);
+    opts.n = opts.n.or(Some(doc.tree.n()));
+    let mut black_box = probe::open(&a.spec, &opts)?;
+    let report = check::check(&doc.tree, &mut black_box, a.trials, a.seed)?;
+    match report.mismatch {
+        None => {
+            println!(
+                "ok: {} random {} inputs, replay of {} matched {} bit for bit",
+                report.trials,
+                black_box.format(),
+                a.tree.display(),
+                a.spec
+            );
+            Ok(0)
+        }
+        Some(m) => {
+            println!(
+                "mismatch on trial {}: replay gave {:e}, {} gave {:e}",
+                m.trial + 1,
+                m.replayed,
+                a.spec,
+                m.black_box
+            );
+            let input: Vec<String> = m.input.iter().map(|x| format!("{x:e}")).collect();
+            println!("input: [{}]", input.join(", "));
+            Ok(1)
+        }
+    }
+}
+
+impl OutputArgs {
+    fn resolve(&self) -> OutputFormat {
+        self.format.unwrap_or_else(|| {
+            match self
+                .output
+                .as_ref()
+                .and_then(|p| p.extension())
+                .and_then(|e| e.to_str())
+            {
+                Some("json") => OutputFormat::Json,
+                Some("dot" | "gv") => OutputFormat::Dot,
+                Some("svg") => OutputFormat::Svg,
+                _ => OutputFormat::Text,
+            }
+        })
+    }
+}
+
+fn emit(doc: &TreeDocument, out: &OutputArgs) -> Result<()> {
+    write_out(&render_doc(doc, out.resolve())?, out.output.as_deref())
+}
+
+fn render_doc(doc: &TreeDocument, format: OutputFormat) -> Result<Vec<u8>> {
+    Ok(match format {
+        OutputFormat::Json => (doc.to_json() + "\n").into_bytes(),
+        OutputFormat::Dot => render::dot(&doc.tree).into_bytes(),
+        OutputFormat::Svg => render::svg(&doc.tree)?,
+        OutputFormat::Text => {
+            let mut s = format!("{}\n# {}\n", doc.tree.to_text(), Shape::of(&doc.tree));
+            if let (Some(p), Some(d)) = (&doc.probe, doc.dtype) {
+                s += &format!("# {p}, n = {}, {d}", doc.tree.n());
+                if let Some(st) = doc.stats {
+                    s += &format!(
+                        ": {} queries in {} calls, {:.3} s ({:.3} s in the black box)",
+                        st.queries, st.calls, st.seconds, st.probe_seconds
+                    );
+                }
+                s.push('\n');
+            }
+            s.into_bytes()
+        }
+    })
+}
+
+/// Writes to `path` through a temporary file and a rename, so a failure never
+/// leaves a half-written file; `None` writes to stdout.
+fn write_out(bytes: &[u8], path: Option<&Path>) -> Result<()> {
+    let Some(path) = path else {
+        let mut stdout = std::io::stdout().lock();
+        // A closed pipe (`| head`) is not an error worth reporting.
+        let _ = stdout.write_all(bytes).and_then(|_| stdout.flush());
+        return Ok(());
+    };
+    let fail = |e: std::io::Error| Error::Input(format!("cannot write {}: {e}", path.display()));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    tmp.write_all(bytes).map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,348 @@
+//! Number formats: the inputs a black box takes and the accumulators it sums in.
+//!
+//! Every value fprev handles is carried as an `f64` that is exactly
+//! representable in its [`Format`]; [`Format::round`] is the rounding of one
+//! operation in that format. Because `f64` has more than `2p + 2` bits for
+//! every narrower format here, an `f64` addition followed by
+//! [`Format::round`] is the correctly rounded addition of that format (double
+//! rounding is innocuous), so native orders and tree replay can compute in any
+//! format through one code path.
+//!
+//! ```
+//! use fprev::Format;
+//!
+//! let f = Format::Bf16;
+//! assert_eq!(f.precision(), 8);
+//! // 256 + 1 is not representable with 8 significant bits: ties to even.
+//! assert_eq!(f.add(256.0, 1.0), 256.0);
+//! assert_eq!(f.mask(), 2f64.powi(127));
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use float8::{F8E4M3, F8E5M2};
+use half::{bf16, f16};
+
+/// A floating-point format that fprev can probe and accumulate in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Format {
+    /// IEEE binary64.
+    F64,
+    /// IEEE binary32, the default.
+    #[default]
+    F32,
+    /// IEEE binary16.
+    F16,
+    /// bfloat16 (8 significant bits, f32's exponent range).
+    Bf16,
+    /// OCP fp8 E4M3 ("fn": no infinities, max 448; overflow saturates).
+    E4m3,
+    /// OCP fp8 E5M2 (max 57344; overflow saturates).
+    E5m2,
+}
+
+impl Format {
+    /// Every format, widest first.
+    pub const ALL: [Format; 6] = [
+        Format::F64,
+        Format::F32,
+        Format::F16,
+        Format::Bf16,
+        Format::E4m3,
+        Format::E5m2,
+    ];
+
+    /// The name used on the command line and in tree files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::F64 => "f64",
+            Format::F32 => "f32",
+            Format::F16 => "f16",
+            Format::Bf16 => "bf16",
+            Format::E4m3 => "e4m3",
+            Format::E5m2 => "e5m2",
+        }
+    }
+
+    /// Significand precision `p`, counting the implicit bit.
+    pub fn precision(self) -> u32 {
+        match self {
+            Format::F64 => 53,
+            Format::F32 => 24,
+            Format::F16 => 11,
+            Format::Bf16 => 8,
+            Format::E4m3 => 4,
+            Format::E5m2 => 3,
+        }
+    }
+
+    /// The mask `M` of the masked all-one inputs (ALGORITHMS.md section 2).
+    pub fn mask(self) -> f64 {
+        match self {
+            Format::F64 => 2f64.powi(1023),
+            Format::F32 | Format::Bf16 => 2f64.powi(127),
+            Format::F16 | Format::E5m2 => 2f64.powi(15),
+            Format::E4m3 => 2f64.powi(8),
+        }
+    }
+
+    /// The unit `u` every unmasked summand holds.
+    pub fn unit(self) -> f64 {
+        match self {
+            Format::F64 | Format::F32 | Format::Bf16 => 1.0,
+            Format::F16 => 2f64.powi(-24),
+            Format::E5m2 => 2f64.powi(-16),
+            Format::E4m3 => 2f64.powi(-9),
+        }
+    }
+
+    /// Largest finite value.
+    pub fn max_finite(self) -> f64 {
+        match self {
+            Format::F64 => f64::MAX,
+            Format::F32 => f32::MAX as f64,
+            Format::F16 => f16::MAX.to_f64(),
+            Format::Bf16 => bf16::MAX.to_f64(),
+            Format::E4m3 => F8E4M3::MAX.to_f64(),
+            Format::E5m2 => F8E5M2::MAX.to_f64(),
+        }
+    }
+
+    /// How many units this format counts exactly when it accumulates them:
+    /// every integer up to `2^p` is representable, so a sum of at most that
+    /// many units is exact in any order.
+    pub fn exact_count(self) -> u64 {
+        1u64 << self.precision().min(63)
+    }
+
+    /// Rounds `x` to the nearest value of this format (ties to even).
+    #[inline]
+    pub fn round(self, x: f64) -> f64 {
+        match self {
+            Format::F64 => x,
+            Format::F32 => x as f32 as f64,
+            Format::F16 => f16::from_f64(x).to_f64(),
+            Format::Bf16 => bf16::from_f64(x).to_f64(),
+            Format::E4m3 => F8E4M3::from_f64(x).to_f64(),
+            Format::E5m2 => F8E5M2::from_f64(x).to_f64(),
+        }
+    }
+
+    /// One IEEE addition in this format.
+    #[inline]
+    pub fn add(self, a: f64, b: f64) -> f64 {
+        self.round(a + b)
+    }
+
+    /// Whether `x` is a value of this format.
+    pub fn represents(self, x: f64) -> bool {
+        x.is_nan() || self.round(x) == x
+    }
+
+    /// The format wide enough to accumulate this one in, as libraries
+    /// commonly do: f64 stays f64, everything else accumulates in f32.
+    pub fn default_accumulator(self) -> Format {
+        match self {
+            Format::F64 => Format::F64,
+            _ => Format::F32,
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let lower = s.to_ascii_lowercase();
+        let found = match lower.as_str() {
+            "f64" | "float64" | "double" => Format::F64,
+            "f32" | "float32" | "float" | "single" => Format::F32,
+            "f16" | "float16" | "half" => Format::F16,
+            "bf16" | "bfloat16" => Format::Bf16,
+            "e4m3" | "fp8-e4m3" | "float8_e4m3fn" | "e4m3fn" => Format::E4m3,
+            "e5m2" | "fp8-e5m2" | "float8_e5m2" => Format::E5m2,
+            _ => {
+                return Err(format!(
+                    "unknown format '{s}': expected one of f64, f32, f16, bf16, e4m3, e5m2"
+                ));
+            }
+        };
+        Ok(found)
+    }
+}
+
+/// Fraction bits a fused node keeps below the largest term's leading bit
+/// (ALGORITHMS.md section 7: "at least 24").
+pub const FUSED_FRACTION_BITS: i32 = 24;
+
+/// One multi-term fused addition, the tensor-core model of ALGORITHMS.md
+/// section 7: the terms are aligned to the largest exponent among them, each
+/// is truncated (toward zero) to [`FUSED_FRACTION_BITS`] bits below that
+/// exponent, the truncated terms are added exactly, and the exact sum is
+/// rounded once to `acc`.
+///
+/// ```
+/// use fprev::format::{fused_sum, Format};
+///
+/// // Units vanish next to the cancelling masks: they fall below the window.
+/// let m = Format::F32.mask();
+/// assert_eq!(fused_sum(&[m, -m, 1.0, 1.0], Format::F32), 0.0);
+/// assert_eq!(fused_sum(&[1.0, 2.0, 3.0], Format::F32), 6.0);
+/// ```
+pub fn fused_sum(terms: &[f64], acc: Format) -> f64 {
+    if let Some(bad) = terms.iter().find(|t| !t.is_finite()) {
+        return acc.round(terms.iter().sum::<f64>() + bad);
+    }
+    let Some(emax) = terms
+        .iter()
+        .filter(|t| **t != 0.0)
+        .map(|t| exponent(*t))
+        .max()
+    else {
+        return 0.0;
+    };
+    let quantum_exp = emax - FUSED_FRACTION_BITS;
+    let sum: i128 = terms
+        .iter()
+        .map(|&t| scale_pow2(t, -quantum_exp).trunc() as i128)
+        .sum();
+    // |sum| < terms * 2^25, exact in f64 for any realistic group width.
+    acc.round(scale_pow2(sum as f64, quantum_exp))
+}
+
+/// `floor(log2 |x|)` for finite non-zero `x`.
+fn exponent(x: f64) -> i32 {
+    let bits = x.abs().to_bits();
+    let biased = (bits >> 52) as i32;
+    if biased == 0 {
+        // Subnormal: the leading bit sits inside the fraction field.
+        -1074 + (63 - bits.leading_zeros() as i32)
+    } else {
+        biased - 1023
+    }
+}
+
+/// `x * 2^e` without intermediate overflow or underflow for the exponent
+/// ranges fprev uses.
+fn scale_pow2(x: f64, e: i32) -> f64 {
+    let mut x = x;
+    let mut e = e;
+    while e > 1000 {
+        x *= 2f64.powi(1000);
+        e -= 1000;
+    }
+    while e < -1000 {
+        x *= 2f64.powi(-1000);
+        e += 1000;
+    }
+    x * 2f64.powi(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every finite value of an 8-bit format, found independently of
+    /// `round` by decoding all 256 bit patterns.
+    fn fp8_values(format: Format) -> Vec<f64> {
+        let mut v: Vec<f64> = (0u8..=255)
+            .map(|b| match format {
+                Format::E4m3 => F8E4M3::from_bits(b).to_f64(),
+                _ => F8E5M2::from_bits(b).to_f64(),
+            })
+            .filter(|x| x.is_finite())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    }
+
+    #[test]
+    fn fp8_rounding_is_nearest_even() {
+        for format in [Format::E4m3, Format::E5m2] {
+            let values = fp8_values(format);
+            let max = format.max_finite();
+            for w in values.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                for x in [a, b, a + (b - a) * 0.25, a + (b - a) * 0.75] {
+                    let want = if (x - a).abs() < (b - x).abs() { a } else { b };
+                    assert_eq!(format.round(x), want, "{format} {x}");
+                }
+                let mid = (a + b) / 2.0;
+                let r = format.round(mid);
+                assert!(r == a || r == b, "{format} midpoint {mid}");
+                // The even neighbour has a zero last significand bit.
+                let even = if format.represents(a) && (a / ulp_at(format, a)) % 2.0 == 0.0 {
+                    a
+                } else {
+                    b
+                };
+                if a != 0.0 && b != 0.0 && a.abs() < max {
+                    assert_eq!(r, even, "{format} tie {mid} between {a} and {b}");
+                }
+            }
+        }
+    }
+
+    fn ulp_at(format: Format, x: f64) -> f64 {
+        let e = exponent(x).max(emin(format));
+        2f64.powi(e - format.precision() as i32 + 1)
+    }
+
+    fn emin(format: Format) -> i32 {
+        match format {
+            Format::E4m3 => -6,
+            Format::E5m2 => -14,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn masks_and_units_satisfy_the_swamping_conditions() {
+        for f in Format::ALL {
+            let m = f.mask();
+            let u = f.unit();
+            assert!(f.represents(m) && f.represents(u), "{f}");
+            assert!(m <= f.max_finite(), "{f}");
+            assert_eq!(f.add(m, -m), 0.0);
+            // Units count exactly up to 2^p in the format itself.
+            let top = f.exact_count() as f64 * u;
+            assert!(f.represents(top) && f.represents(top - u), "{f}");
+            assert_ne!(f.add(top, u), top + u, "{f}: 2^p + 1 units must round");
+            // A handful of units is swamped by the mask.
+            assert_eq!(f.add(m, 8.0 * u), m, "{f}");
+        }
+    }
+
+    #[test]
+    fn fused_sum_aligns_truncates_and_rounds_once() {
+        // 2^24 + 1 + 1: exact in fixed point, 2^24 + 2 is an f32 value.
+        let big = 2f64.powi(24);
+        assert_eq!(fused_sum(&[big, 1.0, 1.0], Format::F32), big + 2.0);
+        // Sequential f32 adds would lose both ones.
+        assert_eq!(Format::F32.add(Format::F32.add(big, 1.0), 1.0), big);
+        // A term below the window is truncated away.
+        assert_eq!(fused_sum(&[1.0, 2f64.powi(-30)], Format::F64), 1.0);
+        assert_eq!(fused_sum(&[], Format::F32), 0.0);
+        assert!(fused_sum(&[1.0, f64::NAN], Format::F32).is_nan());
+    }
+
+    #[test]
+    fn format_names_round_trip() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>().unwrap(), f);
+        }
+        assert!(
+            "f8".parse::<Format>()
+                .unwrap_err()
+                .contains("expected one of")
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! # fprev: in what order does this implementation add its numbers?
+//!
+//! A sum, dot product, GEMV, GEMM or reduction is a black box whose
+//! floating-point accumulation order decides its result bits. fprev feeds it
+//! masked all-one inputs, reconstructs its **summation tree** (binary for IEEE
+//! additions, multiway for fused tensor-core sums), and lets you draw it,
+//! compare it with another implementation's, and replay it as a reproducible
+//! reducer.
+//!
+//! ```
+//! use fprev::{probe, reveal, Options, Order};
+//!
+//! // A black box: NumPy-style 8-lane summation of 32 f32 values.
+//! let opts = probe::ProbeOptions { n: Some(32), ..Default::default() };
+//! let mut black_box = probe::open("native:strided:8", &opts).unwrap();
+//!
+//! let revealed = reveal(&mut black_box, &Options::default()).unwrap();
+//! assert_eq!(revealed.tree, Order::Strided(8).tree(32));
+//! println!("{}", revealed.tree); // ((((0+8)+16)+24)+...
+//! ```
+//!
+//! The pieces, one module each:
+//!
+//! - [`tree`]: the [`SummationTree`] (petgraph), canonical form, text and JSON forms, diff;
+//! - [`format`]: the number [`Format`]s, masks `M` and units `u`, fused addition;
+//! - [`probe`]: the [`Probe`] trait (the black box) and probe specs;
+//! - [`reveal`](mod@reveal): the engine (FPRev's BuildSubtree, BasicFPRev, NaiveSol);
+//! - [`order`]: reference orders ([`Order`]) as loops and as trees;
+//! - [`reduce`]: reproducible reducers, starting with tree [`Replay`](reduce::Replay);
+//! - [`check`](mod@check): confirming a tree by replay on random inputs;
+//! - [`render`], [`shape`], [`document`]: drawing, summarising and saving trees;
+//! - [`cli`]: the `fprev` command line.
+
+pub mod check;
+pub mod cli;
+pub mod document;
+pub mod error;
+pub mod format;
+pub mod order;
+pub mod probe;
+pub mod reduce;
+pub mod render;
+pub mod reveal;
+pub mod shape;
+pub mod tree;
+
+pub use error::{Error, Result};
+pub use format::Format;
+pub use order::Order;
+pub use probe::Probe;
+pub use reveal::{Options, Revelation, reveal};
+pub use tree::SummationTree;

@@ -1,0 +1,185 @@
+//! The black box, and how a probe spec names one.
+//!
+//! A [`Probe`] is anything that sums `n` values in some fixed, unknown order.
+//! The engine only ever asks it to "sum these inputs"; masks, units and the
+//! validation of answers are the engine's job. Implement the trait to reveal
+//! your own code:
+//!
+//! ```
+//! use fprev::{Format, Probe, reveal, Options};
+//!
+//! /// Sums the odd-indexed values first, then the even ones, in f64.
+//! struct OddsThenEvens(usize);
+//!
+//! impl Probe for OddsThenEvens {
+//!     fn n(&self) -> usize { self.0 }
+//!     fn format(&self) -> Format { Format::F64 }
+//!     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+//!         for (x, o) in inputs.chunks(self.0).zip(out) {
+//!             let odd: f64 = x.iter().skip(1).step_by(2).fold(0.0, |s, v| s + v);
+//!             let even: f64 = x.iter().step_by(2).fold(0.0, |s, v| s + v);
+//!             *o = odd + even;
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let tree = reveal(&mut OddsThenEvens(4), &Options::default()).unwrap().tree;
+//! assert_eq!(tree.to_text(), "((0+2)+(1+3))");
+//! ```
+
+mod native;
+mod replay;
+
+pub use native::Native;
+pub use replay::ReplayProbe;
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+
+/// A summation black box.
+pub trait Probe {
+    /// Number of summands `n`.
+    fn n(&self) -> usize;
+
+    /// The format of the values the black box takes.
+    fn format(&self) -> Format;
+
+    /// The narrowest format its partial sums are rounded to, as far as is
+    /// known. The engine counts at most `2^p` units of it in one answer, so
+    /// declaring a wider format than the truth can make a reveal fail
+    /// validation; narrower only costs queries. Defaults to [`Probe::format`].
+    fn accumulator(&self) -> Format {
+        self.format()
+    }
+
+    /// How many inputs one call of [`Probe::sum`] can take (a GEMM answers
+    /// one per row). Defaults to 1.
+    fn max_batch(&self) -> usize {
+        1
+    }
+
+    /// Sums every row of `inputs` (`out.len()` rows of `n` values, each
+    /// exactly representable in [`Probe::format`]) into `out`.
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()>;
+}
+
+impl<P: Probe + ?Sized> Probe for Box<P> {
+    fn n(&self) -> usize {
+        (**self).n()
+    }
+    fn format(&self) -> Format {
+        (**self).format()
+    }
+    fn accumulator(&self) -> Format {
+        (**self).accumulator()
+    }
+    fn max_batch(&self) -> usize {
+        (**self).max_batch()
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
+        (**self).sum(inputs, out)
+    }
+}
+
+/// The options that shape a black box besides its spec.
+#[derive(Clone, Debug, Default)]
+pub struct ProbeOptions {
+    /// Number of summands; `None` takes the probe's own default (a replayed
+    /// tree's size, or [`DEFAULT_N`]).
+    pub n: Option<usize>,
+    /// Input format.
+    pub format: Format,
+    /// Accumulator format, where the probe lets it be chosen.
+    pub accumulator: Option<Format>,
+}
+
+/// Summand count used when none is given.
+pub const DEFAULT_N: usize = 32;
+
+/// One family of probe specs, as `fprev probes` lists it.
+#[derive(Clone, Debug)]
+pub struct SpecInfo {
+    /// The spec pattern, e.g. `native:strided:K`.
+    pub pattern: &'static str,
+    /// What the black box is.
+    pub about: &'static str,
+    /// `Err(reason)` when it cannot be used on this machine.
+    pub available: std::result::Result<(), String>,
+}
+
+/// Every probe spec family this build knows.
+pub fn catalog() -> Vec<SpecInfo> {
+    let ok = || Ok(());
+    vec![
+        SpecInfo {
+            pattern: "native:sequential",
+            about: "left to right",
+            available: ok(),
+        },
+        SpecInfo {
+            pattern: "native:reverse",
+            about: "right to left",
+            available: ok(),
+        },
+        SpecInfo {
+            pattern: "native:pairwise",
+            about: "recursive halving at floor(n/2)",
+            available: ok(),
+        },
+        SpecInfo {
+            pattern: "native:strided:K",
+            about: "K interleaved lanes, combined pairwise (NumPy style)",
+            available: ok(),
+        },
+        SpecInfo {
+            pattern: "native:blocked:B",
+            about: "blocks of B left to right, block sums left to right",
+            available: ok(),
+        },
+        SpecInfo {
+            pattern: "native:binary-tree",
+            about: "Binary Tree Reduction: S[0,n) = S[0,P) + S[P,n)",
+            available: ok(),
+        },
+        SpecInfo {
+            pattern: "native:fused:K",
+            about: "K-term fused nodes, tensor-core style",
+            available: ok(),
+        },
+        SpecInfo {
+            pattern: "replay:PATH.json",
+            about: "a saved tree evaluated as a black box",
+            available: ok(),
+        },
+    ]
+}
+
+/// Opens the black box a spec names, e.g. `native:strided:8` or
+/// `replay:tree.json`.
+///
+/// ```
+/// use fprev::probe::{open, ProbeOptions};
+/// use fprev::Format;
+///
+/// let opts = ProbeOptions { n: Some(8), format: Format::Bf16, ..Default::default() };
+/// let probe = open("native:pairwise", &opts).unwrap();
+/// assert_eq!(probe.n(), 8);
+/// assert!(open("native:zigzag", &opts).is_err());
+/// ```
+pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
+    let (library, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let probe: Box<dyn Probe> = match library {
+        "native" => Box::new(Native::new(rest, opts)?),
+        "replay" => Box::new(ReplayProbe::open(rest, opts)?),
+        _ => {
+            return Err(Error::Input(format!(
+                "unknown probe spec '{spec}': run `fprev probes` for the list"
+            )));
+        }
+    };
+    if probe.n() == 0 {
+        return Err(Error::Input("n must be at least 1".into()));
+    }
+    Ok(probe)
+}

@@ -1,0 +1,66 @@
+//! A saved tree evaluated as a black box (`replay:PATH.json`).
+
+use std::path::Path;
+
+use crate::document::TreeDocument;
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::probe::{Probe, ProbeOptions};
+use crate::reduce::Replay;
+
+/// Tree replay as a probe: the first reproducible reducer, and the test
+/// oracle (reveal a replayed tree and you must get the tree back).
+#[derive(Clone, Debug)]
+pub struct ReplayProbe {
+    replay: Replay,
+    format: Format,
+    scratch: Vec<f64>,
+}
+
+impl ReplayProbe {
+    /// Replays `tree` on inputs of `format`, adding in `acc`.
+    pub fn new(replay: Replay, format: Format) -> Self {
+        ReplayProbe {
+            replay,
+            format,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Opens `replay:PATH` (`path` is the text after `replay:`). The
+    /// accumulator defaults to the input format.
+    pub fn open(path: &str, opts: &ProbeOptions) -> Result<Self> {
+        if path.is_empty() {
+            return Err(Error::Input(
+                "replay needs a tree file: replay:PATH.json".into(),
+            ));
+        }
+        let doc = TreeDocument::read(Path::new(path))?;
+        if let Some(n) = opts.n.filter(|n| *n != doc.tree.n()) {
+            return Err(Error::Input(format!(
+                "{path} holds a tree of {} summands, but -n {n} was asked for",
+                doc.tree.n()
+            )));
+        }
+        let acc = opts.accumulator.unwrap_or(opts.format);
+        Ok(ReplayProbe::new(Replay::new(&doc.tree, acc), opts.format))
+    }
+}
+
+impl Probe for ReplayProbe {
+    fn n(&self) -> usize {
+        self.replay.n()
+    }
+    fn format(&self) -> Format {
+        self.format
+    }
+    fn accumulator(&self) -> Format {
+        self.replay.accumulator()
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
+        for (x, o) in inputs.chunks_exact(self.replay.n()).zip(out) {
+            *o = self.replay.sum_with(x, &mut self.scratch);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,90 @@
+//! Reproducible reducers. [`Replay`] evaluates any summation tree, binary or
+//! multiway, on any input: a revealed tree becomes an executable
+//! specification of the black box it came from.
+//!
+//! ```
+//! use fprev::{Format, SummationTree, reduce::Replay};
+//!
+//! let tree: SummationTree = "((0+1)+2)".parse().unwrap();
+//! let replay = Replay::new(&tree, Format::F32);
+//! let big = 2f64.powi(24);
+//! // (2^24 + 1) + 1 loses both ones in f32; 2^24 + (1 + 1) would not.
+//! assert_eq!(replay.sum(&[big, 1.0, 1.0]), big);
+//! ```
+
+use crate::format::{Format, fused_sum};
+use crate::tree::SummationTree;
+
+/// A tree compiled for evaluation: inner nodes children-first, each reading
+/// its operands from a flat value array.
+#[derive(Clone, Debug)]
+pub struct Replay {
+    n: usize,
+    acc: Format,
+    /// For every inner node in post-order, the slots of its children
+    /// (`0..n` are the summands, `n + k` is the k-th inner node).
+    operands: Vec<Vec<usize>>,
+}
+
+impl Replay {
+    /// Compiles `tree`, to add in the accumulator format `acc` (binary nodes
+    /// as IEEE additions, fused nodes by [`fused_sum`]).
+    pub fn new(tree: &SummationTree, acc: Format) -> Self {
+        let n = tree.n();
+        let order = tree.post_order();
+        let mut slot = vec![0usize; tree.graph().node_count()];
+        for i in 0..n {
+            slot[tree.leaf(i).index()] = i;
+        }
+        let mut operands = Vec::with_capacity(order.len());
+        for (k, node) in order.iter().enumerate() {
+            slot[node.index()] = n + k;
+            operands.push(
+                tree.children(*node)
+                    .iter()
+                    .map(|c| slot[c.index()])
+                    .collect(),
+            );
+        }
+        Replay { n, acc, operands }
+    }
+
+    /// Number of summands.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The accumulator format.
+    pub fn accumulator(&self) -> Format {
+        self.acc
+    }
+
+    /// Sums `x` (which must hold `n` values) in the tree's order.
+    ///
+    /// # Panics
+    /// If `x.len() != n`.
+    pub fn sum(&self, x: &[f64]) -> f64 {
+        let mut values = Vec::new();
+        self.sum_with(x, &mut values)
+    }
+
+    /// Like [`Replay::sum`], reusing `values` as scratch space.
+    pub fn sum_with(&self, x: &[f64], values: &mut Vec<f64>) -> f64 {
+        assert_eq!(x.len(), self.n, "replay of an {}-leaf tree", self.n);
+        values.clear();
+        values.extend_from_slice(x);
+        let mut terms = Vec::new();
+        for ops in &self.operands {
+            let v = match ops.as_slice() {
+                [a, b] => self.acc.add(values[*a], values[*b]),
+                _ => {
+                    terms.clear();
+                    terms.extend(ops.iter().map(|o| values[*o]));
+                    fused_sum(&terms, self.acc)
+                }
+            };
+            values.push(v);
+        }
+        values.last().copied().unwrap_or(x[0])
+    }
+}

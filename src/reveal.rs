@@ -1,0 +1,165 @@
+//! The revelation engine: from a black box to its summation tree.
+//!
+//! ```
+//! use fprev::{probe, reveal, Options, Format};
+//!
+//! let opts = probe::ProbeOptions { n: Some(8), ..Default::default() };
+//! let mut bb = probe::open("native:strided:4", &opts).unwrap();
+//! let r = reveal(&mut bb, &Options::default()).unwrap();
+//! assert_eq!(r.tree.to_text(), "(((0+4)+(1+5))+((2+6)+(3+7)))");
+//! assert!(r.stats.queries <= 8 * 7 / 2);
+//! ```
+//!
+//! Three algorithms (ALGORITHMS.md sections 3 to 6):
+//!
+//! | [`Algorithm`] | trees | cost in queries |
+//! |---|---|---|
+//! | `Fprev` (default) | binary and multiway, any `n` | `n - 1` to `n(n-1)/2`, about `2n` for chains with the random pivot |
+//! | `Basic` | binary, `n - 2 < 2^p` | `n(n-1)/2` |
+//! | `Naive` | binary, `n <= 8` | a handful of random inputs, `(2n-3)!!` candidate trees |
+
+mod basic;
+mod fprev;
+mod naive;
+pub mod oracle;
+mod progress;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Instant;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::probe::Probe;
+use crate::tree::SummationTree;
+use oracle::Oracle;
+use progress::Progress;
+
+/// Which revelation algorithm to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Algorithm {
+    /// FPRev's BuildSubtree: binary and fused nodes, any size.
+    #[default]
+    Fprev,
+    /// BasicFPRev: all `n(n-1)/2` pairs, then union-find. Binary trees only.
+    Basic,
+    /// Brute force over every binary tree, `n <= 8`: a baseline.
+    Naive,
+}
+
+impl FromStr for Algorithm {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "fprev" => Ok(Algorithm::Fprev),
+            "basic" => Ok(Algorithm::Basic),
+            "naive" => Ok(Algorithm::Naive),
+            _ => Err(format!(
+                "unknown algorithm '{s}': expected fprev, basic or naive"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Algorithm::Fprev => "fprev",
+            Algorithm::Basic => "basic",
+            Algorithm::Naive => "naive",
+        })
+    }
+}
+
+/// How FPRev picks the pivot of each subproblem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pivot {
+    /// The smallest leaf, as in the paper: `n - 1` queries for a
+    /// left-to-right sum, `n(n-1)/2` for a right-to-left one.
+    Min,
+    /// A seeded random leaf (repeatable): about `2n` queries for a chain in
+    /// either direction.
+    Random {
+        /// Seed of the pivot sequence.
+        seed: u64,
+    },
+}
+
+impl Default for Pivot {
+    fn default() -> Self {
+        Pivot::Random { seed: 0 }
+    }
+}
+
+impl Pivot {
+    fn rng(self) -> Option<ChaCha8Rng> {
+        match self {
+            Pivot::Min => None,
+            Pivot::Random { seed } => Some(ChaCha8Rng::seed_from_u64(seed)),
+        }
+    }
+}
+
+/// How to reveal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// The algorithm.
+    pub algorithm: Algorithm,
+    /// FPRev's pivot rule.
+    pub pivot: Pivot,
+    /// Draw a progress bar on stderr once a reveal takes over a second.
+    pub progress: bool,
+}
+
+/// What a reveal cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// `l_{i,j}` values measured.
+    pub queries: u64,
+    /// Calls of the black box.
+    pub calls: u64,
+    /// Wall time of the whole reveal, in seconds.
+    pub seconds: f64,
+    /// Of which inside the black box.
+    #[serde(default)]
+    pub probe_seconds: f64,
+}
+
+/// A revealed tree and what it cost.
+#[derive(Clone, Debug)]
+pub struct Revelation {
+    /// The black box's summation tree.
+    pub tree: SummationTree,
+    /// Queries, calls and time.
+    pub stats: Stats,
+}
+
+/// Reveals the summation tree of `probe`.
+///
+/// Every answer is validated; a black box that breaks the method's
+/// assumptions yields [`crate::Error::BlackBox`], never a tree.
+pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
+    let started = Instant::now();
+    let mut oracle = Oracle::new(probe)?;
+    let mut progress = Progress::new(oracle.n(), opts.progress);
+    let tree = match opts.algorithm {
+        Algorithm::Fprev => fprev::build(&mut oracle, opts.pivot, &mut progress),
+        Algorithm::Basic => basic::build(&mut oracle),
+        Algorithm::Naive => naive::build(&mut oracle),
+    };
+    progress.finish();
+    let tree = tree?;
+    let c = oracle.counters;
+    Ok(Revelation {
+        tree,
+        stats: Stats {
+            queries: c.queries,
+            calls: c.calls,
+            seconds: started.elapsed().as_secs_f64(),
+            probe_seconds: c.in_probe.as_secs_f64(),
+        },
+    })
+}

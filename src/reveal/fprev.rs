@@ -1,0 +1,289 @@
+//! FPRev's BuildSubtree (paper Algorithms 3 to 5; ALGORITHMS.md sections 5
+//! and 6), with multiway (fused) nodes, an explicit stack instead of
+//! recursion, and every answer checked against the tree built so far.
+//!
+//! `build_subtree(I)` picks a pivot `i` in `I` and measures `l_{i,j}` for all
+//! other `j`: the sizes of the nodes on the path from `i` upwards. Leaves
+//! sharing one `l` hang off that path at one node, so each group is built as
+//! a subproblem and joined to the growing subtree `cur`: as its sibling under
+//! a new binary node, or, when the group turns out to be the rest of a fused
+//! node, as further children of that node.
+//!
+//! Two refinements keep every answer exact with few live units:
+//!
+//! * **Context leaf.** A subproblem's group `G` gets units only on `G` plus
+//!   one leaf of `cur` (the pivot of the parent). An answer that counts that
+//!   context leaf as under the LCA says "the LCA is the parent's node": `G`
+//!   is not a whole subtree but the remaining children of a fused node.
+//! * **Narrow accumulators.** With `L` live units, answers of `2^p` units or
+//!   more may be rounded. Those `j` are exactly the leaves of the largest
+//!   ancestor `A` of the pivot with at most `L - 2^p` leaves, a whole subtree
+//!   of its own, so `A` is built first as a smaller subproblem and becomes
+//!   `cur`; the exact answers place everything above it.
+
+use std::collections::BTreeMap;
+
+use petgraph::graph::NodeIndex;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::Pivot;
+use super::oracle::Oracle;
+use super::progress::Progress;
+use crate::error::{Error, Result};
+use crate::tree::{SummationTree, TreeBuilder};
+
+/// What a subproblem built.
+enum Built {
+    /// Its leaves form one complete subtree.
+    Complete(NodeIndex),
+    /// Its leaves are some children of a fused node that also holds the
+    /// caller's `cur`: these are those children.
+    Partial(Vec<NodeIndex>),
+}
+
+/// What the frame on top of the stack is waiting for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Waiting {
+    /// Nothing yet: the frame decides its next step.
+    Nothing,
+    /// The inexact part, a complete subtree of this many leaves.
+    Inexact(usize),
+    /// An exact group of `size` leaves whose LCA with the pivot has `l`.
+    Group { size: usize, l: usize },
+    /// The group that shares the parent's node.
+    Context,
+}
+
+/// One `build_subtree` call in progress.
+struct Frame {
+    pivot: usize,
+    /// Leaves in this subproblem.
+    size: usize,
+    /// Leaves whose answers were too large to be exact, pivot included.
+    inexact: Vec<usize>,
+    /// Exact groups by `l`, ascending.
+    groups: std::vec::IntoIter<(usize, Vec<usize>)>,
+    /// Leaves whose LCA with the pivot is the parent's node.
+    context_group: Option<Vec<usize>>,
+    cur: NodeIndex,
+    cur_size: usize,
+    /// Set once the context group is built: the fused node's children.
+    partial: Option<Vec<NodeIndex>>,
+    waiting: Waiting,
+}
+
+/// Reveals the tree of the oracle's black box.
+pub(super) fn build(
+    oracle: &mut Oracle,
+    pivot: Pivot,
+    progress: &mut Progress,
+) -> Result<SummationTree> {
+    let n = oracle.n();
+    let mut engine = Engine {
+        oracle,
+        builder: TreeBuilder::new(n),
+        rng: pivot.rng(),
+        pivot,
+        progress,
+    };
+    let root = engine.run()?;
+    Ok(engine.builder.finish(root)?)
+}
+
+struct Engine<'a, 'p> {
+    oracle: &'a mut Oracle<'p>,
+    builder: TreeBuilder,
+    rng: Option<ChaCha8Rng>,
+    pivot: Pivot,
+    progress: &'a mut Progress,
+}
+
+/// Either a finished subproblem or a frame to push.
+enum Step {
+    Done(Built),
+    Push(Frame),
+}
+
+impl Engine<'_, '_> {
+    fn run(&mut self) -> Result<NodeIndex> {
+        let all: Vec<usize> = (0..self.oracle.n()).collect();
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut result = None;
+        match self.open(all, None)? {
+            Step::Done(b) => result = Some(b),
+            Step::Push(f) => stack.push(f),
+        }
+        loop {
+            let Some(frame) = stack.last_mut() else {
+                return match result {
+                    Some(Built::Complete(root)) => Ok(root),
+                    _ => Err(inconsistent("the whole input does not form one tree")),
+                };
+            };
+            if let Some(built) = result.take() {
+                self.absorb(frame, built)?;
+            }
+            match Self::next_child(frame) {
+                Some((leaves, context, waiting)) => {
+                    frame.waiting = waiting;
+                    match self.open(leaves, context)? {
+                        Step::Done(b) => result = Some(b),
+                        Step::Push(f) => stack.push(f),
+                    }
+                }
+                None => {
+                    let done = stack.pop().expect("the frame just inspected");
+                    result = Some(self.finish(done)?);
+                }
+            }
+        }
+    }
+
+    /// Starts `build_subtree(leaves)`; `context` is a leaf outside `leaves`
+    /// that belongs to the caller's `cur`.
+    fn open(&mut self, leaves: Vec<usize>, context: Option<usize>) -> Result<Step> {
+        if leaves.len() == 1 {
+            self.progress.place(leaves[0], self.oracle);
+            return Ok(Step::Done(Built::Complete(self.builder.leaf(leaves[0]))));
+        }
+        let at = self.choose(&leaves);
+        let pivot = leaves[at];
+        self.progress.place(pivot, self.oracle);
+        let mut live = leaves;
+        live.swap_remove(at);
+        let others = live.clone();
+        live.push(pivot);
+        live.extend(context);
+        let answers = self.oracle.lca_sizes(&live, pivot, &others)?;
+        let size = others.len() + 1;
+        tracing::debug!(size, pivot, context, "build_subtree");
+
+        let mut inexact = vec![pivot];
+        let mut by_l: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (&j, a) in others.iter().zip(&answers) {
+            match a {
+                Some(l) => by_l.entry(*l).or_default().push(j),
+                None => inexact.push(j),
+            }
+        }
+        if inexact.len() == 1 && by_l.len() == 1 && by_l.contains_key(&2) && size > 2 {
+            return Err(Error::BlackBox(format!(
+                "every pair of masked summands cancelled as if added first (l = 2 for all {} \
+                 pairs with summand {pivot}): the black box sums order-independently \
+                 (exactly, or pre-rounded), so no summation tree describes it",
+                size - 1
+            )));
+        }
+        let context_group = context.and_then(|_| by_l.remove(&live.len()));
+        Ok(Step::Push(Frame {
+            pivot,
+            size,
+            inexact: if inexact.len() > 1 {
+                inexact
+            } else {
+                Vec::new()
+            },
+            groups: by_l.into_iter().collect::<Vec<_>>().into_iter(),
+            context_group,
+            cur: self.builder.leaf(pivot),
+            cur_size: 1,
+            partial: None,
+            waiting: Waiting::Nothing,
+        }))
+    }
+
+    /// The next subproblem of `frame`, if any, checking that the group's
+    /// `l` agrees with the subtree built so far.
+    fn next_child(frame: &mut Frame) -> Option<(Vec<usize>, Option<usize>, Waiting)> {
+        if frame.partial.is_some() {
+            return None;
+        }
+        if !frame.inexact.is_empty() {
+            let a = std::mem::take(&mut frame.inexact);
+            let k = a.len();
+            return Some((a, None, Waiting::Inexact(k)));
+        }
+        if let Some((l, g)) = frame.groups.next() {
+            let size = g.len();
+            return Some((g, Some(frame.pivot), Waiting::Group { size, l }));
+        }
+        frame
+            .context_group
+            .take()
+            .map(|g| (g, Some(frame.pivot), Waiting::Context))
+    }
+
+    fn absorb(&mut self, frame: &mut Frame, built: Built) -> Result<()> {
+        let waiting = std::mem::replace(&mut frame.waiting, Waiting::Nothing);
+        match (waiting, built) {
+            (Waiting::Inexact(k), Built::Complete(root)) if self.builder.size(root) == k => {
+                frame.cur = root;
+                frame.cur_size = k;
+            }
+            (Waiting::Inexact(k), _) => {
+                return Err(inconsistent(&format!(
+                    "the {k} summands whose answers were inexact do not form one subtree"
+                )));
+            }
+            (Waiting::Group { size: k, l }, built) => {
+                if l != frame.cur_size + k {
+                    return Err(inconsistent(&format!(
+                        "summand {} has {k} summands at l = {l}, but the subtree built so far \
+                         holds {} leaves, so l should be {}",
+                        frame.pivot,
+                        frame.cur_size,
+                        frame.cur_size + k
+                    )));
+                }
+                let mut children = vec![frame.cur];
+                match built {
+                    Built::Complete(root) => children.push(root),
+                    Built::Partial(rest) => children.extend(rest),
+                }
+                frame.cur = self.builder.sum(&children);
+                frame.cur_size += k;
+            }
+            (Waiting::Context, built) => {
+                let mut children = vec![frame.cur];
+                match built {
+                    Built::Complete(root) => children.push(root),
+                    Built::Partial(rest) => children.extend(rest),
+                }
+                frame.partial = Some(children);
+            }
+            (Waiting::Nothing, _) => unreachable!("a result arrived that no frame asked for"),
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, frame: Frame) -> Result<Built> {
+        if let Some(children) = frame.partial {
+            return Ok(Built::Partial(children));
+        }
+        if frame.cur_size != frame.size {
+            return Err(inconsistent(&format!(
+                "the answers for summand {} place {} of its subproblem's {} summands",
+                frame.pivot, frame.cur_size, frame.size
+            )));
+        }
+        Ok(Built::Complete(frame.cur))
+    }
+
+    fn choose(&mut self, leaves: &[usize]) -> usize {
+        match (self.pivot, &mut self.rng) {
+            (Pivot::Random { .. }, Some(rng)) => rng.random_range(0..leaves.len()),
+            _ => {
+                let min = leaves.iter().min().copied().unwrap_or(0);
+                leaves.iter().position(|x| *x == min).unwrap_or(0)
+            }
+        }
+    }
+}
+
+fn inconsistent(what: &str) -> Error {
+    Error::BlackBox(format!(
+        "inconsistent answers: {what}. The black box's order may depend on the values or vary \
+         between calls, or it accumulates in a narrower format than declared (see --acc)"
+    ))
+}

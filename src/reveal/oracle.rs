@@ -1,0 +1,228 @@
+//! Asking the black box for `l_{i,j}`: masked inputs in, validated leaf
+//! counts out (ALGORITHMS.md section 2).
+//!
+//! Only the leaves of the current subproblem (plus at most one context leaf)
+//! hold units; every other summand is 0, which adds nothing and is swamped
+//! like a unit. The answer to the input masking `i` and `j` is then the number
+//! of *live* units outside the lowest common ancestor of `i` and `j`.
+
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::probe::Probe;
+
+/// The mask `M`, the unit `u` and the counting limit for one black box.
+#[derive(Clone, Copy, Debug)]
+pub struct Masks {
+    /// The mask `M`.
+    pub m: f64,
+    /// The unit `u`.
+    pub u: f64,
+    /// Answers of this many units or more may be rounded: `2^p` of the
+    /// accumulator.
+    pub exact_below: u64,
+}
+
+impl Masks {
+    /// Masks for a black box taking `input` and accumulating in `acc`, or an
+    /// error if no mask can swamp `n - 2` units there.
+    pub fn new(n: usize, input: Format, acc: Format) -> Result<Self> {
+        // The accumulator's own masks when the input can hold them (f16
+        // summed in f32 still needs f16's), else the input's.
+        let fits = |f: Format, g: Format| g.represents(f.mask()) && g.represents(f.unit());
+        let (m, u) = if fits(acc, input) {
+            (acc.mask(), acc.unit())
+        } else if fits(input, acc) {
+            (input.mask(), input.unit())
+        } else {
+            return Err(Error::Input(format!(
+                "{input} inputs cannot be probed through a {acc} accumulator: no mask fits both"
+            )));
+        };
+        // M + k*u must round back to M: k*u at most half an ulp of M in the
+        // accumulator, with a factor 2 for counts that were rounded up.
+        let half_ulp = m * 2f64.powi(-(acc.precision() as i32));
+        let most = (half_ulp / (2.0 * u)).floor().min(1e18) as u64 + 2;
+        if n as u64 > most {
+            return Err(Error::Input(format!(
+                "n = {n} is too large for {input} inputs accumulated in {acc}: the mask {m:e} \
+                 swamps at most {} units of {u:e}; use a wider --dtype or --acc",
+                most - 2
+            )));
+        }
+        Ok(Masks {
+            m,
+            u,
+            exact_below: acc.exact_count(),
+        })
+    }
+}
+
+/// Counters of the work a reveal did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    /// `l_{i,j}` values asked for.
+    pub queries: u64,
+    /// Calls of [`Probe::sum`].
+    pub calls: u64,
+    /// Time spent inside the black box.
+    pub in_probe: Duration,
+}
+
+/// Masked queries against one black box.
+pub struct Oracle<'p> {
+    probe: &'p mut dyn Probe,
+    masks: Masks,
+    n: usize,
+    /// The input with the current live units; masks are set per query.
+    base: Vec<f64>,
+    rows: Vec<f64>,
+    out: Vec<f64>,
+    /// Work done so far.
+    pub counters: Counters,
+}
+
+impl<'p> Oracle<'p> {
+    /// An oracle over `probe`.
+    pub fn new(probe: &'p mut dyn Probe) -> Result<Self> {
+        let n = probe.n();
+        let masks = Masks::new(n, probe.format(), probe.accumulator())?;
+        Ok(Oracle {
+            probe,
+            masks,
+            n,
+            base: vec![0.0; n],
+            rows: Vec::new(),
+            out: Vec::new(),
+            counters: Counters::default(),
+        })
+    }
+
+    /// Number of summands.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The masks in use.
+    pub fn masks(&self) -> Masks {
+        self.masks
+    }
+
+    /// The black box itself.
+    pub fn probe(&mut self) -> &mut dyn Probe {
+        self.probe
+    }
+
+    /// Sums one arbitrary input, counted as a call.
+    pub fn sum_one(&mut self, x: &[f64]) -> Result<f64> {
+        let mut out = [0.0];
+        let started = Instant::now();
+        self.probe.sum(x, &mut out)?;
+        self.counters.in_probe += started.elapsed();
+        self.counters.calls += 1;
+        Ok(out[0])
+    }
+
+    /// Measures `|LCA(pivot, j) ∩ live|` for every `j` in `others`, with
+    /// units on the leaves in `live` (which holds `pivot` and `others`).
+    /// `None` marks an answer too large to be exact in the accumulator.
+    pub fn lca_sizes(
+        &mut self,
+        live: &[usize],
+        pivot: usize,
+        others: &[usize],
+    ) -> Result<Vec<Option<usize>>> {
+        let u = self.masks.u;
+        for &k in live {
+            self.base[k] = u;
+        }
+        let result = self.measure(live.len(), pivot, others);
+        for &k in live {
+            self.base[k] = 0.0;
+        }
+        result
+    }
+
+    fn measure(
+        &mut self,
+        live: usize,
+        pivot: usize,
+        others: &[usize],
+    ) -> Result<Vec<Option<usize>>> {
+        let Masks { m, u, .. } = self.masks;
+        let batch = self.probe.max_batch().max(1);
+        let mut answers = Vec::with_capacity(others.len());
+        for chunk in others.chunks(batch) {
+            self.out.clear();
+            self.out.resize(chunk.len(), 0.0);
+            let started = Instant::now();
+            if batch == 1 {
+                let j = chunk[0];
+                self.base[pivot] = m;
+                self.base[j] = -m;
+                let r = self.probe.sum(&self.base, &mut self.out);
+                self.base[pivot] = u;
+                self.base[j] = u;
+                r?;
+            } else {
+                self.rows.clear();
+                for &j in chunk {
+                    let at = self.rows.len();
+                    self.rows.extend_from_slice(&self.base);
+                    self.rows[at + pivot] = m;
+                    self.rows[at + j] = -m;
+                }
+                self.probe.sum(&self.rows, &mut self.out)?;
+            }
+            self.counters.in_probe += started.elapsed();
+            self.counters.calls += 1;
+            self.counters.queries += chunk.len() as u64;
+            for (&j, &y) in chunk.iter().zip(&self.out) {
+                answers.push(self.validate(y, live, pivot, j)?);
+            }
+        }
+        Ok(answers)
+    }
+
+    /// Turns one output into `|LCA ∩ live|`, or `None` when it is too large
+    /// to be exact, or an error when no summation tree can produce it.
+    fn validate(&self, y: f64, live: usize, i: usize, j: usize) -> Result<Option<usize>> {
+        let units = y / self.masks.u;
+        let what = || format!("the input masking summands {i} and {j} (n = {})", self.n);
+        if y.is_nan() {
+            return Err(Error::BlackBox(format!(
+                "the black box returned NaN for {}: its order may depend on the values, or it \
+                 does not sum its inputs",
+                what()
+            )));
+        }
+        if units >= self.masks.exact_below as f64 && units.is_finite() {
+            return Ok(None);
+        }
+        if !units.is_finite() || units.fract() != 0.0 || units < 0.0 {
+            return Err(Error::BlackBox(format!(
+                "the black box returned {y} for {}, which is not a whole number of units \
+                 (u = {}): the masks did not cancel exactly, so its order depends on the values \
+                 or its accumulator is narrower than {}",
+                what(),
+                self.masks.u,
+                self.probe_acc()
+            )));
+        }
+        let units = units as usize;
+        if units + 2 > live {
+            return Err(Error::BlackBox(format!(
+                "the black box returned {units} units for {}, but only {} were unmasked: \
+                 it does not compute a sum of its inputs",
+                what(),
+                live - 2
+            )));
+        }
+        Ok(Some(live - units))
+    }
+
+    fn probe_acc(&self) -> Format {
+        self.probe.accumulator()
+    }
+}
