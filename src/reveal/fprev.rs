@@ -118,7 +118,7 @@ impl Engine<'_, '_> {
             let Some(frame) = stack.last_mut() else {
                 return match result {
                     Some(Built::Complete(root)) => Ok(root),
-                    _ => Err(inconsistent("the whole input does not form one tree")),
+                    _ => Err(self.inconsistent("the whole input does not form one tree")),
                 };
             };
             if let Some(built) = result.take() {
@@ -168,7 +168,7 @@ impl Engine<'_, '_> {
             }
         }
         if inexact.len() == 1 && by_l.len() == 1 && by_l.contains_key(&2) && size > 2 {
-            return Err(Error::BlackBox(format!(
+            return Err(self.oracle.blame(format!(
                 "every pair of masked summands cancelled as if added first (l = 2 for all {} \
                  pairs with summand {pivot}): the black box sums order-independently \
                  (exactly, or pre-rounded), so no summation tree describes it",
@@ -222,13 +222,13 @@ impl Engine<'_, '_> {
                 frame.cur_size = k;
             }
             (Waiting::Inexact(k), _) => {
-                return Err(inconsistent(&format!(
+                return Err(self.inconsistent(&format!(
                     "the {k} summands whose answers were inexact do not form one subtree"
                 )));
             }
             (Waiting::Group { size: k, l }, built) => {
                 if l != frame.cur_size + k {
-                    return Err(inconsistent(&format!(
+                    return Err(self.inconsistent(&format!(
                         "summand {} has {k} summands at l = {l}, but the subtree built so far \
                          holds {} leaves, so l should be {}",
                         frame.pivot,
@@ -262,12 +262,19 @@ impl Engine<'_, '_> {
             return Ok(Built::Partial(children));
         }
         if frame.cur_size != frame.size {
-            return Err(inconsistent(&format!(
+            return Err(self.inconsistent(&format!(
                 "the answers for summand {} place {} of its subproblem's {} summands",
                 frame.pivot, frame.cur_size, frame.size
             )));
         }
         Ok(Built::Complete(frame.cur))
+    }
+
+    fn inconsistent(&self, what: &str) -> Error {
+        self.oracle.blame(format!(
+            "inconsistent answers: {what}. The black box's order may depend on the values or \
+             vary between calls, or it accumulates in a narrower format than declared (see --acc)"
+        ))
     }
 
     fn choose(&mut self, leaves: &[usize]) -> usize {
@@ -279,11 +286,4 @@ impl Engine<'_, '_> {
             }
         }
     }
-}
-
-fn inconsistent(what: &str) -> Error {
-    Error::BlackBox(format!(
-        "inconsistent answers: {what}. The black box's order may depend on the values or vary \
-         between calls, or it accumulates in a narrower format than declared (see --acc)"
-    ))
 }

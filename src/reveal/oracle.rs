@@ -44,6 +44,13 @@ impl Masks {
         // accumulator, with a factor 2 for counts that were rounded up.
         let half_ulp = m * 2f64.powi(-(acc.precision() as i32));
         let most = (half_ulp / (2.0 * u)).floor().min(1e18) as u64 + 2;
+        if most < 3 {
+            return Err(Error::Input(format!(
+                "{input} inputs accumulated in {acc} cannot be probed: the largest mask {input} \
+                 holds ({m:e}) cannot swamp its smallest unit ({u:e}) in {acc}'s {} bits",
+                acc.precision()
+            )));
+        }
         if n as u64 > most {
             return Err(Error::Input(format!(
                 "n = {n} is too large for {input} inputs accumulated in {acc}: the mask {m:e} \
@@ -112,6 +119,25 @@ impl<'p> Oracle<'p> {
     /// The black box itself.
     pub fn probe(&mut self) -> &mut dyn Probe {
         self.probe
+    }
+
+    /// An error blaming the black box, with a note when the masks are too
+    /// close to the units for a fused node to swamp them.
+    pub fn blame(&self, what: String) -> Error {
+        let window = 2f64.powi(crate::format::FUSED_FRACTION_BITS + 2) * self.n as f64;
+        if self.masks.m / self.masks.u < window {
+            Error::BlackBox(format!(
+                "{what}. Note: {} inputs leave the mask only {:e} times the unit, too little for a \
+                 fused (tensor-core) node, which keeps {} bits below its largest term, to swamp the \
+                 units; a black box with fused nodes cannot be revealed through plain {} sums",
+                self.probe.format(),
+                self.masks.m / self.masks.u,
+                crate::format::FUSED_FRACTION_BITS,
+                self.probe.format()
+            ))
+        } else {
+            Error::BlackBox(what)
+        }
     }
 
     /// Sums one arbitrary input, counted as a call.

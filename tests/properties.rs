@@ -1,0 +1,349 @@
+//! Revealed trees against trees known independently of the engine: random
+//! trees replayed and revealed back, and every native order against its
+//! definition, written here as text without using the crate's `Order`.
+
+use fprev::probe::{self, ProbeOptions, ReplayProbe};
+use fprev::reduce::Replay;
+use fprev::reveal::{Algorithm, Pivot};
+use fprev::{Format, Options, SummationTree, reveal};
+use proptest::prelude::*;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A random tree over `n` leaves in text form: repeatedly merge `k` random
+/// roots (`k = 2`, or up to `max_width` when `multiway`).
+fn random_tree(n: usize, multiway: bool, seed: u64) -> String {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut roots: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    roots.shuffle(&mut rng);
+    while roots.len() > 1 {
+        let most = if multiway { roots.len().min(6) } else { 2 };
+        let k = rng.random_range(2..=most);
+        let mut picked = Vec::with_capacity(k);
+        for _ in 0..k {
+            let at = rng.random_range(0..roots.len());
+            picked.push(roots.swap_remove(at));
+        }
+        roots.push(format!("({})", picked.join("+")));
+    }
+    roots.pop().unwrap()
+}
+
+/// The accumulators each input format is tested with: its own, and f32
+/// where the masks of the input format can swamp units in f32 (not fp8).
+fn accumulators(format: Format) -> Vec<Format> {
+    match format {
+        Format::E4m3 | Format::E5m2 => vec![format],
+        _ => vec![format, format.default_accumulator()],
+    }
+}
+
+fn reveal_replay(
+    tree: &SummationTree,
+    format: Format,
+    acc: Format,
+    opts: &Options,
+) -> SummationTree {
+    let mut probe = ReplayProbe::new(Replay::new(tree, acc), format);
+    match reveal(&mut probe, opts) {
+        Ok(r) => r.tree,
+        Err(e) => panic!("{format} (acc {acc}) {}: {e}", tree),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_binary_trees_reveal_back_in_every_format(n in 1usize..=512, seed: u64, fmt in 0usize..6) {
+        let format = Format::ALL[fmt];
+        let tree: SummationTree = random_tree(n, false, seed).parse().unwrap();
+        for acc in accumulators(format) {
+            let got = reveal_replay(&tree, format, acc, &Options::default());
+            prop_assert_eq!(&got, &tree, "fprev, {} summed in {}", format, acc);
+        }
+        let min = Options { pivot: Pivot::Min, ..Options::default() };
+        prop_assert_eq!(&reveal_replay(&tree, format, format, &min), &tree);
+    }
+
+    #[test]
+    fn random_multiway_trees_reveal_back_in_every_format(n in 1usize..=512, seed: u64, fmt in 0usize..5) {
+        // Not e4m3: see fused_nodes_in_e4m3_sums_are_reported_not_misread.
+        let format = [Format::F64, Format::F32, Format::F16, Format::Bf16, Format::E5m2][fmt];
+        let tree: SummationTree = random_tree(n, true, seed).parse().unwrap();
+        for acc in accumulators(format) {
+            let got = reveal_replay(&tree, format, acc, &Options::default());
+            prop_assert_eq!(&got, &tree, "{} summed in {}", format, acc);
+        }
+    }
+
+    #[test]
+    fn basic_reveals_random_binary_trees(n in 1usize..=160, seed: u64, wide in proptest::bool::ANY) {
+        let format = if wide { Format::F64 } else { Format::F32 };
+        let tree: SummationTree = random_tree(n, false, seed).parse().unwrap();
+        let basic = Options { algorithm: Algorithm::Basic, ..Options::default() };
+        prop_assert_eq!(&reveal_replay(&tree, format, format, &basic), &tree);
+    }
+}
+
+#[test]
+fn fused_nodes_in_e4m3_sums_are_reported_not_misread() {
+    // e4m3's mask is only 2^17 units, inside a fused node's 24-bit window.
+    for n in [3, 5, 40] {
+        let tree: SummationTree = random_tree(n, true, n as u64).parse().unwrap();
+        if tree.is_binary() {
+            continue;
+        }
+        let mut probe = ReplayProbe::new(Replay::new(&tree, Format::E4m3), Format::E4m3);
+        let err = reveal(&mut probe, &Options::default()).unwrap_err();
+        assert_eq!(err.exit_code(), 3, "{err}");
+        assert!(
+            err.to_string()
+                .contains("cannot be revealed through plain e4m3 sums"),
+            "{err}"
+        );
+    }
+    // And fp8 inputs cannot be masked for an f32 accumulator at all.
+    let opts = ProbeOptions {
+        n: Some(8),
+        format: Format::E4m3,
+        accumulator: Some(Format::F32),
+    };
+    let mut bb = probe::open("native:sequential", &opts).unwrap();
+    let err = reveal(&mut bb, &Options::default()).unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    assert!(err.to_string().contains("cannot be probed"), "{err}");
+}
+
+#[test]
+fn naive_agrees_on_small_random_trees() {
+    for n in 1..=7 {
+        for seed in 0..4 {
+            let tree: SummationTree = random_tree(n, false, seed).parse().unwrap();
+            let naive = Options {
+                algorithm: Algorithm::Naive,
+                ..Options::default()
+            };
+            assert_eq!(
+                reveal_replay(&tree, Format::F32, Format::F32, &naive),
+                tree,
+                "n = {n}"
+            );
+        }
+    }
+}
+
+// The orders' definitions, written as text independently of `fprev::Order`.
+
+fn seq(items: &[String]) -> String {
+    let mut it = items.iter();
+    let first = it.next().unwrap().clone();
+    it.fold(first, |acc, x| format!("({acc}+{x})"))
+}
+
+fn leaves(lo: usize, hi: usize) -> Vec<String> {
+    (lo..hi).map(|i| i.to_string()).collect()
+}
+
+fn halving(items: &[String]) -> String {
+    if items.len() == 1 {
+        return items[0].clone();
+    }
+    let h = items.len() / 2;
+    format!("({}+{})", halving(&items[..h]), halving(&items[h..]))
+}
+
+fn expected(order: &str, n: usize) -> String {
+    let (name, k) = match order.split_once(':') {
+        Some((a, b)) => (a, b.parse::<usize>().unwrap()),
+        None => (order, 0),
+    };
+    match name {
+        "sequential" => seq(&leaves(0, n)),
+        "reverse" => {
+            let mut s = (n - 1).to_string();
+            for i in (0..n - 1).rev() {
+                s = format!("({i}+{s})");
+            }
+            s
+        }
+        "pairwise" => halving(&leaves(0, n)),
+        "strided" => {
+            let lanes: Vec<String> = (0..k.min(n))
+                .map(|r| seq(&(r..n).step_by(k).map(|i| i.to_string()).collect::<Vec<_>>()))
+                .collect();
+            halving(&lanes)
+        }
+        "blocked" => {
+            let blocks: Vec<String> = (0..n)
+                .step_by(k)
+                .map(|b| seq(&leaves(b, (b + k).min(n))))
+                .collect();
+            seq(&blocks)
+        }
+        "binary-tree" => binary_tree_reduce(0, n.next_power_of_two().trailing_zeros(), n),
+        "fused" => {
+            let first = (k - 1).min(n);
+            let mut acc = group(leaves(0, first));
+            let mut i = first;
+            while i < n {
+                let mut terms = vec![acc];
+                terms.extend(leaves(i, (i + k - 1).min(n)));
+                acc = group(terms);
+                i += k - 1;
+            }
+            acc
+        }
+        _ => unreachable!(),
+    }
+}
+
+fn group(terms: Vec<String>) -> String {
+    if terms.len() == 1 {
+        terms[0].clone()
+    } else {
+        format!("({})", terms.join("+"))
+    }
+}
+
+/// Stelz's `reduce(x, y)`: node `(x, y)` covers `[x, x + 2^y)`, cut at `n`.
+fn binary_tree_reduce(x: usize, y: u32, n: usize) -> String {
+    if y == 0 {
+        return x.to_string();
+    }
+    let half = 1 << (y - 1);
+    if x + half >= n {
+        binary_tree_reduce(x, y - 1, n)
+    } else {
+        format!(
+            "({}+{})",
+            binary_tree_reduce(x, y - 1, n),
+            binary_tree_reduce(x + half, y - 1, n)
+        )
+    }
+}
+
+fn reveal_native(
+    order: &str,
+    n: usize,
+    format: Format,
+    acc: Option<Format>,
+    pivot: Pivot,
+) -> SummationTree {
+    let opts = ProbeOptions {
+        n: Some(n),
+        format,
+        accumulator: acc,
+    };
+    let mut bb = probe::open(&format!("native:{order}"), &opts).unwrap();
+    let options = Options {
+        pivot,
+        ..Options::default()
+    };
+    match reveal(&mut bb, &options) {
+        Ok(r) => {
+            assert!(
+                r.stats.queries as usize <= n * (n - 1) / 2,
+                "{order} n = {n}: {} queries",
+                r.stats.queries
+            );
+            r.tree
+        }
+        Err(e) => panic!("native:{order} n = {n} {format}: {e}"),
+    }
+}
+
+const ORDERS: [&str; 13] = [
+    "sequential",
+    "reverse",
+    "pairwise",
+    "strided:2",
+    "strided:3",
+    "strided:8",
+    "blocked:4",
+    "blocked:7",
+    "blocked:64",
+    "binary-tree",
+    "fused:5",
+    "fused:9",
+    "fused:17",
+];
+
+#[test]
+fn every_native_order_at_every_n_up_to_300_matches_its_definition() {
+    for order in ORDERS {
+        for n in 1..=300 {
+            let want: SummationTree = expected(order, n).parse().unwrap();
+            let got = reveal_native(order, n, Format::F32, None, Pivot::default());
+            assert_eq!(got, want, "native:{order} n = {n}: got {got}");
+        }
+    }
+}
+
+#[test]
+fn native_orders_match_in_every_format_and_with_the_min_pivot() {
+    for format in Format::ALL {
+        for order in ORDERS {
+            if format == Format::E4m3 && order.starts_with("fused") {
+                continue;
+            }
+            for n in [1, 2, 3, 17, 64, 100] {
+                let want: SummationTree = expected(order, n).parse().unwrap();
+                for pivot in [Pivot::default(), Pivot::Min] {
+                    let got = reveal_native(order, n, format, None, pivot);
+                    assert_eq!(got, want, "native:{order} n = {n} {format} {pivot:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn binary_tree_definitions_agree() {
+    // Stelz's aligned recursion and the split at the largest power of two
+    // below n describe one tree.
+    fn split(lo: usize, hi: usize) -> String {
+        if hi - lo == 1 {
+            return lo.to_string();
+        }
+        let mut p = 1;
+        while p * 2 < hi - lo {
+            p *= 2;
+        }
+        format!("({}+{})", split(lo, lo + p), split(lo + p, hi))
+    }
+    for n in 1..=300 {
+        let a: SummationTree = expected("binary-tree", n).parse().unwrap();
+        let b: SummationTree = split(0, n).parse().unwrap();
+        assert_eq!(a, b, "n = {n}");
+    }
+}
+
+#[test]
+fn narrow_accumulators_reveal_exactly_past_2_to_the_p() {
+    let cases = [
+        ("sequential", 1000, Format::F32, Format::Bf16),
+        ("pairwise", 1000, Format::F32, Format::Bf16),
+        ("sequential", 1000, Format::Bf16, Format::Bf16),
+        ("sequential", 5000, Format::F16, Format::F16),
+        ("pairwise", 5000, Format::F16, Format::F16),
+        ("strided:8", 5000, Format::F32, Format::F16),
+        ("reverse", 600, Format::E4m3, Format::E4m3),
+        ("fused:9", 700, Format::E5m2, Format::E5m2),
+    ];
+    for (order, n, format, acc) in cases {
+        assert!(n as u64 > acc.exact_count(), "the case must exceed 2^p");
+        let want: SummationTree = expected(order, n).parse().unwrap();
+        let got = reveal_native(order, n, format, Some(acc), Pivot::default());
+        assert_eq!(got, want, "native:{order} n = {n} {format} in {acc}");
+    }
+}
+
+#[test]
+fn a_right_to_left_sum_of_100_000_summands_does_not_overflow_the_stack() {
+    let n = 100_000;
+    let got = reveal_native("reverse", n, Format::F64, None, Pivot::default());
+    assert_eq!(got.depth(), n - 1);
+    assert_eq!(got, expected("reverse", n).parse().unwrap());
+}
