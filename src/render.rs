@@ -32,7 +32,10 @@ fn id(node: petgraph::graph::NodeIndex) -> NodeId {
 /// additions `+` and fused nodes `Σk` above, arrows toward the root.
 pub fn graph(tree: &SummationTree) -> Graph {
     let mut stmts = vec![
-        Stmt::GAttribute(GraphAttributes::Graph(vec![attr("rankdir", "BT")])),
+        Stmt::GAttribute(GraphAttributes::Graph(vec![
+            attr("rankdir", "BT"),
+            attr("ordering", "in"),
+        ])),
         Stmt::GAttribute(GraphAttributes::Node(vec![attr("fontname", "Helvetica")])),
     ];
     for i in 0..tree.n() {

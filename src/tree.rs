@@ -291,10 +291,8 @@ impl SummationTree {
     /// equality modulo child order.
     fn clusters(&self) -> HashMap<Cluster, NodeIndex> {
         let keys = diff::leaf_keys(self.n());
-        let mut hash = vec![0u64; self.graph.node_count()];
-        for i in 0..self.n() {
-            hash[i] = keys[i];
-        }
+        let mut hash = keys;
+        hash.resize(self.graph.node_count(), 0);
         let mut out = HashMap::with_capacity(self.graph.node_count() - self.n());
         for node in self.post_order() {
             let h = self
