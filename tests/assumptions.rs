@@ -1,0 +1,148 @@
+//! Black boxes that break the method's assumptions are reported as such
+//! (exit status 3), never turned into a tree.
+
+use fprev::{Error, Format, Options, Order, Probe, reveal};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A black box whose answer for each input is computed by `f`.
+struct Custom<F: FnMut(&[f64]) -> f64> {
+    n: usize,
+    f: F,
+}
+
+impl<F: FnMut(&[f64]) -> f64> Probe for Custom<F> {
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn format(&self) -> Format {
+        Format::F64
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        for (x, o) in inputs.chunks_exact(self.n).zip(out) {
+            *o = (self.f)(x);
+        }
+        Ok(())
+    }
+}
+
+fn reveal_err(n: usize, f: impl FnMut(&[f64]) -> f64) -> Error {
+    let mut probe = Custom { n, f };
+    match reveal(&mut probe, &Options::default()) {
+        Ok(r) => panic!("a tree was built from a broken black box: {}", r.tree),
+        Err(e) => e,
+    }
+}
+
+fn sequential(x: &[f64]) -> f64 {
+    Order::Sequential.sum(x, Format::F64)
+}
+
+/// Shewchuk's exact summation: the correctly rounded sum, whatever the order.
+fn exact_sum(x: &[f64]) -> f64 {
+    let mut partials: Vec<f64> = Vec::new();
+    for &v in x {
+        let mut v = v;
+        let mut kept = 0;
+        for i in 0..partials.len() {
+            let mut p = partials[i];
+            if v.abs() < p.abs() {
+                std::mem::swap(&mut v, &mut p);
+            }
+            let hi = v + p;
+            let lo = p - (hi - v);
+            if lo != 0.0 {
+                partials[kept] = lo;
+                kept += 1;
+            }
+            v = hi;
+        }
+        partials.truncate(kept);
+        partials.push(v);
+    }
+    partials.iter().sum()
+}
+
+#[test]
+fn nan_is_reported() {
+    let e = reveal_err(16, |_| f64::NAN);
+    assert_eq!(e.exit_code(), 3);
+    assert!(e.to_string().contains("NaN"), "{e}");
+}
+
+#[test]
+fn a_fraction_is_reported() {
+    let e = reveal_err(16, |x| sequential(x) + 0.5);
+    assert_eq!(e.exit_code(), 3);
+    assert!(e.to_string().contains("not a whole number of units"), "{e}");
+}
+
+#[test]
+fn infinity_and_out_of_range_answers_are_reported() {
+    let e = reveal_err(16, |_| f64::INFINITY);
+    assert_eq!(e.exit_code(), 3, "{e}");
+    let e = reveal_err(16, |x| sequential(x) + 100.0);
+    assert_eq!(e.exit_code(), 3);
+    assert!(e.to_string().contains("unmasked"), "{e}");
+    let e = reveal_err(16, |x| -sequential(x) - 1.0);
+    assert_eq!(e.exit_code(), 3, "{e}");
+}
+
+#[test]
+fn random_answers_are_inconsistent() {
+    for seed in 0..20 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let e = reveal_err(64, move |x| {
+            let units = x.iter().filter(|v| **v == 1.0).count();
+            rng.random_range(0..=units) as f64
+        });
+        assert_eq!(e.exit_code(), 3, "{e}");
+        assert!(e.to_string().contains("inconsistent"), "seed {seed}: {e}");
+    }
+}
+
+#[test]
+fn an_order_that_changes_between_calls_is_inconsistent() {
+    let mut calls = 0;
+    let e = reveal_err(32, move |x| {
+        calls += 1;
+        let order = if calls % 3 == 0 { Order::Reverse } else { Order::Pairwise };
+        order.sum(x, Format::F64)
+    });
+    assert_eq!(e.exit_code(), 3);
+    assert!(e.to_string().contains("inconsistent"), "{e}");
+}
+
+#[test]
+fn an_exact_sum_is_reported_as_order_independent() {
+    for n in [3, 4, 17, 100] {
+        let e = reveal_err(n, exact_sum);
+        assert_eq!(e.exit_code(), 3);
+        assert!(e.to_string().contains("order-independently"), "n = {n}: {e}");
+    }
+}
+
+#[test]
+fn a_narrower_accumulator_than_declared_is_not_turned_into_a_tree() {
+    // Declared f64, but every partial sum is rounded to bf16.
+    let e = reveal_err(1000, |x| Order::Pairwise.sum(x, Format::Bf16));
+    assert_eq!(e.exit_code(), 3, "{e}");
+}
+
+#[test]
+fn errors_of_the_black_box_itself_propagate() {
+    struct Failing;
+    impl Probe for Failing {
+        fn n(&self) -> usize {
+            8
+        }
+        fn format(&self) -> Format {
+            Format::F32
+        }
+        fn sum(&mut self, _: &[f64], _: &mut [f64]) -> fprev::Result<()> {
+            Err(Error::BlackBox("the device is on fire".into()))
+        }
+    }
+    let e = reveal(&mut Failing, &Options::default()).unwrap_err();
+    assert_eq!(e.to_string(), "the device is on fire");
+}
