@@ -38,17 +38,7 @@ impl Shape {
         if widest >= 3 {
             candidates.insert(0, Order::Fused(widest));
         }
-        // The lane count of a strided order is the partner of summand 0.
-        let parent_of_0 = tree
-            .graph()
-            .neighbors_directed(tree.leaf(0), petgraph::Direction::Incoming)
-            .next();
-        if let Some(&[a, b]) = parent_of_0.map(|p| tree.children(p)) {
-            let k = tree.node(b).leaf.or(tree.node(a).leaf.filter(|x| *x != 0));
-            if let Some(k) = k.filter(|k| *k > 1 && !k.is_power_of_two()) {
-                candidates.push(Order::Strided(k));
-            }
-        }
+        candidates.extend(derived_candidates(tree));
         let order = (n > 1 && n <= MATCH_LIMIT)
             .then(|| candidates.into_iter().find(|o| &o.tree(n) == tree))
             .flatten();
@@ -58,6 +48,42 @@ impl Shape {
             order,
         }
     }
+}
+
+/// Orders whose parameter can be read off the tree: the lane count of a
+/// strided order is the partner of summand 0, the block size of a blocked
+/// order is the chain of single summands that summand 0 starts.
+fn derived_candidates(tree: &SummationTree) -> Vec<Order> {
+    let up = |node| {
+        tree.graph()
+            .neighbors_directed(node, petgraph::Direction::Incoming)
+            .next()
+    };
+    let mut out = Vec::new();
+    let Some(parent) = up(tree.leaf(0)) else {
+        return out;
+    };
+    if let Some(k) = tree
+        .children(parent)
+        .iter()
+        .find_map(|c| tree.node(*c).leaf.filter(|k| *k != 0))
+    {
+        out.push(Order::Strided(k));
+    }
+    let mut chain = parent;
+    while let Some(p) = up(chain) {
+        let single = tree.children(p).len() == 2
+            && tree
+                .children(p)
+                .iter()
+                .any(|c| tree.node(*c).leaf.is_some());
+        if !single {
+            break;
+        }
+        chain = p;
+    }
+    out.push(Order::Blocked(tree.node(chain).size));
+    out
 }
 
 impl fmt::Display for Shape {
@@ -87,5 +113,42 @@ impl fmt::Display for Shape {
             2 => f.write_str("binary"),
             k => write!(f, "widest fused node {k} terms"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_every_reference_order() {
+        let orders = [
+            Order::Sequential,
+            Order::Reverse,
+            Order::Pairwise,
+            Order::BinaryTree,
+            Order::Strided(3),
+            Order::Strided(8),
+            Order::Blocked(5),
+            Order::Blocked(64),
+            Order::Fused(9),
+        ];
+        for order in orders {
+            for n in [40, 100, 1000] {
+                let tree = order.tree(n);
+                let named = Shape::of(&tree).order;
+                // Another name for the same tree is fine (blocked:n is sequential).
+                let named = named.unwrap_or_else(|| panic!("{order} at n = {n} not named"));
+                assert_eq!(named.tree(n), tree, "{order} named {named}");
+            }
+        }
+    }
+
+    #[test]
+    fn leaves_an_unknown_shape_unnamed() {
+        let t: SummationTree = "((0+3)+((1+2)+4))".parse().unwrap();
+        let s = Shape::of(&t);
+        assert_eq!((s.order, s.depth, s.widest), (None, 3, 2));
+        assert_eq!(s.to_string(), "depth 3; binary");
     }
 }
