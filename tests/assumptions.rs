@@ -106,7 +106,11 @@ fn an_order_that_changes_between_calls_is_inconsistent() {
     let mut calls = 0;
     let e = reveal_err(32, move |x| {
         calls += 1;
-        let order = if calls % 3 == 0 { Order::Reverse } else { Order::Pairwise };
+        let order = if calls % 3 == 0 {
+            Order::Reverse
+        } else {
+            Order::Pairwise
+        };
         order.sum(x, Format::F64)
     });
     assert_eq!(e.exit_code(), 3);
@@ -118,7 +122,10 @@ fn an_exact_sum_is_reported_as_order_independent() {
     for n in [3, 4, 17, 100] {
         let e = reveal_err(n, exact_sum);
         assert_eq!(e.exit_code(), 3);
-        assert!(e.to_string().contains("order-independently"), "n = {n}: {e}");
+        assert!(
+            e.to_string().contains("order-independently"),
+            "n = {n}: {e}"
+        );
     }
 }
 
