@@ -22,7 +22,7 @@
 //! The pieces, one module each:
 //!
 //! - [`tree`]: the [`SummationTree`] (petgraph), canonical form, text and JSON forms, diff;
-//! - [`format`]: the number [`Format`]s, masks `M` and units `u`, fused addition;
+//! - [`format`](mod@format): the number [`Format`]s, masks `M` and units `u`, fused addition;
 //! - [`probe`]: the [`Probe`] trait (the black box) and probe specs;
 //! - [`reveal`](mod@reveal): the engine (FPRev's BuildSubtree, BasicFPRev, NaiveSol);
 //! - [`order`]: reference orders ([`Order`]) as loops and as trees;
