@@ -170,8 +170,16 @@ struct CheckArgs {
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(e) if !e.use_stderr() => {
+            // --help and --version.
             let _ = e.print();
+            return e.exit_code();
+        }
+        Err(e) => {
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("bad usage");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("fprev: error: {first} (see fprev --help)");
             return e.exit_code();
         }
     };
@@ -226,6 +234,7 @@ fn run(command: Command) -> Result<i32> {
 fn reveal_cmd(a: RevealArgs) -> Result<i32> {
     // Validate the output before spending time on the reveal.
     let format = a.output.resolve();
+    check_writable(a.output.output.as_deref())?;
     let opts = a.black_box.options(None);
     let mut black_box = probe::open(&a.spec, &opts)?;
     let options = Options {
@@ -335,7 +344,7 @@ fn emit(doc: &TreeDocument, out: &OutputArgs) -> Result<()> {
 fn render_doc(doc: &TreeDocument, format: OutputFormat) -> Result<Vec<u8>> {
     Ok(match format {
         OutputFormat::Json => (doc.to_json() + "\n").into_bytes(),
-        OutputFormat::Dot => render::dot(&doc.tree).into_bytes(),
+        OutputFormat::Dot => (render::dot(&doc.tree) + "\n").into_bytes(),
         OutputFormat::Svg => render::svg(&doc.tree)?,
         OutputFormat::Text => {
             let mut s = format!("{}\n# {}\n", doc.tree.to_text(), Shape::of(&doc.tree));
@@ -354,22 +363,54 @@ fn render_doc(doc: &TreeDocument, format: OutputFormat) -> Result<Vec<u8>> {
     })
 }
 
+/// Checks up front that `path` can be written, so a long reveal does not end
+/// in an unwritable output.
+fn check_writable(path: Option<&Path>) -> Result<()> {
+    let Some(path) = path else { return Ok(()) };
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(Error::Input(format!(
+            "cannot write {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// Writes to `path` through a temporary file and a rename, so a failure never
-/// leaves a half-written file; `None` writes to stdout.
+/// leaves a half-written file; `None` writes to stdout. A symlink is written
+/// through to its target, and what is not a regular file (`/dev/null`, a
+/// pipe) is written directly.
 fn write_out(bytes: &[u8], path: Option<&Path>) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+
     let Some(path) = path else {
         let mut stdout = std::io::stdout().lock();
         // A closed pipe (`| head`) is not an error worth reporting.
         let _ = stdout.write_all(bytes).and_then(|_| stdout.flush());
         return Ok(());
     };
-    let fail = |e: std::io::Error| Error::Input(format!("cannot write {}: {e}", path.display()));
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    check_writable(Some(path))?;
+    // The kind only: tempfile's errors name its temporary path.
+    let fail =
+        |e: std::io::Error| Error::Input(format!("cannot write {}: {}", path.display(), e.kind()));
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if target.exists() && !target.is_file() {
+        return std::fs::write(&target, bytes).map_err(fail);
+    }
+    // Mode 0666 less the umask, as for any new file.
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(parent_dir(&target))
+        .map_err(fail)?;
     tmp.write_all(bytes).map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
+    tmp.persist(&target).map_err(|e| fail(e.error))?;
     Ok(())
 }

@@ -1,0 +1,1045 @@
+//! End-to-end tests of the `fprev` command line against the contract of
+//! DESIGN.md: commands, output formats, tree files, and exit statuses
+//! (0 ok; 1 trees differ or a check mismatch; 2 usage or bad input; 3 the
+//! black box broke an assumption).
+//!
+//! Expected trees are written here from the definitions of the orders, never
+//! taken from an earlier run of fprev.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+fn fprev() -> Command {
+    assert_cmd::cargo::cargo_bin_cmd!("fprev")
+}
+
+/// Runs `fprev ARGS` in `dir` and returns its output, whatever the status.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    fprev()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("fprev runs")
+}
+
+/// Runs `fprev ARGS` in a fresh directory.
+fn run(args: &[&str]) -> Output {
+    let dir = TempDir::new().unwrap();
+    run_in(dir.path(), args)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
+}
+
+fn first_line(out: &Output) -> String {
+    stdout(out).lines().next().unwrap_or("").to_string()
+}
+
+/// Asserts a successful run with no panic, and returns its stdout.
+fn assert_ok(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "expected exit 0\nstdout: {}\nstderr: {}",
+        stdout(out),
+        stderr(out)
+    );
+    assert!(!stderr(out).contains("panicked"), "{}", stderr(out));
+    stdout(out)
+}
+
+/// Asserts that the run failed with `code`, printed exactly one line
+/// `fprev: error: ...` on stderr, nothing on stdout, and did not panic.
+/// Returns that line.
+fn assert_error(out: &Output, code: i32) -> String {
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "expected exit {code}\nstdout: {}\nstderr: {err}",
+        stdout(out)
+    );
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one error line, got: {err:?}");
+    assert!(
+        lines[0].starts_with("fprev: error: "),
+        "error line lacks the `fprev: error: ` prefix: {err:?}"
+    );
+    assert!(
+        lines[0].len() > "fprev: error: ".len() + 5,
+        "empty error message: {err:?}"
+    );
+    assert!(stdout(out).is_empty(), "stdout on error: {}", stdout(out));
+    lines[0].to_string()
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Parses a JSON tree document and returns it.
+fn parse_json(text: &str) -> Value {
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// Whether Graphviz's `dot` is on the PATH (SVG needs it).
+fn have_dot() -> bool {
+    std::process::Command::new("dot")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn assert_is_svg(bytes: &[u8]) {
+    let s = String::from_utf8_lossy(bytes);
+    assert!(
+        s.starts_with("<?xml") || s.contains("<svg"),
+        "not SVG: {}",
+        &s[..s.len().min(200)]
+    );
+    assert!(s.contains("</svg>"), "truncated SVG");
+}
+
+/// Where SVG is asked for: with Graphviz, checks the SVG; without it, checks
+/// that fprev says so with exit 2 (and returns false).
+fn check_svg_run(out: &Output, svg: impl FnOnce() -> Vec<u8>) -> bool {
+    if have_dot() {
+        assert_ok(out);
+        assert_is_svg(&svg());
+        true
+    } else {
+        let line = assert_error(out, 2);
+        assert!(line.contains("dot"), "{line}");
+        false
+    }
+}
+
+fn assert_is_dot(text: &str, n: usize) {
+    assert!(text.contains("digraph"), "not DOT: {text}");
+    for i in 0..n {
+        assert!(text.contains(&format!("\"x{i}\"")), "leaf x{i} missing");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reference trees, from the definitions
+// ---------------------------------------------------------------------------
+
+/// Pairwise halving over `[lo, hi)`: `S[lo,hi) = S[lo,h) + S[h,hi)`,
+/// `h = lo + floor((hi - lo) / 2)`, in text form.
+fn pairwise_text(lo: usize, hi: usize) -> String {
+    if hi - lo == 1 {
+        return lo.to_string();
+    }
+    let h = lo + (hi - lo) / 2;
+    format!("({}+{})", pairwise_text(lo, h), pairwise_text(h, hi))
+}
+
+/// The same tree as JSON nested arrays.
+fn pairwise_json(lo: usize, hi: usize) -> Value {
+    if hi - lo == 1 {
+        return json!(lo);
+    }
+    let h = lo + (hi - lo) / 2;
+    json!([pairwise_json(lo, h), pairwise_json(h, hi)])
+}
+
+/// Left to right: `((((0+1)+2)+3)+...)`.
+fn sequential_text(n: usize) -> String {
+    let mut s = "0".to_string();
+    for i in 1..n {
+        s = format!("({s}+{i})");
+    }
+    s
+}
+
+#[test]
+fn reference_trees_are_what_the_definitions_say() {
+    assert_eq!(pairwise_text(0, 1), "0");
+    assert_eq!(pairwise_text(0, 4), "((0+1)+(2+3))");
+    assert_eq!(pairwise_text(0, 5), "((0+1)+(2+(3+4)))");
+    assert_eq!(pairwise_json(0, 3), json!([0, [1, 2]]));
+    assert_eq!(sequential_text(4), "(((0+1)+2)+3)");
+}
+
+// ---------------------------------------------------------------------------
+// reveal
+// ---------------------------------------------------------------------------
+
+#[test]
+fn reveal_without_arguments_prints_a_tree() {
+    let out = run(&["reveal"]);
+    let text = assert_ok(&out);
+    let first = text.lines().next().unwrap_or("");
+    assert!(first.starts_with('('), "first line: {first:?}");
+    assert!(first.ends_with(')'), "first line: {first:?}");
+    assert!(!first.contains(' '), "text form has no spaces: {first:?}");
+}
+
+#[test]
+fn reveal_prints_the_text_form_on_the_first_line() {
+    // 13 is not a power of two: the floor(n/2) split matters.
+    let out = run(&["reveal", "native:pairwise", "-n", "13"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), pairwise_text(0, 13));
+}
+
+#[test]
+fn reveal_explicit_text_format_prints_the_text_form() {
+    let out = run(&["reveal", "native:pairwise", "-n", "8", "--format", "text"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), pairwise_text(0, 8));
+}
+
+#[test]
+fn reveal_sequential_prints_a_left_to_right_chain() {
+    let out = run(&["reveal", "native:sequential", "-n", "20"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), sequential_text(20));
+}
+
+/// `reveal native:pairwise -n 16 --dtype D --format json` gives the pairwise
+/// tree with `"n": 16` and `"dtype": D`.
+fn assert_pairwise_json_for(dtype: &str) {
+    let out = run(&[
+        "reveal",
+        "native:pairwise",
+        "-n",
+        "16",
+        "--dtype",
+        dtype,
+        "--format",
+        "json",
+    ]);
+    let doc = parse_json(&assert_ok(&out));
+    assert_eq!(doc["n"], json!(16), "{doc}");
+    assert_eq!(doc["dtype"], json!(dtype), "{doc}");
+    assert_eq!(doc["probe"], json!("native:pairwise"), "{doc}");
+    assert_eq!(doc["tree"], pairwise_json(0, 16), "{doc}");
+}
+
+#[test]
+fn reveal_json_dtype_f64() {
+    assert_pairwise_json_for("f64");
+}
+
+#[test]
+fn reveal_json_dtype_f32() {
+    assert_pairwise_json_for("f32");
+}
+
+#[test]
+fn reveal_json_dtype_f16() {
+    assert_pairwise_json_for("f16");
+}
+
+#[test]
+fn reveal_json_dtype_bf16() {
+    assert_pairwise_json_for("bf16");
+}
+
+#[test]
+fn reveal_json_dtype_e4m3() {
+    assert_pairwise_json_for("e4m3");
+}
+
+#[test]
+fn reveal_json_dtype_e5m2() {
+    assert_pairwise_json_for("e5m2");
+}
+
+#[test]
+fn reveal_json_default_dtype_is_f32() {
+    let out = run(&["reveal", "native:pairwise", "-n", "5", "--format", "json"]);
+    let doc = parse_json(&assert_ok(&out));
+    assert_eq!(doc["dtype"], json!("f32"));
+    assert_eq!(doc["tree"], pairwise_json(0, 5));
+}
+
+#[test]
+fn reveal_json_odd_n_matches_pairwise_definition() {
+    let out = run(&["reveal", "native:pairwise", "-n", "13", "--format", "json"]);
+    let doc = parse_json(&assert_ok(&out));
+    assert_eq!(doc["n"], json!(13));
+    assert_eq!(doc["tree"], pairwise_json(0, 13));
+}
+
+#[test]
+fn reveal_bf16_accumulator_sequential_600() {
+    // 600 summands are more units than bf16 counts exactly (256): the
+    // engine must split the reveal and still find the chain.
+    let out = run(&["reveal", "native:sequential", "-n", "600", "--acc", "bf16"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), sequential_text(600));
+}
+
+#[test]
+fn reveal_single_summand_is_leaf_zero() {
+    let out = run(&["reveal", "native:sequential", "-n", "1"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), "0");
+    let out = run(&["reveal", "native:pairwise", "-n", "1", "--format", "json"]);
+    let doc = parse_json(&assert_ok(&out));
+    assert_eq!(doc["n"], json!(1));
+    assert_eq!(doc["tree"], json!(0));
+}
+
+#[test]
+fn reveal_fused_node_in_text_form() {
+    // fused:3 on 4 summands: (0+1) is a 2-term group (an IEEE addition),
+    // then one 3-term fused node adds it to 2 and 3.
+    let out = run(&["reveal", "native:fused:3", "-n", "4"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), "((0+1)+2+3)");
+}
+
+#[test]
+fn reveal_replay_of_a_tree_file_gives_the_tree_back() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "t.json",
+        r#"{"n": 6, "tree": [[0, [3, 5]], [[1, 4], 2]]}"#,
+    );
+    let out = run_in(dir.path(), &["reveal", "replay:t.json", "--format", "json"]);
+    let doc = parse_json(&assert_ok(&out));
+    assert_eq!(doc["n"], json!(6));
+    assert_eq!(doc["tree"], json!([[0, [3, 5]], [[1, 4], 2]]));
+}
+
+#[test]
+fn reveal_basic_and_naive_agree_with_the_definition() {
+    for algo in ["fprev", "basic", "naive"] {
+        let out = run(&["reveal", "native:pairwise", "-n", "7", "--algo", algo]);
+        assert_ok(&out);
+        assert_eq!(first_line(&out), pairwise_text(0, 7), "--algo {algo}");
+    }
+}
+
+#[test]
+fn reveal_format_dot_to_stdout() {
+    let out = run(&["reveal", "native:pairwise", "-n", "4", "--format", "dot"]);
+    let text = assert_ok(&out);
+    assert_is_dot(&text, 4);
+}
+
+#[test]
+fn reveal_format_svg_to_stdout() {
+    let out = run(&["reveal", "native:pairwise", "-n", "4", "--format", "svg"]);
+    check_svg_run(&out, || out.stdout.clone());
+}
+
+#[test]
+fn reveal_output_json_file_inferred_from_extension() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "16", "-o", "t.json"],
+    );
+    let printed = assert_ok(&out);
+    assert!(printed.is_empty(), "-o writes nothing to stdout: {printed}");
+    let doc = parse_json(&std::fs::read_to_string(dir.path().join("t.json")).unwrap());
+    assert_eq!(doc["n"], json!(16));
+    assert_eq!(doc["tree"], pairwise_json(0, 16));
+}
+
+#[test]
+fn reveal_output_svg_file_inferred_from_extension() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "8", "-o", "t.svg"],
+    );
+    let svg = dir.path().join("t.svg");
+    if !check_svg_run(&out, || std::fs::read(&svg).unwrap()) {
+        assert!(!svg.exists());
+    }
+}
+
+#[test]
+fn reveal_output_dot_file_inferred_from_extension() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "8", "-o", "t.dot"],
+    );
+    assert_ok(&out);
+    assert_is_dot(
+        &std::fs::read_to_string(dir.path().join("t.dot")).unwrap(),
+        8,
+    );
+}
+
+#[test]
+fn reveal_output_unknown_extension_writes_text() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "8", "-o", "t.txt"],
+    );
+    assert_ok(&out);
+    let text = std::fs::read_to_string(dir.path().join("t.txt")).unwrap();
+    assert_eq!(text.lines().next().unwrap(), pairwise_text(0, 8));
+}
+
+#[test]
+fn reveal_explicit_format_overrides_extension() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            "native:pairwise",
+            "-n",
+            "8",
+            "--format",
+            "text",
+            "-o",
+            "t.json",
+        ],
+    );
+    assert_ok(&out);
+    let text = std::fs::read_to_string(dir.path().join("t.json")).unwrap();
+    assert_eq!(text.lines().next().unwrap(), pairwise_text(0, 8));
+}
+
+#[test]
+fn reveal_output_into_missing_directory_exits_2_and_writes_nothing() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            "native:pairwise",
+            "-n",
+            "4",
+            "-o",
+            "no/such/dir/t.json",
+        ],
+    );
+    let line = assert_error(&out, 2);
+    assert!(line.contains("t.json"), "names the file: {line}");
+    assert!(!dir.path().join("no").exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+// ---------------------------------------------------------------------------
+// render
+// ---------------------------------------------------------------------------
+
+/// A directory holding `p.json`: the pairwise tree of 16 summands, written by
+/// hand.
+fn saved_pairwise() -> TempDir {
+    let dir = TempDir::new().unwrap();
+    let doc = json!({"n": 16, "dtype": "f32", "probe": "native:pairwise",
+                     "tree": pairwise_json(0, 16)});
+    write(dir.path(), "p.json", &doc.to_string());
+    dir
+}
+
+#[test]
+fn render_json_tree_as_text() {
+    let dir = saved_pairwise();
+    let out = run_in(dir.path(), &["render", "p.json"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), pairwise_text(0, 16));
+    let out = run_in(dir.path(), &["render", "p.json", "--format", "text"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), pairwise_text(0, 16));
+}
+
+#[test]
+fn render_json_tree_as_json() {
+    let dir = saved_pairwise();
+    let out = run_in(dir.path(), &["render", "p.json", "--format", "json"]);
+    let doc = parse_json(&assert_ok(&out));
+    assert_eq!(doc["n"], json!(16));
+    assert_eq!(doc["dtype"], json!("f32"));
+    assert_eq!(doc["tree"], pairwise_json(0, 16));
+}
+
+#[test]
+fn render_json_tree_as_dot() {
+    let dir = saved_pairwise();
+    let out = run_in(dir.path(), &["render", "p.json", "--format", "dot"]);
+    assert_is_dot(&assert_ok(&out), 16);
+}
+
+#[test]
+fn render_json_tree_as_svg() {
+    let dir = saved_pairwise();
+    let out = run_in(dir.path(), &["render", "p.json", "--format", "svg"]);
+    check_svg_run(&out, || out.stdout.clone());
+}
+
+#[test]
+fn render_to_files_inferred_from_extension() {
+    let dir = saved_pairwise();
+    for name in ["r.json", "r.dot", "r.svg"] {
+        let out = run_in(dir.path(), &["render", "p.json", "-o", name]);
+        let path = dir.path().join(name);
+        if name == "r.svg" {
+            check_svg_run(&out, || std::fs::read(&path).unwrap());
+            continue;
+        }
+        assert_ok(&out);
+        let text = std::fs::read_to_string(&path).unwrap();
+        if name == "r.json" {
+            assert_eq!(parse_json(&text)["tree"], pairwise_json(0, 16));
+        } else {
+            assert_is_dot(&text, 16);
+        }
+    }
+}
+
+#[test]
+fn render_accepts_the_text_form() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "t.txt", "((0+1)+2)\n");
+    let out = run_in(dir.path(), &["render", "t.txt"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), "((0+1)+2)");
+    let out = run_in(dir.path(), &["render", "t.txt", "--format", "json"]);
+    let doc = parse_json(&assert_ok(&out));
+    assert_eq!(doc["n"], json!(3));
+    assert_eq!(doc["tree"], json!([[0, 1], 2]));
+}
+
+#[test]
+fn render_canonicalises_child_order() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "t.json",
+        r#"{"n": 4, "tree": [[3, 2], [1, 0]]}"#,
+    );
+    let out = run_in(dir.path(), &["render", "t.json"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), "((0+1)+(2+3))");
+}
+
+#[test]
+fn render_fused_node_round_trips() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "t.json",
+        r#"{"n": 5, "tree": [[0, 1, 2], 3, 4]}"#,
+    );
+    let out = run_in(dir.path(), &["render", "t.json"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), "((0+1+2)+3+4)");
+    let out = run_in(dir.path(), &["render", "t.json", "--format", "json"]);
+    assert_eq!(
+        parse_json(&assert_ok(&out))["tree"],
+        json!([[0, 1, 2], 3, 4])
+    );
+}
+
+// ---------------------------------------------------------------------------
+// diff
+// ---------------------------------------------------------------------------
+
+#[test]
+fn diff_equal_modulo_child_order_exits_0() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "a.json",
+        r#"{"n": 4, "tree": [[0, 1], [2, 3]]}"#,
+    );
+    write(
+        dir.path(),
+        "b.json",
+        r#"{"n": 4, "tree": [[3, 2], [1, 0]]}"#,
+    );
+    let out = run_in(dir.path(), &["diff", "a.json", "b.json"]);
+    assert_ok(&out);
+}
+
+#[test]
+fn diff_tree_file_against_text_form_exits_0() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "a.json", r#"{"n": 3, "tree": [[0, 1], 2]}"#);
+    write(dir.path(), "b.txt", "(2+(1+0))\n");
+    let out = run_in(dir.path(), &["diff", "a.json", "b.txt"]);
+    assert_ok(&out);
+}
+
+#[test]
+fn diff_different_trees_exits_1_and_names_the_subtrees() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "a.json",
+        r#"{"n": 4, "tree": [[0, 1], [2, 3]]}"#,
+    );
+    write(
+        dir.path(),
+        "c.json",
+        r#"{"n": 4, "tree": [[[0, 1], 2], 3]}"#,
+    );
+    let out = run_in(dir.path(), &["diff", "a.json", "c.json"]);
+    assert!(!stderr(&out).contains("panicked"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    // The smallest subtree each tree has and the other lacks.
+    assert!(text.contains("(2+3)"), "{text}");
+    assert!(text.contains("((0+1)+2)"), "{text}");
+    assert!(text.contains("a.json") && text.contains("c.json"), "{text}");
+}
+
+#[test]
+fn diff_fused_against_binary_exits_1() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "f.json", r#"{"n": 3, "tree": [0, 1, 2]}"#);
+    write(dir.path(), "b.json", r#"{"n": 3, "tree": [[0, 1], 2]}"#);
+    let out = run_in(dir.path(), &["diff", "f.json", "b.json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"));
+    let text = stdout(&out);
+    assert!(text.contains("(0+1+2)"), "{text}");
+    assert!(text.contains("(0+1)"), "{text}");
+}
+
+#[test]
+fn diff_trees_of_different_n_exits_1() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "a.json",
+        r#"{"n": 4, "tree": [[0, 1], [2, 3]]}"#,
+    );
+    write(
+        dir.path(),
+        "d.json",
+        r#"{"n": 5, "tree": [[[0, 1], 2], [3, 4]]}"#,
+    );
+    let out = run_in(dir.path(), &["diff", "a.json", "d.json"]);
+    assert!(!stderr(&out).contains("panicked"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains('4') && text.contains('5'), "{text}");
+}
+
+#[test]
+fn diff_with_a_bad_file_exits_2() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "a.json",
+        r#"{"n": 4, "tree": [[0, 1], [2, 3]]}"#,
+    );
+    write(dir.path(), "bad.json", r#"{"n": 3, "tree": [[0,1]"#);
+    let out = run_in(dir.path(), &["diff", "a.json", "bad.json"]);
+    assert!(assert_error(&out, 2).contains("bad.json"));
+    let out = run_in(dir.path(), &["diff", "missing.json", "a.json"]);
+    assert!(assert_error(&out, 2).contains("missing.json"));
+}
+
+// ---------------------------------------------------------------------------
+// check
+// ---------------------------------------------------------------------------
+
+/// A directory holding `p.json`, saved by `fprev reveal native:pairwise -n 16`.
+fn revealed_pairwise() -> TempDir {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "16", "-o", "p.json"],
+    );
+    assert_ok(&out);
+    dir
+}
+
+#[test]
+fn check_pairwise_tree_against_pairwise_exits_0() {
+    let dir = revealed_pairwise();
+    let out = run_in(dir.path(), &["check", "p.json", "native:pairwise"]);
+    let text = assert_ok(&out);
+    assert!(text.starts_with("ok"), "{text}");
+}
+
+#[test]
+fn check_pairwise_tree_against_sequential_exits_1_with_the_input() {
+    let dir = revealed_pairwise();
+    let out = run_in(dir.path(), &["check", "p.json", "native:sequential"]);
+    assert!(!stderr(&out).contains("panicked"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("mismatch"), "{text}");
+    let input = text
+        .lines()
+        .find(|l| l.starts_with("input:"))
+        .unwrap_or_else(|| panic!("no input line: {text}"));
+    // The input that told them apart, all 16 summands of it.
+    assert_eq!(input.matches(',').count(), 15, "{input}");
+}
+
+#[test]
+fn check_in_other_formats() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "s.txt", &sequential_text(10));
+    for dtype in ["f64", "f16", "bf16", "e5m2"] {
+        let args = [
+            "check",
+            "s.txt",
+            "native:sequential",
+            "--dtype",
+            dtype,
+            "--trials",
+            "200",
+        ];
+        assert_ok(&run_in(dir.path(), &args));
+    }
+}
+
+#[test]
+fn check_with_n_disagreeing_with_the_tree_exits_2() {
+    let dir = revealed_pairwise();
+    let out = run_in(
+        dir.path(),
+        &["check", "p.json", "native:pairwise", "-n", "8"],
+    );
+    assert_error(&out, 2);
+}
+
+#[test]
+fn check_with_unknown_spec_exits_2() {
+    let dir = revealed_pairwise();
+    let out = run_in(dir.path(), &["check", "p.json", "nope:sum"]);
+    assert!(assert_error(&out, 2).contains("nope:sum"));
+}
+
+// ---------------------------------------------------------------------------
+// probes
+// ---------------------------------------------------------------------------
+
+#[test]
+fn probes_lists_the_native_and_replay_specs() {
+    let out = run(&["probes"]);
+    let text = assert_ok(&out);
+    for spec in [
+        "native:sequential",
+        "native:reverse",
+        "native:pairwise",
+        "native:strided",
+        "native:blocked",
+        "native:binary-tree",
+        "native:fused",
+        "replay:",
+    ] {
+        assert!(text.contains(spec), "{spec} not listed:\n{text}");
+    }
+}
+
+#[test]
+fn every_listed_native_spec_reveals() {
+    for spec in [
+        "native:sequential",
+        "native:reverse",
+        "native:pairwise",
+        "native:strided:4",
+        "native:blocked:3",
+        "native:binary-tree",
+        "native:fused:4",
+    ] {
+        let out = run(&["reveal", spec, "-n", "12"]);
+        let text = assert_ok(&out);
+        assert!(text.starts_with('('), "{spec}: {text}");
+    }
+}
+
+#[test]
+fn version_and_help_exit_0() {
+    fprev().arg("--version").assert().success();
+    fprev()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("reveal"));
+    fprev()
+        .args(["reveal", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--dtype"));
+}
+
+// ---------------------------------------------------------------------------
+// Bad input: exit 2, one line, no panic
+// ---------------------------------------------------------------------------
+
+#[test]
+fn bad_input_malformed_json_exits_2() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "bad.json", r#"{"n": 3, "tree": [[0,1]"#);
+    let out = run_in(dir.path(), &["render", "bad.json"]);
+    assert!(assert_error(&out, 2).contains("bad.json"));
+}
+
+#[test]
+fn bad_input_duplicated_leaf_exits_2() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "dup.json", r#"{"n": 3, "tree": [[0, 1], 1]}"#);
+    let out = run_in(dir.path(), &["render", "dup.json"]);
+    let line = assert_error(&out, 2);
+    assert!(line.contains("dup.json"), "{line}");
+    assert!(line.contains('1'), "names the leaf: {line}");
+}
+
+#[test]
+fn bad_input_missing_leaf_exits_2() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "gap.json", r#"{"tree": [[0, 1], [2, 5]]}"#);
+    let out = run_in(dir.path(), &["render", "gap.json"]);
+    assert!(assert_error(&out, 2).contains("gap.json"));
+}
+
+#[test]
+fn bad_input_one_child_node_exits_2() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "one.json", r#"{"tree": [[0, 1]]}"#);
+    let out = run_in(dir.path(), &["render", "one.json"]);
+    assert_error(&out, 2);
+}
+
+#[test]
+fn bad_input_empty_file_exits_2() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "empty.json", "");
+    let out = run_in(dir.path(), &["render", "empty.json"]);
+    assert_error(&out, 2);
+}
+
+#[test]
+fn bad_input_missing_file_exits_2() {
+    let out = run(&["render", "missing.json"]);
+    assert!(assert_error(&out, 2).contains("missing.json"));
+}
+
+#[test]
+fn bad_input_unknown_dtype_in_tree_file_exits_2() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "t.json",
+        r#"{"n": 3, "dtype": "f8", "tree": [[0, 1], 2]}"#,
+    );
+    let out = run_in(dir.path(), &["render", "t.json"]);
+    assert!(assert_error(&out, 2).contains("f8"));
+}
+
+#[test]
+fn bad_input_n_disagreeing_with_tree_exits_2() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "t.json", r#"{"n": 4, "tree": [[0, 1], 2]}"#);
+    let out = run_in(dir.path(), &["render", "t.json"]);
+    let line = assert_error(&out, 2);
+    assert!(line.contains('4') && line.contains('3'), "{line}");
+}
+
+#[test]
+fn bad_input_unknown_spec_exits_2() {
+    let out = run(&["reveal", "nope:sum"]);
+    assert!(assert_error(&out, 2).contains("nope:sum"));
+}
+
+#[test]
+fn bad_input_unknown_native_order_exits_2() {
+    let out = run(&["reveal", "native:zigzag"]);
+    assert!(assert_error(&out, 2).contains("zigzag"));
+}
+
+#[test]
+fn bad_input_zero_parameters_of_native_orders_exit_2() {
+    for spec in ["native:strided:0", "native:blocked:0", "native:fused:1"] {
+        let out = run(&["reveal", spec, "-n", "4"]);
+        assert_error(&out, 2);
+    }
+}
+
+#[test]
+fn bad_input_n_zero_exits_2() {
+    let out = run(&["reveal", "native:pairwise", "-n", "0"]);
+    assert_error(&out, 2);
+    let out = run(&["reveal", "-n", "0"]);
+    assert_error(&out, 2);
+}
+
+#[test]
+fn bad_input_unknown_dtype_exits_2() {
+    // A clap usage error: exit 2, names the formats, no panic. (That it is
+    // one `fprev: error:` line is `usage_error_is_one_fprev_error_line`.)
+    let out = run(&["reveal", "native:pairwise", "--dtype", "f8"]);
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(stdout(&out).is_empty());
+    assert!(err.contains("f8"), "{err}");
+    for f in ["f64", "f32", "f16", "bf16", "e4m3", "e5m2"] {
+        assert!(err.contains(f), "does not list {f}: {err}");
+    }
+}
+
+#[test]
+fn usage_error_is_one_fprev_error_line() {
+    let out = run(&["reveal", "native:pairwise", "--dtype", "f8"]);
+    assert_error(&out, 2);
+    let out = run(&["reveal", "native:pairwise", "--algo", "quick"]);
+    assert_error(&out, 2);
+}
+
+#[test]
+fn bad_input_n_too_large_for_the_format_exits_2() {
+    let out = run(&[
+        "reveal",
+        "native:sequential",
+        "-n",
+        "100000",
+        "--dtype",
+        "e4m3",
+        "--acc",
+        "e4m3",
+    ]);
+    let line = assert_error(&out, 2);
+    assert!(line.contains("e4m3"), "{line}");
+}
+
+#[test]
+fn bad_input_replay_n_disagreeing_with_dash_n_exits_2() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "t.json",
+        r#"{"n": 4, "tree": [[0, 1], [2, 3]]}"#,
+    );
+    let out = run_in(dir.path(), &["reveal", "replay:t.json", "-n", "5"]);
+    let line = assert_error(&out, 2);
+    assert!(line.contains('4') && line.contains('5'), "{line}");
+}
+
+#[test]
+fn bad_input_replay_without_a_path_or_file_exits_2() {
+    assert_error(&run(&["reveal", "replay:"]), 2);
+    let out = run(&["reveal", "replay:missing.json"]);
+    assert!(assert_error(&out, 2).contains("missing.json"));
+}
+
+#[test]
+fn bad_input_naive_beyond_8_exits_2() {
+    let out = run(&["reveal", "native:pairwise", "--algo", "naive", "-n", "9"]);
+    assert!(assert_error(&out, 2).contains("naive"));
+}
+
+#[test]
+fn bad_input_basic_beyond_the_accumulator_exits_2() {
+    let out = run(&[
+        "reveal",
+        "native:sequential",
+        "-n",
+        "600",
+        "--acc",
+        "bf16",
+        "--algo",
+        "basic",
+    ]);
+    assert!(assert_error(&out, 2).contains("basic"));
+}
+
+// ---------------------------------------------------------------------------
+// The black box broke an assumption: exit 3
+// ---------------------------------------------------------------------------
+
+#[test]
+fn basic_on_a_fused_replay_exits_3() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "f.json", r#"{"n": 4, "tree": [0, 1, 2, 3]}"#);
+    let out = run_in(dir.path(), &["reveal", "replay:f.json", "--algo", "basic"]);
+    assert_error(&out, 3);
+}
+
+#[test]
+fn fprev_on_a_fused_replay_reveals_the_fused_node() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "f.json", r#"{"n": 4, "tree": [0, 1, 2, 3]}"#);
+    let out = run_in(dir.path(), &["reveal", "replay:f.json"]);
+    assert_ok(&out);
+    assert_eq!(first_line(&out), "(0+1+2+3)");
+}
+
+#[test]
+fn naive_on_a_fused_black_box_exits_3() {
+    // The true tree ((0+1)+2+3) is not binary: naive must not answer with a
+    // binary tree that merely agreed on a few random inputs.
+    let out = run(&["reveal", "native:fused:3", "-n", "4", "--algo", "naive"]);
+    assert_error(&out, 3);
+}
+
+// ---------------------------------------------------------------------------
+// Writing files
+// ---------------------------------------------------------------------------
+
+#[test]
+fn output_error_names_only_the_requested_file() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "4", "-o", "no/t.json"],
+    );
+    let line = assert_error(&out, 2);
+    assert!(!line.contains(".tmp"), "{line}");
+}
+
+#[cfg(unix)]
+#[test]
+fn output_file_has_the_usual_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "4", "-o", "t.json"],
+    );
+    assert_ok(&out);
+    let reference = write(dir.path(), "reference.json", "{}");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(
+        format!("{:o}", mode(&dir.path().join("t.json"))),
+        format!("{:o}", mode(&reference))
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn output_through_a_symlink_writes_its_target() {
+    let dir = TempDir::new().unwrap();
+    let target = write(dir.path(), "target.json", "old\n");
+    std::os::unix::fs::symlink("target.json", dir.path().join("link.json")).unwrap();
+    let out = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "4", "-o", "link.json"],
+    );
+    assert_ok(&out);
+    let link = std::fs::symlink_metadata(dir.path().join("link.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    let doc = parse_json(&std::fs::read_to_string(&target).unwrap());
+    assert_eq!(doc["tree"], pairwise_json(0, 4));
+}
