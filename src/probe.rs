@@ -53,6 +53,15 @@ pub trait Probe {
         self.format()
     }
 
+    /// Whether the black box may add in multi-term fused nodes (tensor-core
+    /// style). A fused node keeps a fixed window of bits below its largest
+    /// term, so the mask must outweigh the units by more than that window,
+    /// which limits `n` in narrow formats (f16: 16,386; e5m2: 66; e4m3: no
+    /// fused node can be revealed). Defaults to `true`, the safe answer.
+    fn may_fuse(&self) -> bool {
+        true
+    }
+
     /// How many inputs one call of [`Probe::sum`] can take (a GEMM answers
     /// one per row). Defaults to 1.
     fn max_batch(&self) -> usize {
@@ -73,6 +82,9 @@ impl<P: Probe + ?Sized> Probe for Box<P> {
     }
     fn accumulator(&self) -> Format {
         (**self).accumulator()
+    }
+    fn may_fuse(&self) -> bool {
+        (**self).may_fuse()
     }
     fn max_batch(&self) -> usize {
         (**self).max_batch()

@@ -54,6 +54,11 @@ impl Replay {
         self.n
     }
 
+    /// Whether the tree has a fused node (one of three or more terms).
+    pub fn has_fused_nodes(&self) -> bool {
+        self.operands.iter().any(|o| o.len() > 2)
+    }
+
     /// The accumulator format.
     pub fn accumulator(&self) -> Format {
         self.acc

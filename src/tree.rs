@@ -47,7 +47,7 @@ pub struct Node {
 ///
 /// Stored as a petgraph [`DiGraph`] with edges from parent to child; leaf `i`
 /// is always node index `i`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SummationTree {
     graph: DiGraph<Node, ()>,
     root: NodeIndex,
@@ -353,6 +353,12 @@ impl PartialEq for SummationTree {
 }
 
 impl Eq for SummationTree {}
+
+impl fmt::Debug for SummationTree {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SummationTree({})", self.to_text())
+    }
+}
 
 impl fmt::Display for SummationTree {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -45,6 +45,9 @@ impl Probe for Native {
     fn accumulator(&self) -> Format {
         self.acc
     }
+    fn may_fuse(&self) -> bool {
+        matches!(self.order, Order::Fused(_))
+    }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         for (x, o) in inputs.chunks_exact(self.n).zip(out) {
             *o = self.order.sum(x, self.acc);

@@ -57,6 +57,9 @@ impl Probe for ReplayProbe {
     fn accumulator(&self) -> Format {
         self.replay.accumulator()
     }
+    fn may_fuse(&self) -> bool {
+        self.replay.has_fused_nodes()
+    }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         for (x, o) in inputs.chunks_exact(self.replay.n()).zip(out) {
             *o = self.replay.sum_with(x, &mut self.scratch);

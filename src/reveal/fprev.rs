@@ -168,7 +168,7 @@ impl Engine<'_, '_> {
             }
         }
         if inexact.len() == 1 && by_l.len() == 1 && by_l.contains_key(&2) && size > 2 {
-            return Err(self.oracle.blame(format!(
+            return Err(Error::BlackBox(format!(
                 "every pair of masked summands cancelled as if added first (l = 2 for all {} \
                  pairs with summand {pivot}): the black box sums order-independently \
                  (exactly, or pre-rounded), so no summation tree describes it",
@@ -271,7 +271,7 @@ impl Engine<'_, '_> {
     }
 
     fn inconsistent(&self, what: &str) -> Error {
-        self.oracle.blame(format!(
+        Error::BlackBox(format!(
             "inconsistent answers: {what}. The black box's order may depend on the values or \
              vary between calls, or it accumulates in a narrower format than declared (see --acc)"
         ))

@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::format::Format;
+use crate::format::{FUSED_FRACTION_BITS, Format};
 use crate::probe::Probe;
 
 /// The mask `M`, the unit `u` and the counting limit for one black box.
@@ -25,9 +25,10 @@ pub struct Masks {
 }
 
 impl Masks {
-    /// Masks for a black box taking `input` and accumulating in `acc`, or an
-    /// error if no mask can swamp `n - 2` units there.
-    pub fn new(n: usize, input: Format, acc: Format) -> Result<Self> {
+    /// Masks for a black box taking `input` and accumulating in `acc` (and,
+    /// if `may_fuse`, in fused nodes), or an error if no mask can swamp
+    /// `n - 2` units there.
+    pub fn new(n: usize, input: Format, acc: Format, may_fuse: bool) -> Result<Self> {
         // The accumulator's own masks when the input can hold them (f16
         // summed in f32 still needs f16's), else the input's.
         let fits = |f: Format, g: Format| g.represents(f.mask()) && g.represents(f.unit());
@@ -56,6 +57,23 @@ impl Masks {
                 "n = {n} is too large for {input} inputs accumulated in {acc}: the mask {m:e} \
                  swamps at most {} units of {u:e}; use a wider --dtype or --acc",
                 most - 2
+            )));
+        }
+        // A fused node adds exactly within a window of FUSED_FRACTION_BITS
+        // below its largest term: every unit must fall below that window.
+        let window = 2f64.powi(FUSED_FRACTION_BITS + 1);
+        let most_fused = (m / (u * window)).floor().min(1e18) as u64 + 2;
+        if may_fuse && n as u64 > most_fused {
+            let why = if most_fused < 3 {
+                format!("cannot swamp even one unit ({u:e}) there")
+            } else {
+                format!("swamps at most {} units of {u:e} there", most_fused - 2)
+            };
+            return Err(Error::Input(format!(
+                "n = {n} is too large for {input} inputs if the black box may add in fused \
+                 (tensor-core) nodes: such a node keeps {FUSED_FRACTION_BITS} bits below its \
+                 largest term, and the mask {m:e} {why}; use a wider --dtype, or a black box \
+                 that declares IEEE additions only"
             )));
         }
         Ok(Masks {
@@ -94,7 +112,7 @@ impl<'p> Oracle<'p> {
     /// An oracle over `probe`.
     pub fn new(probe: &'p mut dyn Probe) -> Result<Self> {
         let n = probe.n();
-        let masks = Masks::new(n, probe.format(), probe.accumulator())?;
+        let masks = Masks::new(n, probe.format(), probe.accumulator(), probe.may_fuse())?;
         Ok(Oracle {
             probe,
             masks,
@@ -119,25 +137,6 @@ impl<'p> Oracle<'p> {
     /// The black box itself.
     pub fn probe(&mut self) -> &mut dyn Probe {
         self.probe
-    }
-
-    /// An error blaming the black box, with a note when the masks are too
-    /// close to the units for a fused node to swamp them.
-    pub fn blame(&self, what: String) -> Error {
-        let window = 2f64.powi(crate::format::FUSED_FRACTION_BITS + 2) * self.n as f64;
-        if self.masks.m / self.masks.u < window {
-            Error::BlackBox(format!(
-                "{what}. Note: {} inputs leave the mask only {:e} times the unit, too little for a \
-                 fused (tensor-core) node, which keeps {} bits below its largest term, to swamp the \
-                 units; a black box with fused nodes cannot be revealed through plain {} sums",
-                self.probe.format(),
-                self.masks.m / self.masks.u,
-                crate::format::FUSED_FRACTION_BITS,
-                self.probe.format()
-            ))
-        } else {
-            Error::BlackBox(what)
-        }
     }
 
     /// Sums one arbitrary input, counted as a call.
