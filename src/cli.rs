@@ -74,10 +74,26 @@ struct BlackBoxArgs {
     /// Input format: f64, f32, f16, bf16, e4m3, e5m2 [default: f32, or a tree file's dtype].
     #[arg(long, value_name = "FORMAT")]
     dtype: Option<Format>,
-    /// Accumulator format of native: and replay: black boxes (every partial
-    /// sum is rounded to it) [default: the input format].
+    /// Accumulator format: every partial sum of native: and replay: black
+    /// boxes is rounded to it; for library black boxes, the narrowest format
+    /// they are known to round partial sums to [default: the input format].
     #[arg(long, value_name = "FORMAT")]
     acc: Option<Format>,
+    /// GEMV/GEMM shape M,N,K: A is M x K, B is K x N; K (= -n) is revealed,
+    /// and each of the M rows answers one query per call [default: N,N,N].
+    #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
+    shape: Option<[usize; 3]>,
+}
+
+fn parse_shape(s: &str) -> std::result::Result<[usize; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    let dims: Vec<usize> = parts.iter().filter_map(|p| p.trim().parse().ok()).collect();
+    match dims.as_slice() {
+        [m, n, k] if parts.len() == 3 && dims.iter().all(|d| *d > 0) => Ok([*m, *n, *k]),
+        _ => Err(format!(
+            "'{s}' is not a shape: expected M,N,K, three positive whole numbers"
+        )),
+    }
 }
 
 impl BlackBoxArgs {
@@ -86,6 +102,7 @@ impl BlackBoxArgs {
             n: self.n,
             format: self.dtype.or(dtype).unwrap_or_default(),
             accumulator: self.acc,
+            shape: self.shape,
         }
     }
 }
@@ -224,7 +241,7 @@ fn run(command: Command) -> Result<i32> {
                     Ok(()) => "available".to_string(),
                     Err(why) => format!("unavailable: {why}"),
                 };
-                println!("{:<22} {:<58} {status}", info.pattern, info.about);
+                println!("{:<32} {:<50} {status}", info.pattern, info.about);
             }
             Ok(0)
         }

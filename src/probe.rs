@@ -29,6 +29,8 @@
 //! ```
 
 mod native;
+#[cfg(feature = "python")]
+pub mod python;
 mod replay;
 
 pub use native::Native;
@@ -104,6 +106,9 @@ pub struct ProbeOptions {
     pub format: Format,
     /// Accumulator format, where the probe lets it be chosen.
     pub accumulator: Option<Format>,
+    /// Matrix shape `[M, N, K]` of GEMV/GEMM black boxes; `K` is the reduced
+    /// dimension (`n`), each of the `M` rows carries one query.
+    pub shape: Option<[usize; 3]>,
 }
 
 /// Summand count used when none is given.
@@ -123,7 +128,7 @@ pub struct SpecInfo {
 /// Every probe spec family this build knows.
 pub fn catalog() -> Vec<SpecInfo> {
     let ok = || Ok(());
-    vec![
+    let mut out = vec![
         SpecInfo {
             pattern: "native:sequential",
             about: "left to right",
@@ -164,7 +169,16 @@ pub fn catalog() -> Vec<SpecInfo> {
             about: "a saved tree evaluated as a black box",
             available: ok(),
         },
-    ]
+    ];
+    #[cfg(feature = "python")]
+    out.extend(python::catalog());
+    #[cfg(not(feature = "python"))]
+    out.push(SpecInfo {
+        pattern: "numpy: jax: torch: python:",
+        about: "Python libraries through the embedded bridge",
+        available: Err("this fprev was built without the 'python' feature".into()),
+    });
+    out
 }
 
 /// Opens the black box a spec names, e.g. `native:strided:8` or
@@ -184,6 +198,8 @@ pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
     let probe: Box<dyn Probe> = match library {
         "native" => Box::new(Native::new(rest, opts)?),
         "replay" => Box::new(ReplayProbe::open(rest, opts)?),
+        #[cfg(feature = "python")]
+        lib if python::serves(lib) => Box::new(python::PythonProbe::open(spec, opts)?),
         _ => {
             return Err(Error::Input(format!(
                 "unknown probe spec '{spec}': run `fprev probes` for the list"
