@@ -234,8 +234,7 @@ fn describe(py: Python<'_>, spec: &str, err: PyErr, while_summing: bool) -> Erro
         .and_then(|tb| tb.format().ok())
         .and_then(|text| {
             text.lines()
-                .filter(|l| l.trim_start().starts_with("File "))
-                .next_back()
+                .rfind(|l| l.trim_start().starts_with("File "))
                 .map(|l| format!(" ({})", l.trim()))
         })
         .unwrap_or_default();
