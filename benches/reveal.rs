@@ -161,6 +161,7 @@ fn measure(spec: &str, n: usize, pivot: Pivot) -> Measurement {
         algorithm: Algorithm::Fprev,
         pivot,
         progress: false,
+        batch: None,
     };
     let mut runs: Vec<Stats> = Vec::new();
     let mut tree_ok = true;

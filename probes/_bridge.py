@@ -9,10 +9,16 @@ the directory named by FPREV_PROBES) offers each operation as a factory:
 
 `dtype` is one of f64 f32 f16 bf16 e4m3 e5m2; `shape` is (M, N, K) from
 --shape, with K == n; `arg` is the optional third part of the spec
-(`torch:gemm:cuda` gives "cuda"). The returned callable takes a C-contiguous
-float64 array of shape (rows, n), every value exact in `dtype`, and returns
-`rows` sums (anything numpy.asarray turns into float64 of that shape). It may
-carry attributes:
+(`torch:gemm:cuda` gives "cuda"). The returned callable is called as
+
+    fn(base, positions, values) -> rows sums
+
+for `rows` inputs that share one base: input r is `base` (shape (n,)) with
+`base[positions[r]] = values[r]` (positions: int64 (rows, w); values:
+(rows, w)). Arrays are float32 for every dtype but f64 (float64); every value
+is exact in `dtype`. Use `inputs(...)` to walk the inputs in one buffer, or
+`matrix(...)` to get them as a (rows, n) array. It returns anything
+numpy.asarray turns into `rows` float64 values. It may carry attributes:
 
     fn.batch = 256          # most rows one call takes (default 1)
     fn.accumulator = "f32"  # narrowest format partial sums are rounded to, if known
@@ -61,6 +67,29 @@ def extend_path():
                 sys.path.append(p)
 
 
+def inputs(base, positions, values, dtype=None):
+    """Each input in turn, in one reused buffer of `dtype` (no copies): use
+    it before asking for the next."""
+    a = base.astype(dtype) if dtype is not None else base.copy()
+    vals = values.astype(a.dtype)
+    for p, v in zip(positions, vals):
+        old = a[p]
+        a[p] = v
+        yield a
+        a[p] = old
+
+
+def matrix(base, positions, values, dtype=None, rows=None):
+    """All inputs as a (rows, n) array of `dtype`; `rows` pads with zero rows
+    (a GEMM keeps its shape whatever the batch)."""
+    dt = dtype if dtype is not None else base.dtype
+    k = len(positions)
+    x = np.zeros((rows or k, base.shape[0]), dtype=dt)
+    x[:k] = base.astype(dt)
+    np.put_along_axis(x[:k], positions, values.astype(dt), axis=1)
+    return x
+
+
 def open_library(module, op, n, dtype, shape, arg):
     """The probe `LIBRARY:OP[:ARG]`: (callable, batch, accumulator, may_fuse)."""
     factory = getattr(module, op, None)
@@ -83,10 +112,11 @@ def open_user(path, func, n, dtype):
         raise LookupError("%s defines no function '%s'" % (path, func))
     dt = np_dtype(dtype)
 
-    def fn(x):
-        out = np.empty(x.shape[0])
-        for r in range(x.shape[0]):
-            v = np.asarray(f(x[r].astype(dt)))
+    def fn(base, positions, values):
+        out = np.empty(len(positions))
+        for r, x in enumerate(inputs(base, positions, values, dt)):
+            # A copy: the user's function may keep or change its argument.
+            v = np.asarray(f(x.copy()))
             if v.ndim != 0:
                 raise TypeError("%s returned an array of shape %s, not a scalar" % (func, v.shape))
             out[r] = v
@@ -97,9 +127,9 @@ def open_user(path, func, n, dtype):
 
 
 def _checked(fn):
-    def call(x):
-        rows = x.shape[0]
-        out = fn(x)
+    def call(base, positions, values):
+        rows = positions.shape[0]
+        out = fn(base, positions, values)
         try:
             out = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError):

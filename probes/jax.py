@@ -8,17 +8,16 @@ jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from fprev_bridge import np_dtype  # noqa: E402
+from fprev_bridge import inputs, matrix, np_dtype  # noqa: E402
 
 
-def _rowwise(n, dtype, f, batch=64):
-    """A black box applying the jitted `f` to each row (one real call per row)."""
+def _rowwise(n, dtype, f, batch=4096):
+    """A black box applying the jitted `f` to each input (one real call each)."""
     dt = np_dtype(dtype)
     jf = jax.jit(f)
 
-    def fn(x):
-        a = x.astype(dt)
-        return [np.asarray(jf(row)).astype(np.float64) for row in a]
+    def fn(base, positions, values):
+        return [np.asarray(jf(a)).astype(np.float64) for a in inputs(base, positions, values, dt)]
 
     fn.batch = batch
     fn.may_fuse = False
@@ -42,11 +41,9 @@ def _matrix(n, dtype, shape, make_b):
     b = make_b(dt)
     f = jax.jit(lambda a: a @ b)
 
-    def fn(x):
-        a = np.zeros((m, n), dtype=dt)
-        a[: x.shape[0]] = x.astype(dt)
-        out = np.asarray(f(a)).astype(np.float64)
-        return (out if out.ndim == 1 else out[:, 0])[: x.shape[0]]
+    def fn(base, positions, values):
+        out = np.asarray(f(matrix(base, positions, values, dt, m))).astype(np.float64)
+        return (out if out.ndim == 1 else out[:, 0])[: len(positions)]
 
     fn.batch = m
     fn.may_fuse = False

@@ -3,25 +3,17 @@ ml_dtypes, for bf16 and fp8) offers."""
 
 import numpy as np
 
-from fprev_bridge import np_dtype
-
-# Rows per call are capped so one batch stays near 32 MiB of float64.
-_BATCH_VALUES = 1 << 22
-
+from fprev_bridge import inputs, matrix, np_dtype
 
 def sum(n, dtype, shape, arg):
-    """`numpy.sum` of a 1-D array. A batch of rows is summed along axis 1,
-    which runs the same inner loop per row as a 1-D sum; `fprev check`
-    confirms a revealed tree against the genuine 1-D call (one row)."""
+    """`numpy.sum` of a 1-D array: one genuine call per input, many inputs
+    per bridge call, each edited in place in one cache-resident buffer."""
     dt = np_dtype(dtype)
 
-    def fn(x):
-        a = x.astype(dt)
-        if a.shape[0] == 1:
-            return [np.sum(a[0])]
-        return np.sum(a, axis=1)
+    def fn(base, positions, values):
+        return [np.sum(a) for a in inputs(base, positions, values, dt)]
 
-    fn.batch = max(1, _BATCH_VALUES // n)
+    fn.batch = 4096
     fn.may_fuse = False
     return fn
 
@@ -31,11 +23,10 @@ def dot(n, dtype, shape, arg):
     dt = np_dtype(dtype)
     ones = np.ones(n, dtype=dt)
 
-    def fn(x):
-        a = x.astype(dt)
-        return [np.dot(row, ones) for row in a]
+    def fn(base, positions, values):
+        return [np.dot(a, ones) for a in inputs(base, positions, values, dt)]
 
-    fn.batch = 64
+    fn.batch = 4096
     fn.may_fuse = False
     return fn
 
@@ -51,10 +42,8 @@ def gemv(n, dtype, shape, arg):
     m = _rows(n, shape)
     ones = np.ones(n, dtype=dt)
 
-    def fn(x):
-        a = np.zeros((m, n), dtype=dt)
-        a[: x.shape[0]] = x.astype(dt)
-        return (a @ ones)[: x.shape[0]]
+    def fn(base, positions, values):
+        return (matrix(base, positions, values, dt, m) @ ones)[: len(positions)]
 
     fn.batch = m
     fn.may_fuse = False
@@ -68,10 +57,8 @@ def gemm(n, dtype, shape, arg):
     m, cols = (shape[0], shape[1]) if shape else (n, n)
     b = np.ones((n, cols), dtype=dt)
 
-    def fn(x):
-        a = np.zeros((m, n), dtype=dt)
-        a[: x.shape[0]] = x.astype(dt)
-        return (a @ b)[: x.shape[0], 0]
+    def fn(base, positions, values):
+        return (matrix(base, positions, values, dt, m) @ b)[: len(positions), 0]
 
     fn.batch = m
     fn.may_fuse = False

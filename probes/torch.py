@@ -5,6 +5,8 @@ cores (fused nodes)."""
 import numpy as np
 import torch
 
+from fprev_bridge import inputs, matrix
+
 _TORCH = {
     "f64": torch.float64,
     "f32": torch.float32,
@@ -30,8 +32,8 @@ def _setup(dtype, arg):
 
 
 def _to(x, dt, device):
-    # float64 -> float32 -> target: every value is exact in the target format.
-    return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(device=device, dtype=dt)
+    # float32 (or float64) -> target: every value is exact in the target format.
+    return torch.from_numpy(np.ascontiguousarray(x)).to(device=device, dtype=dt)
 
 
 def _out(t):
@@ -42,11 +44,10 @@ def sum(n, dtype, shape, arg):
     """`torch.sum` of a 1-D tensor, one call per row."""
     device, dt = _setup(dtype, arg)
 
-    def fn(x):
-        a = _to(x, dt, device)
-        return np.array([_out(torch.sum(row)) for row in a])
+    def fn(base, positions, values):
+        return [_out(torch.sum(_to(a, dt, device))) for a in inputs(base, positions, values)]
 
-    fn.batch = 64
+    fn.batch = 4096
     fn.may_fuse = device != "cpu"
     return fn
 
@@ -56,11 +57,10 @@ def dot(n, dtype, shape, arg):
     device, dt = _setup(dtype, arg)
     ones = torch.ones(n, dtype=dt, device=device)
 
-    def fn(x):
-        a = _to(x, dt, device)
-        return np.array([_out(torch.dot(row, ones)) for row in a])
+    def fn(base, positions, values):
+        return [_out(torch.dot(_to(a, dt, device), ones)) for a in inputs(base, positions, values)]
 
-    fn.batch = 64
+    fn.batch = 4096
     fn.may_fuse = device != "cpu"
     return fn
 
@@ -70,11 +70,10 @@ def _matrix(n, dtype, shape, arg, cols):
     m = shape[0] if shape else n
     b = torch.ones((n, cols), dtype=dt, device=device) if cols else torch.ones(n, dtype=dt, device=device)
 
-    def fn(x):
-        a = torch.zeros((m, n), dtype=dt, device=device)
-        a[: x.shape[0]] = _to(x, dt, device)
+    def fn(base, positions, values):
+        a = _to(matrix(base, positions, values, rows=m), dt, device)
         out = _out(torch.mm(a, b) if cols else torch.mv(a, b))
-        return (out if out.ndim == 1 else out[:, 0])[: x.shape[0]]
+        return (out if out.ndim == 1 else out[:, 0])[: len(positions)]
 
     fn.batch = m
     fn.may_fuse = device != "cpu"

@@ -123,6 +123,9 @@ struct RevealArgs {
     /// Seed of the random pivot.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Most queries per call of a batched black box (GEMV/GEMM rows, Python batches).
+    #[arg(long, value_name = "ROWS")]
+    batch: Option<usize>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -261,8 +264,12 @@ fn reveal_cmd(a: RevealArgs) -> Result<i32> {
             PivotRule::Min => Pivot::Min,
         },
         progress: true,
+        batch: a.batch,
     };
     let r = reveal::reveal(&mut black_box, &options)?;
+    for note in &r.notes {
+        eprintln!("fprev: note: {note}");
+    }
     tracing::info!(?r.stats, "revealed");
     let doc = TreeDocument {
         tree: r.tree,

@@ -28,11 +28,17 @@
 //! assert_eq!(tree.to_text(), "((0+2)+(1+3))");
 //! ```
 
+mod batch;
+#[cfg(feature = "blas")]
+pub mod blas;
+pub mod dylib;
 mod native;
+pub mod ndarray;
 #[cfg(feature = "python")]
 pub mod python;
 mod replay;
 
+pub use batch::Batch;
 pub use native::Native;
 pub use replay::ReplayProbe;
 
@@ -73,6 +79,13 @@ pub trait Probe {
     /// Sums every row of `inputs` (`out.len()` rows of `n` values, each
     /// exactly representable in [`Probe::format`]) into `out`.
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()>;
+
+    /// Sums every input of `batch` into `out`, in calls of at most
+    /// [`Probe::max_batch`] inputs. The default writes the inputs out for
+    /// [`Probe::sum`]; override it when the shared base can travel once.
+    fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
+        batch::sum_batch(self, batch, out)
+    }
 }
 
 impl<P: Probe + ?Sized> Probe for Box<P> {
@@ -93,6 +106,9 @@ impl<P: Probe + ?Sized> Probe for Box<P> {
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         (**self).sum(inputs, out)
+    }
+    fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
+        (**self).sum_batch(batch, out)
     }
 }
 
@@ -169,6 +185,24 @@ pub fn catalog() -> Vec<SpecInfo> {
             about: "a saved tree evaluated as a black box",
             available: ok(),
         },
+        SpecInfo {
+            pattern: "ndarray:sum|dot|gemv|gemm",
+            about: "the ndarray crate (matrixmultiply for GEMM), f32 and f64",
+            available: ok(),
+        },
+        SpecInfo {
+            pattern: "blas:dot|gemv|gemm",
+            about: "the system OpenBLAS through CBLAS, f32 and f64",
+            #[cfg(feature = "blas")]
+            available: ok(),
+            #[cfg(not(feature = "blas"))]
+            available: Err("this fprev was built without the 'blas' feature".into()),
+        },
+        SpecInfo {
+            pattern: "dylib:PATH.so:SYMBOL",
+            about: "a C function T SYMBOL(const T *x, size_t n), T = float (f32) or double (f64)",
+            available: ok(),
+        },
     ];
     #[cfg(feature = "python")]
     out.extend(python::catalog());
@@ -198,6 +232,17 @@ pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
     let probe: Box<dyn Probe> = match library {
         "native" => Box::new(Native::new(rest, opts)?),
         "replay" => Box::new(ReplayProbe::open(rest, opts)?),
+        "ndarray" => Box::new(ndarray::NdarrayProbe::open(spec, rest, opts)?),
+        #[cfg(feature = "blas")]
+        "blas" => Box::new(blas::BlasProbe::open(spec, rest, opts)?),
+        #[cfg(not(feature = "blas"))]
+        "blas" => {
+            return Err(Error::Input(format!(
+                "{spec}: this fprev was built without the 'blas' feature: rebuild with \
+                 `cargo build --features blas` (needs libopenblas-dev)"
+            )));
+        }
+        "dylib" => Box::new(dylib::DylibProbe::open(spec, rest, opts)?),
         #[cfg(feature = "python")]
         lib if python::serves(lib) => Box::new(python::PythonProbe::open(spec, opts)?),
         _ => {
@@ -210,4 +255,103 @@ pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
         return Err(Error::Input("n must be at least 1".into()));
     }
     Ok(probe)
+}
+
+/// `n` from `-n`, or `K` of `--shape`, which must agree; [`DEFAULT_N`]
+/// when neither is given.
+///
+/// ```
+/// use fprev::probe::{resolve_n, ProbeOptions};
+///
+/// let opts = ProbeOptions { shape: Some([4, 1, 9]), ..Default::default() };
+/// assert_eq!(resolve_n("ndarray:gemv", &opts).unwrap(), 9);
+/// let clash = ProbeOptions { n: Some(8), ..opts };
+/// assert!(resolve_n("ndarray:gemv", &clash).is_err());
+/// ```
+pub fn resolve_n(spec: &str, opts: &ProbeOptions) -> Result<usize> {
+    match (opts.n, opts.shape) {
+        (Some(n), Some([_, _, k])) if n != k => Err(Error::Input(format!(
+            "{spec}: -n {n} disagrees with --shape's K = {k} (the reduced dimension)"
+        ))),
+        (Some(n), _) => Ok(n),
+        (None, Some([_, _, k])) => Ok(k),
+        (None, None) => Ok(DEFAULT_N),
+    }
+}
+
+/// What a linear-algebra library black box (`ndarray:`, `blas:`) computes,
+/// with the sizes it runs at; the semantics of `probes/numpy.py`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    /// The sum of one vector of `n`.
+    Sum,
+    /// `x . ones` for one vector `x` of `n`.
+    Dot,
+    /// `A @ ones` with `A` of `m x n`: one query per row.
+    Gemv { m: usize },
+    /// `A @ B` with `A` of `m x n` and `B = ones` of `n x cols`; column 0
+    /// holds one query per row.
+    Gemm { m: usize, cols: usize },
+}
+
+impl Kernel {
+    /// Parses the operation `op` of `spec` among `offered` (some of `sum`,
+    /// `dot`, `gemv`, `gemm`): `M` and `N` come from `--shape`, else `n`.
+    pub(crate) fn parse(
+        spec: &str,
+        op: &str,
+        n: usize,
+        opts: &ProbeOptions,
+        offered: &[&str],
+    ) -> Result<Self> {
+        let unknown = || {
+            let library = spec.split(':').next().unwrap_or(spec);
+            let ops: Vec<String> = offered.iter().map(|o| format!("{library}:{o}")).collect();
+            Error::Input(if op.is_empty() {
+                format!("'{spec}': name an operation: {}", ops.join(", "))
+            } else {
+                format!(
+                    "'{spec}': unknown operation '{op}': expected {}",
+                    ops.join(", ")
+                )
+            })
+        };
+        if !offered.contains(&op) {
+            return Err(unknown());
+        }
+        let (m, cols) = opts.shape.map_or((n, n), |[m, cols, _]| (m, cols));
+        let kernel = match op {
+            "sum" => Kernel::Sum,
+            "dot" => Kernel::Dot,
+            "gemv" => Kernel::Gemv { m },
+            "gemm" => Kernel::Gemm { m, cols },
+            _ => return Err(unknown()),
+        };
+        if m == 0 || cols == 0 {
+            return Err(Error::Input(format!(
+                "{spec}: --shape dimensions must be at least 1"
+            )));
+        }
+        Ok(kernel)
+    }
+
+    /// Rows per call: `M` for GEMV and GEMM, else 1.
+    pub(crate) fn batch(self) -> usize {
+        match self {
+            Kernel::Sum | Kernel::Dot => 1,
+            Kernel::Gemv { m } | Kernel::Gemm { m, .. } => m,
+        }
+    }
+}
+
+/// The input format of a black box that only has f32 and f64 kernels, or a
+/// clear error for any other `--dtype`.
+pub(crate) fn ieee_format(spec: &str, format: Format) -> Result<Format> {
+    match format {
+        Format::F32 | Format::F64 => Ok(format),
+        other => Err(Error::Input(format!(
+            "{spec} does not take --dtype {other}: this probe supports f32 and f64 only \
+             (use --dtype f32 or --dtype f64)"
+        ))),
+    }
 }

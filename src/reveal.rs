@@ -112,6 +112,9 @@ pub struct Options {
     pub pivot: Pivot,
     /// Draw a progress bar on stderr once a reveal takes over a second.
     pub progress: bool,
+    /// Most inputs per call of a batched black box (`None`: as many as it
+    /// takes and whose rows agree with row 0).
+    pub batch: Option<usize>,
 }
 
 /// What a reveal cost.
@@ -135,6 +138,9 @@ pub struct Revelation {
     pub tree: SummationTree,
     /// Queries, calls and time.
     pub stats: Stats,
+    /// Findings worth telling the user, e.g. rows of a GEMM that sum in
+    /// different orders.
+    pub notes: Vec<String>,
 }
 
 /// Reveals the summation tree of `probe`.
@@ -144,6 +150,7 @@ pub struct Revelation {
 pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
     let started = Instant::now();
     let mut oracle = Oracle::new(probe)?;
+    let notes: Vec<String> = oracle.calibrate_rows(opts.batch)?.into_iter().collect();
     let mut progress = Progress::new(oracle.n(), opts.progress);
     let tree = match opts.algorithm {
         Algorithm::Fprev => fprev::build(&mut oracle, opts.pivot, &mut progress),
@@ -161,5 +168,6 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
             seconds: started.elapsed().as_secs_f64(),
             probe_seconds: c.in_probe.as_secs_f64(),
         },
+        notes,
     })
 }

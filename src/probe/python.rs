@@ -18,7 +18,7 @@ use pyo3::types::{PyModule, PyTuple};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::probe::{DEFAULT_N, Probe, ProbeOptions};
+use crate::probe::{Batch, DEFAULT_N, Probe, ProbeOptions};
 
 /// The library adapters shipped inside the binary.
 const LIBRARIES: [(&str, &str); 3] = [
@@ -263,20 +263,74 @@ impl Probe for PythonProbe {
         self.batch
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
+        // Whole inputs: each is a base with one no-op edit.
+        for (x, o) in inputs.chunks_exact(self.n).zip(out) {
+            let batch = Batch {
+                base: x,
+                positions: &[0],
+                values: &x[..1],
+                width: 1,
+            };
+            self.sum_batch(&batch, std::slice::from_mut(o))?;
+        }
+        Ok(())
+    }
+
+    fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
+        let w = batch.width;
+        for (k, chunk) in out.chunks_mut(self.batch).enumerate() {
+            let rows = k * self.batch..k * self.batch + chunk.len();
+            let positions = &batch.positions[rows.start * w..rows.end * w];
+            let values = &batch.values[rows.start * w..rows.end * w];
+            Python::attach(|py| self.call_python(py, batch.base, positions, values, w, chunk))?;
+        }
+        Ok(())
+    }
+}
+
+impl PythonProbe {
+    /// One call of the Python black box: `fn(base, positions, values)`, the
+    /// values sent as f32 (exact for every format but f64) or f64.
+    fn call_python(
+        &self,
+        py: Python<'_>,
+        base: &[f64],
+        positions: &[usize],
+        values: &[f64],
+        width: usize,
+        out: &mut [f64],
+    ) -> Result<()> {
+        let fail = |e: PyErr| describe(py, &self.spec, e, true);
         let rows = out.len();
-        Python::attach(|py| {
-            let fail = |e: PyErr| describe(py, &self.spec, e, true);
-            let x = PyArray1::from_slice(py, inputs)
-                .reshape([rows, self.n])
-                .map_err(fail)?;
-            let args = PyTuple::new(py, [x]).map_err(fail)?;
-            let result = self.call.call1(py, args).map_err(fail)?;
-            let result: PyReadonlyArray1<f64> = result.extract(py).map_err(fail)?;
-            let values = result
-                .as_slice()
-                .map_err(|e| Error::BlackBox(format!("{}: unreadable result: {e}", self.spec)))?;
-            out.copy_from_slice(values);
-            Ok(())
-        })
+        let pos: Vec<i64> = positions.iter().map(|p| *p as i64).collect();
+        let pos = PyArray1::from_vec(py, pos)
+            .reshape([rows, width])
+            .map_err(fail)?;
+        let (base, values) = if self.format == Format::F64 {
+            (
+                PyArray1::from_slice(py, base).into_any(),
+                PyArray1::from_slice(py, values)
+                    .reshape([rows, width])
+                    .map_err(fail)?
+                    .into_any(),
+            )
+        } else {
+            let narrow = |v: &[f64]| v.iter().map(|x| *x as f32).collect::<Vec<f32>>();
+            (
+                PyArray1::from_vec(py, narrow(base)).into_any(),
+                PyArray1::from_vec(py, narrow(values))
+                    .reshape([rows, width])
+                    .map_err(fail)?
+                    .into_any(),
+            )
+        };
+        let args = PyTuple::new(py, [base, pos.into_any(), values]).map_err(fail)?;
+        let result = self.call.call1(py, args).map_err(fail)?;
+        let result: PyReadonlyArray1<f64> = result.extract(py).map_err(fail)?;
+        let got = result
+            .as_slice()
+            .map_err(|e| Error::BlackBox(format!("{}: unreadable result: {e}", self.spec)))?;
+        out.copy_from_slice(got);
+        Ok(())
     }
 }

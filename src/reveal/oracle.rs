@@ -8,9 +8,13 @@
 
 use std::time::{Duration, Instant};
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::check::random_input;
 use crate::error::{Error, Result};
 use crate::format::{FUSED_FRACTION_BITS, Format};
-use crate::probe::Probe;
+use crate::probe::{Batch, Probe};
 
 /// The mask `M`, the unit `u` and the counting limit for one black box.
 #[derive(Clone, Copy, Debug)]
@@ -102,8 +106,12 @@ pub struct Oracle<'p> {
     n: usize,
     /// The input with the current live units; masks are set per query.
     base: Vec<f64>,
-    rows: Vec<f64>,
+    /// Mask positions and values of the queries in flight.
+    positions: Vec<usize>,
+    values: Vec<f64>,
     out: Vec<f64>,
+    /// Rows per call of a batched black box.
+    rows: usize,
     /// Work done so far.
     pub counters: Counters,
 }
@@ -118,8 +126,10 @@ impl<'p> Oracle<'p> {
             masks,
             n,
             base: vec![0.0; n],
-            rows: Vec::new(),
+            positions: Vec::new(),
+            values: Vec::new(),
             out: Vec::new(),
+            rows: 1,
             counters: Counters::default(),
         })
     }
@@ -175,39 +185,83 @@ impl<'p> Oracle<'p> {
         pivot: usize,
         others: &[usize],
     ) -> Result<Vec<Option<usize>>> {
-        let Masks { m, u, .. } = self.masks;
-        let batch = self.probe.max_batch().max(1);
-        let mut answers = Vec::with_capacity(others.len());
-        for chunk in others.chunks(batch) {
-            self.out.clear();
-            self.out.resize(chunk.len(), 0.0);
+        let m = self.masks.m;
+        self.positions.clear();
+        self.values.clear();
+        for &j in others {
+            self.positions.extend([pivot, j]);
+            self.values.extend([m, -m]);
+        }
+        self.out.clear();
+        self.out.resize(others.len(), 0.0);
+        // One-input probes edit one buffer in place: hand them everything at
+        // once, one call per input. Batched probes get `rows` inputs a call.
+        let single = self.probe.max_batch() <= 1;
+        let step = if single { others.len() } else { self.rows };
+        for (k, out) in self.out.chunks_mut(step.max(1)).enumerate() {
+            let at = 2 * k * step..2 * (k * step + out.len());
+            let batch = Batch {
+                base: &self.base,
+                positions: &self.positions[at.clone()],
+                values: &self.values[at],
+                width: 2,
+            };
             let started = Instant::now();
-            if batch == 1 {
-                let j = chunk[0];
-                self.base[pivot] = m;
-                self.base[j] = -m;
-                let r = self.probe.sum(&self.base, &mut self.out);
-                self.base[pivot] = u;
-                self.base[j] = u;
-                r?;
-            } else {
-                self.rows.clear();
-                for &j in chunk {
-                    let at = self.rows.len();
-                    self.rows.extend_from_slice(&self.base);
-                    self.rows[at + pivot] = m;
-                    self.rows[at + j] = -m;
-                }
-                self.probe.sum(&self.rows, &mut self.out)?;
-            }
+            self.probe.sum_batch(&batch, out)?;
             self.counters.in_probe += started.elapsed();
-            self.counters.calls += 1;
-            self.counters.queries += chunk.len() as u64;
-            for (&j, &y) in chunk.iter().zip(&self.out) {
-                answers.push(self.validate(y, live, pivot, j)?);
-            }
+            self.counters.calls += if single { out.len() as u64 } else { 1 };
+        }
+        self.counters.queries += others.len() as u64;
+        let mut answers = Vec::with_capacity(others.len());
+        for (&j, &y) in others.iter().zip(&self.out) {
+            answers.push(self.validate(y, live, pivot, j)?);
         }
         Ok(answers)
+    }
+
+    /// For a batched black box, finds how many leading rows sum in the same
+    /// order as row 0 (one random input repeated in every row must give one
+    /// result), uses only those for queries, and describes any split.
+    pub fn calibrate_rows(&mut self, cap: Option<usize>) -> Result<Option<String>> {
+        let most = self.probe.max_batch().min(cap.unwrap_or(usize::MAX)).max(1);
+        self.rows = most;
+        if most == 1 {
+            return Ok(None);
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut agree = most;
+        let mut split = None;
+        for _ in 0..3 {
+            let input = random_input(self.probe.format(), self.n, &mut rng);
+            let positions = vec![0; most];
+            let values = vec![input[0]; most];
+            let batch = Batch {
+                base: &input,
+                positions: &positions,
+                values: &values,
+                width: 1,
+            };
+            let mut out = vec![0.0; most];
+            let started = Instant::now();
+            self.probe.sum_batch(&batch, &mut out)?;
+            self.counters.in_probe += started.elapsed();
+            self.counters.calls += 1;
+            if let Some(r) = out.iter().position(|y| y.to_bits() != out[0].to_bits()) {
+                if r < agree {
+                    agree = r;
+                    split = Some((out[0], out[r]));
+                }
+            }
+        }
+        self.rows = agree;
+        Ok(split.map(|(a, b)| {
+            format!(
+                "rows {agree} and up of this black box sum in a different order from row 0 \
+                 (one input repeated in every row gave {a:e} in row 0 and {b:e} in row {agree}); \
+                 this is row 0's order, revealed with {agree} row{} per call",
+                if agree == 1 { "" } else { "s" }
+            )
+        }))
     }
 
     /// Turns one output into `|LCA ∩ live|`, or `None` when it is too large

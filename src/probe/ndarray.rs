@@ -1,0 +1,210 @@
+//! The ndarray crate's own kernels as black boxes: `ndarray:sum`,
+//! `ndarray:dot`, `ndarray:gemv`, `ndarray:gemm`, in f32 or f64.
+//!
+//! - `sum`: [`Array1::sum`] of one vector of `n`;
+//! - `dot`: `x.dot(&ones)` of two vectors of `n` (the products are exact,
+//!   so only the order of the additions shows);
+//! - `gemv`: `a.dot(&ones)` with `a` of `M x n`, one query per row of `a`
+//!   (the batch is padded with zero rows to `M`, so every call has the same
+//!   shape); `M` is `--shape`'s first dimension, else `n`;
+//! - `gemm`: `a.dot(&b)` with `a` of `M x n` and `b` = ones of `n x N`
+//!   (matrixmultiply's sgemm/dgemm); column 0 of the product holds one query
+//!   per row; `M` and `N` default to `n`.
+//!
+//! The same semantics as `probes/numpy.py`. This crate builds ndarray
+//! without its `blas` feature, so these are ndarray's (and matrixmultiply's)
+//! own loops, not a BLAS library's.
+
+use ndarray::{Array1, Array2, LinalgScalar};
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::probe::{Kernel, Probe, ProbeOptions, ieee_format, resolve_n};
+
+/// Elements one black box may allocate (all its matrices together).
+const MOST_ELEMENTS: usize = 1 << 30;
+
+/// An ndarray kernel as a black box.
+pub struct NdarrayProbe {
+    n: usize,
+    format: Format,
+    accumulator: Format,
+    kernel: Kernel,
+    run: Box<dyn Run>,
+}
+
+impl std::fmt::Debug for NdarrayProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NdarrayProbe")
+            .field("n", &self.n)
+            .field("format", &self.format)
+            .field("kernel", &self.kernel)
+            .finish()
+    }
+}
+
+impl NdarrayProbe {
+    /// Opens `ndarray:OP` (`op` is the text after `ndarray:`).
+    pub fn open(spec: &str, op: &str, opts: &ProbeOptions) -> Result<Self> {
+        let n = resolve_n(spec, opts)?;
+        let kernel = Kernel::parse(spec, op, n, opts, &["sum", "dot", "gemv", "gemm"])?;
+        let format = ieee_format(spec, opts.format)?;
+        let elements = match kernel {
+            Kernel::Sum | Kernel::Dot => Some(n),
+            Kernel::Gemv { m } => m.checked_mul(n),
+            Kernel::Gemm { m, cols } => m
+                .checked_mul(n)
+                .zip(n.checked_mul(cols))
+                .zip(m.checked_mul(cols))
+                .and_then(|((a, b), c)| a.checked_add(b)?.checked_add(c)),
+        };
+        if elements.is_none_or(|e| e > MOST_ELEMENTS) {
+            return Err(Error::Input(format!(
+                "{spec}: the matrices of n = {n} and this --shape are too large (over {MOST_ELEMENTS} \
+                 values); give a smaller --shape M,N,K"
+            )));
+        }
+        let run: Box<dyn Run> = match format {
+            Format::F64 => Box::new(Buffers::<f64>::new(kernel, n)),
+            _ => Box::new(Buffers::<f32>::new(kernel, n)),
+        };
+        Ok(NdarrayProbe {
+            n,
+            format,
+            accumulator: opts.accumulator.unwrap_or(format),
+            kernel,
+            run,
+        })
+    }
+}
+
+impl Probe for NdarrayProbe {
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn format(&self) -> Format {
+        self.format
+    }
+    fn accumulator(&self) -> Format {
+        self.accumulator
+    }
+    fn may_fuse(&self) -> bool {
+        false
+    }
+    fn max_batch(&self) -> usize {
+        self.kernel.batch()
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
+        if inputs.len() != out.len() * self.n || out.len() > self.max_batch() {
+            return Err(Error::Input(format!(
+                "ndarray probe: {} values for {} rows of n = {} (at most {} rows a call)",
+                inputs.len(),
+                out.len(),
+                self.n,
+                self.max_batch()
+            )));
+        }
+        self.run.run(inputs, out);
+        Ok(())
+    }
+}
+
+/// A scalar type ndarray has kernels for.
+trait Real: LinalgScalar + Into<f64> {
+    fn from_f64(x: f64) -> Self;
+}
+
+impl Real for f32 {
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+}
+
+impl Real for f64 {
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+}
+
+/// Runs the kernel on a batch of rows.
+trait Run {
+    fn run(&mut self, inputs: &[f64], out: &mut [f64]);
+}
+
+/// The kernel's operands, allocated once.
+struct Buffers<T> {
+    kernel: Kernel,
+    n: usize,
+    /// The vector of `sum` and `dot`.
+    x: Array1<T>,
+    /// Ones: the right operand of `dot` and `gemv`.
+    ones: Array1<T>,
+    /// The left matrix of `gemv` and `gemm` (`M x n`).
+    a: Array2<T>,
+    /// Ones of `n x N`: the right matrix of `gemm`.
+    b: Array2<T>,
+}
+
+impl<T: Real> Buffers<T> {
+    fn new(kernel: Kernel, n: usize) -> Self {
+        let (vector, rows, cols) = match kernel {
+            Kernel::Sum | Kernel::Dot => (n, 0, 0),
+            Kernel::Gemv { m } => (0, m, 0),
+            Kernel::Gemm { m, cols } => (0, m, cols),
+        };
+        let ones = match kernel {
+            Kernel::Dot | Kernel::Gemv { .. } => n,
+            _ => 0,
+        };
+        Buffers {
+            kernel,
+            n,
+            x: Array1::zeros(vector),
+            ones: Array1::ones(ones),
+            a: Array2::zeros((rows, n)),
+            b: Array2::ones((n, cols)),
+        }
+    }
+
+    /// Copies the batch into the first rows of `a` and zeroes the others.
+    fn fill_rows(&mut self, inputs: &[f64]) {
+        let mut src = inputs.iter();
+        for dst in self.a.iter_mut() {
+            *dst = src.next().map_or(T::zero(), |&v| T::from_f64(v));
+        }
+    }
+}
+
+impl<T: Real> Run for Buffers<T> {
+    fn run(&mut self, inputs: &[f64], out: &mut [f64]) {
+        match self.kernel {
+            Kernel::Sum | Kernel::Dot => {
+                for (row, o) in inputs.chunks_exact(self.n).zip(out.iter_mut()) {
+                    for (dst, &src) in self.x.iter_mut().zip(row) {
+                        *dst = T::from_f64(src);
+                    }
+                    let y = if self.kernel == Kernel::Sum {
+                        self.x.sum()
+                    } else {
+                        self.x.dot(&self.ones)
+                    };
+                    *o = y.into();
+                }
+            }
+            Kernel::Gemv { .. } => {
+                self.fill_rows(inputs);
+                let y = self.a.dot(&self.ones);
+                for (o, &v) in out.iter_mut().zip(&y) {
+                    *o = v.into();
+                }
+            }
+            Kernel::Gemm { .. } => {
+                self.fill_rows(inputs);
+                let c = self.a.dot(&self.b);
+                for (o, &v) in out.iter_mut().zip(c.column(0)) {
+                    *o = v.into();
+                }
+            }
+        }
+    }
+}
