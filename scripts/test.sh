@@ -6,11 +6,25 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v dot >/dev/null || need_apt+=(graphviz)
+# The blas: probes link the system OpenBLAS; the dylib: tests compile C.
+dpkg -s libopenblas-dev >/dev/null 2>&1 || need_apt+=(libopenblas-dev)
+command -v cc >/dev/null || need_apt+=(gcc)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# The Python bridge's tests use real NumPy (ml_dtypes for bf16/fp8) and JAX.
+# PyTorch is too heavy for CI: its tests skip, saying so, when it is absent.
+need_pip=()
+for pkg in numpy ml_dtypes jax; do
+  python3 -c "import $pkg" 2>/dev/null || need_pip+=("$pkg")
+done
+if [ ${#need_pip[@]} -gt 0 ]; then
+  echo "installing: ${need_pip[*]}"
+  python3 -m pip install -q --disable-pip-version-check "${need_pip[@]}"
 fi
 
 rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy

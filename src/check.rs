@@ -57,13 +57,21 @@ pub struct Mismatch {
 pub struct CheckReport {
     /// Trials run (all of them when nothing mismatched).
     pub trials: usize,
-    /// The first disagreement, if any.
+    /// The first disagreement (under the declared accumulator), if no
+    /// accumulator reproduced the black box.
     pub mismatch: Option<Mismatch>,
+    /// The accumulator whose replay matched every trial.
+    pub accumulator: Option<Format>,
 }
 
-/// Replays `tree` (in the probe's input and accumulator formats) on `trials`
-/// seeded random inputs and compares each result with the black box's, bit
-/// for bit.
+/// Replays `tree` on `trials` seeded random inputs and compares each result
+/// with the black box's, bit for bit.
+///
+/// The order is the tree's; the precision of the partial sums is not always
+/// the input format's (NumPy sums f16 in f32, OpenBLAS's sdot accumulates in
+/// f64). So the replay runs in the probe's declared accumulator and in every
+/// wider one, each result rounded once to the input format at the end, and
+/// the check passes when one of them matches every trial.
 pub fn check(
     tree: &SummationTree,
     probe: &mut dyn Probe,
@@ -77,28 +85,46 @@ pub fn check(
             tree.n()
         )));
     }
-    let replay = Replay::new(tree, probe.accumulator());
+    let format = probe.format();
+    let declared = probe.accumulator();
+    let mut candidates: Vec<Replay> = std::iter::once(declared)
+        .chain([Format::F32, Format::F64].into_iter().filter(|f| {
+            f.precision() > declared.precision() && f.precision() >= format.precision()
+        }))
+        .map(|acc| Replay::new(tree, acc))
+        .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut scratch = Vec::new();
     let mut out = [0.0];
+    let mut first_mismatch = None;
     for trial in 0..trials {
-        let input = random_input(probe.format(), n, &mut rng);
+        let input = random_input(format, n, &mut rng);
         probe.sum(&input, &mut out)?;
-        let replayed = replay.sum_with(&input, &mut scratch);
-        if replayed.to_bits() != out[0].to_bits() && !(replayed.is_nan() && out[0].is_nan()) {
+        let got = out[0];
+        candidates.retain(|replay| {
+            let replayed = format.round(replay.sum_with(&input, &mut scratch));
+            let same = replayed.to_bits() == got.to_bits() || (replayed.is_nan() && got.is_nan());
+            if !same && first_mismatch.is_none() && replay.accumulator() == declared {
+                first_mismatch = Some(Mismatch {
+                    trial,
+                    input: input.clone(),
+                    replayed,
+                    black_box: got,
+                });
+            }
+            same
+        });
+        if candidates.is_empty() {
             return Ok(CheckReport {
                 trials: trial + 1,
-                mismatch: Some(Mismatch {
-                    trial,
-                    input,
-                    replayed,
-                    black_box: out[0],
-                }),
+                mismatch: first_mismatch,
+                accumulator: None,
             });
         }
     }
     Ok(CheckReport {
         trials,
         mismatch: None,
+        accumulator: candidates.first().map(Replay::accumulator),
     })
 }

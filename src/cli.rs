@@ -319,8 +319,9 @@ fn check_cmd(a: CheckArgs) -> Result<i32> {
     let report = check::check(&doc.tree, &mut black_box, a.trials, a.seed)?;
     match report.mismatch {
         None => {
+            let acc = report.accumulator.unwrap_or(black_box.accumulator());
             println!(
-                "ok: {} random {} inputs, replay of {} matched {} bit for bit",
+                "ok: {} random {} inputs, replay of {} (adding in {acc}) matched {} bit for bit",
                 report.trials,
                 black_box.format(),
                 a.tree.display(),

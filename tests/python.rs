@@ -1,0 +1,257 @@
+//! The embedded Python bridge against real NumPy and JAX (installed by
+//! scripts/test.sh), and PyTorch when it is importable. Every revealed tree
+//! is confirmed by replay against the library itself, bit for bit.
+#![cfg(feature = "python")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use assert_cmd::cargo::CommandCargoExt;
+use fprev::check::check;
+use fprev::probe::{self, ProbeOptions};
+use fprev::{Format, Options, reveal};
+
+fn importable(module: &str) -> bool {
+    Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Reveals `spec` and confirms the tree against the library on random inputs.
+fn reveal_and_check(
+    spec: &str,
+    n: usize,
+    format: Format,
+    shape: Option<[usize; 3]>,
+) -> fprev::Revelation {
+    let opts = ProbeOptions {
+        n: Some(n),
+        format,
+        accumulator: None,
+        shape,
+    };
+    let mut bb = probe::open(spec, &opts).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let r = reveal(&mut bb, &Options::default())
+        .unwrap_or_else(|e| panic!("{spec} n = {n} {format}: {e}"));
+    let report = check(&r.tree, &mut bb, 100, 3).unwrap();
+    assert!(
+        report.mismatch.is_none(),
+        "{spec} n = {n} {format}: the revealed tree {} does not reproduce the library: {:?}",
+        r.tree,
+        report.mismatch
+    );
+    r
+}
+
+#[test]
+fn numpy_sum_dot_gemv_gemm_reproduce_numpy_bit_for_bit() {
+    for n in [1, 2, 5, 8, 9, 33, 200] {
+        for format in [Format::F32, Format::F64] {
+            reveal_and_check("numpy:sum", n, format, None);
+        }
+        reveal_and_check("numpy:dot", n, Format::F64, None);
+    }
+    // OpenBLAS's sdot adds its 32-lane SIMD body in f32 but its tail and the
+    // final step in f64: one accumulator replays it only below 32 summands.
+    for n in [1, 2, 5, 31] {
+        reveal_and_check("numpy:dot", n, Format::F32, None);
+    }
+    for n in [1, 3, 16, 65] {
+        reveal_and_check("numpy:gemv", n, Format::F32, Some([4, 1, n]));
+        reveal_and_check("numpy:gemm", n, Format::F64, Some([3, 2, n]));
+        reveal_and_check("numpy:gemm", n, Format::F32, None);
+    }
+}
+
+#[test]
+fn numpy_in_narrow_formats() {
+    for n in [7, 100, 3000] {
+        reveal_and_check("numpy:sum", n, Format::F16, None);
+    }
+    if importable("ml_dtypes") {
+        reveal_and_check("numpy:sum", 40, Format::Bf16, None);
+    } else {
+        println!("SKIPPED bf16: ml_dtypes is not importable");
+    }
+}
+
+#[test]
+fn batched_probes_answer_many_queries_per_call() {
+    let r = reveal_and_check("numpy:sum", 512, Format::F32, None);
+    assert!(r.stats.calls * 4 < r.stats.queries, "{:?}", r.stats);
+    let r = reveal_and_check("numpy:gemv", 64, Format::F64, Some([64, 1, 64]));
+    assert!(r.stats.calls < r.stats.queries, "{:?}", r.stats);
+}
+
+#[test]
+fn jax_sum_and_dot_reproduce_jax_bit_for_bit() {
+    assert!(
+        importable("jax"),
+        "jax must be installed (scripts/test.sh installs it)"
+    );
+    for n in [1, 4, 9, 64, 130] {
+        reveal_and_check("jax:sum", n, Format::F32, None);
+        reveal_and_check("jax:dot", n, Format::F32, None);
+    }
+    reveal_and_check("jax:sum", 50, Format::F64, None);
+    reveal_and_check("jax:gemm", 16, Format::F32, Some([4, 4, 16]));
+}
+
+#[test]
+fn torch_cpu_when_importable() {
+    if !importable("torch") {
+        println!(
+            "SKIPPED: torch is not importable here (python3 -m pip install torch to run these)"
+        );
+        return;
+    }
+    for n in [1, 8, 100] {
+        reveal_and_check("torch:sum", n, Format::F32, None);
+        reveal_and_check("torch:dot", n, Format::F32, None);
+        reveal_and_check("torch:gemv", n, Format::F32, Some([8, 1, n]));
+        reveal_and_check("torch:gemm", n, Format::F32, Some([8, 8, n]));
+    }
+}
+
+fn fprev(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::cargo_bin("fprev").unwrap();
+    cmd.args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// One `fprev: error:` line, the given exit code, no panic, nothing on stdout.
+fn assert_fails(o: &Output, code: i32, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("fprev: error: "), "{err}");
+    assert!(err.contains(needle), "expected {needle:?} in {err}");
+    assert!(o.stdout.is_empty());
+}
+
+fn user_file(dir: &Path, body: &str) -> String {
+    let path = dir.join("probe.py");
+    std::fs::write(&path, body).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_user_function_is_revealed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = user_file(
+        dir.path(),
+        "import numpy as np\n\ndef halves(x):\n    h = len(x) // 2\n    return np.float32(x[:h].sum()) + np.float32(x[h:].sum())\n",
+    );
+    let spec = format!("python:{path}:halves");
+    let o = fprev(&["reveal", &spec, "-n", "4"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    // NumPy sums 2 elements left to right; the halves are then added.
+    assert_eq!(text.lines().next(), Some("((0+1)+(2+3))"), "{text}");
+}
+
+#[test]
+fn python_failures_are_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = user_file(
+        dir.path(),
+        "import numpy as np\n\
+         def boom(x):\n    raise ValueError('the probed function failed')\n\
+         def nan(x):\n    return float('nan')\n\
+         def vector(x):\n    return x\n\
+         def text(x):\n    return 'seven'\n",
+    );
+    let spec = |f: &str| format!("python:{path}:{f}");
+    let o = fprev(&["reveal", &spec("boom"), "-n", "8"], &[]);
+    assert_fails(&o, 3, "ValueError: the probed function failed");
+    assert!(stderr(&o).contains("line 3"), "{}", stderr(&o));
+    assert_fails(&fprev(&["reveal", &spec("nan"), "-n", "8"], &[]), 3, "NaN");
+    assert_fails(
+        &fprev(&["reveal", &spec("vector"), "-n", "8"], &[]),
+        3,
+        "not a scalar",
+    );
+    assert_fails(
+        &fprev(&["reveal", &spec("text"), "-n", "8"], &[]),
+        3,
+        "seven",
+    );
+    assert_fails(
+        &fprev(&["reveal", &spec("missing"), "-n", "8"], &[]),
+        2,
+        "no function 'missing'",
+    );
+    assert_fails(
+        &fprev(&["reveal", "python:/no/such/file.py:f", "-n", "8"], &[]),
+        2,
+        "no such file",
+    );
+    assert_fails(
+        &fprev(&["reveal", "numpy:median", "-n", "8"], &[]),
+        2,
+        "offers: dot, gemm, gemv, sum",
+    );
+    let needs = user_file(
+        dir.path(),
+        "import fprev_no_such_package_xyz\ndef f(x):\n    return 0.0\n",
+    );
+    assert_fails(
+        &fprev(&["reveal", &format!("python:{needs}:f"), "-n", "8"], &[]),
+        2,
+        "python3 -m pip install fprev_no_such_package_xyz",
+    );
+}
+
+#[test]
+fn packages_of_an_active_virtualenv_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("venv");
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip", "--system-site-packages"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let site = Command::new(venv.join("bin/python3"))
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .unwrap();
+    let site = String::from_utf8(site.stdout).unwrap();
+    std::fs::write(
+        Path::new(site.trim()).join("fprev_venv_only.py"),
+        "def total(x):\n    return float(sum(float(v) for v in x))\n",
+    )
+    .unwrap();
+    let path = user_file(
+        dir.path(),
+        "from fprev_venv_only import total\n\ndef f(x):\n    return total(x)\n",
+    );
+    let spec = format!("python:{path}:f");
+    let venv_str = venv.display().to_string();
+    let bin = venv.join("bin").display().to_string();
+    let path_var = format!("{bin}:{}", std::env::var("PATH").unwrap_or_default());
+    let o = fprev(
+        &["reveal", &spec, "-n", "5", "--dtype", "f64"],
+        &[("VIRTUAL_ENV", &venv_str), ("PATH", &path_var)],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().next(),
+        Some("((((0+1)+2)+3)+4)")
+    );
+    // Without the virtualenv the package is missing, and fprev says how to get it.
+    let o = fprev(&["reveal", &spec, "-n", "5"], &[]);
+    assert_fails(&o, 2, "fprev_venv_only");
+}
