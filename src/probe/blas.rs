@@ -13,9 +13,18 @@
 //!   column 0 of the product holds one query per row; `M` and `N` default
 //!   to `n`.
 //!
-//! The same semantics as `probes/numpy.py`. OpenBLAS may use several
-//! threads (`OPENBLAS_NUM_THREADS`); its order can depend on their number,
-//! so a revealed tree holds for the thread count it was revealed with.
+//! The same semantics as `probes/numpy.py`. OpenBLAS picks its kernels for
+//! the CPU at run time and may use several threads (`OPENBLAS_NUM_THREADS`);
+//! a revealed tree holds for the CPU and thread count it was revealed on.
+//! Not every row of its GEMV and GEMM sums alike (edge rows of a block and
+//! rows of another thread take other kernels); the engine then batches only
+//! the rows that sum like row 0, whose order is the one revealed.
+//!
+//! OpenBLAS's x86_64 `sdot` sums the first `n & -32` products in its f32
+//! kernel but adds the last `n mod 32` in a `double`, rounding once at the
+//! end: the revealed order is right, but a replay of it in one format
+//! reproduces the bits only when that tail holds at most one value (or there
+//! is no kernel part and the tail holds at most two).
 
 use std::ffi::c_int;
 

@@ -1,7 +1,7 @@
 //! The ndarray crate's own kernels as black boxes: `ndarray:sum`,
 //! `ndarray:dot`, `ndarray:gemv`, `ndarray:gemm`, in f32 or f64.
 //!
-//! - `sum`: [`Array1::sum`] of one vector of `n`;
+//! - `sum`: `Array1::sum` of one vector of `n`;
 //! - `dot`: `x.dot(&ones)` of two vectors of `n` (the products are exact,
 //!   so only the order of the additions shows);
 //! - `gemv`: `a.dot(&ones)` with `a` of `M x n`, one query per row of `a`

@@ -1,0 +1,663 @@
+//! The Rust-native library black boxes on the real libraries, no mocks:
+//! `ndarray:` (the ndarray crate and matrixmultiply), `blas:` (the system
+//! OpenBLAS through CBLAS) and `dylib:` (a C function in a shared library
+//! compiled here with `cc`).
+//!
+//! Every revealed tree is confirmed by replaying it against the library on
+//! random inputs, bit for bit (`fprev::check`). Where the order follows from
+//! the library's source (ndarray's eightfold unrolled loops, matrixmultiply's
+//! blocks of KC = 256, the C functions below), the expected tree is written
+//! here from that definition, never taken from an earlier run of fprev.
+//! OpenBLAS picks its kernels for the CPU at run time, so its trees are only
+//! checked for consistency with the library.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use fprev::probe::{self, ProbeOptions};
+use fprev::reveal::Stats;
+use fprev::{Error, Format, Options, Probe, SummationTree, check, reveal};
+use tempfile::TempDir;
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+const SIZES: [usize; 5] = [1, 2, 7, 64, 300];
+const FORMATS: [Format; 2] = [Format::F32, Format::F64];
+
+fn options(n: usize, format: Format, shape: Option<[usize; 3]>) -> ProbeOptions {
+    ProbeOptions {
+        n: Some(n),
+        format,
+        shape,
+        ..Default::default()
+    }
+}
+
+fn open(spec: &str, n: usize, format: Format, shape: Option<[usize; 3]>) -> Box<dyn Probe> {
+    probe::open(spec, &options(n, format, shape))
+        .unwrap_or_else(|e| panic!("{spec} n = {n} {format}: cannot open: {e}"))
+}
+
+fn open_err(spec: &str, opts: &ProbeOptions) -> String {
+    match probe::open(spec, opts) {
+        Ok(_) => panic!("{spec} opened, but should not have"),
+        Err(Error::Input(msg)) => {
+            assert!(!msg.contains('\n'), "not one line: {msg:?}");
+            msg
+        }
+        Err(e) => panic!("{spec}: expected Error::Input, got {e:?}"),
+    }
+}
+
+/// Reveals `spec`, confirms the tree by 200 random replays, and returns it
+/// with the reveal's cost.
+fn reveal_checked(
+    spec: &str,
+    n: usize,
+    format: Format,
+    shape: Option<[usize; 3]>,
+) -> (SummationTree, Stats) {
+    let what = format!("{spec} n = {n} {format} shape {shape:?}");
+    let mut probe = open(spec, n, format, shape);
+    assert_eq!(probe.n(), n, "{what}");
+    assert_eq!(probe.format(), format, "{what}");
+    assert_eq!(probe.accumulator(), format, "{what}");
+    assert!(!probe.may_fuse(), "{what}");
+    let revealed = reveal(&mut probe, &Options::default())
+        .unwrap_or_else(|e| panic!("{what}: reveal failed: {e}"));
+    let tree = revealed.tree;
+    assert_eq!(tree.n(), n, "{what}");
+    assert!(tree.is_binary(), "{what}: {tree}");
+    let seed = n as u64 * 31 + format.precision() as u64;
+    let report = check::check(&tree, &mut probe, 200, seed)
+        .unwrap_or_else(|e| panic!("{what}: check failed: {e}"));
+    assert!(
+        report.mismatch.is_none(),
+        "{what}: the revealed tree does not reproduce the library: {:?}\ntree: {tree}",
+        report.mismatch
+    );
+    assert_eq!(report.trials, 200, "{what}");
+    (tree, revealed.stats)
+}
+
+/// `a + b` in the canonical text form (the operand holding leaf 0 or the
+/// smaller leaf first, as in all the trees built here).
+fn add(a: &str, b: &str) -> String {
+    format!("({a}+{b})")
+}
+
+/// Left to right over `range`.
+fn sequential(range: std::ops::Range<usize>) -> String {
+    let mut it = range.map(|i| i.to_string());
+    let first = it.next().expect("a non-empty range");
+    it.fold(first, |s, i| add(&s, &i))
+}
+
+/// ndarray's `unrolled_fold` / `unrolled_dot` (numeric_util.rs): eight
+/// accumulators p0..p7 over the whole chunks of 8, then
+/// `acc = ((((p0+p4)) + (p1+p5)) + (p2+p6)) + (p3+p7)` (the initial
+/// `0 + (p0+p4)` is exact), then the last `n % 8` values one by one. Below 8
+/// values every accumulator is 0, which leaves a left-to-right sum.
+fn unrolled8(n: usize) -> String {
+    let whole = n / 8 * 8;
+    if whole == 0 {
+        return sequential(0..n);
+    }
+    let lane = |j: usize| {
+        let mut it = (j..whole).step_by(8).map(|i| i.to_string());
+        let first = it.next().unwrap();
+        it.fold(first, |s, i| add(&s, &i))
+    };
+    let mut acc = add(&lane(0), &lane(4));
+    for j in 1..4 {
+        acc = add(&acc, &add(&lane(j), &lane(j + 4)));
+    }
+    for i in whole..n {
+        acc = add(&acc, &i.to_string());
+    }
+    acc
+}
+
+/// matrixmultiply's GEMM (gemm.rs, loop 4): `k` is split into blocks of
+/// `kc`; each block is summed left to right in the micro-kernel's
+/// accumulator and added to C (beta 0 for the first block, 1 after).
+fn blocked(n: usize, kc: usize) -> String {
+    let mut blocks = (0..n).step_by(kc).map(|b| sequential(b..(b + kc).min(n)));
+    let first = blocks.next().unwrap();
+    blocks.fold(first, |s, b| add(&s, &b))
+}
+
+/// Rows one call carries.
+fn rows(n: usize, shape: Option<[usize; 3]>) -> usize {
+    shape.map_or(n, |[m, _, _]| m)
+}
+
+/// Calls a reveal may spend on things other than queries (finding how many
+/// rows of a batched black box sum alike).
+const OVERHEAD_CALLS: u64 = 4;
+
+/// Batching works: a GEMV/GEMM with several rows answers several queries a
+/// call.
+fn assert_batched(what: &str, stats: &Stats, n: usize, m: usize) {
+    if m > 1 && n >= 7 {
+        assert!(
+            stats.calls < stats.queries,
+            "{what}: {} calls for {} queries with {m} rows a call",
+            stats.calls,
+            stats.queries
+        );
+    }
+}
+
+/// When every row sums alike: at most one call per `m` queries of each
+/// subproblem (at most `n - 1` of them).
+fn assert_all_rows_used(what: &str, stats: &Stats, n: usize, m: usize) {
+    assert!(
+        stats.calls <= stats.queries.div_ceil(m as u64) + n as u64 + OVERHEAD_CALLS,
+        "{what}: {stats:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// ndarray
+// ---------------------------------------------------------------------------
+
+#[test]
+fn ndarray_sum_and_dot_are_eightfold_unrolled() {
+    for spec in ["ndarray:sum", "ndarray:dot"] {
+        for format in FORMATS {
+            for n in SIZES.into_iter().chain([8, 9, 15, 16, 17]) {
+                let (tree, stats) = reveal_checked(spec, n, format, None);
+                assert_eq!(tree.to_text(), unrolled8(n), "{spec} n = {n} {format}");
+                assert_eq!(stats.calls, stats.queries, "{spec}: one input a call");
+            }
+        }
+    }
+}
+
+#[test]
+fn ndarray_gemv_is_a_row_dot_and_batches_rows() {
+    for format in FORMATS {
+        for n in SIZES {
+            for shape in [None, Some([3, 1, n]), Some([1, 1, n]), Some([17, 4, n])] {
+                let what = format!("ndarray:gemv n = {n} {format} shape {shape:?}");
+                let (tree, stats) = reveal_checked("ndarray:gemv", n, format, shape);
+                assert_eq!(tree.to_text(), unrolled8(n), "{what}");
+                let m = rows(n, shape);
+                assert_batched(&what, &stats, n, m);
+                assert_all_rows_used(&what, &stats, n, m);
+            }
+        }
+    }
+}
+
+#[test]
+fn ndarray_gemm_is_blocked_by_matrixmultiply_kc() {
+    for format in FORMATS {
+        for n in SIZES.into_iter().chain([256, 257, 520]) {
+            for shape in [None, Some([5, 3, n]), Some([2, 9, n])] {
+                if n >= 256 && shape.is_none() && n != 300 {
+                    continue; // n x n x n: slow and adds nothing
+                }
+                let what = format!("ndarray:gemm n = {n} {format} shape {shape:?}");
+                let (tree, stats) = reveal_checked("ndarray:gemm", n, format, shape);
+                assert_eq!(tree.to_text(), blocked(n, 256), "{what}");
+                let m = rows(n, shape);
+                assert_batched(&what, &stats, n, m);
+                assert_all_rows_used(&what, &stats, n, m);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// OpenBLAS
+// ---------------------------------------------------------------------------
+
+#[cfg(feature = "blas")]
+#[test]
+fn blas_ddot_reveals_a_tree_that_reproduces_openblas() {
+    for n in SIZES.into_iter().chain([32, 33, 1000]) {
+        let (tree, stats) = reveal_checked("blas:dot", n, Format::F64, None);
+        if n <= 2 {
+            assert_eq!(tree.to_text(), sequential(0..n));
+        }
+        assert_eq!(stats.calls, stats.queries, "one input a call");
+    }
+}
+
+/// Sizes at which OpenBLAS's sdot rounds every partial sum to f32: its
+/// double-precision tail (below) holds at most one value, or no kernel
+/// part precedes a tail of at most two.
+#[cfg(feature = "blas")]
+#[test]
+fn blas_sdot_reveals_a_tree_that_reproduces_openblas() {
+    for n in [1, 2, 32, 33, 64, 65, 96, 320, 1024] {
+        let (_, stats) = reveal_checked("blas:dot", n, Format::F32, None);
+        assert_eq!(stats.calls, stats.queries, "one input a call");
+    }
+}
+
+/// OpenBLAS's x86_64 sdot (kernel/x86_64/sdot.c) sums the first
+/// `n1 = n & -32` products in its f32 SIMD kernel, then adds the last
+/// `n mod 32` one by one into a `double`, adds the kernel's f32 result to
+/// that, and rounds once to float. fprev reveals that order; the precision
+/// differs between the two parts, so no replay in one accumulator format
+/// reproduces its bits when the tail holds two values or more.
+#[cfg(all(feature = "blas", target_arch = "x86_64"))]
+#[test]
+fn openblas_sdot_adds_its_tail_in_double() {
+    use rand::SeedableRng;
+    for n in [7, 31, 34, 100, 300, 1000] {
+        let n1 = n & !31;
+        let mut probe = open("blas:dot", n, Format::F32, None);
+        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        let tail = sequential(n1..n);
+        if n1 == 0 {
+            assert_eq!(tree.to_text(), tail, "n = {n}");
+            continue;
+        }
+        let mut kernel = open("blas:dot", n1, Format::F32, None);
+        let kernel_tree = reveal(&mut kernel, &Options::default()).unwrap().tree;
+        assert_eq!(
+            tree.to_text(),
+            add(&kernel_tree.to_text(), &tail),
+            "n = {n}"
+        );
+        // The values, from the definition.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(n as u64);
+        for _ in 0..50 {
+            let x = check::random_input(Format::F32, n, &mut rng);
+            let (mut got, mut head) = ([0.0], [0.0]);
+            probe.sum(&x, &mut got).unwrap();
+            kernel.sum(&x[..n1], &mut head).unwrap();
+            let tail: f64 = x[n1..].iter().fold(0.0, |s, v| s + v);
+            let expected = f64::from((tail + head[0]) as f32);
+            assert_eq!(got[0].to_bits(), expected.to_bits(), "n = {n}: {x:?}");
+        }
+    }
+}
+
+#[cfg(feature = "blas")]
+#[test]
+fn blas_gemv_reveals_a_tree_that_reproduces_openblas_and_batches_rows() {
+    for format in FORMATS {
+        for n in SIZES {
+            for shape in [None, Some([4, 1, n]), Some([1, 1, n]), Some([13, 2, n])] {
+                let what = format!("blas:gemv n = {n} {format} shape {shape:?}");
+                let (_, stats) = reveal_checked("blas:gemv", n, format, shape);
+                assert_batched(&what, &stats, n, rows(n, shape));
+            }
+        }
+    }
+}
+
+#[cfg(feature = "blas")]
+#[test]
+fn blas_gemm_reveals_a_tree_that_reproduces_openblas_and_batches_rows() {
+    for format in FORMATS {
+        for n in SIZES {
+            for shape in [None, Some([8, 3, n]), Some([1, 1, n]), Some([20, 16, n])] {
+                let what = format!("blas:gemm n = {n} {format} shape {shape:?}");
+                let (_, stats) = reveal_checked("blas:gemm", n, format, shape);
+                assert_batched(&what, &stats, n, rows(n, shape));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Formats, operations and shapes that are refused
+// ---------------------------------------------------------------------------
+
+#[test]
+fn narrow_formats_are_refused_with_the_supported_ones_named() {
+    let mut specs = vec!["ndarray:sum", "ndarray:dot", "ndarray:gemv", "ndarray:gemm"];
+    if cfg!(feature = "blas") {
+        specs.extend(["blas:dot", "blas:gemv", "blas:gemm"]);
+    }
+    for spec in specs {
+        for format in [Format::F16, Format::Bf16, Format::E4m3, Format::E5m2] {
+            let msg = open_err(spec, &options(16, format, None));
+            assert!(msg.contains(spec), "{msg}");
+            assert!(msg.contains(format.name()), "{msg}");
+            assert!(msg.contains("f32") && msg.contains("f64"), "{msg}");
+        }
+    }
+}
+
+#[test]
+fn unknown_operations_and_disagreeing_shapes_are_bad_input() {
+    let opts = options(8, Format::F32, None);
+    let msg = open_err("ndarray:mean", &opts);
+    assert!(msg.contains("mean") && msg.contains("ndarray:sum"), "{msg}");
+    let msg = open_err("ndarray", &opts);
+    assert!(msg.contains("ndarray:gemm"), "{msg}");
+    if cfg!(feature = "blas") {
+        let msg = open_err("blas:sum", &opts);
+        assert!(msg.contains("blas:dot"), "{msg}");
+    }
+    let clash = options(8, Format::F32, Some([4, 4, 9]));
+    let msg = open_err("ndarray:gemm", &clash);
+    assert!(msg.contains("-n 8") && msg.contains("K = 9"), "{msg}");
+}
+
+#[test]
+fn shape_k_gives_n_and_m_gives_the_batch() {
+    let opts = ProbeOptions {
+        shape: Some([6, 2, 11]),
+        ..Default::default()
+    };
+    for spec in ["ndarray:gemv", "ndarray:gemm"] {
+        let probe = probe::open(spec, &opts).unwrap();
+        assert_eq!((probe.n(), probe.max_batch()), (11, 6), "{spec}");
+    }
+    let probe = probe::open("ndarray:gemv", &options(5, Format::F64, None)).unwrap();
+    assert_eq!(probe.max_batch(), 5, "M defaults to n");
+    let probe = probe::open("ndarray:sum", &options(5, Format::F64, None)).unwrap();
+    assert_eq!(probe.max_batch(), 1);
+}
+
+// ---------------------------------------------------------------------------
+// dylib
+// ---------------------------------------------------------------------------
+
+const C_SOURCE: &str = r#"
+#include <stddef.h>
+
+/* Four accumulators over the whole chunks of 4, combined pairwise, then
+   the tail left to right. */
+float sum4_f32(const float *x, size_t n) {
+    float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        a0 += x[i];
+        a1 += x[i + 1];
+        a2 += x[i + 2];
+        a3 += x[i + 3];
+    }
+    float s = (a0 + a1) + (a2 + a3);
+    for (; i < n; i++)
+        s += x[i];
+    return s;
+}
+
+/* Left to right. */
+double seq_f64(const double *x, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    return s;
+}
+
+/* Right to left. */
+float rev_f32(const float *x, size_t n) {
+    float s = 0;
+    for (size_t i = n; i > 0; i--)
+        s += x[i - 1];
+    return s;
+}
+"#;
+
+/// Compiles `C_SOURCE` into `dir/sub/libsums.so` and returns its path.
+fn build_library(dir: &Path, sub: &str) -> PathBuf {
+    let out = dir.join(sub);
+    std::fs::create_dir_all(&out).unwrap();
+    let source = out.join("sums.c");
+    std::fs::write(&source, C_SOURCE).unwrap();
+    let lib = out.join("libsums.so");
+    let status = std::process::Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&source)
+        .status()
+        .expect("a C compiler `cc` on the PATH (apt-get install gcc)");
+    assert!(status.success(), "cc failed on {}", source.display());
+    lib
+}
+
+/// `sum4_f32` from its definition.
+fn sum4(n: usize) -> String {
+    let whole = n / 4 * 4;
+    if whole == 0 {
+        return sequential(0..n);
+    }
+    let lane = |j: usize| {
+        let mut it = (j..whole).step_by(4).map(|i| i.to_string());
+        let first = it.next().unwrap();
+        it.fold(first, |s, i| add(&s, &i))
+    };
+    let mut s = add(&add(&lane(0), &lane(1)), &add(&lane(2), &lane(3)));
+    for i in whole..n {
+        s = add(&s, &i.to_string());
+    }
+    s
+}
+
+/// `rev_f32` from its definition: ((n-1) + (n-2)) + ..., in canonical
+/// order (the operand holding the smaller leaf first).
+fn reverse(n: usize) -> String {
+    let mut s = (n - 1).to_string();
+    for i in (0..n - 1).rev() {
+        s = add(&i.to_string(), &s);
+    }
+    s
+}
+
+#[test]
+fn dylib_reveals_c_functions_as_defined() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "lib");
+    let lib = lib.display();
+    for n in [1, 2, 3, 4, 5, 7, 8, 13, 64, 100] {
+        let (tree, _) = reveal_checked(&format!("dylib:{lib}:sum4_f32"), n, Format::F32, None);
+        assert_eq!(tree.to_text(), sum4(n), "sum4_f32 n = {n}");
+        let (tree, _) = reveal_checked(&format!("dylib:{lib}:seq_f64"), n, Format::F64, None);
+        assert_eq!(tree.to_text(), sequential(0..n), "seq_f64 n = {n}");
+        let (tree, _) = reveal_checked(&format!("dylib:{lib}:rev_f32"), n, Format::F32, None);
+        assert_eq!(tree.to_text(), reverse(n), "rev_f32 n = {n}");
+    }
+}
+
+#[test]
+fn dylib_path_may_hold_colons_and_be_relative() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "with:colon");
+    let (tree, _) = reveal_checked(
+        &format!("dylib:{}:seq_f64", lib.display()),
+        6,
+        Format::F64,
+        None,
+    );
+    assert_eq!(tree.to_text(), sequential(0..6));
+    // A relative path, with no directory part, is the file in the current
+    // directory (not a name for the loader to search for).
+    let out = fprev()
+        .current_dir(lib.parent().unwrap())
+        .args(["reveal", "dylib:libsums.so:sum4_f32", "-n", "8"])
+        .output()
+        .unwrap();
+    assert_eq!(first_line(&assert_ok(&out)), sum4(8));
+}
+
+#[test]
+fn dylib_bad_specs_are_bad_input_with_one_clear_line() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "lib");
+    let lib = lib.display().to_string();
+    let f32_8 = options(8, Format::F32, None);
+
+    let missing = dir.path().join("nope.so").display().to_string();
+    let msg = open_err(&format!("dylib:{missing}:sum"), &f32_8);
+    assert!(
+        msg.contains("no such file") && msg.contains(&missing),
+        "{msg}"
+    );
+
+    let msg = open_err(&format!("dylib:{lib}:no_such_function"), &f32_8);
+    assert!(
+        msg.contains("no symbol 'no_such_function'") && msg.contains(&lib),
+        "{msg}"
+    );
+
+    for spec in [
+        format!("dylib:{lib}"),
+        format!("dylib:{lib}:"),
+        "dylib:".to_string(),
+        "dylib".to_string(),
+        "dylib::sum".to_string(),
+    ] {
+        let msg = open_err(&spec, &f32_8);
+        assert!(msg.contains("dylib:PATH.so:SYMBOL"), "{spec}: {msg}");
+    }
+
+    // Not a shared library.
+    let text = dir.path().join("text.so");
+    std::fs::write(&text, "not ELF").unwrap();
+    let msg = open_err(&format!("dylib:{}:sum", text.display()), &f32_8);
+    assert!(msg.contains("cannot load"), "{msg}");
+
+    let msg = open_err(
+        &format!("dylib:{lib}:sum4_f32"),
+        &options(8, Format::F16, None),
+    );
+    assert!(msg.contains("f16") && msg.contains("f32"), "{msg}");
+}
+
+// ---------------------------------------------------------------------------
+// The command line
+// ---------------------------------------------------------------------------
+
+fn fprev() -> assert_cmd::Command {
+    assert_cmd::cargo::cargo_bin_cmd!("fprev")
+}
+
+fn run(args: &[&str]) -> Output {
+    fprev().args(args).output().expect("fprev runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or("").to_string()
+}
+
+fn assert_ok(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        stdout(out),
+        stderr(out)
+    );
+    stdout(out)
+}
+
+/// Exit `code`, one `fprev: error: ` line on stderr, no panic; returns it.
+fn assert_error(out: &Output, code: i32) -> String {
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one error line, got: {err:?}");
+    assert!(lines[0].starts_with("fprev: error: "), "{err:?}");
+    assert!(stdout(out).is_empty(), "stdout on error: {}", stdout(out));
+    lines[0].to_string()
+}
+
+#[test]
+fn cli_reveals_and_checks_library_black_boxes() {
+    let out = run(&["reveal", "ndarray:sum", "-n", "20"]);
+    assert_eq!(first_line(&assert_ok(&out)), unrolled8(20));
+    let out = run(&[
+        "reveal",
+        "ndarray:gemm",
+        "--shape",
+        "4,2,300",
+        "--dtype",
+        "f64",
+    ]);
+    assert_eq!(first_line(&assert_ok(&out)), blocked(300, 256));
+    if cfg!(feature = "blas") {
+        let dir = TempDir::new().unwrap();
+        let tree = dir.path().join("sdot.json");
+        let tree = tree.to_str().unwrap();
+        let out = run(&[
+            "reveal", "blas:dot", "-n", "128", "--format", "json", "-o", tree,
+        ]);
+        assert_ok(&out);
+        let out = run(&["check", tree, "blas:dot", "--trials", "100"]);
+        assert_ok(&out);
+    }
+}
+
+#[test]
+fn cli_dylib_errors_exit_2_with_one_line() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "lib");
+    let lib = lib.display().to_string();
+
+    let out = run(&["reveal", "dylib:/no/such/dir/libx.so:sum", "-n", "8"]);
+    let line = assert_error(&out, 2);
+    assert!(
+        line.contains("no such file: /no/such/dir/libx.so"),
+        "{line}"
+    );
+
+    let out = run(&["reveal", &format!("dylib:{lib}:missing_sym"), "-n", "8"]);
+    let line = assert_error(&out, 2);
+    assert!(line.contains("missing_sym"), "{line}");
+
+    let out = run(&["reveal", &format!("dylib:{lib}"), "-n", "8"]);
+    let line = assert_error(&out, 2);
+    assert!(line.contains("dylib:PATH.so:SYMBOL"), "{line}");
+
+    let out = run(&["reveal", &format!("dylib:{lib}:sum4_f32"), "-n", "8"]);
+    assert_eq!(first_line(&assert_ok(&out)), sum4(8));
+}
+
+#[test]
+fn cli_narrow_dtypes_exit_2_for_ndarray_and_blas() {
+    let mut specs = vec!["ndarray:sum", "ndarray:gemm"];
+    if cfg!(feature = "blas") {
+        specs.extend(["blas:dot", "blas:gemv"]);
+    }
+    for spec in specs {
+        let out = run(&["reveal", spec, "-n", "16", "--dtype", "f16"]);
+        let line = assert_error(&out, 2);
+        assert!(
+            line.contains("f16") && line.contains("f32 and f64"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn cli_probes_lists_the_library_specs() {
+    let out = run(&["probes"]);
+    let text = assert_ok(&out);
+    for pattern in [
+        "ndarray:sum|dot|gemv|gemm",
+        "blas:dot|gemv|gemm",
+        "dylib:PATH.so:SYMBOL",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(pattern))
+            .unwrap_or_else(|| panic!("{pattern} not listed:\n{text}"));
+        if pattern.starts_with("blas") && !cfg!(feature = "blas") {
+            assert!(line.contains("unavailable"), "{line}");
+        } else {
+            assert!(line.trim_end().ends_with("available"), "{line}");
+            assert!(!line.contains("unavailable"), "{line}");
+        }
+    }
+}
