@@ -18,7 +18,7 @@ use pyo3::types::{PyModule, PyTuple};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::probe::{Batch, DEFAULT_N, Probe, ProbeOptions};
+use crate::probe::{Batch, Probe, ProbeOptions, resolve_n};
 
 /// The library adapters shipped inside the binary.
 const LIBRARIES: [(&str, &str); 3] = [
@@ -149,18 +149,6 @@ impl PythonProbe {
                 batch: batch.max(1),
             })
         })
-    }
-}
-
-/// `n` from `-n`, or K of `--shape`, which must agree.
-fn resolve_n(spec: &str, opts: &ProbeOptions) -> Result<usize> {
-    match (opts.n, opts.shape) {
-        (Some(n), Some([_, _, k])) if n != k => Err(Error::Input(format!(
-            "{spec}: -n {n} disagrees with --shape's K = {k} (the reduced dimension)"
-        ))),
-        (Some(n), _) => Ok(n),
-        (None, Some([_, _, k])) => Ok(k),
-        (None, None) => Ok(DEFAULT_N),
     }
 }
 
