@@ -71,12 +71,14 @@ def inputs(base, positions, values, dtype=None):
     """Each input in turn, in one reused buffer of `dtype` (no copies): use
     it before asking for the next."""
     a = base.astype(dtype) if dtype is not None else base.copy()
-    vals = values.astype(a.dtype)
-    for p, v in zip(positions, vals):
-        old = a[p]
-        a[p] = v
+    b = a.copy()
+    # Scalar element access: fancy indexing costs a microsecond per query.
+    for p, v in zip(positions.tolist(), values.astype(a.dtype).tolist()):
+        for i, x in zip(p, v):
+            a[i] = x
         yield a
-        a[p] = old
+        for i in p:
+            a[i] = b[i]
 
 
 def matrix(base, positions, values, dtype=None, rows=None):
