@@ -158,7 +158,13 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
         Algorithm::Naive => naive::build(&mut oracle),
     };
     progress.finish();
-    let tree = tree?;
+    let tree = tree.map_err(|e| match e {
+        crate::Error::BlackBox(m) if oracle.rows() > 1 => crate::Error::BlackBox(format!(
+            "{m}; rows of a batched black box may follow different orders that agreed on the \
+             row check's inputs: --batch 1 reveals row 0's order one query per call"
+        )),
+        e => e,
+    })?;
     let c = oracle.counters;
     Ok(Revelation {
         tree,

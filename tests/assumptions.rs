@@ -153,3 +153,69 @@ fn errors_of_the_black_box_itself_propagate() {
     let e = reveal(&mut Failing, &Options::default()).unwrap_err();
     assert_eq!(e.to_string(), "the device is on fire");
 }
+
+/// Rows `r` with `(r / 6) % 2 == 1` sum right to left, the others left to
+/// right, like the two tile layouts of an OpenBLAS GEMM kernel.
+struct SplitRows {
+    n: usize,
+    rows: usize,
+}
+
+impl Probe for SplitRows {
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn format(&self) -> Format {
+        Format::F32
+    }
+    fn may_fuse(&self) -> bool {
+        false
+    }
+    fn max_batch(&self) -> usize {
+        self.rows
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        for (r, (x, o)) in inputs.chunks_exact(self.n).zip(out).enumerate() {
+            let order = if (r / 6) % 2 == 1 {
+                Order::Reverse
+            } else {
+                Order::Sequential
+            };
+            *o = order.sum(x, Format::F32);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn rows_of_a_batched_black_box_that_differ_are_found_and_named() {
+    let mut probe = SplitRows { n: 40, rows: 32 };
+    let r = reveal(&mut probe, &Options::default()).unwrap();
+    assert_eq!(r.tree, Order::Sequential.tree(40));
+    assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+    assert!(
+        r.notes[0].contains("rows 6-11, 18-23, 30-31 of this black box"),
+        "{}",
+        r.notes[0]
+    );
+    assert!(r.notes[0].contains("6 per call"), "{}", r.notes[0]);
+    // Queries went 6 to a call, after the row check's calls.
+    assert!(
+        r.stats.calls <= r.stats.queries.div_ceil(6) + 40 + 12,
+        "{:?}",
+        r.stats
+    );
+
+    let one = Options {
+        batch: Some(1),
+        ..Options::default()
+    };
+    let r = reveal(&mut probe, &one).unwrap();
+    assert!(r.notes.is_empty());
+    assert_eq!(r.tree, Order::Sequential.tree(40));
+
+    // All rows alike: no note, every row used.
+    let mut alike = SplitRows { n: 40, rows: 6 };
+    let r = reveal(&mut alike, &Options::default()).unwrap();
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+}

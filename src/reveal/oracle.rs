@@ -220,8 +220,10 @@ impl<'p> Oracle<'p> {
     }
 
     /// For a batched black box, finds how many leading rows sum in the same
-    /// order as row 0 (one random input repeated in every row must give one
-    /// result), uses only those for queries, and describes any split.
+    /// order as row 0, uses only those for queries, and describes any split.
+    /// Rows agree when one random input repeated in every row gives one
+    /// result, on each of [`Self::ROW_TRIALS`] inputs (two orders can agree
+    /// on a quarter of random inputs, so a few are not enough).
     pub fn calibrate_rows(&mut self, cap: Option<usize>) -> Result<Option<String>> {
         let most = self.probe.max_batch().min(cap.unwrap_or(usize::MAX)).max(1);
         self.rows = most;
@@ -229,9 +231,9 @@ impl<'p> Oracle<'p> {
             return Ok(None);
         }
         let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let mut agree = most;
-        let mut split = None;
-        for _ in 0..3 {
+        let mut differs = vec![false; most];
+        let mut out = vec![0.0; most];
+        for _ in 0..Self::ROW_TRIALS {
             let input = random_input(self.probe.format(), self.n, &mut rng);
             let positions = vec![0; most];
             let values = vec![input[0]; most];
@@ -241,27 +243,34 @@ impl<'p> Oracle<'p> {
                 values: &values,
                 width: 1,
             };
-            let mut out = vec![0.0; most];
             let started = Instant::now();
             self.probe.sum_batch(&batch, &mut out)?;
             self.counters.in_probe += started.elapsed();
             self.counters.calls += 1;
-            if let Some(r) = out.iter().position(|y| y.to_bits() != out[0].to_bits()) {
-                if r < agree {
-                    agree = r;
-                    split = Some((out[0], out[r]));
-                }
+            for (d, y) in differs.iter_mut().zip(&out) {
+                *d |= y.to_bits() != out[0].to_bits();
             }
         }
-        self.rows = agree;
-        Ok(split.map(|(a, b)| {
-            format!(
-                "rows {agree} and up of this black box sum in a different order from row 0 \
-                 (one input repeated in every row gave {a:e} in row 0 and {b:e} in row {agree}); \
-                 this is row 0's order, revealed with {agree} row{} per call",
-                if agree == 1 { "" } else { "s" }
-            )
-        }))
+        self.rows = differs.iter().position(|d| *d).unwrap_or(most);
+        if self.rows == most {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "rows {} of this black box sum in a different order from row 0 (the same input \
+             in every row gave different results); this is row 0's order, revealed with \
+             rows 0-{} ({} per call)",
+            row_ranges(&differs),
+            self.rows - 1,
+            self.rows
+        )))
+    }
+
+    /// Random inputs that rows must agree on to share row 0's order.
+    pub const ROW_TRIALS: usize = 12;
+
+    /// Rows per call in use.
+    pub fn rows(&self) -> usize {
+        self.rows
     }
 
     /// Turns one output into `|LCA ∩ live|`, or `None` when it is too large
@@ -304,4 +313,27 @@ impl<'p> Oracle<'p> {
     fn probe_acc(&self) -> Format {
         self.probe.accumulator()
     }
+}
+
+/// `6-11, 18-23, 30-35, …`: the rows marked true, as ranges (at most four).
+fn row_ranges(marked: &[bool]) -> String {
+    let mut ranges = Vec::new();
+    let mut r = 0;
+    while r < marked.len() {
+        if marked[r] {
+            let start = r;
+            while r < marked.len() && marked[r] {
+                r += 1;
+            }
+            ranges.push(if r - start == 1 {
+                start.to_string()
+            } else {
+                format!("{start}-{}", r - 1)
+            });
+        }
+        r += 1;
+    }
+    let more = ranges.len() > 4;
+    ranges.truncate(4);
+    ranges.join(", ") + if more { ", …" } else { "" }
 }
