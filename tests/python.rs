@@ -54,7 +54,7 @@ fn numpy_sum_dot_gemv_gemm_reproduce_numpy_bit_for_bit() {
     }
     // OpenBLAS's sdot adds its 32-lane SIMD body in f32 but its tail and the
     // final step in f64: one accumulator replays it only below 32 summands.
-    for n in [1, 2, 5, 31] {
+    for n in [1, 2, 5, 31, 64, 96] {
         reveal_and_check("numpy:dot", n, Format::F32, None);
     }
     for n in [1, 3, 16, 65] {
@@ -108,9 +108,13 @@ fn torch_cpu_when_importable() {
     }
     for n in [1, 8, 100] {
         reveal_and_check("torch:sum", n, Format::F32, None);
-        reveal_and_check("torch:dot", n, Format::F32, None);
         reveal_and_check("torch:gemv", n, Format::F32, Some([8, 1, n]));
         reveal_and_check("torch:gemm", n, Format::F32, Some([8, 8, n]));
+        reveal_and_check("torch:dot", n, Format::F64, None);
+    }
+    // torch's f32 dot is OpenBLAS's sdot: f32 body, f64 tail (see above).
+    for n in [1, 8, 31, 64] {
+        reveal_and_check("torch:dot", n, Format::F32, None);
     }
 }
 
