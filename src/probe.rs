@@ -32,6 +32,7 @@ mod batch;
 #[cfg(feature = "blas")]
 pub mod blas;
 pub mod dylib;
+mod linalg;
 mod native;
 pub mod ndarray;
 #[cfg(feature = "python")]
@@ -39,6 +40,7 @@ pub mod python;
 mod replay;
 
 pub use batch::Batch;
+pub use linalg::LinalgProbe;
 pub use native::Native;
 pub use replay::ReplayProbe;
 
@@ -232,9 +234,9 @@ pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
     let probe: Box<dyn Probe> = match library {
         "native" => Box::new(Native::new(rest, opts)?),
         "replay" => Box::new(ReplayProbe::open(rest, opts)?),
-        "ndarray" => Box::new(ndarray::NdarrayProbe::open(spec, rest, opts)?),
+        "ndarray" => Box::new(ndarray::open(spec, rest, opts)?),
         #[cfg(feature = "blas")]
-        "blas" => Box::new(blas::BlasProbe::open(spec, rest, opts)?),
+        "blas" => Box::new(blas::open(spec, rest, opts)?),
         #[cfg(not(feature = "blas"))]
         "blas" => {
             return Err(Error::Input(format!(
@@ -276,82 +278,5 @@ pub fn resolve_n(spec: &str, opts: &ProbeOptions) -> Result<usize> {
         (Some(n), _) => Ok(n),
         (None, Some([_, _, k])) => Ok(k),
         (None, None) => Ok(DEFAULT_N),
-    }
-}
-
-/// What a linear-algebra library black box (`ndarray:`, `blas:`) computes,
-/// with the sizes it runs at; the semantics of `probes/numpy.py`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kernel {
-    /// The sum of one vector of `n`.
-    Sum,
-    /// `x . ones` for one vector `x` of `n`.
-    Dot,
-    /// `A @ ones` with `A` of `m x n`: one query per row.
-    Gemv { m: usize },
-    /// `A @ B` with `A` of `m x n` and `B = ones` of `n x cols`; column 0
-    /// holds one query per row.
-    Gemm { m: usize, cols: usize },
-}
-
-impl Kernel {
-    /// Parses the operation `op` of `spec` among `offered` (some of `sum`,
-    /// `dot`, `gemv`, `gemm`): `M` and `N` come from `--shape`, else `n`.
-    pub(crate) fn parse(
-        spec: &str,
-        op: &str,
-        n: usize,
-        opts: &ProbeOptions,
-        offered: &[&str],
-    ) -> Result<Self> {
-        let unknown = || {
-            let library = spec.split(':').next().unwrap_or(spec);
-            let ops: Vec<String> = offered.iter().map(|o| format!("{library}:{o}")).collect();
-            Error::Input(if op.is_empty() {
-                format!("'{spec}': name an operation: {}", ops.join(", "))
-            } else {
-                format!(
-                    "'{spec}': unknown operation '{op}': expected {}",
-                    ops.join(", ")
-                )
-            })
-        };
-        if !offered.contains(&op) {
-            return Err(unknown());
-        }
-        let (m, cols) = opts.shape.map_or((n, n), |[m, cols, _]| (m, cols));
-        let kernel = match op {
-            "sum" => Kernel::Sum,
-            "dot" => Kernel::Dot,
-            "gemv" => Kernel::Gemv { m },
-            "gemm" => Kernel::Gemm { m, cols },
-            _ => return Err(unknown()),
-        };
-        if m == 0 || cols == 0 {
-            return Err(Error::Input(format!(
-                "{spec}: --shape dimensions must be at least 1"
-            )));
-        }
-        Ok(kernel)
-    }
-
-    /// Rows per call: `M` for GEMV and GEMM, else 1.
-    pub(crate) fn batch(self) -> usize {
-        match self {
-            Kernel::Sum | Kernel::Dot => 1,
-            Kernel::Gemv { m } | Kernel::Gemm { m, .. } => m,
-        }
-    }
-}
-
-/// The input format of a black box that only has f32 and f64 kernels, or a
-/// clear error for any other `--dtype`.
-pub(crate) fn ieee_format(spec: &str, format: Format) -> Result<Format> {
-    match format {
-        Format::F32 | Format::F64 => Ok(format),
-        other => Err(Error::Input(format!(
-            "{spec} does not take --dtype {other}: this probe supports f32 and f64 only \
-             (use --dtype f32 or --dtype f64)"
-        ))),
     }
 }

@@ -32,107 +32,40 @@ use cblas_sys::{CBLAS_LAYOUT, CBLAS_TRANSPOSE};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::probe::{Kernel, Probe, ProbeOptions, ieee_format, resolve_n};
+use crate::probe::ProbeOptions;
+use crate::probe::linalg::{Kernel, LinalgProbe, Run};
 
 // cblas-sys declares the functions; this names the library that has them.
 #[link(name = "openblas")]
 unsafe extern "C" {}
 
-/// Elements one black box may allocate (all its matrices together).
-const MOST_ELEMENTS: usize = 1 << 30;
-
-/// A CBLAS routine as a black box.
-pub struct BlasProbe {
-    n: usize,
-    format: Format,
-    accumulator: Format,
-    kernel: Kernel,
-    run: Box<dyn Run>,
-}
-
-impl std::fmt::Debug for BlasProbe {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BlasProbe")
-            .field("n", &self.n)
-            .field("format", &self.format)
-            .field("kernel", &self.kernel)
-            .finish()
-    }
-}
-
-impl BlasProbe {
-    /// Opens `blas:OP` (`op` is the text after `blas:`).
-    pub fn open(spec: &str, op: &str, opts: &ProbeOptions) -> Result<Self> {
-        let n = resolve_n(spec, opts)?;
-        let kernel = Kernel::parse(spec, op, n, opts, &["dot", "gemv", "gemm"])?;
-        let format = ieee_format(spec, opts.format)?;
-        let (m, cols) = match kernel {
-            Kernel::Sum | Kernel::Dot => (1, 1),
-            Kernel::Gemv { m } => (m, 1),
-            Kernel::Gemm { m, cols } => (m, cols),
-        };
-        // CBLAS takes C ints for dimensions and leading dimensions.
-        let fits = |d: usize| c_int::try_from(d).is_ok();
-        if ![n, m, cols].into_iter().all(fits) {
-            return Err(Error::Input(format!(
-                "{spec}: n = {n} or a dimension of --shape exceeds CBLAS's limit of {}",
-                c_int::MAX
-            )));
-        }
-        let elements = m
-            .checked_mul(n)
-            .zip(n.checked_mul(cols))
-            .zip(m.checked_mul(cols))
-            .and_then(|((a, b), c)| a.checked_add(b)?.checked_add(c));
-        if elements.is_none_or(|e| e > MOST_ELEMENTS) {
-            return Err(Error::Input(format!(
-                "{spec}: the matrices of n = {n} and this --shape are too large (over \
-                 {MOST_ELEMENTS} values); give a smaller --shape M,N,K"
-            )));
-        }
-        let run: Box<dyn Run> = match format {
-            Format::F64 => Box::new(Buffers::<f64>::new(kernel, n)),
-            _ => Box::new(Buffers::<f32>::new(kernel, n)),
-        };
-        Ok(BlasProbe {
-            n,
-            format,
-            accumulator: opts.accumulator.unwrap_or(format),
-            kernel,
-            run,
-        })
-    }
-}
-
-impl Probe for BlasProbe {
-    fn n(&self) -> usize {
-        self.n
-    }
-    fn format(&self) -> Format {
-        self.format
-    }
-    fn accumulator(&self) -> Format {
-        self.accumulator
-    }
-    fn may_fuse(&self) -> bool {
-        false
-    }
-    fn max_batch(&self) -> usize {
-        self.kernel.batch()
-    }
-    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
-        if inputs.len() != out.len() * self.n || out.len() > self.max_batch() {
-            return Err(Error::Input(format!(
-                "blas probe: {} values for {} rows of n = {} (at most {} rows a call)",
-                inputs.len(),
-                out.len(),
-                self.n,
-                self.max_batch()
-            )));
-        }
-        self.run.run(inputs, out);
-        Ok(())
-    }
+/// Opens `blas:OP` (`op` is the text after `blas:`).
+pub fn open(spec: &str, op: &str, opts: &ProbeOptions) -> Result<LinalgProbe> {
+    LinalgProbe::open(
+        "blas",
+        spec,
+        op,
+        opts,
+        &["dot", "gemv", "gemm"],
+        |kernel, n| {
+            // CBLAS takes C ints for dimensions and leading dimensions.
+            let (m, cols) = kernel.dims();
+            if [n, m, cols].into_iter().all(|d| c_int::try_from(d).is_ok()) {
+                Ok(())
+            } else {
+                Err(Error::Input(format!(
+                    "{spec}: n = {n} or a dimension of --shape exceeds CBLAS's limit of {}",
+                    c_int::MAX
+                )))
+            }
+        },
+        |kernel, n, format| -> Box<dyn Run> {
+            match format {
+                Format::F64 => Box::new(Buffers::<f64>::new(kernel, n)),
+                _ => Box::new(Buffers::<f32>::new(kernel, n)),
+            }
+        },
+    )
 }
 
 /// The CBLAS routines of one precision.
@@ -213,11 +146,6 @@ macro_rules! cblas {
 
 cblas!(f32, cblas_sdot, cblas_sgemv, cblas_sgemm);
 cblas!(f64, cblas_ddot, cblas_dgemv, cblas_dgemm);
-
-/// Runs the routine on a batch of rows.
-trait Run {
-    fn run(&mut self, inputs: &[f64], out: &mut [f64]);
-}
 
 /// The routine's operands, allocated once.
 struct Buffers<T> {

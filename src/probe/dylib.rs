@@ -19,7 +19,8 @@ use libloading::Library;
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::probe::{Probe, ProbeOptions, ieee_format, resolve_n};
+use crate::probe::linalg::ieee_format;
+use crate::probe::{Probe, ProbeOptions, resolve_n};
 
 type SumF32 = unsafe extern "C" fn(*const f32, usize) -> f32;
 type SumF64 = unsafe extern "C" fn(*const f64, usize) -> f64;

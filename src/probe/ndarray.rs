@@ -17,96 +17,27 @@
 
 use ndarray::{Array1, Array2, LinalgScalar};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::Format;
-use crate::probe::{Kernel, Probe, ProbeOptions, ieee_format, resolve_n};
+use crate::probe::ProbeOptions;
+use crate::probe::linalg::{Kernel, LinalgProbe, Run};
 
-/// Elements one black box may allocate (all its matrices together).
-const MOST_ELEMENTS: usize = 1 << 30;
-
-/// An ndarray kernel as a black box.
-pub struct NdarrayProbe {
-    n: usize,
-    format: Format,
-    accumulator: Format,
-    kernel: Kernel,
-    run: Box<dyn Run>,
-}
-
-impl std::fmt::Debug for NdarrayProbe {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NdarrayProbe")
-            .field("n", &self.n)
-            .field("format", &self.format)
-            .field("kernel", &self.kernel)
-            .finish()
-    }
-}
-
-impl NdarrayProbe {
-    /// Opens `ndarray:OP` (`op` is the text after `ndarray:`).
-    pub fn open(spec: &str, op: &str, opts: &ProbeOptions) -> Result<Self> {
-        let n = resolve_n(spec, opts)?;
-        let kernel = Kernel::parse(spec, op, n, opts, &["sum", "dot", "gemv", "gemm"])?;
-        let format = ieee_format(spec, opts.format)?;
-        let elements = match kernel {
-            Kernel::Sum | Kernel::Dot => Some(n),
-            Kernel::Gemv { m } => m.checked_mul(n),
-            Kernel::Gemm { m, cols } => m
-                .checked_mul(n)
-                .zip(n.checked_mul(cols))
-                .zip(m.checked_mul(cols))
-                .and_then(|((a, b), c)| a.checked_add(b)?.checked_add(c)),
-        };
-        if elements.is_none_or(|e| e > MOST_ELEMENTS) {
-            return Err(Error::Input(format!(
-                "{spec}: the matrices of n = {n} and this --shape are too large (over {MOST_ELEMENTS} \
-                 values); give a smaller --shape M,N,K"
-            )));
-        }
-        let run: Box<dyn Run> = match format {
-            Format::F64 => Box::new(Buffers::<f64>::new(kernel, n)),
-            _ => Box::new(Buffers::<f32>::new(kernel, n)),
-        };
-        Ok(NdarrayProbe {
-            n,
-            format,
-            accumulator: opts.accumulator.unwrap_or(format),
-            kernel,
-            run,
-        })
-    }
-}
-
-impl Probe for NdarrayProbe {
-    fn n(&self) -> usize {
-        self.n
-    }
-    fn format(&self) -> Format {
-        self.format
-    }
-    fn accumulator(&self) -> Format {
-        self.accumulator
-    }
-    fn may_fuse(&self) -> bool {
-        false
-    }
-    fn max_batch(&self) -> usize {
-        self.kernel.batch()
-    }
-    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
-        if inputs.len() != out.len() * self.n || out.len() > self.max_batch() {
-            return Err(Error::Input(format!(
-                "ndarray probe: {} values for {} rows of n = {} (at most {} rows a call)",
-                inputs.len(),
-                out.len(),
-                self.n,
-                self.max_batch()
-            )));
-        }
-        self.run.run(inputs, out);
-        Ok(())
-    }
+/// Opens `ndarray:OP` (`op` is the text after `ndarray:`).
+pub fn open(spec: &str, op: &str, opts: &ProbeOptions) -> Result<LinalgProbe> {
+    LinalgProbe::open(
+        "ndarray",
+        spec,
+        op,
+        opts,
+        &["sum", "dot", "gemv", "gemm"],
+        |_, _| Ok(()),
+        |kernel, n, format| -> Box<dyn Run> {
+            match format {
+                Format::F64 => Box::new(Buffers::<f64>::new(kernel, n)),
+                _ => Box::new(Buffers::<f32>::new(kernel, n)),
+            }
+        },
+    )
 }
 
 /// A scalar type ndarray has kernels for.
@@ -124,11 +55,6 @@ impl Real for f64 {
     fn from_f64(x: f64) -> Self {
         x
     }
-}
-
-/// Runs the kernel on a batch of rows.
-trait Run {
-    fn run(&mut self, inputs: &[f64], out: &mut [f64]);
 }
 
 /// The kernel's operands, allocated once.

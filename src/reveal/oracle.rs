@@ -227,7 +227,8 @@ impl<'p> Oracle<'p> {
     pub fn calibrate_rows(&mut self, cap: Option<usize>) -> Result<Option<String>> {
         let most = self.probe.max_batch().min(cap.unwrap_or(usize::MAX)).max(1);
         self.rows = most;
-        if most == 1 {
+        // With n <= 2 there is at most one query: nothing to batch.
+        if most == 1 || self.n <= 2 {
             return Ok(None);
         }
         let mut rng = ChaCha8Rng::seed_from_u64(7);

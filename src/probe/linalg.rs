@@ -1,0 +1,196 @@
+//! What the linear-algebra library black boxes (`ndarray:`, `blas:`) share:
+//! the operation and its sizes ([`Kernel`], the semantics of
+//! `probes/numpy.py`), the size limits, and the [`Probe`] implementation;
+//! each library supplies only the code that runs its kernel ([`Run`]).
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::probe::{Probe, ProbeOptions, resolve_n};
+
+/// Elements one black box may allocate (all its matrices together).
+const MOST_ELEMENTS: usize = 1 << 30;
+
+/// What a linear-algebra library black box (`ndarray:`, `blas:`) computes,
+/// with the sizes it runs at; the semantics of `probes/numpy.py`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    /// The sum of one vector of `n`.
+    Sum,
+    /// `x . ones` for one vector `x` of `n`.
+    Dot,
+    /// `A @ ones` with `A` of `m x n`: one query per row.
+    Gemv { m: usize },
+    /// `A @ B` with `A` of `m x n` and `B = ones` of `n x cols`; column 0
+    /// holds one query per row.
+    Gemm { m: usize, cols: usize },
+}
+
+impl Kernel {
+    /// Parses the operation `op` of `spec` among `offered` (some of `sum`,
+    /// `dot`, `gemv`, `gemm`): `M` and `N` come from `--shape`, else `n`.
+    pub(crate) fn parse(
+        spec: &str,
+        op: &str,
+        n: usize,
+        opts: &ProbeOptions,
+        offered: &[&str],
+    ) -> Result<Self> {
+        let unknown = || {
+            let library = spec.split(':').next().unwrap_or(spec);
+            let ops: Vec<String> = offered.iter().map(|o| format!("{library}:{o}")).collect();
+            Error::Input(if op.is_empty() {
+                format!("'{spec}': name an operation: {}", ops.join(", "))
+            } else {
+                format!(
+                    "'{spec}': unknown operation '{op}': expected {}",
+                    ops.join(", ")
+                )
+            })
+        };
+        if !offered.contains(&op) {
+            return Err(unknown());
+        }
+        let (m, cols) = opts.shape.map_or((n, n), |[m, cols, _]| (m, cols));
+        let kernel = match op {
+            "sum" => Kernel::Sum,
+            "dot" => Kernel::Dot,
+            "gemv" => Kernel::Gemv { m },
+            "gemm" => Kernel::Gemm { m, cols },
+            _ => return Err(unknown()),
+        };
+        if m == 0 || cols == 0 {
+            return Err(Error::Input(format!(
+                "{spec}: --shape dimensions must be at least 1"
+            )));
+        }
+        Ok(kernel)
+    }
+
+    /// `(M, N)`: rows of `A` and columns of `B` (1 for vectors).
+    pub(crate) fn dims(self) -> (usize, usize) {
+        match self {
+            Kernel::Sum | Kernel::Dot => (1, 1),
+            Kernel::Gemv { m } => (m, 1),
+            Kernel::Gemm { m, cols } => (m, cols),
+        }
+    }
+
+    /// Rows per call: `M` for GEMV and GEMM, else 1.
+    pub(crate) fn batch(self) -> usize {
+        match self {
+            Kernel::Sum | Kernel::Dot => 1,
+            Kernel::Gemv { m } | Kernel::Gemm { m, .. } => m,
+        }
+    }
+}
+
+/// The input format of a black box that only has f32 and f64 kernels, or a
+/// clear error for any other `--dtype`.
+pub(crate) fn ieee_format(spec: &str, format: Format) -> Result<Format> {
+    match format {
+        Format::F32 | Format::F64 => Ok(format),
+        other => Err(Error::Input(format!(
+            "{spec} does not take --dtype {other}: this probe supports f32 and f64 only \
+             (use --dtype f32 or --dtype f64)"
+        ))),
+    }
+}
+
+/// Runs one library's kernel on a batch of rows (`inputs` holds
+/// `out.len()` rows of `n`).
+pub(crate) trait Run {
+    fn run(&mut self, inputs: &[f64], out: &mut [f64]);
+}
+
+/// A linear-algebra library's sum, dot, GEMV or GEMM as a black box.
+pub struct LinalgProbe {
+    library: &'static str,
+    n: usize,
+    format: Format,
+    accumulator: Format,
+    kernel: Kernel,
+    run: Box<dyn Run>,
+}
+
+impl std::fmt::Debug for LinalgProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinalgProbe")
+            .field("library", &self.library)
+            .field("n", &self.n)
+            .field("format", &self.format)
+            .field("kernel", &self.kernel)
+            .finish()
+    }
+}
+
+impl LinalgProbe {
+    /// Opens operation `op` of `spec` among the `offered` operations of
+    /// `library`; `check` may refuse sizes the library cannot take, `make`
+    /// builds the kernel's runner.
+    pub(crate) fn open(
+        library: &'static str,
+        spec: &str,
+        op: &str,
+        opts: &ProbeOptions,
+        offered: &[&str],
+        check: impl FnOnce(Kernel, usize) -> Result<()>,
+        make: impl FnOnce(Kernel, usize, Format) -> Box<dyn Run>,
+    ) -> Result<Self> {
+        let n = resolve_n(spec, opts)?;
+        let kernel = Kernel::parse(spec, op, n, opts, offered)?;
+        let format = ieee_format(spec, opts.format)?;
+        let (m, cols) = kernel.dims();
+        let elements = m
+            .checked_mul(n)
+            .zip(n.checked_mul(cols))
+            .zip(m.checked_mul(cols))
+            .and_then(|((a, b), c)| a.checked_add(b)?.checked_add(c));
+        if elements.is_none_or(|e| e > MOST_ELEMENTS) {
+            return Err(Error::Input(format!(
+                "{spec}: the matrices of n = {n} and this --shape are too large (over \
+                 {MOST_ELEMENTS} values); give a smaller --shape M,N,K"
+            )));
+        }
+        check(kernel, n)?;
+        Ok(LinalgProbe {
+            library,
+            n,
+            format,
+            accumulator: opts.accumulator.unwrap_or(format),
+            kernel,
+            run: make(kernel, n, format),
+        })
+    }
+}
+
+impl Probe for LinalgProbe {
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn format(&self) -> Format {
+        self.format
+    }
+    fn accumulator(&self) -> Format {
+        self.accumulator
+    }
+    fn may_fuse(&self) -> bool {
+        false
+    }
+    fn max_batch(&self) -> usize {
+        self.kernel.batch()
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
+        if inputs.len() != out.len() * self.n || out.len() > self.max_batch() {
+            return Err(Error::Input(format!(
+                "{} probe: {} values for {} rows of n = {} (at most {} rows a call)",
+                self.library,
+                inputs.len(),
+                out.len(),
+                self.n,
+                self.max_batch()
+            )));
+        }
+        self.run.run(inputs, out);
+        Ok(())
+    }
+}
