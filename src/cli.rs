@@ -12,7 +12,6 @@ use crate::format::Format;
 use crate::probe::{self, ProbeOptions};
 use crate::render;
 use crate::reveal::{self, Algorithm, Options, Pivot};
-use crate::shape::Shape;
 
 /// The spec `fprev reveal` reveals when given none.
 pub const DEFAULT_SPEC: &str = "native:strided:8";
@@ -372,7 +371,7 @@ fn render_doc(doc: &TreeDocument, format: OutputFormat) -> Result<Vec<u8>> {
         OutputFormat::Dot => (render::dot(&doc.tree) + "\n").into_bytes(),
         OutputFormat::Svg => render::svg(&doc.tree)?,
         OutputFormat::Text => {
-            let mut s = format!("{}\n# {}\n", doc.tree.to_text(), Shape::of(&doc.tree));
+            let mut s = render::text(&doc.tree);
             if let (Some(p), Some(d)) = (&doc.probe, doc.dtype) {
                 s += &format!("# {p}, n = {}, {d}", doc.tree.n());
                 if let Some(st) = doc.stats {
