@@ -37,11 +37,13 @@ mod native;
 pub mod ndarray;
 #[cfg(feature = "python")]
 pub mod python;
+mod reducer;
 mod replay;
 
 pub use batch::Batch;
 pub use linalg::LinalgProbe;
 pub use native::Native;
+pub use reducer::ReducerProbe;
 pub use replay::ReplayProbe;
 
 use crate::error::{Error, Result};
@@ -183,6 +185,11 @@ pub fn catalog() -> Vec<SpecInfo> {
             available: ok(),
         },
         SpecInfo {
+            pattern: "reduce:binary-tree[:THREADS]",
+            about: "fprev's Binary Tree Reduction, same bits on any thread count",
+            available: ok(),
+        },
+        SpecInfo {
             pattern: "replay:PATH.json",
             about: "a saved tree evaluated as a black box",
             available: ok(),
@@ -234,6 +241,7 @@ pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
     let probe: Box<dyn Probe> = match library {
         "native" => Box::new(Native::new(rest, opts)?),
         "replay" => Box::new(ReplayProbe::open(rest, opts)?),
+        "reduce" => Box::new(ReducerProbe::open(spec, rest, opts)?),
         "ndarray" => Box::new(ndarray::open(spec, rest, opts)?),
         #[cfg(feature = "blas")]
         "blas" => Box::new(blas::open(spec, rest, opts)?),

@@ -1,6 +1,8 @@
 //! Reproducible reducers. [`Replay`] evaluates any summation tree, binary or
 //! multiway, on any input: a revealed tree becomes an executable
-//! specification of the black box it came from.
+//! specification of the black box it came from. [`binary_tree_sum`] and
+//! [`binary_tree_sum_threads`] add in a fixed tree that depends only on `n`:
+//! the same bits on any number of threads.
 //!
 //! ```
 //! use fprev::{Format, SummationTree, reduce::Replay};
@@ -11,6 +13,10 @@
 //! // (2^24 + 1) + 1 loses both ones in f32; 2^24 + (1 + 1) would not.
 //! assert_eq!(replay.sum(&[big, 1.0, 1.0]), big);
 //! ```
+
+mod binary_tree;
+
+pub use binary_tree::{Real, binary_tree_sum, binary_tree_sum_on, binary_tree_sum_threads};
 
 use crate::format::{Format, fused_sum};
 use crate::tree::SummationTree;

@@ -1,0 +1,85 @@
+//! fprev's own reproducible reducers as black boxes:
+//! `reduce:binary-tree[:THREADS]`, the Binary Tree Reduction on `THREADS`
+//! threads (default 1), in f32 or f64.
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::probe::linalg::ieee_format;
+use crate::probe::{Probe, ProbeOptions, resolve_n};
+use crate::reduce::{binary_tree_sum, binary_tree_sum_on};
+
+/// A reducer of [`crate::reduce`] as a black box.
+#[derive(Debug)]
+pub struct ReducerProbe {
+    n: usize,
+    format: Format,
+    /// `None` for one thread.
+    pool: Option<rayon::ThreadPool>,
+    buf: Vec<f32>,
+}
+
+impl ReducerProbe {
+    fn reduce<T: crate::reduce::Real>(&self, x: &[T]) -> T {
+        match &self.pool {
+            Some(pool) => binary_tree_sum_on(pool, x),
+            None => binary_tree_sum(x),
+        }
+    }
+}
+
+impl ReducerProbe {
+    /// Opens `reduce:REDUCER[:THREADS]` (`rest` is the text after `reduce:`).
+    pub fn open(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<Self> {
+        let (name, threads) = rest.split_once(':').unwrap_or((rest, "1"));
+        if name != "binary-tree" {
+            return Err(Error::Input(format!(
+                "'{spec}': unknown reducer '{name}': expected reduce:binary-tree[:THREADS]"
+            )));
+        }
+        let threads = match threads.parse::<usize>() {
+            Ok(t) if (1..=1024).contains(&t) => t,
+            _ => {
+                return Err(Error::Input(format!(
+                    "'{spec}': the thread count must be a whole number from 1 to 1024"
+                )));
+            }
+        };
+        let pool = (threads > 1)
+            .then(|| rayon::ThreadPoolBuilder::new().num_threads(threads).build())
+            .transpose()
+            .map_err(|e| Error::Input(format!("'{spec}': cannot start {threads} threads: {e}")))?;
+        Ok(ReducerProbe {
+            n: resolve_n(spec, opts)?,
+            format: ieee_format(spec, opts.format)?,
+            pool,
+            buf: Vec::new(),
+        })
+    }
+}
+
+impl Probe for ReducerProbe {
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn format(&self) -> Format {
+        self.format
+    }
+    fn may_fuse(&self) -> bool {
+        false
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
+        for (x, o) in inputs.chunks_exact(self.n).zip(out) {
+            *o = if self.format == Format::F64 {
+                self.reduce(x)
+            } else {
+                let mut buf = std::mem::take(&mut self.buf);
+                buf.clear();
+                buf.extend(x.iter().map(|v| *v as f32));
+                let y = self.reduce(&buf) as f64;
+                self.buf = buf;
+                y
+            };
+        }
+        Ok(())
+    }
+}
