@@ -28,12 +28,14 @@
 //! - [`order`]: reference orders ([`Order`]) as loops and as trees;
 //! - [`reduce`]: reproducible reducers, starting with tree [`Replay`](reduce::Replay);
 //! - [`check`](mod@check): confirming a tree by replay on random inputs;
+//! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
 //! - [`render`], [`shape`], [`document`]: drawing, summarising and saving trees;
 //! - [`cli`]: the `fprev` command line.
 
 pub mod check;
 pub mod cli;
 pub mod document;
+pub mod equivalence;
 pub mod error;
 pub mod format;
 pub mod order;
