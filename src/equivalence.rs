@@ -5,7 +5,7 @@
 //! use fprev::equivalence::{assert_same_order, same_order};
 //! use fprev::probe::{open, ProbeOptions};
 //!
-//! let opts = ProbeOptions { n: Some(64), ..Default::default() };
+//! let opts = ProbeOptions { n: Some(100), ..Default::default() };
 //! let mut a = open("native:binary-tree", &opts).unwrap();
 //! let mut b = open("reduce:binary-tree:4", &opts).unwrap();
 //! assert_same_order(&mut a, &mut b);
