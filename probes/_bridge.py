@@ -26,6 +26,7 @@ numpy.asarray turns into `rows` float64 values. It may carry attributes:
 """
 
 import importlib.util
+import json
 import os
 import site
 import subprocess
@@ -55,13 +56,14 @@ def extend_path():
         site.addsitedir(os.path.join(venv, "lib", version, "site-packages"))
     try:
         out = subprocess.run(
-            ["python3", "-c", "import sys; print(repr((tuple(sys.version_info[:2]), sys.path)))"],
+            ["python3", "-c", "import json, sys; print(json.dumps([sys.version_info[:2], sys.path]))"],
             capture_output=True, text=True, timeout=20,
         )
-        found, paths = eval(out.stdout)  # a tuple literal we printed ourselves
+        # Parsed as data: the python3 on PATH may print anything.
+        found, paths = json.loads(out.stdout.strip().splitlines()[-1])
     except Exception:
         return
-    if found == tuple(sys.version_info[:2]):
+    if tuple(found) == tuple(sys.version_info[:2]):
         for p in paths:
             if p and p not in sys.path and os.path.isdir(p):
                 sys.path.append(p)
