@@ -102,6 +102,7 @@ impl BlackBoxArgs {
             format: self.dtype.or(dtype).unwrap_or_default(),
             accumulator: self.acc,
             shape: self.shape,
+            threads: None,
         }
     }
 }

@@ -129,6 +129,9 @@ pub struct ProbeOptions {
     /// Matrix shape `[M, N, K]` of GEMV/GEMM black boxes; `K` is the reduced
     /// dimension (`n`), each of the `M` rows carries one query.
     pub shape: Option<[usize; 3]>,
+    /// Worker threads, for black boxes that take a thread count
+    /// (`reduce:…`, `blas:…`); `None` keeps the black box's own default.
+    pub threads: Option<usize>,
 }
 
 /// Summand count used when none is given.
@@ -263,6 +266,12 @@ pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
     };
     if probe.n() == 0 {
         return Err(Error::Input("n must be at least 1".into()));
+    }
+    if opts.threads.is_some() && !matches!(library, "reduce" | "blas") {
+        return Err(Error::Input(format!(
+            "{spec}: this black box does not take a thread count: --threads applies to \
+             reduce:… and blas:…"
+        )));
     }
     Ok(probe)
 }

@@ -14,7 +14,8 @@
 //!   to `n`.
 //!
 //! The same semantics as `probes/numpy.py`. OpenBLAS picks its kernels for
-//! the CPU at run time and may use several threads (`OPENBLAS_NUM_THREADS`);
+//! the CPU at run time and may use several threads (`OPENBLAS_NUM_THREADS`,
+//! or `--threads`, which calls `openblas_set_num_threads`);
 //! a revealed tree holds for the CPU and thread count it was revealed on.
 //! Not every row of its GEMV and GEMM sums alike (edge rows of a block and
 //! rows of another thread take other kernels); the engine then batches only
@@ -35,12 +36,22 @@ use crate::format::Format;
 use crate::probe::ProbeOptions;
 use crate::probe::linalg::{Kernel, LinalgProbe, Run};
 
-// cblas-sys declares the functions; this names the library that has them.
+// cblas-sys declares the CBLAS functions; this names the library that has
+// them, and declares OpenBLAS's own thread control.
 #[link(name = "openblas")]
-unsafe extern "C" {}
+unsafe extern "C" {
+    fn openblas_set_num_threads(threads: c_int);
+}
 
 /// Opens `blas:OP` (`op` is the text after `blas:`).
 pub fn open(spec: &str, op: &str, opts: &ProbeOptions) -> Result<LinalgProbe> {
+    if let Some(threads) = opts.threads {
+        let threads = c_int::try_from(threads)
+            .map_err(|_| Error::Input(format!("{spec}: {threads} threads are too many")))?;
+        // SAFETY: a plain setter of OpenBLAS's thread count, safe to call
+        // between BLAS calls.
+        unsafe { openblas_set_num_threads(threads) };
+    }
     LinalgProbe::open(
         "blas",
         spec,

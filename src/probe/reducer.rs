@@ -30,15 +30,25 @@ impl ReducerProbe {
 impl ReducerProbe {
     /// Opens `reduce:REDUCER[:THREADS]` (`rest` is the text after `reduce:`).
     pub fn open(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<Self> {
-        let (name, threads) = rest.split_once(':').unwrap_or((rest, "1"));
+        let (name, in_spec) = match rest.split_once(':') {
+            Some((name, t)) => (name, Some(t)),
+            None => (rest, None),
+        };
         if name != "binary-tree" {
             return Err(Error::Input(format!(
                 "'{spec}': unknown reducer '{name}': expected reduce:binary-tree[:THREADS]"
             )));
         }
-        let threads = match threads.parse::<usize>() {
-            Ok(t) if (1..=1024).contains(&t) => t,
-            _ => {
+        let threads = match in_spec.map(str::parse::<usize>) {
+            None => opts.threads.unwrap_or(1),
+            Some(Ok(t)) if (1..=1024).contains(&t) && opts.threads.is_none_or(|o| o == t) => t,
+            Some(Ok(t)) if (1..=1024).contains(&t) => {
+                return Err(Error::Input(format!(
+                    "'{spec}': {t} threads in the spec disagree with --threads {}",
+                    opts.threads.unwrap_or(1)
+                )));
+            }
+            Some(_) => {
                 return Err(Error::Input(format!(
                     "'{spec}': the thread count must be a whole number from 1 to 1024"
                 )));
