@@ -70,6 +70,7 @@ fn run(c: &Case) {
         format: Format::F32,
         accumulator: None,
         shape: c.shape,
+        ..Default::default()
     };
     let options = Options {
         algorithm: c.algorithm,

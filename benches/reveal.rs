@@ -197,7 +197,7 @@ fn reveal_once(spec: &str, n: usize, options: &Options) -> Result<(SummationTree
         n: Some(n),
         format: Format::F32,
         accumulator: None,
-        shape: None,
+        ..Default::default()
     };
     let mut black_box = probe::open(spec, &probe_options).map_err(|e| e.to_string())?;
     let revealed = reveal(&mut black_box, options).map_err(|e| e.to_string())?;

@@ -12,6 +12,9 @@
 //! assert!(wrong.mismatch.is_some());
 //! ```
 
+use std::fmt;
+
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -21,22 +24,73 @@ use crate::probe::Probe;
 use crate::reduce::Replay;
 use crate::tree::SummationTree;
 
-/// A random input of `n` values of `format` whose sum depends on the order:
-/// both signs, full random significands, magnitudes within a few binades of
-/// each other (so that most additions round, and round differently in
-/// different orders), small enough that no partial sum overflows.
-pub fn random_input(format: Format, n: usize, rng: &mut impl Rng) -> Vec<f64> {
-    let room = (format.max_finite() / n.max(1) as f64).log2().floor() as i32 - 1;
-    let hi = room.min(4);
-    let lo = hi - 6;
-    (0..n)
-        .map(|_| {
+/// The kinds of random input [`check()`] tries, in turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inputs {
+    /// Both signs, full random significands, magnitudes within a few
+    /// binades of each other: most additions round, and round differently
+    /// in different orders.
+    Close,
+    /// Magnitudes spread over about three times the format's precision in
+    /// binades: small summands are swamped, or not, depending on when they
+    /// meet the large ones.
+    Wide,
+    /// Pairs `v, -v(1 + d)` with `d` up to two ulps, shuffled: heavy
+    /// cancellation, so the sum is tiny next to its summands and carries
+    /// every rounding error made on the way.
+    Cancelling,
+}
+
+impl Inputs {
+    /// Every kind, in the order [`check()`] cycles through them.
+    pub const ALL: [Inputs; 3] = [Inputs::Close, Inputs::Wide, Inputs::Cancelling];
+
+    /// A random input of `n` values of `format` of this kind, small enough
+    /// that no partial sum overflows, and normal where the format's range
+    /// leaves room for that.
+    pub fn draw(self, format: Format, n: usize, rng: &mut impl Rng) -> Vec<f64> {
+        let room = (format.max_finite() / n.max(1) as f64).log2().floor() as i32 - 1;
+        let floor = format.min_normal().log2() as i32 + format.precision() as i32;
+        let (lo, hi) = match self {
+            Inputs::Close => (room.min(4) - 6, room.min(4)),
+            Inputs::Wide | Inputs::Cancelling => {
+                let span = 3 * format.precision() as i32 / 2;
+                (floor.max(-span).min(room), room.min(span))
+            }
+        };
+        let mut draw = || {
             let e = rng.random_range(lo..=hi);
             let m: f64 = rng.random_range(1.0..2.0);
             let s = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
             format.round(s * m * 2f64.powi(e))
+        };
+        let mut x: Vec<f64> = (0..n).map(|_| draw()).collect();
+        if self == Inputs::Cancelling {
+            let ulp = 2f64.powi(1 - format.precision() as i32);
+            for k in (1..n).step_by(2) {
+                let d = rng.random_range(-2i32..=2) as f64 * ulp;
+                x[k] = format.round(-x[k - 1] * (1.0 + d));
+            }
+            x.shuffle(rng);
+        }
+        x
+    }
+}
+
+impl fmt::Display for Inputs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Inputs::Close => "close magnitudes",
+            Inputs::Wide => "wide exponent range",
+            Inputs::Cancelling => "cancelling pairs",
         })
-        .collect()
+    }
+}
+
+/// A random input of [`Inputs::Close`] values: the kind whose sum depends
+/// most reliably on the order.
+pub fn random_input(format: Format, n: usize, rng: &mut impl Rng) -> Vec<f64> {
+    Inputs::Close.draw(format, n, rng)
 }
 
 /// The first input on which replay and black box disagreed.
@@ -44,6 +98,8 @@ pub fn random_input(format: Format, n: usize, rng: &mut impl Rng) -> Vec<f64> {
 pub struct Mismatch {
     /// Which trial (0-based).
     pub trial: usize,
+    /// What kind of input it was.
+    pub kind: Inputs,
     /// The input.
     pub input: Vec<f64>,
     /// What the tree's replay gave.
@@ -64,8 +120,9 @@ pub struct CheckReport {
     pub accumulator: Option<Format>,
 }
 
-/// Replays `tree` on `trials` seeded random inputs and compares each result
-/// with the black box's, bit for bit.
+/// Replays `tree` on `trials` seeded random inputs, cycling through the
+/// kinds of [`Inputs`], and compares each result with the black box's, bit
+/// for bit.
 ///
 /// The order is the tree's; the precision of the partial sums is not always
 /// the input format's (NumPy sums f16 in f32, OpenBLAS's sdot accumulates in
@@ -98,7 +155,8 @@ pub fn check(
     let mut out = [0.0];
     let mut first_mismatch = None;
     for trial in 0..trials {
-        let input = random_input(format, n, &mut rng);
+        let kind = Inputs::ALL[trial % Inputs::ALL.len()];
+        let input = kind.draw(format, n, &mut rng);
         probe.sum(&input, &mut out)?;
         let got = out[0];
         candidates.retain(|replay| {
@@ -107,6 +165,7 @@ pub fn check(
             if !same && first_mismatch.is_none() && replay.accumulator() == declared {
                 first_mismatch = Some(Mismatch {
                     trial,
+                    kind,
                     input: input.clone(),
                     replayed,
                     black_box: got,
@@ -127,4 +186,44 @@ pub fn check(
         mismatch: None,
         accumulator: candidates.first().map(Replay::accumulator),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binades(x: &[f64]) -> i32 {
+        let e = |v: &f64| v.abs().log2().floor() as i32;
+        x.iter().map(e).max().unwrap() - x.iter().map(e).min().unwrap()
+    }
+
+    #[test]
+    fn the_input_kinds_are_what_they_claim() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for format in Format::ALL {
+            for n in [3, 64, 1000] {
+                for kind in Inputs::ALL {
+                    let x = kind.draw(format, n, &mut rng);
+                    assert_eq!(x.len(), n);
+                    // e4m3 cannot hold 1000 normal values without
+                    // overflowing their sum.
+                    let normal = format != Format::E4m3 || n < 1000;
+                    assert!(
+                        x.iter().all(|v| format.round(*v) == *v
+                            && (!normal || v.abs() >= format.min_normal())
+                            && v.abs() * n as f64 <= format.max_finite()),
+                        "{format} {kind} n = {n}"
+                    );
+                }
+                let close = Inputs::Close.draw(format, n, &mut rng);
+                assert!(binades(&close) <= 7, "{format} n = {n}");
+            }
+        }
+        let wide = Inputs::Wide.draw(Format::F32, 1000, &mut rng);
+        assert!(binades(&wide) >= 2 * 24, "{}", binades(&wide));
+        let cancelling = Inputs::Cancelling.draw(Format::F64, 1000, &mut rng);
+        let total: f64 = cancelling.iter().sum();
+        let scale: f64 = cancelling.iter().map(|v| v.abs()).sum();
+        assert!(total.abs() < scale * 1e-12, "{total} against {scale}");
+    }
 }

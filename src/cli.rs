@@ -12,6 +12,7 @@ use crate::format::Format;
 use crate::probe::{self, ProbeOptions};
 use crate::render;
 use crate::reveal::{self, Algorithm, Options, Pivot};
+use crate::sweep::{self, Sizes};
 
 /// The spec `fprev reveal` reveals when given none.
 pub const DEFAULT_SPEC: &str = "native:strided:8";
@@ -28,7 +29,8 @@ Every answer is validated: a black box that breaks the method's assumptions is
 reported as such, never turned into a tree.
 
 Exit status: 0 ok, 1 trees differ or a check failed, 2 usage or bad input,
-3 the black box broke an assumption.";
+3 the black box broke an assumption, 4 the black box is order-independent
+(the same bits in every order: reported, no tree).";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -39,6 +41,8 @@ Examples:
   fprev render t.json --format svg -o t.svg      draw it (needs Graphviz's dot)
   fprev check t.json native:pairwise             confirm by replay on random inputs
   fprev diff a.json b.json                       equal modulo child order?
+  fprev sweep reduce:binary-tree -n 1..100 --threads 1,2,4
+                                                 where does the order change with n, threads?
   fprev probes                                   what can be revealed here";
 
 #[derive(Parser, Debug)]
@@ -61,6 +65,8 @@ enum Command {
     Diff(DiffArgs),
     /// Replay a saved tree on random inputs and compare with a black box bit for bit.
     Check(CheckArgs),
+    /// Reveal across sizes (and thread counts) and report where the order changes.
+    Sweep(SweepArgs),
     /// List the probe specs this build knows, and whether each is usable here.
     Probes,
 }
@@ -70,6 +76,20 @@ struct BlackBoxArgs {
     /// Number of summands [default: the tree's size for replay:, else 32].
     #[arg(short, long)]
     n: Option<usize>,
+    #[command(flatten)]
+    format: FormatArgs,
+    /// GEMV/GEMM shape M,N,K: A is M x K, B is K x N; K (= -n) is revealed,
+    /// and each of the M rows answers one query per call [default: N,N,N].
+    #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
+    shape: Option<[usize; 3]>,
+    /// Worker threads of a black box that takes a count (reduce:…, blas:…)
+    /// [default: the black box's own].
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
+}
+
+#[derive(Args, Debug)]
+struct FormatArgs {
     /// Input format: f64, f32, f16, bf16, e4m3, e5m2 [default: f32, or a tree file's dtype].
     #[arg(long, value_name = "FORMAT")]
     dtype: Option<Format>,
@@ -78,10 +98,6 @@ struct BlackBoxArgs {
     /// they are known to round partial sums to [default: the input format].
     #[arg(long, value_name = "FORMAT")]
     acc: Option<Format>,
-    /// GEMV/GEMM shape M,N,K: A is M x K, B is K x N; K (= -n) is revealed,
-    /// and each of the M rows answers one query per call [default: N,N,N].
-    #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
-    shape: Option<[usize; 3]>,
 }
 
 fn parse_shape(s: &str) -> std::result::Result<[usize; 3], String> {
@@ -99,10 +115,19 @@ impl BlackBoxArgs {
     fn options(&self, dtype: Option<Format>) -> ProbeOptions {
         ProbeOptions {
             n: self.n,
+            shape: self.shape,
+            threads: self.threads.map(usize::from),
+            ..self.format.options(dtype)
+        }
+    }
+}
+
+impl FormatArgs {
+    fn options(&self, dtype: Option<Format>) -> ProbeOptions {
+        ProbeOptions {
             format: self.dtype.or(dtype).unwrap_or_default(),
             accumulator: self.acc,
-            shape: self.shape,
-            threads: None,
+            ..Default::default()
         }
     }
 }
@@ -114,6 +139,14 @@ struct RevealArgs {
     spec: String,
     #[command(flatten)]
     black_box: BlackBoxArgs,
+    #[command(flatten)]
+    engine: EngineArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+struct EngineArgs {
     /// Revelation algorithm: fprev (any tree), basic (all pairs, binary), naive (n <= 8).
     #[arg(long, default_value = "fprev", value_name = "ALGO")]
     algo: Algorithm,
@@ -126,8 +159,49 @@ struct RevealArgs {
     /// Most queries per call of a batched black box (GEMV/GEMM rows, Python batches).
     #[arg(long, value_name = "ROWS")]
     batch: Option<usize>,
+}
+
+impl EngineArgs {
+    fn options(&self) -> Options {
+        Options {
+            algorithm: self.algo,
+            pivot: match self.pivot {
+                PivotRule::Random => Pivot::Random { seed: self.seed },
+                PivotRule::Min => Pivot::Min,
+            },
+            progress: true,
+            batch: self.batch,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct SweepArgs {
+    /// The black box, e.g. numpy:sum, reduce:binary-tree (see `fprev probes`).
+    spec: String,
+    /// Sizes to reveal: A..B (every size), A..B:S (every S-th), or a list: 1..64,128,256.
+    #[arg(short = 'n', long = "n", value_name = "SIZES")]
+    sizes: Sizes,
+    /// Thread counts to reveal each size on, e.g. 1,2,4 (reduce:…, blas:…)
+    /// [default: the black box's own].
+    #[arg(long, value_name = "T,T,…", value_delimiter = ',', value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Vec<u16>,
     #[command(flatten)]
-    output: OutputArgs,
+    number: FormatArgs,
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// Output format [default: from the -o extension (.json), else a table].
+    #[arg(long, value_enum)]
+    format: Option<SweepFormat>,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum SweepFormat {
+    Table,
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -238,6 +312,7 @@ fn run(command: Command) -> Result<i32> {
         }
         Command::Diff(a) => diff_cmd(a),
         Command::Check(a) => check_cmd(a),
+        Command::Sweep(a) => sweep_cmd(a),
         Command::Probes => {
             for info in probe::catalog() {
                 let status = match &info.available {
@@ -257,16 +332,14 @@ fn reveal_cmd(a: RevealArgs) -> Result<i32> {
     check_writable(a.output.output.as_deref())?;
     let opts = a.black_box.options(None);
     let mut black_box = probe::open(&a.spec, &opts)?;
-    let options = Options {
-        algorithm: a.algo,
-        pivot: match a.pivot {
-            PivotRule::Random => Pivot::Random { seed: a.seed },
-            PivotRule::Min => Pivot::Min,
-        },
-        progress: true,
-        batch: a.batch,
+    let options = a.engine.options();
+    let r = match reveal::reveal(&mut black_box, &options) {
+        Err(Error::OrderIndependent(why)) => {
+            println!("order-independent: {}: {why}", a.spec);
+            return Ok(4);
+        }
+        r => r?,
     };
-    let r = reveal::reveal(&mut black_box, &options)?;
     for note in &r.notes {
         eprintln!("fprev: note: {note}");
     }
@@ -331,8 +404,9 @@ fn check_cmd(a: CheckArgs) -> Result<i32> {
         }
         Some(m) => {
             println!(
-                "mismatch on trial {}: replay gave {:e}, {} gave {:e}",
+                "mismatch on trial {} ({} input): replay gave {:e}, {} gave {:e}",
                 m.trial + 1,
+                m.kind,
                 m.replayed,
                 a.spec,
                 m.black_box
@@ -342,6 +416,37 @@ fn check_cmd(a: CheckArgs) -> Result<i32> {
             Ok(1)
         }
     }
+}
+
+fn sweep_cmd(a: SweepArgs) -> Result<i32> {
+    let json = match a.format {
+        Some(f) => f == SweepFormat::Json,
+        None => a
+            .output
+            .as_ref()
+            .and_then(|p| p.extension())
+            .is_some_and(|e| e == "json"),
+    };
+    check_writable(a.output.as_deref())?;
+    let threads: Vec<Option<usize>> = if a.threads.is_empty() {
+        vec![None]
+    } else {
+        a.threads.iter().map(|t| Some(usize::from(*t))).collect()
+    };
+    let s = sweep::sweep(
+        &a.spec,
+        &a.number.options(None),
+        &a.sizes,
+        &threads,
+        &a.engine.options(),
+    )?;
+    let text = if json {
+        s.to_json() + "\n"
+    } else {
+        s.to_string()
+    };
+    write_out(text.as_bytes(), a.output.as_deref())?;
+    Ok(if s.any_broken() { 3 } else { 0 })
 }
 
 impl OutputArgs {

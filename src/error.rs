@@ -8,9 +8,14 @@ pub enum Error {
     #[error("{0}")]
     Input(String),
     /// The black box broke an assumption of the method: NaN, a fraction, an
-    /// inconsistent answer, an order-independent sum. Exit status 3.
+    /// inconsistent answer. Exit status 3.
     #[error("{0}")]
     BlackBox(String),
+    /// Not a fault: the black box gives the same bits in every order (an
+    /// exact or pre-rounded sum), so no summation tree describes it. Exit
+    /// status 4.
+    #[error("{0}")]
+    OrderIndependent(String),
 }
 
 impl Error {
@@ -19,6 +24,7 @@ impl Error {
         match self {
             Error::Input(_) => 2,
             Error::BlackBox(_) => 3,
+            Error::OrderIndependent(_) => 4,
         }
     }
 }

@@ -109,6 +109,17 @@ impl Format {
         }
     }
 
+    /// Smallest positive normal value: below it, values lose precision
+    /// (and some hardware flushes them to zero).
+    pub fn min_normal(self) -> f64 {
+        2f64.powi(match self {
+            Format::F64 => -1022,
+            Format::F32 | Format::Bf16 => -126,
+            Format::F16 | Format::E5m2 => -14,
+            Format::E4m3 => -6,
+        })
+    }
+
     /// How many units this format counts exactly when it accumulates them:
     /// every integer up to `2^p` is representable, so a sum of at most that
     /// many units is exact in any order.

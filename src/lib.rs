@@ -29,6 +29,7 @@
 //! - [`reduce`]: reproducible reducers, starting with tree [`Replay`](reduce::Replay);
 //! - [`check`](mod@check): confirming a tree by replay on random inputs;
 //! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
+//! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
 //! - [`render`], [`shape`], [`document`]: drawing, summarising and saving trees;
 //! - [`cli`]: the `fprev` command line.
 
@@ -44,6 +45,7 @@ pub mod reduce;
 pub mod render;
 pub mod reveal;
 pub mod shape;
+pub mod sweep;
 pub mod tree;
 
 pub use error::{Error, Result};

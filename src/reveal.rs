@@ -32,7 +32,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::probe::Probe;
 use crate::tree::SummationTree;
 use oracle::Oracle;
@@ -146,7 +146,9 @@ pub struct Revelation {
 /// Reveals the summation tree of `probe`.
 ///
 /// Every answer is validated; a black box that breaks the method's
-/// assumptions yields [`crate::Error::BlackBox`], never a tree.
+/// assumptions yields [`Error::BlackBox`], never a tree, and one whose bits
+/// do not depend on the order at all (an exact or pre-rounded sum) yields
+/// [`Error::OrderIndependent`].
 pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
     let started = Instant::now();
     let mut oracle = Oracle::new(probe)?;
@@ -158,13 +160,25 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
         Algorithm::Naive => naive::build(&mut oracle),
     };
     progress.finish();
-    let tree = tree.map_err(|e| match e {
-        crate::Error::BlackBox(m) if oracle.rows() > 1 => crate::Error::BlackBox(format!(
+    let tree = match tree {
+        // Only FPRev tells a fused node (itself order-independent) from
+        // an order-independent sum; the binary-only algorithms say so.
+        Err(Error::BlackBox(m))
+            if opts.algorithm == Algorithm::Fprev && oracle.order_independent()? =>
+        {
+            return Err(Error::OrderIndependent(format!(
+                "the black box sums its {} summands order-independently: every order of \
+                 random inputs gave the same bits (an exact or pre-rounded sum), so no \
+                 summation tree describes it; masked inputs said: {m}",
+                oracle.n()
+            )));
+        }
+        Err(Error::BlackBox(m)) if oracle.rows() > 1 => Err(Error::BlackBox(format!(
             "{m}; rows of a batched black box may follow different orders that agreed on the \
              row check's inputs: --batch 1 reveals row 0's order one query per call"
-        )),
-        e => e,
-    })?;
+        ))),
+        tree => tree,
+    }?;
     let c = oracle.counters;
     Ok(Revelation {
         tree,

@@ -32,21 +32,42 @@ pub struct Shape {
 impl Shape {
     /// Summarises `tree`.
     pub fn of(tree: &SummationTree) -> Self {
+        Shape {
+            depth: tree.depth(),
+            widest: tree.widest(),
+            order: Self::orders(tree).into_iter().next(),
+        }
+    }
+
+    /// Every reference order whose tree at this size is `tree`, the most
+    /// telling name first (small trees have several: at `n = 4` pairwise
+    /// halving is also the binary tree reduction). Empty past
+    /// [`MATCH_LIMIT`] summands.
+    ///
+    /// ```
+    /// use fprev::{Order, shape::Shape};
+    ///
+    /// let names = Shape::orders(&Order::Pairwise.tree(4));
+    /// assert!(names.contains(&Order::Pairwise) && names.contains(&Order::BinaryTree));
+    /// ```
+    pub fn orders(tree: &SummationTree) -> Vec<Order> {
         let n = tree.n();
+        if n <= 1 || n > MATCH_LIMIT {
+            return Vec::new();
+        }
         let widest = tree.widest();
         let mut candidates = Order::candidates(n);
         if widest >= 3 {
             candidates.insert(0, Order::Fused(widest));
         }
         candidates.extend(derived_candidates(tree));
-        let order = (n > 1 && n <= MATCH_LIMIT)
-            .then(|| candidates.into_iter().find(|o| &o.tree(n) == tree))
-            .flatten();
-        Shape {
-            depth: tree.depth(),
-            widest,
-            order,
+        let mut out: Vec<Order> = Vec::new();
+        for order in candidates {
+            if !out.contains(&order) && &order.tree(n) == tree {
+                out.push(order);
+            }
         }
+        out
     }
 }
 

@@ -1,5 +1,6 @@
 //! Black boxes that break the method's assumptions are reported as such
-//! (exit status 3), never turned into a tree.
+//! (exit status 3), never turned into a tree; ones that sum in no order at
+//! all are reported as order-independent (exit status 4).
 
 use fprev::{Error, Format, Options, Order, Probe, reveal};
 use rand::{Rng, SeedableRng};
@@ -121,12 +122,26 @@ fn an_order_that_changes_between_calls_is_inconsistent() {
 fn an_exact_sum_is_reported_as_order_independent() {
     for n in [3, 4, 17, 100] {
         let e = reveal_err(n, exact_sum);
-        assert_eq!(e.exit_code(), 3);
-        assert!(
-            e.to_string().contains("order-independently"),
-            "n = {n}: {e}"
-        );
+        assert!(matches!(e, Error::OrderIndependent(_)), "n = {n}: {e}");
+        assert_eq!(e.exit_code(), 4);
+        assert!(e.to_string().contains("order-independently"), "{e}");
     }
+}
+
+#[test]
+fn answers_only_an_order_independent_sum_gives_are_not_enough() {
+    // Every masked query answers l = 2, as an exact sum would, but the
+    // function is no sum: it is not reported as order-independent.
+    let e = reveal_err(20, |x| (x.len() - 2) as f64);
+    assert_eq!(e.exit_code(), 3, "{e}");
+    assert!(e.to_string().contains("l = 2"), "{e}");
+    // A sum that is order-independent for masked inputs only (it adds the
+    // masks first, then the rest in order) is an order-based sum after all.
+    let e = reveal_err(20, |x| {
+        let (big, small): (Vec<f64>, Vec<f64>) = x.iter().partition(|v| v.abs() > 1e300);
+        big.iter().sum::<f64>() + sequential(&small)
+    });
+    assert_eq!(e.exit_code(), 3, "{e}");
 }
 
 #[test]

@@ -95,7 +95,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
-/// Parses a JSON tree document and returns it.
+/// Parses a JSON document and returns it.
 fn parse_json(text: &str) -> Value {
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
@@ -1042,4 +1042,101 @@ fn output_through_a_symlink_writes_its_target() {
     assert!(link.file_type().is_symlink(), "the link was replaced");
     let doc = parse_json(&std::fs::read_to_string(&target).unwrap());
     assert_eq!(doc["tree"], pairwise_json(0, 4));
+}
+
+// fprev sweep
+
+#[test]
+fn sweep_finds_where_blocks_start() {
+    // Blocks of 16 summed left to right, then the block sums left to right:
+    // up to 17 summands (a 17th is a block of one, added last) that is one
+    // left-to-right sum; from 18 on it is not.
+    let out = run(&["sweep", "native:blocked:16", "-n", "2..40"]);
+    let table = assert_ok(&out);
+    assert!(table.contains("2..17   sequential"), "{table}");
+    assert!(table.contains("18..40  blocked:16"), "{table}");
+    assert!(
+        table.contains("n = 18: sequential -> blocked:16"),
+        "{table}"
+    );
+}
+
+#[test]
+fn sweep_writes_json_with_change_points() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "sweep",
+            "native:strided:4",
+            "-n",
+            "2..12:2,16",
+            "-o",
+            "s.json",
+        ],
+    );
+    assert_ok(&out);
+    let v = parse_json(&std::fs::read_to_string(dir.path().join("s.json")).unwrap());
+    let sizes: Vec<u64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["n"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [2, 4, 6, 8, 10, 12, 16]);
+    assert_eq!(
+        v["change_points"],
+        json!([{"threads": null, "n": 6, "from": "pairwise", "to": "strided:4"}])
+    );
+    assert_eq!(
+        v["points"][2]["stats"]["queries"].as_u64().map(|q| q > 0),
+        Some(true)
+    );
+}
+
+#[test]
+fn sweep_over_threads_finds_the_binary_tree_reduction_independent_of_them() {
+    let out = run(&[
+        "sweep",
+        "reduce:binary-tree",
+        "-n",
+        "1..70",
+        "--threads",
+        "1,2,4",
+        "--format",
+        "json",
+        "--dtype",
+        "f64",
+    ]);
+    let v = parse_json(&assert_ok(&out));
+    assert_eq!(v["threads"], json!([1, 2, 4]));
+    assert_eq!(v["points"].as_array().unwrap().len(), 3 * 70);
+    assert_eq!(v["change_points"], json!([]));
+    assert_eq!(v["thread_dependent"], json!([]));
+    assert!(
+        v["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["n"].as_u64() > Some(2))
+            .all(|p| p["order"] == "binary-tree"),
+        "a point named otherwise"
+    );
+}
+
+#[test]
+fn sweep_rejects_bad_sizes_and_threads_for_black_boxes_without_them() {
+    for sizes in ["8..4", "0..3", "x", "4,", "1..9:0"] {
+        let out = run(&["sweep", "native:pairwise", "-n", sizes]);
+        assert!(
+            assert_error(&out, 2).contains("not a list of sizes"),
+            "{sizes}"
+        );
+    }
+    let out = run(&["sweep", "native:pairwise", "-n", "4", "--threads", "2"]);
+    assert!(assert_error(&out, 2).contains("does not take a thread count"));
+    let out = run(&["reveal", "native:pairwise", "--threads", "0"]);
+    assert_error(&out, 2);
+    let out = run(&["reveal", "reduce:binary-tree:2", "--threads", "3"]);
+    assert!(assert_error(&out, 2).contains("disagree"));
 }

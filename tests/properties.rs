@@ -122,7 +122,7 @@ fn fused_nodes_beyond_the_masks_reach_are_refused_not_misread() {
         n: Some(8),
         format: Format::E4m3,
         accumulator: Some(Format::F32),
-        shape: None,
+        ..Default::default()
     };
     let mut bb = probe::open("native:sequential", &opts).unwrap();
     let err = reveal(&mut bb, &Options::default()).unwrap_err();
@@ -249,7 +249,7 @@ fn reveal_native(
         n: Some(n),
         format,
         accumulator: acc,
-        shape: None,
+        ..Default::default()
     };
     let mut bb = probe::open(&format!("native:{order}"), &opts).unwrap();
     let options = Options {
@@ -313,7 +313,7 @@ fn native_orders_match_in_every_format_and_with_the_min_pivot() {
                         n: Some(n),
                         format,
                         accumulator: None,
-                        shape: None,
+                        ..Default::default()
                     };
                     let mut bb = probe::open(&format!("native:{order}"), &opts).unwrap();
                     let e = reveal(&mut bb, &Options::default()).unwrap_err();

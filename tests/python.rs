@@ -30,6 +30,7 @@ fn reveal_and_check(
         format,
         accumulator: None,
         shape,
+        ..Default::default()
     };
     let mut bb = probe::open(spec, &opts).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let r = reveal(&mut bb, &Options::default())
@@ -161,6 +162,47 @@ fn a_user_function_is_revealed() {
     let text = String::from_utf8_lossy(&o.stdout);
     // NumPy sums 2 elements left to right; the halves are then added.
     assert_eq!(text.lines().next(), Some("((0+1)+(2+3))"), "{text}");
+}
+
+#[test]
+fn an_exact_python_sum_is_reported_as_order_independent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = user_file(
+        dir.path(),
+        "import math\n\ndef exact(x):\n    return math.fsum(x)\n",
+    );
+    let spec = format!("python:{path}:exact");
+    let o = fprev(&["reveal", &spec, "-n", "50", "--dtype", "f64"], &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.starts_with("order-independent: "), "{text}");
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_sweep_records_sizes_where_the_black_box_breaks_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = user_file(
+        dir.path(),
+        "import numpy as np\n\ndef f(x):\n    return np.nan if len(x) == 6 else np.sum(x)\n",
+    );
+    let spec = format!("python:{path}:f");
+    let o = fprev(&["sweep", &spec, "-n", "4..8"], &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    let row = |n: &str| {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(n))
+            .map(|l| l.split_whitespace().nth(1).unwrap_or("").to_string())
+    };
+    assert_eq!(row("6").as_deref(), Some("broken"), "{table}");
+    assert_eq!(row("7").as_deref(), Some("sequential"), "{table}");
+    assert!(
+        table.contains("broken at n = 6 (default threads): "),
+        "{table}"
+    );
+    assert!(table.contains("NaN"), "{table}");
 }
 
 #[test]

@@ -170,8 +170,7 @@ impl Engine<'_, '_> {
         if inexact.len() == 1 && by_l.len() == 1 && by_l.contains_key(&2) && size > 2 {
             return Err(Error::BlackBox(format!(
                 "every pair of masked summands cancelled as if added first (l = 2 for all {} \
-                 pairs with summand {pivot}): the black box sums order-independently \
-                 (exactly, or pre-rounded), so no summation tree describes it",
+                 pairs with summand {pivot}), which no summation tree does",
                 size - 1
             )));
         }

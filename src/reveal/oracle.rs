@@ -9,9 +9,10 @@
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
+use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::check::random_input;
+use crate::check::{Inputs, random_input};
 use crate::error::{Error, Result};
 use crate::format::{FUSED_FRACTION_BITS, Format};
 use crate::probe::{Batch, Probe};
@@ -264,6 +265,44 @@ impl<'p> Oracle<'p> {
             self.rows - 1,
             self.rows
         )))
+    }
+
+    /// Whether the black box gives the same bits for every order of its
+    /// summands: each of [`Self::ROW_TRIALS`] random inputs (of every
+    /// [`Inputs`] kind, which an order-based sum of three or more summands
+    /// almost never survives) summed in five random permutations. Every
+    /// result must also be a sum: finite, and within the error bound of
+    /// some order (a constant is not order-independent, it is broken).
+    pub fn order_independent(&mut self) -> Result<bool> {
+        if self.n <= 2 {
+            return Ok(false);
+        }
+        let format = self.probe.format();
+        let precision = format.precision().min(self.probe.accumulator().precision());
+        let eps = 2f64.powi(1 - precision as i32);
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut out = [0.0];
+        for trial in 0..Self::ROW_TRIALS {
+            let mut input = Inputs::ALL[trial % Inputs::ALL.len()].draw(format, self.n, &mut rng);
+            let reference: f64 = input.iter().sum();
+            let bound = 2.0 * self.n as f64 * eps * input.iter().map(|x| x.abs()).sum::<f64>();
+            let mut first = None;
+            for _ in 0..5 {
+                input.shuffle(&mut rng);
+                let started = Instant::now();
+                self.probe.sum(&input, &mut out)?;
+                self.counters.in_probe += started.elapsed();
+                self.counters.calls += 1;
+                let y = out[0];
+                if !y.is_finite()
+                    || (y - reference).abs() > bound
+                    || *first.get_or_insert(y.to_bits()) != y.to_bits()
+                {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// Random inputs that rows must agree on to share row 0's order.
