@@ -20,6 +20,7 @@
 
 mod basic;
 mod fprev;
+mod levels;
 mod naive;
 pub mod oracle;
 mod progress;
@@ -155,6 +156,10 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
     let notes: Vec<String> = oracle.calibrate_rows(opts.batch)?.into_iter().collect();
     let mut progress = Progress::new(oracle.n(), opts.progress);
     let tree = match opts.algorithm {
+        // Every count exact with all summands live: one level per call.
+        Algorithm::Fprev if (oracle.n() as u64) < oracle.masks().exact_below => {
+            levels::build(&mut oracle, opts.pivot, &mut progress)
+        }
         Algorithm::Fprev => fprev::build(&mut oracle, opts.pivot, &mut progress),
         Algorithm::Basic => basic::build(&mut oracle),
         Algorithm::Naive => naive::build(&mut oracle),

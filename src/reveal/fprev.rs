@@ -34,12 +34,69 @@ use crate::error::{Error, Result};
 use crate::tree::{SummationTree, TreeBuilder};
 
 /// What a subproblem built.
-enum Built {
+pub(super) enum Built {
     /// Its leaves form one complete subtree.
     Complete(NodeIndex),
     /// Its leaves are some children of a fused node that also holds the
     /// caller's `cur`: these are those children.
     Partial(Vec<NodeIndex>),
+}
+
+impl Built {
+    /// The children `cur` gets beside it when this joins it.
+    pub(super) fn nodes(self) -> Vec<NodeIndex> {
+        match self {
+            Built::Complete(root) => vec![root],
+            Built::Partial(rest) => rest,
+        }
+    }
+}
+
+/// The pivot rule with its random state.
+pub(super) struct Pivots {
+    rule: Pivot,
+    rng: Option<ChaCha8Rng>,
+}
+
+impl Pivots {
+    pub(super) fn new(rule: Pivot) -> Self {
+        Pivots {
+            rule,
+            rng: rule.rng(),
+        }
+    }
+
+    /// The position in `leaves` of the next pivot.
+    pub(super) fn choose(&mut self, leaves: &[usize]) -> usize {
+        match (self.rule, &mut self.rng) {
+            (Pivot::Random { .. }, Some(rng)) => rng.random_range(0..leaves.len()),
+            _ => {
+                let min = leaves.iter().min().copied().unwrap_or(0);
+                leaves.iter().position(|x| *x == min).unwrap_or(0)
+            }
+        }
+    }
+}
+
+/// The error for answers that contradict each other.
+pub(super) fn inconsistent(what: &str) -> Error {
+    Error::BlackBox(format!(
+        "inconsistent answers: {what}. The black box's order may depend on the values or \
+         vary between calls, or it accumulates in a narrower format than declared (see --acc)"
+    ))
+}
+
+/// Checks that a group of `k` leaves at `l` joins a subtree of `cur_size`
+/// leaves grown from `pivot`: their LCA must hold exactly both.
+pub(super) fn check_group(pivot: usize, cur_size: usize, k: usize, l: usize) -> Result<()> {
+    if l == cur_size + k {
+        return Ok(());
+    }
+    Err(inconsistent(&format!(
+        "summand {pivot} has {k} summands at l = {l}, but the subtree built so far holds \
+         {cur_size} leaves, so l should be {}",
+        cur_size + k
+    )))
 }
 
 /// What the frame on top of the stack is waiting for.
@@ -83,8 +140,7 @@ pub(super) fn build(
     let mut engine = Engine {
         oracle,
         builder: TreeBuilder::new(n),
-        rng: pivot.rng(),
-        pivot,
+        pivots: Pivots::new(pivot),
         progress,
     };
     let root = engine.run()?;
@@ -94,8 +150,7 @@ pub(super) fn build(
 struct Engine<'a, 'p> {
     oracle: &'a mut Oracle<'p>,
     builder: TreeBuilder,
-    rng: Option<ChaCha8Rng>,
-    pivot: Pivot,
+    pivots: Pivots,
     progress: &'a mut Progress,
 }
 
@@ -118,7 +173,7 @@ impl Engine<'_, '_> {
             let Some(frame) = stack.last_mut() else {
                 return match result {
                     Some(Built::Complete(root)) => Ok(root),
-                    _ => Err(self.inconsistent("the whole input does not form one tree")),
+                    _ => Err(inconsistent("the whole input does not form one tree")),
                 };
             };
             if let Some(built) = result.take() {
@@ -147,7 +202,7 @@ impl Engine<'_, '_> {
             self.progress.place(leaves[0], self.oracle);
             return Ok(Step::Done(Built::Complete(self.builder.leaf(leaves[0]))));
         }
-        let at = self.choose(&leaves);
+        let at = self.pivots.choose(&leaves);
         let pivot = leaves[at];
         self.progress.place(pivot, self.oracle);
         let mut live = leaves;
@@ -221,34 +276,20 @@ impl Engine<'_, '_> {
                 frame.cur_size = k;
             }
             (Waiting::Inexact(k), _) => {
-                return Err(self.inconsistent(&format!(
+                return Err(inconsistent(&format!(
                     "the {k} summands whose answers were inexact do not form one subtree"
                 )));
             }
             (Waiting::Group { size: k, l }, built) => {
-                if l != frame.cur_size + k {
-                    return Err(self.inconsistent(&format!(
-                        "summand {} has {k} summands at l = {l}, but the subtree built so far \
-                         holds {} leaves, so l should be {}",
-                        frame.pivot,
-                        frame.cur_size,
-                        frame.cur_size + k
-                    )));
-                }
+                check_group(frame.pivot, frame.cur_size, k, l)?;
                 let mut children = vec![frame.cur];
-                match built {
-                    Built::Complete(root) => children.push(root),
-                    Built::Partial(rest) => children.extend(rest),
-                }
+                children.extend(built.nodes());
                 frame.cur = self.builder.sum(&children);
                 frame.cur_size += k;
             }
             (Waiting::Context, built) => {
                 let mut children = vec![frame.cur];
-                match built {
-                    Built::Complete(root) => children.push(root),
-                    Built::Partial(rest) => children.extend(rest),
-                }
+                children.extend(built.nodes());
                 frame.partial = Some(children);
             }
             (Waiting::Nothing, _) => unreachable!("a result arrived that no frame asked for"),
@@ -261,28 +302,11 @@ impl Engine<'_, '_> {
             return Ok(Built::Partial(children));
         }
         if frame.cur_size != frame.size {
-            return Err(self.inconsistent(&format!(
+            return Err(inconsistent(&format!(
                 "the answers for summand {} place {} of its subproblem's {} summands",
                 frame.pivot, frame.cur_size, frame.size
             )));
         }
         Ok(Built::Complete(frame.cur))
-    }
-
-    fn inconsistent(&self, what: &str) -> Error {
-        Error::BlackBox(format!(
-            "inconsistent answers: {what}. The black box's order may depend on the values or \
-             vary between calls, or it accumulates in a narrower format than declared (see --acc)"
-        ))
-    }
-
-    fn choose(&mut self, leaves: &[usize]) -> usize {
-        match (self.pivot, &mut self.rng) {
-            (Pivot::Random { .. }, Some(rng)) => rng.random_range(0..leaves.len()),
-            _ => {
-                let min = leaves.iter().min().copied().unwrap_or(0);
-                leaves.iter().position(|x| *x == min).unwrap_or(0)
-            }
-        }
     }
 }

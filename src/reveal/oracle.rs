@@ -111,8 +111,9 @@ pub struct Oracle<'p> {
     positions: Vec<usize>,
     values: Vec<f64>,
     out: Vec<f64>,
-    /// Rows per call of a batched black box.
-    rows: usize,
+    /// The rows of a batched black box that sum like row 0: the rows
+    /// queries go to (others repeat a query and are ignored).
+    slots: Vec<usize>,
     /// Work done so far.
     pub counters: Counters,
 }
@@ -130,7 +131,7 @@ impl<'p> Oracle<'p> {
             positions: Vec::new(),
             values: Vec::new(),
             out: Vec::new(),
-            rows: 1,
+            slots: vec![0],
             counters: Counters::default(),
         })
     }
@@ -169,65 +170,99 @@ impl<'p> Oracle<'p> {
         pivot: usize,
         others: &[usize],
     ) -> Result<Vec<Option<usize>>> {
+        let pairs: Vec<(usize, usize)> = others.iter().map(|&j| (pivot, j)).collect();
+        self.measure(live, &pairs)
+    }
+
+    /// Measures `|LCA(i, j)|` for every pair, with units on every summand,
+    /// as many pairs per call as the black box takes. Needs `n` below the
+    /// accumulator's exact count, so that every answer is exact.
+    pub fn lca_sizes_all(&mut self, pairs: &[(usize, usize)]) -> Result<Vec<usize>> {
+        debug_assert!((self.n as u64) < self.masks.exact_below);
+        let all: Vec<usize> = (0..self.n).collect();
+        let answers = self.measure(&all, pairs)?;
+        Ok(answers
+            .into_iter()
+            .map(|a| a.expect("exact below 2^p"))
+            .collect())
+    }
+
+    fn measure(&mut self, live: &[usize], pairs: &[(usize, usize)]) -> Result<Vec<Option<usize>>> {
         let u = self.masks.u;
         for &k in live {
             self.base[k] = u;
         }
-        let result = self.measure(live.len(), pivot, others);
+        let result = self.measure_live(live.len(), pairs);
         for &k in live {
             self.base[k] = 0.0;
         }
         result
     }
 
-    fn measure(
+    fn measure_live(
         &mut self,
         live: usize,
-        pivot: usize,
-        others: &[usize],
+        pairs: &[(usize, usize)],
     ) -> Result<Vec<Option<usize>>> {
         let m = self.masks.m;
-        self.positions.clear();
-        self.values.clear();
-        for &j in others {
-            self.positions.extend([pivot, j]);
-            self.values.extend([m, -m]);
-        }
-        self.out.clear();
-        self.out.resize(others.len(), 0.0);
         // One-input probes edit one buffer in place: hand them everything at
-        // once, one call per input. Batched probes get `rows` inputs a call.
+        // once, one call per input. Batched probes get a query in each row
+        // that sums like row 0, and a repeat of the first in the others.
         let single = self.probe.max_batch() <= 1;
-        let step = if single { others.len() } else { self.rows };
-        for (k, out) in self.out.chunks_mut(step.max(1)).enumerate() {
-            let at = 2 * k * step..2 * (k * step + out.len());
+        let per_call = if single {
+            pairs.len()
+        } else {
+            self.slots.len()
+        };
+        let mut answers = Vec::with_capacity(pairs.len());
+        for chunk in pairs.chunks(per_call.max(1)) {
+            let rows = if single {
+                chunk.len()
+            } else {
+                self.slots[chunk.len() - 1] + 1
+            };
+            self.positions.clear();
+            self.values.clear();
+            let mut k = 0;
+            for r in 0..rows {
+                let (i, j) = if single || self.slots[k] == r {
+                    k += 1;
+                    chunk[k - 1]
+                } else {
+                    chunk[0]
+                };
+                self.positions.extend([i, j]);
+                self.values.extend([m, -m]);
+            }
+            self.out.clear();
+            self.out.resize(rows, 0.0);
             let batch = Batch {
                 base: &self.base,
-                positions: &self.positions[at.clone()],
-                values: &self.values[at],
+                positions: &self.positions,
+                values: &self.values,
                 width: 2,
             };
             let started = Instant::now();
-            self.probe.sum_batch(&batch, out)?;
+            self.probe.sum_batch(&batch, &mut self.out)?;
             self.counters.in_probe += started.elapsed();
-            self.counters.calls += if single { out.len() as u64 } else { 1 };
+            self.counters.calls += if single { rows as u64 } else { 1 };
+            for (k, &(i, j)) in chunk.iter().enumerate() {
+                let row = if single { k } else { self.slots[k] };
+                answers.push(self.validate(self.out[row], live, i, j)?);
+            }
         }
-        self.counters.queries += others.len() as u64;
-        let mut answers = Vec::with_capacity(others.len());
-        for (&j, &y) in others.iter().zip(&self.out) {
-            answers.push(self.validate(y, live, pivot, j)?);
-        }
+        self.counters.queries += pairs.len() as u64;
         Ok(answers)
     }
 
-    /// For a batched black box, finds how many leading rows sum in the same
-    /// order as row 0, uses only those for queries, and describes any split.
+    /// For a batched black box, finds the rows that sum in the same order
+    /// as row 0, uses only those for queries, and describes any split.
     /// Rows agree when one random input repeated in every row gives one
     /// result, on each of [`Self::ROW_TRIALS`] inputs (two orders can agree
     /// on a quarter of random inputs, so a few are not enough).
     pub fn calibrate_rows(&mut self, cap: Option<usize>) -> Result<Option<String>> {
         let most = self.probe.max_batch().min(cap.unwrap_or(usize::MAX)).max(1);
-        self.rows = most;
+        self.slots = (0..most).collect();
         // With n <= 2 there is at most one query: nothing to batch.
         if most == 1 || self.n <= 2 {
             return Ok(None);
@@ -253,17 +288,18 @@ impl<'p> Oracle<'p> {
                 *d |= y.to_bits() != out[0].to_bits();
             }
         }
-        self.rows = differs.iter().position(|d| *d).unwrap_or(most);
-        if self.rows == most {
+        self.slots.retain(|r| !differs[*r]);
+        if self.slots.len() == most {
             return Ok(None);
         }
+        let agree: Vec<bool> = differs.iter().map(|d| !d).collect();
         Ok(Some(format!(
             "rows {} of this black box sum in a different order from row 0 (the same input \
              in every row gave different results); this is row 0's order, revealed with \
-             rows 0-{} ({} per call)",
+             rows {} ({} per call)",
             row_ranges(&differs),
-            self.rows - 1,
-            self.rows
+            row_ranges(&agree),
+            self.slots.len()
         )))
     }
 
@@ -308,9 +344,9 @@ impl<'p> Oracle<'p> {
     /// Random inputs that rows must agree on to share row 0's order.
     pub const ROW_TRIALS: usize = 12;
 
-    /// Rows per call in use.
+    /// Queries per call of a batched black box (1 for others).
     pub fn rows(&self) -> usize {
-        self.rows
+        self.slots.len()
     }
 
     /// Turns one output into `|LCA ∩ live|`, or `None` when it is too large
