@@ -1,11 +1,15 @@
 //! The reproducible reducers against a plain left-to-right sum, in the same
 //! run: `cargo bench --bench reducers`. Medians of 7 runs at 2^20 and 2^24
-//! doubles.
+//! doubles, times and ratios to the plain sum.
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use fprev::reduce::{binary_tree_sum, binary_tree_sum_on};
+use fprev::reduce::{binary_tree_sum, binary_tree_sum_on, prerounded_sum, prerounded_sum_on};
+
+/// A reducer on this thread, and on the threads of a pool.
+type Sum = fn(&[f64]) -> f64;
+type SumOn = fn(&rayon::ThreadPool, &[f64]) -> f64;
 
 fn median(mut f: impl FnMut() -> f64) -> f64 {
     let mut t: Vec<f64> = (0..7)
@@ -20,10 +24,8 @@ fn median(mut f: impl FnMut() -> f64) -> f64 {
 }
 
 fn main() {
-    println!(
-        "| n | plain sum ms | binary tree, 1 thread ms | ratio | binary tree, 2 threads ms | ratio |"
-    );
-    println!("|---:|---:|---:|---:|---:|---:|");
+    println!("| n | reducer | 1 thread ms | ratio | 2 threads ms | ratio |");
+    println!("|---:|---|---:|---:|---:|---:|");
     let two = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
@@ -33,19 +35,22 @@ fn main() {
             .map(|i| ((i * 7919) % 1000) as f64 * 1e-3)
             .collect();
         let plain = median(|| x.iter().fold(0.0, |s, v| s + v));
-        let one = median(|| binary_tree_sum(&x));
-        let par = median(|| binary_tree_sum_on(&two, &x));
-        assert_eq!(
-            binary_tree_sum(&x).to_bits(),
-            binary_tree_sum_on(&two, &x).to_bits()
-        );
-        println!(
-            "| 2^{log} | {:.3} | {:.3} | {:.2}x | {:.3} | {:.2}x |",
-            plain * 1e3,
-            one * 1e3,
-            one / plain,
-            par * 1e3,
-            par / plain
-        );
+        println!("| 2^{log} | plain sum | {:.3} | 1.00x | | |", plain * 1e3);
+        let reducers: [(&str, Sum, SumOn); 2] = [
+            ("binary tree", binary_tree_sum, binary_tree_sum_on),
+            ("pre-rounded", prerounded_sum, prerounded_sum_on),
+        ];
+        for (name, one, on) in reducers {
+            assert_eq!(one(&x).to_bits(), on(&two, &x).to_bits(), "{name}");
+            let single = median(|| one(black_box(&x)));
+            let par = median(|| on(&two, black_box(&x)));
+            println!(
+                "| 2^{log} | {name} | {:.3} | {:.2}x | {:.3} | {:.2}x |",
+                single * 1e3,
+                single / plain,
+                par * 1e3,
+                par / plain
+            );
+        }
     }
 }

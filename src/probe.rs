@@ -193,6 +193,11 @@ pub fn catalog() -> Vec<SpecInfo> {
             available: ok(),
         },
         SpecInfo {
+            pattern: "reduce:prerounded[:THREADS]",
+            about: "pre-rounded order-independent sum, same bits in any order and on any thread count",
+            available: ok(),
+        },
+        SpecInfo {
             pattern: "replay:PATH.json",
             about: "a saved tree evaluated as a black box",
             available: ok(),

@@ -2,7 +2,10 @@
 //! multiway, on any input: a revealed tree becomes an executable
 //! specification of the black box it came from. [`binary_tree_sum`] and
 //! [`binary_tree_sum_threads`] add in a fixed tree that depends only on `n`:
-//! the same bits on any number of threads.
+//! the same bits on any number of threads. [`prerounded_sum`] and
+//! [`PreRounded`] do not depend on the order at all: pre-rounded summation
+//! gives the same bits for any permutation of the summands and any split
+//! into chunks merged in any order, and is more accurate than a plain sum.
 //!
 //! ```
 //! use fprev::{Format, SummationTree, reduce::Replay};
@@ -15,8 +18,12 @@
 //! ```
 
 mod binary_tree;
+mod prerounded;
 
 pub use binary_tree::{Real, binary_tree_sum, binary_tree_sum_on, binary_tree_sum_threads};
+pub use prerounded::{
+    PreRoundable, PreRounded, prerounded_sum, prerounded_sum_on, prerounded_sum_threads,
+};
 
 use crate::format::{Format, fused_sum};
 use crate::tree::SummationTree;

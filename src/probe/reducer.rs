@@ -1,28 +1,40 @@
-//! fprev's own reproducible reducers as black boxes:
-//! `reduce:binary-tree[:THREADS]`, the Binary Tree Reduction on `THREADS`
-//! threads (default 1), in f32 or f64.
+//! fprev's own reproducible reducers as black boxes, on `THREADS` threads
+//! (default 1), in f32 or f64: `reduce:binary-tree[:THREADS]`, the Binary
+//! Tree Reduction, and `reduce:prerounded[:THREADS]`, the pre-rounded sum.
 
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::linalg::ieee_format;
 use crate::probe::{Probe, ProbeOptions, resolve_n};
-use crate::reduce::{binary_tree_sum, binary_tree_sum_on};
+use crate::reduce::{
+    PreRoundable, binary_tree_sum, binary_tree_sum_on, prerounded_sum, prerounded_sum_on,
+};
+
+/// The reducers of [`crate::reduce`] that can be probed.
+#[derive(Clone, Copy, Debug)]
+enum Reducer {
+    BinaryTree,
+    PreRounded,
+}
 
 /// A reducer of [`crate::reduce`] as a black box.
 #[derive(Debug)]
 pub struct ReducerProbe {
     n: usize,
     format: Format,
+    reducer: Reducer,
     /// `None` for one thread.
     pool: Option<rayon::ThreadPool>,
     buf: Vec<f32>,
 }
 
 impl ReducerProbe {
-    fn reduce<T: crate::reduce::Real>(&self, x: &[T]) -> T {
-        match &self.pool {
-            Some(pool) => binary_tree_sum_on(pool, x),
-            None => binary_tree_sum(x),
+    fn reduce<T: PreRoundable>(&self, x: &[T]) -> T {
+        match (self.reducer, &self.pool) {
+            (Reducer::BinaryTree, Some(pool)) => binary_tree_sum_on(pool, x),
+            (Reducer::BinaryTree, None) => binary_tree_sum(x),
+            (Reducer::PreRounded, Some(pool)) => prerounded_sum_on(pool, x),
+            (Reducer::PreRounded, None) => prerounded_sum(x),
         }
     }
 }
@@ -34,11 +46,16 @@ impl ReducerProbe {
             Some((name, t)) => (name, Some(t)),
             None => (rest, None),
         };
-        if name != "binary-tree" {
-            return Err(Error::Input(format!(
-                "'{spec}': unknown reducer '{name}': expected reduce:binary-tree[:THREADS]"
-            )));
-        }
+        let reducer = match name {
+            "binary-tree" => Reducer::BinaryTree,
+            "prerounded" => Reducer::PreRounded,
+            _ => {
+                return Err(Error::Input(format!(
+                    "'{spec}': unknown reducer '{name}': expected reduce:binary-tree[:THREADS] \
+                     or reduce:prerounded[:THREADS]"
+                )));
+            }
+        };
         let threads = match in_spec.map(str::parse::<usize>) {
             None => opts.threads.unwrap_or(1),
             Some(Ok(t)) if (1..=1024).contains(&t) && opts.threads.is_none_or(|o| o == t) => t,
@@ -61,6 +78,7 @@ impl ReducerProbe {
         Ok(ReducerProbe {
             n: resolve_n(spec, opts)?,
             format: ieee_format(spec, opts.format)?,
+            reducer,
             pool,
             buf: Vec::new(),
         })
