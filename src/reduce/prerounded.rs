@@ -22,9 +22,9 @@
 //! (`x | 1`) keeps that rounding off exact ties, whose round-to-even outcome
 //! would depend on `acc`; the bin is wide enough (`W <= 53 - 2`) for that bit
 //! to sit below half the unit. `x - (q - acc)` is the exact rest for the
-//! next bin. A piece is at most `2^(unit + 39)`, so `2^(52 - W - 1) = 2^11`
-//! deposits fit in the binade; every 2048 the accumulators are emptied into
-//! integers. `W = 40` is ReproBLAS's width for doubles: wider bins would be
+//! next bin. A piece is at most `2^(unit + 39)`: after `2^(51 - W) = 2^11`
+//! deposits `acc` is still within `2^(unit + 50)` of where it started, well
+//! inside its binade; every 2048 the accumulators are emptied into integers. `W = 40` is ReproBLAS's width for doubles: wider bins would be
 //! emptied more often, narrower ones keep fewer bits per level (3 levels
 //! keep 80 to 119 bits under the largest summand). `f32` summands go into
 //! the same `f64` bins, exactly converted: ReproBLAS's 13-bit `f32` bins
