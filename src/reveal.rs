@@ -165,6 +165,14 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
         Algorithm::Naive => naive::build(&mut oracle),
     };
     progress.finish();
+    let may_fuse = oracle.probe().may_fuse();
+    let tree = tree.and_then(|t| match t.widest() {
+        k if k > 2 && !may_fuse => Err(Error::BlackBox(format!(
+            "the answers describe a fused node of {k} terms, but the black box declares IEEE \
+             additions only"
+        ))),
+        _ => Ok(t),
+    });
     let tree = match tree {
         // Only FPRev tells a fused node (itself order-independent) from
         // an order-independent sum; the binary-only algorithms say so.
