@@ -238,6 +238,21 @@ fn prerounded_sum_has_the_same_bits_in_any_order_and_chunking() {
             same_bits_in_any_order(&to_f32(&x), |v| u64::from(v.to_bits()));
         }
     }
+    // Up to f64::MAX, where the top bin is kept scaled (2^920 keeps the
+    // ties on bin boundaries).
+    for seed in 0..4 {
+        let mut huge: Vec<f64> = mirrored(999, seed)
+            .iter()
+            .map(|v| v * 2f64.powi(920))
+            .collect();
+        huge.extend([
+            f64::MAX,
+            -f64::MAX,
+            3.0 * 2f64.powi(1005),
+            -3.0 * 2f64.powi(1005),
+        ]);
+        same_bits_in_any_order(&huge, f64::to_bits);
+    }
 }
 
 #[test]
