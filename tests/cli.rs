@@ -1140,3 +1140,20 @@ fn sweep_rejects_bad_sizes_and_threads_for_black_boxes_without_them() {
     let out = run(&["reveal", "reduce:binary-tree:2", "--threads", "3"]);
     assert!(assert_error(&out, 2).contains("disagree"));
 }
+
+#[test]
+fn the_pre_rounded_reducer_is_reported_as_order_independent() {
+    for (n, dtype) in [("3", "f64"), ("100", "f64"), ("1000", "f32")] {
+        let out = run(&["reveal", "reduce:prerounded", "-n", n, "--dtype", dtype]);
+        assert_eq!(out.status.code(), Some(4), "n = {n}: {}", stderr(&out));
+        assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+        assert!(
+            first_line(&out).starts_with("order-independent: reduce:prerounded: "),
+            "{}",
+            stdout(&out)
+        );
+    }
+    let out = run(&["sweep", "reduce:prerounded:2", "-n", "2..6"]);
+    let table = assert_ok(&out);
+    assert!(table.contains("2..6  order-independent"), "{table}");
+}
