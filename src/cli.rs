@@ -150,10 +150,11 @@ struct EngineArgs {
     /// Revelation algorithm: fprev (any tree), basic (all pairs, binary), naive (n <= 8).
     #[arg(long, default_value = "fprev", value_name = "ALGO")]
     algo: Algorithm,
-    /// FPRev pivot rule: random (seeded; about 2n queries for chains) or min (the paper's).
-    #[arg(long, value_enum, default_value = "random")]
+    /// FPRev pivot rule: ends (smallest leaf, largest after a pivot that hung at the top,
+    /// random after both; fewest queries and levels), random (seeded), or min (the paper's).
+    #[arg(long, value_enum, default_value = "ends")]
     pivot: PivotRule,
-    /// Seed of the random pivot.
+    /// Seed of the random pivot (--pivot random).
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Most queries per call of a batched black box (GEMV/GEMM rows, Python batches).
@@ -168,6 +169,7 @@ impl EngineArgs {
             pivot: match self.pivot {
                 PivotRule::Random => Pivot::Random { seed: self.seed },
                 PivotRule::Min => Pivot::Min,
+                PivotRule::Ends => Pivot::Ends,
             },
             progress: true,
             batch: self.batch,
@@ -208,6 +210,7 @@ enum SweepFormat {
 enum PivotRule {
     Random,
     Min,
+    Ends,
 }
 
 #[derive(Args, Debug)]

@@ -66,14 +66,26 @@ impl Pivots {
         }
     }
 
-    /// The position in `leaves` of the next pivot.
-    pub(super) fn choose(&mut self, leaves: &[usize]) -> usize {
-        match (self.rule, &mut self.rng) {
-            (Pivot::Random { .. }, Some(rng)) => rng.random_range(0..leaves.len()),
-            _ => {
-                let min = leaves.iter().min().copied().unwrap_or(0);
-                leaves.iter().position(|x| *x == min).unwrap_or(0)
+    /// The position in `leaves` of the next pivot; `misses` counts the
+    /// pivots before it that hung at the top of their subproblem (see
+    /// [`Pivot::Ends`]).
+    pub(super) fn choose(&mut self, leaves: &[usize], misses: u8) -> usize {
+        let end = |max: bool| {
+            let mut at = 0;
+            for (k, &x) in leaves.iter().enumerate() {
+                if (x > leaves[at]) == max && x != leaves[at] {
+                    at = k;
+                }
             }
+            at
+        };
+        match (self.rule, &mut self.rng, misses) {
+            (Pivot::Random { .. } | Pivot::Ends, Some(rng), _) if misses >= 2 => {
+                rng.random_range(0..leaves.len())
+            }
+            (Pivot::Random { .. }, Some(rng), _) => rng.random_range(0..leaves.len()),
+            (Pivot::Ends, _, 1) => end(true),
+            _ => end(false),
         }
     }
 }
@@ -137,6 +149,12 @@ pub(super) fn build(
     progress: &mut Progress,
 ) -> Result<SummationTree> {
     let n = oracle.n();
+    // Ends needs to know where the last pivot hung, which this engine's
+    // subproblems (built around a context leaf) do not tell: random.
+    let pivot = match pivot {
+        Pivot::Ends => Pivot::Random { seed: 0 },
+        p => p,
+    };
     let mut engine = Engine {
         oracle,
         builder: TreeBuilder::new(n),
@@ -202,7 +220,7 @@ impl Engine<'_, '_> {
             self.progress.place(leaves[0], self.oracle);
             return Ok(Step::Done(Built::Complete(self.builder.leaf(leaves[0]))));
         }
-        let at = self.pivots.choose(&leaves);
+        let at = self.pivots.choose(&leaves, 0);
         let pivot = leaves[at];
         self.progress.place(pivot, self.oracle);
         let mut live = leaves;

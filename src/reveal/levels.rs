@@ -33,6 +33,9 @@ struct Sub {
     /// The `l` of its group in the caller, which answers reaching outside
     /// the subproblem must equal.
     outer: Option<usize>,
+    /// How many pivots in a row, up to this subproblem, hung at the top of
+    /// theirs (see [`Pivot::Ends`]).
+    misses: u8,
 }
 
 /// A subproblem whose answers are in: its pivot and groups, ascending by `l`.
@@ -64,12 +67,15 @@ pub(super) fn build(
         leaves: (0..n).collect(),
         parent: None,
         outer: None,
+        misses: 0,
     }];
     while !level.is_empty() {
         let mut pairs = Vec::new();
         let mut pivots_of = Vec::with_capacity(level.len());
         for sub in &mut level {
-            let p = sub.leaves.swap_remove(pivots.choose(&sub.leaves));
+            let p = sub
+                .leaves
+                .swap_remove(pivots.choose(&sub.leaves, sub.misses));
             progress.place(p, oracle);
             pairs.extend(sub.leaves.iter().map(|&j| (p, j)));
             pivots_of.push(p);
@@ -95,6 +101,7 @@ pub(super) fn build(
                 )));
             }
             let id = frames.len();
+            let hung_at_top = by_l.len() == 1 && size > 2;
             let mut groups = Vec::with_capacity(by_l.len());
             for (l, g) in by_l {
                 let built = if let [leaf] = g[..] {
@@ -105,6 +112,11 @@ pub(super) fn build(
                         parent: Some((id, groups.len())),
                         outer: Some(l),
                         leaves: g.clone(),
+                        misses: if hung_at_top {
+                            sub.misses.saturating_add(1)
+                        } else {
+                            0
+                        },
                     });
                     None
                 };

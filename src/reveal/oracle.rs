@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::check::{Inputs, random_input};
+use crate::check::Inputs;
 use crate::error::{Error, Result};
 use crate::format::{FUSED_FRACTION_BITS, Format};
 use crate::probe::{Batch, Probe};
@@ -258,8 +258,10 @@ impl<'p> Oracle<'p> {
     /// For a batched black box, finds the rows that sum in the same order
     /// as row 0, uses only those for queries, and describes any split.
     /// Rows agree when one random input repeated in every row gives one
-    /// result, on each of [`Self::ROW_TRIALS`] inputs (two orders can agree
-    /// on a quarter of random inputs, so a few are not enough).
+    /// result, on each of [`Self::ROW_TRIALS`] inputs. The inputs cancel in
+    /// pairs: two orders that differ only in their last two additions agree
+    /// on about 70% of those at n = 1024 (and on 90% of inputs of close
+    /// magnitudes), so a few trials are not enough.
     pub fn calibrate_rows(&mut self, cap: Option<usize>) -> Result<Option<String>> {
         let most = self.probe.max_batch().min(cap.unwrap_or(usize::MAX)).max(1);
         self.slots = (0..most).collect();
@@ -271,7 +273,7 @@ impl<'p> Oracle<'p> {
         let mut differs = vec![false; most];
         let mut out = vec![0.0; most];
         for _ in 0..Self::ROW_TRIALS {
-            let input = random_input(self.probe.format(), self.n, &mut rng);
+            let input = Inputs::Cancelling.draw(self.probe.format(), self.n, &mut rng);
             let positions = vec![0; most];
             let values = vec![input[0]; most];
             let batch = Batch {
