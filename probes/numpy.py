@@ -7,11 +7,14 @@ from fprev_bridge import inputs, matrix, np_dtype
 
 def sum(n, dtype, shape, arg):
     """`numpy.sum` of a 1-D array: one genuine call per input, many inputs
-    per bridge call, each edited in place in one cache-resident buffer."""
+    per bridge call, each edited in place in one cache-resident buffer.
+    Called as `np.add.reduce`, the ufunc reduction that `np.sum` wraps in
+    Python (same kernel, same order), which saves a third of each call."""
     dt = np_dtype(dtype)
+    reduce = np.add.reduce
 
     def fn(base, positions, values):
-        return [np.sum(a) for a in inputs(base, positions, values, dt)]
+        return [reduce(a) for a in inputs(base, positions, values, dt)]
 
     fn.batch = 4096
     fn.may_fuse = False

@@ -165,6 +165,29 @@ fn a_user_function_is_revealed() {
 }
 
 #[test]
+fn numpy_sum_probe_has_the_order_of_np_sum_itself() {
+    // The probe calls np.add.reduce, which np.sum wraps: a user function
+    // calling np.sum must reveal the same tree.
+    let dir = tempfile::tempdir().unwrap();
+    let path = user_file(
+        dir.path(),
+        "import numpy as np\n\ndef s(x):\n    return np.sum(x)\n",
+    );
+    for n in ["7", "200", "1000"] {
+        let a = fprev(&["reveal", &format!("python:{path}:s"), "-n", n], &[]);
+        let b = fprev(&["reveal", "numpy:sum", "-n", n], &[]);
+        assert!(a.status.success() && b.status.success(), "{}", stderr(&a));
+        let first = |o: &Output| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .map(str::to_string)
+        };
+        assert_eq!(first(&a), first(&b), "n = {n}");
+    }
+}
+
+#[test]
 fn an_exact_python_sum_is_reported_as_order_independent() {
     let dir = tempfile::tempdir().unwrap();
     let path = user_file(
