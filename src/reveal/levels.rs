@@ -104,6 +104,7 @@ pub(super) fn build(
             let hung_at_top = by_l.len() == 1 && size > 2;
             let mut groups = Vec::with_capacity(by_l.len());
             for (l, g) in by_l {
+                let group_size = g.len();
                 let built = if let [leaf] = g[..] {
                     progress.place(leaf, oracle);
                     Some(Built::Complete(builder.leaf(leaf)))
@@ -111,7 +112,7 @@ pub(super) fn build(
                     next.push(Sub {
                         parent: Some((id, groups.len())),
                         outer: Some(l),
-                        leaves: g.clone(),
+                        leaves: g,
                         misses: if hung_at_top {
                             sub.misses.saturating_add(1)
                         } else {
@@ -122,7 +123,7 @@ pub(super) fn build(
                 };
                 groups.push(Group {
                     l,
-                    size: g.len(),
+                    size: group_size,
                     built,
                 });
             }
