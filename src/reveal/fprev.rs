@@ -80,10 +80,9 @@ impl Pivots {
             at
         };
         match (self.rule, &mut self.rng, misses) {
-            (Pivot::Random { .. } | Pivot::Ends, Some(rng), _) if misses >= 2 => {
+            (Pivot::Random { .. }, Some(rng), _) | (Pivot::Ends, Some(rng), 2..) => {
                 rng.random_range(0..leaves.len())
             }
-            (Pivot::Random { .. }, Some(rng), _) => rng.random_range(0..leaves.len()),
             (Pivot::Ends, _, 1) => end(true),
             _ => end(false),
         }
