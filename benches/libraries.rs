@@ -75,8 +75,7 @@ fn run(c: &Case) {
     let options = Options {
         algorithm: c.algorithm,
         pivot: c.pivot,
-        progress: false,
-        batch: None,
+        ..Options::default()
     };
     let mut times = Vec::new();
     let mut last = None;

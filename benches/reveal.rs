@@ -164,8 +164,7 @@ fn measure(spec: &str, n: usize, pivot: Pivot) -> Measurement {
     let options = Options {
         algorithm: Algorithm::Fprev,
         pivot,
-        progress: false,
-        batch: None,
+        ..Options::default()
     };
     let mut runs: Vec<Stats> = Vec::new();
     let mut tree_ok = true;

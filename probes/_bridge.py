@@ -9,18 +9,22 @@ the directory named by FPREV_PROBES) offers each operation as a factory:
 
 `dtype` is one of f64 f32 f16 bf16 e4m3 e5m2; `shape` is (M, N, K) from
 --shape, with K == n; `arg` is the optional third part of the spec
-(`torch:gemm:cuda` gives "cuda"). The returned callable is called as
+(`torch:gemm:cuda` gives "cuda"). The black box `fn` takes one of two forms:
 
-    fn(base, positions, values) -> rows sums
+    fn(x) -> number
+        Sums one input: `x` is a 1-D NumPy array of n values of `dtype`
+        (bf16 and fp8 through ml_dtypes). fprev calls it once per input and
+        edits the same array in place between calls, so use `x` before
+        returning and never keep it or change it.
 
-for `rows` inputs that share one base: input r is `base` (shape (n,)) with
-`base[positions[r]] = values[r]` (positions: int64 (rows, w); values:
-(rows, w)). Arrays are float32 for every dtype but f64 (float64); every value
-is exact in `dtype`. Use `inputs(...)` to walk the inputs in one buffer, or
-`matrix(...)` to get them as a (rows, n) array. It returns anything
-numpy.asarray turns into `rows` float64 values. It may carry attributes:
+    fn(X) -> numbers, with fn.rows = M
+        Sums the M rows of `X`, an (M, n) array of `dtype`, in one
+        evaluation of the black box (a GEMV or GEMM answers one sum per
+        row). Rows that hold no input are zero. Returns M numbers.
 
-    fn.batch = 256          # most rows one call takes (default 1)
+Optional attributes:
+
+    fn.rows = 1024          # the second form, M rows a call
     fn.accumulator = "f32"  # narrowest format partial sums are rounded to, if known
     fn.may_fuse = False     # True if it may add in fused (tensor-core) nodes (default True)
 """
@@ -36,6 +40,9 @@ import numpy as np
 
 _DTYPES = {"f64": "float64", "f32": "float32", "f16": "float16"}
 _ML_DTYPES = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+# What fprev writes into: the format's own bits, viewed as its dtype.
+_RAW = {"f64": "float64", "f32": "float32", "f16": "uint16", "bf16": "uint16",
+        "e4m3": "uint8", "e5m2": "uint8"}
 
 
 def np_dtype(name):
@@ -69,39 +76,22 @@ def extend_path():
                 sys.path.append(p)
 
 
-def inputs(base, positions, values, dtype=None):
-    """Each input in turn, in one reused buffer of `dtype` (no copies): use
-    it before asking for the next."""
-    a = base.astype(dtype) if dtype is not None else base.copy()
-    b = a.copy()
-    # Scalar element access: fancy indexing costs a microsecond per query.
-    for p, v in zip(positions.tolist(), values.astype(a.dtype).tolist()):
-        for i, x in zip(p, v):
-            a[i] = x
-        yield a
-        for i in p:
-            a[i] = b[i]
-
-
-def matrix(base, positions, values, dtype=None, rows=None):
-    """All inputs as a (rows, n) array of `dtype`; `rows` pads with zero rows
-    (a GEMM keeps its shape whatever the batch)."""
-    dt = dtype if dtype is not None else base.dtype
-    k = len(positions)
-    x = np.zeros((rows or k, base.shape[0]), dtype=dt)
-    x[:k] = base.astype(dt)
-    np.put_along_axis(x[:k], positions, values.astype(dt), axis=1)
-    return x
+def buffer(shape, dtype):
+    """The array fprev writes inputs into, and the view of it the black box
+    gets: (raw, view), raw holding the bits of `dtype` values."""
+    view_dtype = np_dtype(dtype)
+    raw = np.zeros(shape, dtype=_RAW[dtype])
+    return raw, raw.view(view_dtype)
 
 
 def open_library(module, op, n, dtype, shape, arg):
-    """The probe `LIBRARY:OP[:ARG]`: (callable, batch, accumulator, may_fuse)."""
+    """The probe `LIBRARY:OP[:ARG]`: (callable, rows, accumulator, may_fuse)."""
     factory = getattr(module, op, None)
     if op.startswith("_") or not callable(factory):
         offered = sorted(k for k, v in vars(module).items()
                          if callable(v) and not k.startswith("_") and getattr(v, "__module__", None) == module.__name__)
         raise LookupError("no operation '%s' (this library offers: %s)" % (op, ", ".join(offered)))
-    return _checked(factory(n, dtype, shape, arg))
+    return _described(factory(n, dtype, shape, arg))
 
 
 def open_user(path, func, n, dtype):
@@ -114,33 +104,29 @@ def open_user(path, func, n, dtype):
     f = getattr(module, func, None)
     if not callable(f):
         raise LookupError("%s defines no function '%s'" % (path, func))
-    dt = np_dtype(dtype)
 
-    def fn(base, positions, values):
-        out = np.empty(len(positions))
-        for r, x in enumerate(inputs(base, positions, values, dt)):
-            # A copy: the user's function may keep or change its argument.
-            v = np.asarray(f(x.copy()))
-            if v.ndim != 0:
-                raise TypeError("%s returned an array of shape %s, not a scalar" % (func, v.shape))
-            out[r] = v
-        return out
+    def fn(x):
+        # A copy: the user's function may keep or change its argument.
+        return f(x.copy())
 
-    fn.batch = 64
-    return _checked(fn)
+    return _described(fn)
 
 
-def _checked(fn):
-    def call(base, positions, values):
-        rows = positions.shape[0]
-        out = fn(base, positions, values)
+def _described(fn):
+    rows = getattr(fn, "rows", None)
+    call = fn if rows is None else _rows_checked(fn, int(rows))
+    return (call, rows, getattr(fn, "accumulator", None), bool(getattr(fn, "may_fuse", True)))
+
+
+def _rows_checked(fn, rows):
+    def call(x):
+        out = fn(x)
         try:
             out = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError):
             raise TypeError("returned %r, not numbers" % (type(out).__name__,)) from None
         if out.shape != (rows,):
-            raise TypeError("returned shape %s for %d inputs, expected %d sums" % (out.shape, rows, rows))
+            raise TypeError("returned shape %s for %d rows, expected %d sums" % (out.shape, rows, rows))
         return np.ascontiguousarray(out)
 
-    return (call, int(getattr(fn, "batch", 1)), getattr(fn, "accumulator", None),
-            bool(getattr(fn, "may_fuse", True)))
+    return call

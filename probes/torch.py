@@ -5,8 +5,6 @@ cores (fused nodes)."""
 import numpy as np
 import torch
 
-from fprev_bridge import inputs, matrix
-
 _TORCH = {
     "f64": torch.float64,
     "f32": torch.float32,
@@ -15,6 +13,8 @@ _TORCH = {
     "e4m3": getattr(torch, "float8_e4m3fn", None),
     "e5m2": getattr(torch, "float8_e5m2", None),
 }
+# torch.from_numpy knows no ml_dtypes types: those travel as their bits.
+_BITS = {"bf16": (np.int16, 2), "e4m3": (np.uint8, 1), "e5m2": (np.uint8, 1)}
 
 
 def _setup(dtype, arg):
@@ -28,60 +28,54 @@ def _setup(dtype, arg):
         # Keep the GEMM in the input format's own kernels: no TF32, no
         # reduced-precision reductions beyond what the format implies.
         torch.backends.cuda.matmul.allow_tf32 = False
-    return device, dt
 
+    def to_tensor(x):
+        bits = _BITS.get(dtype)
+        t = torch.from_numpy(x.view(bits[0]) if bits else x)
+        return (t.view(dt) if bits else t).to(device)
 
-def _to(x, dt, device):
-    # float32 (or float64) -> target: every value is exact in the target format.
-    return torch.from_numpy(np.ascontiguousarray(x)).to(device=device, dtype=dt)
-
-
-def _out(t):
-    return t.to(torch.float64).cpu().numpy()
+    return device, dt, to_tensor
 
 
 def sum(n, dtype, shape, arg):
-    """`torch.sum` of a 1-D tensor, one call per row."""
-    device, dt = _setup(dtype, arg)
+    """`torch.sum` of a 1-D tensor."""
+    device, dt, to_tensor = _setup(dtype, arg)
 
-    def fn(base, positions, values):
-        return [_out(torch.sum(_to(a, dt, device))) for a in inputs(base, positions, values)]
+    def fn(x):
+        return torch.sum(to_tensor(x)).item()
 
-    fn.batch = 4096
     fn.may_fuse = device != "cpu"
     return fn
 
 
 def dot(n, dtype, shape, arg):
-    """`torch.dot(x, ones)`, one call per row."""
-    device, dt = _setup(dtype, arg)
+    """`torch.dot(x, ones)`."""
+    device, dt, to_tensor = _setup(dtype, arg)
     ones = torch.ones(n, dtype=dt, device=device)
 
-    def fn(base, positions, values):
-        return [_out(torch.dot(_to(a, dt, device), ones)) for a in inputs(base, positions, values)]
+    def fn(x):
+        return torch.dot(to_tensor(x), ones).item()
 
-    fn.batch = 4096
     fn.may_fuse = device != "cpu"
     return fn
 
 
 def _matrix(n, dtype, shape, arg, cols):
-    device, dt = _setup(dtype, arg)
-    m = shape[0] if shape else n
+    device, dt, to_tensor = _setup(dtype, arg)
     b = torch.ones((n, cols), dtype=dt, device=device) if cols else torch.ones(n, dtype=dt, device=device)
 
-    def fn(base, positions, values):
-        a = _to(matrix(base, positions, values, rows=m), dt, device)
-        out = _out(torch.mm(a, b) if cols else torch.mv(a, b))
-        return (out if out.ndim == 1 else out[:, 0])[: len(positions)]
+    def fn(a):
+        a = to_tensor(a)
+        out = torch.mm(a, b)[:, 0] if cols else torch.mv(a, b)
+        return out.to(torch.float64).cpu().numpy()
 
-    fn.batch = m
+    fn.rows = shape[0] if shape else n
     fn.may_fuse = device != "cpu"
     return fn
 
 
 def gemv(n, dtype, shape, arg):
-    """`torch.mv(A, ones)` with A of M x K (K = n): one query per row."""
+    """`torch.mv(A, ones)` with A of M x K (K = n): one sum per row."""
     return _matrix(n, dtype, shape, arg, 0)
 
 

@@ -157,9 +157,13 @@ struct EngineArgs {
     /// Seed of the random pivot (--pivot random).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Most queries per call of a batched black box (GEMV/GEMM rows, Python batches).
+    /// Most inputs per call of a batched black box (the rows of a GEMV/GEMM).
     #[arg(long, value_name = "ROWS")]
     batch: Option<usize>,
+    /// Ask one query per input, as the paper does, instead of packing queries of
+    /// independent subproblems into bit fields of one input.
+    #[arg(long)]
+    no_pack: bool,
 }
 
 impl EngineArgs {
@@ -173,6 +177,7 @@ impl EngineArgs {
             },
             progress: true,
             batch: self.batch,
+            pack: !self.no_pack,
         }
     }
 }

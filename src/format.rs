@@ -140,6 +140,27 @@ impl Format {
         }
     }
 
+    /// The encoding of `x`, a value of this format, in its own bits (the
+    /// low 64, 32, 16 or 8), as other libraries store it.
+    ///
+    /// ```
+    /// use fprev::Format;
+    ///
+    /// assert_eq!(Format::F32.to_bits(1.0), 0x3f80_0000);
+    /// assert_eq!(Format::Bf16.to_bits(-2.0), 0xc000);
+    /// assert_eq!(Format::E4m3.to_bits(448.0), 0x7e);
+    /// ```
+    pub fn to_bits(self, x: f64) -> u64 {
+        match self {
+            Format::F64 => x.to_bits(),
+            Format::F32 => (x as f32).to_bits().into(),
+            Format::F16 => f16::from_f64(x).to_bits().into(),
+            Format::Bf16 => bf16::from_f64(x).to_bits().into(),
+            Format::E4m3 => F8E4M3::from_f64(x).to_bits().into(),
+            Format::E5m2 => F8E5M2::from_f64(x).to_bits().into(),
+        }
+    }
+
     /// One IEEE addition in this format.
     #[inline]
     pub fn add(self, a: f64, b: f64) -> f64 {

@@ -74,8 +74,11 @@ pub trait Probe {
         true
     }
 
-    /// How many inputs one call of [`Probe::sum`] can take (a GEMM answers
-    /// one per row). Defaults to 1.
+    /// How many inputs one evaluation of the black box sums, as the rows of
+    /// one matrix (a GEMV or GEMM answers one per row of `A`). Such rows
+    /// may follow different orders, which the engine checks before it
+    /// relies on them, and a call counts as one however many rows it has.
+    /// Defaults to 1: one input per call.
     fn max_batch(&self) -> usize {
         1
     }
@@ -84,9 +87,10 @@ pub trait Probe {
     /// exactly representable in [`Probe::format`]) into `out`.
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()>;
 
-    /// Sums every input of `batch` into `out`, in calls of at most
-    /// [`Probe::max_batch`] inputs. The default writes the inputs out for
-    /// [`Probe::sum`]; override it when the shared base can travel once.
+    /// Sums every input of `batch` into `out`; the engine hands at most
+    /// [`Probe::max_batch`] inputs at a time. The default writes the inputs
+    /// out for [`Probe::sum`]; override it when edits to a buffer the probe
+    /// keeps are cheaper than whole inputs (see [`Batch::continues`]).
     fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
         batch::sum_batch(self, batch, out)
     }

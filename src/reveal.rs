@@ -19,10 +19,11 @@
 //! | `Naive` | binary, `n <= 8` | a handful of random inputs, `(2n-3)!!` candidate trees |
 
 mod basic;
+mod fields;
 mod fprev;
-mod levels;
 mod naive;
 pub mod oracle;
+mod packed;
 mod progress;
 
 use std::fmt;
@@ -108,7 +109,7 @@ impl Pivot {
 }
 
 /// How to reveal.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct Options {
     /// The algorithm.
     pub algorithm: Algorithm,
@@ -119,6 +120,21 @@ pub struct Options {
     /// Most inputs per call of a batched black box (`None`: as many as it
     /// takes and whose rows agree with row 0).
     pub batch: Option<usize>,
+    /// Pack queries of independent subproblems into one input, in bit
+    /// fields (false: one query per input, as the paper).
+    pub pack: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            algorithm: Algorithm::default(),
+            pivot: Pivot::default(),
+            progress: false,
+            batch: None,
+            pack: true,
+        }
+    }
 }
 
 /// What a reveal cost.
@@ -126,7 +142,11 @@ pub struct Options {
 pub struct Stats {
     /// `l_{i,j}` values measured.
     pub queries: u64,
-    /// Calls of the black box.
+    /// Masked inputs summed (one holds several queries when packed).
+    #[serde(default)]
+    pub inputs: u64,
+    /// Evaluations of the black box: one per input, or one per call of a
+    /// black box that sums many rows at once (a GEMM).
     pub calls: u64,
     /// Wall time of the whole reveal, in seconds.
     pub seconds: f64,
@@ -159,9 +179,9 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
     let notes: Vec<String> = oracle.calibrate_rows(opts.batch)?.into_iter().collect();
     let mut progress = Progress::new(oracle.n(), opts.progress);
     let tree = match opts.algorithm {
-        // Every count exact with all summands live: one level per call.
-        Algorithm::Fprev if (oracle.n() as u64) < oracle.masks().exact_below => {
-            levels::build(&mut oracle, opts.pivot, &mut progress)
+        // Every count exact with all summands live: queries packed.
+        Algorithm::Fprev if (oracle.n() as u64) < oracle.masks().capacity(1) + 2 => {
+            packed::build(&mut oracle, opts.pivot, &mut progress, opts.pack)
         }
         Algorithm::Fprev => fprev::build(&mut oracle, opts.pivot, &mut progress),
         Algorithm::Basic => basic::build(&mut oracle),
@@ -200,6 +220,7 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
         tree,
         stats: Stats {
             queries: c.queries,
+            inputs: c.inputs,
             calls: c.calls,
             seconds: started.elapsed().as_secs_f64(),
             probe_seconds: c.in_probe.as_secs_f64(),

@@ -78,11 +78,20 @@ fn numpy_in_narrow_formats() {
 }
 
 #[test]
-fn batched_probes_answer_many_queries_per_call() {
+fn queries_are_packed_into_inputs_and_batched_into_rows() {
+    // numpy.sum: one genuine call per input, several queries per input.
     let r = reveal_and_check("numpy:sum", 512, Format::F32, None);
-    assert!(r.stats.calls * 4 < r.stats.queries, "{:?}", r.stats);
+    assert_eq!(r.stats.calls, r.stats.inputs, "{:?}", r.stats);
+    assert!(r.stats.inputs * 3 < r.stats.queries * 2, "{:?}", r.stats);
+    // A GEMV: one call answers many inputs, one per row (after the calls
+    // that check its rows sum alike).
     let r = reveal_and_check("numpy:gemv", 64, Format::F64, Some([64, 1, 64]));
-    assert!(r.stats.calls < r.stats.queries, "{:?}", r.stats);
+    let row_check = fprev::reveal::oracle::Oracle::ROW_TRIALS as u64;
+    assert!(
+        (r.stats.calls - row_check) * 16 < r.stats.inputs,
+        "{:?}",
+        r.stats
+    );
 }
 
 #[test]
@@ -247,7 +256,7 @@ fn python_failures_are_one_clear_line() {
     assert_fails(
         &fprev(&["reveal", &spec("vector"), "-n", "8"], &[]),
         3,
-        "not a scalar",
+        "returned an array of shape (8,), not a number",
     );
     assert_fails(
         &fprev(&["reveal", &spec("text"), "-n", "8"], &[]),

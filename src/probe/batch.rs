@@ -1,86 +1,109 @@
-//! A batch of inputs that differ from one shared base in a few places, which
-//! is what masked queries are: the same units everywhere, a mask pair per
-//! input. Probes that can exploit this (the Python bridge sends one base
-//! array and the edits, not a full matrix) override [`Probe::sum_batch`].
+//! A batch of inputs in which each input differs from the one before it in a
+//! few places, which is what masked queries are: between two inputs a mask
+//! moves and a few units change. Probes that keep their input in a buffer
+//! of their own (the Python bridge) apply the edits to it instead of
+//! receiving every input written out, and the default [`Probe::sum_batch`]
+//! does the same with one buffer.
 
 use crate::error::Result;
 use crate::probe::Probe;
 
-/// `rows` inputs, each `base` with `width` positions set to other values.
+/// `rows()` inputs: input 0 is `base` with its edits applied, and input `r`
+/// is input `r - 1` with the edits of `r` applied.
+///
+/// ```
+/// use fprev::probe::Batch;
+///
+/// // Three inputs of four values: [1, 1, 1, 1], [1, 5, 1, 1], [1, 5, 1, 7].
+/// let batch = Batch {
+///     base: &[1.0; 4],
+///     starts: &[0, 0, 1, 2],
+///     positions: &[1, 3],
+///     values: &[5.0, 7.0],
+///     continues: false,
+/// };
+/// assert_eq!(batch.rows(), 3);
+/// assert_eq!(batch.materialize()[8..], [1.0, 5.0, 1.0, 7.0]);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Batch<'a> {
-    /// The values every input starts from.
+    /// The values the first input's edits apply to.
     pub base: &'a [f64],
-    /// `width` positions per input, input after input.
+    /// Input `r`'s edits are `positions[starts[r]..starts[r + 1]]` (and the
+    /// same range of `values`), applied in order; `rows() + 1` entries.
+    pub starts: &'a [usize],
+    /// The positions edited, input after input.
     pub positions: &'a [usize],
-    /// The values at those positions.
+    /// The values written there.
     pub values: &'a [f64],
-    /// Edits per input.
-    pub width: usize,
+    /// `base` is the last input of the previous batch handed to this probe:
+    /// a probe that keeps its last input may apply the edits to it and skip
+    /// writing `base`.
+    pub continues: bool,
 }
 
 impl Batch<'_> {
     /// Number of inputs.
     pub fn rows(&self) -> usize {
-        self.positions.len().checked_div(self.width).unwrap_or(0)
+        self.starts.len().saturating_sub(1)
     }
 
     /// The edits of input `r`.
     pub fn edits(&self, r: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
-        let at = r * self.width..(r + 1) * self.width;
+        let at = self.starts[r]..self.starts[r + 1];
         self.positions[at.clone()]
             .iter()
             .copied()
             .zip(self.values[at].iter().copied())
     }
 
+    /// Applies input `r`'s edits to `buffer`, which holds input `r - 1`
+    /// (or `base`, for `r = 0`).
+    pub fn apply(&self, r: usize, buffer: &mut [f64]) {
+        for (p, v) in self.edits(r) {
+            buffer[p] = v;
+        }
+    }
+
     /// Every input written out, row after row.
     pub fn materialize(&self) -> Vec<f64> {
         let n = self.base.len();
         let mut rows = Vec::with_capacity(n * self.rows());
+        let mut current = self.base.to_vec();
         for r in 0..self.rows() {
-            let at = rows.len();
-            rows.extend_from_slice(self.base);
-            for (p, v) in self.edits(r) {
-                rows[at + p] = v;
-            }
+            self.apply(r, &mut current);
+            rows.extend_from_slice(&current);
         }
         rows
     }
 }
 
 /// The default [`Probe::sum_batch`]: probes taking one input per call get
-/// each input edited in place in one buffer (no copy per input); batched
-/// probes get the inputs written out, `max_batch` at a time.
+/// each input in turn in one buffer (no copy per input); batched probes get
+/// the inputs written out, `max_batch` at a time.
 pub(crate) fn sum_batch<P: Probe + ?Sized>(
     probe: &mut P,
     batch: &Batch,
     out: &mut [f64],
 ) -> Result<()> {
     let step = probe.max_batch().max(1);
+    let mut current = batch.base.to_vec();
     if step == 1 {
-        let mut row = batch.base.to_vec();
         for (r, o) in out.iter_mut().enumerate() {
-            for (p, v) in batch.edits(r) {
-                row[p] = v;
-            }
-            let result = probe.sum(&row, std::slice::from_mut(o));
-            for (p, _) in batch.edits(r) {
-                row[p] = batch.base[p];
-            }
-            result?;
+            batch.apply(r, &mut current);
+            probe.sum(&current, std::slice::from_mut(o))?;
         }
         return Ok(());
     }
-    let w = batch.width;
+    let n = batch.base.len();
+    let mut rows = Vec::with_capacity(n * step);
     for (k, chunk) in out.chunks_mut(step).enumerate() {
-        let rows = k * step..k * step + chunk.len();
-        let part = Batch {
-            positions: &batch.positions[rows.start * w..rows.end * w],
-            values: &batch.values[rows.start * w..rows.end * w],
-            ..*batch
-        };
-        probe.sum(&part.materialize(), chunk)?;
+        rows.clear();
+        for r in k * step..k * step + chunk.len() {
+            batch.apply(r, &mut current);
+            rows.extend_from_slice(&current);
+        }
+        probe.sum(&rows, chunk)?;
     }
     Ok(())
 }

@@ -12,9 +12,9 @@
 use std::ffi::CString;
 use std::path::Path;
 
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
+use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
-use pyo3::types::{PyModule, PyTuple};
+use pyo3::types::{PyFloat, PyModule};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
@@ -96,7 +96,16 @@ pub struct PythonProbe {
     format: Format,
     accumulator: Format,
     may_fuse: bool,
-    batch: usize,
+    /// Rows one evaluation sums (the `fn(X)` form); `None`: one input a call.
+    rows: Option<usize>,
+    /// The array inputs are written into, in the format's own bits.
+    raw: Raw,
+    /// `raw` viewed as the format's NumPy dtype: what the black box gets.
+    view: Py<PyAny>,
+    /// `raw` holds the last input of the last batch (see [`Batch::continues`]).
+    synced: bool,
+    /// Rows of `raw` (in the rows form) written by an earlier call.
+    dirty_rows: usize,
 }
 
 impl PythonProbe {
@@ -106,7 +115,8 @@ impl PythonProbe {
         let (library, rest) = spec.split_once(':').unwrap_or((spec, ""));
         let dtype = opts.format.name();
         Python::attach(|py| {
-            let bridge = bridge(py).map_err(|e| describe(py, spec, e, false))?;
+            let fail = |e| describe(py, spec, e, false);
+            let bridge = bridge(py).map_err(fail)?;
             let opened = if library == "python" {
                 let (path, func) = rest.rsplit_once(':').ok_or_else(|| {
                     Error::Input(format!("'{spec}': expected python:PATH.py:FUNC"))
@@ -125,15 +135,22 @@ impl PythonProbe {
                         "'{spec}': name an operation, e.g. {library}:sum"
                     )));
                 }
-                let module =
-                    library_module(py, library).map_err(|e| describe(py, spec, e, false))?;
+                let module = library_module(py, library).map_err(fail)?;
                 let shape = opts.shape.map(|[m, c, k]| (m, c, k));
                 bridge.call_method1("open_library", (module, op, n, dtype, shape, arg))
             };
-            let opened = opened.map_err(|e| describe(py, spec, e, false))?;
-            let (call, batch, acc, may_fuse): (Py<PyAny>, usize, Option<String>, bool) = opened
-                .extract()
-                .map_err(|e: pyo3::PyErr| describe(py, spec, e, false))?;
+            let (call, rows, acc, may_fuse): (Py<PyAny>, Option<usize>, Option<String>, bool) =
+                opened.and_then(|o| o.extract()).map_err(fail)?;
+            if rows == Some(0) {
+                return Err(Error::Input(format!(
+                    "{spec}: the black box sums 0 rows a call"
+                )));
+            }
+            let shape: Vec<usize> = rows.into_iter().chain([n]).collect();
+            let (raw, view): (Bound<PyAny>, Py<PyAny>) = bridge
+                .call_method1("buffer", (shape, dtype))
+                .and_then(|b| b.extract())
+                .map_err(fail)?;
             let accumulator = match (opts.accumulator, acc) {
                 (Some(a), _) => a,
                 (None, Some(a)) => a.parse().map_err(Error::Input)?,
@@ -146,9 +163,99 @@ impl PythonProbe {
                 format: opts.format,
                 accumulator,
                 may_fuse,
-                batch: batch.max(1),
+                rows,
+                raw: Raw::new(&raw, opts.format).map_err(fail)?,
+                view,
+                synced: false,
+                dirty_rows: 0,
             })
         })
+    }
+}
+
+/// The buffer inputs are written into, typed by how the format's values
+/// are stored: f64 and f32 as themselves, the narrow formats as their bits.
+enum Raw {
+    F64(Py<PyArrayDyn<f64>>),
+    F32(Py<PyArrayDyn<f32>>),
+    U16(Py<PyArrayDyn<u16>>, Format),
+    U8(Py<PyArrayDyn<u8>>, Format),
+}
+
+/// A mutable view of [`Raw`]'s values, held only while no Python runs.
+enum Values<'a> {
+    F64(&'a mut [f64]),
+    F32(&'a mut [f32]),
+    U16(&'a mut [u16], Format),
+    U8(&'a mut [u8], Format),
+}
+
+impl Raw {
+    fn new(raw: &Bound<'_, PyAny>, format: Format) -> PyResult<Self> {
+        Ok(match format {
+            Format::F64 => Raw::F64(raw.cast::<PyArrayDyn<f64>>()?.clone().unbind()),
+            Format::F32 => Raw::F32(raw.cast::<PyArrayDyn<f32>>()?.clone().unbind()),
+            Format::F16 | Format::Bf16 => {
+                Raw::U16(raw.cast::<PyArrayDyn<u16>>()?.clone().unbind(), format)
+            }
+            Format::E4m3 | Format::E5m2 => {
+                Raw::U8(raw.cast::<PyArrayDyn<u8>>()?.clone().unbind(), format)
+            }
+        })
+    }
+
+    /// Runs `f` on the values. Nothing else touches the array meanwhile:
+    /// the bridge created it, holds the only references, and runs no Python
+    /// inside `f`.
+    fn with<R>(&self, py: Python<'_>, f: impl FnOnce(Values) -> R) -> R {
+        // SAFETY: see above; the array is C-contiguous (made by np.zeros).
+        unsafe {
+            let values = match self {
+                Raw::F64(a) => Values::F64(a.bind(py).as_slice_mut().expect("contiguous")),
+                Raw::F32(a) => Values::F32(a.bind(py).as_slice_mut().expect("contiguous")),
+                Raw::U16(a, fmt) => {
+                    Values::U16(a.bind(py).as_slice_mut().expect("contiguous"), *fmt)
+                }
+                Raw::U8(a, fmt) => Values::U8(a.bind(py).as_slice_mut().expect("contiguous"), *fmt),
+            };
+            f(values)
+        }
+    }
+}
+
+impl Values<'_> {
+    fn set(&mut self, at: usize, v: f64) {
+        match self {
+            Values::F64(s) => s[at] = v,
+            Values::F32(s) => s[at] = v as f32,
+            Values::U16(s, f) => s[at] = f.to_bits(v) as u16,
+            Values::U8(s, f) => s[at] = f.to_bits(v) as u8,
+        }
+    }
+
+    fn write(&mut self, at: usize, vs: &[f64]) {
+        for (k, &v) in vs.iter().enumerate() {
+            self.set(at + k, v);
+        }
+    }
+
+    /// Copies `len` values from `from` to `to`.
+    fn copy(&mut self, from: usize, to: usize, len: usize) {
+        match self {
+            Values::F64(s) => s.copy_within(from..from + len, to),
+            Values::F32(s) => s.copy_within(from..from + len, to),
+            Values::U16(s, _) => s.copy_within(from..from + len, to),
+            Values::U8(s, _) => s.copy_within(from..from + len, to),
+        }
+    }
+
+    fn zero(&mut self, range: std::ops::Range<usize>) {
+        match self {
+            Values::F64(s) => s[range].fill(0.0),
+            Values::F32(s) => s[range].fill(0.0),
+            Values::U16(s, _) => s[range].fill(0),
+            Values::U8(s, _) => s[range].fill(0),
+        }
     }
 }
 
@@ -248,77 +355,143 @@ impl Probe for PythonProbe {
         self.may_fuse
     }
     fn max_batch(&self) -> usize {
-        self.batch
+        self.rows.unwrap_or(1)
     }
+
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
-        // Whole inputs: each is a base with one no-op edit.
-        for (x, o) in inputs.chunks_exact(self.n).zip(out) {
-            let batch = Batch {
-                base: x,
-                positions: &[0],
-                values: &x[..1],
-                width: 1,
-            };
-            self.sum_batch(&batch, std::slice::from_mut(o))?;
-        }
-        Ok(())
+        // Whole inputs: every input after the first overwrites all of it.
+        let n = self.n;
+        let rows = out.len();
+        let starts: Vec<usize> = [0].into_iter().chain((0..rows).map(|r| r * n)).collect();
+        let positions: Vec<usize> = (0..rows.saturating_sub(1)).flat_map(|_| 0..n).collect();
+        let batch = Batch {
+            base: &inputs[..n],
+            starts: &starts,
+            positions: &positions,
+            values: &inputs[n.min(inputs.len())..],
+            continues: false,
+        };
+        self.sum_batch(&batch, out)
     }
 
     fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
-        let w = batch.width;
-        for (k, chunk) in out.chunks_mut(self.batch).enumerate() {
-            let rows = k * self.batch..k * self.batch + chunk.len();
-            let positions = &batch.positions[rows.start * w..rows.end * w];
-            let values = &batch.values[rows.start * w..rows.end * w];
-            Python::attach(|py| self.call_python(py, batch.base, positions, values, w, chunk))?;
-        }
+        let fresh = !(batch.continues && self.synced);
+        self.synced = false;
+        Python::attach(|py| match self.rows {
+            None => self.each_input(py, batch, fresh, out),
+            Some(m) => {
+                for (k, chunk) in out.chunks_mut(m).enumerate() {
+                    self.rows_call(py, batch, k * m, chunk)?;
+                }
+                Ok(())
+            }
+        })?;
+        self.synced = true;
         Ok(())
     }
 }
 
 impl PythonProbe {
-    /// One call of the Python black box: `fn(base, positions, values)`, the
-    /// values sent as f32 (exact for every format but f64) or f64.
-    fn call_python(
+    /// The `fn(x)` form: each input in turn in the one array, one call each.
+    fn each_input(
         &self,
         py: Python<'_>,
-        base: &[f64],
-        positions: &[usize],
-        values: &[f64],
-        width: usize,
+        batch: &Batch,
+        fresh: bool,
         out: &mut [f64],
     ) -> Result<()> {
-        let fail = |e: PyErr| describe(py, &self.spec, e, true);
-        let rows = out.len();
-        let pos: Vec<i64> = positions.iter().map(|p| *p as i64).collect();
-        let pos = PyArray1::from_vec(py, pos)
-            .reshape([rows, width])
-            .map_err(fail)?;
-        let (base, values) = if self.format == Format::F64 {
-            (
-                PyArray1::from_slice(py, base).into_any(),
-                PyArray1::from_slice(py, values)
-                    .reshape([rows, width])
-                    .map_err(fail)?
-                    .into_any(),
-            )
-        } else {
-            let narrow = |v: &[f64]| v.iter().map(|x| *x as f32).collect::<Vec<f32>>();
-            (
-                PyArray1::from_vec(py, narrow(base)).into_any(),
-                PyArray1::from_vec(py, narrow(values))
-                    .reshape([rows, width])
-                    .map_err(fail)?
-                    .into_any(),
-            )
-        };
-        let args = PyTuple::new(py, [base, pos.into_any(), values]).map_err(fail)?;
-        let result = self.call.call1(py, args).map_err(fail)?;
-        let result: PyReadonlyArray1<f64> = result.extract(py).map_err(fail)?;
-        let got = result
-            .as_slice()
-            .map_err(|e| Error::BlackBox(format!("{}: unreadable result: {e}", self.spec)))?;
-        out.copy_from_slice(got);
+        if fresh {
+            self.raw.with(py, |mut v| v.write(0, batch.base));
+        }
+        let view = self.view.bind(py);
+        for (r, o) in out.iter_mut().enumerate() {
+            self.raw.with(py, |mut v| {
+                for (p, x) in batch.edits(r) {
+                    v.set(p, x);
+                }
+            });
+            let result = self
+                .call
+                .bind(py)
+                .call1((view,))
+                .map_err(|e| describe(py, &self.spec, e, true))?;
+            *o = number(&self.spec, &result)?;
+        }
         Ok(())
     }
+
+    /// The `fn(X)` form: inputs `first..first + out.len()` of `batch` as
+    /// the rows of one call, the rows after them zero.
+    fn rows_call(
+        &mut self,
+        py: Python<'_>,
+        batch: &Batch,
+        first: usize,
+        out: &mut [f64],
+    ) -> Result<()> {
+        let n = self.n;
+        let rows = out.len();
+        let dirty = self.dirty_rows;
+        let last_row = self.rows.unwrap_or(1) - 1;
+        self.raw.with(py, |mut v| {
+            // Row 0 continues from the input before `first`: the base, or
+            // the last row of the previous (full) chunk.
+            if first == 0 {
+                v.write(0, batch.base);
+            } else {
+                v.copy(last_row * n, 0, n);
+            }
+            for r in 0..rows {
+                if r > 0 {
+                    v.copy((r - 1) * n, r * n, n);
+                }
+                for (p, x) in batch.edits(first + r) {
+                    v.set(r * n + p, x);
+                }
+            }
+            if dirty > rows {
+                v.zero(rows * n..dirty * n);
+            }
+        });
+        self.dirty_rows = rows;
+        let result = self
+            .call
+            .bind(py)
+            .call1((self.view.bind(py),))
+            .map_err(|e| describe(py, &self.spec, e, true))?;
+        let sums: PyReadonlyArray1<f64> = result
+            .extract()
+            .map_err(|e: PyErr| describe(py, &self.spec, e, true))?;
+        let sums = sums
+            .as_slice()
+            .map_err(|e| Error::BlackBox(format!("{}: unreadable result: {e}", self.spec)))?;
+        out.copy_from_slice(&sums[..rows]);
+        Ok(())
+    }
+}
+
+/// A black box's result as a number, or what it was instead.
+fn number(spec: &str, result: &Bound<'_, PyAny>) -> Result<f64> {
+    if let Ok(f) = result.cast::<PyFloat>() {
+        return Ok(f.value());
+    }
+    if let Ok(shape) = result.getattr("shape")
+        && shape.len().is_ok_and(|l| l > 0)
+    {
+        return Err(Error::BlackBox(format!(
+            "{spec}: the black box returned an array of shape {shape}, not a number"
+        )));
+    }
+    result.extract::<f64>().map_err(|_| {
+        let shown: String = result
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| "an object".into())
+            .chars()
+            .take(60)
+            .collect();
+        Error::BlackBox(format!(
+            "{spec}: the black box returned {shown}, not a number"
+        ))
+    })
 }

@@ -17,16 +17,25 @@ use crate::error::{Error, Result};
 use crate::format::{FUSED_FRACTION_BITS, Format};
 use crate::probe::{Batch, Probe};
 
-/// The mask `M`, the unit `u` and the counting limit for one black box.
-#[derive(Clone, Copy, Debug)]
+/// The masks, the unit `u` and the counting limits for one black box.
+///
+/// One input may carry several mask pairs (one per query packed into it,
+/// see `fields`); pair `k` uses `M / 4^k`. Distinct powers of four never
+/// cancel each other (`M/4^k` outweighs all smaller ones together), so a
+/// partial sum holding masks of different pairs stays a large non-zero
+/// value and swamps the units it meets, as one mask does.
+#[derive(Clone, Debug)]
 pub struct Masks {
-    /// The mask `M`.
+    /// The mask `M` of the first pair.
     pub m: f64,
     /// The unit `u`.
     pub u: f64,
     /// Answers of this many units or more may be rounded: `2^p` of the
-    /// accumulator.
+    /// accumulator (at most `2^24` where fused nodes may truncate).
     pub exact_below: u64,
+    /// `capacity[k - 1]`: every count of units below it is exact and
+    /// swamped in an input with `k` mask pairs.
+    capacity: Vec<u64>,
 }
 
 impl Masks {
@@ -48,8 +57,15 @@ impl Masks {
         };
         // M + k*u must round back to M: k*u at most half an ulp of M in the
         // accumulator, with a factor 2 for counts that were rounded up.
-        let half_ulp = m * 2f64.powi(-(acc.precision() as i32));
-        let most = (half_ulp / (2.0 * u)).floor().min(1e18) as u64 + 2;
+        let swamped = |m: f64| {
+            let half_ulp = m * 2f64.powi(-(acc.precision() as i32));
+            (half_ulp / (2.0 * u)).floor().min(1e18) as u64 + 1
+        };
+        // A fused node adds exactly within a window of FUSED_FRACTION_BITS
+        // below its largest term: every unit must fall below that window.
+        let window = 2f64.powi(FUSED_FRACTION_BITS + 1);
+        let below_window = |m: f64| (m / (u * window)).floor().min(1e18) as u64 + 1;
+        let most = swamped(m) + 1;
         if most < 3 {
             return Err(Error::Input(format!(
                 "{input} inputs accumulated in {acc} cannot be probed: the largest mask {input} \
@@ -64,10 +80,7 @@ impl Masks {
                 most - 2
             )));
         }
-        // A fused node adds exactly within a window of FUSED_FRACTION_BITS
-        // below its largest term: every unit must fall below that window.
-        let window = 2f64.powi(FUSED_FRACTION_BITS + 1);
-        let most_fused = (m / (u * window)).floor().min(1e18) as u64 + 2;
+        let most_fused = below_window(m) + 1;
         if may_fuse && n as u64 > most_fused {
             let why = if most_fused < 3 {
                 format!("cannot swamp even one unit ({u:e}) there")
@@ -81,20 +94,123 @@ impl Masks {
                  that declares IEEE additions only"
             )));
         }
+        // A fused node also truncates terms far below its largest one: a
+        // unit beside a partial sum of 2^24 units would vanish.
+        let exact_below = if may_fuse {
+            acc.exact_count().min(1 << FUSED_FRACTION_BITS)
+        } else {
+            acc.exact_count()
+        };
+        let limit = |m: f64| {
+            let c = swamped(m).min(exact_below);
+            if may_fuse { c.min(below_window(m)) } else { c }
+        };
+        let mut capacity = vec![limit(m)];
+        // More pairs: the smallest non-zero mix of masks is above half the
+        // smallest mask; mixes stay exact while they span at most p bits;
+        // a context leaf shared by several fields holds a sum of their
+        // units, exact in the input format below 2^p of the input.
+        let shared = input.exact_count();
+        for k in 1..(acc.precision() as usize).div_ceil(2) {
+            let smallest = m / 4f64.powi(k as i32);
+            if !input.represents(smallest) {
+                break;
+            }
+            let c = limit(smallest / 2.0).min(shared).min(capacity[k - 1]);
+            if c < 4 {
+                break;
+            }
+            capacity.push(c);
+        }
         Ok(Masks {
             m,
             u,
-            exact_below: acc.exact_count(),
+            exact_below,
+            capacity,
         })
+    }
+
+    /// The mask of pair `k` (0 for the first): `M / 4^k`.
+    pub fn mask(&self, k: usize) -> f64 {
+        self.m / 4f64.powi(k as i32)
+    }
+
+    /// Most mask pairs one input can carry.
+    pub fn max_pairs(&self) -> usize {
+        self.capacity.len()
+    }
+
+    /// Every count of units below this is exact in an input with `pairs`
+    /// mask pairs (at most [`Masks::max_pairs`]).
+    pub fn capacity(&self, pairs: usize) -> u64 {
+        self.capacity[pairs.max(1) - 1]
+    }
+}
+
+/// Inputs written as edits, each input relative to the one before it (see
+/// [`Batch`]).
+#[derive(Clone, Debug)]
+pub struct Edits {
+    starts: Vec<usize>,
+    positions: Vec<usize>,
+    values: Vec<f64>,
+}
+
+impl Default for Edits {
+    fn default() -> Self {
+        Edits {
+            starts: vec![0],
+            positions: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+}
+
+impl Edits {
+    /// Forgets the inputs ended so far. Edits of an input not ended yet
+    /// stay, as the start of the next one.
+    pub fn clear(&mut self) {
+        let open = *self.starts.last().expect("starts begins with 0");
+        self.positions.drain(..open);
+        self.values.drain(..open);
+        self.starts.clear();
+        self.starts.push(0);
+    }
+
+    /// Sets summand `at` to `v` in the input being written.
+    pub fn set(&mut self, at: usize, v: f64) {
+        self.positions.push(at);
+        self.values.push(v);
+    }
+
+    /// Ends the input being written.
+    pub fn end_input(&mut self) {
+        self.starts.push(self.positions.len());
+    }
+
+    /// Applies the edits of every input ended so far to `values`.
+    pub fn apply_ended(&self, values: &mut [f64]) {
+        let ended = *self.starts.last().expect("starts begins with 0");
+        for (&at, &v) in self.positions[..ended].iter().zip(&self.values) {
+            values[at] = v;
+        }
+    }
+
+    /// Inputs ended so far.
+    pub fn inputs(&self) -> usize {
+        self.starts.len() - 1
     }
 }
 
 /// Counters of the work a reveal did.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Counters {
-    /// `l_{i,j}` values asked for.
+    /// `l_{i,j}` values asked for (each counted once however often asked).
     pub queries: u64,
-    /// Calls of [`Probe::sum`].
+    /// Masked inputs summed: one carries one query per bit field.
+    pub inputs: u64,
+    /// Evaluations of the black box: one per input, or one per call of a
+    /// black box that sums many rows at once.
     pub calls: u64,
     /// Time spent inside the black box.
     pub in_probe: Duration,
@@ -105,15 +221,14 @@ pub struct Oracle<'p> {
     probe: &'p mut dyn Probe,
     masks: Masks,
     n: usize,
-    /// The input with the current live units; masks are set per query.
-    base: Vec<f64>,
-    /// Mask positions and values of the queries in flight.
-    positions: Vec<usize>,
-    values: Vec<f64>,
+    /// Row-expanded edits of the call being made.
+    rows: Edits,
     out: Vec<f64>,
     /// The rows of a batched black box that sum like row 0: the rows
-    /// queries go to (others repeat a query and are ignored).
+    /// inputs go to (the others repeat the input before them, ignored).
     slots: Vec<usize>,
+    /// The last call summed a stream of inputs (see [`Oracle::sum_inputs`]).
+    streaming: bool,
     /// Work done so far.
     pub counters: Counters,
 }
@@ -127,11 +242,10 @@ impl<'p> Oracle<'p> {
             probe,
             masks,
             n,
-            base: vec![0.0; n],
-            positions: Vec::new(),
-            values: Vec::new(),
+            rows: Edits::default(),
             out: Vec::new(),
             slots: vec![0],
+            streaming: false,
             counters: Counters::default(),
         })
     }
@@ -142,8 +256,8 @@ impl<'p> Oracle<'p> {
     }
 
     /// The masks in use.
-    pub fn masks(&self) -> Masks {
-        self.masks
+    pub fn masks(&self) -> &Masks {
+        &self.masks
     }
 
     /// The black box itself.
@@ -154,6 +268,7 @@ impl<'p> Oracle<'p> {
     /// Sums one arbitrary input, counted as a call.
     pub fn sum_one(&mut self, x: &[f64]) -> Result<f64> {
         let mut out = [0.0];
+        self.streaming = false;
         let started = Instant::now();
         self.probe.sum(x, &mut out)?;
         self.counters.in_probe += started.elapsed();
@@ -161,97 +276,93 @@ impl<'p> Oracle<'p> {
         Ok(out[0])
     }
 
+    /// Sums the inputs `edits` describes, starting from `base`, in one call
+    /// (at most [`Oracle::rows`] inputs), returning one output per input.
+    /// With `stream`, `base` is the last input of the previous streamed
+    /// call, which a probe keeping its input need not be sent again.
+    pub fn sum_inputs(&mut self, base: &[f64], edits: &Edits, stream: bool) -> Result<&[f64]> {
+        let inputs = edits.inputs();
+        debug_assert!(inputs <= self.rows());
+        let single = self.probe.max_batch() <= 1;
+        // Batched probes: input k in row slots[k]; rows between repeat the
+        // input before them.
+        let rows = if single {
+            inputs
+        } else {
+            self.slots[inputs - 1] + 1
+        };
+        self.rows.clear();
+        let mut k = 0;
+        for r in 0..rows {
+            if single || self.slots[k] == r {
+                let at = edits.starts[k]..edits.starts[k + 1];
+                self.rows.positions.extend(&edits.positions[at.clone()]);
+                self.rows.values.extend(&edits.values[at]);
+                k += 1;
+            }
+            self.rows.end_input();
+        }
+        self.out.clear();
+        self.out.resize(rows, 0.0);
+        let batch = Batch {
+            base,
+            starts: &self.rows.starts,
+            positions: &self.rows.positions,
+            values: &self.rows.values,
+            continues: stream && self.streaming,
+        };
+        self.streaming = false;
+        let started = Instant::now();
+        self.probe.sum_batch(&batch, &mut self.out)?;
+        self.counters.in_probe += started.elapsed();
+        self.streaming = stream;
+        self.counters.calls += if single { inputs as u64 } else { 1 };
+        self.counters.inputs += inputs as u64;
+        if !single {
+            // Back to one output per input, in input order.
+            for (k, &r) in self.slots[..inputs].iter().enumerate() {
+                self.out[k] = self.out[r];
+            }
+            self.out.truncate(inputs);
+        }
+        Ok(&self.out)
+    }
+
     /// Measures `|LCA(pivot, j) ∩ live|` for every `j` in `others`, with
-    /// units on the leaves in `live` (which holds `pivot` and `others`).
-    /// `None` marks an answer too large to be exact in the accumulator.
+    /// units on the leaves in `live` (which holds `pivot` and `others`), one
+    /// query per input. `None` marks an answer too large to be exact in
+    /// the accumulator.
     pub fn lca_sizes(
         &mut self,
         live: &[usize],
         pivot: usize,
         others: &[usize],
     ) -> Result<Vec<Option<usize>>> {
-        let pairs: Vec<(usize, usize)> = others.iter().map(|&j| (pivot, j)).collect();
-        self.measure(live, &pairs)
-    }
-
-    /// Measures `|LCA(i, j)|` for every pair, with units on every summand,
-    /// as many pairs per call as the black box takes. Needs `n` below the
-    /// accumulator's exact count, so that every answer is exact.
-    pub fn lca_sizes_all(&mut self, pairs: &[(usize, usize)]) -> Result<Vec<usize>> {
-        debug_assert!((self.n as u64) < self.masks.exact_below);
-        let all: Vec<usize> = (0..self.n).collect();
-        let answers = self.measure(&all, pairs)?;
-        Ok(answers
-            .into_iter()
-            .map(|a| a.expect("exact below 2^p"))
-            .collect())
-    }
-
-    fn measure(&mut self, live: &[usize], pairs: &[(usize, usize)]) -> Result<Vec<Option<usize>>> {
-        let u = self.masks.u;
+        let (m, u) = (self.masks.m, self.masks.u);
+        let mut base = vec![0.0; self.n];
         for &k in live {
-            self.base[k] = u;
+            base[k] = u;
         }
-        let result = self.measure_live(live.len(), pairs);
-        for &k in live {
-            self.base[k] = 0.0;
-        }
-        result
-    }
-
-    fn measure_live(
-        &mut self,
-        live: usize,
-        pairs: &[(usize, usize)],
-    ) -> Result<Vec<Option<usize>>> {
-        let m = self.masks.m;
-        // One-input probes edit one buffer in place: hand them everything at
-        // once, one call per input. Batched probes get a query in each row
-        // that sums like row 0, and a repeat of the first in the others.
-        let single = self.probe.max_batch() <= 1;
-        let per_call = if single {
-            pairs.len()
-        } else {
-            self.slots.len()
-        };
-        let mut answers = Vec::with_capacity(pairs.len());
-        for chunk in pairs.chunks(per_call.max(1)) {
-            let rows = if single {
-                chunk.len()
-            } else {
-                self.slots[chunk.len() - 1] + 1
-            };
-            self.positions.clear();
-            self.values.clear();
-            let mut k = 0;
-            for r in 0..rows {
-                let (i, j) = if single || self.slots[k] == r {
-                    k += 1;
-                    chunk[k - 1]
-                } else {
-                    chunk[0]
-                };
-                self.positions.extend([i, j]);
-                self.values.extend([m, -m]);
+        base[pivot] = m;
+        let mut answers = Vec::with_capacity(others.len());
+        let mut edits = Edits::default();
+        for chunk in others.chunks(self.rows()) {
+            // Each input moves the second mask on from the one before.
+            edits.clear();
+            let mut last = None;
+            for &j in chunk {
+                if let Some(i) = last.replace(j) {
+                    edits.set(i, u);
+                }
+                edits.set(j, -m);
+                edits.end_input();
             }
-            self.out.clear();
-            self.out.resize(rows, 0.0);
-            let batch = Batch {
-                base: &self.base,
-                positions: &self.positions,
-                values: &self.values,
-                width: 2,
-            };
-            let started = Instant::now();
-            self.probe.sum_batch(&batch, &mut self.out)?;
-            self.counters.in_probe += started.elapsed();
-            self.counters.calls += if single { rows as u64 } else { 1 };
-            for (k, &(i, j)) in chunk.iter().enumerate() {
-                let row = if single { k } else { self.slots[k] };
-                answers.push(self.validate(self.out[row], live, i, j)?);
+            let outputs = self.sum_inputs(&base, &edits, false)?.to_vec();
+            for (&j, y) in chunk.iter().zip(outputs) {
+                answers.push(self.validate(y, live.len(), pivot, j)?);
             }
         }
-        self.counters.queries += pairs.len() as u64;
+        self.counters.queries += others.len() as u64;
         Ok(answers)
     }
 
@@ -274,14 +385,15 @@ impl<'p> Oracle<'p> {
         let mut out = vec![0.0; most];
         for _ in 0..Self::ROW_TRIALS {
             let input = Inputs::Cancelling.draw(self.probe.format(), self.n, &mut rng);
-            let positions = vec![0; most];
-            let values = vec![input[0]; most];
+            let starts = vec![0; most + 1];
             let batch = Batch {
                 base: &input,
-                positions: &positions,
-                values: &values,
-                width: 1,
+                starts: &starts,
+                positions: &[],
+                values: &[],
+                continues: false,
             };
+            self.streaming = false;
             let started = Instant::now();
             self.probe.sum_batch(&batch, &mut out)?;
             self.counters.in_probe += started.elapsed();
@@ -327,6 +439,7 @@ impl<'p> Oracle<'p> {
             let mut first = None;
             for _ in 0..5 {
                 input.shuffle(&mut rng);
+                self.streaming = false;
                 let started = Instant::now();
                 self.probe.sum(&input, &mut out)?;
                 self.counters.in_probe += started.elapsed();
@@ -346,14 +459,21 @@ impl<'p> Oracle<'p> {
     /// Random inputs that rows must agree on to share row 0's order.
     pub const ROW_TRIALS: usize = 12;
 
-    /// Queries per call of a batched black box (1 for others).
+    /// Inputs one call takes: the rows of a batched black box that sum
+    /// like row 0 (1 for others).
     pub fn rows(&self) -> usize {
         self.slots.len()
     }
 
     /// Turns one output into `|LCA ∩ live|`, or `None` when it is too large
     /// to be exact, or an error when no summation tree can produce it.
-    fn validate(&self, y: f64, live: usize, i: usize, j: usize) -> Result<Option<usize>> {
+    pub(super) fn validate(
+        &self,
+        y: f64,
+        live: usize,
+        i: usize,
+        j: usize,
+    ) -> Result<Option<usize>> {
         let units = y / self.masks.u;
         let what = || format!("the input masking summands {i} and {j} (n = {})", self.n);
         if y.is_nan() {

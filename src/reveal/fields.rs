@@ -1,0 +1,457 @@
+//! Several queries in one input, each in a bit field of its own.
+//!
+//! A query of subproblem `S` (pivot `p`, partner `j`) masks `p` and `j` and
+//! puts units on the other leaves of `S` and on its context leaf, a leaf of
+//! the caller's subtree; the output counts the units outside `LCA(p, j)`.
+//! Another subproblem `T`, disjoint from `S`, can ask a query in the same
+//! input with units of `u * 2^s`, `s` above the largest count of `S`: the
+//! output then holds both counts side by side, as bit fields.
+//!
+//! Why the counts do not disturb each other:
+//!
+//! * Each pair has its own mask, a distinct power of four below `M`
+//!   ([`Masks::mask`]), so masks of different pairs never cancel: a partial
+//!   sum holding any of them swamps its units, and a unit survives exactly
+//!   when it lies under no pair's LCA.
+//! * `LCA(p, j)` holds only leaves of `S`, unless it holds the context leaf
+//!   (the pair meets at the caller's fused node). Then it holds every live
+//!   leaf of `S`, and the field reads 0. So a field can be disturbed only in
+//!   an input where another field reads 0: there the other fields are asked
+//!   again, and a subproblem that read 0 goes on alone.
+//! * All counts of one input stay below the accumulator's exact range for
+//!   that many pairs ([`Masks::capacity`]).
+//!
+//! Each subproblem keeps its field over consecutive inputs, so an input
+//! differs from the one before in two places per field (a mask moves on),
+//! which is what [`Edits`] carry to the black box.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::oracle::{Edits, Masks, Oracle};
+use crate::error::{Error, Result};
+
+/// One subproblem's queries: its pivot against each partner.
+struct Stream {
+    pivot: usize,
+    /// Every leaf of the subproblem but the pivot.
+    partners: Vec<usize>,
+    context: Option<usize>,
+    /// Partners not asked yet (or to ask again).
+    todo: Vec<usize>,
+    /// Shares no input: it read 0 where others could not be read.
+    solo: bool,
+    /// Holds a field of the last input planned.
+    active: bool,
+    /// Waits in the ready queue.
+    queued: bool,
+}
+
+impl Stream {
+    /// Leaves carrying units or masks: partners, pivot and context leaf.
+    fn live(&self) -> usize {
+        self.partners.len() + 1 + usize::from(self.context.is_some())
+    }
+}
+
+/// A subproblem's place in the inputs being planned.
+#[derive(Clone, Copy, Debug)]
+struct Field {
+    stream: usize,
+    /// Its units are `u * 2^offset`.
+    offset: u32,
+    /// Bits its count needs.
+    width: u32,
+    /// Which mask its pair uses.
+    pair: usize,
+    /// Its largest count, scaled: `(live - 2) * 2^offset`.
+    weight: u64,
+    partner: Option<usize>,
+}
+
+/// A query in a planned input.
+#[derive(Clone, Copy, Debug)]
+struct Query {
+    stream: usize,
+    partner: usize,
+    offset: u32,
+    width: u32,
+}
+
+/// A query's outcome.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Answer {
+    /// The subproblem, as [`Packer::add`] numbered it.
+    pub(super) sub: usize,
+    pub(super) partner: usize,
+    /// `|LCA(pivot, partner) ∩ live|`, or `None`: ask again.
+    pub(super) l: Option<usize>,
+}
+
+/// Plans inputs that pack queries of different subproblems into bit fields,
+/// and reads their outputs.
+pub(super) struct Packer {
+    u: f64,
+    /// At most this many fields per input (1: one query per input).
+    most_fields: usize,
+    streams: Vec<Stream>,
+    ready: BinaryHeap<(usize, Reverse<usize>)>,
+    /// Solo streams with queries left, in the order they were queued.
+    waiting: VecDeque<usize>,
+    /// The values of the last input planned.
+    state: Vec<f64>,
+    /// The values before the call being planned.
+    base: Vec<f64>,
+    /// The fields of the last input planned, by offset.
+    fields: Vec<Field>,
+    edits: Edits,
+    /// Queries of the planned inputs: input `k` holds
+    /// `queries[starts[k]..starts[k + 1]]`.
+    queries: Vec<Query>,
+    starts: Vec<usize>,
+    /// Mask pairs of each planned input.
+    pairs: Vec<usize>,
+}
+
+impl Packer {
+    /// A packer for `n` summands; `pack` false asks one query per input.
+    pub(super) fn new(n: usize, masks: &Masks, pack: bool) -> Self {
+        Packer {
+            u: masks.u,
+            most_fields: if pack { masks.max_pairs() } else { 1 },
+            streams: Vec::new(),
+            ready: BinaryHeap::new(),
+            waiting: VecDeque::new(),
+            state: vec![0.0; n],
+            base: vec![0.0; n],
+            fields: Vec::new(),
+            edits: Edits::default(),
+            queries: Vec::new(),
+            starts: vec![0],
+            pairs: Vec::new(),
+        }
+    }
+
+    /// Queues subproblem `pivot + partners` (with units also on `context`)
+    /// and returns its number.
+    pub(super) fn add(
+        &mut self,
+        pivot: usize,
+        partners: Vec<usize>,
+        context: Option<usize>,
+    ) -> usize {
+        let id = self.streams.len();
+        self.streams.push(Stream {
+            pivot,
+            todo: partners.iter().rev().copied().collect(),
+            partners,
+            context,
+            solo: false,
+            active: false,
+            queued: false,
+        });
+        self.enqueue(id);
+        id
+    }
+
+    /// Live leaves of subproblem `sub`: a pair meeting at the context leaf's
+    /// node answers `l` equal to this.
+    pub(super) fn live(&self, sub: usize) -> usize {
+        self.streams[sub].live()
+    }
+
+    /// Queues stream `id` if it has queries left and no field: solo
+    /// streams in `waiting`, others in `ready`.
+    fn enqueue(&mut self, id: usize) {
+        let s = &mut self.streams[id];
+        if s.active || s.queued || s.todo.is_empty() {
+            return;
+        }
+        s.queued = true;
+        if s.solo {
+            self.waiting.push_back(id);
+        } else {
+            self.ready.push((s.todo.len(), Reverse(id)));
+        }
+    }
+
+    /// Plans the next call: at most `rows` inputs. False when nothing is
+    /// left to ask.
+    pub(super) fn plan(&mut self, masks: &Masks, rows: usize) -> bool {
+        // The new call starts where the last one ended.
+        self.edits.apply_ended(&mut self.base);
+        self.edits.clear();
+        self.queries.clear();
+        self.starts.truncate(1);
+        self.pairs.clear();
+        for _ in 0..rows {
+            self.retire();
+            self.admit(masks);
+            if self.fields.is_empty() {
+                break;
+            }
+            for k in 0..self.fields.len() {
+                let f = self.fields[k];
+                let partner = self.streams[f.stream]
+                    .todo
+                    .pop()
+                    .expect("an active field has partners left");
+                if let Some(old) = f.partner {
+                    self.set(old, self.u * pow2(f.offset));
+                }
+                self.set(partner, -masks.mask(f.pair));
+                self.fields[k].partner = Some(partner);
+                self.queries.push(Query {
+                    stream: f.stream,
+                    partner,
+                    offset: f.offset,
+                    width: f.width,
+                });
+            }
+            self.edits.end_input();
+            self.starts.push(self.queries.len());
+            self.pairs
+                .push(self.fields.iter().map(|f| f.pair + 1).max().unwrap_or(1));
+        }
+        !self.pairs.is_empty()
+    }
+
+    /// The values the planned call starts from.
+    pub(super) fn base(&self) -> &[f64] {
+        &self.base
+    }
+
+    /// The planned inputs.
+    pub(super) fn edits(&self) -> &Edits {
+        &self.edits
+    }
+
+    /// Reads one output per planned input into answers; queries whose
+    /// field may have been disturbed come back with `l: None` and are
+    /// queued again.
+    pub(super) fn read(&mut self, outputs: &[f64], oracle: &Oracle) -> Result<Vec<Answer>> {
+        let mut answers = Vec::with_capacity(self.queries.len());
+        let planned = std::mem::take(&mut self.queries);
+        for (k, &y) in outputs.iter().enumerate() {
+            let queries = &planned[self.starts[k]..self.starts[k + 1]];
+            let answer = |q: &Query, l| Answer {
+                sub: q.stream,
+                partner: q.partner,
+                l,
+            };
+            if let [q] = queries {
+                // Alone, a field may still sit at the offset it had beside others.
+                let s = &self.streams[q.stream];
+                let l = oracle
+                    .validate(y / pow2(q.offset), s.live(), s.pivot, q.partner)?
+                    .ok_or_else(|| not_a_sum(y, s, q.partner))?;
+                if l == s.live() && s.context.is_some() {
+                    // It meets at the caller's fused node, swamping all it
+                    // would share an input with.
+                    self.go_solo(q.stream);
+                }
+                answers.push(answer(q, Some(l)));
+                continue;
+            }
+            let counts = self.split(y, queries, oracle.masks().capacity(self.pairs[k]));
+            let zeros = counts
+                .as_ref()
+                .map_or(0, |c| c.iter().filter(|&&a| a == 0).count());
+            for (i, q) in queries.iter().enumerate() {
+                let count = counts.as_ref().map(|c| c[i]);
+                // A field at 0 may have swamped the others: a lone one is
+                // right and the others are asked again; several are all
+                // asked again. Unreadable outputs are asked again too.
+                let keep = match count {
+                    Some(a) => zeros == 0 || (zeros == 1 && a == 0),
+                    None => false,
+                };
+                if count.is_none_or(|a| a == 0) {
+                    self.go_solo(q.stream);
+                }
+                let l = keep.then(|| self.streams[q.stream].live() - count.unwrap_or(0) as usize);
+                if l.is_none() {
+                    self.streams[q.stream].todo.push(q.partner);
+                    self.enqueue(q.stream);
+                }
+                answers.push(answer(q, l));
+            }
+        }
+        self.queries = planned;
+        Ok(answers)
+    }
+
+    /// The counts of the fields of one output, or `None` if it is not a
+    /// valid packing of them (then each query is asked again on its own,
+    /// where the black box alone answers for it).
+    fn split(&self, y: f64, queries: &[Query], capacity: u64) -> Option<Vec<u64>> {
+        let units = y / self.u;
+        if !(units >= 0.0 && units < capacity as f64 && units.fract() == 0.0) {
+            return None;
+        }
+        let units = units as u64;
+        let mut rest = units;
+        let mut counts = Vec::with_capacity(queries.len());
+        for q in queries {
+            let a = (units >> q.offset) & ((1u64 << q.width) - 1);
+            if a as usize + 2 > self.streams[q.stream].live() {
+                return None;
+            }
+            rest -= a << q.offset;
+            counts.push(a);
+        }
+        (rest == 0).then_some(counts)
+    }
+
+    /// Sets summand `at` to `v` in the input being planned.
+    fn set(&mut self, at: usize, v: f64) {
+        self.state[at] = v;
+        self.edits.set(at, v);
+    }
+
+    /// Marks stream `id` to ask its remaining queries alone.
+    fn go_solo(&mut self, id: usize) {
+        self.streams[id].solo = true;
+    }
+
+    /// Ends the fields with nothing left to ask, and those of solo streams
+    /// that share the input, zeroing their leaves.
+    fn retire(&mut self) {
+        let shared = self.fields.len() > 1;
+        let mut k = 0;
+        while k < self.fields.len() {
+            let f = self.fields[k];
+            let s = &self.streams[f.stream];
+            let ends = s.todo.is_empty() || (s.solo && shared);
+            if !ends {
+                k += 1;
+                continue;
+            }
+            self.fields.remove(k);
+            let (pivot, context) = (s.pivot, s.context);
+            for i in 0..s.partners.len() {
+                self.set(self.streams[f.stream].partners[i], 0.0);
+            }
+            self.set(pivot, 0.0);
+            if let Some(c) = context {
+                self.set(c, self.state[c] - self.u * pow2(f.offset));
+            }
+            self.streams[f.stream].active = false;
+            self.enqueue(f.stream);
+        }
+    }
+
+    /// Adds fields for queued streams, largest first, while they fit. A
+    /// solo stream waits until no field is left, and then has the inputs
+    /// to itself; no other stream joins while one waits.
+    fn admit(&mut self, masks: &Masks) {
+        if self.fields.iter().any(|f| self.streams[f.stream].solo) {
+            return;
+        }
+        if let Some(&id) = self.waiting.front() {
+            if self.fields.is_empty() {
+                self.waiting.pop_front();
+                self.streams[id].queued = false;
+                let field = self
+                    .place(id, masks)
+                    .expect("an empty input fits any stream");
+                self.join(field, masks);
+            }
+            return;
+        }
+        let mut misfits = Vec::new();
+        while self.fields.len() < self.most_fields {
+            let Some((_, Reverse(id))) = self.ready.pop() else {
+                break;
+            };
+            self.streams[id].queued = false;
+            let s = &self.streams[id];
+            if s.solo {
+                // Went solo while queued here.
+                self.enqueue(id);
+                continue;
+            }
+            if s.active || s.todo.is_empty() {
+                continue;
+            }
+            match self.place(id, masks) {
+                Some(field) => self.join(field, masks),
+                None => {
+                    misfits.push(id);
+                    if misfits.len() >= 4 {
+                        break;
+                    }
+                }
+            }
+        }
+        for id in misfits {
+            self.enqueue(id);
+        }
+    }
+
+    /// Where stream `id` fits beside the current fields: the lowest free
+    /// bits, the first free mask, within the capacity.
+    fn place(&self, id: usize, masks: &Masks) -> Option<Field> {
+        let most = (self.streams[id].live() - 2) as u64;
+        let width = (u64::BITS - most.leading_zeros()).max(1);
+        let mut offset = 0;
+        for f in &self.fields {
+            if f.offset >= offset + width {
+                break;
+            }
+            offset = offset.max(f.offset + f.width);
+        }
+        let pair = (0..).find(|p| self.fields.iter().all(|f| f.pair != *p))?;
+        let pairs = self
+            .fields
+            .iter()
+            .map(|f| f.pair)
+            .max()
+            .unwrap_or(0)
+            .max(pair)
+            + 1;
+        if offset + width > 62 || pairs > masks.max_pairs() {
+            return None;
+        }
+        let weight = most << offset;
+        let total: u64 = self.fields.iter().map(|f| f.weight).sum::<u64>() + weight;
+        (total < masks.capacity(pairs)).then_some(Field {
+            stream: id,
+            offset,
+            width,
+            pair,
+            weight,
+            partner: None,
+        })
+    }
+
+    /// Gives `field`'s stream its units and its pivot's mask.
+    fn join(&mut self, field: Field, masks: &Masks) {
+        let unit = self.u * pow2(field.offset);
+        let id = field.stream;
+        for i in 0..self.streams[id].partners.len() {
+            self.set(self.streams[id].partners[i], unit);
+        }
+        let (pivot, context) = (self.streams[id].pivot, self.streams[id].context);
+        self.set(pivot, masks.mask(field.pair));
+        if let Some(c) = context {
+            self.set(c, self.state[c] + unit);
+        }
+        self.streams[id].active = true;
+        let at = self.fields.partition_point(|f| f.offset < field.offset);
+        self.fields.insert(at, field);
+    }
+}
+
+fn pow2(e: u32) -> f64 {
+    (1u64 << e) as f64
+}
+
+fn not_a_sum(y: f64, s: &Stream, partner: usize) -> Error {
+    Error::BlackBox(format!(
+        "the black box returned {y} for the input masking summands {} and {partner}, more \
+         than the {} units unmasked: it does not compute a sum of its inputs",
+        s.pivot,
+        s.live() - 2
+    ))
+}
