@@ -289,6 +289,78 @@ fn python_failures_are_one_clear_line() {
     );
 }
 
+/// A library adapter of the user's own, in a directory named by
+/// FPREV_PROBES, in both forms of the protocol (probes/_bridge.py), each
+/// with an order known independently of fprev.
+#[test]
+fn a_users_own_library_adapter_is_loaded_from_fprev_probes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mylib.py"),
+        "import numpy as np\n\n\
+         def sum(n, dtype, shape, arg):\n    \
+             def fn(x):\n        \
+                 s = 0.0\n        \
+                 for v in reversed(x.tolist()):\n            \
+                     s += v\n        \
+                 return s\n    \
+             fn.may_fuse = False\n    \
+             return fn\n\n\
+         def gemv(n, dtype, shape, arg):\n    \
+             def fn(a):\n        \
+                 return np.cumsum(a, axis=1)[:, -1]\n    \
+             fn.rows = shape[0] if shape else n\n    \
+             fn.may_fuse = False\n    \
+             return fn\n",
+    )
+    .unwrap();
+    let probes = dir.path().to_str().unwrap();
+    let reveal = |args: &[&str]| {
+        let o = fprev(args, &[("FPREV_PROBES", probes)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8(o.stdout).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        (
+            v["tree"].to_string().replace(' ', ""),
+            v["stats"]["calls"].as_u64().unwrap(),
+            v["stats"]["inputs"].as_u64().unwrap(),
+        )
+    };
+    // A Python loop from the right: the reverse order.
+    let (tree, _, _) = reveal(&[
+        "reveal",
+        "mylib:sum",
+        "-n",
+        "6",
+        "--dtype",
+        "f64",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(tree, "[0,[1,[2,[3,[4,5]]]]]");
+    // numpy.cumsum along each row: left to right, seven rows a call.
+    let (tree, calls, inputs) = reveal(&[
+        "reveal",
+        "mylib:gemv",
+        "-n",
+        "6",
+        "--shape",
+        "7,1,6",
+        "--dtype",
+        "f64",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(tree, "[[[[[0,1],2],3],4],5]");
+    let row_check = fprev::reveal::oracle::Oracle::ROW_TRIALS as u64;
+    assert!(calls - row_check < inputs, "{calls} calls, {inputs} inputs");
+    let o = fprev(
+        &["reveal", "mylib:median", "-n", "6"],
+        &[("FPREV_PROBES", probes)],
+    );
+    assert_fails(&o, 2, "offers: gemv, sum");
+}
+
 #[test]
 fn packages_of_an_active_virtualenv_are_found() {
     let dir = tempfile::tempdir().unwrap();

@@ -102,6 +102,8 @@ pub struct PythonProbe {
     raw: Raw,
     /// `raw` viewed as the format's NumPy dtype: what the black box gets.
     view: Py<PyAny>,
+    /// `numpy.generic`, the type of NumPy's scalars.
+    scalar: Py<PyAny>,
     /// `raw` holds the last input of the last batch (see [`Batch::continues`]).
     synced: bool,
     /// Rows of `raw` (in the rows form) written by an earlier call.
@@ -151,6 +153,11 @@ impl PythonProbe {
                 .call_method1("buffer", (shape, dtype))
                 .and_then(|b| b.extract())
                 .map_err(fail)?;
+            let scalar = py
+                .import("numpy")
+                .and_then(|np| np.getattr("generic"))
+                .map_err(fail)?
+                .unbind();
             let accumulator = match (opts.accumulator, acc) {
                 (Some(a), _) => a,
                 (None, Some(a)) => a.parse().map_err(Error::Input)?,
@@ -166,6 +173,7 @@ impl PythonProbe {
                 rows,
                 raw: Raw::new(&raw, opts.format).map_err(fail)?,
                 view,
+                scalar,
                 synced: false,
                 dirty_rows: 0,
             })
@@ -404,6 +412,7 @@ impl PythonProbe {
             self.raw.with(py, |mut v| v.write(0, batch.base));
         }
         let view = self.view.bind(py);
+        let scalar = self.scalar.bind(py);
         for (r, o) in out.iter_mut().enumerate() {
             self.raw.with(py, |mut v| {
                 for (p, x) in batch.edits(r) {
@@ -415,7 +424,7 @@ impl PythonProbe {
                 .bind(py)
                 .call1((view,))
                 .map_err(|e| describe(py, &self.spec, e, true))?;
-            *o = number(&self.spec, &result)?;
+            *o = number(&self.spec, &result, scalar)?;
         }
         Ok(())
     }
@@ -471,9 +480,15 @@ impl PythonProbe {
 }
 
 /// A black box's result as a number, or what it was instead.
-fn number(spec: &str, result: &Bound<'_, PyAny>) -> Result<f64> {
+fn number(spec: &str, result: &Bound<'_, PyAny>, scalar: &Bound<'_, PyAny>) -> Result<f64> {
     if let Ok(f) = result.cast::<PyFloat>() {
         return Ok(f.value());
+    }
+    // NumPy's scalars (numpy.generic) are numbers whatever their type.
+    if result.is_instance(scalar).unwrap_or(false)
+        && let Ok(v) = result.extract::<f64>()
+    {
+        return Ok(v);
     }
     if let Ok(shape) = result.getattr("shape")
         && shape.len().is_ok_and(|l| l > 0)

@@ -98,6 +98,8 @@ pub(super) struct Packer {
     ready: BinaryHeap<(usize, Reverse<usize>)>,
     /// Solo streams with queries left, in the order they were queued.
     waiting: VecDeque<usize>,
+    /// Streams were queued or fields ended since fields were last added.
+    changed: bool,
     /// The values of the last input planned.
     state: Vec<f64>,
     /// The values before the call being planned.
@@ -122,6 +124,7 @@ impl Packer {
             streams: Vec::new(),
             ready: BinaryHeap::new(),
             waiting: VecDeque::new(),
+            changed: false,
             state: vec![0.0; n],
             base: vec![0.0; n],
             fields: Vec::new(),
@@ -168,6 +171,7 @@ impl Packer {
             return;
         }
         s.queued = true;
+        self.changed = true;
         if s.solo {
             self.waiting.push_back(id);
         } else {
@@ -328,6 +332,7 @@ impl Packer {
                 continue;
             }
             self.fields.remove(k);
+            self.changed = true;
             let (pivot, context) = (s.pivot, s.context);
             for i in 0..s.partners.len() {
                 self.set(self.streams[f.stream].partners[i], 0.0);
@@ -345,7 +350,10 @@ impl Packer {
     /// solo stream waits until no field is left, and then has the inputs
     /// to itself; no other stream joins while one waits.
     fn admit(&mut self, masks: &Masks) {
-        if self.fields.iter().any(|f| self.streams[f.stream].solo) {
+        // Nothing that did not fit last time fits better now.
+        if !std::mem::take(&mut self.changed)
+            || self.fields.iter().any(|f| self.streams[f.stream].solo)
+        {
             return;
         }
         if let Some(&id) = self.waiting.front() {
@@ -384,9 +392,12 @@ impl Packer {
                 }
             }
         }
+        // Back in the queue, unchanged.
+        let changed = self.changed;
         for id in misfits {
             self.enqueue(id);
         }
+        self.changed = changed;
     }
 
     /// Where stream `id` fits beside the current fields: the lowest free
