@@ -490,8 +490,8 @@ fn render_doc(doc: &TreeDocument, format: OutputFormat) -> Result<Vec<u8>> {
                 s += &format!("# {p}, n = {}, {d}", doc.tree.n());
                 if let Some(st) = doc.stats {
                     s += &format!(
-                        ": {} queries in {} calls, {:.3} s ({:.3} s in the black box)",
-                        st.queries, st.calls, st.seconds, st.probe_seconds
+                        ": {st}, {:.3} s ({:.3} s in the black box)",
+                        st.seconds, st.probe_seconds
                     );
                 }
                 s.push('\n');

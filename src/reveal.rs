@@ -155,6 +155,18 @@ pub struct Stats {
     pub probe_seconds: f64,
 }
 
+/// `72 queries in 56 calls`, or, where a call sums many inputs (a GEMM's
+/// rows), `2232 queries in 1660 inputs, 16 calls`.
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} queries in ", self.queries)?;
+        if self.inputs != self.calls && self.inputs > 0 {
+            write!(f, "{} inputs, ", self.inputs)?;
+        }
+        write!(f, "{} calls", self.calls)
+    }
+}
+
 /// A revealed tree and what it cost.
 #[derive(Clone, Debug)]
 pub struct Revelation {
