@@ -276,14 +276,15 @@ impl<'p> Oracle<'p> {
         Ok(out[0])
     }
 
-    /// Sums the inputs `edits` describes, starting from `base`, in one call
-    /// (at most [`Oracle::rows`] inputs), returning one output per input.
-    /// With `stream`, `base` is the last input of the previous streamed
-    /// call, which a probe keeping its input need not be sent again.
+    /// Sums the inputs `edits` describes, starting from `base`, returning
+    /// one output per input: in one call of a batched black box (at most
+    /// [`Oracle::rows`] inputs), or one call per input of any other. With
+    /// `stream`, `base` is the last input of the previous streamed call,
+    /// which a probe keeping its input need not be sent again.
     pub fn sum_inputs(&mut self, base: &[f64], edits: &Edits, stream: bool) -> Result<&[f64]> {
         let inputs = edits.inputs();
-        debug_assert!(inputs <= self.rows());
         let single = self.probe.max_batch() <= 1;
+        debug_assert!(single || inputs <= self.rows());
         // Batched probes: input k in row slots[k]; rows between repeat the
         // input before them.
         let rows = if single {
@@ -346,7 +347,12 @@ impl<'p> Oracle<'p> {
         base[pivot] = m;
         let mut answers = Vec::with_capacity(others.len());
         let mut edits = Edits::default();
-        for chunk in others.chunks(self.rows()) {
+        let per_call = if self.probe.max_batch() <= 1 {
+            others.len().max(1)
+        } else {
+            self.rows()
+        };
+        for chunk in others.chunks(per_call) {
             // Each input moves the second mask on from the one before.
             edits.clear();
             let mut last = None;
