@@ -126,6 +126,12 @@ fn torch_cpu_when_importable() {
     for n in [1, 8, 31, 64] {
         reveal_and_check("torch:dot", n, Format::F32, None);
     }
+    // Narrow formats reach torch as their bits (bf16 has no NumPy dtype
+    // torch.from_numpy knows).
+    reveal_and_check("torch:sum", 100, Format::Bf16, None);
+    reveal_and_check("torch:sum", 100, Format::F16, None);
+    reveal_and_check("torch:gemm", 64, Format::Bf16, Some([16, 16, 64]));
+    reveal_and_check("torch:gemv", 40, Format::F16, Some([8, 1, 40]));
 }
 
 fn fprev(args: &[&str], envs: &[(&str, &str)]) -> Output {
