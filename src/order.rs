@@ -52,16 +52,20 @@ pub trait Adder {
     fn fused(&mut self, terms: &[Self::Value]) -> Self::Value;
 }
 
-/// Adds numbers in an accumulator format.
-struct Numbers(Format);
+/// Adds numbers in an accumulator format; `round` is that format's
+/// rounding, a function of its own per format so that the loops inline it.
+struct Numbers<R: Fn(f64) -> f64> {
+    acc: Format,
+    round: R,
+}
 
-impl Adder for Numbers {
+impl<R: Fn(f64) -> f64> Adder for Numbers<R> {
     type Value = f64;
     fn add(&mut self, a: f64, b: f64) -> f64 {
-        self.0.add(a, b)
+        (self.round)(a + b)
     }
     fn fused(&mut self, terms: &[f64]) -> f64 {
-        fused_sum(terms, self.0)
+        fused_sum(terms, self.acc)
     }
 }
 
@@ -78,7 +82,23 @@ impl Adder for TreeBuilder {
 impl Order {
     /// Sums `x` in this order, rounding every partial sum to `acc`.
     pub fn sum(&self, x: &[f64], acc: Format) -> f64 {
-        self.run(x, &mut Numbers(acc))
+        match acc {
+            Format::F64 => self.run(x, &mut Numbers { acc, round: |v| v }),
+            Format::F32 => self.run(
+                x,
+                &mut Numbers {
+                    acc,
+                    round: |v| v as f32 as f64,
+                },
+            ),
+            _ => self.run(
+                x,
+                &mut Numbers {
+                    acc,
+                    round: |v| acc.round(v),
+                },
+            ),
+        }
     }
 
     /// The summation tree of this order for `n` summands.
@@ -160,8 +180,10 @@ fn sequential<A: Adder>(mut x: impl Iterator<Item = A::Value>, a: &mut A) -> A::
 }
 
 fn pairwise<A: Adder>(x: &[A::Value], a: &mut A) -> A::Value {
-    if x.len() == 1 {
-        return x[0];
+    match *x {
+        [one] => return one,
+        [l, r] => return a.add(l, r),
+        _ => {}
     }
     let (l, r) = x.split_at(x.len() / 2);
     let l = pairwise(l, a);
@@ -170,8 +192,10 @@ fn pairwise<A: Adder>(x: &[A::Value], a: &mut A) -> A::Value {
 }
 
 fn binary_tree<A: Adder>(x: &[A::Value], a: &mut A) -> A::Value {
-    if x.len() == 1 {
-        return x[0];
+    match *x {
+        [one] => return one,
+        [l, r] => return a.add(l, r),
+        _ => {}
     }
     // Largest power of two strictly below len.
     let p = (x.len() - 1).next_power_of_two();
