@@ -168,6 +168,44 @@ impl SummationTree {
         }
     }
 
+    /// A random tree over `n` leaves, the same for the same `seed`: random
+    /// roots are merged, two at a time, or up to `max_width` at a time (a
+    /// fused node) when `max_width > 2`, until one remains. Replayed
+    /// ([`crate::reduce::Replay`]) it is a black box whose order nothing but
+    /// this tree describes, which makes it a test of a reveal.
+    ///
+    /// ```
+    /// use fprev::SummationTree;
+    ///
+    /// let t = SummationTree::random(100, 2, 7);
+    /// assert_eq!((t.n(), t.widest()), (100, 2));
+    /// assert_eq!(t, SummationTree::random(100, 2, 7));
+    /// assert!(SummationTree::random(100, 6, 7).widest() > 2);
+    /// ```
+    ///
+    /// # Panics
+    /// If `n` is 0 or `max_width` below 2.
+    pub fn random(n: usize, max_width: usize, seed: u64) -> SummationTree {
+        use rand::{Rng, SeedableRng};
+        assert!(
+            n > 0 && max_width >= 2,
+            "a tree needs a leaf, and nodes of two children or more"
+        );
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut b = TreeBuilder::new(n);
+        let mut roots: Vec<NodeIndex> = (0..n).map(|i| b.leaf(i)).collect();
+        while roots.len() > 1 {
+            let k = rng.random_range(2..=max_width.min(roots.len()));
+            let mut children = Vec::with_capacity(k);
+            for _ in 0..k {
+                let at = rng.random_range(0..roots.len());
+                children.push(roots.swap_remove(at));
+            }
+            roots.push(b.sum(&children));
+        }
+        b.finish(roots[0]).expect("every leaf merged into one root")
+    }
+
     /// Number of summands.
     pub fn n(&self) -> usize {
         self.graph[self.root].size

@@ -7,27 +7,10 @@ use fprev::reduce::Replay;
 use fprev::reveal::{Algorithm, Pivot};
 use fprev::{Format, Options, SummationTree, reveal};
 use proptest::prelude::*;
-use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
-/// A random tree over `n` leaves in text form: repeatedly merge `k` random
-/// roots (`k = 2`, or up to `max_width` when `multiway`).
-fn random_tree(n: usize, multiway: bool, seed: u64) -> String {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut roots: Vec<String> = (0..n).map(|i| i.to_string()).collect();
-    roots.shuffle(&mut rng);
-    while roots.len() > 1 {
-        let most = if multiway { roots.len().min(6) } else { 2 };
-        let k = rng.random_range(2..=most);
-        let mut picked = Vec::with_capacity(k);
-        for _ in 0..k {
-            let at = rng.random_range(0..roots.len());
-            picked.push(roots.swap_remove(at));
-        }
-        roots.push(format!("({})", picked.join("+")));
-    }
-    roots.pop().unwrap()
+/// A random tree: binary, or with fused nodes of up to 6 children.
+fn random_tree(n: usize, multiway: bool, seed: u64) -> SummationTree {
+    SummationTree::random(n, if multiway { 6 } else { 2 }, seed)
 }
 
 /// The accumulators each input format is tested with: its own, and f32
@@ -58,7 +41,7 @@ proptest! {
     #[test]
     fn random_binary_trees_reveal_back_in_every_format(n in 1usize..=512, seed: u64, fmt in 0usize..6) {
         let format = Format::ALL[fmt];
-        let tree: SummationTree = random_tree(n, false, seed).parse().unwrap();
+        let tree = random_tree(n, false, seed);
         for acc in accumulators(format) {
             let got = reveal_replay(&tree, format, acc, &Options::default());
             prop_assert_eq!(&got, &tree, "fprev, {} summed in {}", format, acc);
@@ -73,7 +56,7 @@ proptest! {
         // fused_nodes_beyond_the_masks_reach_are_refused_not_misread.
         let format = [Format::F64, Format::F32, Format::F16, Format::Bf16, Format::E5m2][fmt];
         let n = if format == Format::E5m2 { n.min(66) } else { n };
-        let tree: SummationTree = random_tree(n, true, seed).parse().unwrap();
+        let tree = random_tree(n, true, seed);
         for acc in accumulators(format) {
             let got = reveal_replay(&tree, format, acc, &Options::default());
             prop_assert_eq!(&got, &tree, "{} summed in {}", format, acc);
@@ -83,7 +66,7 @@ proptest! {
     #[test]
     fn basic_reveals_random_binary_trees(n in 1usize..=160, seed: u64, wide in proptest::bool::ANY) {
         let format = if wide { Format::F64 } else { Format::F32 };
-        let tree: SummationTree = random_tree(n, false, seed).parse().unwrap();
+        let tree = random_tree(n, false, seed);
         let basic = Options { algorithm: Algorithm::Basic, ..Options::default() };
         prop_assert_eq!(&reveal_replay(&tree, format, format, &basic), &tree);
     }
@@ -102,8 +85,10 @@ fn fused_nodes_beyond_the_masks_reach_are_refused_not_misread() {
         (Format::E5m2, 312, false),
     ];
     for (format, n, allowed) in cases {
-        let tree: SummationTree = random_tree(n, true, 6).parse().unwrap();
-        assert!(!tree.is_binary());
+        let tree = (0..)
+            .map(|seed| random_tree(n, true, seed))
+            .find(|t| !t.is_binary())
+            .expect("some random tree has a fused node");
         let mut probe = ReplayProbe::new(Replay::new(&tree, format), format);
         match reveal(&mut probe, &Options::default()) {
             Ok(r) => {
@@ -134,7 +119,7 @@ fn fused_nodes_beyond_the_masks_reach_are_refused_not_misread() {
 fn naive_agrees_on_small_random_trees() {
     for n in 1..=7 {
         for seed in 0..4 {
-            let tree: SummationTree = random_tree(n, false, seed).parse().unwrap();
+            let tree = random_tree(n, false, seed);
             let naive = Options {
                 algorithm: Algorithm::Naive,
                 ..Options::default()
