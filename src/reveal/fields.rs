@@ -14,10 +14,13 @@
 //!   sum holding any of them swamps its units, and a unit survives exactly
 //!   when it lies under no pair's LCA.
 //! * `LCA(p, j)` holds only leaves of `S`, unless it holds the context leaf
-//!   (the pair meets at the caller's fused node). Then it holds every live
-//!   leaf of `S`, and the field reads 0. So a field can be disturbed only in
-//!   an input where another field reads 0: there the other fields are asked
-//!   again, and a subproblem that read 0 goes on alone.
+//!   (the pair meets at the caller's fused node). Then it is that node, the
+//!   subproblem's *reach*: the caller's pivot, the caller's groups up to
+//!   `S`'s level and their subproblems (and, for the caller's own context
+//!   group, the caller's reach), and `S`'s field reads 0. So a field can be
+//!   disturbed only where another field reads 0 and reaches its leaves or
+//!   its context leaf: those fields are asked again, and a subproblem known
+//!   to reach others shares no input with them.
 //! * All counts of one input stay below the accumulator's exact range for
 //!   that many pairs ([`Masks::capacity`]).
 //!
@@ -37,14 +40,29 @@ struct Stream {
     /// Every leaf of the subproblem but the pivot.
     partners: Vec<usize>,
     context: Option<usize>,
+    /// Where it hangs in its caller (the subproblem whose pivot is `context`).
+    link: Option<Link>,
     /// Partners not asked yet (or to ask again).
     todo: Vec<usize>,
-    /// Shares no input: it read 0 where others could not be read.
+    /// A pair met at the context leaf's node: the subproblem is the rest of
+    /// a fused node, and its pairs may reach beyond its leaves.
+    partial: bool,
+    /// Shares no input: an output with its field was not a sum of fields.
     solo: bool,
     /// Holds a field of the last input planned.
     active: bool,
     /// Waits in the ready queue.
     queued: bool,
+}
+
+/// A subproblem's place in its caller: the caller's group at `level`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Link {
+    pub(super) caller: usize,
+    pub(super) level: usize,
+    /// The level is the caller's context level: the group is the rest of a
+    /// fused node above the caller, whose reach is the caller's reach.
+    pub(super) beyond: bool,
 }
 
 impl Stream {
@@ -135,20 +153,17 @@ impl Packer {
         }
     }
 
-    /// Queues subproblem `pivot + partners` (with units also on `context`)
-    /// and returns its number.
-    pub(super) fn add(
-        &mut self,
-        pivot: usize,
-        partners: Vec<usize>,
-        context: Option<usize>,
-    ) -> usize {
+    /// Queues subproblem `pivot + partners` (with units also on the pivot
+    /// of its caller, the context leaf) and returns its number.
+    pub(super) fn add(&mut self, pivot: usize, partners: Vec<usize>, link: Option<Link>) -> usize {
         let id = self.streams.len();
         self.streams.push(Stream {
             pivot,
             todo: partners.iter().rev().copied().collect(),
             partners,
-            context,
+            context: link.map(|l| self.streams[l.caller].pivot),
+            link,
+            partial: false,
             solo: false,
             active: false,
             queued: false,
@@ -250,35 +265,44 @@ impl Packer {
                     .validate(y / pow2(q.offset), s.live(), s.pivot, q.partner)?
                     .ok_or_else(|| not_a_sum(y, s, q.partner))?;
                 if l == s.live() && s.context.is_some() {
-                    // It meets at the caller's fused node, swamping all it
-                    // would share an input with.
-                    self.go_solo(q.stream);
+                    self.streams[q.stream].partial = true;
                 }
                 answers.push(answer(q, Some(l)));
                 continue;
             }
-            let counts = self.split(y, queries, oracle.masks().capacity(self.pairs[k]));
-            let zeros = counts
-                .as_ref()
-                .map_or(0, |c| c.iter().filter(|&&a| a == 0).count());
+            let Some(counts) = self.split(y, queries, oracle.masks().capacity(self.pairs[k]))
+            else {
+                // Not a sum of fields: each is asked again alone, where the
+                // black box answers for itself.
+                for q in queries {
+                    self.streams[q.stream].solo = true;
+                    self.ask_again(q);
+                    answers.push(answer(q, None));
+                }
+                continue;
+            };
+            // Fields at 0 with a context leaf may have met at their reach.
+            let zeros: Vec<usize> = (0..queries.len())
+                .filter(|&i| counts[i] == 0 && self.streams[queries[i].stream].context.is_some())
+                .collect();
+            // Whether met there or swamped by another, they may reach
+            // beyond their leaves: they share no more inputs with those.
+            for &z in &zeros {
+                self.streams[queries[z].stream].partial = true;
+            }
             for (i, q) in queries.iter().enumerate() {
-                let count = counts.as_ref().map(|c| c[i]);
-                // A field at 0 may have swamped the others: a lone one is
-                // right and the others are asked again; several are all
-                // asked again. Unreadable outputs are asked again too.
-                let keep = match count {
-                    Some(a) => zeros == 0 || (zeros == 1 && a == 0),
-                    None => false,
-                };
-                if count.is_none_or(|a| a == 0) {
-                    self.go_solo(q.stream);
+                let doubted = zeros
+                    .iter()
+                    .any(|&z| z != i && self.reaches(queries[z].stream, q.stream));
+                if doubted {
+                    self.ask_again(q);
+                    answers.push(answer(q, None));
+                    continue;
                 }
-                let l = keep.then(|| self.streams[q.stream].live() - count.unwrap_or(0) as usize);
-                if l.is_none() {
-                    self.streams[q.stream].todo.push(q.partner);
-                    self.enqueue(q.stream);
-                }
-                answers.push(answer(q, l));
+                answers.push(answer(
+                    q,
+                    Some(self.streams[q.stream].live() - counts[i] as usize),
+                ));
             }
         }
         self.queries = planned;
@@ -313,20 +337,58 @@ impl Packer {
         self.edits.set(at, v);
     }
 
-    /// Marks stream `id` to ask its remaining queries alone.
-    fn go_solo(&mut self, id: usize) {
-        self.streams[id].solo = true;
+    /// Queues query `q` again.
+    fn ask_again(&mut self, q: &Query) {
+        self.streams[q.stream].todo.push(q.partner);
+        self.enqueue(q.stream);
+    }
+
+    /// Whether a pair of stream `g` that meets at its reach (the node of
+    /// its context leaf) swamps a live leaf of stream `f`: a leaf of `f`'s
+    /// subproblem, or its context leaf, the pivot of `f`'s caller.
+    fn reaches(&self, g: usize, f: usize) -> bool {
+        let Some(reach) = self.streams[g].link else {
+            // Without a context leaf a pair meets inside its subproblem.
+            return false;
+        };
+        // The node holds the caller's pivot and its groups up to `level`,
+        // and so every subproblem opened inside those groups.
+        let mut at = f;
+        let mut first = true;
+        while let Some(link) = self.streams[at].link {
+            let pivot_inside = first && link.caller == reach.caller;
+            if pivot_inside || (link.caller == reach.caller && link.level <= reach.level) {
+                return true;
+            }
+            first = false;
+            at = link.caller;
+        }
+        reach.beyond && self.reaches(reach.caller, f)
+    }
+
+    /// Whether streams `a` and `b` should not share inputs: one is known to
+    /// reach beyond its leaves, into the other's.
+    fn conflict(&self, a: usize, b: usize) -> bool {
+        (self.streams[a].partial && self.reaches(a, b))
+            || (self.streams[b].partial && self.reaches(b, a))
     }
 
     /// Ends the fields with nothing left to ask, and those of solo streams
     /// that share the input, zeroing their leaves.
     fn retire(&mut self) {
-        let shared = self.fields.len() > 1;
         let mut k = 0;
         while k < self.fields.len() {
             let f = self.fields[k];
             let s = &self.streams[f.stream];
-            let ends = s.todo.is_empty() || (s.solo && shared);
+            // A solo stream, or one found to reach another's leaves, leaves
+            // the inputs it shares (and comes back when it fits).
+            let shared = self.fields.len() > 1;
+            let clashes = s.partial
+                && self
+                    .fields
+                    .iter()
+                    .any(|g| g.stream != f.stream && self.conflict(f.stream, g.stream));
+            let ends = s.todo.is_empty() || (s.solo && shared) || clashes;
             if !ends {
                 k += 1;
                 continue;
@@ -346,9 +408,10 @@ impl Packer {
         }
     }
 
-    /// Adds fields for queued streams, largest first, while they fit. A
-    /// solo stream waits until no field is left, and then has the inputs
-    /// to itself; no other stream joins while one waits.
+    /// Adds fields for queued streams, largest first, while they fit and
+    /// reach into no other's leaves. A solo stream waits until no field is
+    /// left, and then has the inputs to itself; no other stream joins
+    /// while one waits.
     fn admit(&mut self, masks: &Masks) {
         // Nothing that did not fit last time fits better now.
         if !std::mem::take(&mut self.changed)
@@ -380,6 +443,10 @@ impl Packer {
                 continue;
             }
             if s.active || s.todo.is_empty() {
+                continue;
+            }
+            if self.fields.iter().any(|f| self.conflict(id, f.stream)) {
+                misfits.push(id);
                 continue;
             }
             match self.place(id, masks) {

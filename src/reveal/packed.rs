@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use super::Pivot;
-use super::fields::{Answer, Packer};
+use super::fields::{Answer, Link, Packer};
 use super::fprev::{Built, Pivots, check_group, inconsistent};
 use super::oracle::Oracle;
 use super::progress::Progress;
@@ -63,7 +63,7 @@ pub(super) fn build(
     let root = match n {
         1 => Some(Built::Complete(engine.builder.leaf(0))),
         _ => {
-            engine.open((0..n).collect(), None, None, 0, oracle, progress);
+            engine.open((0..n).collect(), None, 0, oracle, progress);
             engine.run(oracle, progress)?;
             engine.assemble()?
         }
@@ -84,12 +84,12 @@ struct Engine {
 }
 
 impl Engine {
-    /// Queues `build_subtree(leaves)`; `context` is the caller's pivot.
+    /// Queues `build_subtree(leaves)`, the group at level `l` of
+    /// subproblem `parent`, whose pivot is the context leaf.
     fn open(
         &mut self,
         mut leaves: Vec<usize>,
         parent: Option<(usize, usize)>,
-        context: Option<usize>,
         misses: u8,
         oracle: &Oracle,
         progress: &mut Progress,
@@ -97,7 +97,15 @@ impl Engine {
         let pivot = leaves.swap_remove(self.pivots.choose(&leaves, misses));
         progress.place(pivot, oracle);
         let size = leaves.len() + 1;
-        let id = self.packer.add(pivot, leaves, context);
+        let link = parent.map(|(caller, group)| {
+            let (caller_size, level) = (self.subs[caller].size, self.subs[caller].groups[group].l);
+            Link {
+                caller,
+                level,
+                beyond: level > caller_size,
+            }
+        });
+        let id = self.packer.add(pivot, leaves, link);
         debug_assert_eq!(id, self.subs.len());
         self.subs.push(Sub {
             pivot,
@@ -165,7 +173,7 @@ impl Engine {
                 built,
             });
             if g.len() > 1 {
-                self.open(g, Some((id, group)), Some(pivot), misses, oracle, progress);
+                self.open(g, Some((id, group)), misses, oracle, progress);
             }
         }
         // A group at `live` reaches the caller's node: only with a context.
