@@ -2,9 +2,14 @@
 //! (exit status 3), never turned into a tree; ones that sum in no order at
 //! all are reported as order-independent (exit status 4).
 
-use fprev::{Error, Format, Options, Order, Probe, reveal};
+use fprev::reduce::Replay;
+use fprev::{Error, Format, Options, Order, Probe, SummationTree, reveal};
+use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+mod common;
+use common::Rows;
 
 /// A black box whose answer for each input is computed by `f`.
 struct Custom<F: FnMut(&[f64]) -> f64> {
@@ -239,4 +244,120 @@ fn rows_of_a_batched_black_box_that_differ_are_found_and_named() {
     let mut alike = SplitRows { n: 40, rows: 6 };
     let r = reveal(&mut alike, &Options::default()).unwrap();
     assert!(r.notes.is_empty(), "{:?}", r.notes);
+}
+
+/// A misbehaving black box that is still a function of its input: replays
+/// of `tree` (and `other`, for inputs `pick` chooses), in `acc`, declaring
+/// `declared` as accumulator and `fuses` as whether it may fuse, with
+/// `noise` added to its output.
+struct Misbehaving {
+    tree: Replay,
+    other: Replay,
+    pick: fn(&[f64]) -> bool,
+    declared: Format,
+    fuses: bool,
+    noise: fn(&[f64]) -> f64,
+}
+
+impl Probe for Misbehaving {
+    fn n(&self) -> usize {
+        self.tree.n()
+    }
+    fn format(&self) -> Format {
+        Format::F32
+    }
+    fn accumulator(&self) -> Format {
+        self.declared
+    }
+    fn may_fuse(&self) -> bool {
+        self.fuses
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        for (x, o) in inputs.chunks_exact(self.n()).zip(out) {
+            let r = if (self.pick)(x) {
+                &self.other
+            } else {
+                &self.tree
+            };
+            *o = r.sum(x) + (self.noise)(x);
+        }
+        Ok(())
+    }
+}
+
+/// A stable hash of an input, for noise that depends on the input alone.
+fn hash(x: &[f64]) -> u64 {
+    x.iter().fold(0xcbf2_9ce4_8422_2325, |h, v| {
+        (h ^ v.to_bits()).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Each way a black box can break the method's assumptions, deterministic
+/// (the same input, the same output), for a tree of `n` leaves.
+fn misbehaving(kind: usize, n: usize, seed: u64) -> Misbehaving {
+    let binary = SummationTree::random(n, 2, seed);
+    let other = SummationTree::random(n, 2, seed + 1);
+    let honest = |t: &SummationTree| Replay::new(t, Format::F32);
+    let base = Misbehaving {
+        tree: honest(&binary),
+        other: honest(&other),
+        pick: |_| false,
+        declared: Format::F32,
+        fuses: false,
+        noise: |_| 0.0,
+    };
+    match kind {
+        // Fused nodes, while declaring IEEE additions only.
+        0 => Misbehaving {
+            tree: honest(&SummationTree::random(n, 5, seed)),
+            ..base
+        },
+        // Every partial sum rounded to bf16, while declaring f32.
+        1 => Misbehaving {
+            tree: Replay::new(&binary, Format::Bf16),
+            ..base
+        },
+        // Another order when the first summand is negative (masked).
+        2 => Misbehaving {
+            pick: |x| x[0] < 0.0,
+            ..base
+        },
+        // Another order when several summands are masked.
+        3 => Misbehaving {
+            pick: |x| x.iter().filter(|v| v.abs() > 1e30).count() > 2,
+            ..base
+        },
+        // A unit of noise on a third of the inputs.
+        4 => Misbehaving {
+            noise: |x| if hash(x) % 3 == 0 { 1.0 } else { 0.0 },
+            ..base
+        },
+        // Half a unit too much.
+        _ => Misbehaving {
+            noise: |_| 0.5,
+            ..base
+        },
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Packing several queries into one input never yields a tree where one
+    /// query per input yields a different one or an error: every packed
+    /// answer is validated as strictly as a single one.
+    #[test]
+    fn a_packed_reveal_never_returns_a_tree_the_unpacked_one_rejects(
+        kind in 0usize..6, n in 3usize..300, seed in 0u64..1000, rows in prop::sample::select(vec![1usize, 7]),
+    ) {
+        let unpacked = Options { pack: false, ..Options::default() };
+        let one = reveal(&mut misbehaving(kind, n, seed), &unpacked);
+        let packed = reveal(&mut Rows(misbehaving(kind, n, seed), rows), &Options::default());
+        if let Ok(p) = packed {
+            match one {
+                Ok(u) => prop_assert_eq!(p.tree, u.tree, "kind {}", kind),
+                Err(e) => prop_assert!(false, "kind {}: packed gave {}, unpacked: {}", kind, p.tree, e),
+            }
+        }
+    }
 }

@@ -8,6 +8,9 @@ use fprev::reveal::{Algorithm, Pivot};
 use fprev::{Format, Options, SummationTree, reveal};
 use proptest::prelude::*;
 
+mod common;
+use common::Rows;
+
 /// A random tree: binary, or with fused nodes of up to 6 children.
 fn random_tree(n: usize, multiway: bool, seed: u64) -> SummationTree {
     SummationTree::random(n, if multiway { 6 } else { 2 }, seed)
@@ -69,6 +72,63 @@ proptest! {
         let tree = random_tree(n, false, seed);
         let basic = Options { algorithm: Algorithm::Basic, ..Options::default() };
         prop_assert_eq!(&reveal_replay(&tree, format, format, &basic), &tree);
+    }
+}
+
+/// Every strategy: each pivot rule, queries packed or one per input, one
+/// input per call or several rows.
+fn strategies() -> Vec<(String, Options, usize)> {
+    let mut out = Vec::new();
+    for (pivot, name) in [
+        (Pivot::Ends, "ends"),
+        (Pivot::Random { seed: 3 }, "random"),
+        (Pivot::Min, "min"),
+    ] {
+        for pack in [true, false] {
+            for rows in [1, 7] {
+                let options = Options {
+                    pivot,
+                    pack,
+                    ..Options::default()
+                };
+                out.push((format!("{name}, pack {pack}, {rows} rows"), options, rows));
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Every strategy reveals the baseline's tree (the paper's FPRev: min
+    /// pivot, one query per call), which is the tree replayed: random
+    /// binary and multiway trees, every format, with the input's own
+    /// accumulator and a wider one, and narrow accumulators well past 2^p.
+    #[test]
+    fn every_strategy_reveals_the_baselines_tree(
+        n in 1usize..=400, seed: u64, fmt in 0usize..5, multiway: bool, narrow: bool,
+    ) {
+        let format = [Format::F64, Format::F32, Format::F16, Format::Bf16, Format::E5m2][fmt];
+        // Narrow: the input's own accumulator, whose 2^p large n pass
+        // (e5m2's 8, bf16's 256, f16's 2048); else the wider default.
+        let acc = if narrow { format } else { format.default_accumulator() };
+        let n = match format {
+            Format::E5m2 => n.min(66),
+            Format::F16 if narrow => 8 * n,
+            _ => n,
+        };
+        let tree = random_tree(n, multiway, seed);
+        let baseline = Options { pivot: Pivot::Min, pack: false, ..Options::default() };
+        let want = reveal_replay(&tree, format, acc, &baseline);
+        prop_assert_eq!(&want, &tree);
+        for (name, options, rows) in strategies() {
+            let inner = ReplayProbe::new(Replay::new(&tree, acc), format);
+            let mut probe = Rows(inner, rows);
+            let got = reveal(&mut probe, &options)
+                .map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;
+            prop_assert_eq!(&got.tree, &want, "{}, {} summed in {}", name, format, acc);
+        }
     }
 }
 
