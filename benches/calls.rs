@@ -364,6 +364,20 @@ fn markdown(rows: &[Row]) -> String {
     s
 }
 
+/// Ten colours apart from one another, one per shape.
+const COLORS: [plotters::style::RGBColor; 10] = [
+    plotters::style::RGBColor(31, 119, 180),
+    plotters::style::RGBColor(255, 127, 14),
+    plotters::style::RGBColor(44, 160, 44),
+    plotters::style::RGBColor(214, 39, 40),
+    plotters::style::RGBColor(148, 103, 189),
+    plotters::style::RGBColor(140, 86, 75),
+    plotters::style::RGBColor(227, 119, 194),
+    plotters::style::RGBColor(127, 127, 127),
+    plotters::style::RGBColor(188, 189, 34),
+    plotters::style::RGBColor(23, 190, 207),
+];
+
 /// calls/n against n, one panel per format: fprev solid, baseline dashed.
 fn plot(rows: &[Row], path: &Path) {
     use plotters::prelude::*;
@@ -373,9 +387,11 @@ fn plot(rows: &[Row], path: &Path) {
     let shapes: Vec<String> = Shape::ALL.iter().map(|s| s.name()).collect();
     for (panel, (format, target)) in panels.iter().zip([("f32", 3.0), ("f64", 2.0)]) {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.format == format).collect();
-        let (lo, hi) = mine.iter().fold((f64::MAX, 1f64), |(lo, hi), r| {
-            (lo.min(r.n as f64), hi.max(r.n as f64))
-        });
+        // log2 n on the axis, labelled as n.
+        let x = |r: &Row| (r.n as f64).log2();
+        let (lo, hi) = mine
+            .iter()
+            .fold((f64::MAX, 1f64), |(lo, hi), r| (lo.min(x(r)), hi.max(x(r))));
         let top = 10.0;
         let mut chart = ChartBuilder::on(panel)
             .caption(
@@ -385,13 +401,14 @@ fn plot(rows: &[Row], path: &Path) {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(45)
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..top)
+            .build_cartesian_2d(lo..hi, 0f64..top)
             .expect("chart");
         chart
             .configure_mesh()
             .x_desc("n (summands)")
             .y_desc("calls / n")
-            .x_label_formatter(&|x| format!("{}", *x as u64))
+            .x_labels((hi - lo) as usize + 1)
+            .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round() as u64))
             .draw()
             .expect("mesh");
         chart
@@ -403,18 +420,16 @@ fn plot(rows: &[Row], path: &Path) {
             .label(format!("target: {target}n"))
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK.mix(0.5)));
         for (k, shape) in shapes.iter().enumerate() {
-            let color = Palette99::pick(k).to_rgba();
+            let color = COLORS[k % COLORS.len()].to_rgba();
             let points: Vec<(f64, f64)> = mine
                 .iter()
                 .filter(|r| &r.shape == shape && r.calls > 0)
-                .map(|r| (r.n as f64, r.calls_per_n.min(top)))
+                .map(|r| (x(r), r.calls_per_n.min(top)))
                 .collect();
             let baseline: Vec<(f64, f64)> = mine
                 .iter()
                 .filter(|r| &r.shape == shape)
-                .filter_map(|r| {
-                    Some((r.n as f64, (r.baseline_calls? as f64 / r.n as f64).min(top)))
-                })
+                .filter_map(|r| Some((x(r), (r.baseline_calls? as f64 / r.n as f64).min(top))))
                 .collect();
             chart
                 .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
