@@ -17,6 +17,16 @@
 //! | `Fprev` (default) | binary and multiway, any `n` | `n - 1` to `n(n-1)/2`; `n - 1` and `2n - 3` for chains either way with the default pivot |
 //! | `Basic` | binary, `n - 2 < 2^p` | `n(n-1)/2` |
 //! | `Naive` | binary, `n <= 8` | a handful of random inputs, `(2n-3)!!` candidate trees |
+//!
+//! Calls of the black box are what a reveal costs. FPRev packs queries of
+//! independent subproblems into one input, each in a bit field of its own
+//! (`Options::pack`), and hands a batched black box one input per row:
+//! about `2n` calls for a balanced tree in f64 where the paper's FPRev
+//! makes `(n/2) log2 n`, and a GEMM of 1,024 rows in a handful of calls.
+//! A reveal never needs fewer calls than its longest chain of subproblems,
+//! each waiting for its caller's answers: `2n - log2 n` for a balanced
+//! tree. A fused node of `k` single summands needs one input per pair of
+//! them (`k(k-1)/2`): any other input tells none of those pairs apart.
 
 mod basic;
 mod fields;

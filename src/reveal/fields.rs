@@ -9,7 +9,7 @@
 //!
 //! Why the counts do not disturb each other:
 //!
-//! * Each pair has its own mask, a distinct power of four below `M`
+//! * Each pair has its own mask, a distinct power of two below `M`
 //!   ([`Masks::mask`]), so masks of different pairs never cancel: a partial
 //!   sum holding any of them swamps its units, and a unit survives exactly
 //!   when it lies under no pair's LCA.
@@ -28,8 +28,7 @@
 //! differs from the one before in two places per field (a mask moves on),
 //! which is what [`Edits`] carry to the black box.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 use super::oracle::{Edits, Masks, Oracle};
 use crate::error::{Error, Result};
@@ -113,7 +112,8 @@ pub(super) struct Packer {
     /// At most this many fields per input (1: one query per input).
     most_fields: usize,
     streams: Vec<Stream>,
-    ready: BinaryHeap<(usize, Reverse<usize>)>,
+    /// Queued streams by live leaves (the width of their field), then number.
+    ready: BTreeSet<(usize, usize)>,
     /// Solo streams with queries left, in the order they were queued.
     waiting: VecDeque<usize>,
     /// Streams were queued or fields ended since fields were last added.
@@ -140,7 +140,7 @@ impl Packer {
             u: masks.u,
             most_fields: if pack { masks.max_pairs() } else { 1 },
             streams: Vec::new(),
-            ready: BinaryHeap::new(),
+            ready: BTreeSet::new(),
             waiting: VecDeque::new(),
             changed: false,
             state: vec![0.0; n],
@@ -190,7 +190,7 @@ impl Packer {
         if s.solo {
             self.waiting.push_back(id);
         } else {
-            self.ready.push((s.todo.len(), Reverse(id)));
+            self.ready.insert((s.live(), id));
         }
     }
 
@@ -430,41 +430,54 @@ impl Packer {
             }
             return;
         }
-        let mut misfits = Vec::new();
-        while self.fields.len() < self.most_fields {
-            let Some((_, Reverse(id))) = self.ready.pop() else {
+        // The largest queued stream whose field fits the free bits, then
+        // the next, passing over those that do not fit after all.
+        let mut below = (usize::MAX, usize::MAX);
+        let mut passed = 0;
+        while self.fields.len() < self.most_fields && passed < 16 {
+            let used: u32 = self.fields.iter().map(|f| f.width).sum();
+            let pairs = (self.fields.len() + 1).min(masks.max_pairs());
+            // Bits of the largest count the input holds.
+            let bits = u64::BITS - (masks.capacity(pairs) - 1).leading_zeros();
+            let free = bits.saturating_sub(used);
+            // A field of `free` bits counts up to 2^free - 1 = live - 2; an
+            // empty input takes what `place` takes.
+            let most_live = match (self.fields.is_empty(), free) {
+                (true, _) => usize::MAX,
+                (false, 0) => break,
+                (false, _) => 1usize.checked_shl(free).map_or(usize::MAX, |m| m + 1),
+            };
+            below = below.min((most_live, usize::MAX));
+            let Some(&(live, id)) = self.ready.range(..below).next_back() else {
                 break;
             };
-            self.streams[id].queued = false;
-            let s = &self.streams[id];
-            if s.solo {
-                // Went solo while queued here.
+            below = (live, id);
+            if self.streams[id].solo {
+                // Went solo while queued here: it waits for empty inputs.
+                self.ready.remove(&(live, id));
+                self.streams[id].queued = false;
                 self.enqueue(id);
                 continue;
             }
-            if s.active || s.todo.is_empty() {
-                continue;
-            }
             if self.fields.iter().any(|f| self.conflict(id, f.stream)) {
-                misfits.push(id);
+                passed += 1;
                 continue;
             }
-            match self.place(id, masks) {
-                Some(field) => self.join(field, masks),
-                None => {
-                    misfits.push(id);
-                    if misfits.len() >= 4 {
-                        break;
-                    }
+            // Free bits split into gaps too small: close them (it costs
+            // edits, no call) and try again.
+            let placed = self.place(id, masks).or_else(|| {
+                self.compact();
+                self.place(id, masks)
+            });
+            match placed {
+                Some(field) => {
+                    self.ready.remove(&(live, id));
+                    self.streams[id].queued = false;
+                    self.join(field, masks);
                 }
+                None => passed += 1,
             }
         }
-        // Back in the queue, unchanged.
-        let changed = self.changed;
-        for id in misfits {
-            self.enqueue(id);
-        }
-        self.changed = changed;
     }
 
     /// Where stream `id` fits beside the current fields: the lowest free
@@ -501,6 +514,33 @@ impl Packer {
             weight,
             partner: None,
         })
+    }
+
+    /// Moves the fields down to leave no free bits between them, rescaling
+    /// the units of those that move.
+    fn compact(&mut self) {
+        let mut next = 0;
+        for k in 0..self.fields.len() {
+            let f = self.fields[k];
+            if f.offset != next {
+                let (old, new) = (self.u * pow2(f.offset), self.u * pow2(next));
+                let s = &self.streams[f.stream];
+                let (context, live) = (s.context, s.live());
+                for i in 0..s.partners.len() {
+                    let leaf = self.streams[f.stream].partners[i];
+                    // The partner being asked holds the mask, not a unit.
+                    if Some(leaf) != f.partner {
+                        self.set(leaf, new);
+                    }
+                }
+                if let Some(c) = context {
+                    self.set(c, self.state[c] - old + new);
+                }
+                self.fields[k].offset = next;
+                self.fields[k].weight = ((live - 2) as u64) << next;
+            }
+            next += f.width;
+        }
     }
 
     /// Gives `field`'s stream its units and its pivot's mask.

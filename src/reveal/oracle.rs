@@ -20,10 +20,11 @@ use crate::probe::{Batch, Probe};
 /// The masks, the unit `u` and the counting limits for one black box.
 ///
 /// One input may carry several mask pairs (one per query packed into it,
-/// see `fields`); pair `k` uses `M / 4^k`. Distinct powers of four never
-/// cancel each other (`M/4^k` outweighs all smaller ones together), so a
-/// partial sum holding masks of different pairs stays a large non-zero
-/// value and swamps the units it meets, as one mask does.
+/// see `fields`); pair `k` uses `M / 2^k`. A partial sum holds each pair's
+/// mask once, negated, or not at all, and such a sum of distinct powers of
+/// two is never 0: the largest outweighs all smaller ones together, by at
+/// least the smallest. So it stays a large value and swamps the units it
+/// meets, as one mask does.
 #[derive(Clone, Debug)]
 pub struct Masks {
     /// The mask `M` of the first pair.
@@ -106,13 +107,14 @@ impl Masks {
             if may_fuse { c.min(below_window(m)) } else { c }
         };
         let mut capacity = vec![limit(m)];
-        // More pairs: the smallest non-zero mix of masks is above half the
-        // smallest mask; mixes stay exact while they span at most p bits;
+        // More pairs: the smallest non-zero mix of masks is at least the
+        // smallest mask (half of it, for margin); `k` masks span `k` bits
+        // and mix exactly while that is at most p;
         // a context leaf shared by several fields holds a sum of their
         // units, exact in the input format below 2^p of the input.
         let shared = input.exact_count();
-        for k in 1..(acc.precision() as usize).div_ceil(2) {
-            let smallest = m / 4f64.powi(k as i32);
+        for k in 1..acc.precision() as usize {
+            let smallest = m / 2f64.powi(k as i32);
             if !input.represents(smallest) {
                 break;
             }
@@ -130,9 +132,9 @@ impl Masks {
         })
     }
 
-    /// The mask of pair `k` (0 for the first): `M / 4^k`.
+    /// The mask of pair `k` (0 for the first): `M / 2^k`.
     pub fn mask(&self, k: usize) -> f64 {
-        self.m / 4f64.powi(k as i32)
+        self.m / 2f64.powi(k as i32)
     }
 
     /// Most mask pairs one input can carry.
