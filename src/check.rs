@@ -135,7 +135,26 @@ pub fn check(
     trials: usize,
     seed: u64,
 ) -> Result<CheckReport> {
+    check_row(tree, probe, trials, seed, 0)
+}
+
+/// [`check()`] against row `row` of a batched black box (a GEMM's row, an
+/// MPI vector's element), whose order `fprev reveal --row` reveals: each
+/// trial's input goes into rows 0 to `row`, and row `row`'s sum is compared.
+pub fn check_row(
+    tree: &SummationTree,
+    probe: &mut dyn Probe,
+    trials: usize,
+    seed: u64,
+    row: usize,
+) -> Result<CheckReport> {
     let n = probe.n();
+    if row >= probe.max_batch().max(1) {
+        return Err(Error::Input(format!(
+            "--row {row}: this black box sums {} rows a call",
+            probe.max_batch().max(1)
+        )));
+    }
     if tree.n() != n {
         return Err(Error::Input(format!(
             "the tree has {} summands but the black box takes {n}",
@@ -152,13 +171,26 @@ pub fn check(
         .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut scratch = Vec::new();
-    let mut out = [0.0];
+    let mut out = vec![0.0; row + 1];
+    let starts = vec![0; row + 2];
     let mut first_mismatch = None;
     for trial in 0..trials {
         let kind = Inputs::ALL[trial % Inputs::ALL.len()];
         let input = kind.draw(format, n, &mut rng);
-        probe.sum(&input, &mut out)?;
-        let got = out[0];
+        if row == 0 {
+            probe.sum(&input, &mut out)?;
+        } else {
+            // The input in every row up to `row`.
+            let batch = crate::probe::Batch {
+                base: &input,
+                starts: &starts,
+                positions: &[],
+                values: &[],
+                continues: false,
+            };
+            probe.sum_batch(&batch, &mut out)?;
+        }
+        let got = out[row];
         candidates.retain(|replay| {
             let replayed = format.round(replay.sum_with(&input, &mut scratch));
             let same = replayed.to_bits() == got.to_bits() || (replayed.is_nan() && got.is_nan());

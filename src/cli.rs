@@ -86,6 +86,20 @@ struct BlackBoxArgs {
     /// [default: the black box's own].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
+    #[command(flatten)]
+    mpi: MpiArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+struct MpiArgs {
+    /// MPI ranks to run an mpi: black box on: fprev starts `mpirun -np P`
+    /// itself (under your own mpirun, the job's size).
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u16).range(1..))]
+    ranks: Option<u16>,
+    /// Seconds an MPI job started by --ranks may run before it is stopped,
+    /// every process of it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    mpi_timeout: u64,
 }
 
 #[derive(Args, Debug)]
@@ -117,6 +131,7 @@ impl BlackBoxArgs {
             n: self.n,
             shape: self.shape,
             threads: self.threads.map(usize::from),
+            ranks: self.mpi.ranks.map(usize::from),
             ..self.format.options(dtype)
         }
     }
@@ -130,6 +145,39 @@ impl FormatArgs {
             ..Default::default()
         }
     }
+}
+
+impl Command {
+    /// The MPI options of a command that opens a black box.
+    fn mpi(&self) -> Option<&MpiArgs> {
+        match self {
+            Command::Reveal(a) => Some(&a.black_box.mpi),
+            Command::Check(a) => Some(&a.black_box.mpi),
+            Command::Sweep(a) => Some(&a.mpi),
+            _ => None,
+        }
+    }
+}
+
+/// `--ranks P`: outside an MPI job, runs this command line under `mpirun
+/// -np P` and returns its exit status; inside one, `None`: the command runs
+/// here (its black box checks the job's size).
+#[cfg(feature = "mpi")]
+fn mpi_job(ranks: usize, timeout: u64) -> Result<Option<i32>> {
+    if crate::mpi::in_job() {
+        return Ok(None);
+    }
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    crate::mpi::relaunch(ranks, &args, std::time::Duration::from_secs(timeout)).map(Some)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_job(_: usize, _: u64) -> Result<Option<i32>> {
+    Err(Error::Input(
+        "--ranks runs an MPI job, but this fprev was built without the 'mpi' feature: rebuild \
+         with `cargo build --features mpi` (needs libopenmpi-dev)"
+            .into(),
+    ))
 }
 
 #[derive(Args, Debug)]
@@ -160,6 +208,10 @@ struct EngineArgs {
     /// Most inputs per call of a batched black box (the rows of a GEMV/GEMM).
     #[arg(long, value_name = "ROWS")]
     batch: Option<usize>,
+    /// The row of a batched black box whose order is revealed (a GEMV/GEMM
+    /// row, an element of an MPI vector), with the rows that sum alike.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    row: usize,
     /// Ask one query per input, as the paper does, instead of packing queries of
     /// independent subproblems into bit fields of one input.
     #[arg(long)]
@@ -178,6 +230,7 @@ impl EngineArgs {
             progress: true,
             batch: self.batch,
             pack: !self.no_pack,
+            row: self.row,
         }
     }
 }
@@ -195,6 +248,8 @@ struct SweepArgs {
     threads: Vec<u16>,
     #[command(flatten)]
     number: FormatArgs,
+    #[command(flatten)]
+    mpi: MpiArgs,
     #[command(flatten)]
     engine: EngineArgs,
     /// Output format [default: from the -o extension (.json), else a table].
@@ -266,10 +321,13 @@ struct CheckArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// The row of a batched black box to compare with (see reveal --row).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    row: usize,
 }
 
-/// Runs the command line and returns the process exit status.
-pub fn main() -> i32 {
+/// Parses the command line, runs it and returns the process exit status.
+fn command_line() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
@@ -295,6 +353,26 @@ pub fn main() -> i32 {
     }
 }
 
+/// Runs the command line, inside an MPI job too: there only rank 0 runs it
+/// (the other ranks serve its `mpi:` black boxes and exit in
+/// [`crate::mpi::join`]).
+pub fn main() -> i32 {
+    #[cfg(feature = "mpi")]
+    let session = match crate::mpi::join() {
+        Ok(session) => session,
+        Err(e) => {
+            eprintln!("fprev: error: {e}");
+            return e.exit_code();
+        }
+    };
+    let code = command_line();
+    #[cfg(feature = "mpi")]
+    if let Some(session) = session {
+        session.finish(code);
+    }
+    code
+}
+
 fn init_logging(verbose: u8) {
     if verbose == 0 {
         return;
@@ -311,6 +389,12 @@ fn init_logging(verbose: u8) {
 }
 
 fn run(command: Command) -> Result<i32> {
+    if let Some(mpi) = command.mpi()
+        && let Some(ranks) = mpi.ranks
+        && let Some(code) = mpi_job(usize::from(ranks), mpi.mpi_timeout)?
+    {
+        return Ok(code);
+    }
     match command {
         Command::Reveal(a) => reveal_cmd(a),
         Command::Render(a) => {
@@ -397,7 +481,7 @@ fn check_cmd(a: CheckArgs) -> Result<i32> {
     let mut opts = a.black_box.options(doc.dtype);
     opts.n = opts.n.or(Some(doc.tree.n()));
     let mut black_box = probe::open(&a.spec, &opts)?;
-    let report = check::check(&doc.tree, &mut black_box, a.trials, a.seed)?;
+    let report = check::check_row(&doc.tree, &mut black_box, a.trials, a.seed, a.row)?;
     match report.mismatch {
         None => {
             let acc = report.accumulator.unwrap_or(black_box.accumulator());

@@ -39,6 +39,8 @@ pub mod document;
 pub mod equivalence;
 pub mod error;
 pub mod format;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod order;
 pub mod probe;
 pub mod reduce;

@@ -28,11 +28,13 @@
 //! assert_eq!(tree.to_text(), "((0+2)+(1+3))");
 //! ```
 
-mod batch;
+pub(crate) mod batch;
 #[cfg(feature = "blas")]
 pub mod blas;
 pub mod dylib;
 mod linalg;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod native;
 pub mod ndarray;
 #[cfg(feature = "python")]
@@ -136,6 +138,8 @@ pub struct ProbeOptions {
     /// Worker threads, for black boxes that take a thread count
     /// (`reduce:…`, `blas:…`); `None` keeps the black box's own default.
     pub threads: Option<usize>,
+    /// MPI ranks an `mpi:` black box must run on (the job's size).
+    pub ranks: Option<usize>,
 }
 
 /// Summand count used when none is given.
@@ -225,6 +229,23 @@ pub fn catalog() -> Vec<SpecInfo> {
             available: ok(),
         },
     ];
+    out.push(SpecInfo {
+        pattern: "mpi:allreduce[:LOCAL]|binary-tree",
+        about: "MPI_Allreduce(SUM) of each rank's block summed in LOCAL order; the distributed Binary Tree Reduction (--ranks P)",
+        #[cfg(feature = "mpi")]
+        available: if std::process::Command::new("mpirun")
+            .arg("--version")
+            .output()
+            .is_ok()
+            || crate::mpi::in_job()
+        {
+            ok()
+        } else {
+            Err("mpirun is not installed (Debian: apt-get install openmpi-bin)".into())
+        },
+        #[cfg(not(feature = "mpi"))]
+        available: Err("this fprev was built without the 'mpi' feature".into()),
+    });
     #[cfg(feature = "python")]
     out.extend(python::catalog());
     #[cfg(not(feature = "python"))]
@@ -265,6 +286,15 @@ pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
             )));
         }
         "dylib" => Box::new(dylib::DylibProbe::open(spec, rest, opts)?),
+        #[cfg(feature = "mpi")]
+        "mpi" => Box::new(mpi::MpiProbe::open(spec, rest, opts)?),
+        #[cfg(not(feature = "mpi"))]
+        "mpi" => {
+            return Err(Error::Input(format!(
+                "{spec}: this fprev was built without the 'mpi' feature: rebuild with \
+                 `cargo build --features mpi` (needs libopenmpi-dev)"
+            )));
+        }
         #[cfg(feature = "python")]
         lib if python::serves(lib) => Box::new(python::PythonProbe::open(spec, opts)?),
         _ => {
@@ -275,6 +305,11 @@ pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
     };
     if probe.n() == 0 {
         return Err(Error::Input("n must be at least 1".into()));
+    }
+    if opts.ranks.is_some() && library != "mpi" {
+        return Err(Error::Input(format!(
+            "{spec}: this black box does not run on MPI ranks: --ranks applies to mpi:…"
+        )));
     }
     if opts.threads.is_some() && !matches!(library, "reduce" | "blas") {
         return Err(Error::Input(format!(

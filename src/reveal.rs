@@ -133,6 +133,9 @@ pub struct Options {
     /// Pack queries of independent subproblems into one input, in bit
     /// fields (false: one query per input, as the paper).
     pub pack: bool,
+    /// The row of a batched black box (a GEMM's row, an MPI vector's
+    /// element) whose order is revealed, with the rows that sum alike.
+    pub row: usize,
 }
 
 impl Default for Options {
@@ -143,6 +146,7 @@ impl Default for Options {
             progress: false,
             batch: None,
             pack: true,
+            row: 0,
         }
     }
 }
@@ -198,7 +202,10 @@ pub struct Revelation {
 pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
     let started = Instant::now();
     let mut oracle = Oracle::new(probe)?;
-    let notes: Vec<String> = oracle.calibrate_rows(opts.batch)?.into_iter().collect();
+    let notes: Vec<String> = oracle
+        .calibrate_rows(opts.batch, opts.row)?
+        .into_iter()
+        .collect();
     let mut progress = Progress::new(oracle.n(), opts.progress);
     let tree = match opts.algorithm {
         // Every count exact with all summands live: queries packed.

@@ -220,10 +220,31 @@ fn rows_of_a_batched_black_box_that_differ_are_found_and_named() {
         r.notes[0]
     );
     assert!(
-        r.notes[0].contains("rows 0-5, 12-17, 24-29 (18 per call)"),
+        r.notes[0].contains("rows 0-5, 12-17, 24-29 (18 per call"),
         "{}",
         r.notes[0]
     );
+    // Row 6 sums right to left: --row 6 reveals that, with the rows like it.
+    let six = Options {
+        row: 6,
+        ..Options::default()
+    };
+    let r = reveal(&mut probe, &six).unwrap();
+    assert_eq!(r.tree, Order::Reverse.tree(40));
+    assert!(
+        r.notes[0].contains(
+            "rows 0-5, 12-17, 24-29 of this black box sum in a different order from row 6"
+        ),
+        "{}",
+        r.notes[0]
+    );
+    let beyond = Options {
+        row: 32,
+        ..Options::default()
+    };
+    let e = reveal(&mut probe, &beyond).unwrap_err();
+    assert_eq!(e.exit_code(), 2, "{e}");
+    assert!(e.to_string().contains("rows 0 to 31"), "{e}");
     // Queries went 18 to a call (at most one call per level of the
     // recursion not full), after the row check's calls.
     assert!(

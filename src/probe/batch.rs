@@ -107,3 +107,28 @@ pub(crate) fn sum_batch<P: Probe + ?Sized>(
     }
     Ok(())
 }
+
+/// Sums whole inputs (`out.len()` rows of `n` values) through
+/// [`Probe::sum_batch`]: each input after the first overwrites all of the
+/// one before. For probes whose [`Probe::sum`] is their batch form.
+pub(crate) fn sum_whole<P: Probe + ?Sized>(
+    probe: &mut P,
+    inputs: &[f64],
+    out: &mut [f64],
+) -> Result<()> {
+    let n = probe.n();
+    let rows = out.len();
+    if rows == 0 {
+        return Ok(());
+    }
+    let starts: Vec<usize> = [0].into_iter().chain((0..rows).map(|r| r * n)).collect();
+    let positions: Vec<usize> = (1..rows).flat_map(|_| 0..n).collect();
+    let batch = Batch {
+        base: &inputs[..n],
+        starts: &starts,
+        positions: &positions,
+        values: &inputs[n..rows * n],
+        continues: false,
+    };
+    probe.sum_batch(&batch, out)
+}

@@ -18,7 +18,7 @@ use pyo3::types::{PyFloat, PyModule};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::probe::{Batch, Probe, ProbeOptions, resolve_n};
+use crate::probe::{Batch, Probe, ProbeOptions, batch, resolve_n};
 
 /// The library adapters shipped inside the binary.
 const LIBRARIES: [(&str, &str); 3] = [
@@ -367,19 +367,7 @@ impl Probe for PythonProbe {
     }
 
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
-        // Whole inputs: every input after the first overwrites all of it.
-        let n = self.n;
-        let rows = out.len();
-        let starts: Vec<usize> = [0].into_iter().chain((0..rows).map(|r| r * n)).collect();
-        let positions: Vec<usize> = (0..rows.saturating_sub(1)).flat_map(|_| 0..n).collect();
-        let batch = Batch {
-            base: &inputs[..n],
-            starts: &starts,
-            positions: &positions,
-            values: &inputs[n.min(inputs.len())..],
-            continues: false,
-        };
-        self.sum_batch(&batch, out)
+        batch::sum_whole(self, inputs, out)
     }
 
     fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {

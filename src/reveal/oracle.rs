@@ -375,24 +375,42 @@ impl<'p> Oracle<'p> {
     }
 
     /// For a batched black box, finds the rows that sum in the same order
-    /// as row 0, uses only those for queries, and describes any split.
-    /// Rows agree when one random input repeated in every row gives one
-    /// result, on each of [`Self::ROW_TRIALS`] inputs. The inputs cancel in
-    /// pairs: two orders that differ only in their last two additions agree
-    /// on about 70% of those at n = 1024 (and on 90% of inputs of close
-    /// magnitudes), so a few trials are not enough.
-    pub fn calibrate_rows(&mut self, cap: Option<usize>) -> Result<Option<String>> {
-        let most = self.probe.max_batch().min(cap.unwrap_or(usize::MAX)).max(1);
-        self.slots = (0..most).collect();
-        // With n <= 2 there is at most one query: nothing to batch.
-        if most == 1 || self.n <= 2 {
+    /// as row `row` (whose order is revealed), uses only those for queries
+    /// (at most `cap` a call), and describes any split. Rows agree when one
+    /// random input repeated in every row gives one result, on each of
+    /// [`Self::ROW_TRIALS`] inputs. Most cancel in pairs: two orders that
+    /// differ only in their last two additions agree on about 70% of those
+    /// at n = 1024 (and on 90% of inputs of close magnitudes), so a few
+    /// trials are not enough.
+    pub fn calibrate_rows(&mut self, cap: Option<usize>, row: usize) -> Result<Option<String>> {
+        let most = self.probe.max_batch().max(1);
+        if row >= most {
+            return Err(Error::Input(if most == 1 {
+                format!("--row {row}: this black box sums one input a call, row 0")
+            } else {
+                format!(
+                    "--row {row}: this black box sums {most} rows a call, rows 0 to {}",
+                    most - 1
+                )
+            }));
+        }
+        self.slots = vec![row];
+        // One row a call, or n <= 2 (at most one query): nothing to check.
+        if most == 1 || cap == Some(1) || self.n <= 2 {
             return Ok(None);
         }
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let mut differs = vec![false; most];
         let mut out = vec![0.0; most];
-        for _ in 0..Self::ROW_TRIALS {
-            let input = Inputs::Cancelling.draw(self.probe.format(), self.n, &mut rng);
+        for trial in 0..Self::ROW_TRIALS {
+            // Mostly cancelling pairs, which tell close orders apart best in
+            // long sums; wide-range inputs for short ones, whose cancelling
+            // pairs can leave sums every order adds exactly.
+            let kind = match trial % 3 {
+                2 => Inputs::Wide,
+                _ => Inputs::Cancelling,
+            };
+            let input = kind.draw(self.probe.format(), self.n, &mut rng);
             let starts = vec![0; most + 1];
             let batch = Batch {
                 base: &input,
@@ -407,18 +425,21 @@ impl<'p> Oracle<'p> {
             self.counters.in_probe += started.elapsed();
             self.counters.calls += 1;
             for (d, y) in differs.iter_mut().zip(&out) {
-                *d |= y.to_bits() != out[0].to_bits();
+                *d |= y.to_bits() != out[row].to_bits();
             }
         }
-        self.slots.retain(|r| !differs[*r]);
-        if self.slots.len() == most {
+        let agree: Vec<bool> = differs.iter().map(|d| !d).collect();
+        // The reference row first, then the others that agree.
+        self.slots
+            .extend((0..most).filter(|&r| r != row && agree[r]));
+        self.slots.truncate(cap.unwrap_or(usize::MAX));
+        if !differs.contains(&true) {
             return Ok(None);
         }
-        let agree: Vec<bool> = differs.iter().map(|d| !d).collect();
         Ok(Some(format!(
-            "rows {} of this black box sum in a different order from row 0 (the same input \
-             in every row gave different results); this is row 0's order, revealed with \
-             rows {} ({} per call)",
+            "rows {} of this black box sum in a different order from row {row} (the same \
+             input in every row gave different results); this is row {row}'s order, revealed \
+             with rows {} ({} per call; --row K reveals row K's)",
             row_ranges(&differs),
             row_ranges(&agree),
             self.slots.len()

@@ -1,0 +1,462 @@
+//! fprev and MPI: inside an `mpirun` job, and starting one.
+//!
+//! Inside a job every rank runs `fprev`. Rank 0 runs the command; the
+//! others [`join`] and then only serve: each `mpi:` black box rank 0 opens
+//! is opened on every rank, each call's inputs are broadcast, every rank
+//! sums its block of them, and the ranks combine their sums (by
+//! `MPI_Allreduce`, or by the distributed Binary Tree Reduction). When rank
+//! 0 is done, its [`Session`] tells them to exit.
+//!
+//! Outside a job, `--ranks P` starts one ([`relaunch`]): `mpirun -np P
+//! fprev ARGS`, rank 0's output passed on as if fprev had run alone, its
+//! exit status returned, and the whole job killed if it outlives its time.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mpi::collective::{CommunicatorCollectives, SystemOperation};
+use mpi::environment::Universe;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::Root;
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::order::Order;
+use crate::probe::Batch;
+use crate::reduce::{Blocks, Wire, reduce_rows};
+
+/// Where rank 0 of a job started by [`relaunch`] writes its exit status.
+const STATUS_VAR: &str = "FPREV_MPI_STATUS";
+
+/// Whether this process is a rank of an MPI job (Open MPI or a PMI launcher).
+pub fn in_job() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// Rank 0's hold on MPI: ends the job's service when dropped.
+pub struct Session {
+    _universe: Universe,
+}
+
+/// Joins the job this process runs in: rank 0 gets the [`Session`] and
+/// goes on; every other rank serves rank 0 until it is done, then exits
+/// the process. `None` outside a job.
+pub fn join() -> Result<Option<Session>> {
+    if !in_job() {
+        return Ok(None);
+    }
+    let universe = mpi::initialize()
+        .ok_or_else(|| Error::Input("MPI was already initialized in this process".into()))?;
+    let world = universe.world();
+    if world.rank() == 0 {
+        return Ok(Some(Session {
+            _universe: universe,
+        }));
+    }
+    serve(&world);
+    drop(universe);
+    std::process::exit(0);
+}
+
+impl Session {
+    /// Ranks in the job.
+    pub fn ranks(&self) -> usize {
+        SimpleCommunicator::world().size() as usize
+    }
+
+    /// Records rank 0's exit status for the [`relaunch`] that started the
+    /// job, if one did.
+    pub fn finish(&self, code: i32) {
+        if let Some(path) = std::env::var_os(STATUS_VAR) {
+            let _ = std::fs::write(path, code.to_string());
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        send(&SimpleCommunicator::world(), &Header::exit());
+    }
+}
+
+/// What a black box of the job combines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combine {
+    /// Each rank sums its block in `local`, then `MPI_Allreduce(SUM)`.
+    Allreduce { local: Order },
+    /// The distributed Binary Tree Reduction over all blocks.
+    BinaryTree,
+}
+
+/// An `mpi:` black box as every rank of the job sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setup {
+    pub combine: Combine,
+    pub n: usize,
+    pub format: Format,
+    /// Inputs per call: one per element of the vectors combined.
+    pub rows: usize,
+}
+
+impl Setup {
+    /// How the summands are split over `ranks`.
+    pub fn blocks(&self, ranks: usize) -> Blocks {
+        match self.combine {
+            Combine::Allreduce { .. } => Blocks::even(self.n, ranks),
+            // Starts moved onto aligned indices: fewer messages.
+            Combine::BinaryTree => Blocks::aligned(self.n, ranks, 0.2),
+        }
+    }
+}
+
+/// A command from rank 0, broadcast as eight numbers.
+#[derive(Clone, Copy, Debug)]
+struct Header([u64; 8]);
+
+const OPEN: u64 = 1;
+const SUM: u64 = 2;
+const CLOSE: u64 = 3;
+const EXIT: u64 = 4;
+
+impl Header {
+    fn exit() -> Self {
+        Header([EXIT, 0, 0, 0, 0, 0, 0, 0])
+    }
+
+    fn open(setup: &Setup) -> Self {
+        let (kind, order) = match setup.combine {
+            Combine::Allreduce { local } => (0, order_code(local)),
+            Combine::BinaryTree => (1, [0, 0]),
+        };
+        Header([
+            OPEN,
+            kind,
+            setup.n as u64,
+            Format::ALL
+                .iter()
+                .position(|f| *f == setup.format)
+                .expect("a format of ALL") as u64,
+            setup.rows as u64,
+            order[0],
+            order[1],
+            0,
+        ])
+    }
+
+    fn setup(&self) -> Setup {
+        let h = self.0;
+        Setup {
+            combine: match h[1] {
+                0 => Combine::Allreduce {
+                    local: order_of([h[5], h[6]]),
+                },
+                _ => Combine::BinaryTree,
+            },
+            n: h[2] as usize,
+            format: Format::ALL[h[3] as usize],
+            rows: h[4] as usize,
+        }
+    }
+}
+
+/// The local orders an allreduce's ranks can sum their blocks in.
+const LOCAL_ORDERS: [&str; 4] = ["sequential", "reverse", "pairwise", "binary-tree"];
+
+fn order_code(order: Order) -> [u64; 2] {
+    match order {
+        Order::Strided(k) => [4, k as u64],
+        Order::Blocked(b) => [5, b as u64],
+        other => [
+            LOCAL_ORDERS
+                .iter()
+                .position(|o| o.parse::<Order>().is_ok_and(|p| p == other))
+                .expect("a local order") as u64,
+            0,
+        ],
+    }
+}
+
+fn order_of(code: [u64; 2]) -> Order {
+    match code[0] {
+        4 => Order::Strided(code[1] as usize),
+        5 => Order::Blocked(code[1] as usize),
+        i => LOCAL_ORDERS[i as usize].parse().expect("a local order"),
+    }
+}
+
+fn send(world: &SimpleCommunicator, header: &Header) {
+    let mut h = header.0;
+    world.process_at_rank(0).broadcast_into(&mut h[..]);
+}
+
+fn receive(world: &SimpleCommunicator) -> Header {
+    let mut h = [0u64; 8];
+    world.process_at_rank(0).broadcast_into(&mut h[..]);
+    Header(h)
+}
+
+/// A rank other than 0: does what rank 0 says until it says exit.
+fn serve(world: &SimpleCommunicator) {
+    let mut open: Option<Setup> = None;
+    loop {
+        let header = receive(world);
+        match header.0[0] {
+            OPEN => open = Some(header.setup()),
+            SUM => {
+                let setup = open.as_ref().expect("a black box is open before a call");
+                let batch = Inputs::receive(world, setup.n, header.0[1] as usize);
+                work(world, setup, &batch.view());
+            }
+            CLOSE => open = None,
+            _ => return,
+        }
+    }
+}
+
+/// Rank 0: opens `setup` on every rank.
+pub(crate) fn open(setup: &Setup) {
+    send(&SimpleCommunicator::world(), &Header::open(setup));
+}
+
+/// Rank 0: closes the black box on every rank.
+pub(crate) fn close() {
+    send(
+        &SimpleCommunicator::world(),
+        &Header([CLOSE, 0, 0, 0, 0, 0, 0, 0]),
+    );
+}
+
+/// Rank 0: sums the inputs of `batch` (at most `setup.rows`) on every rank.
+pub(crate) fn sum(setup: &Setup, batch: &Batch, out: &mut [f64]) {
+    let world = SimpleCommunicator::world();
+    send(
+        &world,
+        &Header([SUM, batch.rows() as u64, 0, 0, 0, 0, 0, 0]),
+    );
+    Inputs::broadcast(&world, batch);
+    let sums = work(&world, setup, batch).expect("rank 0 gets the sums");
+    out.copy_from_slice(&sums[..out.len()]);
+}
+
+/// A batch as it travels: the base, then the edits.
+struct Inputs {
+    base: Vec<f64>,
+    starts: Vec<usize>,
+    positions: Vec<usize>,
+    values: Vec<f64>,
+}
+
+impl Inputs {
+    fn broadcast(world: &SimpleCommunicator, batch: &Batch) {
+        let root = world.process_at_rank(0);
+        let mut sizes = [batch.positions.len() as u64];
+        root.broadcast_into(&mut sizes[..]);
+        let mut base = batch.base.to_vec();
+        root.broadcast_into(&mut base[..]);
+        let mut starts: Vec<u64> = batch.starts.iter().map(|&s| s as u64).collect();
+        root.broadcast_into(&mut starts[..]);
+        let mut positions: Vec<u64> = batch.positions.iter().map(|&p| p as u64).collect();
+        root.broadcast_into(&mut positions[..]);
+        let mut values = batch.values.to_vec();
+        root.broadcast_into(&mut values[..]);
+    }
+
+    fn receive(world: &SimpleCommunicator, n: usize, rows: usize) -> Inputs {
+        let root = world.process_at_rank(0);
+        let mut sizes = [0u64];
+        root.broadcast_into(&mut sizes[..]);
+        let edits = sizes[0] as usize;
+        let mut base = vec![0.0; n];
+        root.broadcast_into(&mut base[..]);
+        let mut starts = vec![0u64; rows + 1];
+        root.broadcast_into(&mut starts[..]);
+        let mut positions = vec![0u64; edits];
+        root.broadcast_into(&mut positions[..]);
+        let mut values = vec![0.0; edits];
+        root.broadcast_into(&mut values[..]);
+        Inputs {
+            base,
+            starts: starts.iter().map(|&s| s as usize).collect(),
+            positions: positions.iter().map(|&p| p as usize).collect(),
+            values,
+        }
+    }
+
+    fn view(&self) -> Batch<'_> {
+        Batch {
+            base: &self.base,
+            starts: &self.starts,
+            positions: &self.positions,
+            values: &self.values,
+            continues: false,
+        }
+    }
+}
+
+/// Every rank's part of one call: its block of each input, summed and
+/// combined with the other ranks'. The sums on rank 0, `None` elsewhere.
+/// Every call combines vectors of `setup.rows` elements, the inputs padded
+/// with zeros: MPI picks its algorithm by the vectors' length.
+fn work(world: &SimpleCommunicator, setup: &Setup, batch: &Batch) -> Option<Vec<f64>> {
+    let blocks = setup.blocks(world.size() as usize);
+    let range = blocks.range(world.rank() as usize);
+    let rows = setup.rows;
+    // This rank's block of each input, row after row.
+    let mut current = batch.base[range.clone()].to_vec();
+    let mut local = Vec::with_capacity(current.len() * rows);
+    for r in 0..batch.rows() {
+        for (p, v) in batch.edits(r) {
+            if range.contains(&p) {
+                current[p - range.start] = v;
+            }
+        }
+        local.extend_from_slice(&current);
+    }
+    local.resize(current.len() * rows, 0.0);
+    match setup.format {
+        Format::F64 => combine::<f64>(world, setup, &blocks, &local, rows),
+        _ => {
+            let local: Vec<f32> = local.iter().map(|&x| x as f32).collect();
+            combine::<f32>(world, setup, &blocks, &local, rows)
+        }
+    }
+}
+
+fn combine<T>(
+    world: &SimpleCommunicator,
+    setup: &Setup,
+    blocks: &Blocks,
+    local: &[T],
+    rows: usize,
+) -> Option<Vec<f64>>
+where
+    T: Wire + mpi::datatype::Equivalence,
+{
+    let sums: Vec<T> = match setup.combine {
+        Combine::Allreduce { local: order } => {
+            let len = local.len() / rows.max(1);
+            let mine: Vec<T> = (0..rows)
+                .map(|r| {
+                    let block: Vec<f64> = local[r * len..(r + 1) * len]
+                        .iter()
+                        .map(|&x| x.into())
+                        .collect();
+                    // An empty block adds nothing.
+                    let s = if block.is_empty() {
+                        0.0
+                    } else {
+                        order.sum(&block, setup.format)
+                    };
+                    T::from_wire(s)
+                })
+                .collect();
+            let mut all = vec![T::default(); rows];
+            world.all_reduce_into(&mine[..], &mut all[..], SystemOperation::sum());
+            all
+        }
+        Combine::BinaryTree => reduce_rows(world, blocks, local, rows).0?,
+    };
+    (world.rank() == 0).then(|| sums.into_iter().map(Into::into).collect())
+}
+
+/// Runs this fprev command line under `mpirun -np ranks`, passes rank 0's
+/// output on, and returns its exit status. The job is killed (all its
+/// processes) if it runs longer than `timeout`.
+pub fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
+    let exe = std::env::current_exe().map_err(|e| {
+        Error::Input(format!(
+            "cannot find the fprev binary to run under mpirun: {e}"
+        ))
+    })?;
+    let dir = tempfile::tempdir()
+        .map_err(|e| Error::Input(format!("cannot make a directory for the MPI job: {e}")))?;
+    let status = dir.path().join("status");
+    let output = dir.path().join("output");
+    let mut command = Command::new("mpirun");
+    command
+        .args([
+            "-np",
+            &ranks.to_string(),
+            "--oversubscribe",
+            "--output-filename",
+        ])
+        .arg(&output)
+        .arg(exe)
+        .args(args)
+        .env(STATUS_VAR, &status)
+        // Open MPI refuses to run as root unless told.
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    {
+        use std::os::unix::process::CommandExt;
+        // A process group of its own, to stop every process of the job.
+        command.process_group(0);
+    }
+    let mut child = command.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::Input(
+            "mpirun is not installed: --ranks starts an MPI job with it (Debian: apt-get install \
+             openmpi-bin), or run fprev under your own mpirun"
+                .into(),
+        ),
+        _ => Error::Input(format!("cannot start mpirun: {e}")),
+    })?;
+    let started = Instant::now();
+    let exit = loop {
+        if let Some(exit) = child.try_wait().map_err(|e| Error::Input(e.to_string()))? {
+            break exit;
+        }
+        if started.elapsed() > timeout {
+            // SAFETY: kill(2) on the job's own process group.
+            unsafe {
+                libc::kill(-(child.id() as i32), libc::SIGKILL);
+            }
+            let _ = child.wait();
+            return Err(Error::BlackBox(format!(
+                "the MPI job ran longer than {} s and was stopped, all its processes with it \
+                 (--mpi-timeout sets the limit)",
+                timeout.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut mpirun_said = String::new();
+    if let Some(mut err) = child.stderr.take() {
+        use std::io::Read;
+        let _ = err.read_to_string(&mut mpirun_said);
+    }
+    // Rank 0's own output, as if it had run alone.
+    let rank0 = output.join("1").join("rank.0");
+    pass_on(&rank0.join("stdout"), &mut std::io::stdout());
+    pass_on(&rank0.join("stderr"), &mut std::io::stderr());
+    match std::fs::read_to_string(&status)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+    {
+        Some(code) => Ok(code),
+        None => Err(Error::BlackBox(format!(
+            "the MPI job failed before rank 0 finished (mpirun {}){}",
+            exit,
+            mpirun_said
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('-'))
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default()
+        ))),
+    }
+}
+
+fn pass_on(path: &Path, to: &mut dyn Write) {
+    if let Ok(text) = std::fs::read(path) {
+        let _ = to.write_all(&text);
+        let _ = to.flush();
+    }
+}

@@ -1,0 +1,130 @@
+//! MPI black boxes, on rank 0 of an `mpirun` job (see [`crate::mpi`]):
+//!
+//! - `mpi:allreduce[:LOCAL]`: each rank sums its block of the `n` summands
+//!   (blocks as even as can be, in rank order) in the order `LOCAL`
+//!   (`sequential`, the default, `reverse`, `pairwise`, `binary-tree`,
+//!   `strided:K`, `blocked:B`), then `MPI_Allreduce(SUM)` combines the
+//!   ranks' sums;
+//! - `mpi:binary-tree`: the distributed Binary Tree Reduction
+//!   ([`crate::reduce::binary_tree_allreduce`]) over blocks aligned to cut
+//!   messages.
+//!
+//! One call combines vectors of `M` elements (`--shape M,1,N`, default
+//! [`DEFAULT_ROWS`]), each element one input: the row check then names the
+//! positions whose order differs from position 0's, as MPI's segmented
+//! algorithms can combine parts of a vector differently.
+
+use mpi::topology::{Communicator, SimpleCommunicator};
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::mpi::{Combine, Setup};
+use crate::order::Order;
+use crate::probe::linalg::ieee_format;
+use crate::probe::{Batch, Probe, ProbeOptions, batch, resolve_n};
+
+/// Elements of the vectors one call combines when `--shape` gives none.
+pub const DEFAULT_ROWS: usize = 64;
+
+/// An `mpi:` black box, driven from rank 0.
+#[derive(Debug)]
+pub struct MpiProbe {
+    setup: Setup,
+}
+
+impl MpiProbe {
+    /// Opens `mpi:OP[:ARG]` (`rest` is the text after `mpi:`) on every rank
+    /// of the job this process is rank 0 of.
+    pub fn open(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<Self> {
+        let (op, arg) = match rest.split_once(':') {
+            Some((op, arg)) => (op, Some(arg)),
+            None => (rest, None),
+        };
+        let combine = match (op, arg) {
+            ("allreduce", local) => {
+                let local: Order = local
+                    .unwrap_or("sequential")
+                    .parse()
+                    .map_err(|e| Error::Input(format!("{spec}: the local order: {e}")))?;
+                if matches!(local, Order::Fused(_)) {
+                    return Err(Error::Input(format!(
+                        "{spec}: a rank sums its block in an IEEE order: sequential, reverse, \
+                         pairwise, binary-tree, strided:K or blocked:B"
+                    )));
+                }
+                Combine::Allreduce { local }
+            }
+            ("binary-tree", None) => Combine::BinaryTree,
+            _ => {
+                return Err(Error::Input(format!(
+                    "unknown probe spec '{spec}': expected mpi:allreduce[:LOCAL] or mpi:binary-tree"
+                )));
+            }
+        };
+        if !crate::mpi::in_job() {
+            return Err(Error::Input(format!(
+                "{spec} runs in an MPI job: give --ranks P (fprev starts mpirun), or run fprev \
+                 under mpirun"
+            )));
+        }
+        let ranks = SimpleCommunicator::world().size() as usize;
+        if let Some(p) = opts.ranks.filter(|&p| p != ranks) {
+            return Err(Error::Input(format!(
+                "{spec}: --ranks {p}, but this MPI job has {ranks} ranks"
+            )));
+        }
+        let setup = Setup {
+            combine,
+            n: resolve_n(spec, opts)?,
+            format: ieee_format(spec, opts.format)?,
+            rows: opts.shape.map_or(DEFAULT_ROWS, |[m, _, _]| m),
+        };
+        crate::mpi::open(&setup);
+        Ok(MpiProbe { setup })
+    }
+}
+
+impl Drop for MpiProbe {
+    fn drop(&mut self) {
+        crate::mpi::close();
+    }
+}
+
+impl Probe for MpiProbe {
+    fn n(&self) -> usize {
+        self.setup.n
+    }
+    fn format(&self) -> Format {
+        self.setup.format
+    }
+    fn may_fuse(&self) -> bool {
+        false
+    }
+    fn max_batch(&self) -> usize {
+        self.setup.rows
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
+        batch::sum_whole(self, inputs, out)
+    }
+    fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
+        // More inputs than one call takes: each call starts from the last
+        // input of the one before.
+        let mut base = batch.base.to_vec();
+        for (k, chunk) in out.chunks_mut(self.setup.rows).enumerate() {
+            let first = k * self.setup.rows;
+            if k > 0 {
+                for r in first - self.setup.rows..first {
+                    batch.apply(r, &mut base);
+                }
+            }
+            let part = Batch {
+                base: &base,
+                starts: &batch.starts[first..=first + chunk.len()],
+                continues: false,
+                ..*batch
+            };
+            crate::mpi::sum(&self.setup, &part, chunk);
+        }
+        Ok(())
+    }
+}
