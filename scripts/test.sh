@@ -9,6 +9,11 @@ command -v dot >/dev/null || need_apt+=(graphviz)
 # The blas: probes link the system OpenBLAS; the dylib: tests compile C.
 dpkg -s libopenblas-dev >/dev/null 2>&1 || need_apt+=(libopenblas-dev)
 command -v cc >/dev/null || need_apt+=(gcc)
+# MPI: Open MPI for the mpi feature and its tests; rsmpi's bindgen needs libclang.
+command -v mpirun >/dev/null || need_apt+=(openmpi-bin)
+dpkg -s libopenmpi-dev >/dev/null 2>&1 || need_apt+=(libopenmpi-dev)
+dpkg -s libclang1-14 >/dev/null 2>&1 || need_apt+=(libclang1-14)
+dpkg -s libclang-common-14-dev >/dev/null 2>&1 || need_apt+=(libclang-common-14-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -1,0 +1,303 @@
+//! MPI black boxes and the reproducible allreduce, with the real `mpirun`
+//! (Open MPI; scripts/test.sh installs it). Ranks beyond the cores run
+//! oversubscribed.
+#![cfg(feature = "mpi")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use fprev::reduce::{Blocks, binary_tree_sum};
+use fprev::{Order, SummationTree};
+
+fn fprev(args: &[&str]) -> Output {
+    Command::cargo_bin("fprev")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Reveals `spec` on `ranks` ranks as JSON and returns the tree.
+fn reveal(spec: &str, n: usize, ranks: usize, dtype: &str, file: &Path) -> SummationTree {
+    let o = fprev(&[
+        "reveal",
+        spec,
+        "-n",
+        &n.to_string(),
+        "--ranks",
+        &ranks.to_string(),
+        "--dtype",
+        dtype,
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        o.status.success(),
+        "{spec} n = {n} on {ranks}: {}",
+        text(&o.stderr)
+    );
+    fprev::document::TreeDocument::read(file).unwrap().tree
+}
+
+/// `fprev check` of `file` against `spec` on `ranks` ranks passes.
+fn assert_checks(spec: &str, ranks: usize, dtype: &str, file: &Path) {
+    let o = fprev(&[
+        "check",
+        file.to_str().unwrap(),
+        spec,
+        "--ranks",
+        &ranks.to_string(),
+        "--dtype",
+        dtype,
+        "--trials",
+        "30",
+    ]);
+    assert!(
+        o.status.success(),
+        "check {spec} on {ranks}: {}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn the_binary_tree_reduction_reveals_one_tree_on_every_rank_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    // n < P, blocks of unequal sizes, powers of two and not.
+    for n in [1, 3, 10, 64, 100] {
+        let want = Order::BinaryTree.tree(n);
+        for ranks in 1..=4 {
+            for dtype in ["f64", "f32"] {
+                let got = reveal("mpi:binary-tree", n, ranks, dtype, &file);
+                assert_eq!(got, want, "n = {n} on {ranks} ranks, {dtype}");
+                // Its sums of random data replay bit for bit, the same tree
+                // for every rank count: the same bits.
+                assert_checks("mpi:binary-tree", ranks, dtype, &file);
+            }
+        }
+    }
+}
+
+/// The example's summands (examples/mpi_allreduce.rs).
+fn summand(i: usize) -> f64 {
+    let x = (i as f64 * 0.618_033_988_749_894_9).fract();
+    (x - 0.5) * 2f64.powi((i % 40) as i32 - 20)
+}
+
+/// The examples this test binary was built with.
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap().join("examples");
+    let path = dir.join(name);
+    assert!(
+        path.is_file(),
+        "{} is not built: `cargo test --all-features` builds the examples (or \
+         cargo build --features mpi --example {name})",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn binary_tree_allreduce_gives_the_same_bits_on_every_rank_count() {
+    let n = 100_001;
+    let whole: Vec<f64> = (0..n).map(summand).collect();
+    let want = format!("({:016x})", binary_tree_sum(&whole).to_bits());
+    let mut plain = Vec::new();
+    for ranks in 1..=5 {
+        let o = Command::new("mpirun")
+            .args(["--oversubscribe", "-np", &ranks.to_string()])
+            .arg(example("mpi_allreduce"))
+            .arg(n.to_string())
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .expect("mpirun runs (apt-get install openmpi-bin)");
+        let out = text(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{ranks} ranks: {out}{}",
+            text(&o.stderr)
+        );
+        let (tree, allreduce) = out.split_once(", MPI_Allreduce").unwrap();
+        assert!(tree.ends_with(&want), "{ranks} ranks: {out} (want {want})");
+        plain.push(allreduce.to_string());
+    }
+    // The plain allreduce is no such thing: it changes with the ranks.
+    plain.dedup();
+    assert!(plain.len() > 1, "{plain:?}");
+}
+
+#[test]
+fn mpi_allreduce_reveals_a_tree_that_real_mpi_confirms() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    for ranks in 1..=4 {
+        // One value per rank, several (unequal blocks), fewer than ranks.
+        for n in [ranks, 3 * ranks + 1, 2] {
+            for dtype in ["f64", "f32"] {
+                let tree = reveal("mpi:allreduce", n, ranks, dtype, &file);
+                assert_eq!(tree.n(), n);
+                assert_checks("mpi:allreduce", ranks, dtype, &file);
+            }
+        }
+    }
+    // A rank's block summed in another local order shows in the tree.
+    let tree = reveal("mpi:allreduce:reverse", 8, 2, "f64", &file);
+    assert_eq!(tree.to_text(), "((0+(1+(2+3)))+(4+(5+(6+7))))");
+}
+
+/// One `fprev: error:` line with `needle`, exit status `code`, no panic.
+fn assert_fails(o: &Output, code: i32, needle: &str) {
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("fprev: error: ") && err.contains(needle),
+        "{err}"
+    );
+}
+
+#[test]
+fn mpi_black_boxes_need_a_job_and_say_how_to_get_one() {
+    assert_fails(
+        &fprev(&["reveal", "mpi:allreduce", "-n", "8"]),
+        2,
+        "give --ranks P",
+    );
+    assert_fails(
+        &fprev(&["reveal", "native:pairwise", "-n", "8", "--ranks", "2"]),
+        2,
+        "--ranks applies to mpi:",
+    );
+    assert_fails(
+        &fprev(&["reveal", "mpi:allreduce:fused:4", "-n", "8", "--ranks", "2"]),
+        2,
+        "IEEE order",
+    );
+    // Without mpirun on the PATH.
+    let o = Command::cargo_bin("fprev")
+        .unwrap()
+        .args(["reveal", "mpi:binary-tree", "-n", "8", "--ranks", "2"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_fails(&o, 2, "mpirun is not installed");
+}
+
+/// The processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let out = Command::new("pgrep").args(["-f", marker]).output().unwrap();
+    text(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+/// A reveal long enough to interrupt: a large tree, one query per call.
+fn long_reveal(marker: &Path, ranks: &str, timeout: &str) -> Command {
+    let mut cmd = Command::cargo_bin("fprev").unwrap();
+    cmd.args([
+        "reveal",
+        "mpi:binary-tree",
+        "-n",
+        "16384",
+        "--no-pack",
+        "--batch",
+        "1",
+        "--pivot",
+        "min",
+        "--ranks",
+        ranks,
+        "--mpi-timeout",
+        timeout,
+        "-o",
+        marker.to_str().unwrap(),
+    ]);
+    cmd
+}
+
+fn wait_until_gone(marker: &str) {
+    let started = Instant::now();
+    while !processes_with(marker).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "processes left behind: {:?}",
+            processes_with(marker)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_job_past_its_time_is_stopped_with_every_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("slow-job-marker.json");
+    let o = long_reveal(&marker, "3", "1").output().unwrap();
+    assert_fails(&o, 3, "ran longer than 1 s and was stopped");
+    assert!(!marker.exists(), "nothing written half-way");
+    wait_until_gone(marker.to_str().unwrap());
+}
+
+#[test]
+fn a_rank_that_dies_ends_the_job_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("dying-rank-marker.json");
+    let child = long_reveal(&marker, "3", "600")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill rank 2 once it runs.
+    let started = Instant::now();
+    let killed = loop {
+        let rank2 = processes_with(marker.to_str().unwrap())
+            .into_iter()
+            .find(|pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| text(&env).contains("OMPI_COMM_WORLD_RANK=2"))
+            });
+        if let Some(pid) = rank2 {
+            std::thread::sleep(Duration::from_millis(300));
+            Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .unwrap();
+            break pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "rank 2 never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let o = child.wait_with_output().unwrap();
+    assert_fails(&o, 3, "the MPI job failed before rank 0 finished");
+    assert!(killed > 0 && !marker.exists());
+    wait_until_gone(marker.to_str().unwrap());
+}
+
+#[test]
+fn blocks_split_every_summand_once() {
+    for (n, ranks) in [(0, 3), (2, 4), (10, 3), (1000, 7), ((1 << 20) + 1, 4)] {
+        for blocks in [Blocks::even(n, ranks), Blocks::aligned(n, ranks, 0.2)] {
+            let mut next = 0;
+            for r in 0..ranks {
+                let range = blocks.range(r);
+                assert_eq!(range.start, next, "{blocks:?}");
+                next = range.end;
+                for x in range {
+                    assert_eq!(blocks.owner(x), r);
+                }
+            }
+            assert_eq!(next, n);
+        }
+    }
+}
