@@ -224,49 +224,28 @@ pub fn reduce_rows<C: Communicator, T: Wire>(
         .iter()
         .map(|(_, ks)| Vec::with_capacity(ks.len() * (1 + rows)))
         .collect();
-    // Values by (position in the block, row), reduced in place level by level.
-    let mut values: Vec<T> = Vec::with_capacity(len * rows);
-    for x in 0..len {
-        values.extend((0..rows).map(|r| local[r * len + x]));
-    }
-    let mut inbox = Inbox::default();
+    let mut part = Part {
+        comm,
+        blocks,
+        local,
+        rows,
+        inbox: Inbox::default(),
+    };
     let mut result = None;
     mpi::request::scope(|scope| {
         let mut sends = Vec::new();
         let mut message = plan.iter().zip(buffers.iter_mut()).peekable();
-        for (k, &(x0, h)) in roots.iter().enumerate() {
-            let top = end.min(x0 + (1 << h));
-            for y in 1..=h {
-                let half = 1usize << (y - 1);
-                for xa in (x0..top).step_by(half * 2) {
-                    let xb = xa + half;
-                    if xb >= n {
-                        continue;
-                    }
-                    let a = (xa - start) * rows;
-                    if xb >= end {
-                        let b = inbox.take(comm, blocks.owner(xb), xb, rows);
-                        for (v, w) in values[a..a + rows].iter_mut().zip(b) {
-                            *v = *v + T::from_wire(w);
-                        }
-                    } else {
-                        let b = (xb - start) * rows;
-                        for r in 0..rows {
-                            values[a + r] = values[a + r] + values[b + r];
-                        }
-                    }
-                }
-            }
-            let at = (x0 - start) * rows;
+        for (k, &(x, h)) in roots.iter().enumerate() {
+            let sums = part.subtree(x, h);
             if rank == 0 {
-                result = Some(values[at..at + rows].to_vec());
+                result = Some(sums);
                 continue;
             }
             let Some(((to, ks), buffer)) = message.peek_mut() else {
                 unreachable!("every root of a rank above 0 is planned")
             };
-            buffer.push(x0 as f64);
-            buffer.extend(values[at..at + rows].iter().map(|&v| v.into()));
+            buffer.push(x as f64);
+            buffer.extend(sums.into_iter().map(Into::into));
             if ks.last() == Some(&k) {
                 let to = *to as i32;
                 let ((_, _), buffer) = message.next().expect("just peeked");
@@ -278,6 +257,49 @@ pub fn reduce_rows<C: Communicator, T: Wire>(
         }
     });
     (result, plan.len())
+}
+
+/// This rank's share of the reduction: its summands, and the subtree sums
+/// received from higher ranks.
+struct Part<'a, C, T> {
+    comm: &'a C,
+    blocks: &'a Blocks,
+    local: &'a [T],
+    rows: usize,
+    inbox: Inbox,
+}
+
+impl<C: Communicator, T: Wire> Part<'_, C, T> {
+    /// The `rows` sums of the subtree over `[x, x + 2^h)` (summands past
+    /// `n` left out). A subtree held here whole is summed by
+    /// [`binary_tree_sum`](super::binary_tree_sum), one held elsewhere
+    /// arrives in a message, and one that crosses this block's end is split
+    /// into its halves.
+    fn subtree(&mut self, x: usize, h: u32) -> Vec<T> {
+        let Range { start, end } = self.blocks.range(self.comm.rank() as usize);
+        let top = self.blocks.n().min(x + (1 << h));
+        if top <= end {
+            let len = end - start;
+            return (0..self.rows)
+                .map(|r| {
+                    super::binary_tree_sum(&self.local[r * len + x - start..r * len + top - start])
+                })
+                .collect();
+        }
+        if x >= end {
+            let from = self.blocks.owner(x);
+            let sums = self.inbox.take(self.comm, from, x, self.rows);
+            return sums.into_iter().map(T::from_wire).collect();
+        }
+        let mut sums = self.subtree(x, h - 1);
+        let half = x + (1 << (h - 1));
+        if half < top {
+            for (s, t) in sums.iter_mut().zip(self.subtree(half, h - 1)) {
+                *s = *s + t;
+            }
+        }
+        sums
+    }
 }
 
 /// Subtree roots received from higher ranks, by index, until used.
