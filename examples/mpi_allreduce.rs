@@ -37,8 +37,9 @@ fn main() {
 
     if rank == 0 {
         println!(
-            "{n} summands on {ranks} ranks: binary tree {reproducible:e} ({:016x}), \
+            "{n} summands on {ranks} rank{}: binary tree {reproducible:e} ({:016x}), \
              MPI_Allreduce of the ranks' sums {plain:e} ({:016x})",
+            if ranks == 1 { "" } else { "s" },
             reproducible.to_bits(),
             plain.to_bits()
         );
