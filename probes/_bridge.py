@@ -112,6 +112,24 @@ def open_user(path, func, n, dtype):
     return _described(fn)
 
 
+def open_callable(fn, rows=None):
+    """A callable handed to the fprev Python package: `fn(x)`, or `fn(X)`
+    when `rows` (or `fn.rows`) is given."""
+    if rows is not None:
+        try:
+            fn.rows = rows
+        except AttributeError:  # builtins and ufuncs take no attributes
+            wrapped = fn
+
+            def fn(x):
+                return wrapped(x)
+
+            fn.rows = rows
+            fn.accumulator = getattr(wrapped, "accumulator", None)
+            fn.may_fuse = getattr(wrapped, "may_fuse", True)
+    return _described(fn)
+
+
 def _described(fn):
     rows = getattr(fn, "rows", None)
     call = fn if rows is None else _rows_checked(fn, int(rows))

@@ -23,8 +23,9 @@ fi
 
 # The Python bridge's tests use real NumPy (ml_dtypes for bf16/fp8) and JAX.
 # PyTorch is too heavy for CI: its tests skip, saying so, when it is absent.
+# maturin builds the Python package; pytest runs its suite.
 need_pip=()
-for pkg in numpy ml_dtypes jax; do
+for pkg in numpy ml_dtypes jax maturin pytest; do
   python3 -c "import $pkg" 2>/dev/null || need_pip+=("$pkg")
 done
 if [ ${#need_pip[@]} -gt 0 ]; then
@@ -41,7 +42,16 @@ else
 fi
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --all-targets --all-features -- -D warnings
+  cargo clippy -p fprev-python --all-targets -- -D warnings
 else
   echo "SKIPPED: cargo clippy is not installed with this toolchain"
 fi
 cargo test --all-features
+
+# The Python package (python/), installed the way users install it, into a
+# virtualenv that also sees this machine's NumPy and JAX; its suite builds
+# the wheel again and installs it into a clean virtualenv.
+venv=target/python-venv
+[ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check ./python
+"$venv/bin/python" -m pytest -q python/tests

@@ -120,6 +120,28 @@ pub struct CheckReport {
     pub accumulator: Option<Format>,
 }
 
+impl CheckReport {
+    /// One line saying how the check of `tree` (a name for it) against the
+    /// black box `spec` in `format` ended; `declared` is the black box's
+    /// declared accumulator.
+    pub fn summary(&self, tree: &str, spec: &str, format: Format, declared: Format) -> String {
+        match &self.mismatch {
+            None => format!(
+                "ok: {} random {format} inputs, replay of {tree} (adding in {}) matched {spec} bit for bit",
+                self.trials,
+                self.accumulator.unwrap_or(declared)
+            ),
+            Some(m) => format!(
+                "mismatch on trial {} ({} input): replay gave {:e}, {spec} gave {:e}",
+                m.trial + 1,
+                m.kind,
+                m.replayed,
+                m.black_box
+            ),
+        }
+    }
+}
+
 /// Replays `tree` on `trials` seeded random inputs, cycling through the
 /// kinds of [`Inputs`], and compares each result with the black box's, bit
 /// for bit.

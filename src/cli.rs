@@ -482,27 +482,18 @@ fn check_cmd(a: CheckArgs) -> Result<i32> {
     opts.n = opts.n.or(Some(doc.tree.n()));
     let mut black_box = probe::open(&a.spec, &opts)?;
     let report = check::check_row(&doc.tree, &mut black_box, a.trials, a.seed, a.row)?;
+    println!(
+        "{}",
+        report.summary(
+            &a.tree.display().to_string(),
+            &a.spec,
+            black_box.format(),
+            black_box.accumulator()
+        )
+    );
     match report.mismatch {
-        None => {
-            let acc = report.accumulator.unwrap_or(black_box.accumulator());
-            println!(
-                "ok: {} random {} inputs, replay of {} (adding in {acc}) matched {} bit for bit",
-                report.trials,
-                black_box.format(),
-                a.tree.display(),
-                a.spec
-            );
-            Ok(0)
-        }
+        None => Ok(0),
         Some(m) => {
-            println!(
-                "mismatch on trial {} ({} input): replay gave {:e}, {} gave {:e}",
-                m.trial + 1,
-                m.kind,
-                m.replayed,
-                a.spec,
-                m.black_box
-            );
             let input: Vec<String> = m.input.iter().map(|x| format!("{x:e}")).collect();
             println!("input: [{}]", input.join(", "));
             Ok(1)

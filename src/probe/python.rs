@@ -13,6 +13,7 @@ use std::ffi::CString;
 use std::path::Path;
 
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArray1};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyModule};
 
@@ -50,10 +51,28 @@ fn probes_dir() -> Option<std::path::PathBuf> {
     std::env::var_os("FPREV_PROBES").map(Into::into)
 }
 
+/// Runs `f` attached to the interpreter, starting it first when this is the
+/// `fprev` binary (inside Python, as the fprev package, it runs already).
+fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        // SAFETY: Py_IsInitialized may be called at any time.
+        if unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
+            Python::initialize();
+            // Only an interpreter of our own borrows the packages of the
+            // python3 on PATH; inside Python, its own sys.path rules.
+            Python::attach(|py| {
+                let _ = bridge(py).and_then(|b| b.call_method0("extend_path"));
+            });
+        }
+    });
+    Python::attach(f)
+}
+
 /// The Python probe specs, each with whether its packages import here.
 pub fn catalog() -> Vec<crate::probe::SpecInfo> {
     let status = |module: &'static str| -> std::result::Result<(), String> {
-        Python::attach(|py| {
+        attach(|py| {
             bridge(py).map_err(|e| e.to_string())?;
             py.import(module).map(|_| ()).map_err(|_| {
                 format!(
@@ -108,6 +127,8 @@ pub struct PythonProbe {
     synced: bool,
     /// Rows of `raw` (in the rows form) written by an earlier call.
     dirty_rows: usize,
+    /// The exception that ended the last call, for the Python package.
+    raised: Option<PyErr>,
 }
 
 impl PythonProbe {
@@ -116,7 +137,7 @@ impl PythonProbe {
         let n = resolve_n(spec, opts)?;
         let (library, rest) = spec.split_once(':').unwrap_or((spec, ""));
         let dtype = opts.format.name();
-        Python::attach(|py| {
+        attach(|py| {
             let fail = |e| describe(py, spec, e, false);
             let bridge = bridge(py).map_err(fail)?;
             let opened = if library == "python" {
@@ -143,41 +164,140 @@ impl PythonProbe {
             };
             let (call, rows, acc, may_fuse): (Py<PyAny>, Option<usize>, Option<String>, bool) =
                 opened.and_then(|o| o.extract()).map_err(fail)?;
-            if rows == Some(0) {
-                return Err(Error::Input(format!(
-                    "{spec}: the black box sums 0 rows a call"
-                )));
-            }
-            let shape: Vec<usize> = rows.into_iter().chain([n]).collect();
-            let (raw, view): (Bound<PyAny>, Py<PyAny>) = bridge
-                .call_method1("buffer", (shape, dtype))
-                .and_then(|b| b.extract())
-                .map_err(fail)?;
-            let scalar = py
-                .import("numpy")
-                .and_then(|np| np.getattr("generic"))
-                .map_err(fail)?
-                .unbind();
             let accumulator = match (opts.accumulator, acc) {
-                (Some(a), _) => a,
-                (None, Some(a)) => a.parse().map_err(Error::Input)?,
-                (None, None) => opts.format,
+                (Some(a), _) => Some(a),
+                (None, Some(a)) => Some(a.parse().map_err(Error::Input)?),
+                (None, None) => None,
             };
-            Ok(PythonProbe {
-                spec: spec.to_string(),
-                call,
-                n,
-                format: opts.format,
+            let described = Described {
+                rows,
                 accumulator,
                 may_fuse,
-                rows,
-                raw: Raw::new(&raw, opts.format).map_err(fail)?,
-                view,
-                scalar,
-                synced: false,
-                dirty_rows: 0,
-            })
+            };
+            PythonProbe::new(py, spec, call.into_bound(py), n, opts.format, described)
         })
+    }
+
+    /// A black box from a Python callable (the fprev Python package):
+    /// `fn(x) -> number`, or `fn(X) -> numbers` summing `rows` rows a call.
+    /// `label` names it in messages. What `described` leaves open comes from
+    /// the callable's attributes (`rows`, `accumulator`, `may_fuse`; see
+    /// `probes/_bridge.py`).
+    pub fn from_callable(
+        py: Python<'_>,
+        call: &Bound<'_, PyAny>,
+        label: &str,
+        n: usize,
+        format: Format,
+        described: Described,
+    ) -> Result<Self> {
+        let fail = |e| describe(py, label, e, false);
+        let opened = bridge(py)
+            .and_then(|b| b.call_method1("open_callable", (call, described.rows)))
+            .map_err(fail)?;
+        let (call, rows, acc, may_fuse): (Bound<PyAny>, Option<usize>, Option<String>, bool) =
+            opened.extract().map_err(fail)?;
+        let accumulator = match (described.accumulator, acc) {
+            (Some(a), _) => Some(a),
+            (None, Some(a)) => Some(a.parse().map_err(Error::Input)?),
+            (None, None) => None,
+        };
+        let described = Described {
+            rows,
+            accumulator,
+            may_fuse: described.may_fuse && may_fuse,
+        };
+        let probe = PythonProbe::new(py, label, call, n, format, described)?;
+        // Read-only, so a function that changes its argument fails loudly
+        // instead of corrupting the next input (fprev writes through `raw`).
+        probe
+            .view
+            .bind(py)
+            .getattr("flags")
+            .and_then(|f| f.setattr("writeable", false))
+            .map_err(fail)?;
+        Ok(probe)
+    }
+
+    fn new(
+        py: Python<'_>,
+        spec: &str,
+        call: Bound<'_, PyAny>,
+        n: usize,
+        format: Format,
+        described: Described,
+    ) -> Result<Self> {
+        let fail = |e| describe(py, spec, e, false);
+        let Described {
+            rows,
+            accumulator,
+            may_fuse,
+        } = described;
+        if rows == Some(0) {
+            return Err(Error::Input(format!(
+                "{spec}: the black box sums 0 rows a call"
+            )));
+        }
+        let shape: Vec<usize> = rows.into_iter().chain([n]).collect();
+        let (raw, view): (Bound<PyAny>, Py<PyAny>) = bridge(py)
+            .and_then(|b| b.call_method1("buffer", (shape, format.name())))
+            .and_then(|b| b.extract())
+            .map_err(fail)?;
+        let scalar = py
+            .import("numpy")
+            .and_then(|np| np.getattr("generic"))
+            .map_err(fail)?
+            .unbind();
+        Ok(PythonProbe {
+            spec: spec.to_string(),
+            call: call.unbind(),
+            n,
+            format,
+            accumulator: accumulator.unwrap_or(format),
+            may_fuse,
+            rows,
+            raw: Raw::new(&raw, format).map_err(fail)?,
+            view,
+            scalar,
+            synced: false,
+            dirty_rows: 0,
+            raised: None,
+        })
+    }
+
+    /// The Python exception the black box raised (or a `TypeError` for what
+    /// it returned instead of numbers) that ended the last call in error.
+    pub fn take_exception(&mut self) -> Option<PyErr> {
+        self.raised.take()
+    }
+
+    /// Records a failed call: the exception, kept for [`Self::take_exception`],
+    /// and the one-line error for the engine.
+    fn raised(&mut self, py: Python<'_>, err: PyErr) -> Error {
+        let line = describe(py, &self.spec, err.clone_ref(py), true);
+        self.raised = Some(err);
+        line
+    }
+}
+
+/// What is known of a Python black box beyond its callable.
+#[derive(Clone, Copy, Debug)]
+pub struct Described {
+    /// Rows one evaluation sums (`fn(X)`); `None`: one input a call.
+    pub rows: Option<usize>,
+    /// The narrowest format partial sums are rounded to, if known.
+    pub accumulator: Option<Format>,
+    /// Whether it may add in fused (tensor-core) nodes.
+    pub may_fuse: bool,
+}
+
+impl Default for Described {
+    fn default() -> Self {
+        Described {
+            rows: None,
+            accumulator: None,
+            may_fuse: true,
+        }
     }
 }
 
@@ -272,9 +392,7 @@ fn bridge(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     if let Ok(m) = py.import("fprev_bridge") {
         return Ok(m);
     }
-    let module = load(py, "fprev_bridge", BRIDGE, "probes/_bridge.py")?;
-    module.call_method0("extend_path")?;
-    Ok(module)
+    load(py, "fprev_bridge", BRIDGE, "probes/_bridge.py")
 }
 
 fn library_module<'py>(py: Python<'py>, library: &str) -> PyResult<Bound<'py, PyModule>> {
@@ -373,7 +491,7 @@ impl Probe for PythonProbe {
     fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
         let fresh = !(batch.continues && self.synced);
         self.synced = false;
-        Python::attach(|py| match self.rows {
+        attach(|py| match self.rows {
             None => self.each_input(py, batch, fresh, out),
             Some(m) => {
                 for (k, chunk) in out.chunks_mut(m).enumerate() {
@@ -390,7 +508,7 @@ impl Probe for PythonProbe {
 impl PythonProbe {
     /// The `fn(x)` form: each input in turn in the one array, one call each.
     fn each_input(
-        &self,
+        &mut self,
         py: Python<'_>,
         batch: &Batch,
         fresh: bool,
@@ -399,20 +517,19 @@ impl PythonProbe {
         if fresh {
             self.raw.with(py, |mut v| v.write(0, batch.base));
         }
-        let view = self.view.bind(py);
-        let scalar = self.scalar.bind(py);
+        let call = self.call.bind(py).clone();
+        let view = self.view.bind(py).clone();
+        let scalar = self.scalar.bind(py).clone();
         for (r, o) in out.iter_mut().enumerate() {
             self.raw.with(py, |mut v| {
                 for (p, x) in batch.edits(r) {
                     v.set(p, x);
                 }
             });
-            let result = self
-                .call
-                .bind(py)
-                .call1((view,))
-                .map_err(|e| describe(py, &self.spec, e, true))?;
-            *o = number(&self.spec, &result, scalar)?;
+            let result = call.call1((&view,)).map_err(|e| self.raised(py, e))?;
+            *o = number(&self.spec, &result, &scalar).inspect_err(|e| {
+                self.raised = Some(PyTypeError::new_err(e.to_string()));
+            })?;
         }
         Ok(())
     }
@@ -451,14 +568,11 @@ impl PythonProbe {
             }
         });
         self.dirty_rows = rows;
-        let result = self
-            .call
-            .bind(py)
+        let call = self.call.bind(py).clone();
+        let result = call
             .call1((self.view.bind(py),))
-            .map_err(|e| describe(py, &self.spec, e, true))?;
-        let sums: PyReadonlyArray1<f64> = result
-            .extract()
-            .map_err(|e: PyErr| describe(py, &self.spec, e, true))?;
+            .map_err(|e| self.raised(py, e))?;
+        let sums: PyReadonlyArray1<f64> = result.extract().map_err(|e| self.raised(py, e))?;
         let sums = sums
             .as_slice()
             .map_err(|e| Error::BlackBox(format!("{}: unreadable result: {e}", self.spec)))?;

@@ -1,0 +1,88 @@
+"""Type stubs of the extension module (python/src/lib.rs)."""
+
+from os import PathLike
+from typing import Any, Callable, Optional, Union
+
+class BlackBoxError(RuntimeError):
+    """The black box broke an assumption of the method: no tree is returned."""
+
+class OrderIndependentError(Exception):
+    """The black box gives the same bits in every order: no tree describes it."""
+
+class Tree:
+    """A summation tree, with the black box and format it was revealed from."""
+
+    @staticmethod
+    def from_json(text: str) -> Tree:
+        """Parses the JSON form or the text form ``((0+1)+2)``."""
+    @staticmethod
+    def load(path: Union[str, PathLike[str]]) -> Tree:
+        """Reads a tree file (``Tree.save``, ``fprev reveal -o t.json``)."""
+    @property
+    def n(self) -> int:
+        """Number of summands."""
+    @property
+    def dtype(self) -> Optional[str]:
+        """fprev's name of the input format (``f32``), if known."""
+    @property
+    def label(self) -> Optional[str]:
+        """What it was revealed from (``numpy.sum``), if known."""
+    @property
+    def depth(self) -> int:
+        """Longest root-to-leaf path, in additions."""
+    @property
+    def is_binary(self) -> bool:
+        """Whether every node adds two numbers (no fused multi-term adds)."""
+    @property
+    def stats(self) -> Optional[dict[str, float]]:
+        """queries, inputs, calls, seconds, probe_seconds of the reveal."""
+    def to_json(self) -> str: ...
+    def text(self) -> str:
+        """The canonical text form, ``(((0+1)+2)+3)``; fused nodes ``(0+1+2)``."""
+    def to_dot(self) -> str:
+        """Graphviz source."""
+    def to_svg(self) -> str:
+        """The drawing (needs Graphviz's ``dot``)."""
+    def save(self, path: Union[str, PathLike[str]]) -> None:
+        """Writes the JSON form, which the ``fprev`` CLI reads too."""
+    def _repr_svg_(self) -> Optional[str]: ...
+    def __eq__(self, other: object) -> bool:
+        """Equal modulo the order of each node's children."""
+    def __hash__(self) -> int: ...
+
+class Check:
+    """How ``fprev.check`` ended; true when every trial matched."""
+
+    ok: bool
+    trials: int
+    accumulator: Optional[str]
+    message: str
+    input: Optional[list[float]]
+    def __bool__(self) -> bool: ...
+
+def reveal(
+    call: Callable[[Any], Any],
+    n: int,
+    dtype: str,
+    algo: str,
+    label: str,
+    rows: Optional[int] = None,
+    may_fuse: Optional[bool] = None,
+    accumulator: Optional[str] = None,
+    pack: bool = True,
+    progress: bool = False,
+) -> Tree: ...
+def check(
+    tree: Tree,
+    call: Callable[[Any], Any],
+    trials: int,
+    dtype: Optional[str],
+    label: str,
+    rows: Optional[int] = None,
+    row: int = 0,
+    seed: int = 0,
+) -> Check: ...
+def diff(a: Tree, b: Tree) -> Optional[tuple[str, str]]: ...
+def replay(tree: Tree, x: Any, accumulator: str) -> float: ...
+def binary_tree_sum(x: Any, threads: Optional[int] = None) -> float: ...
+def prerounded_sum(x: Any, threads: Optional[int] = None) -> float: ...

@@ -1,0 +1,61 @@
+"""Reproducible reducers, on NumPy arrays.
+
+>>> import numpy as np
+>>> from fprev.reduce import binary_tree_sum, prerounded_sum
+>>> x = np.random.default_rng(0).standard_normal(100_000)
+>>> binary_tree_sum(x) == binary_tree_sum(x, threads=4)          # any thread count
+True
+>>> prerounded_sum(x) == prerounded_sum(np.random.default_rng(1).permutation(x))  # any order
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _fprev
+from ._dtypes import format_name, numpy_dtype
+
+__all__ = ["binary_tree_sum", "prerounded_sum", "replay"]
+
+
+def binary_tree_sum(x: np.ndarray, threads: Optional[int] = None) -> Any:
+    """The Binary Tree Reduction of a 1-D float64 or float32 array: a fixed
+    tree that depends only on ``len(x)`` (``S[0,n) = S[0,P) + S[P,n)``, ``P``
+    the largest power of two below ``n``), so the same bits on any number
+    of ``threads`` (default: this thread). Returns a scalar of ``x``'s
+    dtype."""
+    value = _fprev.binary_tree_sum(x, _threads(threads))
+    return x.dtype.type(value)
+
+
+def prerounded_sum(x: np.ndarray, threads: Optional[int] = None) -> Any:
+    """An order-independent sum of a 1-D float64 or float32 array: summands
+    are pre-rounded to a common grid, so the result has the same bits in
+    any order, chunking or number of ``threads``."""
+    value = _fprev.prerounded_sum(x, _threads(threads))
+    return x.dtype.type(value)
+
+
+def _threads(threads: Optional[int]) -> Optional[int]:
+    from . import _count
+
+    return None if threads is None else _count("threads", threads)
+
+
+def replay(tree: Any, x: np.ndarray, accumulator: Any = None) -> Any:
+    """``x`` summed in ``tree``'s order (an :class:`fprev.Tree` or a tree
+    file's path), each partial sum rounded to ``accumulator`` (default:
+    ``x``'s dtype). Bit for bit what the black box the tree was revealed
+    from returns, where ``fprev.check`` passed."""
+    from . import _tree
+
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise ValueError("x must be 1-D, got shape %s" % (x.shape,))
+    fmt = format_name(x.dtype)
+    acc = fmt if accumulator is None else format_name(accumulator)
+    value = _fprev.replay(_tree(tree), x.astype(np.float64), acc)
+    return numpy_dtype(fmt).type(value)

@@ -1,0 +1,427 @@
+//! `fprev._fprev`: the fprev crate as a Python extension. The Python
+//! package (`python/fprev/`) wraps it with docstrings, dtype names and the
+//! `testing` helpers; everything here calls the crate, nothing is
+//! implemented twice.
+
+use fprev::check::check_row;
+use fprev::document::TreeDocument;
+use fprev::probe::python::{Described, PythonProbe};
+use fprev::reduce::{
+    Replay, binary_tree_sum, binary_tree_sum_threads, prerounded_sum, prerounded_sum_threads,
+};
+use fprev::reveal::{Algorithm, Options};
+use fprev::{Error, Format, SummationTree};
+use numpy::PyReadonlyArray1;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyRuntimeError, PyRuntimeWarning, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(
+    fprev,
+    BlackBoxError,
+    PyRuntimeError,
+    "The black box broke an assumption of the method (NaN, a fraction, an inconsistent answer): no tree is returned."
+);
+create_exception!(
+    fprev,
+    OrderIndependentError,
+    PyException,
+    "The black box gives the same bits in every order (an exact or pre-rounded sum): no summation tree describes it."
+);
+
+/// The Python exception for an error of the crate.
+fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Input(m) => PyValueError::new_err(m),
+        Error::BlackBox(m) => BlackBoxError::new_err(m),
+        Error::OrderIndependent(m) => OrderIndependentError::new_err(m),
+    }
+}
+
+/// The error of a call that ran the black box: what the callable raised
+/// (with its traceback), else the crate's error.
+fn from_probe(probe: &mut PythonProbe, e: Error) -> PyErr {
+    probe.take_exception().unwrap_or_else(|| to_py(e))
+}
+
+fn format(name: &str) -> PyResult<Format> {
+    name.parse().map_err(PyValueError::new_err)
+}
+
+fn probe(
+    py: Python<'_>,
+    call: &Bound<'_, PyAny>,
+    label: &str,
+    n: usize,
+    format: Format,
+    described: Described,
+) -> PyResult<PythonProbe> {
+    if !call.is_callable() {
+        return Err(PyTypeError::new_err(format!(
+            "expected a callable that sums a NumPy array, got {}",
+            call.get_type().name()?
+        )));
+    }
+    if n == 0 {
+        return Err(PyValueError::new_err("n must be at least 1"));
+    }
+    PythonProbe::from_callable(py, call, label, n, format, described).map_err(to_py)
+}
+
+/// A summation tree, with where it came from.
+#[pyclass(name = "Tree", module = "fprev", frozen)]
+struct Tree {
+    doc: TreeDocument,
+}
+
+impl Tree {
+    fn tree(&self) -> &SummationTree {
+        &self.doc.tree
+    }
+}
+
+#[pymethods]
+impl Tree {
+    /// Parses the JSON form (`to_json`, `fprev reveal -o t.json`) or the
+    /// text form `((0+1)+2)`.
+    #[staticmethod]
+    fn from_json(text: &str) -> PyResult<Tree> {
+        TreeDocument::parse(text)
+            .map(|doc| Tree { doc })
+            .map_err(to_py)
+    }
+
+    /// Reads a tree file, JSON or text form.
+    #[staticmethod]
+    fn load(path: std::path::PathBuf) -> PyResult<Tree> {
+        TreeDocument::read(&path)
+            .map(|doc| Tree { doc })
+            .map_err(to_py)
+    }
+
+    #[getter]
+    fn n(&self) -> usize {
+        self.tree().n()
+    }
+
+    #[getter]
+    fn dtype(&self) -> Option<&'static str> {
+        self.doc.dtype.map(Format::name)
+    }
+
+    #[getter]
+    fn label(&self) -> Option<&str> {
+        self.doc.probe.as_deref()
+    }
+
+    #[getter]
+    fn depth(&self) -> usize {
+        self.tree().depth()
+    }
+
+    #[getter]
+    fn is_binary(&self) -> bool {
+        self.tree().is_binary()
+    }
+
+    #[getter]
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(s) = self.doc.stats else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("queries", s.queries)?;
+        d.set_item("inputs", s.inputs)?;
+        d.set_item("calls", s.calls)?;
+        d.set_item("seconds", s.seconds)?;
+        d.set_item("probe_seconds", s.probe_seconds)?;
+        Ok(Some(d))
+    }
+
+    fn to_json(&self) -> String {
+        self.doc.to_json()
+    }
+
+    fn text(&self) -> String {
+        self.tree().to_text()
+    }
+
+    fn to_dot(&self) -> String {
+        fprev::render::dot(self.tree())
+    }
+
+    fn to_svg(&self) -> PyResult<String> {
+        let svg = fprev::render::svg(self.tree()).map_err(to_py)?;
+        String::from_utf8(svg).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
+    fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
+        std::fs::write(&path, self.doc.to_json() + "\n").map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
+        })
+    }
+
+    /// Jupyter's picture of the tree; `None` (the text repr) without `dot`.
+    fn _repr_svg_(&self) -> Option<String> {
+        self.to_svg().ok()
+    }
+
+    fn __eq__(&self, other: PyRef<'_, Tree>) -> bool {
+        self.tree().diff(other.tree()).is_none()
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        // The canonical text: equal modulo child order, equal text.
+        self.tree().to_text().hash(&mut h);
+        h.finish()
+    }
+
+    fn __str__(&self) -> String {
+        self.text()
+    }
+
+    fn __repr__(&self) -> String {
+        const SHOWN: usize = 72;
+        let text = self.text();
+        let text = if text.chars().count() > SHOWN {
+            format!("{}...", text.chars().take(SHOWN).collect::<String>())
+        } else {
+            text
+        };
+        let label = self
+            .doc
+            .probe
+            .as_deref()
+            .map(|l| format!(", {l}"))
+            .unwrap_or_default();
+        format!("<fprev.Tree n={}{label}: {text}>", self.tree().n())
+    }
+}
+
+/// How a check ended; true when the tree reproduced every trial.
+#[pyclass(name = "Check", module = "fprev", frozen, get_all)]
+struct Check {
+    ok: bool,
+    trials: usize,
+    accumulator: Option<&'static str>,
+    message: String,
+    input: Option<Vec<f64>>,
+}
+
+#[pymethods]
+impl Check {
+    fn __bool__(&self) -> bool {
+        self.ok
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<fprev.Check {}>", self.message)
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false))]
+#[allow(clippy::too_many_arguments)]
+fn reveal(
+    py: Python<'_>,
+    call: &Bound<'_, PyAny>,
+    n: usize,
+    dtype: &str,
+    algo: &str,
+    label: &str,
+    rows: Option<usize>,
+    may_fuse: Option<bool>,
+    accumulator: Option<&str>,
+    pack: bool,
+    progress: bool,
+) -> PyResult<Tree> {
+    let format = format(dtype)?;
+    let algorithm: Algorithm = algo.parse().map_err(PyValueError::new_err)?;
+    let described = Described {
+        rows,
+        accumulator: accumulator.map(self::format).transpose()?,
+        may_fuse: may_fuse.unwrap_or(true),
+    };
+    let mut probe = probe(py, call, label, n, format, described)?;
+    let opts = Options {
+        algorithm,
+        pack,
+        progress,
+        ..Options::default()
+    };
+    let revelation = fprev::reveal(&mut probe, &opts).map_err(|e| from_probe(&mut probe, e))?;
+    for note in &revelation.notes {
+        PyErr::warn(
+            py,
+            &py.get_type::<PyRuntimeWarning>(),
+            &std::ffi::CString::new(note.as_str()).unwrap_or_default(),
+            2,
+        )?;
+    }
+    Ok(Tree {
+        doc: TreeDocument {
+            tree: revelation.tree,
+            dtype: Some(format),
+            probe: Some(label.to_string()),
+            stats: Some(revelation.stats),
+        },
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (tree, call, trials, dtype, label, rows=None, row=0, seed=0))]
+#[allow(clippy::too_many_arguments)]
+fn check(
+    py: Python<'_>,
+    tree: &Tree,
+    call: &Bound<'_, PyAny>,
+    trials: usize,
+    dtype: Option<&str>,
+    label: &str,
+    rows: Option<usize>,
+    row: usize,
+    seed: u64,
+) -> PyResult<Check> {
+    let format = match dtype {
+        Some(d) => self::format(d)?,
+        None => tree.doc.dtype.unwrap_or(Format::F32),
+    };
+    let described = Described {
+        rows,
+        ..Described::default()
+    };
+    let mut probe = probe(py, call, label, tree.n(), format, described)?;
+    let report = check_row(tree.tree(), &mut probe, trials, seed, row)
+        .map_err(|e| from_probe(&mut probe, e))?;
+    let declared = fprev::Probe::accumulator(&probe);
+    Ok(Check {
+        ok: report.mismatch.is_none(),
+        trials: report.trials,
+        accumulator: report.accumulator.map(Format::name),
+        message: report.summary("the tree", label, format, declared),
+        input: report.mismatch.map(|m| m.input),
+    })
+}
+
+/// `None` when `a` and `b` are one order (modulo child order), else the
+/// smallest subtree of each that the other lacks.
+#[pyfunction]
+fn diff(a: &Tree, b: &Tree) -> PyResult<Option<(String, String)>> {
+    if a.n() != b.n() {
+        return Err(PyValueError::new_err(format!(
+            "the trees sum {} and {} values",
+            a.n(),
+            b.n()
+        )));
+    }
+    let side = |tree: &Tree, node| match node {
+        Some(node) => tree.tree().subtree_text(node),
+        None => "(every node is in the other tree)".to_string(),
+    };
+    Ok(a.tree()
+        .diff(b.tree())
+        .map(|d| (side(a, d.left), side(b, d.right))))
+}
+
+/// A 1-D float64 or float32 array's values, for the reducers.
+enum Floats<'py> {
+    F64(PyReadonlyArray1<'py, f64>),
+    F32(PyReadonlyArray1<'py, f32>),
+}
+
+impl<'py> Floats<'py> {
+    fn of(x: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(a) = x.extract() {
+            return Ok(Floats::F64(a));
+        }
+        if let Ok(a) = x.extract() {
+            return Ok(Floats::F32(a));
+        }
+        let what = match (x.getattr("dtype"), x.getattr("ndim")) {
+            (Ok(d), Ok(k)) => format!("a {k}-D array of {d}"),
+            _ => x.get_type().name()?.to_string(),
+        };
+        Err(PyTypeError::new_err(format!(
+            "expected a 1-D NumPy array of float64 or float32, got {what}"
+        )))
+    }
+}
+
+/// `f(values)` on a contiguous copy when the array is strided.
+fn with_slice<T: Copy + numpy::Element, R>(
+    a: &PyReadonlyArray1<'_, T>,
+    f: impl FnOnce(&[T]) -> R,
+) -> R {
+    match a.as_slice() {
+        Ok(s) => f(s),
+        Err(_) => f(&a.as_array().to_vec()),
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, threads=None))]
+fn binary_tree_sum_(x: &Bound<'_, PyAny>, threads: Option<usize>) -> PyResult<f64> {
+    Ok(match Floats::of(x)? {
+        Floats::F64(a) => with_slice(&a, |s| match threads {
+            Some(t) => binary_tree_sum_threads(s, t),
+            None => binary_tree_sum(s),
+        }),
+        Floats::F32(a) => with_slice(&a, |s| match threads {
+            Some(t) => binary_tree_sum_threads(s, t),
+            None => binary_tree_sum(s),
+        }) as f64,
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, threads=None))]
+fn prerounded_sum_(x: &Bound<'_, PyAny>, threads: Option<usize>) -> PyResult<f64> {
+    Ok(match Floats::of(x)? {
+        Floats::F64(a) => with_slice(&a, |s| match threads {
+            Some(t) => prerounded_sum_threads(s, t),
+            None => prerounded_sum(s),
+        }),
+        Floats::F32(a) => with_slice(&a, |s| match threads {
+            Some(t) => prerounded_sum_threads(s, t),
+            None => prerounded_sum(s),
+        }) as f64,
+    })
+}
+
+/// `x` (exact as float64) summed in `tree`'s order, every partial sum
+/// rounded to `accumulator`.
+#[pyfunction]
+fn replay(tree: &Tree, x: PyReadonlyArray1<'_, f64>, accumulator: &str) -> PyResult<f64> {
+    let acc = format(accumulator)?;
+    let len = x.as_array().len();
+    if len != tree.n() {
+        return Err(PyValueError::new_err(format!(
+            "the tree sums {} values, x holds {}",
+            tree.n(),
+            len
+        )));
+    }
+    Ok(with_slice(&x, |s| Replay::new(tree.tree(), acc).sum(s)))
+}
+
+#[pymodule]
+fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<Tree>()?;
+    m.add_class::<Check>()?;
+    m.add("BlackBoxError", py.get_type::<BlackBoxError>())?;
+    m.add(
+        "OrderIndependentError",
+        py.get_type::<OrderIndependentError>(),
+    )?;
+    m.add_function(wrap_pyfunction!(reveal, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add("binary_tree_sum", wrap_pyfunction!(binary_tree_sum_, m)?)?;
+    m.add("prerounded_sum", wrap_pyfunction!(prerounded_sum_, m)?)?;
+    Ok(())
+}

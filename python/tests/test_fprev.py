@@ -1,0 +1,261 @@
+"""The fprev package against real NumPy (and JAX and PyTorch where they are
+installed), with trees known independently of fprev: orders written out
+in Python here, from their formulas."""
+
+import importlib.util
+import shutil
+import traceback
+
+import numpy as np
+import pytest
+
+import fprev
+from fprev import BlackBoxError, OrderIndependentError, Tree
+from fprev.reduce import binary_tree_sum, prerounded_sum, replay
+from fprev.testing import assert_order, assert_same_order
+
+
+# Orders written out in Python, each with its tree's text built from the
+# same formula independently of fprev.
+
+def sequential(x):
+    s = x[0]
+    for v in x[1:]:
+        s = s + v
+    return s
+
+
+def sequential_text(lo, hi):
+    text = str(lo)
+    for i in range(lo + 1, hi):
+        text = "(%s+%d)" % (text, i)
+    return text
+
+
+def pairwise(x):
+    """Recursive halving at n // 2."""
+    if len(x) == 1:
+        return x[0]
+    h = len(x) // 2
+    return pairwise(x[:h]) + pairwise(x[h:])
+
+
+def pairwise_text(lo, hi):
+    if hi - lo == 1:
+        return str(lo)
+    h = lo + (hi - lo) // 2
+    return "(%s+%s)" % (pairwise_text(lo, h), pairwise_text(h, hi))
+
+
+def binary_tree_text(lo, hi):
+    """S[lo,hi) = S[lo,lo+P) + S[lo+P,hi), P the largest power of two below hi - lo."""
+    if hi - lo == 1:
+        return str(lo)
+    p = 1
+    while p * 2 < hi - lo:
+        p *= 2
+    return "(%s+%s)" % (binary_tree_text(lo, lo + p), binary_tree_text(lo + p, hi))
+
+
+def binary_tree_python(x):
+    if len(x) == 1:
+        return x[0]
+    p = 1
+    while p * 2 < len(x):
+        p *= 2
+    return binary_tree_python(x[:p]) + binary_tree_python(x[p:])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 17, 100])
+@pytest.mark.parametrize("dtype", ["float32", "float64", np.float16])
+def test_orders_written_in_python_are_revealed(n, dtype):
+    assert fprev.reveal(sequential, n, dtype) == Tree.from_json(sequential_text(0, n))
+    assert fprev.reveal(pairwise, n, dtype) == Tree.from_json(pairwise_text(0, n))
+
+
+def test_numpy_sum_is_revealed_and_confirmed_by_replay():
+    n = 1000
+    tree = fprev.reveal(np.sum, n)
+    assert tree.n == n and tree.dtype == "f32" and tree.label == "numpy.sum"
+    assert tree.stats["calls"] <= 3 * n
+    check = fprev.check(tree, np.sum, trials=100)
+    assert check and check.ok and check.trials == 100, check.message
+    # NumPy's sum is not left to right at this size: the check would see it.
+    assert not fprev.check(Tree.from_json(sequential_text(0, n)), np.sum, trials=30)
+    # The replay gives NumPy's bits on data of every kind.
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        x = (rng.standard_normal(n) * 10.0 ** rng.integers(-6, 6, n)).astype(np.float32)
+        assert replay(tree, x).tobytes() == np.sum(x).tobytes()
+
+
+def test_numpy_matmul_is_revealed_row_by_row():
+    m, k = 16, 64
+    b = np.ones((k, 1), dtype=np.float32)
+
+    def gemv(a):
+        return (a @ b)[:, 0]
+
+    tree = fprev.reveal(gemv, k, rows=m)
+    assert tree.n == k
+    # One call answers many queries.
+    assert tree.stats["calls"] < tree.stats["inputs"]
+    assert fprev.check(tree, gemv, rows=m, trials=50), "matmul's order did not replay"
+
+
+def test_a_mismatch_reports_the_input_that_shows_it():
+    check = fprev.check(Tree.from_json(pairwise_text(0, 64)), sequential, trials=50, dtype="float32")
+    assert not check
+    assert check.message.startswith("mismatch on trial")
+    assert len(check.input) == 64
+
+
+def test_assert_same_order_passes_for_one_kernel_and_fails_for_another():
+    tree = assert_same_order(np.sum, np.add.reduce, n=300)
+    assert tree.n == 300
+    with pytest.raises(AssertionError, match=r"sequential .* has \(") as caught:
+        assert_same_order(sequential, pairwise, n=8)
+    # The smallest subtree each lacks: sequential's ((0+1)+2), pairwise's (2+3).
+    assert "((0+1)+2)" in str(caught.value) and "(2+3)" in str(caught.value)
+
+
+def test_assert_order_against_a_saved_tree(tmp_path):
+    path = tmp_path / "pairwise.json"
+    Tree.from_json(pairwise_text(0, 40)).save(str(path))
+    assert_order(pairwise, path)
+    assert_order(pairwise, str(path), n=40, dtype="float64")
+    with pytest.raises(AssertionError, match="does not sum in the expected order"):
+        assert_order(sequential, path)
+    with pytest.raises(ValueError, match="sums 40 values"):
+        assert_order(pairwise, path, n=41)
+
+
+def test_reducers_give_the_same_bits_under_threads_and_permutation():
+    rng = np.random.default_rng(3)
+    for n in [1, 2, 1000, 100_003]:
+        for dtype in [np.float64, np.float32]:
+            x = (rng.standard_normal(n) * 2.0 ** rng.integers(-30, 30, n)).astype(dtype)
+            one = binary_tree_sum(x)
+            assert one.dtype == dtype
+            for threads in [1, 2, 3, 8]:
+                assert binary_tree_sum(x, threads=threads).tobytes() == one.tobytes()
+            # The formula, summed in Python in the same precision.
+            if n <= 1000:
+                assert binary_tree_python(list(x)).tobytes() == one.tobytes()
+            exact = prerounded_sum(x)
+            for seed in range(3):
+                shuffled = np.random.default_rng(seed).permutation(x)
+                assert prerounded_sum(shuffled).tobytes() == exact.tobytes()
+                assert prerounded_sum(shuffled, threads=4).tobytes() == exact.tobytes()
+            # Strided arrays are read as they are.
+            assert binary_tree_sum(x[::2]).tobytes() == binary_tree_sum(x[::2].copy()).tobytes()
+
+
+def test_binary_tree_sum_is_revealed_as_its_formula():
+    tree = fprev.reveal(lambda x: binary_tree_sum(x, threads=2), 77, "float64")
+    assert tree == Tree.from_json(binary_tree_text(0, 77))
+
+
+def test_tree_forms_and_equality():
+    t = Tree.from_json("((1+0)+(3+2))")
+    assert t == Tree.from_json("((0+1)+(2+3))")  # modulo child order
+    assert hash(t) == hash(Tree.from_json("((2+3)+(0+1))"))
+    assert t != Tree.from_json("(((0+1)+2)+3)")
+    assert t.text() == str(t) == "((0+1)+(2+3))"
+    assert Tree.from_json(t.to_json()) == t
+    assert t.n == 4 and t.depth == 2 and t.is_binary
+    assert "digraph" in t.to_dot()
+    assert "n=4" in repr(t)
+    fused = Tree.from_json("(0+1+2+3)")
+    assert not fused.is_binary and fused != t
+    assert fprev.diff(t, t) is None
+    assert fprev.diff(t, Tree.from_json("(((0+1)+2)+3)")) == "a has (2+3), b has ((0+1)+2)"
+    with pytest.raises(ValueError, match="not a tree"):
+        Tree.from_json("((0+1)+")
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed")
+def test_svg_and_the_jupyter_picture():
+    t = Tree.from_json("((0+1)+2)")
+    assert "<svg" in t.to_svg()
+    assert t._repr_svg_() == t.to_svg()
+
+
+def test_a_callable_that_raises_surfaces_with_its_traceback():
+    def broken_black_box(x):
+        raise KeyError("from inside the black box")
+
+    with pytest.raises(KeyError, match="from inside the black box") as caught:
+        fprev.reveal(broken_black_box, 8)
+    frames = [f.name for f in traceback.extract_tb(caught.value.__traceback__)]
+    assert "broken_black_box" in frames
+
+
+@pytest.mark.parametrize(
+    "call, kwargs, error, message",
+    [
+        (3, {}, TypeError, "expected a callable"),
+        (lambda x: "seven", {}, TypeError, "not a number"),
+        (lambda x: x, {}, TypeError, "array of shape"),
+        (lambda x: x.sort(), {}, ValueError, "read-only"),
+        (lambda a: a.sum(axis=1)[:2], {"rows": 4}, TypeError, "expected 4 sums"),
+        (np.sum, {"n": 0}, ValueError, "at least 1"),
+        (np.sum, {"n": 2.5}, TypeError, "whole number"),
+        (np.sum, {"dtype": "int8"}, ValueError, "unsupported dtype"),
+        (np.sum, {"algo": "magic"}, ValueError, "algo must be one of"),
+        (np.sum, {"rows": 0}, ValueError, "at least 1"),
+        (lambda x: float("nan"), {}, BlackBoxError, "NaN"),
+    ],
+)
+def test_bad_callables_and_arguments(call, kwargs, error, message):
+    args = {"n": 16, **kwargs}
+    with pytest.raises(error, match=message):
+        fprev.reveal(call, **args)
+
+
+def test_an_exact_sum_has_no_order():
+    import math
+
+    with pytest.raises(OrderIndependentError):
+        fprev.reveal(lambda x: math.fsum(x.astype(np.float64)), 16)
+
+
+def test_reducers_reject_what_they_cannot_sum():
+    with pytest.raises(TypeError, match="1-D NumPy array of float64 or float32"):
+        binary_tree_sum([1.0, 2.0])
+    with pytest.raises(TypeError, match="2-D array"):
+        prerounded_sum(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="sums 3 values, x holds 4"):
+        replay(Tree.from_json("((0+1)+2)"), np.ones(4))
+    with pytest.raises(ValueError, match="at least 1"):
+        binary_tree_sum(np.ones(4), threads=0)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ml_dtypes") is None, reason="ml_dtypes is not installed")
+def test_bfloat16_through_ml_dtypes():
+    import ml_dtypes
+
+    tree = fprev.reveal(pairwise, 24, ml_dtypes.bfloat16)
+    assert tree == Tree.from_json(pairwise_text(0, 24)) and tree.dtype == "bf16"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="JAX is not installed (pip install jax)")
+def test_a_wrapped_jax_function():
+    import jax.numpy as jnp
+
+    def jax_sum(x):
+        return float(jnp.sum(x))
+
+    tree = fprev.reveal(jax_sum, 256)
+    assert fprev.check(tree, jax_sum, trials=50)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed (3 GB; pip install torch to run this)")
+def test_a_wrapped_torch_function():
+    import torch
+
+    def torch_sum(x):
+        return torch.from_numpy(x.copy()).sum().item()
+
+    tree = fprev.reveal(torch_sum, 256)
+    assert fprev.check(tree, torch_sum, trials=50)
