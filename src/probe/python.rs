@@ -162,19 +162,12 @@ impl PythonProbe {
                 let shape = opts.shape.map(|[m, c, k]| (m, c, k));
                 bridge.call_method1("open_library", (module, op, n, dtype, shape, arg))
             };
-            let (call, rows, acc, may_fuse): (Py<PyAny>, Option<usize>, Option<String>, bool) =
-                opened.and_then(|o| o.extract()).map_err(fail)?;
-            let accumulator = match (opts.accumulator, acc) {
-                (Some(a), _) => Some(a),
-                (None, Some(a)) => Some(a.parse().map_err(Error::Input)?),
-                (None, None) => None,
+            let given = Described {
+                accumulator: opts.accumulator,
+                ..Described::default()
             };
-            let described = Described {
-                rows,
-                accumulator,
-                may_fuse,
-            };
-            PythonProbe::new(py, spec, call.into_bound(py), n, opts.format, described)
+            let (call, described) = given.complete(&opened.map_err(fail)?).map_err(fail)?;
+            PythonProbe::new(py, spec, call, n, opts.format, described)
         })
     }
 
@@ -195,18 +188,7 @@ impl PythonProbe {
         let opened = bridge(py)
             .and_then(|b| b.call_method1("open_callable", (call, described.rows)))
             .map_err(fail)?;
-        let (call, rows, acc, may_fuse): (Bound<PyAny>, Option<usize>, Option<String>, bool) =
-            opened.extract().map_err(fail)?;
-        let accumulator = match (described.accumulator, acc) {
-            (Some(a), _) => Some(a),
-            (None, Some(a)) => Some(a.parse().map_err(Error::Input)?),
-            (None, None) => None,
-        };
-        let described = Described {
-            rows,
-            accumulator,
-            may_fuse: described.may_fuse && may_fuse,
-        };
+        let (call, described) = described.complete(&opened).map_err(fail)?;
         let probe = PythonProbe::new(py, label, call, n, format, described)?;
         // Read-only, so a function that changes its argument fails loudly
         // instead of corrupting the next input (fprev writes through `raw`).
@@ -289,6 +271,28 @@ pub struct Described {
     pub accumulator: Option<Format>,
     /// Whether it may add in fused (tensor-core) nodes.
     pub may_fuse: bool,
+}
+
+impl Described {
+    /// Completes what is given with what the bridge found on the callable
+    /// (`(call, rows, accumulator, may_fuse)`, `_described` in
+    /// `probes/_bridge.py`): a given accumulator wins, and it may fuse only
+    /// if neither says it does not.
+    fn complete<'py>(self, opened: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Described)> {
+        let (call, rows, acc, may_fuse): (Bound<PyAny>, Option<usize>, Option<String>, bool) =
+            opened.extract()?;
+        let accumulator = match (self.accumulator, acc) {
+            (Some(a), _) => Some(a),
+            (None, Some(a)) => Some(a.parse().map_err(pyo3::exceptions::PyValueError::new_err)?),
+            (None, None) => None,
+        };
+        let described = Described {
+            rows,
+            accumulator,
+            may_fuse: self.may_fuse && may_fuse,
+        };
+        Ok((call, described))
+    }
 }
 
 impl Default for Described {
