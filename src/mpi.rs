@@ -164,28 +164,28 @@ impl Header {
     }
 }
 
-/// The local orders an allreduce's ranks can sum their blocks in.
-const LOCAL_ORDERS: [&str; 4] = ["sequential", "reverse", "pairwise", "binary-tree"];
-
+/// An order as two numbers, for the header.
 fn order_code(order: Order) -> [u64; 2] {
     match order {
+        Order::Sequential => [0, 0],
+        Order::Reverse => [1, 0],
+        Order::Pairwise => [2, 0],
+        Order::BinaryTree => [3, 0],
         Order::Strided(k) => [4, k as u64],
         Order::Blocked(b) => [5, b as u64],
-        other => [
-            LOCAL_ORDERS
-                .iter()
-                .position(|o| o.parse::<Order>().is_ok_and(|p| p == other))
-                .expect("a local order") as u64,
-            0,
-        ],
+        Order::Fused(k) => [6, k as u64],
     }
 }
 
-fn order_of(code: [u64; 2]) -> Order {
-    match code[0] {
-        4 => Order::Strided(code[1] as usize),
-        5 => Order::Blocked(code[1] as usize),
-        i => LOCAL_ORDERS[i as usize].parse().expect("a local order"),
+fn order_of([kind, arg]: [u64; 2]) -> Order {
+    match kind {
+        0 => Order::Sequential,
+        1 => Order::Reverse,
+        2 => Order::Pairwise,
+        3 => Order::BinaryTree,
+        4 => Order::Strided(arg as usize),
+        5 => Order::Blocked(arg as usize),
+        _ => Order::Fused(arg as usize),
     }
 }
 
@@ -458,5 +458,25 @@ fn pass_on(path: &Path, to: &mut dyn Write) {
     if let Ok(text) = std::fs::read(path) {
         let _ = to.write_all(&text);
         let _ = to.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_order_crosses_the_header_unchanged() {
+        for order in [
+            Order::Sequential,
+            Order::Reverse,
+            Order::Pairwise,
+            Order::BinaryTree,
+            Order::Strided(8),
+            Order::Blocked(64),
+            Order::Fused(17),
+        ] {
+            assert_eq!(order_of(order_code(order)), order);
+        }
     }
 }
