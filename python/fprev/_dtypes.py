@@ -36,14 +36,3 @@ def format_name(dtype: Any) -> str:
         % (dtype, ", ".join(_FORMATS))
     )
 
-
-def numpy_dtype(name: str) -> Any:
-    """The NumPy dtype of an fprev format name."""
-    import numpy as np
-
-    numpy_name = {v: k for k, v in _FORMATS.items()}[name]
-    if name in ("bf16", "e4m3", "e5m2"):
-        import ml_dtypes  # noqa: F401  (registers the dtypes)
-
-        return np.dtype(getattr(ml_dtypes, numpy_name))
-    return np.dtype(numpy_name)

@@ -16,7 +16,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _fprev
-from ._dtypes import format_name, numpy_dtype
+from ._dtypes import format_name
 
 __all__ = ["binary_tree_sum", "prerounded_sum", "replay"]
 
@@ -58,4 +58,4 @@ def replay(tree: Any, x: np.ndarray, accumulator: Any = None) -> Any:
     fmt = format_name(x.dtype)
     acc = fmt if accumulator is None else format_name(accumulator)
     value = _fprev.replay(_tree(tree), x.astype(np.float64), acc)
-    return numpy_dtype(fmt).type(value)
+    return x.dtype.type(value)
