@@ -377,6 +377,8 @@ pub fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i3
         .map_err(|e| Error::Input(format!("cannot make a directory for the MPI job: {e}")))?;
     let status = dir.path().join("status");
     let output = dir.path().join("output");
+    let mpirun_log = std::fs::File::create(dir.path().join("mpirun.log"))
+        .map_err(|e| Error::Input(format!("cannot make the MPI job's log: {e}")))?;
     let mut command = Command::new("mpirun");
     command
         .args([
@@ -394,7 +396,9 @@ pub fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i3
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+        // A file, not a pipe: a pipe nobody reads while waiting could fill
+        // and stall mpirun.
+        .stderr(mpirun_log);
     {
         use std::os::unix::process::CommandExt;
         // A process group of its own, to stop every process of the job.
@@ -427,11 +431,7 @@ pub fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i3
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut mpirun_said = String::new();
-    if let Some(mut err) = child.stderr.take() {
-        use std::io::Read;
-        let _ = err.read_to_string(&mut mpirun_said);
-    }
+    let mpirun_said = std::fs::read_to_string(dir.path().join("mpirun.log")).unwrap_or_default();
     // Rank 0's own output, as if it had run alone.
     let rank0 = output.join("1").join("rank.0");
     pass_on(&rank0.join("stdout"), &mut std::io::stdout());
