@@ -19,11 +19,14 @@
 //! ```text
 //! cargo bench --bench calls            # everything (about an hour here)
 //! cargo bench --bench calls -- quick   # n = 1,024 and 4,096
+//! cargo bench --bench calls -- targets # the targets' sizes only (20 min)
 //! cargo bench --bench calls -- write   # also write outputs/calls/
 //! ```
 //!
 //! With `write`, `outputs/calls/` gets `report.md` (the tables and the
-//! targets), `calls.json` (every row) and `calls.svg` (calls/n against n).
+//! targets), `calls.json` (every row) and `calls.svg` (calls/n against n);
+//! with `targets` too, `targets.md` and `targets.json`: f32 at 16,384 and
+//! f64 at 65,536.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -135,10 +138,16 @@ struct Row {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "quick");
+    let targets = args.iter().any(|a| a == "targets");
     let write = args.iter().any(|a| a == "write");
-    let sizes: &[usize] = if quick { &QUICK_SIZES } else { &SIZES };
     let mut rows = Vec::new();
     for format in [Format::F32, Format::F64] {
+        let sizes: &[usize] = match (targets, quick, format) {
+            (true, _, Format::F32) => &[16_384],
+            (true, _, _) => &[65_536],
+            (_, true, _) => &QUICK_SIZES,
+            _ => &SIZES,
+        };
         for shape in Shape::ALL {
             for &n in sizes {
                 eprint!("{:<16} {format} n = {n:>6} ... ", shape.name());
@@ -160,10 +169,14 @@ fn main() {
     if write {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("outputs/calls");
         std::fs::create_dir_all(&dir).expect("outputs/calls can be made");
-        std::fs::write(dir.join("report.md"), &report).expect("report.md written");
+        let name = if targets { "targets" } else { "report" };
+        std::fs::write(dir.join(format!("{name}.md")), &report).expect("report written");
         let json = serde_json::to_string_pretty(&rows).expect("rows serialize");
-        std::fs::write(dir.join("calls.json"), json + "\n").expect("calls.json written");
-        plot(&rows, &dir.join("calls.svg"));
+        let name = if targets { "targets" } else { "calls" };
+        std::fs::write(dir.join(format!("{name}.json")), json + "\n").expect("json written");
+        if !targets {
+            plot(&rows, &dir.join("calls.svg"));
+        }
         println!("written to {}", dir.display());
     }
     if rows.iter().any(|r| !r.tree_ok) {

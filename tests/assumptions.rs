@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 mod common;
-use common::Rows;
+use common::{Rows, ordered_tree};
 
 /// A black box whose answer for each input is computed by `f`.
 struct Custom<F: FnMut(&[f64]) -> f64> {
@@ -316,8 +316,13 @@ fn hash(x: &[f64]) -> u64 {
 /// Each way a black box can break the method's assumptions, deterministic
 /// (the same input, the same output), for a tree of `n` leaves.
 fn misbehaving(kind: usize, n: usize, seed: u64) -> Misbehaving {
-    let binary = SummationTree::random(n, 2, seed);
-    let other = SummationTree::random(n, 2, seed + 1);
+    // Half of them add neighbours, where groups complete early.
+    let random = |width, seed| match seed % 2 {
+        0 => ordered_tree(n, width, seed),
+        _ => SummationTree::random(n, width, seed),
+    };
+    let binary = random(2, seed);
+    let other = random(2, seed + 1);
     let honest = |t: &SummationTree| Replay::new(t, Format::F32);
     let base = Misbehaving {
         tree: honest(&binary),
@@ -330,7 +335,7 @@ fn misbehaving(kind: usize, n: usize, seed: u64) -> Misbehaving {
     match kind {
         // Fused nodes, while declaring IEEE additions only.
         0 => Misbehaving {
-            tree: honest(&SummationTree::random(n, 5, seed)),
+            tree: honest(&random(5, seed)),
             ..base
         },
         // Every partial sum rounded to bf16, while declaring f32.

@@ -9,11 +9,17 @@ use fprev::{Format, Options, SummationTree, reveal};
 use proptest::prelude::*;
 
 mod common;
-use common::Rows;
+use common::{Rows, ordered_tree};
 
-/// A random tree: binary, or with fused nodes of up to 6 children.
-fn random_tree(n: usize, multiway: bool, seed: u64) -> SummationTree {
-    SummationTree::random(n, if multiway { 6 } else { 2 }, seed)
+/// A random tree: binary, or with fused nodes of up to 6 children; its
+/// nodes add neighbours (`ordered`) or any summands.
+fn random_tree(n: usize, multiway: bool, ordered: bool, seed: u64) -> SummationTree {
+    let width = if multiway { 6 } else { 2 };
+    if ordered {
+        ordered_tree(n, width, seed)
+    } else {
+        SummationTree::random(n, width, seed)
+    }
 }
 
 /// The accumulators each input format is tested with: its own, and f32
@@ -42,9 +48,9 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn random_binary_trees_reveal_back_in_every_format(n in 1usize..=512, seed: u64, fmt in 0usize..6) {
+    fn random_binary_trees_reveal_back_in_every_format(n in 1usize..=512, seed: u64, fmt in 0usize..6, ordered: bool) {
         let format = Format::ALL[fmt];
-        let tree = random_tree(n, false, seed);
+        let tree = random_tree(n, false, ordered, seed);
         for acc in accumulators(format) {
             let got = reveal_replay(&tree, format, acc, &Options::default());
             prop_assert_eq!(&got, &tree, "fprev, {} summed in {}", format, acc);
@@ -54,12 +60,12 @@ proptest! {
     }
 
     #[test]
-    fn random_multiway_trees_reveal_back_in_every_format(n in 1usize..=512, seed: u64, fmt in 0usize..5) {
+    fn random_multiway_trees_reveal_back_in_every_format(n in 1usize..=512, seed: u64, fmt in 0usize..5, ordered: bool) {
         // Not e4m3, and e5m2 only up to 66 summands: see
         // fused_nodes_beyond_the_masks_reach_are_refused_not_misread.
         let format = [Format::F64, Format::F32, Format::F16, Format::Bf16, Format::E5m2][fmt];
         let n = if format == Format::E5m2 { n.min(66) } else { n };
-        let tree = random_tree(n, true, seed);
+        let tree = random_tree(n, true, ordered, seed);
         for acc in accumulators(format) {
             let got = reveal_replay(&tree, format, acc, &Options::default());
             prop_assert_eq!(&got, &tree, "{} summed in {}", format, acc);
@@ -69,7 +75,7 @@ proptest! {
     #[test]
     fn basic_reveals_random_binary_trees(n in 1usize..=160, seed: u64, wide in proptest::bool::ANY) {
         let format = if wide { Format::F64 } else { Format::F32 };
-        let tree = random_tree(n, false, seed);
+        let tree = random_tree(n, false, false, seed);
         let basic = Options { algorithm: Algorithm::Basic, ..Options::default() };
         prop_assert_eq!(&reveal_replay(&tree, format, format, &basic), &tree);
     }
@@ -107,7 +113,7 @@ proptest! {
     /// accumulator and a wider one, and narrow accumulators well past 2^p.
     #[test]
     fn every_strategy_reveals_the_baselines_tree(
-        n in 1usize..=400, seed: u64, fmt in 0usize..5, multiway: bool, narrow: bool,
+        n in 1usize..=400, seed: u64, fmt in 0usize..5, multiway: bool, narrow: bool, ordered: bool,
     ) {
         let format = [Format::F64, Format::F32, Format::F16, Format::Bf16, Format::E5m2][fmt];
         // Narrow: the input's own accumulator, whose 2^p large n pass
@@ -118,7 +124,7 @@ proptest! {
             Format::F16 if narrow => 8 * n,
             _ => n,
         };
-        let tree = random_tree(n, multiway, seed);
+        let tree = random_tree(n, multiway, ordered, seed);
         let baseline = Options { pivot: Pivot::Min, pack: false, ..Options::default() };
         let want = reveal_replay(&tree, format, acc, &baseline);
         prop_assert_eq!(&want, &tree);
@@ -146,7 +152,7 @@ fn fused_nodes_beyond_the_masks_reach_are_refused_not_misread() {
     ];
     for (format, n, allowed) in cases {
         let tree = (0..)
-            .map(|seed| random_tree(n, true, seed))
+            .map(|seed| random_tree(n, true, false, seed))
             .find(|t| !t.is_binary())
             .expect("some random tree has a fused node");
         let mut probe = ReplayProbe::new(Replay::new(&tree, format), format);
@@ -179,7 +185,7 @@ fn fused_nodes_beyond_the_masks_reach_are_refused_not_misread() {
 fn naive_agrees_on_small_random_trees() {
     for n in 1..=7 {
         for seed in 0..4 {
-            let tree = random_tree(n, false, seed);
+            let tree = random_tree(n, false, false, seed);
             let naive = Options {
                 algorithm: Algorithm::Naive,
                 ..Options::default()

@@ -43,6 +43,12 @@ struct Stream {
     link: Option<Link>,
     /// Partners not asked yet (or to ask again).
     todo: Vec<usize>,
+    /// Groups taken out of `partners` before the last answer: each one's
+    /// level below, and size. Answers count them back in.
+    dropped: Vec<(usize, usize)>,
+    /// Opened early and not settled yet: the caller's level below this
+    /// group's. It has no context leaf (the caller's pivot is masked).
+    early: Option<usize>,
     /// A pair met at the context leaf's node: the subproblem is the rest of
     /// a fused node, and its pairs may reach beyond its leaves.
     partial: bool,
@@ -62,12 +68,34 @@ pub(super) struct Link {
     /// The level is the caller's context level: the group is the rest of a
     /// fused node above the caller, whose reach is the caller's reach.
     pub(super) beyond: bool,
+    /// Opened early, while the caller still asks: the caller's level below
+    /// this one (see [`Packer::add`]).
+    pub(super) early: Option<usize>,
 }
 
 impl Stream {
     /// Leaves carrying units or masks: partners, pivot and context leaf.
     fn live(&self) -> usize {
         self.partners.len() + 1 + usize::from(self.context.is_some())
+    }
+
+    /// Live leaves, dropped groups included: the `l` of a pair that meets
+    /// at the context leaf's node.
+    fn full_live(&self) -> usize {
+        self.live() + self.dropped.iter().map(|&(_, size)| size).sum::<usize>()
+    }
+
+    /// `l` from `|LCA ∩ live|`: a dropped group lies under the LCA exactly
+    /// when the pair meets above the level below it (no level lies between
+    /// that one and the group's, and the partner is not in the group).
+    fn decode(&self, mut l: usize) -> usize {
+        for &(lower, size) in &self.dropped {
+            if l <= lower {
+                break;
+            }
+            l += size;
+        }
+        l
     }
 }
 
@@ -109,6 +137,8 @@ pub(super) struct Answer {
 /// and reads their outputs.
 pub(super) struct Packer {
     u: f64,
+    /// The black box may add in fused nodes.
+    may_fuse: bool,
     /// At most this many fields per input (1: one query per input).
     most_fields: usize,
     streams: Vec<Stream>,
@@ -135,9 +165,10 @@ pub(super) struct Packer {
 
 impl Packer {
     /// A packer for `n` summands; `pack` false asks one query per input.
-    pub(super) fn new(n: usize, masks: &Masks, pack: bool) -> Self {
+    pub(super) fn new(n: usize, masks: &Masks, may_fuse: bool, pack: bool) -> Self {
         Packer {
             u: masks.u,
+            may_fuse,
             most_fields: if pack { masks.max_pairs() } else { 1 },
             streams: Vec::new(),
             ready: BTreeSet::new(),
@@ -153,16 +184,35 @@ impl Packer {
         }
     }
 
-    /// Queues subproblem `pivot + partners` (with units also on the pivot
-    /// of its caller, the context leaf) and returns its number.
+    /// Queues subproblem `pivot + partners` and returns its number;
+    /// partners are asked from the last one. A group has units also on its
+    /// context leaf, its caller's pivot.
+    ///
+    /// An early group (`link.early`) is opened while its caller still asks,
+    /// once the caller's answers prove the group complete. The caller's
+    /// pivot is masked then, so it has no context leaf until
+    /// [`Packer::settle`]; its leaves leave the caller's units. The two can
+    /// share inputs: the caller's pair lies below the group (`l` at most
+    /// the level below it) or above it, where it swamps the group's field,
+    /// which is then asked again. See [`Packer::read`].
     pub(super) fn add(&mut self, pivot: usize, partners: Vec<usize>, link: Option<Link>) -> usize {
         let id = self.streams.len();
+        let early = link.and_then(|l| l.early);
+        if let (Some(link), Some(lower)) = (link, early) {
+            self.drop_group(link.caller, &partners, pivot, lower);
+        }
+        let context = match (link, early) {
+            (Some(link), None) => Some(self.streams[link.caller].pivot),
+            _ => None,
+        };
         self.streams.push(Stream {
             pivot,
-            todo: partners.iter().rev().copied().collect(),
+            todo: partners.clone(),
             partners,
-            context: link.map(|l| self.streams[l.caller].pivot),
+            context,
             link,
+            dropped: Vec::new(),
+            early,
             partial: false,
             solo: false,
             active: false,
@@ -175,7 +225,48 @@ impl Packer {
     /// Live leaves of subproblem `sub`: a pair meeting at the context leaf's
     /// node answers `l` equal to this.
     pub(super) fn live(&self, sub: usize) -> usize {
-        self.streams[sub].live()
+        self.streams[sub].full_live()
+    }
+
+    /// Takes an early group's leaves out of its caller's units.
+    fn drop_group(&mut self, caller: usize, partners: &[usize], pivot: usize, lower: usize) {
+        let gone: BTreeSet<usize> = partners.iter().copied().chain([pivot]).collect();
+        let c = &mut self.streams[caller];
+        c.partners.retain(|j| !gone.contains(j));
+        let at = c.dropped.partition_point(|&(l, _)| l < lower);
+        c.dropped.insert(at, (lower, gone.len()));
+        if !c.active {
+            return;
+        }
+        if let Some(k) = self.fields.iter().position(|f| f.stream == caller) {
+            // The partner asked last is masked, and answered: if it left,
+            // nothing is restored for it.
+            if self.fields[k].partner.is_some_and(|j| gone.contains(&j)) {
+                self.fields[k].partner = None;
+            }
+        }
+        for j in gone {
+            self.set(j, 0.0);
+        }
+    }
+
+    /// Gives early group `sub` its context leaf, `context`, its caller's
+    /// pivot, free now that the caller's answers are all in.
+    pub(super) fn settle(&mut self, sub: usize, context: usize) {
+        if let Some(k) = self.fields.iter().position(|f| f.stream == sub) {
+            // Its field widens by the context leaf: it joins again.
+            self.end_field(k);
+        }
+        let s = &mut self.streams[sub];
+        s.context = Some(context);
+        s.early = None;
+        self.enqueue(sub);
+    }
+
+    /// Asks `partner` of subproblem `sub` (again).
+    pub(super) fn ask(&mut self, sub: usize, partner: usize) {
+        self.streams[sub].todo.push(partner);
+        self.enqueue(sub);
     }
 
     /// Queues stream `id` if it has queries left and no field: solo
@@ -264,7 +355,8 @@ impl Packer {
                 let l = oracle
                     .validate(y / pow2(q.offset), s.live(), s.pivot, q.partner)?
                     .ok_or_else(|| not_a_sum(y, s, q.partner))?;
-                if l == s.live() && s.context.is_some() {
+                let l = s.decode(l);
+                if l == s.full_live() && s.context.is_some() {
                     self.streams[q.stream].partial = true;
                 }
                 answers.push(answer(q, Some(l)));
@@ -276,37 +368,103 @@ impl Packer {
                 // black box answers for itself.
                 for q in queries {
                     self.streams[q.stream].solo = true;
-                    self.ask_again(q);
+                    self.ask(q.stream, q.partner);
                     answers.push(answer(q, None));
                 }
                 continue;
             };
-            // Fields at 0 with a context leaf may have met at their reach.
+            let levels: Vec<usize> = queries
+                .iter()
+                .zip(&counts)
+                .map(|(q, &c)| {
+                    let s = &self.streams[q.stream];
+                    s.decode(s.live() - c as usize)
+                })
+                .collect();
+            let swamped = self.swamped_early_groups(queries, &counts, &levels);
+            // Fields at 0 with a context leaf may have met at their reach;
+            // so may an early group's beside no field of its caller.
             let zeros: Vec<usize> = (0..queries.len())
-                .filter(|&i| counts[i] == 0 && self.streams[queries[i].stream].context.is_some())
+                .filter(|&i| counts[i] == 0 && !swamped[i])
+                .filter(|&i| {
+                    let s = &self.streams[queries[i].stream];
+                    s.context.is_some()
+                        || (s.early.is_some() && self.caller_in(queries, i).is_none())
+                })
                 .collect();
             // Whether met there or swamped by another, they may reach
             // beyond their leaves: they share no more inputs with those.
             for &z in &zeros {
-                self.streams[queries[z].stream].partial = true;
+                let s = &mut self.streams[queries[z].stream];
+                s.partial |= s.context.is_some();
             }
             for (i, q) in queries.iter().enumerate() {
-                let doubted = zeros
-                    .iter()
-                    .any(|&z| z != i && self.reaches(queries[z].stream, q.stream));
+                let doubted = swamped[i]
+                    || zeros
+                        .iter()
+                        .any(|&z| z != i && self.reaches(queries[z].stream, q.stream));
                 if doubted {
-                    self.ask_again(q);
+                    self.ask(q.stream, q.partner);
                     answers.push(answer(q, None));
-                    continue;
+                } else {
+                    answers.push(answer(q, Some(levels[i])));
                 }
-                answers.push(answer(
-                    q,
-                    Some(self.streams[q.stream].live() - counts[i] as usize),
-                ));
             }
         }
         self.queries = planned;
         Ok(answers)
+    }
+
+    /// Where the caller of query `i`'s early group asks in the same input.
+    fn caller_in(&self, queries: &[Query], i: usize) -> Option<usize> {
+        let s = &self.streams[queries[i].stream];
+        let caller = s.link.filter(|_| s.early.is_some())?.caller;
+        queries.iter().position(|q| q.stream == caller)
+    }
+
+    /// Which fields of one output an early group and its caller disturbed.
+    ///
+    /// The group `G` sits at level `L` of its caller `C`, `L'` below it.
+    /// `C`'s pair meets above `L'` only at or above `L`, over all of `G`:
+    /// `G`'s field is swamped, and so are those of the early groups inside
+    /// `G`, however far down. At or below `L'` it leaves `G` alone, and
+    /// `G`'s pair stays inside `G` unless it meets at `C`'s node at `L`, a
+    /// fused node: that swamps all of `G` and everything of `C`'s under
+    /// `L`, so `C` reads `L'` and `G` reads 0 (as it does at its own top).
+    /// Where fused nodes may be, that pair of readings doubts `C`'s.
+    fn swamped_early_groups(
+        &self,
+        queries: &[Query],
+        counts: &[u64],
+        levels: &[usize],
+    ) -> Vec<bool> {
+        let at = |stream: usize| queries.iter().position(|q| q.stream == stream);
+        let mut swamped = vec![false; queries.len()];
+        // Callers open before their groups: in stream order, a caller's
+        // verdict is final before its groups read it.
+        let mut order: Vec<usize> = (0..queries.len()).collect();
+        order.sort_unstable_by_key(|&i| queries[i].stream);
+        for &i in &order {
+            // The nearest early caller up the chain that asks here.
+            let mut s = queries[i].stream;
+            while let (Some(lower), Some(link)) = (self.streams[s].early, self.streams[s].link) {
+                if let Some(c) = at(link.caller) {
+                    swamped[i] = swamped[c] || levels[c] > lower;
+                    break;
+                }
+                s = link.caller;
+            }
+        }
+        let mut doubted = swamped.clone();
+        for i in 0..queries.len() {
+            if let Some(c) = self.caller_in(queries, i).filter(|_| self.may_fuse) {
+                let lower = self.streams[queries[i].stream]
+                    .early
+                    .expect("an early group");
+                doubted[c] |= counts[i] == 0 && levels[c] == lower;
+            }
+        }
+        doubted
     }
 
     /// The counts of the fields of one output, or `None` if it is not a
@@ -337,12 +495,6 @@ impl Packer {
         self.edits.set(at, v);
     }
 
-    /// Queues query `q` again.
-    fn ask_again(&mut self, q: &Query) {
-        self.streams[q.stream].todo.push(q.partner);
-        self.enqueue(q.stream);
-    }
-
     /// Whether a pair of stream `g` that meets at its reach (the node of
     /// its context leaf) swamps a live leaf of stream `f`: a leaf of `f`'s
     /// subproblem, or its context leaf, the pivot of `f`'s caller.
@@ -351,10 +503,14 @@ impl Packer {
             // Without a context leaf a pair meets inside its subproblem.
             return false;
         };
-        // The node holds the caller's pivot and its groups up to `level`,
-        // and so every subproblem opened inside those groups.
+        // The node holds the caller's pivot (the caller's field, while it
+        // asks, and its settled groups' context leaf) and its groups up to
+        // `level`, and so every subproblem opened inside those groups.
+        if f == reach.caller {
+            return true;
+        }
         let mut at = f;
-        let mut first = true;
+        let mut first = self.streams[f].context.is_some();
         while let Some(link) = self.streams[at].link {
             let pivot_inside = first && link.caller == reach.caller;
             if pivot_inside || (link.caller == reach.caller && link.level <= reach.level) {
@@ -389,23 +545,30 @@ impl Packer {
                     .iter()
                     .any(|g| g.stream != f.stream && self.conflict(f.stream, g.stream));
             let ends = s.todo.is_empty() || (s.solo && shared) || clashes;
-            if !ends {
+            if ends {
+                self.end_field(k);
+            } else {
                 k += 1;
-                continue;
             }
-            self.fields.remove(k);
-            self.changed = true;
-            let (pivot, context) = (s.pivot, s.context);
-            for i in 0..s.partners.len() {
-                self.set(self.streams[f.stream].partners[i], 0.0);
-            }
-            self.set(pivot, 0.0);
-            if let Some(c) = context {
-                self.set(c, self.state[c] - self.u * pow2(f.offset));
-            }
-            self.streams[f.stream].active = false;
-            self.enqueue(f.stream);
         }
+    }
+
+    /// Ends field `k`, zeroing its leaves, and queues its stream again if
+    /// it has queries left.
+    fn end_field(&mut self, k: usize) {
+        let f = self.fields.remove(k);
+        self.changed = true;
+        let s = &self.streams[f.stream];
+        let (pivot, context) = (s.pivot, s.context);
+        for i in 0..s.partners.len() {
+            self.set(self.streams[f.stream].partners[i], 0.0);
+        }
+        self.set(pivot, 0.0);
+        if let Some(c) = context {
+            self.set(c, self.state[c] - self.u * pow2(f.offset));
+        }
+        self.streams[f.stream].active = false;
+        self.enqueue(f.stream);
     }
 
     /// Adds fields for queued streams, largest first, while they fit and

@@ -30,3 +30,22 @@ impl<P: Probe> Probe for Rows<P> {
         Ok(())
     }
 }
+
+/// A random tree whose nodes add neighbours: every node holds a run of
+/// consecutive summands, as in pairwise, blocked and most library orders
+/// (where [`SummationTree::random`] shuffles them). Nodes have 2 to
+/// `max_width` children.
+pub fn ordered_tree(n: usize, max_width: usize, seed: u64) -> fprev::SummationTree {
+    use fprev::tree::TreeBuilder;
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut b = TreeBuilder::new(n);
+    let mut roots: Vec<_> = (0..n).map(|i| b.leaf(i)).collect();
+    while roots.len() > 1 {
+        let k = rng.random_range(2..=max_width.min(roots.len()));
+        let at = rng.random_range(0..=roots.len() - k);
+        let node = b.sum(&roots[at..at + k]);
+        roots.splice(at..at + k, [node]);
+    }
+    b.finish(roots[0]).expect("every leaf merged into one root")
+}
