@@ -46,9 +46,6 @@ struct Stream {
     /// Groups taken out of `partners` before the last answer: each one's
     /// level below, and size. Answers count them back in.
     dropped: Vec<(usize, usize)>,
-    /// Opened early and not settled yet: the caller's level below this
-    /// group's. It has no context leaf (the caller's pivot is masked).
-    early: Option<usize>,
     /// A pair met at the context leaf's node: the subproblem is the rest of
     /// a fused node, and its pairs may reach beyond its leaves.
     partial: bool,
@@ -77,6 +74,14 @@ impl Stream {
     /// Leaves carrying units or masks: partners, pivot and context leaf.
     fn live(&self) -> usize {
         self.partners.len() + 1 + usize::from(self.context.is_some())
+    }
+
+    /// Opened early and not settled yet (no context leaf: the caller's
+    /// pivot is masked): the caller's level below this group's.
+    fn early(&self) -> Option<usize> {
+        self.link
+            .and_then(|l| l.early)
+            .filter(|_| self.context.is_none())
     }
 
     /// Live leaves, dropped groups included: the `l` of a pair that meets
@@ -212,7 +217,6 @@ impl Packer {
             context,
             link,
             dropped: Vec::new(),
-            early,
             partial: false,
             solo: false,
             active: false,
@@ -257,9 +261,7 @@ impl Packer {
             // Its field widens by the context leaf: it joins again.
             self.end_field(k);
         }
-        let s = &mut self.streams[sub];
-        s.context = Some(context);
-        s.early = None;
+        self.streams[sub].context = Some(context);
         self.enqueue(sub);
     }
 
@@ -389,7 +391,7 @@ impl Packer {
                 .filter(|&i| {
                     let s = &self.streams[queries[i].stream];
                     s.context.is_some()
-                        || (s.early.is_some() && self.caller_in(queries, i).is_none())
+                        || (s.early().is_some() && self.caller_in(queries, i).is_none())
                 })
                 .collect();
             // Whether met there or swamped by another, they may reach
@@ -418,8 +420,8 @@ impl Packer {
     /// Where the caller of query `i`'s early group asks in the same input.
     fn caller_in(&self, queries: &[Query], i: usize) -> Option<usize> {
         let s = &self.streams[queries[i].stream];
-        let caller = s.link.filter(|_| s.early.is_some())?.caller;
-        queries.iter().position(|q| q.stream == caller)
+        let caller = s.link.filter(|_| s.early().is_some())?.caller;
+        field_of(queries, caller)
     }
 
     /// Which fields of one output an early group and its caller disturbed.
@@ -438,8 +440,13 @@ impl Packer {
         counts: &[u64],
         levels: &[usize],
     ) -> Vec<bool> {
-        let at = |stream: usize| queries.iter().position(|q| q.stream == stream);
         let mut swamped = vec![false; queries.len()];
+        if queries
+            .iter()
+            .all(|q| self.streams[q.stream].early().is_none())
+        {
+            return swamped;
+        }
         // Callers open before their groups: in stream order, a caller's
         // verdict is final before its groups read it.
         let mut order: Vec<usize> = (0..queries.len()).collect();
@@ -447,8 +454,8 @@ impl Packer {
         for &i in &order {
             // The nearest early caller up the chain that asks here.
             let mut s = queries[i].stream;
-            while let (Some(lower), Some(link)) = (self.streams[s].early, self.streams[s].link) {
-                if let Some(c) = at(link.caller) {
+            while let (Some(lower), Some(link)) = (self.streams[s].early(), self.streams[s].link) {
+                if let Some(c) = field_of(queries, link.caller) {
                     swamped[i] = swamped[c] || levels[c] > lower;
                     break;
                 }
@@ -459,7 +466,7 @@ impl Packer {
         for i in 0..queries.len() {
             if let Some(c) = self.caller_in(queries, i).filter(|_| self.may_fuse) {
                 let lower = self.streams[queries[i].stream]
-                    .early
+                    .early()
                     .expect("an early group");
                 doubted[c] |= counts[i] == 0 && levels[c] == lower;
             }
@@ -722,6 +729,11 @@ impl Packer {
         let at = self.fields.partition_point(|f| f.offset < field.offset);
         self.fields.insert(at, field);
     }
+}
+
+/// Where stream `stream` asks among `queries`, one input's.
+fn field_of(queries: &[Query], stream: usize) -> Option<usize> {
+    queries.iter().position(|q| q.stream == stream)
 }
 
 fn pow2(e: u32) -> f64 {

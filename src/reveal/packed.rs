@@ -274,10 +274,12 @@ impl Engine {
             0
         };
         for (l, g) in by_l {
-            let built = if let Some(&child) = self.subs[id].early.get(&l) {
+            let early = self.subs[id].early.get(&l).copied();
+            let built = if let Some(child) = early {
                 if self.subs[child].size != g.len() {
                     return Err(inconsistent(&format!(
-                        "summand {pivot} has {} summands at l = {l}, after {} proved the group                          complete",
+                        "summand {pivot} has {} summands at l = {l}, after {} proved the group \
+                         complete",
                         g.len(),
                         self.subs[child].size
                     )));
@@ -295,7 +297,7 @@ impl Engine {
                 size: g.len(),
                 built,
             });
-            if g.len() > 1 && !self.subs[id].early.contains_key(&l) {
+            if g.len() > 1 && early.is_none() {
                 self.open(g, Some((id, l)), misses, oracle, progress);
             }
         }
