@@ -181,6 +181,34 @@ fn fused_nodes_beyond_the_masks_reach_are_refused_not_misread() {
     assert!(err.to_string().contains("cannot be probed"), "{err}");
 }
 
+/// A caller with two early groups, `G` at level 67 and `H` at 131, where
+/// `H` is the rest of a fused node: `H`'s pairs swamp all of that node,
+/// `G` too, while the caller reads as if its pair met there. The tree (the
+/// root: a fused node of `X` and 64 summands; `X`: of `(0+1+130)`, 50
+/// summands fused, and 14 more) was shrunk from one CI drew at random;
+/// its labels set when `G` and `H` ask side by side.
+#[test]
+fn an_early_group_meeting_at_its_callers_fused_node_swamps_the_lower_ones() {
+    let tree: SummationTree = TEXT.parse().unwrap();
+    for pivot in [Pivot::Min, Pivot::Ends] {
+        let options = Options {
+            pivot,
+            ..Options::default()
+        };
+        assert_eq!(
+            reveal_replay(&tree, Format::F64, Format::F64, &options),
+            tree
+        );
+    }
+}
+
+const TEXT: &str = "(((0+1+130)+10+57+66+115+56+84+36+55+61+120+121+125+74+(5+12+77+95+96+99+103+16+25+9\
+         3+97+114+13+41+59+7+9+42+51+58+69+26+49+62+78+100+108+39+76+88+28+60+111+113+102+70+\
+         90+122+8+46+127+53+54+71+73+116+86+117+105+89)+23)+2+11+68+118+17+18+21+34+85+92+30+\
+         52+79+83+87+106+38+94+101+82+15+19+47+67+40+45+124+126+112+29+31+119+50+109+3+44+75+\
+         80+81+4+104+128+123+20+24+107+110+22+6+32+37+64+65+91+14+33+43+72+98+129+27+48+63+35\
+         )";
+
 #[test]
 fn naive_agrees_on_small_random_trees() {
     for n in 1..=7 {

@@ -90,6 +90,13 @@ impl Stream {
         self.live() + self.dropped.iter().map(|&(_, size)| size).sum::<usize>()
     }
 
+    /// `|LCA ∩ live|` of a pair that meets at `level`, at most the
+    /// subproblem's size: the level less the groups dropped below it.
+    fn meeting_at(&self, level: usize) -> usize {
+        let dropped = self.dropped.iter().filter(|&&(lower, _)| lower < level);
+        level - dropped.map(|&(_, size)| size).sum::<usize>()
+    }
+
     /// `l` from `|LCA ∩ live|`: a dropped group lies under the LCA exactly
     /// when the pair meets above the level below it (no level lies between
     /// that one and the group's, and the partner is not in the group).
@@ -431,9 +438,10 @@ impl Packer {
     /// `G`'s field is swamped, and so are those of the early groups inside
     /// `G`, however far down. At or below `L'` it leaves `G` alone, and
     /// `G`'s pair stays inside `G` unless it meets at `C`'s node at `L`, a
-    /// fused node: that swamps all of `G` and everything of `C`'s under
-    /// `L`, so `C` reads `L'` and `G` reads 0 (as it does at its own top).
-    /// Where fused nodes may be, that pair of readings doubts `C`'s.
+    /// fused node: that swamps everything under `L`, so `G` reads 0 (as it
+    /// does at its own top) and `C` reads as if its pair met at `L`. Where
+    /// fused nodes may be, that pair of readings doubts every field `G`
+    /// reaches: `C`'s, and those of `C`'s other early groups below `L`.
     fn swamped_early_groups(
         &self,
         queries: &[Query],
@@ -464,11 +472,16 @@ impl Packer {
         }
         let mut doubted = swamped.clone();
         for i in 0..queries.len() {
-            if let Some(c) = self.caller_in(queries, i).filter(|_| self.may_fuse) {
-                let lower = self.streams[queries[i].stream]
-                    .early()
-                    .expect("an early group");
-                doubted[c] |= counts[i] == 0 && levels[c] == lower;
+            let Some(c) = self.caller_in(queries, i).filter(|_| self.may_fuse) else {
+                continue;
+            };
+            let g = queries[i].stream;
+            let level = self.streams[g].link.expect("an early group").level;
+            let caller = &self.streams[queries[c].stream];
+            if counts[i] == 0 && caller.live() - counts[c] as usize == caller.meeting_at(level) {
+                for (j, q) in queries.iter().enumerate() {
+                    doubted[j] |= j != i && self.reaches(g, q.stream);
+                }
             }
         }
         doubted
