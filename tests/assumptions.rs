@@ -313,14 +313,18 @@ fn hash(x: &[f64]) -> u64 {
     })
 }
 
+/// A random tree; half of them add neighbours, where groups complete early.
+fn random_tree(n: usize, width: usize, seed: u64) -> SummationTree {
+    match seed % 2 {
+        0 => ordered_tree(n, width, seed),
+        _ => SummationTree::random(n, width, seed),
+    }
+}
+
 /// Each way a black box can break the method's assumptions, deterministic
 /// (the same input, the same output), for a tree of `n` leaves.
 fn misbehaving(kind: usize, n: usize, seed: u64) -> Misbehaving {
-    // Half of them add neighbours, where groups complete early.
-    let random = |width, seed| match seed % 2 {
-        0 => ordered_tree(n, width, seed),
-        _ => SummationTree::random(n, width, seed),
-    };
+    let random = |width, seed| random_tree(n, width, seed);
     let binary = random(2, seed);
     let other = random(2, seed + 1);
     let honest = |t: &SummationTree| Replay::new(t, Format::F32);
@@ -371,10 +375,11 @@ proptest! {
 
     /// Packing several queries into one input never yields a tree where one
     /// query per input yields a different one or an error: every packed
-    /// answer is validated as strictly as a single one.
+    /// answer is validated as strictly as a single one. (Not random noise:
+    /// see the next test.)
     #[test]
     fn a_packed_reveal_never_returns_a_tree_the_unpacked_one_rejects(
-        kind in 0usize..6, n in 3usize..300, seed in 0u64..1000, rows in prop::sample::select(vec![1usize, 7]),
+        kind in prop::sample::select(vec![0usize, 1, 2, 3, 5]), n in 3usize..300, seed in 0u64..1000, rows in prop::sample::select(vec![1usize, 7]),
     ) {
         let unpacked = Options { pack: false, ..Options::default() };
         let one = reveal(&mut misbehaving(kind, n, seed), &unpacked);
@@ -386,4 +391,41 @@ proptest! {
             }
         }
     }
+}
+
+/// A unit of noise on a third of the inputs is caught only where it hits a
+/// query whose answer it makes impossible; elsewhere it can shift an answer
+/// to another level that still fits a tree. Which queries it hits depends
+/// on the inputs, and packed inputs are others than single ones, so the
+/// two are measured over a fixed corpus rather than compared case by case:
+/// each is fooled in under 2% of reveals (about 1% packed, where the noise
+/// lands on the field at the lowest bits, often a large subproblem's with
+/// levels close together; 0.5% one query per input).
+#[test]
+fn a_unit_of_noise_is_caught_in_most_reveals_packed_or_not() {
+    let (mut packed, mut single, mut total) = (0, 0, 0);
+    for seed in 0..1000 {
+        for n in [9, 40, 150] {
+            let truth = random_tree(n, 2, seed);
+            let mut fooled = |pack| {
+                let options = Options {
+                    pack,
+                    ..Options::default()
+                };
+                reveal(&mut misbehaving(4, n, seed), &options).is_ok_and(|r| r.tree != truth)
+            };
+            packed += usize::from(fooled(true));
+            single += usize::from(fooled(false));
+            total += 1;
+        }
+    }
+    eprintln!("wrong trees from noise: packed {packed}, one query per input {single}, of {total}");
+    assert!(
+        packed * 50 < total,
+        "packed queries fooled in {packed} of {total}"
+    );
+    assert!(
+        single * 50 < total,
+        "single queries fooled in {single} of {total}"
+    );
 }
