@@ -407,7 +407,7 @@ fn a_unit_of_noise_is_caught_in_most_reveals_packed_or_not() {
     for seed in 0..1000 {
         for n in [9, 40, 150] {
             let truth = random_tree(n, 2, seed);
-            let mut fooled = |pack| {
+            let fooled = |pack| {
                 let options = Options {
                     pack,
                     ..Options::default()
