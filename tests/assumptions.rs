@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 mod common;
-use common::{Rows, ordered_tree};
+use common::{Rows, random_tree};
 
 /// A black box whose answer for each input is computed by `f`.
 struct Custom<F: FnMut(&[f64]) -> f64> {
@@ -314,17 +314,14 @@ fn hash(x: &[f64]) -> u64 {
 }
 
 /// A random tree; half of them add neighbours, where groups complete early.
-fn random_tree(n: usize, width: usize, seed: u64) -> SummationTree {
-    match seed % 2 {
-        0 => ordered_tree(n, width, seed),
-        _ => SummationTree::random(n, width, seed),
-    }
+fn seeded_tree(n: usize, width: usize, seed: u64) -> SummationTree {
+    random_tree(n, width, seed % 2 == 0, seed)
 }
 
 /// Each way a black box can break the method's assumptions, deterministic
 /// (the same input, the same output), for a tree of `n` leaves.
 fn misbehaving(kind: usize, n: usize, seed: u64) -> Misbehaving {
-    let random = |width, seed| random_tree(n, width, seed);
+    let random = |width, seed| seeded_tree(n, width, seed);
     let binary = random(2, seed);
     let other = random(2, seed + 1);
     let honest = |t: &SummationTree| Replay::new(t, Format::F32);
@@ -405,7 +402,7 @@ fn a_unit_of_noise_is_caught_in_most_reveals_packed_or_not() {
     let (mut packed, mut single, mut total) = (0, 0, 0);
     for seed in 0..1000 {
         for n in [9, 40, 150] {
-            let truth = random_tree(n, 2, seed);
+            let truth = seeded_tree(n, 2, seed);
             let fooled = |pack| {
                 let options = Options {
                     pack,

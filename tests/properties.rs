@@ -9,17 +9,12 @@ use fprev::{Format, Options, SummationTree, reveal};
 use proptest::prelude::*;
 
 mod common;
-use common::{Rows, ordered_tree};
+use common::Rows;
 
 /// A random tree: binary, or with fused nodes of up to 6 children; its
 /// nodes add neighbours (`ordered`) or any summands.
 fn random_tree(n: usize, multiway: bool, ordered: bool, seed: u64) -> SummationTree {
-    let width = if multiway { 6 } else { 2 };
-    if ordered {
-        ordered_tree(n, width, seed)
-    } else {
-        SummationTree::random(n, width, seed)
-    }
+    common::random_tree(n, if multiway { 6 } else { 2 }, ordered, seed)
 }
 
 /// The accumulators each input format is tested with: its own, and f32

@@ -31,11 +31,20 @@ impl<P: Probe> Probe for Rows<P> {
     }
 }
 
-/// A random tree whose nodes add neighbours: every node holds a run of
-/// consecutive summands, as in pairwise, blocked and most library orders
-/// (where [`SummationTree::random`] shuffles them). Nodes have 2 to
-/// `max_width` children.
-pub fn ordered_tree(n: usize, max_width: usize, seed: u64) -> fprev::SummationTree {
+/// A random tree whose nodes have 2 to `max_width` children. `ordered`:
+/// its nodes add neighbours (every node holds a run of consecutive
+/// summands, as in pairwise, blocked and most library orders), where
+/// groups complete early; else [`fprev::SummationTree::random`], which
+/// shuffles them.
+pub fn random_tree(n: usize, max_width: usize, ordered: bool, seed: u64) -> fprev::SummationTree {
+    if ordered {
+        ordered_tree(n, max_width, seed)
+    } else {
+        fprev::SummationTree::random(n, max_width, seed)
+    }
+}
+
+fn ordered_tree(n: usize, max_width: usize, seed: u64) -> fprev::SummationTree {
     use fprev::tree::TreeBuilder;
     use rand::{Rng, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
