@@ -272,6 +272,13 @@ impl Packer {
         self.enqueue(sub);
     }
 
+    /// Whether subproblem `sub` was opened early and is not settled yet: it
+    /// has no context leaf while its caller's pivot is masked, so `l =
+    /// size` cannot tell its own top node from the caller's node.
+    pub(super) fn unsettled(&self, sub: usize) -> bool {
+        self.streams[sub].early().is_some()
+    }
+
     /// Asks `partner` of subproblem `sub` (again).
     pub(super) fn ask(&mut self, sub: usize, partner: usize) {
         self.streams[sub].todo.push(partner);

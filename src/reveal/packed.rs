@@ -53,11 +53,8 @@ struct Sub {
     answered: usize,
     /// Groups opened before every answer was in: level, subproblem.
     early: BTreeMap<usize, usize>,
-    /// Opened early, while its caller's pivot was masked: it has no context
-    /// leaf until the caller's answers are all in, so `l = size` cannot
-    /// tell its own top node from the caller's node.
-    unsettled: bool,
-    /// Partners that answered `size` while unsettled.
+    /// Partners that answered `size` while unsettled (see
+    /// [`Packer::unsettled`]).
     ambiguous: Vec<usize>,
     /// One of them, asked again with the context leaf: its answer is theirs.
     check: Option<usize>,
@@ -167,7 +164,6 @@ impl Engine {
             levels: BTreeMap::new(),
             answered: 0,
             early: BTreeMap::new(),
-            unsettled,
             ambiguous: Vec::new(),
             check: None,
             groups: Vec::new(),
@@ -212,6 +208,7 @@ impl Engine {
         oracle: &Oracle,
         progress: &mut Progress,
     ) -> Result<()> {
+        let unsettled = self.packer.unsettled(id);
         let s = &mut self.subs[id];
         if s.check == Some(partner) {
             s.check = None;
@@ -225,7 +222,7 @@ impl Engine {
             s.levels.entry(l).or_default().extend(ambiguous);
         } else {
             s.answered += 1;
-            if s.unsettled && l == s.size {
+            if unsettled && l == s.size {
                 s.ambiguous.push(partner);
             } else {
                 s.levels.entry(l).or_default().push(partner);
@@ -241,7 +238,8 @@ impl Engine {
 
     fn mark_if_complete(&mut self, id: usize) {
         let s = &self.subs[id];
-        if s.answered + 1 == s.size && !s.unsettled && s.check.is_none() && !s.finished {
+        let settled = !self.packer.unsettled(id);
+        if s.answered + 1 == s.size && settled && s.check.is_none() && !s.finished {
             self.complete.push(id);
         }
     }
@@ -318,7 +316,6 @@ impl Engine {
     fn settle(&mut self, id: usize, context: usize) {
         self.packer.settle(id, context);
         let s = &mut self.subs[id];
-        s.unsettled = false;
         if let Some(&j) = s.ambiguous.first() {
             s.check = Some(j);
             self.packer.ask(id, j);
