@@ -4,7 +4,7 @@
 //! a random multiway tree replayed, and `numpy:sum`), f32 and f64 inputs,
 //! and `n` from 1,024 to 65,536, this bench reveals the tree with
 //!
-//! - fprev as it ships (pivot `ends`, queries packed into bit fields);
+//! - fprev as it ships (pivot `ends`, queries packed into fields);
 //! - the same with the `random` and the `min` pivot;
 //! - the baseline: the paper's FPRev, min pivot and one query per call
 //!   (`--pivot min --no-pack`). Its queries are the min-pivot run's (the

@@ -213,7 +213,7 @@ struct EngineArgs {
     #[arg(long, value_name = "K", default_value_t = 0)]
     row: usize,
     /// Ask one query per input, as the paper does, instead of packing queries of
-    /// independent subproblems into bit fields of one input.
+    /// independent subproblems into fields of one input.
     #[arg(long)]
     no_pack: bool,
 }

@@ -19,7 +19,7 @@
 //! | `Naive` | binary, `n <= 8` | a handful of random inputs, `(2n-3)!!` candidate trees |
 //!
 //! Calls of the black box are what a reveal costs. FPRev packs queries of
-//! independent subproblems into one input, each in a bit field of its own
+//! independent subproblems into one input, each in a field of its own
 //! (`Options::pack`), and hands a batched black box one input per row:
 //! about `2n` calls for a balanced tree in f64 where the paper's FPRev
 //! makes `(n/2) log2 n`, and a GEMM of 1,024 rows in a handful of calls.

@@ -1,11 +1,13 @@
-//! Several queries in one input, each in a bit field of its own.
+//! Several queries in one input, each in a field of its own.
 //!
 //! A query of subproblem `S` (pivot `p`, partner `j`) masks `p` and `j` and
 //! puts units on the other leaves of `S` and on its context leaf, a leaf of
-//! the caller's subtree; the output counts the units outside `LCA(p, j)`.
-//! Another subproblem `T`, disjoint from `S`, can ask a query in the same
-//! input with units of `u * 2^s`, `s` above the largest count of `S`: the
-//! output then holds both counts side by side, as bit fields.
+//! the caller's subtree; the output counts the units outside `LCA(p, j)`,
+//! 0 to `live - 2` of them. Another subproblem `T`, disjoint from `S`, can
+//! ask a query in the same input with units of `u * (live - 1)`: the output
+//! then holds both counts as the two digits of a mixed radix number, `S`'s
+//! in radix `live - 1`. Digits of exactly the radix a count needs, rather
+//! than bit fields, fit about half a bit more per field.
 //!
 //! Why the counts do not disturb each other:
 //!
@@ -111,19 +113,26 @@ impl Stream {
     }
 }
 
-/// A subproblem's place in the inputs being planned.
+/// A subproblem's place in the inputs being planned: a digit of a mixed
+/// radix number. Its counts run from 0 to `live - 2`, so its radix is
+/// `live - 1`, and the digit above starts at `scale * radix` or higher.
 #[derive(Clone, Copy, Debug)]
 struct Field {
     stream: usize,
-    /// Its units are `u * 2^offset`.
-    offset: u32,
-    /// Bits its count needs.
-    width: u32,
+    /// Its units are `u * scale`.
+    scale: u64,
+    /// `live - 1`: one more than its largest count.
+    radix: u64,
     /// Which mask its pair uses.
     pair: usize,
-    /// Its largest count, scaled: `(live - 2) * 2^offset`.
-    weight: u64,
     partner: Option<usize>,
+}
+
+impl Field {
+    /// Where the next field may start.
+    fn end(&self) -> u64 {
+        self.scale * self.radix
+    }
 }
 
 /// A query in a planned input.
@@ -131,8 +140,8 @@ struct Field {
 struct Query {
     stream: usize,
     partner: usize,
-    offset: u32,
-    width: u32,
+    scale: u64,
+    radix: u64,
 }
 
 /// A query's outcome.
@@ -145,7 +154,7 @@ pub(super) struct Answer {
     pub(super) l: Option<usize>,
 }
 
-/// Plans inputs that pack queries of different subproblems into bit fields,
+/// Plans inputs that pack queries of different subproblems into fields,
 /// and reads their outputs.
 pub(super) struct Packer {
     u: f64,
@@ -154,7 +163,8 @@ pub(super) struct Packer {
     /// At most this many fields per input (1: one query per input).
     most_fields: usize,
     streams: Vec<Stream>,
-    /// Queued streams by live leaves (the width of their field), then number.
+    /// Queued streams by live leaves (their field's radix is one less), then
+    /// number.
     ready: BTreeSet<(usize, usize)>,
     /// Solo streams with queries left, in the order they were queued.
     waiting: VecDeque<usize>,
@@ -164,7 +174,7 @@ pub(super) struct Packer {
     state: Vec<f64>,
     /// The values before the call being planned.
     base: Vec<f64>,
-    /// The fields of the last input planned, by offset.
+    /// The fields of the last input planned, by scale.
     fields: Vec<Field>,
     edits: Edits,
     /// Queries of the planned inputs: input `k` holds
@@ -323,15 +333,15 @@ impl Packer {
                     .pop()
                     .expect("an active field has partners left");
                 if let Some(old) = f.partner {
-                    self.set(old, self.u * pow2(f.offset));
+                    self.set(old, self.u * f.scale as f64);
                 }
                 self.set(partner, -masks.mask(f.pair));
                 self.fields[k].partner = Some(partner);
                 self.queries.push(Query {
                     stream: f.stream,
                     partner,
-                    offset: f.offset,
-                    width: f.width,
+                    scale: f.scale,
+                    radix: f.radix,
                 });
             }
             self.edits.end_input();
@@ -366,10 +376,10 @@ impl Packer {
                 l,
             };
             if let [q] = queries {
-                // Alone, a field may still sit at the offset it had beside others.
+                // Alone, a field may still sit at the scale it had beside others.
                 let s = &self.streams[q.stream];
                 let l = oracle
-                    .validate(y / pow2(q.offset), s.live(), s.pivot, q.partner)?
+                    .validate(y / q.scale as f64, s.live(), s.pivot, q.partner)?
                     .ok_or_else(|| not_a_sum(y, s, q.partner))?;
                 let l = s.decode(l);
                 if l == s.full_live() && s.context.is_some() {
@@ -502,16 +512,17 @@ impl Packer {
         if !(units >= 0.0 && units < capacity as f64 && units.fract() == 0.0) {
             return None;
         }
-        let units = units as u64;
-        let mut rest = units;
-        let mut counts = Vec::with_capacity(queries.len());
-        for q in queries {
-            let a = (units >> q.offset) & ((1u64 << q.width) - 1);
-            if a as usize + 2 > self.streams[q.stream].live() {
+        // Digits from the highest: each must stay below its radix, and
+        // nothing may be left between or below the fields.
+        let mut rest = units as u64;
+        let mut counts = vec![0; queries.len()];
+        for (k, q) in queries.iter().enumerate().rev() {
+            let a = rest / q.scale;
+            if a >= q.radix {
                 return None;
             }
-            rest -= a << q.offset;
-            counts.push(a);
+            rest -= a * q.scale;
+            counts[k] = a;
         }
         (rest == 0).then_some(counts)
     }
@@ -592,7 +603,7 @@ impl Packer {
         }
         self.set(pivot, 0.0);
         if let Some(c) = context {
-            self.set(c, self.state[c] - self.u * pow2(f.offset));
+            self.set(c, self.state[c] - self.u * f.scale as f64);
         }
         self.streams[f.stream].active = false;
         self.enqueue(f.stream);
@@ -620,22 +631,21 @@ impl Packer {
             }
             return;
         }
-        // The largest queued stream whose field fits the free bits, then
+        // The largest queued stream whose field fits the room left, then
         // the next, passing over those that do not fit after all.
         let mut below = (usize::MAX, usize::MAX);
         let mut passed = 0;
         while self.fields.len() < self.most_fields && passed < 16 {
-            let used: u32 = self.fields.iter().map(|f| f.width).sum();
             let pairs = (self.fields.len() + 1).min(masks.max_pairs());
-            // Bits of the largest count the input holds.
-            let bits = u64::BITS - (masks.capacity(pairs) - 1).leading_zeros();
-            let free = bits.saturating_sub(used);
-            // A field of `free` bits counts up to 2^free - 1 = live - 2; an
-            // empty input takes what `place` takes.
-            let most_live = match (self.fields.is_empty(), free) {
-                (true, _) => usize::MAX,
-                (false, 0) => break,
-                (false, _) => 1usize.checked_shl(free).map_or(usize::MAX, |m| m + 1),
+            // Packed tight, the fields end at the product of their radixes,
+            // and a field of radix `r` above them fits while `r * product`
+            // is at most the capacity; an empty input takes what `place`
+            // takes.
+            let product: u64 = self.fields.iter().map(|f| f.radix).product();
+            let most_live = match masks.capacity(pairs) / product {
+                _ if self.fields.is_empty() => usize::MAX,
+                0 => break,
+                r => usize::try_from(r).map_or(usize::MAX, |r| r.saturating_add(1)),
             };
             below = below.min((most_live, usize::MAX));
             let Some(&(live, id)) = self.ready.range(..below).next_back() else {
@@ -653,8 +663,8 @@ impl Packer {
                 passed += 1;
                 continue;
             }
-            // Free bits split into gaps too small: close them (it costs
-            // edits, no call) and try again.
+            // Room split into gaps too small: close them (it costs edits,
+            // no call) and try again.
             let placed = self.place(id, masks).or_else(|| {
                 self.compact();
                 self.place(id, masks)
@@ -671,16 +681,15 @@ impl Packer {
     }
 
     /// Where stream `id` fits beside the current fields: the lowest free
-    /// bits, the first free mask, within the capacity.
+    /// gap, the first free mask, within the capacity.
     fn place(&self, id: usize, masks: &Masks) -> Option<Field> {
-        let most = (self.streams[id].live() - 2) as u64;
-        let width = (u64::BITS - most.leading_zeros()).max(1);
-        let mut offset = 0;
+        let radix = (self.streams[id].live() - 1) as u64;
+        let mut scale = 1u64;
         for f in &self.fields {
-            if f.offset >= offset + width {
+            if scale.checked_mul(radix).is_some_and(|end| f.scale >= end) {
                 break;
             }
-            offset = offset.max(f.offset + f.width);
+            scale = scale.max(f.end());
         }
         let pair = (0..).find(|p| self.fields.iter().all(|f| f.pair != *p))?;
         let pairs = self
@@ -691,31 +700,37 @@ impl Packer {
             .unwrap_or(0)
             .max(pair)
             + 1;
-        if offset + width > 62 || pairs > masks.max_pairs() {
+        if pairs > masks.max_pairs() {
             return None;
         }
-        let weight = most << offset;
-        let total: u64 = self.fields.iter().map(|f| f.weight).sum::<u64>() + weight;
-        (total < masks.capacity(pairs)).then_some(Field {
+        // The largest count the input can hold, every field at its most.
+        let most = |f: &Field| (f.radix - 1).checked_mul(f.scale);
+        let field = Field {
             stream: id,
-            offset,
-            width,
+            scale,
+            radix,
             pair,
-            weight,
             partner: None,
-        })
+        };
+        let total = self
+            .fields
+            .iter()
+            .chain([&field])
+            .try_fold(0u64, |t, f| t.checked_add(most(f)?))?;
+        (total < masks.capacity(pairs)).then_some(field)
     }
 
-    /// Moves the fields down to leave no free bits between them, rescaling
-    /// the units of those that move.
+    /// Moves the fields down to leave no gaps between them, rescaling the
+    /// units of those that move, and narrows those whose subproblems lost
+    /// leaves to early groups since they joined.
     fn compact(&mut self) {
-        let mut next = 0;
+        let mut next = 1;
         for k in 0..self.fields.len() {
             let f = self.fields[k];
-            if f.offset != next {
-                let (old, new) = (self.u * pow2(f.offset), self.u * pow2(next));
+            if f.scale != next {
+                let (old, new) = (self.u * f.scale as f64, self.u * next as f64);
                 let s = &self.streams[f.stream];
-                let (context, live) = (s.context, s.live());
+                let context = s.context;
                 for i in 0..s.partners.len() {
                     let leaf = self.streams[f.stream].partners[i];
                     // The partner being asked holds the mask, not a unit.
@@ -726,16 +741,17 @@ impl Packer {
                 if let Some(c) = context {
                     self.set(c, self.state[c] - old + new);
                 }
-                self.fields[k].offset = next;
-                self.fields[k].weight = ((live - 2) as u64) << next;
+                self.fields[k].scale = next;
             }
-            next += f.width;
+            let radix = (self.streams[f.stream].live() - 1) as u64;
+            self.fields[k].radix = radix;
+            next *= radix;
         }
     }
 
     /// Gives `field`'s stream its units and its pivot's mask.
     fn join(&mut self, field: Field, masks: &Masks) {
-        let unit = self.u * pow2(field.offset);
+        let unit = self.u * field.scale as f64;
         let id = field.stream;
         for i in 0..self.streams[id].partners.len() {
             self.set(self.streams[id].partners[i], unit);
@@ -746,7 +762,7 @@ impl Packer {
             self.set(c, self.state[c] + unit);
         }
         self.streams[id].active = true;
-        let at = self.fields.partition_point(|f| f.offset < field.offset);
+        let at = self.fields.partition_point(|f| f.scale < field.scale);
         self.fields.insert(at, field);
     }
 }
@@ -756,10 +772,6 @@ fn field_of(queries: &[Query], stream: usize) -> Option<usize> {
     queries.iter().position(|q| q.stream == stream)
 }
 
-fn pow2(e: u32) -> f64 {
-    (1u64 << e) as f64
-}
-
 fn not_a_sum(y: f64, s: &Stream, partner: usize) -> Error {
     Error::BlackBox(format!(
         "the black box returned {y} for the input masking summands {} and {partner}, more \
@@ -767,4 +779,39 @@ fn not_a_sum(y: f64, s: &Stream, partner: usize) -> Error {
         s.pivot,
         s.live() - 2
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Format;
+
+    /// Subproblems of 5,001 and 3,001 live leaves count 0 to 4,999 and 0 to
+    /// 2,999 units: 13 + 12 bits as bit fields, more than f32's 24, but
+    /// 5,000 * 3,000 < 2^24 as digits, so they share every input.
+    #[test]
+    fn counts_share_an_input_as_digits_where_bit_fields_would_not_fit() {
+        let n = 8_002;
+        let masks = Masks::new(n, Format::F32, Format::F32, false).unwrap();
+        let mut packer = Packer::new(n, &masks, false, true);
+        packer.add(0, (1..5_001).collect(), None);
+        packer.add(5_001, (5_002..n).collect(), None);
+        assert!(packer.plan(&masks, 1));
+        let q = packer.queries.clone();
+        let radixes: Vec<u64> = q.iter().map(|q| q.radix).collect();
+        assert_eq!(radixes, [5_000, 3_000]);
+        let output =
+            |digits: [u64; 2]| masks.u * (digits[0] * q[0].scale + digits[1] * q[1].scale) as f64;
+        let capacity = masks.capacity(2);
+        for digits in [[0, 0], [4_999, 2_999], [1_234, 17]] {
+            assert_eq!(
+                packer.split(output(digits), &q, capacity),
+                Some(digits.to_vec())
+            );
+        }
+        // A count beyond its subproblem, or a part of a unit: not a sum of
+        // these fields.
+        assert_eq!(packer.split(output([0, 3_000]), &q, capacity), None);
+        assert_eq!(packer.split(output([1, 0]) * 1.5, &q, capacity), None);
+    }
 }

@@ -209,7 +209,7 @@ impl Edits {
 pub struct Counters {
     /// `l_{i,j}` values asked for (each counted once however often asked).
     pub queries: u64,
-    /// Masked inputs summed: one carries one query per bit field.
+    /// Masked inputs summed: one carries one query per field.
     pub inputs: u64,
     /// Evaluations of the black box: one per input, or one per call of a
     /// black box that sums many rows at once.

@@ -1,6 +1,6 @@
 //! FPRev's BuildSubtree with its queries packed: every subproblem known
 //! so far is independent of the others, so their queries travel together,
-//! one per bit field of an input ([`super::fields`]) and one input per row
+//! one per field of an input ([`super::fields`]) and one input per row
 //! of a batched black box. As soon as a subproblem's answers are in, its
 //! groups become subproblems in turn.
 //!

@@ -3,7 +3,7 @@
 use fprev::{Format, Probe};
 
 /// A black box that sums `rows` inputs per call, each with `inner`: the
-/// engine then packs queries into rows as well as into bit fields.
+/// engine then packs queries into rows as well as into fields.
 pub struct Rows<P>(pub P, pub usize);
 
 impl<P: Probe> Probe for Rows<P> {
