@@ -513,12 +513,14 @@ impl Packer {
             return None;
         }
         // Digits from the highest: each must stay below its radix, and
-        // nothing may be left between or below the fields.
+        // nothing may be left between or below the fields. A field keeps
+        // its radix while its subproblem loses leaves to early groups, so
+        // a count is checked against the leaves live now, too.
         let mut rest = units as u64;
         let mut counts = vec![0; queries.len()];
         for (k, q) in queries.iter().enumerate().rev() {
             let a = rest / q.scale;
-            if a >= q.radix {
+            if a >= q.radix || a as usize + 2 > self.streams[q.stream].live() {
                 return None;
             }
             rest -= a * q.scale;
