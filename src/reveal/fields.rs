@@ -141,7 +141,6 @@ struct Query {
     stream: usize,
     partner: usize,
     scale: u64,
-    radix: u64,
 }
 
 /// A query's outcome.
@@ -341,7 +340,6 @@ impl Packer {
                     stream: f.stream,
                     partner,
                     scale: f.scale,
-                    radix: f.radix,
                 });
             }
             self.edits.end_input();
@@ -512,15 +510,16 @@ impl Packer {
         if !(units >= 0.0 && units < capacity as f64 && units.fract() == 0.0) {
             return None;
         }
-        // Digits from the highest: each must stay below its radix, and
-        // nothing may be left between or below the fields. A field keeps
-        // its radix while its subproblem loses leaves to early groups, so
-        // a count is checked against the leaves live now, too.
+        // Digits from the highest: each must count at most `live - 2`
+        // units, and nothing may be left between or below the fields. That
+        // keeps it below its radix too: a field keeps the radix it joined
+        // with (or was compacted to) while its subproblem loses leaves to
+        // early groups, so `live - 1` is at most the radix.
         let mut rest = units as u64;
         let mut counts = vec![0; queries.len()];
         for (k, q) in queries.iter().enumerate().rev() {
             let a = rest / q.scale;
-            if a >= q.radix || a as usize + 2 > self.streams[q.stream].live() {
+            if a as usize + 2 > self.streams[q.stream].live() {
                 return None;
             }
             rest -= a * q.scale;
@@ -800,7 +799,7 @@ mod tests {
         packer.add(5_001, (5_002..n).collect(), None);
         assert!(packer.plan(&masks, 1));
         let q = packer.queries.clone();
-        let radixes: Vec<u64> = q.iter().map(|q| q.radix).collect();
+        let radixes: Vec<u64> = packer.fields.iter().map(|f| f.radix).collect();
         assert_eq!(radixes, [5_000, 3_000]);
         let output =
             |digits: [u64; 2]| masks.u * (digits[0] * q[0].scale + digits[1] * q[1].scale) as f64;
