@@ -130,8 +130,8 @@ pub struct Options {
     /// Most inputs per call of a batched black box (`None`: as many as it
     /// takes and whose rows agree with row 0).
     pub batch: Option<usize>,
-    /// Pack queries of independent subproblems into one input, in bit
-    /// fields (false: one query per input, as the paper).
+    /// Pack queries of independent subproblems into one input, each count
+    /// a digit of its own (false: one query per input, as the paper).
     pub pack: bool,
     /// The row of a batched black box (a GEMM's row, an MPI vector's
     /// element) whose order is revealed, with the rows that sum alike.
