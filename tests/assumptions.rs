@@ -2,6 +2,7 @@
 //! (exit status 3), never turned into a tree; ones that sum in no order at
 //! all are reported as order-independent (exit status 4).
 
+use fprev::probe::ReplayProbe;
 use fprev::reduce::Replay;
 use fprev::{Error, Format, Options, Order, Probe, SummationTree, reveal};
 use proptest::prelude::*;
@@ -155,6 +156,24 @@ fn a_narrower_accumulator_than_declared_is_not_turned_into_a_tree() {
     // Declared f64, but every partial sum is rounded to bf16.
     let e = reveal_err(1000, |x| Order::Pairwise.sum(x, Format::Bf16));
     assert_eq!(e.exit_code(), 3, "{e}");
+}
+
+#[test]
+fn a_narrower_accumulator_than_declared_is_not_packed_into_a_wrong_tree() {
+    // Declared f32, every partial sum rounded to bf16: single counts of 36
+    // summands fit bf16's 8 bits, packed ones do not. Packed, this tree was
+    // revealed wrong before the accumulator was checked.
+    let tree = SummationTree::random(36, 2, 139);
+    let mut bf16 = misbehaving(1, 36, 139);
+    let r = reveal(&mut bf16, &Options::default()).expect("single counts are exact");
+    assert_eq!(r.tree, tree);
+    assert_eq!(r.stats.inputs, r.stats.queries, "one query an input");
+    assert!(r.notes.iter().any(|n| n.contains("--acc")), "{:?}", r.notes);
+    // Summed in f32 as declared, the same tree packs, without a note.
+    let mut f32 = ReplayProbe::new(Replay::new(&tree, Format::F32), Format::F32);
+    let r = reveal(&mut f32, &Options::default()).unwrap();
+    assert_eq!(r.tree, tree);
+    assert!(r.stats.inputs < r.stats.queries && r.notes.is_empty());
 }
 
 #[test]

@@ -446,6 +446,37 @@ impl<'p> Oracle<'p> {
         )))
     }
 
+    /// Checks, in one call, that the black box counts as far as packed
+    /// inputs reach; `None` if it does, else a note saying why queries go
+    /// one per input. Packed counts stay below `2^b`, and a sum of `2^b - 1`
+    /// units (one summand holding most of them) needs all `b` bits: an
+    /// accumulator narrower than declared rounds it, where the counts of
+    /// single queries may still fit it, while the rounded digits of packed
+    /// ones could read as other counts.
+    pub fn calibrate_packing(&mut self) -> Result<Option<String>> {
+        if self.masks.max_pairs() < 2 {
+            return Ok(None);
+        }
+        let bits = u64::BITS - (self.masks.capacity(2) - 1).leading_zeros();
+        let total = (1u64 << bits) - 1;
+        let ones = (self.n as u64).min(total);
+        let u = self.masks.u;
+        let mut x = vec![0.0; self.n];
+        x[..ones as usize].fill(u);
+        x[0] = (total - ones + 1) as f64 * u;
+        let y = self.sum_one(&x)?;
+        if y == total as f64 * u {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "this black box summed {total} units to {}, but a {} accumulator holds that sum \
+             exactly: it rounds to a narrower format, so each query had an input of its own \
+             (declare its accumulator with --acc to pack them)",
+            y / u,
+            self.probe.accumulator()
+        )))
+    }
+
     /// Whether the black box gives the same bits for every order of its
     /// summands: each of [`Self::ROW_TRIALS`] random inputs (of every
     /// [`Inputs`] kind, which an order-based sum of three or more summands

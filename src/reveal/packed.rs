@@ -79,12 +79,14 @@ struct Group {
     built: Option<Built>,
 }
 
-/// Below this many summands queries are not packed: they would save a
-/// few calls, and the fewer the leaves, the likelier answers from inputs
-/// with more masks fit together into a tree where the black box's order
-/// changes with the masks (measured on random trees: about 1% of reveals
-/// from 8 to 16 summands, none from 24 up).
-const PACK_FROM: usize = 32;
+/// Whether queries of `n` summands are worth packing. Below 32 they are
+/// not: packing would save a few calls, and the fewer the leaves, the
+/// likelier answers from inputs with more masks fit together into a tree
+/// where the black box's order changes with the masks (measured on random
+/// trees: about 1% of reveals from 8 to 16 summands, none from 24 up).
+pub(super) fn worth_packing(n: usize) -> bool {
+    n >= 32
+}
 
 /// Reveals the tree of the oracle's black box; `n` must be below the
 /// accumulator's exact count. `pack` false asks one query per input.
@@ -99,7 +101,7 @@ pub(super) fn build(
     let mut engine = Engine {
         builder: TreeBuilder::new(n),
         pivots: Pivots::new(pivot),
-        packer: Packer::new(n, oracle.masks(), may_fuse, pack && n >= PACK_FROM),
+        packer: Packer::new(n, oracle.masks(), may_fuse, pack),
         subs: Vec::new(),
         complete: Vec::new(),
     };
