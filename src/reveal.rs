@@ -214,8 +214,9 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
         Algorithm::Fprev if (oracle.n() as u64) < oracle.masks().capacity(1) + 2 => {
             let pack = opts.pack && packed::worth_packing(oracle.n()) && {
                 let note = oracle.calibrate_packing()?;
-                notes.extend(note.clone());
-                note.is_none()
+                let exact = note.is_none();
+                notes.extend(note);
+                exact
             };
             packed::build(&mut oracle, opts.pivot, &mut progress, pack)
         }

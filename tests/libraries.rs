@@ -134,9 +134,8 @@ fn rows(n: usize, shape: Option<[usize; 3]>) -> usize {
     shape.map_or(n, |[m, _, _]| m)
 }
 
-/// Calls a reveal may spend on things other than queries (finding how many
-/// rows of a batched black box sum alike).
-/// Calls that carry no query: the rows check, and the accumulator check
+/// Calls a reveal may spend on things other than queries: finding how many
+/// rows of a batched black box sum alike, and checking its accumulator
 /// before queries are packed.
 const OVERHEAD_CALLS: u64 = fprev::reveal::oracle::Oracle::ROW_TRIALS as u64 + 1;
 

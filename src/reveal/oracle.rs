@@ -212,7 +212,7 @@ pub struct Counters {
     /// Masked inputs summed: one carries one query per field.
     pub inputs: u64,
     /// Evaluations of the black box: one per input, or one per call of a
-    /// black box that sums many rows at once.
+    /// black box that sums many rows at once, and those that check it first.
     pub calls: u64,
     /// Time spent inside the black box.
     pub in_probe: Duration,
@@ -491,7 +491,6 @@ impl<'p> Oracle<'p> {
         let precision = format.precision().min(self.probe.accumulator().precision());
         let eps = 2f64.powi(1 - precision as i32);
         let mut rng = ChaCha8Rng::seed_from_u64(11);
-        let mut out = [0.0];
         for trial in 0..Self::ROW_TRIALS {
             let mut input = Inputs::ALL[trial % Inputs::ALL.len()].draw(format, self.n, &mut rng);
             let reference: f64 = input.iter().sum();
@@ -499,12 +498,7 @@ impl<'p> Oracle<'p> {
             let mut first = None;
             for _ in 0..5 {
                 input.shuffle(&mut rng);
-                self.streaming = false;
-                let started = Instant::now();
-                self.probe.sum(&input, &mut out)?;
-                self.counters.in_probe += started.elapsed();
-                self.counters.calls += 1;
-                let y = out[0];
+                let y = self.sum_one(&input)?;
                 if !y.is_finite()
                     || (y - reference).abs() > bound
                     || *first.get_or_insert(y.to_bits()) != y.to_bits()
