@@ -216,6 +216,11 @@ struct EngineArgs {
     /// independent subproblems into fields of one input.
     #[arg(long)]
     no_pack: bool,
+    /// Build every group, instead of guessing that a group repeats the shape
+    /// of a subtree already built (the same summands shifted) and checking
+    /// the guess with one query per node.
+    #[arg(long)]
+    no_guess: bool,
 }
 
 impl EngineArgs {
@@ -230,6 +235,7 @@ impl EngineArgs {
             progress: true,
             batch: self.batch,
             pack: !self.no_pack,
+            guess: !self.no_guess,
             row: self.row,
         }
     }

@@ -133,6 +133,11 @@ pub struct Options {
     /// Pack queries of independent subproblems into one input, each count
     /// a digit of its own (false: one query per input, as the paper).
     pub pack: bool,
+    /// Guess that a group repeats the shape of a subtree already built (the
+    /// same summands, shifted), as blocked and pairwise sums do, and check
+    /// the guess with one query per node instead of building the group; a
+    /// wrong guess costs those queries, and the group is built as usual.
+    pub guess: bool,
     /// The row of a batched black box (a GEMM's row, an MPI vector's
     /// element) whose order is revealed, with the rows that sum alike.
     pub row: usize,
@@ -146,6 +151,7 @@ impl Default for Options {
             progress: false,
             batch: None,
             pack: true,
+            guess: true,
             row: 0,
         }
     }
@@ -218,7 +224,7 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
                 notes.extend(note);
                 exact
             };
-            packed::build(&mut oracle, opts.pivot, &mut progress, pack)
+            packed::build(&mut oracle, opts.pivot, &mut progress, pack, opts.guess)
         }
         Algorithm::Fprev => fprev::build(&mut oracle, opts.pivot, &mut progress),
         Algorithm::Basic => basic::build(&mut oracle),

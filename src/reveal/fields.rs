@@ -217,6 +217,19 @@ impl Packer {
     /// the level below it) or above it, where it swamps the group's field,
     /// which is then asked again. See [`Packer::read`].
     pub(super) fn add(&mut self, pivot: usize, partners: Vec<usize>, link: Option<Link>) -> usize {
+        let asks = partners.clone();
+        self.add_asking(pivot, partners, asks, link)
+    }
+
+    /// Queues a subproblem that asks only `asks` of its partners (asked
+    /// from the last one); the others carry units all the same.
+    pub(super) fn add_asking(
+        &mut self,
+        pivot: usize,
+        partners: Vec<usize>,
+        asks: Vec<usize>,
+        link: Option<Link>,
+    ) -> usize {
         let id = self.streams.len();
         let early = link.and_then(|l| l.early);
         if let (Some(link), Some(lower)) = (link, early) {
@@ -228,7 +241,7 @@ impl Packer {
         };
         self.streams.push(Stream {
             pivot,
-            todo: partners.clone(),
+            todo: asks,
             partners,
             context,
             link,
@@ -292,6 +305,18 @@ impl Packer {
     pub(super) fn ask(&mut self, sub: usize, partner: usize) {
         self.streams[sub].todo.push(partner);
         self.enqueue(sub);
+    }
+
+    /// Asks subproblem `sub` nothing more: its field, if it has one, ends
+    /// with the input being planned.
+    pub(super) fn cancel(&mut self, sub: usize) {
+        let s = &mut self.streams[sub];
+        s.todo.clear();
+        if std::mem::take(&mut s.queued) {
+            let key = (s.live(), sub);
+            self.ready.remove(&key);
+            self.waiting.retain(|&w| w != sub);
+        }
     }
 
     /// Queues stream `id` if it has queries left and no field: solo

@@ -22,7 +22,7 @@
 //! of the subproblem live, so `n` must be below the accumulator's exact
 //! count; narrower accumulators go through [`super::fprev`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::Pivot;
 use super::fields::{Answer, Link, Packer};
@@ -38,6 +38,36 @@ use crate::tree::{SummationTree, TreeBuilder};
 /// black box whose order changes with the masks (not a summation tree)
 /// gives answers that still fit together, into a tree of neither order.
 const EARLY_GROUP: usize = 64;
+
+/// The fewest leaves of a group whose shape is guessed (see [`Guess`]):
+/// below it a wrong guess costs about what building saves.
+const GUESS_FROM: usize = 16;
+
+/// A subproblem's shape guessed from a subtree built before it: leaf `j`
+/// of the template is leaf `j + shift` here. The subproblem asks its pivot
+/// against one leaf of each group the template predicts, and expects the
+/// template's `l`; its groups are the template's, shifted, and are guessed
+/// in turn. That is one query per node of the guessed subtree, where
+/// building it asks each leaf once per node above it.
+///
+/// A binary subtree is the only tree those answers fit: each answer's
+/// `l` counts the live leaves under the pair's lowest common ancestor,
+/// and the counts leave no room for a leaf elsewhere (checked on every
+/// tree of up to 6 leaves against every binary guess). One answer off,
+/// anywhere below `root`, and `root` is built as usual.
+#[derive(Clone, Copy, Debug)]
+struct Guess {
+    template: usize,
+    shift: isize,
+    /// The guessed subproblem whose leaves were measured, not guessed.
+    root: usize,
+}
+
+impl Guess {
+    fn leaf(&self, template_leaf: usize) -> usize {
+        template_leaf.wrapping_add_signed(self.shift)
+    }
+}
 
 /// A subproblem: its pivot, its answers so far, and then its groups.
 struct Sub {
@@ -61,6 +91,18 @@ struct Sub {
     /// Ascending by `l`, once every answer is in.
     groups: Vec<Group>,
     finished: bool,
+    /// Answers it waits for: one per partner, or one per guessed group.
+    asks: usize,
+    guess: Option<Guess>,
+    /// Levels whose groups wait for `group` to be guessed, not opened early.
+    deferred: BTreeSet<usize>,
+    /// Groups opened and not yet complete (built, with all of theirs).
+    open_groups: usize,
+    /// Smallest and largest leaf, once complete and binary throughout:
+    /// then it may be a template.
+    span: Option<(usize, usize)>,
+    /// Under a wrong guess: its answers are dropped.
+    void: bool,
 }
 
 impl Sub {
@@ -76,6 +118,9 @@ impl Sub {
 struct Group {
     l: usize,
     size: usize,
+    /// A leaf of it: the lone one, or its subproblem's pivot.
+    rep: usize,
+    sub: Option<usize>,
     built: Option<Built>,
 }
 
@@ -89,12 +134,14 @@ pub(super) fn worth_packing(n: usize) -> bool {
 }
 
 /// Reveals the tree of the oracle's black box; `n` must be below the
-/// accumulator's exact count. `pack` false asks one query per input.
+/// accumulator's exact count. `pack` false asks one query per input;
+/// `guess` guesses groups' shapes from subtrees built before them.
 pub(super) fn build(
     oracle: &mut Oracle,
     pivot: Pivot,
     progress: &mut Progress,
     pack: bool,
+    guess: bool,
 ) -> Result<SummationTree> {
     let n = oracle.n();
     let may_fuse = oracle.probe().may_fuse();
@@ -104,11 +151,15 @@ pub(super) fn build(
         packer: Packer::new(n, oracle.masks(), may_fuse, pack),
         subs: Vec::new(),
         complete: Vec::new(),
+        guess,
+        templates: HashMap::new(),
+        scouts: HashMap::new(),
+        waiting: HashMap::new(),
     };
     let root = match n {
         1 => Some(Built::Complete(engine.builder.leaf(0))),
         _ => {
-            engine.open((0..n).collect(), None, 0, oracle, progress);
+            engine.open((0..n).collect(), None, 0, None, oracle, progress);
             engine.run(oracle, progress)?;
             engine.assemble()?
         }
@@ -126,6 +177,22 @@ struct Engine {
     subs: Vec<Sub>,
     /// Subproblems whose answers were completed by the last call.
     complete: Vec<usize>,
+    guess: bool,
+    /// The last complete binary subtree by [`Engine::key`]: a group alike
+    /// may share its shape.
+    templates: HashMap<(usize, usize), usize>,
+    /// The group being built for a key no template has yet, and the groups
+    /// alike that wait for it (by scout, with its key) rather than being
+    /// built beside it.
+    scouts: HashMap<(usize, usize), usize>,
+    waiting: HashMap<usize, ((usize, usize), Vec<Waiter>)>,
+}
+
+/// A group held until its scout is complete.
+struct Waiter {
+    leaves: Vec<usize>,
+    parent: (usize, usize),
+    misses: u8,
 }
 
 impl Engine {
@@ -137,10 +204,21 @@ impl Engine {
         mut leaves: Vec<usize>,
         parent: Option<(usize, usize)>,
         misses: u8,
+        guess: Option<Guess>,
         oracle: &Oracle,
         progress: &mut Progress,
     ) -> usize {
-        let pivot = leaves.swap_remove(self.pivots.choose(&leaves, misses));
+        let at = match guess {
+            Some(g) => {
+                let pivot = g.leaf(self.subs[g.template].pivot);
+                leaves
+                    .iter()
+                    .position(|&j| j == pivot)
+                    .expect("the guessed pivot is a leaf")
+            }
+            None => self.pivots.choose(&leaves, misses),
+        };
+        let pivot = leaves.swap_remove(at);
         progress.place(pivot, oracle);
         let size = leaves.len() + 1;
         // Farthest partners first: in trees that add neighbours early they
@@ -156,8 +234,24 @@ impl Engine {
                 early: unsettled.then(|| c.lower(level)),
             }
         });
-        let id = self.packer.add(pivot, leaves, link);
+        let (id, asks) = match guess {
+            // One leaf a group, the top group's first: a wrong guess
+            // shows there soonest.
+            Some(g) => {
+                let asks: Vec<usize> = self.subs[g.template]
+                    .groups
+                    .iter()
+                    .map(|t| g.leaf(t.rep))
+                    .collect();
+                let n = asks.len();
+                (self.packer.add_asking(pivot, leaves, asks, link), n)
+            }
+            None => (self.packer.add(pivot, leaves, link), size - 1),
+        };
         debug_assert_eq!(id, self.subs.len());
+        if let Some((caller, _)) = parent {
+            self.subs[caller].open_groups += 1;
+        }
         self.subs.push(Sub {
             pivot,
             size,
@@ -170,6 +264,12 @@ impl Engine {
             check: None,
             groups: Vec::new(),
             finished: false,
+            asks,
+            guess,
+            deferred: BTreeSet::new(),
+            open_groups: 0,
+            span: None,
+            void: false,
         });
         id
     }
@@ -210,6 +310,26 @@ impl Engine {
         oracle: &Oracle,
         progress: &mut Progress,
     ) -> Result<()> {
+        if self.subs[id].void {
+            return Ok(());
+        }
+        if let Some(g) = self.subs[id].guess {
+            let expected = self.subs[g.template]
+                .groups
+                .iter()
+                .find(|t| g.leaf(t.rep) == partner)
+                .map(|t| t.l);
+            if expected != Some(l) {
+                tracing::debug!(root = g.root, partner, l, ?expected, "wrong guess");
+                self.reject(g.root, oracle, progress);
+                return Ok(());
+            }
+            let s = &mut self.subs[id];
+            s.answered += 1;
+            s.levels.entry(l).or_default().push(partner);
+            self.mark_if_complete(id);
+            return Ok(());
+        }
         let unsettled = self.packer.unsettled(id);
         let s = &mut self.subs[id];
         if s.check == Some(partner) {
@@ -229,7 +349,7 @@ impl Engine {
             } else {
                 s.levels.entry(l).or_default().push(partner);
                 // After the last answer, groups open as usual.
-                if s.answered + 1 < s.size {
+                if s.answered < s.asks {
                     self.certify(id, l, oracle, progress);
                 }
             }
@@ -241,7 +361,7 @@ impl Engine {
     fn mark_if_complete(&mut self, id: usize) {
         let s = &self.subs[id];
         let settled = !self.packer.unsettled(id);
-        if s.answered + 1 == s.size && settled && s.check.is_none() && !s.finished {
+        if s.answered == s.asks && settled && s.check.is_none() && !s.finished {
             self.complete.push(id);
         }
     }
@@ -257,18 +377,38 @@ impl Engine {
             let members = &s.levels[&level];
             let lower = s.lower(level);
             let certain = level <= s.size && members.len() == level - lower;
-            if !certain || members.len() < EARLY_GROUP || s.early.contains_key(&level) {
+            if !certain
+                || members.len() < EARLY_GROUP
+                || s.early.contains_key(&level)
+                || s.deferred.contains(&level)
+            {
+                continue;
+            }
+            let key = self.key(members);
+            if key.is_some_and(|k| self.scouts.contains_key(&k))
+                || self.template_for(members).is_some()
+            {
+                // Guessed once the caller is done, rather than built now.
+                self.subs[id].deferred.insert(level);
                 continue;
             }
             let members = members.clone();
-            let child = self.open(members, Some((id, level)), 0, oracle, progress);
+            let child = self.open(members, Some((id, level)), 0, None, oracle, progress);
             self.subs[id].early.insert(level, child);
+            self.scout(child, key);
         }
     }
 
     /// Groups subproblem `id`'s partners by `l` and opens each group not
     /// opened early; those get their context leaf now.
     fn group(&mut self, id: usize, oracle: &Oracle, progress: &mut Progress) -> Result<()> {
+        if self.subs[id].void {
+            return Ok(());
+        }
+        if let Some(g) = self.subs[id].guess {
+            self.group_guessed(id, g, oracle, progress);
+            return Ok(());
+        }
         let sub = &mut self.subs[id];
         sub.finished = true;
         let (size, live, pivot) = (sub.size, self.packer.live(id), sub.pivot);
@@ -292,25 +432,241 @@ impl Engine {
                     )));
                 }
                 self.settle(child, pivot);
-                None
+                (self.subs[child].pivot, early, None)
             } else if let [leaf] = g[..] {
                 progress.place(leaf, oracle);
-                Some(Built::Complete(self.builder.leaf(leaf)))
+                (leaf, None, Some(Built::Complete(self.builder.leaf(leaf))))
             } else {
-                None
+                match self.open_group(g.clone(), (id, l), misses, oracle, progress) {
+                    Some(child) => (self.subs[child].pivot, Some(child), None),
+                    // Held: `release` fills in its subproblem.
+                    None => (pivot, None, None),
+                }
             };
+            let (rep, sub, built) = built;
             self.subs[id].groups.push(Group {
                 l,
                 size: g.len(),
+                rep,
+                sub,
                 built,
             });
-            if g.len() > 1 && early.is_none() {
-                self.open(g, Some((id, l)), misses, oracle, progress);
-            }
         }
         // A group at `live` reaches the caller's node: only with a context.
         debug_assert!(live > size || self.subs[id].groups.iter().all(|g| g.l <= size));
+        self.complete_up(id, oracle, progress);
         Ok(())
+    }
+
+    /// Opens a group of an unguessed subproblem: guessed if a template
+    /// fits; else held if a group alike is being built (`None`); else
+    /// built, as the scout of the groups alike that come while it is.
+    fn open_group(
+        &mut self,
+        leaves: Vec<usize>,
+        parent: (usize, usize),
+        misses: u8,
+        oracle: &Oracle,
+        progress: &mut Progress,
+    ) -> Option<usize> {
+        if let Some((template, shift)) = self.template_for(&leaves) {
+            let guess = Guess {
+                template,
+                shift,
+                root: self.subs.len(),
+            };
+            return Some(self.open(leaves, Some(parent), misses, Some(guess), oracle, progress));
+        }
+        let key = self.key(&leaves);
+        if let Some(&scout) = key.and_then(|k| self.scouts.get(&k)) {
+            self.subs[parent.0].open_groups += 1;
+            let waiter = Waiter {
+                leaves,
+                parent,
+                misses,
+            };
+            self.waiting
+                .get_mut(&scout)
+                .expect("a scout")
+                .1
+                .push(waiter);
+            return None;
+        }
+        let id = self.open(leaves, Some(parent), misses, None, oracle, progress);
+        self.scout(id, key);
+        Some(id)
+    }
+
+    /// Makes group `id` the scout of groups alike, `key`.
+    fn scout(&mut self, id: usize, key: Option<(usize, usize)>) {
+        if let Some(k) = key {
+            self.scouts.insert(k, id);
+            self.waiting.insert(id, (k, Vec::new()));
+        }
+    }
+
+    /// Opens the groups held for scout `id`, now complete: guessed where
+    /// it (or another template) fits, built otherwise.
+    fn release(&mut self, id: usize, oracle: &Oracle, progress: &mut Progress) {
+        let Some((key, waiters)) = self.waiting.remove(&id) else {
+            return;
+        };
+        self.scouts.remove(&key);
+        for w in waiters {
+            let (caller, level) = w.parent;
+            self.subs[caller].open_groups -= 1;
+            let guess = self.template_for(&w.leaves).map(|(template, shift)| Guess {
+                template,
+                shift,
+                root: self.subs.len(),
+            });
+            let child = self.open(w.leaves, Some(w.parent), w.misses, guess, oracle, progress);
+            let pivot = self.subs[child].pivot;
+            let group = self.subs[caller].groups.iter_mut().find(|g| g.l == level);
+            let group = group.expect("the caller's group");
+            group.sub = Some(child);
+            group.rep = pivot;
+        }
+    }
+
+    /// Takes guessed subproblem `id`'s groups from its template, every
+    /// answer having matched, and opens each to be guessed in turn.
+    fn group_guessed(&mut self, id: usize, g: Guess, oracle: &Oracle, progress: &mut Progress) {
+        self.subs[id].finished = true;
+        self.subs[id].levels.clear();
+        let template: Vec<(usize, usize, usize, Option<usize>)> = self.subs[g.template]
+            .groups
+            .iter()
+            .map(|t| (t.l, t.size, t.rep, t.sub))
+            .collect();
+        for (l, size, rep, sub) in template {
+            let rep = g.leaf(rep);
+            let (sub, built) = match sub {
+                None => {
+                    progress.place(rep, oracle);
+                    (None, Some(Built::Complete(self.builder.leaf(rep))))
+                }
+                Some(t) => {
+                    let leaves = self.leaves_of(t).into_iter().map(|j| g.leaf(j)).collect();
+                    let guess = Guess { template: t, ..g };
+                    let child = self.open(leaves, Some((id, l)), 0, Some(guess), oracle, progress);
+                    (Some(child), None)
+                }
+            };
+            self.subs[id].groups.push(Group {
+                l,
+                size,
+                rep,
+                sub,
+                built,
+            });
+        }
+        self.complete_up(id, oracle, progress);
+    }
+
+    /// A wrong guess under `root`: drops every subproblem guessed there and
+    /// builds `root` anew, as if no template had fit.
+    fn reject(&mut self, root: usize, oracle: &Oracle, progress: &mut Progress) {
+        if self.subs[root].void {
+            return;
+        }
+        let mut stack = vec![root];
+        while let Some(id) = stack.pop() {
+            self.subs[id].void = true;
+            self.packer.cancel(id);
+            stack.extend(self.subs[id].groups.iter().filter_map(|g| g.sub));
+        }
+        let r = &self.subs[root];
+        let (parent, misses, g) = (r.parent, r.misses, r.guess.expect("a guessed root"));
+        let (caller, level) = parent.expect("a guessed subproblem is a group");
+        let leaves = self
+            .leaves_of(g.template)
+            .into_iter()
+            .map(|j| g.leaf(j))
+            .collect();
+        self.subs[caller].open_groups -= 1;
+        let id = self.open(leaves, parent, misses, None, oracle, progress);
+        let group = self.subs[caller].groups.iter_mut().find(|g| g.l == level);
+        group.expect("the caller's group").sub = Some(id);
+    }
+
+    /// The leaves of subproblem `id`'s subtree, once its groups are known
+    /// all the way down.
+    fn leaves_of(&self, id: usize) -> Vec<usize> {
+        let mut leaves = Vec::with_capacity(self.subs[id].size);
+        let mut stack = vec![id];
+        while let Some(s) = stack.pop() {
+            leaves.push(self.subs[s].pivot);
+            for g in &self.subs[s].groups {
+                match g.sub {
+                    Some(c) => stack.push(c),
+                    None => leaves.push(g.rep),
+                }
+            }
+        }
+        leaves
+    }
+
+    /// Leaves and span (largest leaf less smallest) of a group worth
+    /// guessing: groups alike, the same leaves shifted, share it.
+    fn key(&self, leaves: &[usize]) -> Option<(usize, usize)> {
+        if !self.guess || leaves.len() < GUESS_FROM {
+            return None;
+        }
+        let (lo, hi) = leaves
+            .iter()
+            .fold((usize::MAX, 0), |(lo, hi), &j| (lo.min(j), hi.max(j)));
+        Some((leaves.len(), hi - lo))
+    }
+
+    /// A complete binary subtree whose leaves are `leaves` shifted, and the
+    /// shift.
+    fn template_for(&self, leaves: &[usize]) -> Option<(usize, isize)> {
+        let &t = self.templates.get(&self.key(leaves)?)?;
+        let lo = leaves.iter().min()?;
+        let (t_lo, _) = self.subs[t].span?;
+        let shift = *lo as isize - t_lo as isize;
+        let mut ours = leaves.to_vec();
+        let mut theirs = self.leaves_of(t);
+        ours.sort_unstable();
+        theirs.sort_unstable();
+        let alike = ours
+            .iter()
+            .zip(&theirs)
+            .all(|(&a, &b)| a == b.wrapping_add_signed(shift));
+        alike.then_some((t, shift))
+    }
+
+    /// Marks `id` complete if its groups are, and so on up: a complete
+    /// binary subtree becomes a template.
+    fn complete_up(&mut self, mut id: usize, oracle: &Oracle, progress: &mut Progress) {
+        loop {
+            let s = &self.subs[id];
+            if !s.finished || s.open_groups > 0 || s.void {
+                return;
+            }
+            let mut span = Some((s.pivot, s.pivot));
+            for g in &s.groups {
+                let part = match g.sub {
+                    Some(c) => self.subs[c].span,
+                    None => Some((g.rep, g.rep)),
+                };
+                span = match (span, part) {
+                    (Some(a), Some(b)) if g.l <= s.size => Some((a.0.min(b.0), a.1.max(b.1))),
+                    _ => None,
+                };
+            }
+            let (size, parent) = (s.size, s.parent);
+            self.subs[id].span = span;
+            if let Some((lo, hi)) = span.filter(|_| size >= GUESS_FROM) {
+                tracing::debug!(size, lo, hi, "template");
+                self.templates.insert((size, hi - lo), id);
+            }
+            self.release(id, oracle, progress);
+            let Some((caller, _)) = parent else { return };
+            self.subs[caller].open_groups -= 1;
+            id = caller;
+        }
     }
 
     /// Gives early group `id` its context leaf, the caller's pivot, now
@@ -331,6 +687,9 @@ impl Engine {
         let mut root = None;
         for id in (0..self.subs.len()).rev() {
             let sub = &mut self.subs[id];
+            if sub.void {
+                continue;
+            }
             if !sub.finished {
                 return Err(inconsistent(&format!(
                     "summand {} never had all its answers",
