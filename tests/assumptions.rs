@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 mod common;
-use common::{Rows, random_tree};
+use common::{Rows, random_tree, repeating_tree};
 
 /// A black box whose answer for each input is computed by `f`.
 struct Custom<F: FnMut(&[f64]) -> f64> {
@@ -332,9 +332,13 @@ fn hash(x: &[f64]) -> u64 {
     })
 }
 
-/// A random tree; half of them add neighbours, where groups complete early.
+/// A random tree; half of them add neighbours, where groups complete early,
+/// and a sixth repeat blocks alike, where groups' shapes are guessed.
 fn seeded_tree(n: usize, width: usize, seed: u64) -> SummationTree {
-    random_tree(n, width, seed % 2 == 0, seed)
+    match seed % 6 {
+        5 => repeating_tree(n, width, seed),
+        _ => random_tree(n, width, seed % 2 == 0, seed),
+    }
 }
 
 /// Each way a black box can break the method's assumptions, deterministic

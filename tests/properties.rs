@@ -77,7 +77,7 @@ proptest! {
 }
 
 /// Every strategy: each pivot rule, queries packed or one per input, one
-/// input per call or several rows.
+/// input per call or several rows; groups' shapes guessed (the default).
 fn strategies() -> Vec<(String, Options, usize)> {
     let mut out = Vec::new();
     for (pivot, name) in [
@@ -103,12 +103,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     /// Every strategy reveals the baseline's tree (the paper's FPRev: min
-    /// pivot, one query per call), which is the tree replayed: random
-    /// binary and multiway trees, every format, with the input's own
+    /// pivot, one query per call, nothing guessed), which is the tree
+    /// replayed: random binary and multiway trees, some repeating blocks
+    /// whose shapes are guessed right and wrong, every format, with the input's own
     /// accumulator and a wider one, and narrow accumulators well past 2^p.
     #[test]
     fn every_strategy_reveals_the_baselines_tree(
-        n in 1usize..=400, seed: u64, fmt in 0usize..5, multiway: bool, narrow: bool, ordered: bool,
+        n in 1usize..=400, seed: u64, fmt in 0usize..5, multiway: bool, narrow: bool, order in 0usize..3,
     ) {
         let format = [Format::F64, Format::F32, Format::F16, Format::Bf16, Format::E5m2][fmt];
         // Narrow: the input's own accumulator, whose 2^p large n pass
@@ -119,8 +120,12 @@ proptest! {
             Format::F16 if narrow => 8 * n,
             _ => n,
         };
-        let tree = random_tree(n, multiway, ordered, seed);
-        let baseline = Options { pivot: Pivot::Min, pack: false, ..Options::default() };
+        // Shuffled, adding neighbours, or repeating blocks alike.
+        let tree = match order {
+            2 => common::repeating_tree(n, if multiway { 6 } else { 2 }, seed),
+            ordered => random_tree(n, multiway, ordered == 1, seed),
+        };
+        let baseline = Options { pivot: Pivot::Min, pack: false, guess: false, ..Options::default() };
         let want = reveal_replay(&tree, format, acc, &baseline);
         prop_assert_eq!(&want, &tree);
         for (name, options, rows) in strategies() {
@@ -451,4 +456,80 @@ fn a_right_to_left_sum_of_100_000_summands_does_not_overflow_the_stack() {
     let got = reveal_native("reverse", n, Format::F64, None, Pivot::default());
     assert_eq!(got.depth(), n - 1);
     assert_eq!(got, expected("reverse", n).parse().unwrap());
+}
+
+/// Pairwise sums of `block`-summand blocks (recursive halves, as
+/// `native:pairwise`), the blocks' sums added pairwise too; in block
+/// `odd`, if any, summands 1 and 2 trade places, deepest in the block.
+fn pairwise_blocks(n: usize, block: usize, odd: Option<usize>) -> SummationTree {
+    use fprev::tree::TreeBuilder;
+    use petgraph::graph::NodeIndex;
+    fn halves(b: &mut TreeBuilder, leaves: &[usize]) -> NodeIndex {
+        match leaves {
+            [one] => b.leaf(*one),
+            _ => {
+                let (l, r) = leaves.split_at(leaves.len() / 2);
+                let (l, r) = (halves(b, l), halves(b, r));
+                b.sum(&[l, r])
+            }
+        }
+    }
+    fn over(b: &mut TreeBuilder, roots: &[NodeIndex]) -> NodeIndex {
+        match roots {
+            [one] => *one,
+            _ => {
+                let (l, r) = roots.split_at(roots.len() / 2);
+                let (l, r) = (over(b, l), over(b, r));
+                b.sum(&[l, r])
+            }
+        }
+    }
+    let mut b = TreeBuilder::new(n);
+    let roots: Vec<NodeIndex> = (0..n / block)
+        .map(|k| {
+            let mut leaves: Vec<usize> = (k * block..(k + 1) * block).collect();
+            if odd == Some(k) {
+                leaves.swap(1, 2);
+            }
+            halves(&mut b, &leaves)
+        })
+        .collect();
+    let root = over(&mut b, &roots);
+    b.finish(root).expect("every leaf in one tree")
+}
+
+fn stats_of(tree: &SummationTree, options: &Options) -> (SummationTree, fprev::reveal::Stats) {
+    let mut probe = ReplayProbe::new(Replay::new(tree, Format::F32), Format::F32);
+    let r = reveal(&mut probe, options).expect("a replayed tree reveals");
+    (r.tree, r.stats)
+}
+
+#[test]
+fn blocks_alike_are_guessed_with_one_query_per_node() {
+    // 64 blocks of 64: building a block asks each summand once per node
+    // above it, checking a guess one query per node of the block.
+    let tree = pairwise_blocks(4096, 64, None);
+    let plain = Options { guess: false, ..Options::default() };
+    let (built, without) = stats_of(&tree, &plain);
+    let (guessed, with) = stats_of(&tree, &Options::default());
+    assert_eq!(built, tree);
+    assert_eq!(guessed, tree);
+    assert!(
+        2 * with.queries < without.queries && with.calls < without.calls,
+        "guessed: {with}; built: {without}"
+    );
+}
+
+#[test]
+fn a_wrong_guess_deep_inside_a_block_is_caught() {
+    // Every block but one alike; that one differs only in its first two
+    // additions, below every node a guess checks first. Whichever block
+    // is odd, and whichever pivot rule, the tree comes back as it is.
+    for odd in [0, 1, 5, 15] {
+        let tree = pairwise_blocks(1024, 64, Some(odd));
+        for pivot in [Pivot::Ends, Pivot::Min] {
+            let (got, stats) = stats_of(&tree, &Options { pivot, ..Options::default() });
+            assert_eq!(got, tree, "odd block {odd}, pivot {pivot:?}: {stats}");
+        }
+    }
 }

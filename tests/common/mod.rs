@@ -58,3 +58,60 @@ fn ordered_tree(n: usize, max_width: usize, seed: u64) -> fprev::SummationTree {
     }
     b.finish(roots[0]).expect("every leaf merged into one root")
 }
+
+/// A tree of consecutive blocks of one size, most of one binary shape, some
+/// of that shape with its first addition moved (alike but for one cherry
+/// deep inside), some of a shape of its own with nodes of up to
+/// `max_width` children; the block sums and any summands left over are
+/// then added as in [`random_tree`]'s ordered trees. Guessing a group's
+/// shape from one alike is right for most blocks and wrong for the rest.
+pub fn repeating_tree(n: usize, max_width: usize, seed: u64) -> fprev::SummationTree {
+    use fprev::tree::TreeBuilder;
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let block = rng.random_range(16..=48usize);
+    // A shape: the additions that sum `block` roots into one, each `(at, k)`
+    // merging roots `at..at + k`.
+    let mut shape = |width: usize| {
+        let mut ops = Vec::new();
+        let mut len = block;
+        while len > 1 {
+            let k = rng.random_range(2..=width.min(len));
+            ops.push((rng.random_range(0..=len - k), k));
+            len -= k - 1;
+        }
+        ops
+    };
+    let common = shape(2);
+    let mut near = common.clone();
+    let (at, k) = near[0];
+    near[0] = ((at + 1) % (block - k + 1), k);
+    let own = shape(max_width);
+    let mut b = TreeBuilder::new(n);
+    let mut roots = Vec::new();
+    for start in (0..n).step_by(block) {
+        let leaves: Vec<_> = (start..n.min(start + block)).map(|i| b.leaf(i)).collect();
+        if leaves.len() < block {
+            roots.extend(leaves);
+            continue;
+        }
+        let ops = match rng.random_range(0..10) {
+            0..6 => &common,
+            6..8 => &near,
+            _ => &own,
+        };
+        let mut sums = leaves;
+        for &(at, k) in ops {
+            let node = b.sum(&sums[at..at + k]);
+            sums.splice(at..at + k, [node]);
+        }
+        roots.push(sums[0]);
+    }
+    while roots.len() > 1 {
+        let k = rng.random_range(2..=max_width.min(roots.len()));
+        let at = rng.random_range(0..=roots.len() - k);
+        let node = b.sum(&roots[at..at + k]);
+        roots.splice(at..at + k, [node]);
+    }
+    b.finish(roots[0]).expect("every leaf merged into one root")
+}
