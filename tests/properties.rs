@@ -509,7 +509,10 @@ fn blocks_alike_are_guessed_with_one_query_per_node() {
     // 64 blocks of 64: building a block asks each summand once per node
     // above it, checking a guess one query per node of the block.
     let tree = pairwise_blocks(4096, 64, None);
-    let plain = Options { guess: false, ..Options::default() };
+    let plain = Options {
+        guess: false,
+        ..Options::default()
+    };
     let (built, without) = stats_of(&tree, &plain);
     let (guessed, with) = stats_of(&tree, &Options::default());
     assert_eq!(built, tree);
@@ -528,7 +531,13 @@ fn a_wrong_guess_deep_inside_a_block_is_caught() {
     for odd in [0, 1, 5, 15] {
         let tree = pairwise_blocks(1024, 64, Some(odd));
         for pivot in [Pivot::Ends, Pivot::Min] {
-            let (got, stats) = stats_of(&tree, &Options { pivot, ..Options::default() });
+            let (got, stats) = stats_of(
+                &tree,
+                &Options {
+                    pivot,
+                    ..Options::default()
+                },
+            );
             assert_eq!(got, tree, "odd block {odd}, pivot {pivot:?}: {stats}");
         }
     }

@@ -43,6 +43,9 @@ const EARLY_GROUP: usize = 64;
 /// below it a wrong guess costs about what building saves.
 const GUESS_FROM: usize = 16;
 
+/// Answers of a scout, each at a level of its own, that show it a chain.
+const CHAIN_SEEN: usize = 4;
+
 /// A subproblem's shape guessed from a subtree built before it: leaf `j`
 /// of the template is leaf `j + shift` here. The subproblem asks its pivot
 /// against one leaf of each group the template predicts, and expects the
@@ -352,6 +355,10 @@ impl Engine {
                 if s.answered < s.asks {
                     self.certify(id, l, oracle, progress);
                 }
+                if self.subs[id].answered == CHAIN_SEEN && self.chain(id) {
+                    // A guess would ask a chain as much as building it does.
+                    self.release(id, oracle, progress);
+                }
             }
         }
         self.mark_if_complete(id);
@@ -385,13 +392,13 @@ impl Engine {
                 continue;
             }
             let key = self.key(members);
-            if key.is_some_and(|k| self.scouts.contains_key(&k))
-                || self.template_for(members).is_some()
-            {
+            let scout = key.and_then(|k| self.scouts.get(&k)).copied();
+            if scout.is_some_and(|s| !self.chain(s)) || self.template_for(members).is_some() {
                 // Guessed once the caller is done, rather than built now.
                 self.subs[id].deferred.insert(level);
                 continue;
             }
+            let key = key.filter(|_| scout.is_none());
             let members = members.clone();
             let child = self.open(members, Some((id, level)), 0, None, oracle, progress);
             self.subs[id].early.insert(level, child);
@@ -495,6 +502,15 @@ impl Engine {
         let id = self.open(leaves, Some(parent), misses, None, oracle, progress);
         self.scout(id, key);
         Some(id)
+    }
+
+    /// Whether subproblem `id` looks like a chain so far: at least
+    /// [`CHAIN_SEEN`] answers, each at a level of its own. Building a
+    /// chain asks one query per node, as checking a guess does, so groups
+    /// alike gain nothing by waiting for it.
+    fn chain(&self, id: usize) -> bool {
+        let s = &self.subs[id];
+        s.answered >= CHAIN_SEEN && s.levels.values().all(|m| m.len() == 1)
     }
 
     /// Makes group `id` the scout of groups alike, `key`.
