@@ -355,7 +355,7 @@ impl Engine {
                 if s.answered < s.asks {
                     self.certify(id, l, oracle, progress);
                 }
-                if self.subs[id].answered == CHAIN_SEEN && self.chain(id) {
+                if self.subs[id].levels.len() == CHAIN_SEEN && self.chain(id) {
                     // A guess would ask a chain as much as building it does.
                     self.release(id, oracle, progress);
                 }
@@ -505,12 +505,12 @@ impl Engine {
     }
 
     /// Whether subproblem `id` looks like a chain so far: at least
-    /// [`CHAIN_SEEN`] answers, each at a level of its own. Building a
+    /// [`CHAIN_SEEN`] levels, each of one partner. Building a
     /// chain asks one query per node, as checking a guess does, so groups
     /// alike gain nothing by waiting for it.
     fn chain(&self, id: usize) -> bool {
         let s = &self.subs[id];
-        s.answered >= CHAIN_SEEN && s.levels.values().all(|m| m.len() == 1)
+        s.levels.len() >= CHAIN_SEEN && s.levels.values().all(|m| m.len() == 1)
     }
 
     /// Makes group `id` the scout of groups alike, `key`.
