@@ -121,10 +121,17 @@ impl Sub {
 struct Group {
     l: usize,
     size: usize,
-    /// A leaf of it: the lone one, or its subproblem's pivot.
-    rep: usize,
-    sub: Option<usize>,
+    part: Part,
     built: Option<Built>,
+}
+
+/// What a group is in its caller's subtree.
+#[derive(Clone, Copy)]
+enum Part {
+    Leaf(usize),
+    Sub(usize),
+    /// Waits for a scout ([`Engine::release`] makes it a `Sub`).
+    Held,
 }
 
 /// Whether queries of `n` summands are worth packing. Below 32 they are
@@ -244,7 +251,7 @@ impl Engine {
                 let asks: Vec<usize> = self.subs[g.template]
                     .groups
                     .iter()
-                    .map(|t| g.leaf(t.rep))
+                    .map(|t| g.leaf(self.rep(t)))
                     .collect();
                 let n = asks.len();
                 (self.packer.add_asking(pivot, leaves, asks, link), n)
@@ -320,16 +327,15 @@ impl Engine {
             let expected = self.subs[g.template]
                 .groups
                 .iter()
-                .find(|t| g.leaf(t.rep) == partner)
+                .find(|t| g.leaf(self.rep(t)) == partner)
                 .map(|t| t.l);
             if expected != Some(l) {
                 tracing::debug!(root = g.root, partner, l, ?expected, "wrong guess");
                 self.reject(g.root, oracle, progress);
                 return Ok(());
             }
-            let s = &mut self.subs[id];
-            s.answered += 1;
-            s.levels.entry(l).or_default().push(partner);
+            // Its groups are the template's: no levels to keep.
+            self.subs[id].answered += 1;
             self.mark_if_complete(id);
             return Ok(());
         }
@@ -393,7 +399,7 @@ impl Engine {
             }
             let key = self.key(members);
             let scout = key.and_then(|k| self.scouts.get(&k)).copied();
-            if scout.is_some_and(|s| !self.chain(s)) || self.template_for(members).is_some() {
+            if scout.is_some_and(|s| !self.chain(s)) || self.guess_for(members).is_some() {
                 // Guessed once the caller is done, rather than built now.
                 self.subs[id].deferred.insert(level);
                 continue;
@@ -439,23 +445,22 @@ impl Engine {
                     )));
                 }
                 self.settle(child, pivot);
-                (self.subs[child].pivot, early, None)
+                (Part::Sub(child), None)
             } else if let [leaf] = g[..] {
                 progress.place(leaf, oracle);
-                (leaf, None, Some(Built::Complete(self.builder.leaf(leaf))))
+                (
+                    Part::Leaf(leaf),
+                    Some(Built::Complete(self.builder.leaf(leaf))),
+                )
             } else {
-                match self.open_group(g.clone(), (id, l), misses, oracle, progress) {
-                    Some(child) => (self.subs[child].pivot, Some(child), None),
-                    // Held: `release` fills in its subproblem.
-                    None => (pivot, None, None),
-                }
+                let part = self.open_group(g.clone(), (id, l), misses, oracle, progress);
+                (part.map_or(Part::Held, Part::Sub), None)
             };
-            let (rep, sub, built) = built;
+            let (part, built) = built;
             self.subs[id].groups.push(Group {
                 l,
                 size: g.len(),
-                rep,
-                sub,
+                part,
                 built,
             });
         }
@@ -476,12 +481,7 @@ impl Engine {
         oracle: &Oracle,
         progress: &mut Progress,
     ) -> Option<usize> {
-        if let Some((template, shift)) = self.template_for(&leaves) {
-            let guess = Guess {
-                template,
-                shift,
-                root: self.subs.len(),
-            };
+        if let Some(guess) = self.guess_for(&leaves) {
             return Some(self.open(leaves, Some(parent), misses, Some(guess), oracle, progress));
         }
         let key = self.key(&leaves);
@@ -529,19 +529,26 @@ impl Engine {
         };
         self.scouts.remove(&key);
         for w in waiters {
-            let (caller, level) = w.parent;
-            self.subs[caller].open_groups -= 1;
-            let guess = self.template_for(&w.leaves).map(|(template, shift)| Guess {
-                template,
-                shift,
-                root: self.subs.len(),
-            });
+            self.subs[w.parent.0].open_groups -= 1;
+            let guess = self.guess_for(&w.leaves);
             let child = self.open(w.leaves, Some(w.parent), w.misses, guess, oracle, progress);
-            let pivot = self.subs[child].pivot;
-            let group = self.subs[caller].groups.iter_mut().find(|g| g.l == level);
-            let group = group.expect("the caller's group");
-            group.sub = Some(child);
-            group.rep = pivot;
+            self.attach(w.parent, child);
+        }
+    }
+
+    /// Makes subproblem `child` the group at `level` of `caller`, in place
+    /// of the one held or rejected there.
+    fn attach(&mut self, (caller, level): (usize, usize), child: usize) {
+        let group = self.subs[caller].groups.iter_mut().find(|g| g.l == level);
+        group.expect("the caller's group").part = Part::Sub(child);
+    }
+
+    /// A leaf of group `g`: its lone leaf, or its subproblem's pivot.
+    fn rep(&self, g: &Group) -> usize {
+        match g.part {
+            Part::Leaf(leaf) => leaf,
+            Part::Sub(sub) => self.subs[sub].pivot,
+            Part::Held => unreachable!("a held group is read only once released"),
         }
     }
 
@@ -549,31 +556,33 @@ impl Engine {
     /// answer having matched, and opens each to be guessed in turn.
     fn group_guessed(&mut self, id: usize, g: Guess, oracle: &Oracle, progress: &mut Progress) {
         self.subs[id].finished = true;
-        self.subs[id].levels.clear();
-        let template: Vec<(usize, usize, usize, Option<usize>)> = self.subs[g.template]
+        let template: Vec<(usize, usize, Part)> = self.subs[g.template]
             .groups
             .iter()
-            .map(|t| (t.l, t.size, t.rep, t.sub))
+            .map(|t| (t.l, t.size, t.part))
             .collect();
-        for (l, size, rep, sub) in template {
-            let rep = g.leaf(rep);
-            let (sub, built) = match sub {
-                None => {
-                    progress.place(rep, oracle);
-                    (None, Some(Built::Complete(self.builder.leaf(rep))))
-                }
-                Some(t) => {
-                    let leaves = self.leaves_of(t).into_iter().map(|j| g.leaf(j)).collect();
+        for (l, size, part) in template {
+            let (part, built) = match part {
+                Part::Sub(t) => {
                     let guess = Guess { template: t, ..g };
+                    let leaves = self.guessed_leaves(guess);
                     let child = self.open(leaves, Some((id, l)), 0, Some(guess), oracle, progress);
-                    (Some(child), None)
+                    (Part::Sub(child), None)
                 }
+                Part::Leaf(leaf) => {
+                    let leaf = g.leaf(leaf);
+                    progress.place(leaf, oracle);
+                    (
+                        Part::Leaf(leaf),
+                        Some(Built::Complete(self.builder.leaf(leaf))),
+                    )
+                }
+                Part::Held => unreachable!("a template is complete"),
             };
             self.subs[id].groups.push(Group {
                 l,
                 size,
-                rep,
-                sub,
+                part,
                 built,
             });
         }
@@ -590,20 +599,24 @@ impl Engine {
         while let Some(id) = stack.pop() {
             self.subs[id].void = true;
             self.packer.cancel(id);
-            stack.extend(self.subs[id].groups.iter().filter_map(|g| g.sub));
+            stack.extend(self.subs[id].groups.iter().filter_map(|g| match g.part {
+                Part::Sub(sub) => Some(sub),
+                _ => None,
+            }));
         }
         let r = &self.subs[root];
         let (parent, misses, g) = (r.parent, r.misses, r.guess.expect("a guessed root"));
-        let (caller, level) = parent.expect("a guessed subproblem is a group");
-        let leaves = self
-            .leaves_of(g.template)
-            .into_iter()
-            .map(|j| g.leaf(j))
-            .collect();
-        self.subs[caller].open_groups -= 1;
-        let id = self.open(leaves, parent, misses, None, oracle, progress);
-        let group = self.subs[caller].groups.iter_mut().find(|g| g.l == level);
-        group.expect("the caller's group").sub = Some(id);
+        let parent = parent.expect("a guessed subproblem is a group");
+        let leaves = self.guessed_leaves(g);
+        self.subs[parent.0].open_groups -= 1;
+        let id = self.open(leaves, Some(parent), misses, None, oracle, progress);
+        self.attach(parent, id);
+    }
+
+    /// The leaves of a guessed subproblem: its template's, shifted.
+    fn guessed_leaves(&self, g: Guess) -> Vec<usize> {
+        let leaves = self.leaves_of(g.template).into_iter();
+        leaves.map(|j| g.leaf(j)).collect()
     }
 
     /// The leaves of subproblem `id`'s subtree, once its groups are known
@@ -614,9 +627,9 @@ impl Engine {
         while let Some(s) = stack.pop() {
             leaves.push(self.subs[s].pivot);
             for g in &self.subs[s].groups {
-                match g.sub {
-                    Some(c) => stack.push(c),
-                    None => leaves.push(g.rep),
+                match g.part {
+                    Part::Sub(sub) => stack.push(sub),
+                    _ => leaves.push(self.rep(g)),
                 }
             }
         }
@@ -635,22 +648,24 @@ impl Engine {
         Some((leaves.len(), hi - lo))
     }
 
-    /// A complete binary subtree whose leaves are `leaves` shifted, and the
-    /// shift.
-    fn template_for(&self, leaves: &[usize]) -> Option<(usize, isize)> {
-        let &t = self.templates.get(&self.key(leaves)?)?;
-        let lo = leaves.iter().min()?;
-        let (t_lo, _) = self.subs[t].span?;
-        let shift = *lo as isize - t_lo as isize;
+    /// A guess for the group of `leaves`, if a complete binary subtree has
+    /// its leaves shifted; the group is the next subproblem opened.
+    fn guess_for(&self, leaves: &[usize]) -> Option<Guess> {
+        let &template = self.templates.get(&self.key(leaves)?)?;
         let mut ours = leaves.to_vec();
-        let mut theirs = self.leaves_of(t);
+        let mut theirs = self.leaves_of(template);
         ours.sort_unstable();
         theirs.sort_unstable();
+        let shift = ours[0] as isize - theirs[0] as isize;
         let alike = ours
             .iter()
             .zip(&theirs)
             .all(|(&a, &b)| a == b.wrapping_add_signed(shift));
-        alike.then_some((t, shift))
+        alike.then_some(Guess {
+            template,
+            shift,
+            root: self.subs.len(),
+        })
     }
 
     /// Marks `id` complete if its groups are, and so on up: a complete
@@ -663,9 +678,9 @@ impl Engine {
             }
             let mut span = Some((s.pivot, s.pivot));
             for g in &s.groups {
-                let part = match g.sub {
-                    Some(c) => self.subs[c].span,
-                    None => Some((g.rep, g.rep)),
+                let part = match g.part {
+                    Part::Sub(sub) => self.subs[sub].span,
+                    _ => Some((self.rep(g), self.rep(g))),
                 };
                 span = match (span, part) {
                     (Some(a), Some(b)) if g.l <= s.size => Some((a.0.min(b.0), a.1.max(b.1))),

@@ -46,10 +46,21 @@ pub fn random_tree(n: usize, max_width: usize, ordered: bool, seed: u64) -> fpre
 
 fn ordered_tree(n: usize, max_width: usize, seed: u64) -> fprev::SummationTree {
     use fprev::tree::TreeBuilder;
-    use rand::{Rng, SeedableRng};
+    use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut b = TreeBuilder::new(n);
-    let mut roots: Vec<_> = (0..n).map(|i| b.leaf(i)).collect();
+    let b = TreeBuilder::new(n);
+    let roots: Vec<_> = (0..n).map(|i| b.leaf(i)).collect();
+    add_neighbours(b, roots, max_width, &mut rng)
+}
+
+/// Adds neighbouring `roots`, 2 to `max_width` at a time, into one tree.
+fn add_neighbours(
+    mut b: fprev::tree::TreeBuilder,
+    mut roots: Vec<petgraph::graph::NodeIndex>,
+    max_width: usize,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> fprev::SummationTree {
+    use rand::Rng;
     while roots.len() > 1 {
         let k = rng.random_range(2..=max_width.min(roots.len()));
         let at = rng.random_range(0..=roots.len() - k);
@@ -107,11 +118,5 @@ pub fn repeating_tree(n: usize, max_width: usize, seed: u64) -> fprev::Summation
         }
         roots.push(sums[0]);
     }
-    while roots.len() > 1 {
-        let k = rng.random_range(2..=max_width.min(roots.len()));
-        let at = rng.random_range(0..=roots.len() - k);
-        let node = b.sum(&roots[at..at + k]);
-        roots.splice(at..at + k, [node]);
-    }
-    b.finish(roots[0]).expect("every leaf merged into one root")
+    add_neighbours(b, roots, max_width, &mut rng)
 }
