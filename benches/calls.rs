@@ -14,7 +14,9 @@
 //! and reports calls, queries, calls/n and wall times (median of 3 up to
 //! `n = 8,192`, one run above), checking every tree against the shape's
 //! own definition (the reference orders, the generated random trees) or,
-//! for NumPy, by replay against NumPy itself.
+//! for NumPy, by replay against NumPy itself. Where the tree has fused
+//! nodes, it also reports the fewest inputs they allow any reveal
+//! ([`fused_pair_bound`]).
 //!
 //! ```text
 //! cargo bench --bench calls            # everything (about an hour here)
@@ -24,9 +26,9 @@
 //! ```
 //!
 //! With `write`, `outputs/calls/` gets `report.md` (the tables and the
-//! targets), `calls.json` (every row) and `calls.svg` (calls/n against n);
-//! with `targets` too, `targets.md` and `targets.json`: f32 at 16,384 and
-//! f64 at 65,536.
+//! targets), `calls.json` (every row) and `calls.svg` (calls/n against n),
+//! and `targets.md` and `targets.json`, the rows of the targets' sizes: f32
+//! at 16,384 and f64 at 65,536 (with `targets`, only those).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -35,7 +37,7 @@ use std::time::Instant;
 use fprev::check::check;
 use fprev::probe::{self, Probe, ProbeOptions, ReplayProbe};
 use fprev::reduce::Replay;
-use fprev::reveal::{Pivot, Stats};
+use fprev::reveal::{Pivot, Stats, fused_pair_bound};
 use fprev::{Format, Options, Order, SummationTree, reveal};
 use serde::Serialize;
 
@@ -123,6 +125,8 @@ struct Row {
     calls: u64,
     calls_per_n: f64,
     seconds: f64,
+    /// The fewest inputs the tree's fused nodes allow, where it has any.
+    fewest_inputs: Option<u64>,
     /// Calls with the other pivots (packed).
     calls_random: Option<u64>,
     calls_min: Option<u64>,
@@ -169,12 +173,17 @@ fn main() {
     if write {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("outputs/calls");
         std::fs::create_dir_all(&dir).expect("outputs/calls can be made");
-        let name = if targets { "targets" } else { "report" };
-        std::fs::write(dir.join(format!("{name}.md")), &report).expect("report written");
-        let json = serde_json::to_string_pretty(&rows).expect("rows serialize");
-        let name = if targets { "targets" } else { "calls" };
-        std::fs::write(dir.join(format!("{name}.json")), json + "\n").expect("json written");
+        // The targets' rows: all of them in a targets run, else picked out.
+        let at_targets: Vec<Row> = rows
+            .iter()
+            .filter(|r| matches!((r.format.as_str(), r.n), ("f32", 16_384) | ("f64", 65_536)))
+            .cloned()
+            .collect();
+        if !at_targets.is_empty() {
+            save(&dir, "targets.md", "targets.json", &at_targets);
+        }
         if !targets {
+            save(&dir, "report.md", "calls.json", &rows);
             plot(&rows, &dir.join("calls.svg"));
         }
         println!("written to {}", dir.display());
@@ -183,6 +192,13 @@ fn main() {
         eprintln!("error: a revealed tree is wrong");
         std::process::exit(1);
     }
+}
+
+/// Writes `rows` as Markdown tables and as JSON.
+fn save(dir: &Path, markdown_name: &str, json_name: &str, rows: &[Row]) {
+    std::fs::write(dir.join(markdown_name), markdown(rows)).expect("report written");
+    let json = serde_json::to_string_pretty(rows).expect("rows serialize");
+    std::fs::write(dir.join(json_name), json + "\n").expect("json written");
 }
 
 /// Reveals one shape, format and size with every engine.
@@ -196,6 +212,7 @@ fn measure(shape: Shape, format: Format, n: usize) -> Row {
         calls: 0,
         calls_per_n: f64::NAN,
         seconds: f64::NAN,
+        fewest_inputs: expected.as_ref().map(fused_pair_bound).filter(|&b| b > 0),
         calls_random: None,
         calls_min: None,
         baseline_calls: None,
@@ -297,19 +314,22 @@ fn markdown(rows: &[Row]) -> String {
         "Calls per summand (calls/n) of fprev as it ships (pivot `ends`, packed queries), \
          of the same with the `random` and `min` pivots, and of the paper's FPRev (min \
          pivot, one query per call) as baseline. Wall times: median of 3 up to n = 8,192, \
-         one run above; the baseline's where it was run (under a minute). Every tree was \
+         one run above; the baseline's where it was run (under a minute). Fewest inputs: \
+         what the tree's fused nodes force on any reveal with masked inputs, one input per \
+         pair of a fused node's children along a path (`fused_pair_bound`). Every tree was \
          checked (see calls.json).\n"
     );
     for format in ["f32", "f64"] {
         let _ = writeln!(s, "## {format}\n");
         let _ = writeln!(
             s,
-            "| shape | n | queries | calls | calls/n | s | random pivot calls/n | min pivot calls/n | \
-             baseline calls/n | baseline s | baseline calls / calls | baseline s / s |"
+            "| shape | n | queries | calls | calls/n | fewest inputs/n | s | random pivot calls/n | \
+             min pivot calls/n | baseline calls/n | baseline s | baseline calls / calls | \
+             baseline s / s |"
         );
         let _ = writeln!(
             s,
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
         for r in rows.iter().filter(|r| r.format == format) {
             let per_n =
@@ -317,12 +337,13 @@ fn markdown(rows: &[Row]) -> String {
             let secs = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.3}"));
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {:.2} | {:.3} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {:.2} | {} | {:.3} | {} | {} | {} | {} | {} | {} |",
                 r.shape,
                 r.n,
                 r.queries,
                 r.calls,
                 r.calls_per_n,
+                per_n(r.fewest_inputs),
                 r.seconds,
                 per_n(r.calls_random),
                 per_n(r.calls_min),
@@ -343,7 +364,15 @@ fn markdown(rows: &[Row]) -> String {
         let over: Vec<String> = rows
             .iter()
             .filter(|r| r.format == format && r.n == n && r.calls_per_n > most)
-            .map(|r| format!("{} ({:.2}n)", r.shape, r.calls_per_n))
+            .map(|r| match r.fewest_inputs {
+                Some(b) if b as f64 > most * r.n as f64 => format!(
+                    "{} ({:.2}n; its fused nodes allow no fewer than {:.2}n inputs)",
+                    r.shape,
+                    r.calls_per_n,
+                    b as f64 / r.n as f64
+                ),
+                _ => format!("{} ({:.2}n)", r.shape, r.calls_per_n),
+            })
             .collect();
         match (
             rows.iter().any(|r| r.format == format && r.n == n),

@@ -25,8 +25,8 @@
 //! makes `(n/2) log2 n`, and a GEMM of 1,024 rows in a handful of calls.
 //! A reveal never needs fewer calls than its longest chain of subproblems,
 //! each waiting for its caller's answers: `2n - log2 n` for a balanced
-//! tree. A fused node of `k` single summands needs one input per pair of
-//! them (`k(k-1)/2`): any other input tells none of those pairs apart.
+//! tree. Fused nodes need one input per pair of their children, nested
+//! ones one after another: [`fused_pair_bound`].
 
 mod basic;
 mod fields;
@@ -199,6 +199,42 @@ pub struct Revelation {
     /// Findings worth telling the user, e.g. rows of a GEMM that sum in
     /// different orders.
     pub notes: Vec<String>,
+}
+
+/// The fewest masked inputs that can reveal `tree`, counting only what its
+/// fused nodes force: the most, over paths from the root to a leaf, of
+/// `k(k-1)/2` summed over the fused nodes of `k` children on the path (0
+/// for a binary tree).
+///
+/// Why: let `A` and `B` be children of a fused node `F`, and `T'` the tree
+/// that adds `A` and `B` first, then the rest of `F`. Only a mask pair with
+/// an end in `A` and one in `B` meets lower in `T'` than in the tree, so an
+/// input without one answers alike in both. With one, the units of `F`'s
+/// other children survive in `T'` only if no other pair meets at `F` or
+/// above: a pair at `F` or above swamps them in both trees. So one input
+/// tells the tree from at most one such `T'` along a path (one pair of
+/// children, at one fused node), and a validated reveal rules out all.
+///
+/// A tensor-core chain of 17-way nodes needs `8.5n` inputs, whatever the
+/// engine:
+///
+/// ```
+/// use fprev::{Order, reveal::fused_pair_bound};
+///
+/// let chain = Order::Fused(17).tree(1_024);
+/// assert_eq!(fused_pair_bound(&chain), 15 * 16 / 2 + 63 * (16 * 17 / 2));
+/// assert_eq!(fused_pair_bound(&Order::Pairwise.tree(1_024)), 0);
+/// ```
+pub fn fused_pair_bound(tree: &SummationTree) -> u64 {
+    let mut most = vec![0u64; tree.graph().node_count()];
+    for node in tree.post_order() {
+        let children = tree.children(node);
+        let k = children.len() as u64;
+        let own = if k > 2 { k * (k - 1) / 2 } else { 0 };
+        let below = children.iter().map(|c| most[c.index()]).max();
+        most[node.index()] = own + below.unwrap_or(0);
+    }
+    most[tree.root().index()]
 }
 
 /// Reveals the summation tree of `probe`.

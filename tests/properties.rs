@@ -4,7 +4,7 @@
 
 use fprev::probe::{self, ProbeOptions, ReplayProbe};
 use fprev::reduce::Replay;
-use fprev::reveal::{Algorithm, Pivot};
+use fprev::reveal::{Algorithm, Pivot, fused_pair_bound};
 use fprev::{Format, Options, SummationTree, reveal};
 use proptest::prelude::*;
 
@@ -134,6 +134,7 @@ proptest! {
             let got = reveal(&mut probe, &options)
                 .map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;
             prop_assert_eq!(&got.tree, &want, "{}, {} summed in {}", name, format, acc);
+            prop_assert!(got.stats.inputs >= fused_pair_bound(&tree), "{}: {}", name, got.stats);
         }
     }
 }
@@ -289,6 +290,34 @@ fn expected(order: &str, n: usize) -> String {
             acc
         }
         _ => unreachable!(),
+    }
+}
+
+#[test]
+fn fused_chains_are_revealed_in_the_fewest_inputs_they_allow() {
+    // A chain of k-way nodes over n summands: a node of k - 1 summands,
+    // then n / (k - 1) - 1 nodes of the running sum and k - 1 summands.
+    // Every pair of children of each node needs an input of its own.
+    let n = 1_024;
+    for k in [5, 9, 17] {
+        let pairs = |c: usize| (c * (c - 1) / 2) as u64;
+        let fewest = pairs(k - 1) + (n / (k - 1) - 1) as u64 * pairs(k);
+        for format in [Format::F32, Format::F64] {
+            let opts = ProbeOptions {
+                n: Some(n),
+                format,
+                ..Default::default()
+            };
+            let mut bb = probe::open(&format!("native:fused:{k}"), &opts).unwrap();
+            let r = reveal(&mut bb, &Options::default()).unwrap();
+            assert_eq!(r.tree.to_text(), expected(&format!("fused:{k}"), n));
+            assert_eq!(fused_pair_bound(&r.tree), fewest);
+            let inputs = r.stats.inputs;
+            assert!(
+                (fewest..=fewest + fewest / 50).contains(&inputs),
+                "fused:{k} {format}: {inputs} inputs, at least {fewest}"
+            );
+        }
     }
 }
 
