@@ -209,11 +209,13 @@ pub struct Revelation {
 /// Why: let `A` and `B` be children of a fused node `F`, and `T'` the tree
 /// that adds `A` and `B` first, then the rest of `F`. Only a mask pair with
 /// an end in `A` and one in `B` meets lower in `T'` than in the tree, so an
-/// input without one answers alike in both. With one, the units of `F`'s
-/// other children survive in `T'` only if no other pair meets at `F` or
-/// above: a pair at `F` or above swamps them in both trees. So one input
-/// tells the tree from at most one such `T'` along a path (one pair of
-/// children, at one fused node), and a validated reveal rules out all.
+/// input without one answers alike in both (a unit counts exactly when it
+/// is under no pair's meeting node). With one, the units of `F`'s other
+/// children survive in `T'` only if no other kind of pair meets at `F` or
+/// above: such a pair swamps them in both trees. So one input tells the
+/// tree from at most one such `T'` along a path (one pair of children, at
+/// one fused node). A reveal of the tree asks an input telling it from
+/// each `T'`, or it would return the same tree for `T'`.
 ///
 /// A tensor-core chain of 17-way nodes needs `8.5n` inputs, whatever the
 /// engine:
