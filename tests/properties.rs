@@ -553,12 +553,26 @@ fn blocks_alike_are_guessed_with_one_query_per_node() {
 }
 
 #[test]
+fn halves_are_guessed_from_the_half_built_below_them() {
+    // A pairwise sum has no two groups alike below its top: each half is
+    // guessed from the pivot's own subtree below it, one query per node,
+    // after the first pivot's n - 1. Building asks about n log2(n) / 2,
+    // and guessing from complete subtrees alone about 3n.
+    let n = 4096;
+    let tree = pairwise_blocks(n, n, None);
+    let (got, stats) = stats_of(&tree, &Options::default());
+    assert_eq!(got, tree);
+    assert!(stats.queries < 2 * n as u64, "{stats}");
+}
+
+#[test]
 fn a_wrong_guess_deep_inside_a_block_is_caught() {
     // Every block but one alike; that one differs only in its first two
-    // additions, below every node a guess checks first. Whichever block
-    // is odd, and whichever pivot rule, the tree comes back as it is.
-    for odd in [0, 1, 5, 15] {
-        let tree = pairwise_blocks(1024, 64, Some(odd));
+    // additions, below every node a guess checks first. Blocks of 64, or
+    // two halves, the upper guessed from the lower. Whichever block is
+    // odd, and whichever pivot rule, the tree comes back as it is.
+    for (block, odd) in [(64, 0), (64, 1), (64, 5), (64, 15), (512, 0), (512, 1)] {
+        let tree = pairwise_blocks(1024, block, Some(odd));
         for pivot in [Pivot::Ends, Pivot::Min] {
             let (got, stats) = stats_of(
                 &tree,
@@ -567,7 +581,7 @@ fn a_wrong_guess_deep_inside_a_block_is_caught() {
                     ..Options::default()
                 },
             );
-            assert_eq!(got, tree, "odd block {odd}, pivot {pivot:?}: {stats}");
+            assert_eq!(got, tree, "odd block {odd} of {block}, {pivot:?}: {stats}");
         }
     }
 }

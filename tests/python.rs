@@ -80,10 +80,12 @@ fn numpy_in_narrow_formats() {
 #[test]
 fn queries_are_packed_into_inputs_and_batched_into_rows() {
     // numpy.sum: one genuine call per input (and one that checks its
-    // accumulator before queries are packed), several queries per input.
+    // accumulator before queries are packed), several queries per input
+    // but for the first pivot's n - 1, which each need one of their own
+    // (guessed halves leave about 2n queries in all).
     let r = reveal_and_check("numpy:sum", 512, Format::F32, None);
     assert_eq!(r.stats.calls, r.stats.inputs + 1, "{:?}", r.stats);
-    assert!(r.stats.inputs * 3 < r.stats.queries * 2, "{:?}", r.stats);
+    assert!(r.stats.inputs * 5 < r.stats.queries * 4, "{:?}", r.stats);
     // A GEMV: one call answers many inputs, one per row (after the calls
     // that check its rows sum alike and its accumulator).
     let r = reveal_and_check("numpy:gemv", 64, Format::F64, Some([64, 1, 64]));
