@@ -512,12 +512,7 @@ impl Engine {
         }
         let key = self.key(&leaves);
         if let Some(&scout) = key.and_then(|k| self.scouts.get(&k)) {
-            self.subs[parent.0].open_groups += 1;
-            let waiter = Waiter {
-                leaves,
-                parent,
-                misses,
-            };
+            let waiter = self.hold(leaves, parent, misses);
             self.waiting
                 .get_mut(&scout)
                 .expect("a scout")
@@ -555,10 +550,8 @@ impl Engine {
         };
         self.scouts.remove(&key);
         for w in waiters {
-            self.subs[w.parent.0].open_groups -= 1;
             let guess = self.guess_for(&w.leaves);
-            let child = self.open(w.leaves, Some(w.parent), w.misses, guess, oracle, progress);
-            self.attach(w.parent, child);
+            self.unhold(w, guess, oracle, progress);
         }
     }
 
@@ -568,12 +561,7 @@ impl Engine {
     /// that part is complete, the group is guessed from it (see
     /// [`Engine::release_prefixes`]).
     fn hold_for_prefix(&mut self, leaves: Vec<usize>, parent: (usize, usize), misses: u8) {
-        self.subs[parent.0].open_groups += 1;
-        let waiter = Waiter {
-            leaves,
-            parent,
-            misses,
-        };
+        let waiter = self.hold(leaves, parent, misses);
         self.prefix_waiters
             .entry(parent.0)
             .or_default()
@@ -611,13 +599,35 @@ impl Engine {
                 .get_mut(&caller)
                 .expect("waiters")
                 .remove(0);
-            self.subs[caller].open_groups -= 1;
             let guess = binary
                 .then(|| self.guess_from(&w.leaves, caller, level - 1))
                 .flatten();
-            let child = self.open(w.leaves, Some(w.parent), w.misses, guess, oracle, progress);
-            self.attach(w.parent, child);
+            self.unhold(w, guess, oracle, progress);
         }
+    }
+
+    /// A group held in its caller (which counts it open) until it can be
+    /// guessed.
+    fn hold(&mut self, leaves: Vec<usize>, parent: (usize, usize), misses: u8) -> Waiter {
+        self.subs[parent.0].open_groups += 1;
+        Waiter {
+            leaves,
+            parent,
+            misses,
+        }
+    }
+
+    /// Opens held group `w`, guessed or not, in its place in the caller.
+    fn unhold(
+        &mut self,
+        w: Waiter,
+        guess: Option<Guess>,
+        oracle: &Oracle,
+        progress: &mut Progress,
+    ) {
+        self.subs[w.parent.0].open_groups -= 1;
+        let child = self.open(w.leaves, Some(w.parent), w.misses, guess, oracle, progress);
+        self.attach(w.parent, child);
     }
 
     /// Makes subproblem `child` the group at `level` of `caller`, in place
