@@ -4,12 +4,14 @@
 //! a random multiway tree replayed, and `numpy:sum`), f32 and f64 inputs,
 //! and `n` from 1,024 to 65,536, this bench reveals the tree with
 //!
-//! - fprev as it ships (pivot `ends`, queries packed into fields);
+//! - fprev as it ships (pivot `ends`, queries packed into fields, groups'
+//!   shapes guessed);
 //! - the same with the `random` and the `min` pivot;
-//! - the baseline: the paper's FPRev, min pivot and one query per call
-//!   (`--pivot min --no-pack`). Its queries are the min-pivot run's (the
-//!   min pivot is deterministic), so its calls are known exactly; it is
-//!   also run, for its wall time, where that takes under a minute;
+//! - the baseline: the paper's FPRev, min pivot, nothing guessed and one
+//!   query per call (`--pivot min --no-guess --no-pack`). Its queries are
+//!   those of the same packed (the min pivot is deterministic), so its
+//!   calls are known exactly; it is also run, for its wall time, where
+//!   that takes under a minute;
 //!
 //! and reports calls, queries, calls/n and wall times (median of 3 up to
 //! `n = 8,192`, one run above), checking every tree against the shape's
@@ -256,25 +258,29 @@ fn measure(shape: Shape, format: Format, n: usize) -> Row {
         ..Options::default()
     };
     row.calls_random = once(&packed(Pivot::Random { seed: 0 }), &mut row).map(|s| s.calls);
+    // The paper's FPRev: min pivot, nothing guessed.
+    let paper = Options {
+        pivot: Pivot::Min,
+        guess: false,
+        ..Options::default()
+    };
     // The min pivot asks n(n-1)/2 queries right to left.
-    let min_queries = if matches!(shape, Shape::Native("reverse")) {
+    let paper_queries = if matches!(shape, Shape::Native("reverse")) {
         row.note = "min pivot: n(n-1)/2 queries, by its formula".into();
         Some((n * (n - 1) / 2) as u64)
     } else {
-        let stats = once(&packed(Pivot::Min), &mut row);
-        row.calls_min = stats.map(|s| s.calls);
-        stats.map(|s| s.queries)
+        row.calls_min = once(&packed(Pivot::Min), &mut row).map(|s| s.calls);
+        once(&paper, &mut row).map(|s| s.queries)
     };
-    // The paper's FPRev: one query per call.
-    row.baseline_calls = min_queries;
-    if let Some(q) = min_queries
+    // One query per call.
+    row.baseline_calls = paper_queries;
+    if let Some(q) = paper_queries
         && (q as f64) * per_call < BASELINE_SECONDS
     {
         let baseline = Options {
-            pivot: Pivot::Min,
             pack: false,
             batch: Some(1),
-            ..Options::default()
+            ..paper
         };
         if let Some(s) = once(&baseline, &mut row) {
             debug_assert_eq!(s.calls, q);
