@@ -317,9 +317,9 @@ fn markdown(rows: &[Row]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "Calls per summand (calls/n) of fprev as it ships (pivot `ends`, packed queries), \
-         of the same with the `random` and `min` pivots, and of the paper's FPRev (min \
-         pivot, one query per call) as baseline. Wall times: median of 3 up to n = 8,192, \
+        "Calls per summand (calls/n) of fprev as it ships (pivot `ends`, packed queries, \
+         guessed shapes), of the same with the `random` and `min` pivots, and of the paper's \
+         FPRev (min pivot, nothing guessed, one query per call) as baseline. Wall times: median of 3 up to n = 8,192, \
          one run above; the baseline's where it was run (under a minute). Fewest inputs: \
          what the tree's fused nodes force on any reveal with masked inputs, one input per \
          pair of a fused node's children along a path (`fused_pair_bound`). Every tree was \
@@ -503,7 +503,7 @@ fn plot(rows: &[Row], path: &Path) {
             .expect("legend");
     }
     root.titled(
-        "solid: fprev (pivot ends, packed queries); dashed: the paper's FPRev (min pivot, one query per call), capped at 10",
+        "solid: fprev (pivot ends, packed queries); dashed: the paper's FPRev (min pivot, nothing guessed, one query per call), capped at 10",
         ("sans-serif", 13),
     )
     .expect("title");
