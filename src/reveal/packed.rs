@@ -469,15 +469,8 @@ impl Engine {
                     Part::Leaf(leaf),
                     Some(Built::Complete(self.builder.leaf(leaf))),
                 )
-            } else if l <= size
-                && self.key(&g).is_some()
-                && self.guess_for(&g).is_none()
-                && shift_between(&g, below.clone()).is_some()
-            {
-                self.hold_for_prefix(g.clone(), (id, l), misses);
-                (Part::Held, None)
             } else {
-                let part = self.open_group(g.clone(), (id, l), misses, oracle, progress);
+                let part = self.open_group(g.clone(), (id, l), &below, misses, oracle, progress);
                 (part.map_or(Part::Held, Part::Sub), None)
             };
             below.extend_from_slice(&g);
@@ -496,13 +489,16 @@ impl Engine {
         Ok(())
     }
 
-    /// Opens a group of an unguessed subproblem: guessed if a template
-    /// fits; else held if a group alike is being built (`None`); else
-    /// built, as the scout of the groups alike that come while it is.
+    /// Opens a group of an unguessed subproblem, `below` the leaves of the
+    /// caller's subtree under it: guessed if a template fits; else held
+    /// (`None`) for that subtree if it has the group's leaves shifted, or
+    /// for a group alike being built; else built, as the scout of the
+    /// groups alike that come while it is.
     fn open_group(
         &mut self,
         leaves: Vec<usize>,
         parent: (usize, usize),
+        below: &[usize],
         misses: u8,
         oracle: &Oracle,
         progress: &mut Progress,
@@ -511,6 +507,11 @@ impl Engine {
             return Some(self.open(leaves, Some(parent), misses, Some(guess), oracle, progress));
         }
         let key = self.key(&leaves);
+        let within = parent.1 <= self.subs[parent.0].size;
+        if key.is_some() && within && shift_between(&leaves, below).is_some() {
+            self.hold_for_prefix(leaves, parent, misses);
+            return None;
+        }
         if let Some(&scout) = key.and_then(|k| self.scouts.get(&k)) {
             let waiter = self.hold(leaves, parent, misses);
             self.waiting
@@ -583,10 +584,7 @@ impl Engine {
             for g in below {
                 let (complete, span) = match g.part {
                     Part::Leaf(_) => (true, true),
-                    Part::Sub(s) => {
-                        let s = &self.subs[s];
-                        (s.finished && s.open_groups == 0, s.span.is_some())
-                    }
+                    Part::Sub(s) => (self.is_complete(s), self.subs[s].span.is_some()),
                     Part::Held => (false, false),
                 };
                 if !complete {
@@ -762,7 +760,7 @@ impl Engine {
     /// subtree up to its group at `top`, if that has the same leaves
     /// shifted; the group is the next subproblem opened.
     fn guess_from(&self, leaves: &[usize], template: usize, top: usize) -> Option<Guess> {
-        let shift = shift_between(leaves, self.leaves_of(template, top))?;
+        let shift = shift_between(leaves, &self.leaves_of(template, top))?;
         Some(Guess {
             template,
             top,
@@ -771,14 +769,20 @@ impl Engine {
         })
     }
 
+    /// Whether subproblem `id` is built, with all of its groups.
+    fn is_complete(&self, id: usize) -> bool {
+        let s = &self.subs[id];
+        s.finished && s.open_groups == 0 && !s.void
+    }
+
     /// Marks `id` complete if its groups are, and so on up: a complete
     /// binary subtree becomes a template.
     fn complete_up(&mut self, mut id: usize, oracle: &Oracle, progress: &mut Progress) {
         loop {
-            let s = &self.subs[id];
-            if !s.finished || s.open_groups > 0 || s.void {
+            if !self.is_complete(id) {
                 return;
             }
+            let s = &self.subs[id];
             let mut span = Some((s.pivot, s.pivot));
             for g in &s.groups {
                 let part = match g.part {
@@ -869,11 +873,12 @@ fn grow(builder: &mut TreeBuilder, pivot: usize, size: usize, groups: Vec<Group>
 }
 
 /// `s` such that `ours` are `theirs` plus `s`, if there is one.
-fn shift_between(ours: &[usize], mut theirs: Vec<usize>) -> Option<isize> {
-    let mut ours = ours.to_vec();
+fn shift_between(ours: &[usize], theirs: &[usize]) -> Option<isize> {
     if ours.is_empty() || ours.len() != theirs.len() {
         return None;
     }
+    let mut ours = ours.to_vec();
+    let mut theirs = theirs.to_vec();
     ours.sort_unstable();
     theirs.sort_unstable();
     let shift = ours[0] as isize - theirs[0] as isize;
