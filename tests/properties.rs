@@ -303,13 +303,7 @@ fn fused_chains_are_revealed_in_the_fewest_inputs_they_allow() {
         let pairs = |c: usize| (c * (c - 1) / 2) as u64;
         let fewest = pairs(k - 1) + (n / (k - 1) - 1) as u64 * pairs(k);
         for format in [Format::F32, Format::F64] {
-            let opts = ProbeOptions {
-                n: Some(n),
-                format,
-                ..Default::default()
-            };
-            let mut bb = probe::open(&format!("native:fused:{k}"), &opts).unwrap();
-            let r = reveal(&mut bb, &Options::default()).unwrap();
+            let r = reveal_native(&format!("fused:{k}"), n, format, None, Pivot::default());
             assert_eq!(r.tree.to_text(), expected(&format!("fused:{k}"), n));
             assert_eq!(fused_pair_bound(&r.tree), fewest);
             let inputs = r.stats.inputs;
@@ -352,7 +346,7 @@ fn reveal_native(
     format: Format,
     acc: Option<Format>,
     pivot: Pivot,
-) -> SummationTree {
+) -> fprev::Revelation {
     let opts = ProbeOptions {
         n: Some(n),
         format,
@@ -371,7 +365,7 @@ fn reveal_native(
                 "{order} n = {n}: {} queries",
                 r.stats.queries
             );
-            r.tree
+            r
         }
         Err(e) => panic!("native:{order} n = {n} {format}: {e}"),
     }
@@ -398,7 +392,7 @@ fn every_native_order_at_every_n_up_to_300_matches_its_definition() {
     for order in ORDERS {
         for n in 1..=300 {
             let want: SummationTree = expected(order, n).parse().unwrap();
-            let got = reveal_native(order, n, Format::F32, None, Pivot::default());
+            let got = reveal_native(order, n, Format::F32, None, Pivot::default()).tree;
             assert_eq!(got, want, "native:{order} n = {n}: got {got}");
         }
     }
@@ -430,7 +424,7 @@ fn native_orders_match_in_every_format_and_with_the_min_pivot() {
                 }
                 let want: SummationTree = expected(order, n).parse().unwrap();
                 for pivot in [Pivot::default(), Pivot::Min] {
-                    let got = reveal_native(order, n, format, None, pivot);
+                    let got = reveal_native(order, n, format, None, pivot).tree;
                     assert_eq!(got, want, "native:{order} n = {n} {format} {pivot:?}");
                 }
             }
@@ -474,7 +468,7 @@ fn narrow_accumulators_reveal_exactly_past_2_to_the_p() {
     for (order, n, format, acc) in cases {
         assert!(n as u64 > 2 * acc.exact_count(), "the case must exceed 2^p");
         let want: SummationTree = expected(order, n).parse().unwrap();
-        let got = reveal_native(order, n, format, Some(acc), Pivot::default());
+        let got = reveal_native(order, n, format, Some(acc), Pivot::default()).tree;
         assert_eq!(got, want, "native:{order} n = {n} {format} in {acc}");
     }
 }
@@ -482,7 +476,7 @@ fn narrow_accumulators_reveal_exactly_past_2_to_the_p() {
 #[test]
 fn a_right_to_left_sum_of_100_000_summands_does_not_overflow_the_stack() {
     let n = 100_000;
-    let got = reveal_native("reverse", n, Format::F64, None, Pivot::default());
+    let got = reveal_native("reverse", n, Format::F64, None, Pivot::default()).tree;
     assert_eq!(got.depth(), n - 1);
     assert_eq!(got, expected("reverse", n).parse().unwrap());
 }
