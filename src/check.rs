@@ -17,6 +17,7 @@ use std::fmt;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
@@ -138,6 +139,52 @@ impl CheckReport {
                 m.replayed,
                 m.black_box
             ),
+        }
+    }
+}
+
+impl CheckReport {
+    /// Trials that matched bit for bit before the first mismatch (all of
+    /// them when none did).
+    pub fn passed(&self) -> usize {
+        self.trials - usize::from(self.mismatch.is_some())
+    }
+}
+
+/// Random inputs a reveal replays its tree on by default, to confirm that
+/// the black box does what the tree says (and not only in that order).
+pub const CONFIRM_TRIALS: usize = 48;
+
+/// How a revealed tree was confirmed against its black box: the record a
+/// tree file keeps (`"confirmation"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// Random inputs tried.
+    pub trials: usize,
+    /// Of which the tree's replay matched bit for bit.
+    pub passed: usize,
+    /// The accumulator format the replay added in, when every trial matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accumulator: Option<String>,
+    /// Where the first input that did not match was saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mismatch_file: Option<String>,
+}
+
+impl Confirmation {
+    /// True when every trial matched.
+    pub fn confirmed(&self) -> bool {
+        self.trials > 0 && self.passed == self.trials
+    }
+}
+
+impl From<&CheckReport> for Confirmation {
+    fn from(report: &CheckReport) -> Self {
+        Confirmation {
+            trials: report.trials,
+            passed: report.passed(),
+            accumulator: report.accumulator.map(|f| f.name().to_string()),
+            mismatch_file: None,
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The `fprev` command line: a thin layer over the library.
 
+mod guard;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -28,9 +30,17 @@ how many units survive, and rebuilds the summation tree from the answers.
 Every answer is validated: a black box that breaks the method's assumptions is
 reported as such, never turned into a tree.
 
+Every reveal ends by replaying the revealed tree on random inputs and
+comparing with the black box bit for bit (--confirm K trials): masked inputs
+only see the order, so a black box that does not add in plain rounded
+additions (a compensated sum, a mixed-precision kernel) is revealed an order
+it does not follow in its bits. Such a tree is still printed, marked as not
+confirmed, and the first input that differs is saved to a file.
+
 Exit status: 0 ok, 1 trees differ or a check failed, 2 usage or bad input,
 3 the black box broke an assumption, 4 the black box is order-independent
-(the same bits in every order: reported, no tree).";
+(the same bits in every order: reported, no tree), 5 the order was revealed
+but a replay of it does not reproduce the black box's bits.";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -46,7 +56,14 @@ Examples:
   fprev probes                                   what can be revealed here";
 
 #[derive(Parser, Debug)]
-#[command(name = "fprev", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]
+#[command(
+    name = "fprev",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = EXAMPLES,
+    arg_required_else_help = true
+)]
 struct Cli {
     /// Log what the engine does on stderr (-v: subproblems, -vv: more).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -74,7 +91,7 @@ enum Command {
 #[derive(Args, Debug)]
 struct BlackBoxArgs {
     /// Number of summands [default: the tree's size for replay:, else 32].
-    #[arg(short, long)]
+    #[arg(short, long, allow_hyphen_values = true, value_parser = parse_count)]
     n: Option<usize>,
     #[command(flatten)]
     format: FormatArgs,
@@ -98,8 +115,49 @@ struct MpiArgs {
     ranks: Option<u16>,
     /// Seconds an MPI job started by --ranks may run before it is stopped,
     /// every process of it.
-    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 600,
+          value_parser = clap::value_parser!(u64).range(1..))]
     mpi_timeout: u64,
+}
+
+#[derive(Args, Debug)]
+struct GuardArgs {
+    /// Seconds one call of the black box may run; a call that runs longer
+    /// (a hang) stops fprev with exit status 3 [default: no limit].
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    timeout: Option<f64>,
+}
+
+impl GuardArgs {
+    /// Starts the watchdog when a timeout is given.
+    fn start(&self) {
+        if let Some(limit) = self.timeout {
+            guard::set_timeout(std::time::Duration::from_secs_f64(limit));
+        }
+    }
+}
+
+/// Opens `spec` with its calls guarded (crash line, --timeout).
+fn open_guarded(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn probe::Probe>> {
+    let inner = probe::open(spec, opts)?;
+    Ok(Box::new(guard::Guarded::new(inner, spec)))
+}
+
+/// A count of summands: a whole number of at least 1.
+fn parse_count(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<i128>() {
+        Ok(n) if n >= 1 => usize::try_from(n).map_err(|_| format!("{s} is too large")),
+        Ok(_) => Err(format!("{s} summands: give a whole number of at least 1")),
+        Err(_) => Err(format!("'{s}' is not a whole number of summands")),
+    }
+}
+
+/// A positive number of seconds.
+fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t > 0.0 && t.is_finite() && t < 1e9 => Ok(t),
+        _ => Err(format!("'{s}' is not a number of seconds above 0")),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -190,7 +248,28 @@ struct RevealArgs {
     #[command(flatten)]
     engine: EngineArgs,
     #[command(flatten)]
+    confirm: ConfirmArgs,
+    #[command(flatten)]
+    guard: GuardArgs,
+    #[command(flatten)]
     output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+struct ConfirmArgs {
+    /// Random inputs to replay the revealed tree on, compared with the black
+    /// box bit for bit (0: do not confirm).
+    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS)]
+    confirm: usize,
+    #[command(flatten)]
+    mismatch: MismatchArgs,
+}
+
+#[derive(Args, Debug)]
+struct MismatchArgs {
+    /// Where the first input whose bits differ is saved (JSON).
+    #[arg(long, value_name = "FILE", default_value = "fprev-mismatch.json")]
+    mismatch_out: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -206,8 +285,8 @@ struct EngineArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Most inputs per call of a batched black box (the rows of a GEMV/GEMM).
-    #[arg(long, value_name = "ROWS")]
-    batch: Option<usize>,
+    #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u64).range(1..))]
+    batch: Option<u64>,
     /// The row of a batched black box whose order is revealed (a GEMV/GEMM
     /// row, an element of an MPI vector), with the rows that sum alike.
     #[arg(long, value_name = "K", default_value_t = 0)]
@@ -233,7 +312,7 @@ impl EngineArgs {
                 PivotRule::Ends => Pivot::Ends,
             },
             progress: true,
-            batch: self.batch,
+            batch: self.batch.map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
             pack: !self.no_pack,
             guess: !self.no_guess,
             row: self.row,
@@ -258,6 +337,13 @@ struct SweepArgs {
     mpi: MpiArgs,
     #[command(flatten)]
     engine: EngineArgs,
+    /// Random inputs to replay each revealed tree on, compared with the
+    /// black box bit for bit (0: do not confirm); a size whose tree is not
+    /// confirmed gets no order name.
+    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS)]
+    confirm: usize,
+    #[command(flatten)]
+    guard: GuardArgs,
     /// Output format [default: from the -o extension (.json), else a table].
     #[arg(long, value_enum)]
     format: Option<SweepFormat>,
@@ -322,14 +408,18 @@ struct CheckArgs {
     #[command(flatten)]
     black_box: BlackBoxArgs,
     /// Random inputs to try.
-    #[arg(long, default_value_t = 1000)]
-    trials: usize,
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    trials: u64,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// The row of a batched black box to compare with (see reveal --row).
     #[arg(long, value_name = "K", default_value_t = 0)]
     row: usize,
+    #[command(flatten)]
+    mismatch: MismatchArgs,
+    #[command(flatten)]
+    guard: GuardArgs,
 }
 
 /// Parses the command line, runs it and returns the process exit status.
@@ -342,10 +432,9 @@ fn command_line() -> i32 {
             return e.exit_code();
         }
         Err(e) => {
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("bad usage");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("fprev: error: {first} (see fprev --help)");
+            // clap's whole message: what was wrong, the possible values or
+            // "did you mean", and the usage line.
+            let _ = e.print();
             return e.exit_code();
         }
     };
@@ -363,6 +452,7 @@ fn command_line() -> i32 {
 /// (the other ranks serve its `mpi:` black boxes and exit in
 /// [`crate::mpi::join`]).
 pub fn main() -> i32 {
+    guard::install();
     #[cfg(feature = "mpi")]
     let session = match crate::mpi::join() {
         Ok(session) => session,
@@ -426,10 +516,14 @@ fn run(command: Command) -> Result<i32> {
 
 fn reveal_cmd(a: RevealArgs) -> Result<i32> {
     // Validate the output before spending time on the reveal.
-    let format = a.output.resolve();
-    check_writable(a.output.output.as_deref())?;
+    let format = a.output.resolve()?;
+    check_writable(a.output.path())?;
     let opts = a.black_box.options(None);
-    let mut black_box = probe::open(&a.spec, &opts)?;
+    a.guard.start();
+    let mut black_box = open_guarded(&a.spec, &opts)?;
+    if let Some(about) = black_box.about() {
+        eprintln!("fprev: note: {}: {about}", a.spec);
+    }
     let options = a.engine.options();
     let r = match reveal::reveal(&mut black_box, &options) {
         Err(Error::OrderIndependent(why)) => {
@@ -441,15 +535,67 @@ fn reveal_cmd(a: RevealArgs) -> Result<i32> {
     for note in &r.notes {
         eprintln!("fprev: note: {note}");
     }
-    tracing::info!(?r.stats, "revealed");
+    tracing::info!("revealed: {}", r.stats);
+    let confirmation = (a.confirm.confirm > 0)
+        .then(|| {
+            let report =
+                check::check_row(&r.tree, &mut black_box, a.confirm.confirm, 0, options.row)?;
+            let mut confirmation = check::Confirmation::from(&report);
+            if let Some(m) = &report.mismatch {
+                let file = &a.confirm.mismatch.mismatch_out;
+                save_mismatch(file, &a.spec, black_box.format(), options.row, m)?;
+                confirmation.mismatch_file = Some(file.display().to_string());
+                eprintln!(
+                    "fprev: warning: {}: the order is revealed, but a replay of it in plain \
+                     rounded additions ({} or wider) differs from the black box on random input \
+                     {} ({}): it does not add as a tree of plain additions (a compensated sum? \
+                     parts in other precisions?); the input is saved to {}",
+                    a.spec,
+                    black_box.accumulator(),
+                    m.trial + 1,
+                    m.kind,
+                    file.display()
+                );
+            }
+            Ok::<_, Error>(confirmation)
+        })
+        .transpose()?;
+    let code = match &confirmation {
+        Some(c) if !c.confirmed() => 5,
+        _ => 0,
+    };
     let doc = TreeDocument {
         tree: r.tree,
         dtype: Some(black_box.format()),
         probe: Some(a.spec.clone()),
         stats: Some(r.stats),
+        confirmation,
     };
-    write_out(&render_doc(&doc, format)?, a.output.output.as_deref())?;
-    Ok(0)
+    write_out(&render_doc(&doc, format)?, a.output.path())?;
+    Ok(code)
+}
+
+/// Saves the input on which a replay and the black box `spec` differ, with
+/// both results, as JSON.
+fn save_mismatch(
+    path: &Path,
+    spec: &str,
+    format: Format,
+    row: usize,
+    m: &check::Mismatch,
+) -> Result<()> {
+    let json = serde_json::json!({
+        "probe": spec,
+        "dtype": format.name(),
+        "n": m.input.len(),
+        "row": row,
+        "trial": m.trial,
+        "kind": m.kind.to_string(),
+        "replayed": m.replayed,
+        "black_box": m.black_box,
+        "input": m.input,
+    });
+    write_out(format!("{json}\n").as_bytes(), Some(path))
 }
 
 fn diff_cmd(a: DiffArgs) -> Result<i32> {
@@ -486,8 +632,10 @@ fn check_cmd(a: CheckArgs) -> Result<i32> {
     let doc = TreeDocument::read(&a.tree)?;
     let mut opts = a.black_box.options(doc.dtype);
     opts.n = opts.n.or(Some(doc.tree.n()));
-    let mut black_box = probe::open(&a.spec, &opts)?;
-    let report = check::check_row(&doc.tree, &mut black_box, a.trials, a.seed, a.row)?;
+    a.guard.start();
+    let mut black_box = open_guarded(&a.spec, &opts)?;
+    let trials = usize::try_from(a.trials).unwrap_or(usize::MAX);
+    let report = check::check_row(&doc.tree, &mut black_box, trials, a.seed, a.row)?;
     println!(
         "{}",
         report.summary(
@@ -500,64 +648,107 @@ fn check_cmd(a: CheckArgs) -> Result<i32> {
     match report.mismatch {
         None => Ok(0),
         Some(m) => {
-            let input: Vec<String> = m.input.iter().map(|x| format!("{x:e}")).collect();
-            println!("input: [{}]", input.join(", "));
+            let file = &a.mismatch.mismatch_out;
+            save_mismatch(file, &a.spec, black_box.format(), a.row, &m)?;
+            println!("the input is saved to {}", file.display());
             Ok(1)
         }
     }
 }
 
 fn sweep_cmd(a: SweepArgs) -> Result<i32> {
+    let output = stdout_or(a.output.as_deref());
     let json = match a.format {
         Some(f) => f == SweepFormat::Json,
-        None => a
-            .output
-            .as_ref()
-            .and_then(|p| p.extension())
-            .is_some_and(|e| e == "json"),
+        None => {
+            let named = format_of(output, &[("json", true), ("txt", false)], "sweep")?;
+            named.unwrap_or(false)
+        }
     };
-    check_writable(a.output.as_deref())?;
+    check_writable(output)?;
     let threads: Vec<Option<usize>> = if a.threads.is_empty() {
         vec![None]
     } else {
         a.threads.iter().map(|t| Some(usize::from(*t))).collect()
     };
-    let s = sweep::sweep(
+    a.guard.start();
+    let s = sweep::sweep_with(
         &a.spec,
         &a.number.options(None),
         &a.sizes,
         &threads,
         &a.engine.options(),
+        a.confirm,
+        &mut open_guarded,
     )?;
     let text = if json {
         s.to_json() + "\n"
     } else {
         s.to_string()
     };
-    write_out(text.as_bytes(), a.output.as_deref())?;
-    Ok(if s.any_broken() { 3 } else { 0 })
+    write_out(text.as_bytes(), output)?;
+    Ok(if s.any_broken() {
+        3
+    } else if s.any_unconfirmed() {
+        5
+    } else {
+        0
+    })
+}
+
+/// `None` (stdout) for no path or `-`.
+fn stdout_or(path: Option<&Path>) -> Option<&Path> {
+    path.filter(|p| p.as_os_str() != "-")
+}
+
+/// The format an output file's extension names, whatever its case; `None`
+/// for stdout or a file without an extension. An extension `formats` does
+/// not name is an error: writing text into `t.png` would only mislead.
+fn format_of<F: Copy>(
+    path: Option<&Path>,
+    formats: &[(&str, F)],
+    command: &str,
+) -> Result<Option<F>> {
+    let Some(ext) = path.and_then(|p| p.extension()) else {
+        return Ok(None);
+    };
+    let ext = ext.to_string_lossy().to_lowercase();
+    match formats.iter().find(|(e, _)| *e == ext) {
+        Some((_, f)) => Ok(Some(*f)),
+        None => {
+            let known: Vec<String> = formats.iter().map(|(e, _)| format!(".{e}")).collect();
+            Err(Error::Input(format!(
+                "{command} cannot write a .{ext} file: name one ending in {}, or give --format",
+                known.join(", ")
+            )))
+        }
+    }
 }
 
 impl OutputArgs {
-    fn resolve(&self) -> OutputFormat {
-        self.format.unwrap_or_else(|| {
-            match self
-                .output
-                .as_ref()
-                .and_then(|p| p.extension())
-                .and_then(|e| e.to_str())
-            {
-                Some("json") => OutputFormat::Json,
-                Some("dot" | "gv") => OutputFormat::Dot,
-                Some("svg") => OutputFormat::Svg,
-                _ => OutputFormat::Text,
-            }
-        })
+    /// The file to write, `None` for stdout.
+    fn path(&self) -> Option<&Path> {
+        stdout_or(self.output.as_deref())
+    }
+
+    fn resolve(&self) -> Result<OutputFormat> {
+        if let Some(f) = self.format {
+            return Ok(f);
+        }
+        let formats = [
+            ("json", OutputFormat::Json),
+            ("dot", OutputFormat::Dot),
+            ("gv", OutputFormat::Dot),
+            ("svg", OutputFormat::Svg),
+            ("txt", OutputFormat::Text),
+        ];
+        Ok(format_of(self.path(), &formats, "fprev")?.unwrap_or(OutputFormat::Text))
     }
 }
 
 fn emit(doc: &TreeDocument, out: &OutputArgs) -> Result<()> {
-    write_out(&render_doc(doc, out.resolve())?, out.output.as_deref())
+    let format = out.resolve()?;
+    write_out(&render_doc(doc, format)?, out.path())
 }
 
 fn render_doc(doc: &TreeDocument, format: OutputFormat) -> Result<Vec<u8>> {
@@ -576,6 +767,22 @@ fn render_doc(doc: &TreeDocument, format: OutputFormat) -> Result<Vec<u8>> {
                     );
                 }
                 s.push('\n');
+                s += &match &doc.confirmation {
+                    None => "# not confirmed by replay (--confirm 0)\n".to_string(),
+                    Some(c) if c.confirmed() => format!(
+                        "# confirmed: replayed (adding in {}) on {} random inputs, the same bits\n",
+                        c.accumulator.as_deref().unwrap_or("?"),
+                        c.trials
+                    ),
+                    Some(c) => format!(
+                        "# NOT CONFIRMED: the order is revealed, but its replay gave other bits \
+                         than the black box on random input {} (the first {} matched); that \
+                         input is in {}\n",
+                        c.trials,
+                        c.passed,
+                        c.mismatch_file.as_deref().unwrap_or("no file")
+                    ),
+                };
             }
             s.into_bytes()
         }
@@ -586,6 +793,12 @@ fn render_doc(doc: &TreeDocument, format: OutputFormat) -> Result<Vec<u8>> {
 /// in an unwritable output.
 fn check_writable(path: Option<&Path>) -> Result<()> {
     let Some(path) = path else { return Ok(()) };
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().readonly()) {
+        return Err(Error::Input(format!(
+            "cannot write {}: the file is read-only (make it writable, or name another file)",
+            path.display()
+        )));
+    }
     let dir = parent_dir(path);
     if !dir.is_dir() {
         return Err(Error::Input(format!(

@@ -14,6 +14,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::check::Confirmation;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::reveal::Stats;
@@ -30,6 +31,8 @@ pub struct TreeDocument {
     pub probe: Option<String>,
     /// What the reveal cost.
     pub stats: Option<Stats>,
+    /// How the tree was confirmed against the black box by replay.
+    pub confirmation: Option<Confirmation>,
 }
 
 #[derive(Deserialize)]
@@ -40,6 +43,7 @@ struct Raw<'a> {
     #[serde(borrow)]
     tree: &'a RawValue,
     stats: Option<Stats>,
+    confirmation: Option<Confirmation>,
 }
 
 impl TreeDocument {
@@ -50,6 +54,7 @@ impl TreeDocument {
             dtype: None,
             probe: None,
             stats: None,
+            confirmation: None,
         }
     }
 
@@ -97,6 +102,7 @@ impl TreeDocument {
             dtype,
             probe: raw.probe,
             stats: raw.stats,
+            confirmation: raw.confirmation,
         })
     }
 
@@ -114,6 +120,10 @@ impl TreeDocument {
         if let Some(s) = &self.stats {
             out += ",\"stats\":";
             out += &serde_json::to_string(s).expect("stats serialize");
+        }
+        if let Some(c) = &self.confirmation {
+            out += ",\"confirmation\":";
+            out += &serde_json::to_string(c).expect("a confirmation serializes");
         }
         out.push('}');
         out

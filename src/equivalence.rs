@@ -1,5 +1,6 @@
 //! Asserting summation orders in a test suite: two black boxes have the same
-//! order, or a black box still has the order saved in a tree file.
+//! order and give the same bits, or a black box still has the order saved in
+//! a tree file.
 //!
 //! ```
 //! use fprev::equivalence::{assert_same_order, same_order};
@@ -13,15 +14,29 @@
 //! let mut c = open("native:pairwise", &opts).unwrap();
 //! let parted = same_order(&mut a, &mut c).unwrap().unwrap_err();
 //! assert!(parted.to_string().contains("the orders part"));
+//!
+//! // One order, other arithmetic: the same tree, but not the same bits.
+//! let wide = ProbeOptions { accumulator: Some(fprev::Format::F64), ..opts.clone() };
+//! let mut d = open("native:binary-tree", &wide).unwrap();
+//! let parted = same_order(&mut a, &mut d).unwrap().unwrap_err();
+//! assert!(parted.to_string().contains("same order, different bits"));
 //! ```
 //!
-//! A saved tree works as a snapshot: [`assert_order`] compares against the
-//! file, and writes it when it is missing and `FPREV_UPDATE=1` is set (or
-//! rewrites it, when it differs, under the same variable).
+//! Masked inputs see only the order, so both checks also compare bits on
+//! random inputs ([`same_bits`]): two black boxes with one order but other
+//! arithmetic (a compensated sum and a plain one) are told apart, and a
+//! black box whose bits are not its order's replay never matches a
+//! snapshot. A saved tree works as a snapshot: [`assert_order`] compares
+//! against the file, and writes it when it is missing and `FPREV_UPDATE=1`
+//! is set (or rewrites it, when it differs, under the same variable).
 
 use std::fmt;
 use std::path::Path;
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::check::{self, CONFIRM_TRIALS, Inputs};
 use crate::document::TreeDocument;
 use crate::error::{Error, Result};
 use crate::probe::Probe;
@@ -69,6 +84,103 @@ impl fmt::Display for Parted {
     }
 }
 
+/// An input on which two black boxes (or a black box and a tree's replay)
+/// return different bits.
+#[derive(Clone, Debug)]
+pub struct BitsDiffer {
+    /// Name of the first.
+    pub left_name: String,
+    /// Name of the second.
+    pub right_name: String,
+    /// Which random input (0-based).
+    pub trial: usize,
+    /// What kind of input it was.
+    pub kind: Inputs,
+    /// The input.
+    pub input: Vec<f64>,
+    /// What the first returned.
+    pub left: f64,
+    /// What the second returned.
+    pub right: f64,
+}
+
+impl fmt::Display for BitsDiffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "same order, different bits: on random input {} ({}, {} values) {} gave {:e} where {} \
+             gave {:e}",
+            self.trial + 1,
+            self.kind,
+            self.input.len(),
+            self.left_name,
+            self.left,
+            self.right_name,
+            self.right
+        )
+    }
+}
+
+/// Why two black boxes (or a black box and a saved order) are not one.
+#[derive(Clone, Debug)]
+pub enum Differ {
+    /// Their orders differ.
+    Order(Parted),
+    /// Their orders agree, their bits do not.
+    Bits(BitsDiffer),
+}
+
+impl fmt::Display for Differ {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Differ::Order(p) => p.fmt(f),
+            Differ::Bits(b) => b.fmt(f),
+        }
+    }
+}
+
+/// Sums `trials` seeded random inputs (cycling through the kinds of
+/// [`Inputs`]) with both black boxes and compares the results bit for bit:
+/// `Ok(Ok(()))` when every one agreed.
+pub fn same_bits(
+    a: &mut dyn Probe,
+    b: &mut dyn Probe,
+    trials: usize,
+    seed: u64,
+) -> Result<Result<(), BitsDiffer>> {
+    if a.n() != b.n() || a.format() != b.format() {
+        return Err(Error::Input(format!(
+            "the black boxes take {} values of {} and {} values of {}",
+            a.n(),
+            a.format(),
+            b.n(),
+            b.format()
+        )));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (mut left, mut right) = ([0.0], [0.0]);
+    for trial in 0..trials {
+        let kind = Inputs::ALL[trial % Inputs::ALL.len()];
+        let input = kind.draw(a.format(), a.n(), &mut rng);
+        a.sum(&input, &mut left)?;
+        b.sum(&input, &mut right)?;
+        let same =
+            left[0].to_bits() == right[0].to_bits() || (left[0].is_nan() && right[0].is_nan());
+        if !same {
+            return Ok(Err(BitsDiffer {
+                left_name: "the first black box".into(),
+                right_name: "the second black box".into(),
+                trial,
+                kind,
+                input,
+                left: left[0],
+                right: right[0],
+            }));
+        }
+    }
+    Ok(Ok(()))
+}
+
 /// Compares two trees modulo child order.
 pub fn compare(
     left: &SummationTree,
@@ -88,39 +200,56 @@ pub fn compare(
     })
 }
 
-/// Reveals both black boxes and compares their orders: `Ok(Ok(()))` when
-/// they are equal, `Ok(Err(parted))` when they differ, `Err` when a reveal
-/// fails.
-pub fn same_order(a: &mut dyn Probe, b: &mut dyn Probe) -> Result<Result<(), Parted>> {
+/// Reveals both black boxes and compares their orders, then their bits on
+/// [`CONFIRM_TRIALS`] random inputs: `Ok(Ok(()))` when both agree,
+/// `Ok(Err(differ))` when either differs, `Err` when a reveal fails.
+pub fn same_order(a: &mut dyn Probe, b: &mut dyn Probe) -> Result<Result<(), Differ>> {
     let left = reveal(a, &Options::default())?.tree;
     let right = reveal(b, &Options::default())?.tree;
-    Ok(compare(
-        &left,
-        "the first black box",
-        &right,
-        "the second black box",
-    ))
+    if let Err(parted) = compare(&left, "the first black box", &right, "the second black box") {
+        return Ok(Err(Differ::Order(parted)));
+    }
+    Ok(same_bits(a, b, CONFIRM_TRIALS, 0)?.map_err(Differ::Bits))
 }
 
-/// Panics, naming the smallest subtree where they part, unless both black
-/// boxes sum in the same order.
+/// Panics, naming the smallest subtree where they part or the input whose
+/// bits differ, unless both black boxes sum in the same order to the same
+/// bits.
 ///
 /// # Panics
-/// When the orders differ or a reveal fails.
+/// When the orders or the bits differ, or a reveal fails.
 #[track_caller]
 pub fn assert_same_order(a: &mut dyn Probe, b: &mut dyn Probe) {
     match same_order(a, b) {
         Ok(Ok(())) => {}
-        Ok(Err(parted)) => panic!("{parted}"),
+        Ok(Err(differ)) => panic!("{differ}"),
         Err(e) => panic!("reveal failed: {e}"),
     }
 }
 
-/// Reveals `probe` and compares its order with the tree saved at `path`.
-/// With [`UPDATE_VAR`] set to `1`, a missing or different file is
-/// (re)written with the revealed tree instead, and the check passes.
-pub fn check_order(probe: &mut dyn Probe, path: &Path) -> Result<Result<(), Parted>> {
+/// Reveals `probe`, compares its order with the tree saved at `path`, and
+/// confirms that the black box's bits are that tree's replay on
+/// [`CONFIRM_TRIALS`] random inputs. With [`UPDATE_VAR`] set to `1`, a
+/// missing or different file is (re)written with the revealed tree
+/// instead, and the order check passes (the bits are still checked).
+pub fn check_order(probe: &mut dyn Probe, path: &Path) -> Result<Result<(), Differ>> {
     let revealed = reveal(probe, &Options::default())?.tree;
+    let report = check::check(&revealed, probe, CONFIRM_TRIALS, 0)?;
+    if let Some(m) = report.mismatch {
+        let name = format!(
+            "the replay of its order (adding in {} or wider)",
+            probe.accumulator()
+        );
+        return Ok(Err(Differ::Bits(BitsDiffer {
+            left_name: "the black box".into(),
+            right_name: name,
+            trial: m.trial,
+            kind: m.kind,
+            input: m.input,
+            left: m.black_box,
+            right: m.replayed,
+        })));
+    }
     let update = std::env::var(UPDATE_VAR).is_ok_and(|v| v == "1");
     let saved = match TreeDocument::read(path) {
         Ok(doc) => Some(doc.tree),
@@ -136,7 +265,7 @@ pub fn check_order(probe: &mut dyn Probe, path: &Path) -> Result<Result<(), Part
     let name = path.display().to_string();
     match saved.map(|saved| compare(&revealed, "the black box", &saved, &name)) {
         Some(Ok(())) => Ok(Ok(())),
-        Some(Err(parted)) if !update => Ok(Err(parted)),
+        Some(Err(parted)) if !update => Ok(Err(Differ::Order(parted))),
         _ => {
             write_snapshot(path, revealed)?;
             Ok(Ok(()))

@@ -31,6 +31,7 @@
 //! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
 //! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
 //! - [`render`], [`shape`], [`document`]: drawing, summarising and saving trees;
+//! - [`memory`]: refusing sizes this machine cannot hold, before allocating;
 //! - [`cli`]: the `fprev` command line.
 
 pub mod check;
@@ -39,6 +40,7 @@ pub mod document;
 pub mod equivalence;
 pub mod error;
 pub mod format;
+pub mod memory;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod order;

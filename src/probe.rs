@@ -29,7 +29,6 @@
 //! ```
 
 pub(crate) mod batch;
-#[cfg(feature = "blas")]
 pub mod blas;
 pub mod dylib;
 mod linalg;
@@ -85,6 +84,12 @@ pub trait Probe {
         1
     }
 
+    /// What exactly answers, where the spec leaves it open: the library
+    /// file a `blas:` spec loaded and its version. Defaults to `None`.
+    fn about(&self) -> Option<String> {
+        None
+    }
+
     /// Sums every row of `inputs` (`out.len()` rows of `n` values, each
     /// exactly representable in [`Probe::format`]) into `out`.
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()>;
@@ -113,6 +118,9 @@ impl<P: Probe + ?Sized> Probe for Box<P> {
     }
     fn max_batch(&self) -> usize {
         (**self).max_batch()
+    }
+    fn about(&self) -> Option<String> {
+        (**self).about()
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         (**self).sum(inputs, out)
@@ -216,12 +224,11 @@ pub fn catalog() -> Vec<SpecInfo> {
             available: ok(),
         },
         SpecInfo {
-            pattern: "blas:dot|gemv|gemm",
-            about: "the system OpenBLAS through CBLAS, f32 and f64",
-            #[cfg(feature = "blas")]
-            available: ok(),
-            #[cfg(not(feature = "blas"))]
-            available: Err("this fprev was built without the 'blas' feature".into()),
+            pattern: "blas:dot|gemv|gemm[@LIB]",
+            about: "a CBLAS loaded at run time (LIB: openblas, blis, refblas, mkl, atlas, or a path), f32 and f64",
+            available: blas::library::Cblas::open(None)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
         },
         SpecInfo {
             pattern: "dylib:PATH.so:SYMBOL",
@@ -270,21 +277,16 @@ pub fn catalog() -> Vec<SpecInfo> {
 /// assert!(open("native:zigzag", &opts).is_err());
 /// ```
 pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
+    if let Some(n) = opts.n {
+        crate::memory::check_reveal(n)?;
+    }
     let (library, rest) = spec.split_once(':').unwrap_or((spec, ""));
     let probe: Box<dyn Probe> = match library {
         "native" => Box::new(Native::new(rest, opts)?),
         "replay" => Box::new(ReplayProbe::open(rest, opts)?),
         "reduce" => Box::new(ReducerProbe::open(spec, rest, opts)?),
         "ndarray" => Box::new(ndarray::open(spec, rest, opts)?),
-        #[cfg(feature = "blas")]
         "blas" => Box::new(blas::open(spec, rest, opts)?),
-        #[cfg(not(feature = "blas"))]
-        "blas" => {
-            return Err(Error::Input(format!(
-                "{spec}: this fprev was built without the 'blas' feature: rebuild with \
-                 `cargo build --features blas` (needs libopenblas-dev)"
-            )));
-        }
         "dylib" => Box::new(dylib::DylibProbe::open(spec, rest, opts)?),
         #[cfg(feature = "mpi")]
         "mpi" => Box::new(mpi::MpiProbe::open(spec, rest, opts)?),

@@ -247,6 +247,12 @@ pub fn fused_pair_bound(tree: &SummationTree) -> u64 {
 /// [`Error::OrderIndependent`].
 pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
     let started = Instant::now();
+    crate::memory::check_reveal(probe.n())?;
+    if opts.batch == Some(0) {
+        return Err(Error::Input(
+            "a batch of 0 inputs a call reveals nothing: give --batch 1 or more".into(),
+        ));
+    }
     let mut oracle = Oracle::new(probe)?;
     let mut notes: Vec<String> = oracle
         .calibrate_rows(opts.batch, opts.row)?

@@ -20,10 +20,11 @@ use std::str::FromStr;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use crate::check::{CONFIRM_TRIALS, check_row};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::order::Order;
-use crate::probe::{self, ProbeOptions};
+use crate::probe::{self, Probe, ProbeOptions};
 use crate::reveal::{Options, Stats, reveal};
 use crate::shape::Shape;
 use crate::tree::SummationTree;
@@ -88,6 +89,10 @@ pub enum Outcome {
     /// The black box broke an assumption of the method (the message says
     /// which).
     Broken(String),
+    /// A tree was revealed, but its replay gave other bits than the black
+    /// box on a random input: the order holds, the arithmetic is not plain
+    /// additions, so the sweep names no order for this size.
+    Unconfirmed(SummationTree),
 }
 
 /// One reveal of a sweep.
@@ -115,12 +120,13 @@ impl Point {
             },
             Outcome::OrderIndependent => Class::Other("order-independent"),
             Outcome::Broken(_) => Class::Other("broken"),
+            Outcome::Unconfirmed(_) => Class::Other("not confirmed by replay"),
         }
     }
 
     fn tree(&self) -> Option<&SummationTree> {
         match &self.outcome {
-            Outcome::Tree(t) => Some(t),
+            Outcome::Tree(t) | Outcome::Unconfirmed(t) => Some(t),
             _ => None,
         }
     }
@@ -229,6 +235,29 @@ pub fn sweep(
     threads: &[Option<usize>],
     opts: &Options,
 ) -> Result<Sweep> {
+    sweep_with(
+        spec,
+        probe_opts,
+        sizes,
+        threads,
+        opts,
+        CONFIRM_TRIALS,
+        &mut probe::open,
+    )
+}
+
+/// [`sweep()`], replaying each revealed tree on `confirm` random inputs (0:
+/// none) and opening each black box with `open` (a spec and its options
+/// to a probe, [`probe::open`] or one wrapping it).
+pub fn sweep_with(
+    spec: &str,
+    probe_opts: &ProbeOptions,
+    sizes: &Sizes,
+    threads: &[Option<usize>],
+    opts: &Options,
+    confirm: usize,
+    open: &mut dyn FnMut(&str, &ProbeOptions) -> Result<Box<dyn Probe>>,
+) -> Result<Sweep> {
     let total = (sizes.0.len() * threads.len()) as u64;
     let bar = if opts.progress {
         ProgressBar::new(total)
@@ -255,9 +284,15 @@ pub fn sweep(
                 threads: t,
                 ..probe_opts.clone()
             };
-            let mut black_box = probe::open(spec, &po)?;
+            let mut black_box = open(spec, &po)?;
             let (outcome, stats) = match reveal(&mut black_box, &quiet) {
-                Ok(r) => (Outcome::Tree(r.tree), Some(r.stats)),
+                Ok(r) => {
+                    let report = check_row(&r.tree, &mut black_box, confirm, 0, opts.row)?;
+                    match report.mismatch {
+                        None => (Outcome::Tree(r.tree), Some(r.stats)),
+                        Some(_) => (Outcome::Unconfirmed(r.tree), Some(r.stats)),
+                    }
+                }
                 Err(Error::OrderIndependent(_)) => (Outcome::OrderIndependent, None),
                 Err(Error::BlackBox(why)) => (Outcome::Broken(why), None),
                 Err(e) => return Err(e),
@@ -327,6 +362,13 @@ impl Sweep {
             }
         }
         out
+    }
+
+    /// Whether some revealed tree's replay gave other bits than the black box.
+    pub fn any_unconfirmed(&self) -> bool {
+        self.points
+            .iter()
+            .any(|p| matches!(p.outcome, Outcome::Unconfirmed(_)))
     }
 
     /// Whether some reveal found the black box broken.

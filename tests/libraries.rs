@@ -230,7 +230,6 @@ fn ndarray_gemm_is_blocked_by_matrixmultiply_kc() {
 // OpenBLAS
 // ---------------------------------------------------------------------------
 
-#[cfg(feature = "blas")]
 #[test]
 fn blas_ddot_reveals_a_tree_that_reproduces_openblas() {
     for n in SIZES.into_iter().chain([32, 33, 1000]) {
@@ -245,7 +244,6 @@ fn blas_ddot_reveals_a_tree_that_reproduces_openblas() {
 /// Sizes at which OpenBLAS's sdot rounds every partial sum to f32: its
 /// double-precision tail (below) holds at most one value, or no kernel
 /// part precedes a tail of at most two.
-#[cfg(feature = "blas")]
 #[test]
 fn blas_sdot_reveals_a_tree_that_reproduces_openblas() {
     for n in [1, 2, 32, 33, 64, 65, 96, 320, 1024] {
@@ -260,7 +258,7 @@ fn blas_sdot_reveals_a_tree_that_reproduces_openblas() {
 /// that, and rounds once to float. fprev reveals that order; the precision
 /// differs between the two parts, so no replay in one accumulator format
 /// reproduces its bits when the tail holds two values or more.
-#[cfg(all(feature = "blas", target_arch = "x86_64"))]
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn openblas_sdot_adds_its_tail_in_double() {
     use rand::SeedableRng;
@@ -294,7 +292,6 @@ fn openblas_sdot_adds_its_tail_in_double() {
     }
 }
 
-#[cfg(feature = "blas")]
 #[test]
 fn blas_gemv_reveals_a_tree_that_reproduces_openblas_and_batches_rows() {
     for format in FORMATS {
@@ -308,7 +305,6 @@ fn blas_gemv_reveals_a_tree_that_reproduces_openblas_and_batches_rows() {
     }
 }
 
-#[cfg(feature = "blas")]
 #[test]
 fn blas_gemm_reveals_a_tree_that_reproduces_openblas_and_batches_rows() {
     for format in FORMATS {
@@ -329,7 +325,7 @@ fn blas_gemm_reveals_a_tree_that_reproduces_openblas_and_batches_rows() {
 #[test]
 fn narrow_formats_are_refused_with_the_supported_ones_named() {
     let mut specs = vec!["ndarray:sum", "ndarray:dot", "ndarray:gemv", "ndarray:gemm"];
-    if cfg!(feature = "blas") {
+    if true {
         specs.extend(["blas:dot", "blas:gemv", "blas:gemm"]);
     }
     for spec in specs {
@@ -349,7 +345,7 @@ fn unknown_operations_and_disagreeing_shapes_are_bad_input() {
     assert!(msg.contains("mean") && msg.contains("ndarray:sum"), "{msg}");
     let msg = open_err("ndarray", &opts);
     assert!(msg.contains("ndarray:gemm"), "{msg}");
-    if cfg!(feature = "blas") {
+    if true {
         let msg = open_err("blas:sum", &opts);
         assert!(msg.contains("blas:dot"), "{msg}");
     }
@@ -600,7 +596,7 @@ fn cli_reveals_and_checks_library_black_boxes() {
         "f64",
     ]);
     assert_eq!(first_line(&assert_ok(&out)), blocked(300, 256));
-    if cfg!(feature = "blas") {
+    if true {
         let dir = TempDir::new().unwrap();
         let tree = dir.path().join("sdot.json");
         let tree = tree.to_str().unwrap();
@@ -641,7 +637,7 @@ fn cli_dylib_errors_exit_2_with_one_line() {
 #[test]
 fn cli_narrow_dtypes_exit_2_for_ndarray_and_blas() {
     let mut specs = vec!["ndarray:sum", "ndarray:gemm"];
-    if cfg!(feature = "blas") {
+    if true {
         specs.extend(["blas:dot", "blas:gemv"]);
     }
     for spec in specs {

@@ -27,7 +27,7 @@ import os
 from typing import Any, Callable, Optional, Union
 
 from . import _fprev
-from ._fprev import BlackBoxError, Check, OrderIndependentError, Tree
+from ._fprev import BlackBoxError, Check, OrderIndependentError, Tree, UnconfirmedWarning
 from ._dtypes import format_name
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "Check",
     "OrderIndependentError",
     "Tree",
+    "UnconfirmedWarning",
     "check",
     "diff",
     "reduce",
@@ -69,6 +70,7 @@ def reveal(
     accumulator: Any = None,
     pack: bool = True,
     progress: bool = False,
+    confirm: int = 48,
 ) -> Tree:
     """Reveal the summation tree of ``fn`` summing ``n`` values of ``dtype``.
 
@@ -94,9 +96,16 @@ def reveal(
             (``False``: one query per call, as the FPRev paper).
         progress: draw a progress bar on stderr once a reveal takes over a
             second.
+        confirm: random inputs the revealed tree is replayed on and
+            compared with ``fn`` bit for bit (``0``: not confirmed).
+            Masked inputs see only the order; a function that does not
+            add in plain rounded additions (a compensated sum, a
+            mixed-precision kernel) still gets a tree, marked
+            ``tree.confirmed == False``, with an :class:`UnconfirmedWarning`.
 
     Returns:
-        The :class:`Tree`; ``tree.stats`` says how many calls it took.
+        The :class:`Tree`; ``tree.stats`` says how many calls it took,
+        ``tree.confirmed`` whether its replay reproduced ``fn``'s bits.
 
     Raises:
         TypeError: ``fn`` is not callable, or returned something that is
@@ -120,6 +129,7 @@ def reveal(
         accumulator=None if accumulator is None else format_name(accumulator),
         pack=bool(pack),
         progress=bool(progress),
+        confirm=_count("confirm", confirm, least=0),
     )
 
 

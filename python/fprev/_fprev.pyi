@@ -6,6 +6,9 @@ from typing import Any, Callable, Optional, Union
 class BlackBoxError(RuntimeError):
     """The black box broke an assumption of the method: no tree is returned."""
 
+class UnconfirmedWarning(RuntimeWarning):
+    """The order is revealed, but its replay does not reproduce the black box's bits."""
+
 class OrderIndependentError(Exception):
     """The black box gives the same bits in every order: no tree describes it."""
 
@@ -36,6 +39,12 @@ class Tree:
     @property
     def stats(self) -> Optional[dict[str, float]]:
         """queries, inputs, calls, seconds, probe_seconds of the reveal."""
+    @property
+    def confirmation(self) -> Optional[dict[str, Any]]:
+        """trials, passed, accumulator of the reveal's replay confirmation."""
+    @property
+    def confirmed(self) -> Optional[bool]:
+        """Whether a replay matched the black box on every random input tried."""
     def to_json(self) -> str: ...
     def text(self) -> str:
         """The canonical text form, ``(((0+1)+2)+3)``; fused nodes ``(0+1+2)``."""
@@ -71,6 +80,7 @@ def reveal(
     accumulator: Optional[str] = None,
     pack: bool = True,
     progress: bool = False,
+    confirm: int = 48,
 ) -> Tree: ...
 def check(
     tree: Tree,
@@ -83,6 +93,9 @@ def check(
     seed: int = 0,
 ) -> Check: ...
 def diff(a: Tree, b: Tree) -> Optional[tuple[str, str]]: ...
+def same_bits(
+    call_a: Any, call_b: Any, n: int, dtype: str, label_a: str, label_b: str, trials: int, seed: int = 0
+) -> Optional[str]: ...
 def replay(tree: Tree, x: Any, accumulator: str) -> float: ...
 def binary_tree_sum(x: Any, threads: Optional[int] = None) -> float: ...
 def prerounded_sum(x: Any, threads: Optional[int] = None) -> float: ...

@@ -12,7 +12,9 @@
         assert_order(my_sum, "tests/my_sum_1024.json", n=1024)
 
 Both raise ``AssertionError`` naming the smallest subtree where the orders
-part, so pytest shows what changed.
+part, or the input on which the bits differ (masked inputs see only the
+order: a compensated sum and a plain one share a tree but not their bits),
+so pytest shows what changed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Union
 import os
 
-from . import Tree, _parts, _tree, reveal
+import warnings
+
+from . import Tree, UnconfirmedWarning, _fprev, _label, _parts, _tree, reveal
+from ._dtypes import format_name
 
 __all__ = ["assert_order", "assert_same_order"]
 
@@ -30,20 +35,34 @@ def assert_same_order(
     fn_b: Callable[[Any], Any],
     n: int,
     dtype: Any = "float32",
+    trials: int = 48,
     **reveal_options: Any,
 ) -> Tree:
     """Assert that ``fn_a`` and ``fn_b`` add ``n`` values of ``dtype`` in
-    one order (modulo the order of each node's children). Returns the
-    order. ``reveal_options`` go to :func:`fprev.reveal` for both."""
-    a = reveal(fn_a, n, dtype, **reveal_options)
-    b = reveal(fn_b, n, dtype, **reveal_options)
+    one order (modulo the order of each node's children) and return the
+    same bits on ``trials`` random inputs. Returns the order.
+    ``reveal_options`` go to :func:`fprev.reveal` for both."""
+    a = _quiet_reveal(fn_a, n, dtype, reveal_options)
+    b = _quiet_reveal(fn_b, n, dtype, reveal_options)
     parts = _parts(a, b)
     if parts is not None:
         raise AssertionError(
             "%s and %s sum %d values of %s in different orders: %s has %s where %s has %s"
             % (a.label, b.label, n, dtype, a.label, parts[0], b.label, parts[1])
         )
+    differ = _fprev.same_bits(
+        fn_a, fn_b, n, format_name(dtype), _label(fn_a), _label(fn_b), trials
+    )
+    if differ is not None:
+        raise AssertionError("%s and %s: %s" % (a.label, b.label, differ))
     return a
+
+
+def _quiet_reveal(fn: Callable[[Any], Any], n: int, dtype: Any, options: dict) -> Tree:
+    """A reveal whose unconfirmed order is this module's to report."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnconfirmedWarning)
+        return reveal(fn, n, dtype, **options)
 
 
 def assert_order(
@@ -56,15 +75,23 @@ def assert_order(
     """Assert that ``fn`` adds in the order of ``tree_or_path`` (an
     :class:`fprev.Tree`, or a tree file written by ``Tree.save`` or
     ``fprev reveal -o``). ``n`` and ``dtype`` default to the tree's.
-    Returns the order revealed."""
+    Fails too when a replay of the order does not reproduce ``fn``'s bits
+    (the reveal's confirmation). Returns the order revealed."""
     want = _tree(tree_or_path)
     if n is not None and n != want.n:
         raise ValueError("n = %d, but the expected tree sums %d values" % (n, want.n))
-    got = reveal(fn, want.n, dtype or want.dtype or "float32", **reveal_options)
+    got = _quiet_reveal(fn, want.n, dtype or want.dtype or "float32", reveal_options)
     parts = _parts(got, want)
     if parts is not None:
         raise AssertionError(
             "%s does not sum in the expected order: it has %s where the expected tree has %s"
             % (got.label, parts[0], parts[1])
+        )
+    if got.confirmed is False:
+        c = got.confirmation
+        raise AssertionError(
+            "%s sums in the expected order, but its bits are not that order's replay "
+            "(random input %d differed, the first %d matched): it does not add in plain "
+            "rounded additions" % (got.label, c["trials"], c["passed"])
         )
     return got

@@ -3,8 +3,9 @@
 //! `testing` helpers; everything here calls the crate, nothing is
 //! implemented twice.
 
-use fprev::check::check_row;
+use fprev::check::{Confirmation, check_row};
 use fprev::document::TreeDocument;
+use fprev::equivalence::same_bits;
 use fprev::probe::python::{Described, PythonProbe};
 use fprev::reduce::{
     Replay, binary_tree_sum, binary_tree_sum_threads, prerounded_sum, prerounded_sum_threads,
@@ -22,6 +23,12 @@ create_exception!(
     BlackBoxError,
     PyRuntimeError,
     "The black box broke an assumption of the method (NaN, a fraction, an inconsistent answer): no tree is returned."
+);
+create_exception!(
+    fprev,
+    UnconfirmedWarning,
+    PyRuntimeWarning,
+    "The order is revealed, but a replay of it does not reproduce the black box's bits: it does not add as a tree of plain rounded additions."
 );
 create_exception!(
     fprev,
@@ -66,6 +73,7 @@ fn probe(
     if n == 0 {
         return Err(PyValueError::new_err("n must be at least 1"));
     }
+    fprev::memory::check_reveal(n).map_err(to_py)?;
     PythonProbe::from_callable(py, call, label, n, format, described).map_err(to_py)
 }
 
@@ -137,6 +145,28 @@ impl Tree {
         d.set_item("seconds", s.seconds)?;
         d.set_item("probe_seconds", s.probe_seconds)?;
         Ok(Some(d))
+    }
+
+    /// How the reveal confirmed the tree by replay: `trials`, `passed`,
+    /// `accumulator`; `None` when it was not confirmed (`confirm=0`, or a
+    /// tree read from a file written without it).
+    #[getter]
+    fn confirmation<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(c) = &self.doc.confirmation else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("trials", c.trials)?;
+        d.set_item("passed", c.passed)?;
+        d.set_item("accumulator", c.accumulator.as_deref())?;
+        Ok(Some(d))
+    }
+
+    /// True when a replay of the tree matched the black box on every
+    /// random input tried, False when one differed, None when not tried.
+    #[getter]
+    fn confirmed(&self) -> Option<bool> {
+        self.doc.confirmation.as_ref().map(Confirmation::confirmed)
     }
 
     fn to_json(&self) -> String {
@@ -223,7 +253,7 @@ impl Check {
 }
 
 #[pyfunction]
-#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false))]
+#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS))]
 #[allow(clippy::too_many_arguments)]
 fn reveal(
     py: Python<'_>,
@@ -237,6 +267,7 @@ fn reveal(
     accumulator: Option<&str>,
     pack: bool,
     progress: bool,
+    confirm: usize,
 ) -> PyResult<Tree> {
     let format = format(dtype)?;
     let algorithm: Algorithm = algo.parse().map_err(PyValueError::new_err)?;
@@ -261,14 +292,71 @@ fn reveal(
             2,
         )?;
     }
+    let confirmation = if confirm > 0 {
+        let report = check_row(&revelation.tree, &mut probe, confirm, 0, 0)
+            .map_err(|e| from_probe(&mut probe, e))?;
+        if let Some(m) = &report.mismatch {
+            let message = format!(
+                "{label}: the order is revealed, but a replay of it in plain rounded additions \
+                 ({} or wider) gave {:e} where {label} gave {:e} on random input {} ({}): it does \
+                 not add as a tree of plain additions (a compensated sum? parts in other \
+                 precisions?); tree.confirmed is False",
+                fprev::Probe::accumulator(&probe),
+                m.replayed,
+                m.black_box,
+                m.trial + 1,
+                m.kind
+            );
+            PyErr::warn(
+                py,
+                &py.get_type::<UnconfirmedWarning>(),
+                &std::ffi::CString::new(message).unwrap_or_default(),
+                2,
+            )?;
+        }
+        Some(Confirmation::from(&report))
+    } else {
+        None
+    };
     Ok(Tree {
         doc: TreeDocument {
             tree: revelation.tree,
             dtype: Some(format),
             probe: Some(label.to_string()),
             stats: Some(revelation.stats),
+            confirmation,
         },
     })
+}
+
+/// `None` when `call_a` and `call_b` return the same bits on `trials`
+/// random inputs of `n` values of `dtype`, else what differed.
+#[pyfunction]
+#[pyo3(signature = (call_a, call_b, n, dtype, label_a, label_b, trials, seed=0))]
+#[allow(clippy::too_many_arguments)]
+fn same_bits_(
+    py: Python<'_>,
+    call_a: &Bound<'_, PyAny>,
+    call_b: &Bound<'_, PyAny>,
+    n: usize,
+    dtype: &str,
+    label_a: &str,
+    label_b: &str,
+    trials: usize,
+    seed: u64,
+) -> PyResult<Option<String>> {
+    let format = format(dtype)?;
+    let mut a = probe(py, call_a, label_a, n, format, Described::default())?;
+    let mut b = probe(py, call_b, label_b, n, format, Described::default())?;
+    let outcome = same_bits(&mut a, &mut b, trials, seed).map_err(|e| {
+        let taken = a.take_exception().or_else(|| b.take_exception());
+        taken.unwrap_or_else(|| to_py(e))
+    })?;
+    Ok(outcome.err().map(|mut d| {
+        d.left_name = label_a.to_string();
+        d.right_name = label_b.to_string();
+        d.to_string()
+    }))
 }
 
 #[pyfunction]
@@ -413,6 +501,7 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tree>()?;
     m.add_class::<Check>()?;
     m.add("BlackBoxError", py.get_type::<BlackBoxError>())?;
+    m.add("UnconfirmedWarning", py.get_type::<UnconfirmedWarning>())?;
     m.add(
         "OrderIndependentError",
         py.get_type::<OrderIndependentError>(),
@@ -421,6 +510,7 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add("same_bits", wrap_pyfunction!(same_bits_, m)?)?;
     m.add("binary_tree_sum", wrap_pyfunction!(binary_tree_sum_, m)?)?;
     m.add("prerounded_sum", wrap_pyfunction!(prerounded_sum_, m)?)?;
     Ok(())

@@ -1,8 +1,9 @@
-//! The system BLAS as black boxes: `blas:dot`, `blas:gemv`, `blas:gemm`, in
+//! BLAS libraries as black boxes: `blas:dot`, `blas:gemv`, `blas:gemm`, in
 //! f32 or f64, called through CBLAS (`cblas_sdot`/`cblas_ddot`,
-//! `cblas_sgemv`/`cblas_dgemv`, `cblas_sgemm`/`cblas_dgemm`) from the
-//! `cblas-sys` bindings, linked against OpenBLAS (`libopenblas`; Debian:
-//! `apt-get install libopenblas-dev`).
+//! `cblas_sgemv`/`cblas_dgemv`, `cblas_sgemm`/`cblas_dgemm`) of a library
+//! loaded at run time ([`library`]): `blas:OP` takes the first one found,
+//! `blas:OP@LIB` names one (`openblas`, `blis`, `refblas`, `mkl`, `atlas`,
+//! or a path to a shared library).
 //!
 //! - `dot`: `x . ones` of two vectors of `n`;
 //! - `gemv`: `A @ ones` with `A` row-major `M x n` (`CblasRowMajor`,
@@ -13,13 +14,14 @@
 //!   column 0 of the product holds one query per row; `M` and `N` default
 //!   to `n`.
 //!
-//! The same semantics as `probes/numpy.py`. OpenBLAS picks its kernels for
-//! the CPU at run time and may use several threads (`OPENBLAS_NUM_THREADS`,
-//! or `--threads`, which calls `openblas_set_num_threads`);
-//! a revealed tree holds for the CPU and thread count it was revealed on.
-//! Not every row of its GEMV and GEMM sums alike (edge rows of a block and
-//! rows of another thread take other kernels); the engine then batches only
-//! the rows that sum like row 0, whose order is the one revealed.
+//! The same semantics as `probes/numpy.py`. OpenBLAS and BLIS pick their
+//! kernels for the CPU at run time and may use several threads (their
+//! environment variables, or `--threads`, which calls the library's own
+//! setter); a revealed tree holds for the library, CPU and thread count it
+//! was revealed on. Not every row of a GEMV and GEMM sums alike (edge rows
+//! of a block and rows of another thread take other kernels); the engine
+//! then batches only the rows that sum like row 0, whose order is the one
+//! revealed.
 //!
 //! OpenBLAS's x86_64 `sdot` sums the first `n & -32` products in its f32
 //! kernel but adds the last `n mod 32` in a `double`, rounding once at the
@@ -27,32 +29,35 @@
 //! reproduces the bits only when that tail holds at most one value (or there
 //! is no kernel part and the tail holds at most two).
 
-use std::ffi::c_int;
+pub mod library;
 
-use cblas_sys::{CBLAS_LAYOUT, CBLAS_TRANSPOSE};
+use std::ffi::c_int;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::ProbeOptions;
 use crate::probe::linalg::{Kernel, LinalgProbe, Run};
+use library::{Cblas, NO_TRANS, ROW_MAJOR, Routines};
 
-// cblas-sys declares the CBLAS functions; this names the library that has
-// them, and declares OpenBLAS's own thread control.
-#[link(name = "openblas")]
-unsafe extern "C" {
-    fn openblas_set_num_threads(threads: c_int);
-}
-
-/// Opens `blas:OP` (`op` is the text after `blas:`).
-pub fn open(spec: &str, op: &str, opts: &ProbeOptions) -> Result<LinalgProbe> {
-    if let Some(threads) = opts.threads {
-        let threads = c_int::try_from(threads)
-            .map_err(|_| Error::Input(format!("{spec}: {threads} threads are too many")))?;
-        // SAFETY: a plain setter of OpenBLAS's thread count, safe to call
-        // between BLAS calls.
-        unsafe { openblas_set_num_threads(threads) };
-    }
-    LinalgProbe::open(
+/// Opens `blas:OP[@LIB]` (`rest` is the text after `blas:`).
+pub fn open(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<LinalgProbe> {
+    let (op, choice) = match rest.split_once('@') {
+        Some((_, "")) => {
+            return Err(Error::Input(format!(
+                "'{spec}': name a library after '@': one of {}, or a path",
+                library::KNOWN
+                    .iter()
+                    .map(|k| k.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Some((op, lib)) => (op, Some(lib)),
+        None => (rest, None),
+    };
+    let mut about = None;
+    let mut probe = LinalgProbe::open(
         "blas",
         spec,
         op,
@@ -70,96 +75,52 @@ pub fn open(spec: &str, op: &str, opts: &ProbeOptions) -> Result<LinalgProbe> {
                 )))
             }
         },
-        |kernel, n, format| -> Box<dyn Run> {
-            match format {
-                Format::F64 => Box::new(Buffers::<f64>::new(kernel, n)),
-                _ => Box::new(Buffers::<f32>::new(kernel, n)),
+        // The library loads once the operation, format and sizes are valid.
+        |kernel, n, format| -> Result<Box<dyn Run>> {
+            let in_spec = |e: Error| Error::Input(format!("{spec}: {e}"));
+            let cblas = Arc::new(Cblas::open(choice).map_err(in_spec)?);
+            if let Some(threads) = opts.threads {
+                cblas.set_threads(threads).map_err(in_spec)?;
             }
+            about = Some(cblas.describe());
+            Ok(match format {
+                Format::F64 => Box::new(Buffers::new(kernel, n, cblas.double, cblas.clone())),
+                _ => Box::new(Buffers::new(kernel, n, cblas.single, cblas.clone())),
+            })
         },
-    )
+    )?;
+    probe.set_about(about);
+    Ok(probe)
 }
 
-/// The CBLAS routines of one precision.
-trait Cblas: Copy + Into<f64> {
+/// A value type CBLAS has routines for.
+trait Real: Copy + Into<f64> {
     const ZERO: Self;
     const ONE: Self;
     fn from_f64(x: f64) -> Self;
-    /// `x . y` over `n` contiguous values.
-    fn dot(x: &[Self], y: &[Self]) -> Self;
-    /// `y = A x` with `A` row-major `m x k`.
-    fn gemv(m: usize, k: usize, a: &[Self], x: &[Self], y: &mut [Self]);
-    /// `C = A B` with `A` row-major `m x k`, `B` row-major `k x n`.
-    fn gemm(m: usize, n: usize, k: usize, a: &[Self], b: &[Self], c: &mut [Self]);
 }
 
-macro_rules! cblas {
-    ($t:ty, $dot:ident, $gemv:ident, $gemm:ident) => {
-        impl Cblas for $t {
-            const ZERO: Self = 0.0;
-            const ONE: Self = 1.0;
-            fn from_f64(x: f64) -> Self {
-                x as $t
-            }
-            fn dot(x: &[Self], y: &[Self]) -> Self {
-                assert_eq!(x.len(), y.len());
-                // SAFETY: both slices hold `len` values read with stride 1;
-                // the length fits a C int (checked at open).
-                unsafe { cblas_sys::$dot(x.len() as c_int, x.as_ptr(), 1, y.as_ptr(), 1) }
-            }
-            fn gemv(m: usize, k: usize, a: &[Self], x: &[Self], y: &mut [Self]) {
-                assert!(a.len() == m * k && x.len() == k && y.len() == m);
-                // SAFETY: A is m x k row-major with lda = k, x has k values
-                // and y has m, all dimensions fit a C int (checked at open).
-                unsafe {
-                    cblas_sys::$gemv(
-                        CBLAS_LAYOUT::CblasRowMajor,
-                        CBLAS_TRANSPOSE::CblasNoTrans,
-                        m as c_int,
-                        k as c_int,
-                        1.0,
-                        a.as_ptr(),
-                        k as c_int,
-                        x.as_ptr(),
-                        1,
-                        0.0,
-                        y.as_mut_ptr(),
-                        1,
-                    )
-                }
-            }
-            fn gemm(m: usize, n: usize, k: usize, a: &[Self], b: &[Self], c: &mut [Self]) {
-                assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n);
-                // SAFETY: A is m x k (lda = k), B is k x n (ldb = n), C is
-                // m x n (ldc = n), all row-major and contiguous; the
-                // dimensions fit a C int (checked at open).
-                unsafe {
-                    cblas_sys::$gemm(
-                        CBLAS_LAYOUT::CblasRowMajor,
-                        CBLAS_TRANSPOSE::CblasNoTrans,
-                        CBLAS_TRANSPOSE::CblasNoTrans,
-                        m as c_int,
-                        n as c_int,
-                        k as c_int,
-                        1.0,
-                        a.as_ptr(),
-                        k as c_int,
-                        b.as_ptr(),
-                        n as c_int,
-                        0.0,
-                        c.as_mut_ptr(),
-                        n as c_int,
-                    )
-                }
-            }
-        }
-    };
+impl Real for f32 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
 }
 
-cblas!(f32, cblas_sdot, cblas_sgemv, cblas_sgemm);
-cblas!(f64, cblas_ddot, cblas_dgemv, cblas_dgemm);
+impl Real for f64 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+}
 
 /// The routine's operands, allocated once.
 struct Buffers<T> {
+    routines: Routines<T>,
+    /// Keeps the library loaded while `routines` may be called.
+    _library: Arc<Cblas>,
     kernel: Kernel,
     n: usize,
     /// `x` of `dot`, `A` of `gemv` and `gemm` (`M x n`).
@@ -170,14 +131,16 @@ struct Buffers<T> {
     c: Vec<T>,
 }
 
-impl<T: Cblas> Buffers<T> {
-    fn new(kernel: Kernel, n: usize) -> Self {
+impl<T: Real> Buffers<T> {
+    fn new(kernel: Kernel, n: usize, routines: Routines<T>, library: Arc<Cblas>) -> Self {
         let (a, ones, c) = match kernel {
             Kernel::Sum | Kernel::Dot => (n, n, 0),
             Kernel::Gemv { m } => (m * n, n, m),
             Kernel::Gemm { m, cols } => (m * n, n * cols, m * cols),
         };
         Buffers {
+            routines,
+            _library: library,
             kernel,
             n,
             a: vec![T::ZERO; a],
@@ -195,26 +158,68 @@ impl<T: Cblas> Buffers<T> {
     }
 }
 
-impl<T: Cblas> Run for Buffers<T> {
+impl<T: Real> Run for Buffers<T> {
     fn run(&mut self, inputs: &[f64], out: &mut [f64]) {
         let n = self.n;
         match self.kernel {
             Kernel::Sum | Kernel::Dot => {
                 for (row, o) in inputs.chunks_exact(n).zip(out.iter_mut()) {
                     self.fill(row);
-                    *o = T::dot(&self.a, &self.ones).into();
+                    // SAFETY: both vectors hold `n` values read with stride
+                    // 1; `n` fits a C int (checked at open).
+                    *o = unsafe {
+                        (self.routines.dot)(n as c_int, self.a.as_ptr(), 1, self.ones.as_ptr(), 1)
+                    }
+                    .into();
                 }
             }
             Kernel::Gemv { m } => {
                 self.fill(inputs);
-                T::gemv(m, n, &self.a, &self.ones, &mut self.c);
+                // SAFETY: A is m x n row-major with lda = n, x has n values
+                // and y has m; the dimensions fit a C int (checked at open).
+                unsafe {
+                    (self.routines.gemv)(
+                        ROW_MAJOR,
+                        NO_TRANS,
+                        m as c_int,
+                        n as c_int,
+                        T::ONE,
+                        self.a.as_ptr(),
+                        n as c_int,
+                        self.ones.as_ptr(),
+                        1,
+                        T::ZERO,
+                        self.c.as_mut_ptr(),
+                        1,
+                    )
+                };
                 for (o, &v) in out.iter_mut().zip(&self.c) {
                     *o = v.into();
                 }
             }
             Kernel::Gemm { m, cols } => {
                 self.fill(inputs);
-                T::gemm(m, cols, n, &self.a, &self.ones, &mut self.c);
+                // SAFETY: A is m x n (lda = n), B is n x cols (ldb = cols),
+                // C is m x cols (ldc = cols), all row-major and contiguous;
+                // the dimensions fit a C int (checked at open).
+                unsafe {
+                    (self.routines.gemm)(
+                        ROW_MAJOR,
+                        NO_TRANS,
+                        NO_TRANS,
+                        m as c_int,
+                        cols as c_int,
+                        n as c_int,
+                        T::ONE,
+                        self.a.as_ptr(),
+                        n as c_int,
+                        self.ones.as_ptr(),
+                        cols as c_int,
+                        T::ZERO,
+                        self.c.as_mut_ptr(),
+                        cols as c_int,
+                    )
+                };
                 for (o, &v) in out.iter_mut().zip(self.c.iter().step_by(cols)) {
                     *o = v.into();
                 }

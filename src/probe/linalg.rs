@@ -110,6 +110,7 @@ pub struct LinalgProbe {
     accumulator: Format,
     kernel: Kernel,
     run: Box<dyn Run>,
+    about: Option<String>,
 }
 
 impl std::fmt::Debug for LinalgProbe {
@@ -126,7 +127,7 @@ impl std::fmt::Debug for LinalgProbe {
 impl LinalgProbe {
     /// Opens operation `op` of `spec` among the `offered` operations of
     /// `library`; `check` may refuse sizes the library cannot take, `make`
-    /// builds the kernel's runner.
+    /// builds the kernel's runner (and may fail, as loading a library can).
     pub(crate) fn open(
         library: &'static str,
         spec: &str,
@@ -134,7 +135,7 @@ impl LinalgProbe {
         opts: &ProbeOptions,
         offered: &[&str],
         check: impl FnOnce(Kernel, usize) -> Result<()>,
-        make: impl FnOnce(Kernel, usize, Format) -> Box<dyn Run>,
+        make: impl FnOnce(Kernel, usize, Format) -> Result<Box<dyn Run>>,
     ) -> Result<Self> {
         let n = resolve_n(spec, opts)?;
         let kernel = Kernel::parse(spec, op, n, opts, offered)?;
@@ -158,8 +159,14 @@ impl LinalgProbe {
             format,
             accumulator: opts.accumulator.unwrap_or(format),
             kernel,
-            run: make(kernel, n, format),
+            run: make(kernel, n, format)?,
+            about: None,
         })
+    }
+
+    /// Says what exactly answers (see [`Probe::about`]).
+    pub(crate) fn set_about(&mut self, about: Option<String>) {
+        self.about = about;
     }
 }
 
@@ -178,6 +185,9 @@ impl Probe for LinalgProbe {
     }
     fn max_batch(&self) -> usize {
         self.kernel.batch()
+    }
+    fn about(&self) -> Option<String> {
+        self.about.clone()
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         if inputs.len() != out.len() * self.n || out.len() > self.max_batch() {

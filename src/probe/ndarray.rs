@@ -31,11 +31,11 @@ pub fn open(spec: &str, op: &str, opts: &ProbeOptions) -> Result<LinalgProbe> {
         opts,
         &["sum", "dot", "gemv", "gemm"],
         |_, _| Ok(()),
-        |kernel, n, format| -> Box<dyn Run> {
-            match format {
+        |kernel, n, format| -> Result<Box<dyn Run>> {
+            Ok(match format {
                 Format::F64 => Box::new(Buffers::<f64>::new(kernel, n)),
                 _ => Box::new(Buffers::<f32>::new(kernel, n)),
-            }
+            })
         },
     )
 }

@@ -1,0 +1,76 @@
+//! Whether this machine has the memory a reveal of `n` summands needs, asked
+//! before anything is allocated: a reveal that runs out of memory aborts
+//! the process (and the Python interpreter or notebook kernel it runs in).
+//!
+//! ```
+//! use fprev::memory;
+//!
+//! assert!(memory::check_reveal(1_000).is_ok());
+//! assert!(memory::check_reveal(1 << 50).is_err());
+//! ```
+
+use crate::error::{Error, Result};
+
+/// Bytes a reveal holds per summand, with room to spare: the engine's
+/// trees, subproblems and inputs came to about 700 bytes a summand for a
+/// pairwise sum and 920 for a fused chain at `n = 65,536` (peak resident
+/// size less the process's own).
+pub const BYTES_PER_SUMMAND: u64 = 1024;
+
+/// Refuses `n` summands when a reveal of them would need more memory than
+/// this machine (or the control group the process runs in) has available.
+pub fn check_reveal(n: usize) -> Result<()> {
+    let needed = (n as u64).saturating_mul(BYTES_PER_SUMMAND);
+    match available() {
+        Some(free) if needed > free => Err(Error::Input(format!(
+            "n = {n} summands need about {} of memory to reveal, and this machine has {} \
+             available: give a smaller -n",
+            human(needed),
+            human(free)
+        ))),
+        // Without /proc/meminfo, at least refuse what no machine has.
+        None if needed > 1 << 50 => Err(Error::Input(format!(
+            "n = {n} summands need about {} of memory to reveal: give a smaller -n",
+            human(needed)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Bytes available to this process: the kernel's `MemAvailable`, or less
+/// where a cgroup v2 limit leaves less; `None` where neither can be read.
+pub fn available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    let mut free = kib.saturating_mul(1024);
+    let cgroup = |file: &str| -> Option<u64> {
+        std::fs::read_to_string(format!("/sys/fs/cgroup/{file}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    if let (Some(max), Some(current)) = (cgroup("memory.max"), cgroup("memory.current")) {
+        free = free.min(max.saturating_sub(current));
+    }
+    Some(free)
+}
+
+/// `80 GB`, `512 MB`.
+fn human(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1000.0 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    format!("{value:.0} {}", UNITS[unit])
+}
