@@ -6,8 +6,11 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v dot >/dev/null || need_apt+=(graphviz)
-# The blas: probes link the system OpenBLAS; the dylib: tests compile C.
-dpkg -s libopenblas-dev >/dev/null 2>&1 || need_apt+=(libopenblas-dev)
+# The blas: tests load OpenBLAS, BLIS and the reference BLAS at run time;
+# the dylib: tests compile C.
+for pkg in libopenblas0 libblis4 libblas3; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
 command -v cc >/dev/null || need_apt+=(gcc)
 # MPI: Open MPI for the mpi feature and its tests; rsmpi's bindgen needs libclang.
 command -v mpirun >/dev/null || need_apt+=(openmpi-bin)
@@ -46,6 +49,10 @@ if cargo clippy --version >/dev/null 2>&1; then
 else
   echo "SKIPPED: cargo clippy is not installed with this toolchain"
 fi
+# The README's first command, as a user runs it: the default build, which
+# tests/linkage.rs checks links only what a bare machine has.
+cargo build --release
+./target/release/fprev reveal >/dev/null
 cargo test --all-features
 
 # The Python package (python/), installed the way users install it, into a

@@ -469,18 +469,21 @@ pub fn main() -> i32 {
     code
 }
 
+/// Logs on stderr at `-v` (debug) or `-vv` (trace), or as `RUST_LOG` says
+/// (`RUST_LOG=fprev=trace`); colours only on a terminal.
 fn init_logging(verbose: u8) {
-    if verbose == 0 {
-        return;
-    }
-    let level = if verbose == 1 {
-        "fprev=debug"
-    } else {
-        "fprev=trace"
+    use std::io::IsTerminal;
+    let from_env = std::env::var("RUST_LOG").ok().filter(|v| !v.is_empty());
+    let filter = match (from_env, verbose) {
+        (Some(directives), _) => directives,
+        (None, 0) => return,
+        (None, 1) => "fprev=debug".into(),
+        (None, _) => "fprev=trace".into(),
     };
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(level))
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
 
@@ -530,6 +533,9 @@ fn reveal_cmd(a: RevealArgs) -> Result<i32> {
             println!("order-independent: {}: {why}", a.spec);
             return Ok(4);
         }
+        Err(Error::BlackBox(why)) => {
+            return Err(Error::BlackBox(why + &format_hint(&a.spec, &a.black_box.format)));
+        }
         r => r?,
     };
     for note in &r.notes {
@@ -573,6 +579,35 @@ fn reveal_cmd(a: RevealArgs) -> Result<i32> {
     };
     write_out(&render_doc(&doc, format)?, a.output.path())?;
     Ok(code)
+}
+
+/// What to try when a black box of arbitrary code answered nonsense: its
+/// values may not be of the format it was given (a C function taking
+/// `double` fed floats), or it may add in a wider format than its inputs
+/// (Python's built-in `sum` of float32 values adds Python floats).
+fn format_hint(spec: &str, given: &FormatArgs) -> String {
+    let arbitrary = spec.starts_with("dylib:") || spec.starts_with("python:");
+    if !arbitrary {
+        return String::new();
+    }
+    let mut hints = Vec::new();
+    if given.dtype.is_none() {
+        hints.push(
+            "if it takes double (float64) values, give --dtype f64 (the default is f32)".to_string(),
+        );
+    }
+    if given.acc.is_none() {
+        hints.push(
+            "if it adds in a wider format than its inputs (Python's built-in sum adds Python \
+             floats, f64), declare it with --acc f64"
+                .to_string(),
+        );
+    }
+    if hints.is_empty() {
+        String::new()
+    } else {
+        format!("; hint: {}", hints.join("; "))
+    }
 }
 
 /// Saves the input on which a replay and the black box `spec` differ, with

@@ -8,11 +8,24 @@ use super::oracle::Oracle;
 
 /// Counts summands placed in the tree; draws only once a reveal has run for
 /// [`Progress::DELAY`] (indicatif hides itself when stderr is not a terminal).
+/// A timer shows the bar then, even before the first summand is placed
+/// (a long first pivot), and ticks its spinner and clock from there.
 pub struct Progress {
     bar: Option<ProgressBar>,
     placed: Vec<bool>,
     started: Instant,
     shown: bool,
+}
+
+/// Shows `bar` after [`Progress::DELAY`] unless it has finished by then.
+fn show_later(bar: ProgressBar) {
+    std::thread::spawn(move || {
+        std::thread::sleep(Progress::DELAY);
+        if !bar.is_finished() {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(200));
+        }
+    });
 }
 
 impl Progress {
@@ -30,6 +43,8 @@ impl Progress {
                 .expect("a valid template")
                 .progress_chars("=> "),
             );
+            bar.set_message("asking the first pivot's queries");
+            show_later(bar.clone());
             bar
         });
         Progress {
@@ -48,11 +63,17 @@ impl Progress {
         }
         if !self.shown && self.started.elapsed() >= Self::DELAY {
             self.shown = true;
-            bar.set_draw_target(ProgressDrawTarget::stderr());
         }
         if self.shown {
             let c = oracle.counters;
-            bar.set_message(format!("{} queries in {} calls", c.queries, c.calls));
+            // An estimate only once a hundredth is placed: the first pivot's
+            // queries come before any summand has its place.
+            let eta = if bar.position() * 100 >= bar.length().unwrap_or(0) {
+                format!(", about {} left", indicatif::HumanDuration(bar.eta()))
+            } else {
+                String::new()
+            };
+            bar.set_message(format!("{} queries in {} calls{eta}", c.queries, c.calls));
         }
     }
 

@@ -130,10 +130,13 @@ fn build(pending: Vec<Vec<Item>>, top: Item) -> Result<SummationTree, TreeError>
             seen[i] = true;
         }
     }
+    let leaves = seen.iter().filter(|s| **s).count();
     if let Some(missing) = seen.iter().position(|s| !s) {
         return Err(TreeError(format!(
-            "leaf {missing} is missing: the leaves must be 0..{} each exactly once",
-            seen.len()
+            "leaf {} is out of range: a tree of {leaves} leaves numbers them 0..{}, each exactly \
+             once (leaf {missing} is missing)",
+            seen.len() - 1,
+            leaves - 1
         )));
     }
     let mut b = TreeBuilder::new(seen.len());
@@ -167,7 +170,7 @@ mod tests {
             ("(0+1))", "unexpected text"),
             ("(0)", "two terms"),
             ("(0+0)", "twice"),
-            ("(0+2)", "leaf 1 is missing"),
+            ("(0+2)", "leaf 2 is out of range: a tree of 2 leaves numbers them 0..1"),
             ("(0++1)", "unexpected '+'"),
             ("(0+1)(2+3)", "unexpected text"),
             ("(0+x)", "unexpected character 'x'"),
