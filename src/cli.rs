@@ -534,7 +534,9 @@ fn reveal_cmd(a: RevealArgs) -> Result<i32> {
             return Ok(4);
         }
         Err(Error::BlackBox(why)) => {
-            return Err(Error::BlackBox(why + &format_hint(&a.spec, &a.black_box.format)));
+            return Err(Error::BlackBox(
+                why + &format_hint(&a.spec, &a.black_box.format),
+            ));
         }
         r => r?,
     };
@@ -551,11 +553,23 @@ fn reveal_cmd(a: RevealArgs) -> Result<i32> {
                 let file = &a.confirm.mismatch.mismatch_out;
                 save_mismatch(file, &a.spec, black_box.format(), options.row, m)?;
                 confirmation.mismatch_file = Some(file.display().to_string());
+                let format = black_box.format();
+                let why = if format.round(m.black_box) != m.black_box {
+                    format!(
+                        "its result {:e} is not a {format} value: it returns a wider result than \
+                         its inputs (Python's built-in sum of x.tolist() adds and returns \
+                         Python floats, f64); give --dtype f64 to reveal it on f64 inputs",
+                        m.black_box
+                    )
+                } else {
+                    "it does not add as a tree of plain additions (a compensated sum? parts in \
+                     other precisions?)"
+                        .to_string()
+                };
                 eprintln!(
                     "fprev: warning: {}: the order is revealed, but a replay of it in plain \
                      rounded additions ({} or wider) differs from the black box on random input \
-                     {} ({}): it does not add as a tree of plain additions (a compensated sum? \
-                     parts in other precisions?); the input is saved to {}",
+                     {} ({}): {why}; the input is saved to {}",
                     a.spec,
                     black_box.accumulator(),
                     m.trial + 1,
@@ -593,7 +607,8 @@ fn format_hint(spec: &str, given: &FormatArgs) -> String {
     let mut hints = Vec::new();
     if given.dtype.is_none() {
         hints.push(
-            "if it takes double (float64) values, give --dtype f64 (the default is f32)".to_string(),
+            "if it takes double (float64) values, give --dtype f64 (the default is f32)"
+                .to_string(),
         );
     }
     if given.acc.is_none() {

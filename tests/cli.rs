@@ -88,6 +88,19 @@ fn assert_error(out: &Output, code: i32) -> String {
     lines[0].to_string()
 }
 
+/// Asserts a usage error as clap reports it: exit 2, no panic, nothing on
+/// stdout, and the whole message (what was wrong, then the usage line or
+/// where help is). Returns stderr.
+fn assert_usage_error(out: &Output) -> String {
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert_eq!(out.status.code(), Some(2), "expected exit 2\nstderr: {err}");
+    assert!(stdout(out).is_empty(), "stdout on error: {}", stdout(out));
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains("Usage:") || err.contains("--help"), "{err}");
+    err
+}
+
 /// Writes `text` to `dir/name` and returns the path.
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
@@ -687,12 +700,21 @@ fn check_pairwise_tree_against_sequential_exits_1_with_the_input() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("mismatch"), "{text}");
-    let input = text
-        .lines()
-        .find(|l| l.starts_with("input:"))
-        .unwrap_or_else(|| panic!("no input line: {text}"));
-    // The input that told them apart, all 16 summands of it.
-    assert_eq!(input.matches(',').count(), 15, "{input}");
+    // The input that told them apart, all 16 summands of it, in a file of
+    // its own rather than on the terminal.
+    assert!(
+        text.contains("fprev-mismatch.json") && text.lines().count() == 2,
+        "{text}"
+    );
+    let saved =
+        parse_json(&std::fs::read_to_string(dir.path().join("fprev-mismatch.json")).unwrap());
+    assert_eq!(saved["input"].as_array().map(Vec::len), Some(16), "{saved}");
+    assert_eq!(saved["probe"], "native:sequential");
+    let replayed = saved["replayed"].as_f64().unwrap();
+    assert_ne!(
+        replayed.to_bits(),
+        saved["black_box"].as_f64().unwrap().to_bits()
+    );
 }
 
 #[test]
@@ -878,11 +900,14 @@ fn bad_input_zero_parameters_of_native_orders_exit_2() {
 }
 
 #[test]
-fn bad_input_n_zero_exits_2() {
-    let out = run(&["reveal", "native:pairwise", "-n", "0"]);
-    assert_error(&out, 2);
-    let out = run(&["reveal", "-n", "0"]);
-    assert_error(&out, 2);
+fn bad_input_n_zero_or_negative_exits_2() {
+    for n in ["0", "-5"] {
+        let out = run(&["reveal", "native:pairwise", "-n", n]);
+        let err = assert_usage_error(&out);
+        assert!(err.contains("at least 1"), "{err}");
+        let out = run(&["reveal", "-n", n]);
+        assert_usage_error(&out);
+    }
 }
 
 #[test]
@@ -901,11 +926,43 @@ fn bad_input_unknown_dtype_exits_2() {
 }
 
 #[test]
-fn usage_error_is_one_fprev_error_line() {
+fn usage_errors_show_clap_s_whole_message() {
     let out = run(&["reveal", "native:pairwise", "--dtype", "f8"]);
-    assert_error(&out, 2);
+    assert_usage_error(&out);
     let out = run(&["reveal", "native:pairwise", "--algo", "quick"]);
-    assert_error(&out, 2);
+    assert_usage_error(&out);
+    // The possible values, "did you mean", the missing argument's name.
+    let err = assert_usage_error(&run(&["reveal", "--pivot", "middle"]));
+    assert!(err.contains("possible values: random, min, ends"), "{err}");
+    let err = assert_usage_error(&run(&["reveel"]));
+    assert!(err.contains("'reveal'"), "{err}");
+    let err = assert_usage_error(&run(&["diff", "a.json"]));
+    assert!(err.contains("<B>"), "{err}");
+    // `fprev` alone teaches: the commands and the examples.
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    let help = stderr(&out);
+    assert!(
+        help.contains("Commands:") && help.contains("Examples:"),
+        "{help}"
+    );
+}
+
+#[test]
+fn numeric_flags_are_refused_out_of_their_range() {
+    for args in [
+        &["reveal", "--batch", "0"][..],
+        &["reveal", "--algo", "basic", "--batch", "0"],
+        &["reveal", "--threads", "0"],
+        &["reveal", "--timeout", "0"],
+        &["reveal", "--timeout", "-1"],
+        &["reveal", "--confirm", "-1"],
+        &["reveal", "--mpi-timeout", "0"],
+        &["check", "t.json", "native:pairwise", "--trials", "0"],
+        &["sweep", "native:pairwise", "-n", "4", "--confirm", "x"],
+    ] {
+        assert_usage_error(&run(args));
+    }
 }
 
 #[test]
@@ -1129,14 +1186,14 @@ fn sweep_rejects_bad_sizes_and_threads_for_black_boxes_without_them() {
     for sizes in ["8..4", "0..3", "x", "4,", "1..9:0"] {
         let out = run(&["sweep", "native:pairwise", "-n", sizes]);
         assert!(
-            assert_error(&out, 2).contains("not a list of sizes"),
+            assert_usage_error(&out).contains("not a list of sizes"),
             "{sizes}"
         );
     }
     let out = run(&["sweep", "native:pairwise", "-n", "4", "--threads", "2"]);
     assert!(assert_error(&out, 2).contains("does not take a thread count"));
     let out = run(&["reveal", "native:pairwise", "--threads", "0"]);
-    assert_error(&out, 2);
+    assert_usage_error(&out);
     let out = run(&["reveal", "reduce:binary-tree:2", "--threads", "3"]);
     assert!(assert_error(&out, 2).contains("disagree"));
 }
@@ -1156,4 +1213,98 @@ fn the_pre_rounded_reducer_is_reported_as_order_independent() {
     let out = run(&["sweep", "reduce:prerounded:2", "-n", "2..6"]);
     let table = assert_ok(&out);
     assert!(table.contains("2..6  order-independent"), "{table}");
+}
+
+// ---------------------------------------------------------------------------
+// First contact: outputs, sizes and logs as a new user meets them
+// ---------------------------------------------------------------------------
+
+#[test]
+fn output_dash_is_stdout_and_extensions_name_formats_whatever_their_case() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "8", "-o", "-"],
+    );
+    assert_eq!(first_line(&out), pairwise_text(0, 8));
+    assert!(!dir.path().join("-").exists());
+    let out = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "8", "-o", "t.JSON"],
+    );
+    assert_ok(&out);
+    let doc = parse_json(&std::fs::read_to_string(dir.path().join("t.JSON")).unwrap());
+    assert_eq!(doc["tree"], pairwise_json(0, 8));
+    if have_dot() {
+        let out = run_in(
+            dir.path(),
+            &["reveal", "native:pairwise", "-n", "8", "-o", "t.SVG"],
+        );
+        assert_ok(&out);
+        assert_is_svg(&std::fs::read(dir.path().join("t.SVG")).unwrap());
+    }
+    // An extension that names no format writes nothing.
+    for args in [
+        &["reveal", "-o", "t.png"][..],
+        &["sweep", "native:pairwise", "-n", "2..4", "-o", "s.svg"],
+    ] {
+        let line = assert_error(&run_in(dir.path(), args), 2);
+        assert!(line.contains("cannot write a ."), "{line}");
+    }
+    assert!(!dir.path().join("t.png").exists() && !dir.path().join("s.svg").exists());
+}
+
+#[test]
+fn a_read_only_file_is_not_replaced() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new().unwrap();
+    let file = write(dir.path(), "kept.txt", "keep me\n");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = run_in(dir.path(), &["reveal", "-o", "kept.txt"]);
+    let line = assert_error(&out, 2);
+    assert!(line.contains("read-only"), "{line}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me\n");
+}
+
+#[test]
+fn a_leaf_out_of_range_is_named() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "t.txt", "((0+1)+9)");
+    let line = assert_error(&run_in(dir.path(), &["render", "t.txt"]), 2);
+    assert!(line.contains("leaf 9 is out of range"), "{line}");
+    write(dir.path(), "t.json", r#"{"n": 8, "tree": [[0, 1], 9]}"#);
+    let line = assert_error(&run_in(dir.path(), &["render", "t.json"]), 2);
+    assert!(line.contains("leaf 9 is out of range"), "{line}");
+}
+
+#[test]
+fn sizes_the_memory_cannot_hold_are_refused_before_allocating() {
+    let started = std::time::Instant::now();
+    let out = run(&["reveal", "native:pairwise", "-n", "1000000000000"]);
+    let line = assert_error(&out, 2);
+    assert!(
+        line.contains("of memory") && line.contains("smaller -n"),
+        "{line}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn verbose_logs_are_plain_in_a_pipe_and_follow_rust_log() {
+    let out = run(&["-v", "reveal", "native:pairwise", "-n", "64"]);
+    let err = stderr(&out);
+    assert!(err.contains("revealed: "), "{err}");
+    assert!(!err.contains('\u{1b}'), "colours in a pipe: {err:?}");
+    assert!(!err.contains("Stats {"), "{err}");
+    // RUST_LOG alone turns logging on, at the level it names.
+    let out = fprev()
+        .env("RUST_LOG", "fprev=info")
+        .args(["reveal", "native:pairwise", "-n", "64"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains("revealed: ") && !err.contains("DEBUG"),
+        "{err}"
+    );
 }

@@ -170,7 +170,10 @@ mod tests {
             ("(0+1))", "unexpected text"),
             ("(0)", "two terms"),
             ("(0+0)", "twice"),
-            ("(0+2)", "leaf 2 is out of range: a tree of 2 leaves numbers them 0..1"),
+            (
+                "(0+2)",
+                "leaf 2 is out of range: a tree of 2 leaves numbers them 0..1",
+            ),
             ("(0++1)", "unexpected '+'"),
             ("(0+1)(2+3)", "unexpected text"),
             ("(0+x)", "unexpected character 'x'"),
