@@ -246,6 +246,9 @@ pub fn sweep(
     )
 }
 
+/// Opens a black box from its spec and options, as [`probe::open`] does.
+pub type Opener = dyn FnMut(&str, &ProbeOptions) -> Result<Box<dyn Probe>>;
+
 /// [`sweep()`], replaying each revealed tree on `confirm` random inputs (0:
 /// none) and opening each black box with `open` (a spec and its options
 /// to a probe, [`probe::open`] or one wrapping it).
@@ -256,7 +259,7 @@ pub fn sweep_with(
     threads: &[Option<usize>],
     opts: &Options,
     confirm: usize,
-    open: &mut dyn FnMut(&str, &ProbeOptions) -> Result<Box<dyn Probe>>,
+    open: &mut Opener,
 ) -> Result<Sweep> {
     let total = (sizes.0.len() * threads.len()) as u64;
     let bar = if opts.progress {

@@ -890,7 +890,7 @@ fn an_interrupt_exits_130_and_writes_nothing() {
     let dir = TempDir::new().unwrap();
     let lib = build_library(dir.path(), "lib").display().to_string();
     let out_file = dir.path().join("t.json");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("fprev"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("fprev"))
         .args(["reveal", &format!("dylib:{lib}:hang_f32"), "-n", "8", "-o"])
         .arg(&out_file)
         .stderr(std::process::Stdio::piped())

@@ -292,7 +292,7 @@ impl Cblas {
             };
             let version = [&b"openblas_get_config\0"[..], b"bli_info_get_version_str\0"]
                 .into_iter()
-                .find_map(|name| sym(name))
+                .find_map(sym)
                 .and_then(|f| {
                     let get = std::mem::transmute::<
                         *const c_void,
