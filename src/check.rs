@@ -94,7 +94,8 @@ pub fn random_input(format: Format, n: usize, rng: &mut impl Rng) -> Vec<f64> {
     Inputs::Close.draw(format, n, rng)
 }
 
-/// The first input on which replay and black box disagreed.
+/// The input on which the last replay that had matched every input before
+/// it disagreed with the black box: no replay matches from there on.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mismatch {
     /// Which trial (0-based).
@@ -105,6 +106,8 @@ pub struct Mismatch {
     pub input: Vec<f64>,
     /// What the tree's replay gave.
     pub replayed: f64,
+    /// The accumulator that replay added in.
+    pub accumulator: Format,
     /// What the black box gave.
     pub black_box: f64,
 }
@@ -114,8 +117,8 @@ pub struct Mismatch {
 pub struct CheckReport {
     /// Trials run (all of them when nothing mismatched).
     pub trials: usize,
-    /// The first disagreement (under the declared accumulator), if no
-    /// accumulator reproduced the black box.
+    /// Where the last accumulator still reproducing the black box failed,
+    /// if none reproduced it (every trial before matched that replay).
     pub mismatch: Option<Mismatch>,
     /// The accumulator whose replay matched every trial.
     pub accumulator: Option<Format>,
@@ -242,7 +245,7 @@ pub fn check_row(
     let mut scratch = Vec::new();
     let mut out = vec![0.0; row + 1];
     let starts = vec![0; row + 2];
-    let mut first_mismatch = None;
+    let mut last_failure = None;
     for trial in 0..trials {
         let kind = Inputs::ALL[trial % Inputs::ALL.len()];
         let input = kind.draw(format, n, &mut rng);
@@ -263,12 +266,13 @@ pub fn check_row(
         candidates.retain(|replay| {
             let replayed = format.round(replay.sum_with(&input, &mut scratch));
             let same = replayed.to_bits() == got.to_bits() || (replayed.is_nan() && got.is_nan());
-            if !same && first_mismatch.is_none() && replay.accumulator() == declared {
-                first_mismatch = Some(Mismatch {
+            if !same {
+                last_failure = Some(Mismatch {
                     trial,
                     kind,
                     input: input.clone(),
                     replayed,
+                    accumulator: replay.accumulator(),
                     black_box: got,
                 });
             }
@@ -277,7 +281,7 @@ pub fn check_row(
         if candidates.is_empty() {
             return Ok(CheckReport {
                 trials: trial + 1,
-                mismatch: first_mismatch,
+                mismatch: last_failure,
                 accumulator: None,
             });
         }

@@ -642,6 +642,7 @@ fn save_mismatch(
         "trial": m.trial,
         "kind": m.kind.to_string(),
         "replayed": m.replayed,
+        "accumulator": m.accumulator.name(),
         "black_box": m.black_box,
         "input": m.input,
     });

@@ -728,11 +728,21 @@ fn a_compensated_sum_is_revealed_but_not_confirmed() {
     let mut got = [0.0];
     probe.sum(&input, &mut got).unwrap();
     assert_eq!(got[0], saved["black_box"].as_f64().unwrap());
-    let left_to_right = input.iter().fold(0f32, |s, v| s + *v as f32);
-    assert_eq!(
-        f64::from(left_to_right),
-        saved["replayed"].as_f64().unwrap()
+    // The replay that lasted longest, adding left to right in its format.
+    let left_to_right = match saved["accumulator"].as_str().unwrap() {
+        "f32" => f64::from(input.iter().fold(0f32, |s, v| s + *v as f32)),
+        "f64" => f64::from(input.iter().fold(0f64, |s, v| s + v) as f32),
+        other => panic!("replayed in {other}"),
+    };
+    assert_eq!(left_to_right, saved["replayed"].as_f64().unwrap());
+    // The saved input is the one the confirmation stopped at.
+    let out = run_in(
+        dir.path(),
+        &["reveal", &kahan, "-n", "40", "--format", "json"],
     );
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let trials = doc["confirmation"]["trials"].as_u64().unwrap();
+    assert_eq!(saved["trial"].as_u64().unwrap() + 1, trials);
     assert_ne!(got[0], saved["replayed"].as_f64().unwrap());
     // The JSON records it; --confirm 0 skips it and says so.
     let json = dir.path().join("k.json");

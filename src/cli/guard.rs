@@ -1,6 +1,6 @@
 //! What the command line does when a black box misbehaves beyond a wrong
 //! answer: it hangs (`--timeout`), it crashes the process (a signal), or the
-//! user interrupts it (Ctrl-C). Each ends with one line saying so, and the
+//! user interrupts it (Ctrl-C, outside an MPI job). Each ends with one line saying so, and the
 //! exit status of the signal or of a black box that broke an assumption
 //! (3); files are written atomically, so none is left half-written.
 //!
@@ -56,16 +56,18 @@ pub fn install() {
                 PREVIOUS[k].store(previous, Ordering::SeqCst);
             }
         }
-        set(
-            libc::SIGINT,
-            on_interrupt as *const () as usize,
-            std::ptr::null_mut(),
-        );
-        set(
-            libc::SIGTERM,
-            on_interrupt as *const () as usize,
-            std::ptr::null_mut(),
-        );
+        // A rank of an MPI job is stopped by its mpirun, which reports why.
+        #[cfg(feature = "mpi")]
+        let in_job = crate::mpi::in_job();
+        #[cfg(not(feature = "mpi"))]
+        let in_job = false;
+        if !in_job {
+            set(
+                libc::SIGINT,
+                on_interrupt as *const () as usize,
+                std::ptr::null_mut(),
+            );
+        }
     }
 }
 
