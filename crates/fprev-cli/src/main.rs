@@ -7,17 +7,17 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::check;
-use crate::document::TreeDocument;
-use crate::error::{Error, Result};
-use crate::format::Format;
-use crate::probe::{self, ProbeOptions};
-use crate::render;
-use crate::reveal::{self, Algorithm, Options, Pivot};
-use crate::sweep::{self, Sizes};
+use fprev::check;
+use fprev::document::TreeDocument;
+use fprev::error::{Error, Result};
+use fprev::format::Format;
+use fprev::probe::{self, ProbeOptions};
+use fprev::render;
+use fprev::reveal::{self, Algorithm, Options, Pivot};
+use fprev::sweep::{self, Sizes};
 
 /// The spec `fprev reveal` reveals when given none.
-pub const DEFAULT_SPEC: &str = "native:strided:8";
+const DEFAULT_SPEC: &str = "native:strided:8";
 
 const ABOUT: &str = "Reveal the order in which a black box adds its floating-point numbers.";
 
@@ -222,11 +222,11 @@ impl Command {
 /// here (its black box checks the job's size).
 #[cfg(feature = "mpi")]
 fn mpi_job(ranks: usize, timeout: u64) -> Result<Option<i32>> {
-    if crate::mpi::in_job() {
+    if fprev::mpi::in_job() {
         return Ok(None);
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    crate::mpi::relaunch(ranks, &args, std::time::Duration::from_secs(timeout)).map(Some)
+    fprev::mpi::relaunch(ranks, &args, std::time::Duration::from_secs(timeout)).map(Some)
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -450,11 +450,11 @@ fn command_line() -> i32 {
 
 /// Runs the command line, inside an MPI job too: there only rank 0 runs it
 /// (the other ranks serve its `mpi:` black boxes and exit in
-/// [`crate::mpi::join`]).
-pub fn main() -> i32 {
+/// [`fprev::mpi::join`]).
+fn run_main() -> i32 {
     guard::install();
     #[cfg(feature = "mpi")]
-    let session = match crate::mpi::join() {
+    let session = match fprev::mpi::join() {
         Ok(session) => session,
         Err(e) => {
             eprintln!("fprev: error: {e}");
@@ -896,4 +896,8 @@ fn write_out(bytes: &[u8], path: Option<&Path>) -> Result<()> {
     tmp.write_all(bytes).map_err(fail)?;
     tmp.persist(&target).map_err(|e| fail(e.error))?;
     Ok(())
+}
+
+fn main() {
+    std::process::exit(run_main());
 }

@@ -173,7 +173,7 @@ fn main() {
     let report = markdown(&rows);
     println!("{report}");
     if write {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("outputs/calls");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../outputs/calls");
         std::fs::create_dir_all(&dir).expect("outputs/calls can be made");
         // The targets' rows: all of them in a targets run, else picked out.
         let at_targets: Vec<Row> = rows

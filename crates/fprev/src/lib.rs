@@ -32,10 +32,8 @@
 //! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
 //! - [`render`], [`shape`], [`document`]: drawing, summarising and saving trees;
 //! - [`memory`]: refusing sizes this machine cannot hold, before allocating;
-//! - [`cli`]: the `fprev` command line.
 
 pub mod check;
-pub mod cli;
 pub mod document;
 pub mod equivalence;
 pub mod error;

@@ -23,12 +23,12 @@ use crate::probe::{Batch, Probe, ProbeOptions, batch, resolve_n};
 
 /// The library adapters shipped inside the binary.
 const LIBRARIES: [(&str, &str); 3] = [
-    ("numpy", include_str!("../../probes/numpy.py")),
-    ("jax", include_str!("../../probes/jax.py")),
-    ("torch", include_str!("../../probes/torch.py")),
+    ("numpy", include_str!("python/numpy.py")),
+    ("jax", include_str!("python/jax.py")),
+    ("torch", include_str!("python/torch.py")),
 ];
 
-const BRIDGE: &str = include_str!("../../probes/_bridge.py");
+const BRIDGE: &str = include_str!("python/_bridge.py");
 
 /// Python packages a library needs, as `pip install` names them.
 fn pip_name(module: &str) -> &str {
@@ -396,7 +396,7 @@ fn bridge(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     if let Ok(m) = py.import("fprev_bridge") {
         return Ok(m);
     }
-    load(py, "fprev_bridge", BRIDGE, "probes/_bridge.py")
+    load(py, "fprev_bridge", BRIDGE, "fprev/probe/python/_bridge.py")
 }
 
 fn library_module<'py>(py: Python<'py>, library: &str) -> PyResult<Bound<'py, PyModule>> {
@@ -419,7 +419,7 @@ fn library_module<'py>(py: Python<'py>, library: &str) -> PyResult<Bound<'py, Py
         .ok_or_else(|| {
             pyo3::exceptions::PyLookupError::new_err(format!("no probe module for '{library}'"))
         })?;
-    load(py, &name, code, &format!("probes/{library}.py"))
+    load(py, &name, code, &format!("fprev/probe/python/{library}.py"))
 }
 
 fn load<'py>(

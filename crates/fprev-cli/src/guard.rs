@@ -13,9 +13,9 @@ use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::error::Result;
-use crate::format::Format;
-use crate::probe::{Batch, Probe};
+use fprev::error::Result;
+use fprev::format::Format;
+use fprev::probe::{Batch, Probe};
 
 /// The black box's spec, for the crash line (leaked once per process).
 static SPEC: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
@@ -58,7 +58,7 @@ pub fn install() {
         }
         // A rank of an MPI job is stopped by its mpirun, which reports why.
         #[cfg(feature = "mpi")]
-        let in_job = crate::mpi::in_job();
+        let in_job = fprev::mpi::in_job();
         #[cfg(not(feature = "mpi"))]
         let in_job = false;
         if !in_job {
