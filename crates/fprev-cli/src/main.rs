@@ -1,6 +1,7 @@
 //! The `fprev` command line: a thin layer over the library.
 
 mod guard;
+mod mpi_job;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -139,7 +140,7 @@ impl GuardArgs {
 
 /// Opens `spec` with its calls guarded (crash line, --timeout).
 fn open_guarded(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn probe::Probe>> {
-    let inner = probe::open(spec, opts)?;
+    let inner = fprev::open(spec, opts)?;
     Ok(Box::new(guard::Guarded::new(inner, spec)))
 }
 
@@ -215,27 +216,6 @@ impl Command {
             _ => None,
         }
     }
-}
-
-/// `--ranks P`: outside an MPI job, runs this command line under `mpirun
-/// -np P` and returns its exit status; inside one, `None`: the command runs
-/// here (its black box checks the job's size).
-#[cfg(feature = "mpi")]
-fn mpi_job(ranks: usize, timeout: u64) -> Result<Option<i32>> {
-    if fprev::mpi::in_job() {
-        return Ok(None);
-    }
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    fprev::mpi::relaunch(ranks, &args, std::time::Duration::from_secs(timeout)).map(Some)
-}
-
-#[cfg(not(feature = "mpi"))]
-fn mpi_job(_: usize, _: u64) -> Result<Option<i32>> {
-    Err(Error::Input(
-        "--ranks runs an MPI job, but this fprev was built without the 'mpi' feature: rebuild \
-         with `cargo build --features mpi` (needs libopenmpi-dev)"
-            .into(),
-    ))
 }
 
 #[derive(Args, Debug)]
@@ -490,7 +470,7 @@ fn init_logging(verbose: u8) {
 fn run(command: Command) -> Result<i32> {
     if let Some(mpi) = command.mpi()
         && let Some(ranks) = mpi.ranks
-        && let Some(code) = mpi_job(usize::from(ranks), mpi.mpi_timeout)?
+        && let Some(code) = mpi_job::run(usize::from(ranks), mpi.mpi_timeout)?
     {
         return Ok(code);
     }
@@ -505,12 +485,12 @@ fn run(command: Command) -> Result<i32> {
         Command::Check(a) => check_cmd(a),
         Command::Sweep(a) => sweep_cmd(a),
         Command::Probes => {
-            for info in probe::catalog() {
-                let status = match &info.available {
+            for family in fprev::spec::FAMILIES {
+                let status = match family.available() {
                     Ok(()) => "available".to_string(),
                     Err(why) => format!("unavailable: {why}"),
                 };
-                println!("{:<32} {:<50} {status}", info.pattern, info.about);
+                println!("{:<32} {:<50} {status}", family.pattern, family.about);
             }
             Ok(0)
         }

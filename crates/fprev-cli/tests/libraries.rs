@@ -37,12 +37,12 @@ fn options(n: usize, format: Format, shape: Option<[usize; 3]>) -> ProbeOptions 
 }
 
 fn open(spec: &str, n: usize, format: Format, shape: Option<[usize; 3]>) -> Box<dyn Probe> {
-    probe::open(spec, &options(n, format, shape))
+    fprev::open(spec, &options(n, format, shape))
         .unwrap_or_else(|e| panic!("{spec} n = {n} {format}: cannot open: {e}"))
 }
 
 fn open_err(spec: &str, opts: &ProbeOptions) -> String {
-    match probe::open(spec, opts) {
+    match fprev::open(spec, opts) {
         Ok(_) => panic!("{spec} opened, but should not have"),
         Err(Error::Input(msg)) => {
             assert!(!msg.contains('\n'), "not one line: {msg:?}");
@@ -358,12 +358,12 @@ fn shape_k_gives_n_and_m_gives_the_batch() {
         ..Default::default()
     };
     for spec in ["ndarray:gemv", "ndarray:gemm"] {
-        let probe = probe::open(spec, &opts).unwrap();
+        let probe = fprev::open(spec, &opts).unwrap();
         assert_eq!((probe.n(), probe.max_batch()), (11, 6), "{spec}");
     }
-    let probe = probe::open("ndarray:gemv", &options(5, Format::F64, None)).unwrap();
+    let probe = fprev::open("ndarray:gemv", &options(5, Format::F64, None)).unwrap();
     assert_eq!(probe.max_batch(), 5, "M defaults to n");
-    let probe = probe::open("ndarray:sum", &options(5, Format::F64, None)).unwrap();
+    let probe = fprev::open("ndarray:sum", &options(5, Format::F64, None)).unwrap();
     assert_eq!(probe.max_batch(), 1);
 }
 

@@ -8,7 +8,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
-use fprev::reduce::{Blocks, binary_tree_sum};
+use fprev::mpi::Blocks;
+use fprev::reduce::binary_tree_sum;
 use fprev::{Order, SummationTree};
 
 fn fprev(args: &[&str]) -> Output {

@@ -32,7 +32,7 @@ fn reveal_and_check(
         shape,
         ..Default::default()
     };
-    let mut bb = probe::open(spec, &opts).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let mut bb = fprev::open(spec, &opts).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let r = reveal(&mut bb, &Options::default())
         .unwrap_or_else(|e| panic!("{spec} n = {n} {format}: {e}"));
     let report = check(&r.tree, &mut bb, 100, 3).unwrap();

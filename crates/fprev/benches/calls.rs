@@ -94,7 +94,7 @@ impl Shape {
             ..Default::default()
         };
         match self {
-            Shape::Native(o) => probe::open(&format!("native:{o}"), &opts),
+            Shape::Native(o) => fprev::open(&format!("native:{o}"), &opts),
             Shape::Random { max_width } => {
                 let tree = SummationTree::random(n, max_width, SEED);
                 Ok(Box::new(ReplayProbe::new(
@@ -102,7 +102,7 @@ impl Shape {
                     format,
                 )))
             }
-            Shape::Numpy => probe::open("numpy:sum", &opts),
+            Shape::Numpy => fprev::open("numpy:sum", &opts),
         }
     }
 

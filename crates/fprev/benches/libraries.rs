@@ -115,7 +115,7 @@ fn run(c: &Case, baseline_seconds: Option<f64>) -> Option<f64> {
     let mut times = Vec::new();
     let mut last = None;
     for _ in 0..REPEATS {
-        let mut bb = match probe::open(c.spec, &opts) {
+        let mut bb = match fprev::open(c.spec, &opts) {
             Ok(bb) => bb,
             Err(e) => {
                 println!(

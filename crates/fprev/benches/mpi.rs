@@ -14,7 +14,8 @@ use std::hint::black_box;
 use std::process::Command;
 use std::time::Instant;
 
-use fprev::reduce::{Blocks, binary_tree_allreduce, binary_tree_sum, reduce_rows};
+use fprev::mpi::{Blocks, binary_tree_allreduce, reduce_rows};
+use fprev::reduce::binary_tree_sum;
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;

@@ -202,7 +202,7 @@ fn reveal_once(spec: &str, n: usize, options: &Options) -> Result<(SummationTree
         accumulator: None,
         ..Default::default()
     };
-    let mut black_box = probe::open(spec, &probe_options).map_err(|e| e.to_string())?;
+    let mut black_box = fprev::open(spec, &probe_options).map_err(|e| e.to_string())?;
     let revealed = reveal(&mut black_box, options).map_err(|e| e.to_string())?;
     Ok((revealed.tree, revealed.stats))
 }

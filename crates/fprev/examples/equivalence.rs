@@ -64,7 +64,7 @@ fn main() {
         "vs its replay: {:?}",
         same_order(&mut Chunked { n }, &mut replay).map(|r| r.is_ok())
     );
-    let mut pairwise = fprev::probe::open(
+    let mut pairwise = fprev::open(
         "native:pairwise",
         &fprev::probe::ProbeOptions {
             n: Some(n),
@@ -101,7 +101,7 @@ mod tests {
             format: Format::F64,
             ..Default::default()
         };
-        let mut pairwise = fprev::probe::open("native:pairwise", &opts).unwrap();
+        let mut pairwise = fprev::open("native:pairwise", &opts).unwrap();
         assert_same_order(&mut Chunked { n: 16 }, &mut pairwise);
     }
 }

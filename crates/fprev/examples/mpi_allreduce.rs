@@ -9,7 +9,7 @@
 //! Every rank takes its block of one vector (the same vector whatever the
 //! rank count), then rank 0 prints both sums with their bits.
 
-use fprev::reduce::{Blocks, binary_tree_allreduce};
+use fprev::mpi::{Blocks, binary_tree_allreduce};
 use mpi::collective::SystemOperation;
 use mpi::traits::*;
 

@@ -9,15 +9,14 @@
 //! assert!(TreeDocument::parse(r#"{"n": 4, "tree": [[0, 1], 2]}"#).is_err());
 //! ```
 
+use std::fmt;
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::check::Confirmation;
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::reveal::Stats;
 use crate::tree::SummationTree;
 
 /// A tree with what is known about where it came from.
@@ -127,5 +126,60 @@ impl TreeDocument {
         }
         out.push('}');
         out
+    }
+}
+
+/// What a reveal cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// `l_{i,j}` values measured.
+    pub queries: u64,
+    /// Masked inputs summed (one holds several queries when packed).
+    #[serde(default)]
+    pub inputs: u64,
+    /// Evaluations of the black box: one per input, or one per call of a
+    /// black box that sums many rows at once (a GEMM), and those that check
+    /// it first (that its rows sum alike; its accumulator, before packing).
+    pub calls: u64,
+    /// Wall time of the whole reveal, in seconds.
+    pub seconds: f64,
+    /// Of which inside the black box.
+    #[serde(default)]
+    pub probe_seconds: f64,
+}
+
+/// `7 queries in 7 calls`, or, where calls and inputs differ (packed
+/// queries after the accumulator check, a GEMM's rows in one call),
+/// `72 queries in 56 inputs, 57 calls`.
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} queries in ", self.queries)?;
+        if self.inputs != self.calls && self.inputs > 0 {
+            write!(f, "{} inputs, ", self.inputs)?;
+        }
+        write!(f, "{} calls", self.calls)
+    }
+}
+
+/// How a revealed tree was confirmed against its black box: the record a
+/// tree file keeps (`"confirmation"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// Random inputs tried.
+    pub trials: usize,
+    /// Of which the tree's replay matched bit for bit.
+    pub passed: usize,
+    /// The accumulator format the replay added in, when every trial matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accumulator: Option<String>,
+    /// Where the first input that did not match was saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mismatch_file: Option<String>,
+}
+
+impl Confirmation {
+    /// True when every trial matched.
+    pub fn confirmed(&self) -> bool {
+        self.trials > 0 && self.passed == self.trials
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use fprev::equivalence::{assert_same_order, same_order};
-//! use fprev::probe::{open, ProbeOptions};
+//! use fprev::{open, probe::ProbeOptions};
 //!
 //! let opts = ProbeOptions { n: Some(100), ..Default::default() };
 //! let mut a = open("native:binary-tree", &opts).unwrap();

@@ -12,7 +12,7 @@
 //!
 //! // A black box: NumPy-style 8-lane summation of 32 f32 values.
 //! let opts = probe::ProbeOptions { n: Some(32), ..Default::default() };
-//! let mut black_box = probe::open("native:strided:8", &opts).unwrap();
+//! let mut black_box = fprev::open("native:strided:8", &opts).unwrap();
 //!
 //! let revealed = reveal(&mut black_box, &Options::default()).unwrap();
 //! assert_eq!(revealed.tree, Order::Strided(8).tree(32));
@@ -38,6 +38,7 @@ pub mod document;
 pub mod equivalence;
 pub mod error;
 pub mod format;
+pub mod inputs;
 pub mod memory;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -47,6 +48,7 @@ pub mod reduce;
 pub mod render;
 pub mod reveal;
 pub mod shape;
+pub mod spec;
 pub mod sweep;
 pub mod tree;
 
@@ -54,5 +56,6 @@ pub use error::{Error, Result};
 pub use format::Format;
 pub use order::Order;
 pub use probe::Probe;
+pub use spec::open;
 pub use reveal::{Options, Revelation, reveal};
 pub use tree::SummationTree;

@@ -6,7 +6,7 @@
 //! [`PreRounded`] do not depend on the order at all: pre-rounded summation
 //! gives the same bits for any permutation of the summands and any split
 //! into chunks merged in any order, and is more accurate than a plain sum.
-//! With the `mpi` feature, [`binary_tree_allreduce`] adds across the ranks
+//! With the `mpi` feature, `fprev::mpi::binary_tree_allreduce` adds across the ranks
 //! of an MPI job in the Binary Tree Reduction's tree: the same bits for any
 //! number of ranks.
 //!
@@ -21,13 +21,9 @@
 //! ```
 
 mod binary_tree;
-#[cfg(feature = "mpi")]
-mod distributed;
 mod prerounded;
 
 pub use binary_tree::{Real, binary_tree_sum, binary_tree_sum_on, binary_tree_sum_threads};
-#[cfg(feature = "mpi")]
-pub use distributed::{Blocks, Wire, binary_tree_allreduce, reduce_rows};
 pub use prerounded::{
     PreRoundable, PreRounded, prerounded_sum, prerounded_sum_on, prerounded_sum_threads,
 };

@@ -4,7 +4,7 @@
 //! use fprev::{probe, reveal, Options, Format};
 //!
 //! let opts = probe::ProbeOptions { n: Some(8), ..Default::default() };
-//! let mut bb = probe::open("native:strided:4", &opts).unwrap();
+//! let mut bb = fprev::open("native:strided:4", &opts).unwrap();
 //! let r = reveal(&mut bb, &Options::default()).unwrap();
 //! assert_eq!(r.tree.to_text(), "(((0+4)+(1+5))+((2+6)+(3+7)))");
 //! assert!(r.stats.queries <= 8 * 7 / 2);
@@ -42,8 +42,9 @@ use std::time::Instant;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
+
+pub use crate::document::Stats;
 use crate::error::{Error, Result};
 use crate::probe::Probe;
 use crate::tree::SummationTree;
@@ -154,38 +155,6 @@ impl Default for Options {
             guess: true,
             row: 0,
         }
-    }
-}
-
-/// What a reveal cost.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Stats {
-    /// `l_{i,j}` values measured.
-    pub queries: u64,
-    /// Masked inputs summed (one holds several queries when packed).
-    #[serde(default)]
-    pub inputs: u64,
-    /// Evaluations of the black box: one per input, or one per call of a
-    /// black box that sums many rows at once (a GEMM), and those that check
-    /// it first (that its rows sum alike; its accumulator, before packing).
-    pub calls: u64,
-    /// Wall time of the whole reveal, in seconds.
-    pub seconds: f64,
-    /// Of which inside the black box.
-    #[serde(default)]
-    pub probe_seconds: f64,
-}
-
-/// `7 queries in 7 calls`, or, where calls and inputs differ (packed
-/// queries after the accumulator check, a GEMM's rows in one call),
-/// `72 queries in 56 inputs, 57 calls`.
-impl fmt::Display for Stats {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} queries in ", self.queries)?;
-        if self.inputs != self.calls && self.inputs > 0 {
-            write!(f, "{} inputs, ", self.inputs)?;
-        }
-        write!(f, "{} calls", self.calls)
     }
 }
 

@@ -24,7 +24,7 @@ use crate::check::{CONFIRM_TRIALS, check_row};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::order::Order;
-use crate::probe::{self, Probe, ProbeOptions};
+use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Stats, reveal};
 use crate::shape::Shape;
 use crate::tree::SummationTree;
@@ -242,16 +242,16 @@ pub fn sweep(
         threads,
         opts,
         CONFIRM_TRIALS,
-        &mut probe::open,
+        &mut crate::open,
     )
 }
 
-/// Opens a black box from its spec and options, as [`probe::open`] does.
+/// Opens a black box from its spec and options, as [`crate::open`] does.
 pub type Opener = dyn FnMut(&str, &ProbeOptions) -> Result<Box<dyn Probe>>;
 
 /// [`sweep()`], replaying each revealed tree on `confirm` random inputs (0:
 /// none) and opening each black box with `open` (a spec and its options
-/// to a probe, [`probe::open`] or one wrapping it).
+/// to a probe, [`crate::open`] or one wrapping it).
 pub fn sweep_with(
     spec: &str,
     probe_opts: &ProbeOptions,

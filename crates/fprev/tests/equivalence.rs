@@ -17,8 +17,8 @@ fn equal_orders_pass() {
         format: Format::F64,
         ..Default::default()
     };
-    let mut a = probe::open("native:binary-tree", &opts).unwrap();
-    let mut b = probe::open("reduce:binary-tree:3", &opts).unwrap();
+    let mut a = fprev::open("native:binary-tree", &opts).unwrap();
+    let mut b = fprev::open("reduce:binary-tree:3", &opts).unwrap();
     assert_same_order(&mut a, &mut b);
 }
 

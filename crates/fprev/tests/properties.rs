@@ -176,7 +176,7 @@ fn fused_nodes_beyond_the_masks_reach_are_refused_not_misread() {
         accumulator: Some(Format::F32),
         ..Default::default()
     };
-    let mut bb = probe::open("native:sequential", &opts).unwrap();
+    let mut bb = fprev::open("native:sequential", &opts).unwrap();
     let err = reveal(&mut bb, &Options::default()).unwrap_err();
     assert_eq!(err.exit_code(), 2);
     assert!(err.to_string().contains("cannot be probed"), "{err}");
@@ -353,7 +353,7 @@ fn reveal_native(
         accumulator: acc,
         ..Default::default()
     };
-    let mut bb = probe::open(&format!("native:{order}"), &opts).unwrap();
+    let mut bb = fprev::open(&format!("native:{order}"), &opts).unwrap();
     let options = Options {
         pivot,
         ..Options::default()
@@ -417,7 +417,7 @@ fn native_orders_match_in_every_format_and_with_the_min_pivot() {
                         accumulator: None,
                         ..Default::default()
                     };
-                    let mut bb = probe::open(&format!("native:{order}"), &opts).unwrap();
+                    let mut bb = fprev::open(&format!("native:{order}"), &opts).unwrap();
                     let e = reveal(&mut bb, &Options::default()).unwrap_err();
                     assert_eq!(e.exit_code(), 2, "native:{order} n = {n} {format}: {e}");
                     continue;

@@ -102,7 +102,7 @@ fn the_revealed_order_is_the_documented_tree_for_every_n_up_to_1000() {
                 format,
                 ..Default::default()
             };
-            let mut bb = probe::open(spec, &opts).unwrap();
+            let mut bb = fprev::open(spec, &opts).unwrap();
             let got = reveal(&mut bb, &Options::default()).unwrap().tree;
             assert_eq!(got, want, "{spec} n = {n}");
         }
@@ -122,7 +122,7 @@ fn bad_reducer_specs_are_input_errors() {
         "reduce:prerounded:0",
         "reduce:prerounded:x",
     ] {
-        let e = probe::open(spec, &opts)
+        let e = fprev::open(spec, &opts)
             .err()
             .unwrap_or_else(|| panic!("{spec} opened"));
         assert_eq!(e.exit_code(), 2, "{spec}: {e}");
@@ -132,7 +132,7 @@ fn bad_reducer_specs_are_input_errors() {
         ..opts
     };
     assert_eq!(
-        probe::open("reduce:binary-tree", &f16)
+        fprev::open("reduce:binary-tree", &f16)
             .err()
             .unwrap()
             .exit_code(),
@@ -419,9 +419,9 @@ fn prerounded_sum_edge_cases() {
 #[test]
 fn the_prerounded_probe_sums_like_prerounded_sum() {
     assert!(
-        probe::catalog()
+        fprev::spec::FAMILIES
             .iter()
-            .any(|s| s.pattern == "reduce:prerounded[:THREADS]")
+            .any(|f| f.pattern == "reduce:prerounded[:THREADS]")
     );
     let x = cancelling(1000, 7);
     let x32 = to_f32(&x);
@@ -438,8 +438,8 @@ fn the_prerounded_probe_sums_like_prerounded_sum() {
             format,
             ..Default::default()
         };
-        let mut one = probe::open("reduce:prerounded", &opts).unwrap();
-        let mut four = probe::open("reduce:prerounded:4", &opts).unwrap();
+        let mut one = fprev::open("reduce:prerounded", &opts).unwrap();
+        let mut four = fprev::open("reduce:prerounded:4", &opts).unwrap();
         let mut out = [0.0; 2];
         one.sum(&input, &mut out[..1]).unwrap();
         four.sum(&input, &mut out[1..]).unwrap();

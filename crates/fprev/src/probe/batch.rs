@@ -111,6 +111,7 @@ pub(crate) fn sum_batch<P: Probe + ?Sized>(
 /// Sums whole inputs (`out.len()` rows of `n` values) through
 /// [`Probe::sum_batch`]: each input after the first overwrites all of the
 /// one before. For probes whose [`Probe::sum`] is their batch form.
+#[cfg(any(feature = "python", feature = "mpi"))]
 pub(crate) fn sum_whole<P: Probe + ?Sized>(
     probe: &mut P,
     inputs: &[f64],

@@ -69,42 +69,17 @@ fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
     Python::attach(f)
 }
 
-/// The Python probe specs, each with whether its packages import here.
-pub fn catalog() -> Vec<crate::probe::SpecInfo> {
-    let status = |module: &'static str| -> std::result::Result<(), String> {
-        attach(|py| {
-            bridge(py).map_err(|e| e.to_string())?;
-            py.import(module).map(|_| ()).map_err(|_| {
-                format!(
-                    "needs the Python package '{module}': python3 -m pip install {}",
-                    pip_name(module)
-                )
-            })
+/// Whether the Python package `module` imports here; else what to install.
+pub fn available(module: &str) -> std::result::Result<(), String> {
+    attach(|py| {
+        bridge(py).map_err(|e| e.to_string())?;
+        py.import(module).map(|_| ()).map_err(|_| {
+            format!(
+                "needs the Python package '{module}': python3 -m pip install {}",
+                pip_name(module)
+            )
         })
-    };
-    let info = |pattern, about, module| crate::probe::SpecInfo {
-        pattern,
-        about,
-        available: status(module),
-    };
-    vec![
-        info(
-            "numpy:sum|dot|gemv|gemm",
-            "NumPy (bf16 and fp8 through ml_dtypes)",
-            "numpy",
-        ),
-        info("jax:sum|dot|gemv|gemm", "JAX on the CPU", "jax"),
-        info(
-            "torch:sum|dot|gemv|gemm[:cuda]",
-            "PyTorch, CPU or CUDA",
-            "torch",
-        ),
-        info(
-            "python:PATH.py:FUNC",
-            "any FUNC(x: numpy.ndarray) -> float",
-            "numpy",
-        ),
-    ]
+    })
 }
 
 /// A black box implemented in Python.

@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::oracle::Oracle;
-use crate::check::random_input;
+use crate::inputs::random_input;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::tree::{SummationTree, TreeBuilder};

@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::check::Inputs;
+use crate::inputs::Inputs;
 use crate::error::{Error, Result};
 use crate::format::{FUSED_FRACTION_BITS, Format};
 use crate::probe::{Batch, Probe};

@@ -1,5 +1,5 @@
 //! The Binary Tree Reduction across MPI ranks (Stelz; ALGORITHMS.md
-//! section 8): the same tree as [`super::binary_tree_sum`] over the
+//! section 8): the same tree as [`crate::reduce::binary_tree_sum`] over the
 //! concatenation of every rank's summands, so the same bits for any number
 //! of ranks.
 //!
@@ -12,7 +12,7 @@
 //! rank waits on one that waits on it.
 //!
 //! ```no_run
-//! use fprev::reduce::binary_tree_allreduce;
+//! use fprev::mpi::binary_tree_allreduce;
 //! use mpi::traits::Communicator;
 //!
 //! let universe = mpi::initialize().unwrap();
@@ -32,7 +32,7 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::Communicator;
 use mpi::traits::Root;
 
-use super::binary_tree::Real;
+use crate::reduce::Real;
 
 /// A float that travels in messages as an `f64` (exactly).
 pub trait Wire: Real + Into<f64> {
@@ -170,7 +170,7 @@ impl Blocks {
 
 /// The Binary Tree Reduction of the concatenation of every rank's `local`
 /// summands (rank 0's first), returned on every rank: the same bits as
-/// [`super::binary_tree_sum`] of the whole vector, whatever the number of
+/// [`crate::reduce::binary_tree_sum`] of the whole vector, whatever the number of
 /// ranks and however the summands are split. Collective: every rank of
 /// `comm` calls it.
 pub fn binary_tree_allreduce<C: Communicator, T: Wire + mpi::datatype::Equivalence>(
@@ -282,7 +282,7 @@ impl<C: Communicator, T: Wire> Part<'_, C, T> {
             let len = end - start;
             return (0..self.rows)
                 .map(|r| {
-                    super::binary_tree_sum(&self.local[r * len + x - start..r * len + top - start])
+                    crate::reduce::binary_tree_sum(&self.local[r * len + x - start..r * len + top - start])
                 })
                 .collect();
         }

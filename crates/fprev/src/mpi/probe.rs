@@ -1,4 +1,4 @@
-//! MPI black boxes, on rank 0 of an `mpirun` job (see [`crate::mpi`]):
+//! MPI black boxes, on rank 0 of an `mpirun` job (see [`super::session`]):
 //!
 //! - `mpi:allreduce[:LOCAL]`: each rank sums its block of the `n` summands
 //!   (blocks as even as can be, in rank order) in the order `LOCAL`
@@ -6,7 +6,7 @@
 //!   `strided:K`, `blocked:B`), then `MPI_Allreduce(SUM)` combines the
 //!   ranks' sums;
 //! - `mpi:binary-tree`: the distributed Binary Tree Reduction
-//!   ([`crate::reduce::binary_tree_allreduce`]) over blocks aligned to cut
+//!   ([`super::binary_tree_allreduce`]) over blocks aligned to cut
 //!   messages.
 //!
 //! One call combines vectors of `M` elements (`--shape M,1,N`, default
@@ -18,7 +18,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::mpi::{Combine, Setup};
+use super::session::{self, Combine, Setup};
 use crate::order::Order;
 use crate::probe::linalg::ieee_format;
 use crate::probe::{Batch, Probe, ProbeOptions, batch, resolve_n};
@@ -61,7 +61,7 @@ impl MpiProbe {
                 )));
             }
         };
-        if !crate::mpi::in_job() {
+        if !session::in_job() {
             return Err(Error::Input(format!(
                 "{spec} runs in an MPI job: give --ranks P (fprev starts mpirun), or run fprev \
                  under mpirun"
@@ -79,14 +79,14 @@ impl MpiProbe {
             format: ieee_format(spec, opts.format)?,
             rows: opts.shape.map_or(DEFAULT_ROWS, |[m, _, _]| m),
         };
-        crate::mpi::open(&setup);
+        session::open(&setup);
         Ok(MpiProbe { setup })
     }
 }
 
 impl Drop for MpiProbe {
     fn drop(&mut self) {
-        crate::mpi::close();
+        session::close();
     }
 }
 
@@ -123,7 +123,7 @@ impl Probe for MpiProbe {
                 continues: false,
                 ..*batch
             };
-            crate::mpi::sum(&self.setup, &part, chunk);
+            session::sum(&self.setup, &part, chunk);
         }
         Ok(())
     }

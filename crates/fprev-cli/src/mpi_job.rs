@@ -1,0 +1,141 @@
+//! `--ranks P`: starting an MPI job from the command line. `mpirun -np P
+//! fprev ARGS` runs every rank; rank 0's output is passed on as if fprev had
+//! run alone, its exit status returned (through the file that
+//! [`fprev::mpi::STATUS_VAR`] names), and the whole job killed if it outlives
+//! its time. What the ranks do inside the job is the library's
+//! [`fprev::mpi`].
+
+#[cfg(feature = "mpi")]
+use std::ffi::OsString;
+#[cfg(feature = "mpi")]
+use std::io::Write;
+#[cfg(feature = "mpi")]
+use std::path::Path;
+#[cfg(feature = "mpi")]
+use std::process::{Command, Stdio};
+#[cfg(feature = "mpi")]
+use std::time::{Duration, Instant};
+
+#[cfg(feature = "mpi")]
+use fprev::mpi::STATUS_VAR;
+use fprev::{Error, Result};
+
+/// `--ranks P`: outside an MPI job, runs this command line under `mpirun
+/// -np P` and returns its exit status; inside one, `None`: the command runs
+/// here (its black box checks the job's size).
+#[cfg(feature = "mpi")]
+pub(crate) fn run(ranks: usize, timeout: u64) -> Result<Option<i32>> {
+    if fprev::mpi::in_job() {
+        return Ok(None);
+    }
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    relaunch(ranks, &args, std::time::Duration::from_secs(timeout)).map(Some)
+}
+
+#[cfg(not(feature = "mpi"))]
+pub(crate) fn run(_: usize, _: u64) -> Result<Option<i32>> {
+    Err(Error::Input(
+        "--ranks runs an MPI job, but this fprev was built without the 'mpi' feature: rebuild \
+         with `cargo build --features mpi` (needs libopenmpi-dev)"
+            .into(),
+    ))
+}
+
+/// Runs this fprev command line under `mpirun -np ranks`, passes rank 0's
+/// output on, and returns its exit status. The job is killed (all its
+/// processes) if it runs longer than `timeout`.
+#[cfg(feature = "mpi")]
+fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
+    let exe = std::env::current_exe().map_err(|e| {
+        Error::Input(format!(
+            "cannot find the fprev binary to run under mpirun: {e}"
+        ))
+    })?;
+    let dir = tempfile::tempdir()
+        .map_err(|e| Error::Input(format!("cannot make a directory for the MPI job: {e}")))?;
+    let status = dir.path().join("status");
+    let output = dir.path().join("output");
+    let mpirun_log = std::fs::File::create(dir.path().join("mpirun.log"))
+        .map_err(|e| Error::Input(format!("cannot make the MPI job's log: {e}")))?;
+    let mut command = Command::new("mpirun");
+    command
+        .args([
+            "-np",
+            &ranks.to_string(),
+            "--oversubscribe",
+            "--output-filename",
+        ])
+        .arg(&output)
+        .arg(exe)
+        .args(args)
+        .env(STATUS_VAR, &status)
+        // Open MPI refuses to run as root unless told.
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        // A file, not a pipe: a pipe nobody reads while waiting could fill
+        // and stall mpirun.
+        .stderr(mpirun_log);
+    {
+        use std::os::unix::process::CommandExt;
+        // A process group of its own, to stop every process of the job.
+        command.process_group(0);
+    }
+    let mut child = command.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::Input(
+            "mpirun is not installed: --ranks starts an MPI job with it (Debian: apt-get install \
+             openmpi-bin), or run fprev under your own mpirun"
+                .into(),
+        ),
+        _ => Error::Input(format!("cannot start mpirun: {e}")),
+    })?;
+    let started = Instant::now();
+    let exit = loop {
+        if let Some(exit) = child.try_wait().map_err(|e| Error::Input(e.to_string()))? {
+            break exit;
+        }
+        if started.elapsed() > timeout {
+            // SAFETY: kill(2) on the job's own process group.
+            unsafe {
+                libc::kill(-(child.id() as i32), libc::SIGKILL);
+            }
+            let _ = child.wait();
+            return Err(Error::BlackBox(format!(
+                "the MPI job ran longer than {} s and was stopped, all its processes with it \
+                 (--mpi-timeout sets the limit)",
+                timeout.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mpirun_said = std::fs::read_to_string(dir.path().join("mpirun.log")).unwrap_or_default();
+    // Rank 0's own output, as if it had run alone.
+    let rank0 = output.join("1").join("rank.0");
+    pass_on(&rank0.join("stdout"), &mut std::io::stdout());
+    pass_on(&rank0.join("stderr"), &mut std::io::stderr());
+    match std::fs::read_to_string(&status)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+    {
+        Some(code) => Ok(code),
+        None => Err(Error::BlackBox(format!(
+            "the MPI job failed before rank 0 finished (mpirun {}){}",
+            exit,
+            mpirun_said
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('-'))
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default()
+        ))),
+    }
+}
+
+#[cfg(feature = "mpi")]
+fn pass_on(path: &Path, to: &mut dyn Write) {
+    if let Ok(text) = std::fs::read(path) {
+        let _ = to.write_all(&text);
+        let _ = to.flush();
+    }
+}

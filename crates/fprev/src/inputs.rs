@@ -1,0 +1,79 @@
+//! Random inputs whose sums depend on the order: what confirming a tree
+//! replays it on ([`crate::check`]), what a reveal tries its black box's
+//! rows and order-independence with, and what NaiveSol tells trees apart by.
+
+use std::fmt;
+
+use rand::Rng;
+use rand::seq::SliceRandom;
+
+use crate::format::Format;
+
+/// The kinds of random input that [`check()`](crate::check::check)(crate::check::check) tries, in turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inputs {
+    /// Both signs, full random significands, magnitudes within a few
+    /// binades of each other: most additions round, and round differently
+    /// in different orders.
+    Close,
+    /// Magnitudes spread over about three times the format's precision in
+    /// binades: small summands are swamped, or not, depending on when they
+    /// meet the large ones.
+    Wide,
+    /// Pairs `v, -v(1 + d)` with `d` up to two ulps, shuffled: heavy
+    /// cancellation, so the sum is tiny next to its summands and carries
+    /// every rounding error made on the way.
+    Cancelling,
+}
+
+impl Inputs {
+    /// Every kind, in the order [`check()`](crate::check::check) cycles through them.
+    pub const ALL: [Inputs; 3] = [Inputs::Close, Inputs::Wide, Inputs::Cancelling];
+
+    /// A random input of `n` values of `format` of this kind, small enough
+    /// that no partial sum overflows, and normal where the format's range
+    /// leaves room for that.
+    pub fn draw(self, format: Format, n: usize, rng: &mut impl Rng) -> Vec<f64> {
+        let room = (format.max_finite() / n.max(1) as f64).log2().floor() as i32 - 1;
+        let floor = format.min_normal().log2() as i32 + format.precision() as i32;
+        let (lo, hi) = match self {
+            Inputs::Close => (room.min(4) - 6, room.min(4)),
+            Inputs::Wide | Inputs::Cancelling => {
+                let span = 3 * format.precision() as i32 / 2;
+                (floor.max(-span).min(room), room.min(span))
+            }
+        };
+        let mut draw = || {
+            let e = rng.random_range(lo..=hi);
+            let m: f64 = rng.random_range(1.0..2.0);
+            let s = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
+            format.round(s * m * 2f64.powi(e))
+        };
+        let mut x: Vec<f64> = (0..n).map(|_| draw()).collect();
+        if self == Inputs::Cancelling {
+            let ulp = 2f64.powi(1 - format.precision() as i32);
+            for k in (1..n).step_by(2) {
+                let d = rng.random_range(-2i32..=2) as f64 * ulp;
+                x[k] = format.round(-x[k - 1] * (1.0 + d));
+            }
+            x.shuffle(rng);
+        }
+        x
+    }
+}
+
+impl fmt::Display for Inputs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Inputs::Close => "close magnitudes",
+            Inputs::Wide => "wide exponent range",
+            Inputs::Cancelling => "cancelling pairs",
+        })
+    }
+}
+
+/// A random input of [`Inputs::Close`] values: the kind whose sum depends
+/// most reliably on the order.
+pub fn random_input(format: Format, n: usize, rng: &mut impl Rng) -> Vec<f64> {
+    Inputs::Close.draw(format, n, rng)
+}
