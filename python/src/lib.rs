@@ -11,10 +11,13 @@ use fprev::reduce::{
     Replay, binary_tree_sum, binary_tree_sum_threads, prerounded_sum, prerounded_sum_threads,
 };
 use fprev::reveal::{Algorithm, Options};
+use fprev::error::{Kind, Report};
 use fprev::{Error, Format, SummationTree};
 use numpy::PyReadonlyArray1;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyRuntimeError, PyRuntimeWarning, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyException, PyOSError, PyRuntimeError, PyRuntimeWarning, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -39,10 +42,12 @@ create_exception!(
 
 /// The Python exception for an error of the crate.
 fn to_py(e: Error) -> PyErr {
-    match e {
-        Error::Input(m) => PyValueError::new_err(m),
-        Error::BlackBox(m) => BlackBoxError::new_err(m),
-        Error::OrderIndependent(m) => OrderIndependentError::new_err(m),
+    let message = Report(&e).to_string();
+    match (e.kind(), e) {
+        (_, Error::File { source, .. }) => PyOSError::new_err((source.raw_os_error(), message)),
+        (Kind::Input, _) => PyValueError::new_err(message),
+        (Kind::BlackBox, _) => BlackBoxError::new_err(message),
+        (Kind::OrderIndependent, _) => OrderIndependentError::new_err(message),
     }
 }
 

@@ -46,17 +46,20 @@ pub(crate) fn run(_: usize, _: u64) -> Result<Option<i32>> {
 /// processes) if it runs longer than `timeout`.
 #[cfg(feature = "mpi")]
 fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
-    let exe = std::env::current_exe().map_err(|e| {
-        Error::Input(format!(
-            "cannot find the fprev binary to run under mpirun: {e}"
-        ))
-    })?;
-    let dir = tempfile::tempdir()
-        .map_err(|e| Error::Input(format!("cannot make a directory for the MPI job: {e}")))?;
+    let system = |what: &str| {
+        let what = what.to_string();
+        move |e: std::io::Error| Error::System {
+            what,
+            source: e.into(),
+        }
+    };
+    let exe = std::env::current_exe()
+        .map_err(system("cannot find the fprev binary to run under mpirun"))?;
+    let dir = tempfile::tempdir().map_err(system("cannot make a directory for the MPI job"))?;
     let status = dir.path().join("status");
     let output = dir.path().join("output");
     let mpirun_log = std::fs::File::create(dir.path().join("mpirun.log"))
-        .map_err(|e| Error::Input(format!("cannot make the MPI job's log: {e}")))?;
+        .map_err(system("cannot make the MPI job's log"))?;
     let mut command = Command::new("mpirun");
     command
         .args([
@@ -92,7 +95,7 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
     })?;
     let started = Instant::now();
     let exit = loop {
-        if let Some(exit) = child.try_wait().map_err(|e| Error::Input(e.to_string()))? {
+        if let Some(exit) = child.try_wait().map_err(system("cannot wait for mpirun"))? {
             break exit;
         }
         if started.elapsed() > timeout {

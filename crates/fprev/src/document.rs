@@ -59,9 +59,14 @@ impl TreeDocument {
 
     /// Reads a tree file: the JSON form, or the text form `((0+1)+2)`.
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Input(format!("cannot read {}: {e}", path.display())))?;
-        Self::parse(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
+        let text = std::fs::read_to_string(path).map_err(|e| Error::file("read", path, e))?;
+        Self::parse(&text).map_err(|e| match e {
+            Error::Json { context, source } => Error::Json {
+                context: format!("{}: {context}", path.display()),
+                source,
+            },
+            e => Error::Input(format!("{}: {e}", path.display())),
+        })
     }
 
     /// Parses the JSON form (or, when the text does not start with `{`, the
@@ -80,7 +85,10 @@ impl TreeDocument {
         de.disable_recursion_limit();
         let raw = Raw::deserialize(&mut de)
             .and_then(|r| de.end().map(|_| r))
-            .map_err(|e| Error::Input(format!("not a tree file: {e}")))?;
+            .map_err(|source| Error::Json {
+                context: "not a tree file".into(),
+                source,
+            })?;
         let tree = SummationTree::from_json_tree(raw.tree.get())
             .map_err(|e| Error::Input(format!("bad \"tree\": {}", e.0)))?;
         if let Some(n) = raw.n.filter(|n| *n != tree.n()) {

@@ -289,6 +289,5 @@ pub fn assert_order(probe: &mut dyn Probe, path: impl AsRef<Path>) {
 
 fn write_snapshot(path: &Path, tree: SummationTree) -> Result<()> {
     let json = TreeDocument::new(tree).to_json() + "\n";
-    std::fs::write(path, json)
-        .map_err(|e| Error::Input(format!("cannot write {}: {e}", path.display())))
+    std::fs::write(path, json).map_err(|e| Error::file("write", path, e))
 }

@@ -1,30 +1,112 @@
-//! The error type, and the exit status each kind maps to (DESIGN.md).
+//! The error type, the [`Kind`] of fault each error is, and the exit status
+//! each kind maps to (docs/DESIGN.md, Exit codes).
+//!
+//! Where a cause exists (a file the system would not read, JSON that did not
+//! parse) it is kept as the error's [`source`](std::error::Error::source),
+//! not flattened into text: [`Report`] prints the whole chain on one line.
+//!
+//! ```
+//! use fprev::document::TreeDocument;
+//! use fprev::error::{Kind, Report};
+//!
+//! let e = TreeDocument::read("no/such/tree.json".as_ref()).unwrap_err();
+//! assert_eq!(e.kind(), Kind::Input);
+//! assert_eq!(e.exit_code(), 2);
+//! assert!(std::error::Error::source(&e).is_some());
+//! let line = Report(&e).to_string();
+//! assert!(line.starts_with("cannot read no/such/tree.json: "), "{line}");
+//! ```
 
-/// Everything that can go wrong, split by whose fault it is.
+use std::fmt;
+use std::path::PathBuf;
+
+/// Everything that can go wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Bad usage or bad input: a malformed spec, file or option, an `n` the
-    /// format cannot count to, a missing library. Exit status 2.
+    /// format cannot count to, a missing library.
     #[error("{0}")]
     Input(String),
     /// The black box broke an assumption of the method: NaN, a fraction, an
-    /// inconsistent answer. Exit status 3.
+    /// inconsistent answer.
     #[error("{0}")]
     BlackBox(String),
     /// Not a fault: the black box gives the same bits in every order (an
-    /// exact or pre-rounded sum), so no summation tree describes it. Exit
-    /// status 4.
+    /// exact or pre-rounded sum), so no summation tree describes it.
     #[error("{0}")]
     OrderIndependent(String),
+    /// A file that could not be read or written.
+    #[error("cannot {action} {}", path.display())]
+    File {
+        /// What was tried: `read`, `write`, `open`.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why, as the system says.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Text that should have been JSON of a known shape and was not.
+    #[error("{context}")]
+    Json {
+        /// What the text was meant to be, e.g. `not a tree file`.
+        context: String,
+        /// Where and how it failed to parse.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Something fprev asked of the operating system failed: starting
+    /// threads, a process, making a temporary directory.
+    #[error("{what}")]
+    System {
+        /// What fprev was doing.
+        what: String,
+        /// Why, as the system says.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Whose fault an error is, which decides the exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Bad usage or input, or a system that refused what fprev needs
+    /// (a file, a thread, a process). Exit status 2.
+    Input,
+    /// The black box broke an assumption of the method. Exit status 3.
+    BlackBox,
+    /// The black box is order-independent: no tree describes it. Exit
+    /// status 4.
+    OrderIndependent,
 }
 
 impl Error {
+    /// A file error: `action` (`read`, `write`) on `path` failed with `source`.
+    pub fn file(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::File {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Whose fault this error is.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Error::BlackBox(_) => Kind::BlackBox,
+            Error::OrderIndependent(_) => Kind::OrderIndependent,
+            Error::Input(_) | Error::File { .. } | Error::Json { .. } | Error::System { .. } => {
+                Kind::Input
+            }
+        }
+    }
+
     /// The process exit status for this error.
     pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Input(_) => 2,
-            Error::BlackBox(_) => 3,
-            Error::OrderIndependent(_) => 4,
+        match self.kind() {
+            Kind::Input => 2,
+            Kind::BlackBox => 3,
+            Kind::OrderIndependent => 4,
         }
     }
 }
@@ -32,6 +114,22 @@ impl Error {
 impl From<crate::tree::TreeError> for Error {
     fn from(e: crate::tree::TreeError) -> Self {
         Error::Input(e.0)
+    }
+}
+
+/// An error and every cause below it, on one line: `cannot read t.json: No
+/// such file or directory (os error 2)`.
+pub struct Report<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(e) = cause {
+            write!(f, ": {e}")?;
+            cause = e.source();
+        }
+        Ok(())
     }
 }
 

@@ -10,78 +10,52 @@
 //! assert!(dot.contains("x2"));
 //! ```
 
-use graphviz_rust::cmd::Format as DotFormat;
-use graphviz_rust::dot_structures::{
-    Attribute, Edge, EdgeTy, Graph, GraphAttributes, Id, Node, NodeId, Stmt, Vertex,
-};
-use graphviz_rust::printer::PrinterContext;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
 use crate::shape::Shape;
 use crate::tree::SummationTree;
 
-fn attr(k: &str, v: &str) -> Attribute {
-    Attribute(Id::Plain(k.into()), Id::Escaped(format!("\"{v}\"")))
-}
-
-fn id(node: petgraph::graph::NodeIndex) -> NodeId {
-    NodeId(Id::Plain(format!("n{}", node.index())), None)
-}
-
-/// The Graphviz graph of `tree`: summands `x0…` in boxes at the bottom,
-/// additions `+` and fused nodes `Σk` above, arrows toward the root.
-pub fn graph(tree: &SummationTree) -> Graph {
-    let mut stmts = vec![
-        Stmt::GAttribute(GraphAttributes::Graph(vec![
-            attr("rankdir", "BT"),
-            attr("ordering", "in"),
-        ])),
-        Stmt::GAttribute(GraphAttributes::Node(vec![attr("fontname", "Helvetica")])),
-    ];
+/// The DOT source of `tree`: summands `x0…` in boxes at the bottom,
+/// additions `+` and fused nodes `Σk` above, arrows toward the root. Every
+/// label is a number or a fixed symbol, so nothing needs quoting beyond
+/// the quotes themselves.
+pub fn dot(tree: &SummationTree) -> String {
+    let mut s = String::from(
+        "digraph fprev {\n  graph[rankdir=\"BT\" ordering=\"in\"]\n  node[fontname=\"Helvetica\"]\n",
+    );
     for i in 0..tree.n() {
-        stmts.push(Stmt::Node(Node::new(
-            id(tree.leaf(i)),
-            vec![attr("label", &format!("x{i}")), attr("shape", "box")],
-        )));
+        let _ = writeln!(
+            s,
+            "  n{}[label=\"x{i}\" shape=\"box\"]",
+            tree.leaf(i).index()
+        );
     }
     for node in tree.post_order() {
-        let k = tree.children(node).len();
-        let (label, shape) = if k == 2 {
-            ("+".to_string(), "circle")
-        } else {
-            (format!("Σ{k}"), "doublecircle")
+        let children = tree.children(node);
+        let (label, shape) = match children.len() {
+            2 => ("+".to_string(), "circle"),
+            k => (format!("Σ{k}"), "doublecircle"),
         };
-        stmts.push(Stmt::Node(Node::new(
-            id(node),
-            vec![attr("label", &label), attr("shape", shape)],
-        )));
-        for &c in tree.children(node) {
-            stmts.push(Stmt::Edge(Edge {
-                ty: EdgeTy::Pair(Vertex::N(id(c)), Vertex::N(id(node))),
-                attributes: vec![],
-            }));
+        let _ = writeln!(
+            s,
+            "  n{}[label=\"{label}\" shape=\"{shape}\"]",
+            node.index()
+        );
+        for c in children {
+            let _ = writeln!(s, "  n{} -> n{}", c.index(), node.index());
         }
     }
-    Graph::DiGraph {
-        id: Id::Plain("fprev".into()),
-        strict: false,
-        stmts,
-    }
+    s.push('}');
+    s
 }
 
-/// The DOT source of `tree`.
-pub fn dot(tree: &SummationTree) -> String {
-    graphviz_rust::print(graph(tree), &mut PrinterContext::default())
-}
-
-/// `tree` drawn as SVG by the `dot` program (Graphviz).
+/// `tree` drawn as SVG by the `dot` program (Graphviz), which must be on
+/// `PATH`.
 pub fn svg(tree: &SummationTree) -> Result<Vec<u8>> {
-    graphviz_rust::exec(
-        graph(tree),
-        &mut PrinterContext::default(),
-        vec![DotFormat::Svg.into()],
-    )
-    .map_err(|e| {
+    let missing = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::Input(
                 "SVG needs the `dot` program from Graphviz, which is not installed \
@@ -91,7 +65,31 @@ pub fn svg(tree: &SummationTree) -> Result<Vec<u8>> {
         } else {
             Error::Input(format!("the dot program failed: {e}"))
         }
-    })
+    };
+    let mut child = Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(missing)?;
+    let source = dot(tree);
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    // Write from a thread: dot may fill its output pipe before it has read
+    // all of a large graph.
+    let writer = std::thread::spawn(move || stdin.write_all(source.as_bytes()));
+    let output = child.wait_with_output().map_err(missing)?;
+    let written = writer.join().expect("the writer does not panic");
+    if !output.status.success() {
+        let said = String::from_utf8_lossy(&output.stderr);
+        return Err(Error::Input(format!(
+            "the dot program failed ({}): {}",
+            output.status,
+            said.trim()
+        )));
+    }
+    written.map_err(missing)?;
+    Ok(output.stdout)
 }
 
 /// The text form on the first line, then a summary line.

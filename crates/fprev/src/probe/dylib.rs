@@ -73,8 +73,7 @@ impl DylibProbe {
         }
         // An absolute path, so that the loader opens this file rather than
         // searching its library directories for the name.
-        let file = std::fs::canonicalize(path)
-            .map_err(|e| Error::Input(format!("{spec}: cannot open {path}: {e}")))?;
+        let file = std::fs::canonicalize(path).map_err(|e| Error::file("open", path, e))?;
         // SAFETY: loading runs the library's initialisers; naming it is the
         // user's statement that it is safe to load.
         let library = unsafe { Library::new(&file) }.map_err(|e| {

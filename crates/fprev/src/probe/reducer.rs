@@ -74,7 +74,10 @@ impl ReducerProbe {
         let pool = (threads > 1)
             .then(|| rayon::ThreadPoolBuilder::new().num_threads(threads).build())
             .transpose()
-            .map_err(|e| Error::Input(format!("'{spec}': cannot start {threads} threads: {e}")))?;
+            .map_err(|e| Error::System {
+                what: format!("'{spec}': cannot start {threads} threads"),
+                source: e.into(),
+            })?;
         Ok(ReducerProbe {
             n: resolve_n(spec, opts)?,
             format: ieee_format(spec, opts.format)?,

@@ -1,0 +1,392 @@
+//! The command line as clap sees it: every subcommand, option group and
+//! value parser, the help texts, and the translation of parsed options into
+//! the library's options. Nothing here runs anything (see `commands`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use fprev::check;
+use fprev::format::Format;
+use fprev::probe::ProbeOptions;
+use fprev::reveal::{Algorithm, Options, Pivot};
+use fprev::sweep::Sizes;
+
+
+/// The spec `fprev reveal` reveals when given none.
+const DEFAULT_SPEC: &str = "native:strided:8";
+
+const ABOUT: &str = "Reveal the order in which a black box adds its floating-point numbers.";
+
+const LONG_ABOUT: &str = "\
+Reveal the order in which a black box adds its floating-point numbers.
+
+fprev feeds a summation (a library's sum, dot, GEMV, GEMM, a reduction) masked
+all-one inputs (+M at one summand, -M at another, units elsewhere), reads off
+how many units survive, and rebuilds the summation tree from the answers.
+Every answer is validated: a black box that breaks the method's assumptions is
+reported as such, never turned into a tree.
+
+Every reveal ends by replaying the revealed tree on random inputs and
+comparing with the black box bit for bit (--confirm K trials): masked inputs
+only see the order, so a black box that does not add in plain rounded
+additions (a compensated sum, a mixed-precision kernel) is revealed an order
+it does not follow in its bits. Such a tree is still printed, marked as not
+confirmed, and the first input that differs is saved to a file.
+
+Exit status: 0 ok, 1 trees differ or a check failed, 2 usage or bad input,
+3 the black box broke an assumption, 4 the black box is order-independent
+(the same bits in every order: reported, no tree), 5 the order was revealed
+but a replay of it does not reproduce the black box's bits.";
+
+const EXAMPLES: &str = "\
+Examples:
+  fprev reveal                                   reveal the built-in default (native:strided:8, n = 32)
+  fprev reveal native:pairwise -n 1000 -o t.json save a tree
+  fprev reveal native:sequential -n 1000 --dtype f32 --acc bf16
+                                                 a sum rounding every partial sum to bf16
+  fprev render t.json --format svg -o t.svg      draw it (needs Graphviz's dot)
+  fprev check t.json native:pairwise             confirm by replay on random inputs
+  fprev diff a.json b.json                       equal modulo child order?
+  fprev sweep reduce:binary-tree -n 1..100 --threads 1,2,4
+                                                 where does the order change with n, threads?
+  fprev probes                                   what can be revealed here";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fprev",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_help = EXAMPLES,
+    arg_required_else_help = true
+)]
+pub(crate) struct Cli {
+    /// Log what the engine does on stderr (-v: subproblems, -vv: more).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub(crate) verbose: u8,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Reveal a black box's summation tree and print or save it.
+    Reveal(RevealArgs),
+    /// Draw a saved tree.
+    Render(RenderArgs),
+    /// Compare two saved trees modulo child order (exit 1 when they differ).
+    Diff(DiffArgs),
+    /// Replay a saved tree on random inputs and compare with a black box bit for bit.
+    Check(CheckArgs),
+    /// Reveal across sizes (and thread counts) and report where the order changes.
+    Sweep(SweepArgs),
+    /// List the probe specs this build knows, and whether each is usable here.
+    Probes,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct BlackBoxArgs {
+    /// Number of summands [default: the tree's size for replay:, else 32].
+    #[arg(short, long, allow_hyphen_values = true, value_parser = parse_count)]
+    pub(crate) n: Option<usize>,
+    #[command(flatten)]
+    pub(crate) format: FormatArgs,
+    /// GEMV/GEMM shape M,N,K: A is M x K, B is K x N; K (= -n) is revealed,
+    /// and each of the M rows answers one query per call [default: N,N,N].
+    #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
+    pub(crate) shape: Option<[usize; 3]>,
+    /// Worker threads of a black box that takes a count (reduce:…, blas:…)
+    /// [default: the black box's own].
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) threads: Option<u16>,
+    #[command(flatten)]
+    pub(crate) mpi: MpiArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub(crate) struct MpiArgs {
+    /// MPI ranks to run an mpi: black box on: fprev starts `mpirun -np P`
+    /// itself (under your own mpirun, the job's size).
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) ranks: Option<u16>,
+    /// Seconds an MPI job started by --ranks may run before it is stopped,
+    /// every process of it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) mpi_timeout: u64,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct GuardArgs {
+    /// Seconds one call of the black box may run; a call that runs longer
+    /// (a hang) stops fprev with exit status 3 [default: no limit].
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub(crate) timeout: Option<f64>,
+}
+
+
+#[derive(Args, Debug)]
+pub(crate) struct FormatArgs {
+    /// Input format: f64, f32, f16, bf16, e4m3, e5m2 [default: f32, or a tree file's dtype].
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) dtype: Option<Format>,
+    /// Accumulator format: every partial sum of native: and replay: black
+    /// boxes is rounded to it; for library black boxes, the narrowest format
+    /// they are known to round partial sums to [default: the input format].
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) acc: Option<Format>,
+}
+
+impl BlackBoxArgs {
+    /// The options to open the black box with; `dtype`, a tree file's
+    /// format, stands in for a missing --dtype.
+    pub(crate) fn options(&self, dtype: Option<Format>) -> ProbeOptions {
+        ProbeOptions {
+            n: self.n,
+            shape: self.shape,
+            threads: self.threads.map(usize::from),
+            ranks: self.mpi.ranks.map(usize::from),
+            ..self.format.options(dtype)
+        }
+    }
+}
+
+impl FormatArgs {
+    /// The input and accumulator formats as probe options, with `dtype`
+    /// standing in for a missing --dtype.
+    pub(crate) fn options(&self, dtype: Option<Format>) -> ProbeOptions {
+        ProbeOptions {
+            format: self.dtype.or(dtype).unwrap_or_default(),
+            accumulator: self.acc,
+            ..Default::default()
+        }
+    }
+}
+
+impl Command {
+    /// The MPI options of a command that opens a black box.
+    pub(crate) fn mpi(&self) -> Option<&MpiArgs> {
+        match self {
+            Command::Reveal(a) => Some(&a.black_box.mpi),
+            Command::Check(a) => Some(&a.black_box.mpi),
+            Command::Sweep(a) => Some(&a.mpi),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct RevealArgs {
+    /// The black box, e.g. native:pairwise, replay:tree.json (see `fprev probes`).
+    #[arg(default_value = DEFAULT_SPEC)]
+    pub(crate) spec: String,
+    #[command(flatten)]
+    pub(crate) black_box: BlackBoxArgs,
+    #[command(flatten)]
+    pub(crate) engine: EngineArgs,
+    #[command(flatten)]
+    pub(crate) confirm: ConfirmArgs,
+    #[command(flatten)]
+    pub(crate) guard: GuardArgs,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ConfirmArgs {
+    /// Random inputs to replay the revealed tree on, compared with the black
+    /// box bit for bit (0: do not confirm).
+    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS)]
+    pub(crate) confirm: usize,
+    #[command(flatten)]
+    pub(crate) mismatch: MismatchArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct MismatchArgs {
+    /// Where the first input whose bits differ is saved (JSON).
+    #[arg(long, value_name = "FILE", default_value = "fprev-mismatch.json")]
+    pub(crate) mismatch_out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct EngineArgs {
+    /// Revelation algorithm: fprev (any tree), basic (all pairs, binary), naive (n <= 8).
+    #[arg(long, default_value = "fprev", value_name = "ALGO")]
+    pub(crate) algo: Algorithm,
+    /// FPRev pivot rule: ends (smallest leaf, largest after a pivot that hung at the top,
+    /// random after both; fewest queries and levels), random (seeded), or min (the paper's).
+    #[arg(long, value_enum, default_value = "ends")]
+    pub(crate) pivot: PivotRule,
+    /// Seed of the random pivot (--pivot random).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Most inputs per call of a batched black box (the rows of a GEMV/GEMM).
+    #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) batch: Option<u64>,
+    /// The row of a batched black box whose order is revealed (a GEMV/GEMM
+    /// row, an element of an MPI vector), with the rows that sum alike.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub(crate) row: usize,
+    /// Ask one query per input, as the paper does, instead of packing queries of
+    /// independent subproblems into fields of one input.
+    #[arg(long)]
+    pub(crate) no_pack: bool,
+    /// Build every group, instead of guessing that a group repeats the shape
+    /// of a subtree already built (the same summands shifted) and checking
+    /// the guess with one query per node.
+    #[arg(long)]
+    pub(crate) no_guess: bool,
+}
+
+impl EngineArgs {
+    /// The reveal engine's options.
+    pub(crate) fn options(&self) -> Options {
+        Options {
+            algorithm: self.algo,
+            pivot: match self.pivot {
+                PivotRule::Random => Pivot::Random { seed: self.seed },
+                PivotRule::Min => Pivot::Min,
+                PivotRule::Ends => Pivot::Ends,
+            },
+            progress: true,
+            batch: self.batch.map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+            pack: !self.no_pack,
+            guess: !self.no_guess,
+            row: self.row,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct SweepArgs {
+    /// The black box, e.g. numpy:sum, reduce:binary-tree (see `fprev probes`).
+    pub(crate) spec: String,
+    /// Sizes to reveal: A..B (every size), A..B:S (every S-th), or a list: 1..64,128,256.
+    #[arg(short = 'n', long = "n", value_name = "SIZES")]
+    pub(crate) sizes: Sizes,
+    /// Thread counts to reveal each size on, e.g. 1,2,4 (reduce:…, blas:…)
+    /// [default: the black box's own].
+    #[arg(long, value_name = "T,T,…", value_delimiter = ',',
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) threads: Vec<u16>,
+    #[command(flatten)]
+    pub(crate) number: FormatArgs,
+    #[command(flatten)]
+    pub(crate) mpi: MpiArgs,
+    #[command(flatten)]
+    pub(crate) engine: EngineArgs,
+    /// Random inputs to replay each revealed tree on, compared with the
+    /// black box bit for bit (0: do not confirm); a size whose tree is not
+    /// confirmed gets no order name.
+    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS)]
+    pub(crate) confirm: usize,
+    #[command(flatten)]
+    pub(crate) guard: GuardArgs,
+    /// Output format [default: from the -o extension (.json), else a table].
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<SweepFormat>,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SweepFormat {
+    Table,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum PivotRule {
+    Random,
+    Min,
+    Ends,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct OutputArgs {
+    /// Output format [default: from the -o extension (.json, .dot, .svg), else text].
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<OutputFormat>,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    Text,
+    Json,
+    Dot,
+    Svg,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct RenderArgs {
+    /// A tree file (JSON, or the text form).
+    pub(crate) tree: PathBuf,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DiffArgs {
+    /// First tree file.
+    pub(crate) a: PathBuf,
+    /// Second tree file.
+    pub(crate) b: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// The tree file to confirm.
+    pub(crate) tree: PathBuf,
+    /// The black box to compare it with.
+    pub(crate) spec: String,
+    #[command(flatten)]
+    pub(crate) black_box: BlackBoxArgs,
+    /// Random inputs to try.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) trials: u64,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// The row of a batched black box to compare with (see reveal --row).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub(crate) row: usize,
+    #[command(flatten)]
+    pub(crate) mismatch: MismatchArgs,
+    #[command(flatten)]
+    pub(crate) guard: GuardArgs,
+}
+
+/// A count of summands: a whole number of at least 1.
+fn parse_count(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<i128>() {
+        Ok(n) if n >= 1 => usize::try_from(n).map_err(|_| format!("{s} is too large")),
+        Ok(_) => Err(format!("{s} summands: give a whole number of at least 1")),
+        Err(_) => Err(format!("'{s}' is not a whole number of summands")),
+    }
+}
+
+/// A positive number of seconds.
+fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t > 0.0 && t.is_finite() && t < 1e9 => Ok(t),
+        _ => Err(format!("'{s}' is not a number of seconds above 0")),
+    }
+}
+
+/// A GEMV/GEMM shape M,N,K: three positive whole numbers.
+fn parse_shape(s: &str) -> std::result::Result<[usize; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    let dims: Vec<usize> = parts.iter().filter_map(|p| p.trim().parse().ok()).collect();
+    match dims.as_slice() {
+        [m, n, k] if parts.len() == 3 && dims.iter().all(|d| *d > 0) => Ok([*m, *n, *k]),
+        _ => Err(format!(
+            "'{s}' is not a shape: expected M,N,K, three positive whole numbers"
+        )),
+    }
+}

@@ -1,0 +1,67 @@
+//! Running a parsed command: [`run`] dispatches each subcommand to its file
+//! under `commands/` (`render` and `probes` are a few lines, kept here), and
+//! the helpers the commands that call a black box share.
+
+mod check;
+mod diff;
+mod reveal;
+mod sweep;
+
+use fprev::document::TreeDocument;
+use fprev::error::Result;
+use fprev::probe::{self, ProbeOptions};
+
+use crate::args::{Command, GuardArgs};
+use crate::{guard, mpi_job, write};
+
+/// Runs `command` and returns the process exit status; an error's status
+/// is the caller's to map.
+pub(crate) fn run(command: Command) -> Result<i32> {
+    // With --ranks outside an MPI job, fprev reruns itself under mpirun and
+    // reports that job's status.
+    if let Some(mpi) = command.mpi()
+        && let Some(ranks) = mpi.ranks
+        && let Some(code) = mpi_job::run(usize::from(ranks), mpi.mpi_timeout)?
+    {
+        return Ok(code);
+    }
+    match command {
+        Command::Reveal(a) => reveal::run(a),
+        Command::Render(a) => {
+            let doc = TreeDocument::read(&a.tree)?;
+            a.output.emit(&doc)?;
+            Ok(0)
+        }
+        Command::Diff(a) => diff::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Sweep(a) => sweep::run(a),
+        Command::Probes => {
+            for family in fprev::spec::FAMILIES {
+                let status = match family.available() {
+                    Ok(()) => "available".to_string(),
+                    Err(why) => format!("unavailable: {why}"),
+                };
+                write::println(format_args!(
+                    "{:<32} {:<50} {status}",
+                    family.pattern, family.about
+                ))?;
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// Opens `spec` with its calls guarded (crash line, --timeout).
+fn open_guarded(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn probe::Probe>> {
+    let inner = fprev::open(spec, opts)?;
+    Ok(Box::new(guard::Guarded::new(inner, spec)))
+}
+
+impl GuardArgs {
+    /// Starts the watchdog when a timeout is given.
+    fn start(&self) {
+        if let Some(limit) = self.timeout {
+            guard::set_timeout(std::time::Duration::from_secs_f64(limit));
+        }
+    }
+}

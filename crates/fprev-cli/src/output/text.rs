@@ -1,0 +1,45 @@
+//! The text form: the tree as nested parentheses, then `#` lines saying what
+//! was revealed and whether a replay confirmed it.
+
+use fprev::document::TreeDocument;
+use fprev::error::Result;
+use fprev::render;
+
+use super::Output;
+
+/// The tree's text form, with the document's provenance as `#` comments
+/// when it names its probe and dtype (a revealed tree, not a bare one).
+pub(crate) struct Text;
+
+impl Output for Text {
+    fn render(&self, doc: &TreeDocument) -> Result<Vec<u8>> {
+        let mut s = render::text(&doc.tree);
+        if let (Some(p), Some(d)) = (&doc.probe, doc.dtype) {
+            s += &format!("# {p}, n = {}, {d}", doc.tree.n());
+            if let Some(st) = doc.stats {
+                s += &format!(
+                    ": {st}, {:.3} s ({:.3} s in the black box)",
+                    st.seconds, st.probe_seconds
+                );
+            }
+            s.push('\n');
+            s += &match &doc.confirmation {
+                None => "# not confirmed by replay (--confirm 0)\n".to_string(),
+                Some(c) if c.confirmed() => format!(
+                    "# confirmed: replayed (adding in {}) on {} random inputs, the same bits\n",
+                    c.accumulator.as_deref().unwrap_or("?"),
+                    c.trials
+                ),
+                Some(c) => format!(
+                    "# NOT CONFIRMED: the order is revealed, but its replay gave other bits \
+                     than the black box on random input {} (the first {} matched); that \
+                     input is in {}\n",
+                    c.trials,
+                    c.passed,
+                    c.mismatch_file.as_deref().unwrap_or("no file")
+                ),
+            };
+        }
+        Ok(s.into_bytes())
+    }
+}
