@@ -74,7 +74,7 @@ cp "$ROOT/target/release/fprev" "$TMP/fprev"
 # What the binary was built from, as far as git can tell, taken now (the tree
 # may change while this runs).
 GIT_HEAD="$(git rev-parse --short HEAD) ($(git log -1 --format=%s | cut -c1-100))"
-GIT_DIRTY="$(git status --porcelain -- src probes Cargo.toml Cargo.lock build.rs | tr '\n' ' ')"
+GIT_DIRTY="$(git status --porcelain -- crates Cargo.toml Cargo.lock | tr '\n' ' ')"
 BIN_BUILT="$(date -u -r "$ROOT/target/release/fprev" +%Y-%m-%dT%H:%M:%SZ)"
 HEAD_TIME="$(git log -1 --format=%cI)"
 FPREV="$TMP/fprev"
@@ -216,7 +216,7 @@ ELAPSED=$(printf '%.1f' "$(echo "$END - $START" | bc)")
     echo
     echo "## fprev"
     echo "commit (HEAD when make.sh started): $GIT_HEAD, committed $HEAD_TIME"
-    echo "uncommitted changes in src/ probes/ Cargo.* build.rs when make.sh started: ${GIT_DIRTY:-none}"
+    echo "uncommitted changes in crates/ Cargo.* when make.sh started: ${GIT_DIRTY:-none}"
     echo "binary: a copy of target/release/fprev taken when make.sh started, sha256 $(sha256sum "$FPREV" | cut -c1-16), file time $BIN_BUILT"
     echo "rust crates (Cargo.lock): $(awk '/^name = "(ndarray|matrixmultiply|cblas-sys|pyo3)"$/{n=$3; getline; printf "%s %s, ", n, $3}' Cargo.lock | tr -d '"' | sed 's/, $//')"
     echo

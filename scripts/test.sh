@@ -50,7 +50,7 @@ else
   echo "SKIPPED: cargo clippy is not installed with this toolchain"
 fi
 # The README's first command, as a user runs it: the default build, which
-# tests/linkage.rs checks links only what a bare machine has.
+# crates/fprev-cli/tests/linkage.rs checks links only what a bare machine has.
 cargo build --release
 ./target/release/fprev reveal >/dev/null
 cargo test --all-features
