@@ -3,15 +3,17 @@
 //! `testing` helpers; everything here calls the crate, nothing is
 //! implemented twice.
 
+use std::time::{Duration, Instant};
+
 use fprev::check::{Confirmation, check_row};
 use fprev::document::TreeDocument;
 use fprev::equivalence::same_bits;
+use fprev::error::{Kind, Report};
 use fprev::probe::python::{Described, PythonProbe};
 use fprev::reduce::{
     Replay, binary_tree_sum, binary_tree_sum_threads, prerounded_sum, prerounded_sum_threads,
 };
-use fprev::reveal::{Algorithm, Options};
-use fprev::error::{Kind, Report};
+use fprev::reveal::{Algorithm, Observer, Options, Progress, Silent};
 use fprev::{Error, Format, SummationTree};
 use numpy::PyReadonlyArray1;
 use pyo3::create_exception;
@@ -257,6 +259,47 @@ impl Check {
     }
 }
 
+/// A one-line progress report on stderr, redrawn in place at most ten
+/// times a second once a reveal has run for a second (most end sooner),
+/// and erased at the end.
+struct ProgressLine {
+    started: Instant,
+    drawn: Option<Instant>,
+    width: usize,
+}
+
+impl ProgressLine {
+    const DELAY: Duration = Duration::from_secs(1);
+    const EVERY: Duration = Duration::from_millis(100);
+}
+
+impl Observer for ProgressLine {
+    fn started(&mut self, _n: usize) {
+        self.started = Instant::now();
+    }
+
+    fn placed(&mut self, p: &Progress) {
+        let now = Instant::now();
+        let recent = self.drawn.is_some_and(|d| now - d < Self::EVERY);
+        if now - self.started < Self::DELAY || recent {
+            return;
+        }
+        self.drawn = Some(now);
+        let line = format!(
+            "fprev: revealing: {}/{} summands placed, {} queries in {} calls",
+            p.placed, p.n, p.queries, p.calls
+        );
+        self.width = self.width.max(line.len());
+        eprint!("\r{line:<w$}", w = self.width);
+    }
+
+    fn finished(&mut self) {
+        if self.drawn.is_some() {
+            eprint!("\r{:w$}\r", "", w = self.width);
+        }
+    }
+}
+
 #[pyfunction]
 #[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS))]
 #[allow(clippy::too_many_arguments)]
@@ -285,10 +328,16 @@ fn reveal(
     let opts = Options {
         algorithm,
         pack,
-        progress,
         ..Options::default()
     };
-    let revelation = fprev::reveal(&mut probe, &opts).map_err(|e| from_probe(&mut probe, e))?;
+    let mut line = ProgressLine {
+        started: Instant::now(),
+        drawn: None,
+        width: 0,
+    };
+    let observer: &mut dyn Observer = if progress { &mut line } else { &mut Silent };
+    let revelation = fprev::reveal::reveal_observed(&mut probe, &opts, observer)
+        .map_err(|e| from_probe(&mut probe, e))?;
     for note in &revelation.notes {
         PyErr::warn(
             py,

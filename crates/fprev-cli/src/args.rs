@@ -12,7 +12,6 @@ use fprev::probe::ProbeOptions;
 use fprev::reveal::{Algorithm, Options, Pivot};
 use fprev::sweep::Sizes;
 
-
 /// The spec `fprev reveal` reveals when given none.
 const DEFAULT_SPEC: &str = "native:strided:8";
 
@@ -124,7 +123,6 @@ pub(crate) struct GuardArgs {
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub(crate) timeout: Option<f64>,
 }
-
 
 #[derive(Args, Debug)]
 pub(crate) struct FormatArgs {
@@ -250,7 +248,6 @@ impl EngineArgs {
                 PivotRule::Min => Pivot::Min,
                 PivotRule::Ends => Pivot::Ends,
             },
-            progress: true,
             batch: self.batch.map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
             pack: !self.no_pack,
             guess: !self.no_guess,

@@ -1,5 +1,5 @@
 //! End-to-end tests of the `fprev` command line against the contract of
-//! DESIGN.md: commands, output formats, tree files, and exit statuses
+//! docs/DESIGN.md: commands, output formats, tree files, and exit statuses
 //! (0 ok; 1 trees differ or a check mismatch; 2 usage or bad input; 3 the
 //! black box broke an assumption).
 //!
@@ -1307,4 +1307,66 @@ fn verbose_logs_are_plain_in_a_pipe_and_follow_rust_log() {
         err.contains("revealed: ") && !err.contains("DEBUG"),
         "{err}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// A reader that hangs up: `fprev ... | head -1`
+// ---------------------------------------------------------------------------
+
+/// Runs `fprev ARGS` in `dir` with stdout piped, reads its first line (4 KiB
+/// at most) and closes the pipe, as `| head -1` does; returns the line, the
+/// status and stderr.
+fn run_and_hang_up(dir: &Path, args: &[&str]) -> (String, std::process::ExitStatus, String) {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command as Process, Stdio};
+    let mut child = Process::new(assert_cmd::cargo::cargo_bin!("fprev"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fprev starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap().take(4096))
+        .read_line(&mut line)
+        .unwrap();
+    // The pipe's read end is dropped above: fprev's next write fails (EPIPE).
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (line, child.wait().unwrap(), err)
+}
+
+/// Asserts that fprev ended quietly with status 0 after its reader hung up.
+fn assert_quiet_hang_up(line: &str, status: std::process::ExitStatus, err: &str) {
+    assert!(!line.is_empty(), "no first line");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!err.contains("Broken pipe"), "{err}");
+    assert_eq!(status.code(), Some(0), "{status}: {err}");
+}
+
+#[test]
+fn probes_into_a_pipe_closed_after_one_line_is_no_panic() {
+    // The probes print line by line, each after its availability check
+    // (NumPy, BLAS...), so later lines meet the closed pipe.
+    let dir = TempDir::new().unwrap();
+    let (line, status, err) = run_and_hang_up(dir.path(), &["probes"]);
+    assert!(line.starts_with("native:"), "{line}");
+    assert_quiet_hang_up(&line, status, &err);
+}
+
+#[test]
+fn a_tree_larger_than_the_pipe_into_a_pipe_closed_early_is_no_panic() {
+    // A JSON line of about 230 KB, well over a pipe's 64 KiB buffer: the
+    // write is still going when the reader hangs up, whatever the timing.
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "t.txt", &pairwise_text(0, 30_000));
+    let args = ["render", "t.txt", "--format", "json"];
+    let (line, status, err) = run_and_hang_up(dir.path(), &args);
+    assert!(line.starts_with('{') && !line.ends_with('\n'), "{line}");
+    assert_quiet_hang_up(&line, status, &err);
 }

@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use fprev::probe::{self, ProbeOptions};
+use fprev::probe::ProbeOptions;
 use fprev::reveal::Stats;
 use fprev::{Error, Format, Options, Probe, SummationTree, check, reveal};
 use tempfile::TempDir;
@@ -138,7 +138,7 @@ fn rows(n: usize, shape: Option<[usize; 3]>) -> usize {
 /// Calls a reveal may spend on things other than queries: finding how many
 /// rows of a batched black box sum alike, and checking its accumulator
 /// before queries are packed.
-const OVERHEAD_CALLS: u64 = fprev::reveal::oracle::Oracle::ROW_TRIALS as u64 + 1;
+const OVERHEAD_CALLS: u64 = fprev::reveal::ROW_TRIALS as u64 + 1;
 
 /// Batching works: a GEMV/GEMM with several rows answers several queries a
 /// call.

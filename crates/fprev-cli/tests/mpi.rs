@@ -86,7 +86,7 @@ fn the_binary_tree_reduction_reveals_one_tree_on_every_rank_count() {
     }
 }
 
-/// The example's summands (examples/mpi_allreduce.rs).
+/// The example's summands (crates/fprev/examples/mpi_allreduce.rs).
 fn summand(i: usize) -> f64 {
     let x = (i as f64 * 0.618_033_988_749_894_9).fract();
     (x - 0.5) * 2f64.powi((i % 40) as i32 - 20)

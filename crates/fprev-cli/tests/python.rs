@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use assert_cmd::cargo::CommandCargoExt;
 use fprev::check::check;
-use fprev::probe::{self, ProbeOptions};
+use fprev::probe::ProbeOptions;
 use fprev::{Format, Options, reveal};
 
 fn importable(module: &str) -> bool {
@@ -89,7 +89,7 @@ fn queries_are_packed_into_inputs_and_batched_into_rows() {
     // A GEMV: one call answers many inputs, one per row (after the calls
     // that check its rows sum alike and its accumulator).
     let r = reveal_and_check("numpy:gemv", 64, Format::F64, Some([64, 1, 64]));
-    let checks = fprev::reveal::oracle::Oracle::ROW_TRIALS as u64 + 1;
+    let checks = fprev::reveal::ROW_TRIALS as u64 + 1;
     assert!(
         (r.stats.calls - checks) * 16 < r.stats.inputs,
         "{:?}",
@@ -299,8 +299,9 @@ fn python_failures_are_one_clear_line() {
 }
 
 /// A library adapter of the user's own, in a directory named by
-/// FPREV_PROBES, in both forms of the protocol (probes/_bridge.py), each
-/// with an order known independently of fprev.
+/// FPREV_PROBES, in both forms of the protocol
+/// (crates/fprev/src/probe/python/_bridge.py), each with an order known
+/// independently of fprev.
 #[test]
 fn a_users_own_library_adapter_is_loaded_from_fprev_probes() {
     let dir = tempfile::tempdir().unwrap();
@@ -361,7 +362,7 @@ fn a_users_own_library_adapter_is_loaded_from_fprev_probes() {
         "json",
     ]);
     assert_eq!(tree, "[[[[[0,1],2],3],4],5]");
-    let row_check = fprev::reveal::oracle::Oracle::ROW_TRIALS as u64;
+    let row_check = fprev::reveal::ROW_TRIALS as u64;
     assert!(calls - row_check < inputs, "{calls} calls, {inputs} inputs");
     let o = fprev(
         &["reveal", "mylib:median", "-n", "6"],

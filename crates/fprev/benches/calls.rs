@@ -37,7 +37,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use fprev::check::check;
-use fprev::probe::{self, Probe, ProbeOptions, ReplayProbe};
+use fprev::probe::{Probe, ProbeOptions, ReplayProbe};
 use fprev::reduce::Replay;
 use fprev::reveal::{Pivot, Stats, fused_pair_bound};
 use fprev::{Format, Options, Order, SummationTree, reveal};

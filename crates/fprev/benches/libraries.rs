@@ -1,6 +1,6 @@
 //! Real-library reveals against the reference implementation: its
-//! published timings on this kind of machine (`../shared/ALGORITHMS.md`
-//! section 9), and its algorithm run here in the same process (min pivot,
+//! published timings on this kind of machine (docs/ALGORITHMS.md,
+//! Reference timings), and its algorithm run here in the same process (min pivot,
 //! one query per input, one row per call: `--pivot min --no-pack --batch 1`).
 //!
 //! ```text
@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use fprev::check::check;
-use fprev::probe::{self, ProbeOptions};
+use fprev::probe::ProbeOptions;
 use fprev::reveal::{Algorithm, Pivot};
 use fprev::{Format, Options, reveal};
 

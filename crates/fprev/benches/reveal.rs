@@ -31,7 +31,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fprev::probe::{self, ProbeOptions};
+use fprev::probe::ProbeOptions;
 use fprev::reveal::{Algorithm, Pivot, Stats};
 use fprev::{Format, Options, Order, SummationTree, reveal};
 use serde::Serialize;

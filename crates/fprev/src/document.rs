@@ -1,4 +1,4 @@
-//! Tree files: the JSON form of DESIGN.md, which every command reads and
+//! Tree files: the JSON form of docs/DESIGN.md (Tree formats), which every command reads and
 //! `--format json` writes.
 //!
 //! ```
@@ -113,7 +113,7 @@ impl TreeDocument {
         })
     }
 
-    /// The JSON form, keys in DESIGN.md's order, one line.
+    /// The JSON form, keys in the order of docs/DESIGN.md (Tree formats), one line.
     pub fn to_json(&self) -> String {
         let mut out = format!("{{\"n\":{}", self.tree.n());
         if let Some(d) = self.dtype {

@@ -77,7 +77,7 @@ impl Format {
         }
     }
 
-    /// The mask `M` of the masked all-one inputs (ALGORITHMS.md section 2).
+    /// The mask `M` of the masked all-one inputs (docs/ALGORITHMS.md, Masked inputs).
     pub fn mask(self) -> f64 {
         match self {
             Format::F64 => 2f64.powi(1023),
@@ -211,11 +211,11 @@ impl FromStr for Format {
 }
 
 /// Fraction bits a fused node keeps below the largest term's leading bit
-/// (ALGORITHMS.md section 7: "at least 24").
+/// (docs/ALGORITHMS.md, Fused nodes: "at least 24").
 pub const FUSED_FRACTION_BITS: i32 = 24;
 
-/// One multi-term fused addition, the tensor-core model of ALGORITHMS.md
-/// section 7: the terms are aligned to the largest exponent among them, each
+/// One multi-term fused addition, the tensor-core model of docs/ALGORITHMS.md
+/// (Fused nodes): the terms are aligned to the largest exponent among them, each
 /// is truncated (toward zero) to [`FUSED_FRACTION_BITS`] bits below that
 /// exponent, the truncated terms are added exactly, and the exact sum is
 /// rounded once to `acc`.

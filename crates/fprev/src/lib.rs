@@ -33,6 +33,7 @@
 //! - [`render`], [`shape`], [`document`]: drawing, summarising and saving trees;
 //! - [`memory`]: refusing sizes this machine cannot hold, before allocating;
 
+pub mod arith;
 pub mod check;
 pub mod document;
 pub mod equivalence;
@@ -56,6 +57,6 @@ pub use error::{Error, Result};
 pub use format::Format;
 pub use order::Order;
 pub use probe::Probe;
-pub use spec::open;
 pub use reveal::{Options, Revelation, reveal};
+pub use spec::open;
 pub use tree::SummationTree;

@@ -33,7 +33,7 @@ pub enum Order {
     /// Blocks of `B` consecutive summands each summed left to right, the
     /// block sums then added left to right.
     Blocked(usize),
-    /// The Binary Tree Reduction (ALGORITHMS.md section 8):
+    /// The Binary Tree Reduction (docs/ALGORITHMS.md, Reproducible reducers):
     /// `S[0,n) = S[0,P) + S[P,n)`, `P` the largest power of two below `n`.
     BinaryTree,
     /// Tensor-core style: `K`-term fused nodes, each adding the running sum

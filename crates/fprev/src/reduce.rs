@@ -28,6 +28,7 @@ pub use prerounded::{
     PreRoundable, PreRounded, prerounded_sum, prerounded_sum_on, prerounded_sum_threads,
 };
 
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Rounding};
 use crate::format::{Format, fused_sum};
 use crate::tree::SummationTree;
 
@@ -40,6 +41,9 @@ pub struct Replay {
     /// For every inner node in post-order, the slots of its children
     /// (`0..n` are the summands, `n + k` is the k-th inner node).
     operands: Vec<Vec<usize>>,
+    /// What each inner node computes, in the same order, where an
+    /// arithmetic model says (`None`: IEEE additions in `acc` throughout).
+    arithmetic: Option<Vec<NodeArithmetic>>,
 }
 
 impl Replay {
@@ -62,7 +66,27 @@ impl Replay {
                     .collect(),
             );
         }
-        Replay { n, acc, operands }
+        Replay {
+            n,
+            acc,
+            operands,
+            arithmetic: None,
+        }
+    }
+
+    /// Compiles `tree`, each node computing what `model` says of it.
+    pub fn with_arithmetic(tree: &SummationTree, model: &Arithmetic) -> Self {
+        let keys = NodeKey::all(tree);
+        let per_node: Vec<NodeArithmetic> = tree
+            .post_order()
+            .iter()
+            .map(|node| model.at(&keys[node.index()]))
+            .collect();
+        let mut replay = Replay::new(tree, model.default.format);
+        if !model.is_uniform() || model.default.rounding != Rounding::NearestEven {
+            replay.arithmetic = Some(per_node);
+        }
+        replay
     }
 
     /// Number of summands.
@@ -95,13 +119,17 @@ impl Replay {
         values.clear();
         values.extend_from_slice(x);
         let mut terms = Vec::new();
-        for ops in &self.operands {
+        for (k, ops) in self.operands.iter().enumerate() {
+            let node = match &self.arithmetic {
+                Some(nodes) => nodes[k],
+                None => NodeArithmetic::ieee(self.acc),
+            };
             let v = match ops.as_slice() {
-                [a, b] => self.acc.add(values[*a], values[*b]),
+                [a, b] => node.rounding.add(node.format, values[*a], values[*b]),
                 _ => {
                     terms.clear();
                     terms.extend(ops.iter().map(|o| values[*o]));
-                    fused_sum(&terms, self.acc)
+                    fused_sum(&terms, node.format)
                 }
             };
             values.push(v);

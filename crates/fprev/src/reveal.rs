@@ -10,7 +10,8 @@
 //! assert!(r.stats.queries <= 8 * 7 / 2);
 //! ```
 //!
-//! Three algorithms (ALGORITHMS.md sections 3 to 6):
+//! Three algorithms (docs/ALGORITHMS.md: BasicFPRev, FPRev, Fused nodes,
+//! NaiveSol):
 //!
 //! | [`Algorithm`] | trees | cost in queries |
 //! |---|---|---|
@@ -28,13 +29,22 @@
 //! tree. Fused nodes need one input per pair of their children, nested
 //! ones one after another: [`fused_pair_bound`].
 
+//!
+//! FPRev's BuildSubtree is written once (`reveal/subtree.rs`) and scheduled
+//! two ways: packed, every known subproblem's queries sharing inputs, where
+//! the accumulator counts all `n` units exactly (`reveal/packed.rs`), and
+//! one query per input, depth first, where it does not (`reveal/stack.rs`).
+//! A reveal tells an [`Observer`] how far it is ([`reveal_observed`]); it
+//! draws nothing.
+
 mod basic;
-mod fields;
-mod fprev;
+mod masks;
 mod naive;
-pub mod oracle;
+mod observer;
+mod oracle;
 mod packed;
-mod progress;
+mod stack;
+mod subtree;
 
 use std::fmt;
 use std::str::FromStr;
@@ -43,13 +53,19 @@ use std::time::Instant;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-
 pub use crate::document::Stats;
 use crate::error::{Error, Result};
 use crate::probe::Probe;
 use crate::tree::SummationTree;
+use observer::Placement;
+pub use observer::{Observer, Progress, Silent};
 use oracle::Oracle;
-use progress::Progress;
+
+/// Random inputs on which the rows of a batched black box (a GEMM's rows)
+/// must agree with the revealed row to share its order: a reveal calls such
+/// a black box this many times before its first query (and once more to
+/// check its accumulator where it packs queries).
+pub const ROW_TRIALS: usize = Oracle::ROW_TRIALS;
 
 /// Which revelation algorithm to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -126,8 +142,6 @@ pub struct Options {
     pub algorithm: Algorithm,
     /// FPRev's pivot rule.
     pub pivot: Pivot,
-    /// Draw a progress bar on stderr once a reveal takes over a second.
-    pub progress: bool,
     /// Most inputs per call of a batched black box (`None`: as many as it
     /// takes and whose rows agree with row 0).
     pub batch: Option<usize>,
@@ -149,7 +163,6 @@ impl Default for Options {
         Options {
             algorithm: Algorithm::default(),
             pivot: Pivot::default(),
-            progress: false,
             batch: None,
             pack: true,
             guess: true,
@@ -215,6 +228,17 @@ pub fn fused_pair_bound(tree: &SummationTree) -> u64 {
 /// do not depend on the order at all (an exact or pre-rounded sum) yields
 /// [`Error::OrderIndependent`].
 pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
+    reveal_observed(probe, opts, &mut Silent)
+}
+
+/// [`reveal()`], telling `observer` when the queries start, each time a
+/// summand gets its place, and when the tree is built (or the reveal
+/// failed); the `fprev` command draws its progress bar so.
+pub fn reveal_observed(
+    probe: &mut dyn Probe,
+    opts: &Options,
+    observer: &mut dyn Observer,
+) -> Result<Revelation> {
     let started = Instant::now();
     crate::memory::check_reveal(probe.n())?;
     if opts.batch == Some(0) {
@@ -227,23 +251,10 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
         .calibrate_rows(opts.batch, opts.row)?
         .into_iter()
         .collect();
-    let mut progress = Progress::new(oracle.n(), opts.progress);
-    let tree = match opts.algorithm {
-        // Every count exact with all summands live: queries packed.
-        Algorithm::Fprev if (oracle.n() as u64) < oracle.masks().capacity(1) + 2 => {
-            let pack = opts.pack && packed::worth_packing(oracle.n()) && {
-                let note = oracle.calibrate_packing()?;
-                let exact = note.is_none();
-                notes.extend(note);
-                exact
-            };
-            packed::build(&mut oracle, opts.pivot, &mut progress, pack, opts.guess)
-        }
-        Algorithm::Fprev => fprev::build(&mut oracle, opts.pivot, &mut progress),
-        Algorithm::Basic => basic::build(&mut oracle),
-        Algorithm::Naive => naive::build(&mut oracle),
-    };
-    progress.finish();
+    observer.started(oracle.n());
+    let mut placement = Placement::new(oracle.n(), observer);
+    let tree = build(&mut oracle, opts, &mut notes, &mut placement);
+    observer.finished();
     let may_fuse = oracle.probe().may_fuse();
     let tree = tree.and_then(|t| match t.widest() {
         k if k > 2 && !may_fuse => Err(Error::BlackBox(format!(
@@ -283,4 +294,28 @@ pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
         },
         notes,
     })
+}
+
+/// Runs the algorithm of `opts`, adding its findings to `notes`.
+fn build(
+    oracle: &mut Oracle,
+    opts: &Options,
+    notes: &mut Vec<String>,
+    placement: &mut Placement,
+) -> Result<SummationTree> {
+    match opts.algorithm {
+        // Every count exact with all summands live: queries packed.
+        Algorithm::Fprev if (oracle.n() as u64) < oracle.masks().capacity(1) + 2 => {
+            let pack = opts.pack && packed::worth_packing(oracle.n()) && {
+                let note = oracle.calibrate_packing()?;
+                let exact = note.is_none();
+                notes.extend(note);
+                exact
+            };
+            packed::build(oracle, opts.pivot, placement, pack, opts.guess)
+        }
+        Algorithm::Fprev => stack::build(oracle, opts.pivot, placement),
+        Algorithm::Basic => basic::build(oracle),
+        Algorithm::Naive => naive::build(oracle),
+    }
 }

@@ -17,8 +17,8 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::probe::{Probe, ProbeOptions};
 use crate::probe::{Native, ReducerProbe, ReplayProbe, blas, dylib, ndarray};
+use crate::probe::{Probe, ProbeOptions};
 
 /// How a family opens a spec: `(spec, rest after the prefix, options)`.
 pub type Opener = fn(&str, &str, &ProbeOptions) -> Result<Box<dyn Probe>>;
@@ -92,7 +92,9 @@ macro_rules! python_row {
 
 #[cfg(any(not(feature = "mpi"), not(feature = "python")))]
 fn unbuilt(feature: &'static str) -> std::result::Result<(), String> {
-    Err(format!("this fprev was built without the '{feature}' feature"))
+    Err(format!(
+        "this fprev was built without the '{feature}' feature"
+    ))
 }
 
 /// Every probe family this build knows, in the order `fprev probes` lists

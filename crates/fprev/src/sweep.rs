@@ -17,7 +17,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::check::{CONFIRM_TRIALS, check_row};
@@ -25,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::order::Order;
 use crate::probe::{Probe, ProbeOptions};
-use crate::reveal::{Options, Stats, reveal};
+use crate::reveal::{Options, Silent, Stats, reveal};
 use crate::shape::Shape;
 use crate::tree::SummationTree;
 
@@ -227,7 +226,6 @@ pub struct Sweep {
 /// `threads` (`[None]` keeps the black box's default). A reveal that finds
 /// the black box broken or order-independent is recorded and the sweep goes
 /// on; bad input (a spec, or a size the format cannot count to) stops it.
-/// With `opts.progress`, a bar on stderr counts the reveals.
 pub fn sweep(
     spec: &str,
     probe_opts: &ProbeOptions,
@@ -243,15 +241,31 @@ pub fn sweep(
         opts,
         CONFIRM_TRIALS,
         &mut crate::open,
+        &mut Silent,
     )
 }
+
+/// Watches a sweep ([`sweep_with`]); the `fprev` command draws its progress
+/// bar so. Every method does nothing unless implemented.
+#[allow(unused_variables)]
+pub trait Observer {
+    /// The reveal of size `n` starts, after `done` of the sweep's `total`.
+    fn revealing(&mut self, n: usize, done: usize, total: usize) {}
+
+    /// Every reveal is done.
+    fn finished(&mut self) {}
+}
+
+impl Observer for Silent {}
 
 /// Opens a black box from its spec and options, as [`crate::open`] does.
 pub type Opener = dyn FnMut(&str, &ProbeOptions) -> Result<Box<dyn Probe>>;
 
 /// [`sweep()`], replaying each revealed tree on `confirm` random inputs (0:
 /// none) and opening each black box with `open` (a spec and its options
-/// to a probe, [`crate::open`] or one wrapping it).
+/// to a probe, [`crate::open`] or one wrapping it), telling `observer`
+/// as each reveal starts.
+#[allow(clippy::too_many_arguments)]
 pub fn sweep_with(
     spec: &str,
     probe_opts: &ProbeOptions,
@@ -260,35 +274,20 @@ pub fn sweep_with(
     opts: &Options,
     confirm: usize,
     open: &mut Opener,
+    observer: &mut dyn Observer,
 ) -> Result<Sweep> {
-    let total = (sizes.0.len() * threads.len()) as u64;
-    let bar = if opts.progress {
-        ProgressBar::new(total)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} sweeping [{bar:30}] {pos}/{len} reveals, {msg} ({elapsed})",
-        )
-        .expect("a valid template")
-        .progress_chars("=> "),
-    );
-    let quiet = Options {
-        progress: false,
-        ..*opts
-    };
-    let mut points = Vec::with_capacity(total as usize);
+    let total = sizes.0.len() * threads.len();
+    let mut points = Vec::with_capacity(total);
     for &t in threads {
         for &n in &sizes.0 {
-            bar.set_message(format!("n = {n}"));
+            observer.revealing(n, points.len(), total);
             let po = ProbeOptions {
                 n: Some(n),
                 threads: t,
                 ..probe_opts.clone()
             };
             let mut black_box = open(spec, &po)?;
-            let (outcome, stats) = match reveal(&mut black_box, &quiet) {
+            let (outcome, stats) = match reveal(&mut black_box, opts) {
                 Ok(r) => {
                     let report = check_row(&r.tree, &mut black_box, confirm, 0, opts.row)?;
                     match report.mismatch {
@@ -306,10 +305,9 @@ pub fn sweep_with(
                 outcome,
                 stats,
             });
-            bar.inc(1);
         }
     }
-    bar.finish_and_clear();
+    observer.finished();
     Ok(Sweep {
         spec: spec.to_string(),
         format: probe_opts.format,

@@ -1,7 +1,7 @@
 //! The equivalence API as a user's test suite uses it.
 
 use fprev::equivalence::{UPDATE_VAR, assert_same_order, check_order, compare, same_order};
-use fprev::probe::{self, ProbeOptions, ReplayProbe};
+use fprev::probe::{ProbeOptions, ReplayProbe};
 use fprev::reduce::Replay;
 use fprev::{Format, SummationTree};
 

@@ -2,7 +2,7 @@
 //! trees replayed and revealed back, and every native order against its
 //! definition, written here as text without using the crate's `Order`.
 
-use fprev::probe::{self, ProbeOptions, ReplayProbe};
+use fprev::probe::{ProbeOptions, ReplayProbe};
 use fprev::reduce::Replay;
 use fprev::reveal::{Algorithm, Pivot, fused_pair_bound};
 use fprev::{Format, Options, SummationTree, reveal};

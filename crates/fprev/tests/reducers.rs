@@ -4,7 +4,7 @@
 //! against the exact sum.
 
 use fprev::Probe;
-use fprev::probe::{self, ProbeOptions};
+use fprev::probe::ProbeOptions;
 use fprev::reduce::{
     PreRoundable, PreRounded, binary_tree_sum, binary_tree_sum_threads, prerounded_sum,
     prerounded_sum_threads,

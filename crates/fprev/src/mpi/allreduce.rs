@@ -1,5 +1,5 @@
-//! The Binary Tree Reduction across MPI ranks (Stelz; ALGORITHMS.md
-//! section 8): the same tree as [`crate::reduce::binary_tree_sum`] over the
+//! The Binary Tree Reduction across MPI ranks (Stelz; docs/ALGORITHMS.md,
+//! Reproducible reducers): the same tree as [`crate::reduce::binary_tree_sum`] over the
 //! concatenation of every rank's summands, so the same bits for any number
 //! of ranks.
 //!
@@ -282,7 +282,9 @@ impl<C: Communicator, T: Wire> Part<'_, C, T> {
             let len = end - start;
             return (0..self.rows)
                 .map(|r| {
-                    crate::reduce::binary_tree_sum(&self.local[r * len + x - start..r * len + top - start])
+                    crate::reduce::binary_tree_sum(
+                        &self.local[r * len + x - start..r * len + top - start],
+                    )
                 })
                 .collect();
         }

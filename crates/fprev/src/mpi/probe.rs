@@ -16,9 +16,9 @@
 
 use mpi::topology::{Communicator, SimpleCommunicator};
 
+use super::session::{self, Combine, Setup};
 use crate::error::{Error, Result};
 use crate::format::Format;
-use super::session::{self, Combine, Setup};
 use crate::order::Order;
 use crate::probe::linalg::ieee_format;
 use crate::probe::{Batch, Probe, ProbeOptions, batch, resolve_n};

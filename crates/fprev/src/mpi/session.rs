@@ -10,10 +10,10 @@ use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
 
+use super::allreduce::{Blocks, Wire, reduce_rows};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::order::Order;
-use super::allreduce::{Blocks, Wire, reduce_rows};
 use crate::probe::Batch;
 
 /// The variable naming the file where rank 0 of a job writes its exit

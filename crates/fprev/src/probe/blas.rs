@@ -14,7 +14,7 @@
 //!   column 0 of the product holds one query per row; `M` and `N` default
 //!   to `n`.
 //!
-//! The same semantics as `probes/numpy.py`. OpenBLAS and BLIS pick their
+//! The same semantics as `crates/fprev/src/probe/python/numpy.py`. OpenBLAS and BLIS pick their
 //! kernels for the CPU at run time and may use several threads (their
 //! environment variables, or `--threads`, which calls the library's own
 //! setter); a revealed tree holds for the library, CPU and thread count it

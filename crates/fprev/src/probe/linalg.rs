@@ -1,6 +1,6 @@
 //! What the linear-algebra library black boxes (`ndarray:`, `blas:`) share:
 //! the operation and its sizes ([`Kernel`], the semantics of
-//! `probes/numpy.py`), the size limits, and the [`Probe`] implementation;
+//! `crates/fprev/src/probe/python/numpy.py`), the size limits, and the [`Probe`] implementation;
 //! each library supplies only the code that runs its kernel ([`Run`]).
 
 use crate::error::{Error, Result};
@@ -11,7 +11,8 @@ use crate::probe::{Probe, ProbeOptions, resolve_n};
 const MOST_ELEMENTS: usize = 1 << 30;
 
 /// What a linear-algebra library black box (`ndarray:`, `blas:`) computes,
-/// with the sizes it runs at; the semantics of `probes/numpy.py`.
+/// with the sizes it runs at; the semantics of
+/// `crates/fprev/src/probe/python/numpy.py`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kernel {
     /// The sum of one vector of `n`.

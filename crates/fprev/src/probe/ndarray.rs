@@ -11,7 +11,7 @@
 //!   (matrixmultiply's sgemm/dgemm); column 0 of the product holds one query
 //!   per row; `M` and `N` default to `n`.
 //!
-//! The same semantics as `probes/numpy.py`. This crate builds ndarray
+//! The same semantics as `crates/fprev/src/probe/python/numpy.py`. This crate builds ndarray
 //! without its `blas` feature, so these are ndarray's (and matrixmultiply's)
 //! own loops, not a BLAS library's.
 

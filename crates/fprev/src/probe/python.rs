@@ -2,12 +2,12 @@
 //! `python:PATH.py:FUNC` black boxes, run in an interpreter inside the `fprev`
 //! binary.
 //!
-//! The library adapters in `probes/` are compiled into the binary; a
+//! The library adapters in `crates/fprev/src/probe/python/` are compiled into the binary; a
 //! directory named by `FPREV_PROBES` can add libraries (`mylib.py` gives
 //! `mylib:OP`) or replace the built-in ones. Packages are found where the
 //! `python3` on `PATH` and an active virtualenv (`VIRTUAL_ENV`) find them, so
 //! no `PYTHONPATH` is needed. The protocol is documented in
-//! `probes/_bridge.py`.
+//! `crates/fprev/src/probe/python/_bridge.py`.
 
 use std::ffi::CString;
 use std::path::Path;
@@ -150,7 +150,7 @@ impl PythonProbe {
     /// `fn(x) -> number`, or `fn(X) -> numbers` summing `rows` rows a call.
     /// `label` names it in messages. What `described` leaves open comes from
     /// the callable's attributes (`rows`, `accumulator`, `may_fuse`; see
-    /// `probes/_bridge.py`).
+    /// `crates/fprev/src/probe/python/_bridge.py`).
     pub fn from_callable(
         py: Python<'_>,
         call: &Bound<'_, PyAny>,
@@ -251,7 +251,7 @@ pub struct Described {
 impl Described {
     /// Completes what is given with what the bridge found on the callable
     /// (`(call, rows, accumulator, may_fuse)`, `_described` in
-    /// `probes/_bridge.py`): a given accumulator wins, and it may fuse only
+    /// `crates/fprev/src/probe/python/_bridge.py`): a given accumulator wins, and it may fuse only
     /// if neither says it does not.
     fn complete<'py>(self, opened: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Described)> {
         let (call, rows, acc, may_fuse): (Bound<PyAny>, Option<usize>, Option<String>, bool) =

@@ -1,4 +1,4 @@
-//! The Binary Tree Reduction (Stelz; ALGORITHMS.md section 8): a fixed
+//! The Binary Tree Reduction (Stelz; docs/ALGORITHMS.md, Reproducible reducers): a fixed
 //! summation tree that depends only on `n`, so the result has the same bits
 //! whatever the number of threads (or ranks) that compute it.
 //!

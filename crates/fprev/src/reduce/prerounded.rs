@@ -1,5 +1,6 @@
 //! Pre-rounded summation (Demmel and Nguyen; ReproBLAS's binned sums;
-//! Arteaga, Fuhrer and Hoefler's single sweep, ALGORITHMS.md section 8): a
+//! Arteaga, Fuhrer and Hoefler's single sweep; docs/ALGORITHMS.md,
+//! Reproducible reducers): a
 //! sum whose bits do not depend on the order of the summands, nor on how
 //! they are split into chunks and the chunks merged.
 //!

@@ -6,9 +6,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::oracle::Oracle;
-use crate::inputs::random_input;
 use crate::error::{Error, Result};
 use crate::format::Format;
+use crate::inputs::random_input;
 use crate::tree::{SummationTree, TreeBuilder};
 
 /// Largest `n` NaiveSol accepts.

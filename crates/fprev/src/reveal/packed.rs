@@ -1,8 +1,9 @@
-//! FPRev's BuildSubtree with its queries packed: every subproblem known
-//! so far is independent of the others, so their queries travel together,
-//! one per field of an input ([`super::fields`]) and one input per row
-//! of a batched black box. As soon as a subproblem's answers are in, its
-//! groups become subproblems in turn.
+//! The packed scheduler: FPRev's BuildSubtree ([`super::subtree`]) with its
+//! queries packed. Every subproblem known so far is independent of the
+//! others, so their queries travel together, one per field of an input
+//! ([`fields`]) and one input per row of a batched black box. As soon as a
+//! subproblem's answers are in, its groups become subproblems in turn
+//! (docs/ALGORITHMS.md, FPRev, Packed queries).
 //!
 //! A group can open sooner, while its caller still asks: the group at
 //! level `L` holds `L - L'` leaves, `L'` the next level below, so once it
@@ -11,7 +12,7 @@
 //! through its queries, and the chain caller, largest group, its largest
 //! group, ... (about `n + n/2 + n/4 + ...` calls for a balanced tree)
 //! overlaps instead of running end to end. Groups whose shape can be
-//! guessed ([`Guess`]) do not open early: those alike a subtree being
+//! guessed ([`guess`]) do not open early: those alike a subtree being
 //! built wait for it, and a group with as many leaves as its caller's
 //! subtree below it (a pairwise half) waits for that, its likely template.
 //! A balanced tree then costs about `2n` queries instead of `3n`.
@@ -24,17 +25,21 @@
 //! caller's subtree: they are built as one more subproblem and handed back
 //! as further children of that node. Every count must stay exact with all
 //! of the subproblem live, so `n` must be below the accumulator's exact
-//! count; narrower accumulators go through [`super::fprev`].
+//! count; narrower accumulators go through [`super::stack`].
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+mod fields;
+mod guess;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::Pivot;
-use super::fields::{Answer, Link, Packer};
-use super::fprev::{Built, Pivots, check_group, inconsistent};
+use super::observer::Placement;
 use super::oracle::Oracle;
-use super::progress::Progress;
+use super::subtree::{Built, Levels, Pivots, grow, inconsistent};
 use crate::error::Result;
 use crate::tree::{SummationTree, TreeBuilder};
+use fields::{Answer, Link, Packer};
+use guess::{Guess, Guesses};
 
 /// The fewest leaves of a group opened early. Small groups gain little by
 /// it, and a caller that shares inputs with its own groups reads its
@@ -42,45 +47,6 @@ use crate::tree::{SummationTree, TreeBuilder};
 /// black box whose order changes with the masks (not a summation tree)
 /// gives answers that still fit together, into a tree of neither order.
 const EARLY_GROUP: usize = 64;
-
-/// The fewest leaves of a group whose shape is guessed (see [`Guess`]):
-/// below it a wrong guess costs about what building saves.
-const GUESS_FROM: usize = 16;
-
-/// Answers of a scout, each at a level of its own, that show it a chain.
-const CHAIN_SEEN: usize = 4;
-
-/// A subproblem's shape guessed from a subtree built before it: leaf `j`
-/// of the template is leaf `j + shift` here. The subproblem asks its pivot
-/// against one leaf of each group the template predicts, and expects the
-/// template's `l`; its groups are the template's, shifted, and are guessed
-/// in turn. That is one query per node of the guessed subtree, where
-/// building it asks each leaf once per node above it.
-///
-/// A binary subtree is the only tree those answers fit: each answer's
-/// `l` counts the live leaves under the pair's lowest common ancestor,
-/// and the counts leave no room for a leaf elsewhere (checked on every
-/// tree of up to 6 leaves against every binary guess). One answer off,
-/// anywhere below `root`, and `root` is built as usual.
-///
-/// The template is a complete subproblem, or the part of the caller built
-/// so far: its pivot and its groups up to `top` (see
-/// [`Engine::hold_for_prefix`]).
-#[derive(Clone, Copy, Debug)]
-struct Guess {
-    template: usize,
-    /// The template's highest group taken (`usize::MAX`: all of them).
-    top: usize,
-    shift: isize,
-    /// The guessed subproblem whose leaves were measured, not guessed.
-    root: usize,
-}
-
-impl Guess {
-    fn leaf(&self, template_leaf: usize) -> usize {
-        template_leaf.wrapping_add_signed(self.shift)
-    }
-}
 
 /// A subproblem: its pivot, its answers so far, and then its groups.
 struct Sub {
@@ -92,7 +58,7 @@ struct Sub {
     /// theirs (see [`Pivot::Ends`]).
     misses: u8,
     /// Partners by `l`, as the answers come in.
-    levels: BTreeMap<usize, Vec<usize>>,
+    levels: Levels,
     answered: usize,
     /// Groups opened before every answer was in: level, subproblem.
     early: BTreeMap<usize, usize>,
@@ -116,16 +82,6 @@ struct Sub {
     span: Option<(usize, usize)>,
     /// Under a wrong guess: its answers are dropped.
     void: bool,
-}
-
-impl Sub {
-    /// The level below `level` (1: the pivot alone).
-    fn lower(&self, level: usize) -> usize {
-        self.levels
-            .range(..level)
-            .next_back()
-            .map_or(1, |(&k, _)| k)
-    }
 }
 
 struct Group {
@@ -159,29 +115,28 @@ pub(super) fn worth_packing(n: usize) -> bool {
 pub(super) fn build(
     oracle: &mut Oracle,
     pivot: Pivot,
-    progress: &mut Progress,
+    placement: &mut Placement,
     pack: bool,
     guess: bool,
 ) -> Result<SummationTree> {
     let n = oracle.n();
     let may_fuse = oracle.probe().may_fuse();
+    let packer = Packer::new(n, oracle.masks(), may_fuse, pack);
     let mut engine = Engine {
+        oracle,
+        placement,
         builder: TreeBuilder::new(n),
         pivots: Pivots::new(pivot),
-        packer: Packer::new(n, oracle.masks(), may_fuse, pack),
+        packer,
         subs: Vec::new(),
         complete: Vec::new(),
-        guess,
-        templates: HashMap::new(),
-        scouts: HashMap::new(),
-        waiting: HashMap::new(),
-        prefix_waiters: HashMap::new(),
+        guesses: Guesses::new(guess),
     };
     let root = match n {
         1 => Some(Built::Complete(engine.builder.leaf(0))),
         _ => {
-            engine.open((0..n).collect(), None, 0, None, oracle, progress);
-            engine.run(oracle, progress)?;
+            engine.open((0..n).collect(), None, 0, None);
+            engine.run()?;
             engine.assemble()?
         }
     };
@@ -191,35 +146,19 @@ pub(super) fn build(
     }
 }
 
-struct Engine {
+struct Engine<'a, 'p, 'o> {
+    oracle: &'a mut Oracle<'p>,
+    placement: &'a mut Placement<'o>,
     builder: TreeBuilder,
     pivots: Pivots,
     packer: Packer,
     subs: Vec<Sub>,
     /// Subproblems whose answers were completed by the last call.
     complete: Vec<usize>,
-    guess: bool,
-    /// The last complete binary subtree by [`Engine::key`]: a group alike
-    /// may share its shape.
-    templates: HashMap<(usize, usize), usize>,
-    /// The group being built for a key no template has yet, and the groups
-    /// alike that wait for it (by scout, with its key) rather than being
-    /// built beside it.
-    scouts: HashMap<(usize, usize), usize>,
-    waiting: HashMap<usize, ((usize, usize), Vec<Waiter>)>,
-    /// Groups held for the part of their caller below them, by caller,
-    /// lowest first (see [`Engine::hold_for_prefix`]).
-    prefix_waiters: HashMap<usize, Vec<Waiter>>,
+    guesses: Guesses,
 }
 
-/// A group held until its scout is complete.
-struct Waiter {
-    leaves: Vec<usize>,
-    parent: (usize, usize),
-    misses: u8,
-}
-
-impl Engine {
+impl Engine<'_, '_, '_> {
     /// Queues `build_subtree(leaves)`, the group at level `l` of subproblem
     /// `parent = (caller, l)`. A group opened while its caller still asks
     /// is unsettled: its context leaf, the caller's pivot, is masked.
@@ -229,8 +168,6 @@ impl Engine {
         parent: Option<(usize, usize)>,
         misses: u8,
         guess: Option<Guess>,
-        oracle: &Oracle,
-        progress: &mut Progress,
     ) -> usize {
         let at = match guess {
             Some(g) => {
@@ -243,7 +180,7 @@ impl Engine {
             None => self.pivots.choose(&leaves, misses),
         };
         let pivot = leaves.swap_remove(at);
-        progress.place(pivot, oracle);
+        self.placement.place(pivot, &self.oracle.counters);
         let size = leaves.len() + 1;
         // Farthest partners first: in trees that add neighbours early they
         // sit high, so the caller's top groups complete early.
@@ -255,17 +192,12 @@ impl Engine {
                 caller,
                 level,
                 beyond: level > c.size,
-                early: unsettled.then(|| c.lower(level)),
+                early: unsettled.then(|| c.levels.lower(level)),
             }
         });
         let (id, asks) = match guess {
-            // One leaf a group, the top group's first: a wrong guess
-            // shows there soonest.
             Some(g) => {
-                let asks: Vec<usize> = self
-                    .template_groups(g)
-                    .map(|t| g.leaf(self.rep(t)))
-                    .collect();
+                let asks = self.guess_asks(g);
                 let n = asks.len();
                 (self.packer.add_asking(pivot, leaves, asks, link), n)
             }
@@ -280,7 +212,7 @@ impl Engine {
             size,
             parent,
             misses,
-            levels: BTreeMap::new(),
+            levels: Levels::default(),
             answered: 0,
             early: BTreeMap::new(),
             ambiguous: Vec::new(),
@@ -299,56 +231,38 @@ impl Engine {
 
     /// Asks every query, a call at a time, opening subproblems as soon as
     /// their leaves are known.
-    fn run(&mut self, oracle: &mut Oracle, progress: &mut Progress) -> Result<()> {
+    fn run(&mut self) -> Result<()> {
         let mut outputs = Vec::new();
-        while self.packer.plan(oracle.masks(), oracle.rows()) {
+        while self.packer.plan(self.oracle.masks(), self.oracle.rows()) {
             outputs.clear();
-            outputs.extend_from_slice(oracle.sum_inputs(
+            outputs.extend_from_slice(self.oracle.sum_inputs(
                 self.packer.base(),
                 self.packer.edits(),
                 true,
             )?);
-            let answers = self.packer.read(&outputs, oracle)?;
+            let answers = self.packer.read(&outputs, self.oracle)?;
             tracing::trace!(inputs = outputs.len(), answers = answers.len(), "call");
             for Answer { sub, partner, l } in answers {
                 let Some(l) = l else { continue };
-                oracle.counters.queries += 1;
-                self.answer(sub, partner, l, oracle, progress)?;
+                self.oracle.counters.queries += 1;
+                self.answer(sub, partner, l)?;
             }
             // Grouping settles early groups, which changes how their
             // answers read: only once every answer of the call is in.
             while let Some(id) = self.complete.pop() {
-                self.group(id, oracle, progress)?;
+                self.group(id)?;
             }
         }
         Ok(())
     }
 
     /// Records `l` for the pair (pivot of `id`, `partner`).
-    fn answer(
-        &mut self,
-        id: usize,
-        partner: usize,
-        l: usize,
-        oracle: &Oracle,
-        progress: &mut Progress,
-    ) -> Result<()> {
+    fn answer(&mut self, id: usize, partner: usize, l: usize) -> Result<()> {
         if self.subs[id].void {
             return Ok(());
         }
         if let Some(g) = self.subs[id].guess {
-            let expected = self
-                .template_groups(g)
-                .find(|t| g.leaf(self.rep(t)) == partner)
-                .map(|t| t.l);
-            if expected != Some(l) {
-                tracing::debug!(root = g.root, partner, l, ?expected, "wrong guess");
-                self.reject(g.root, oracle, progress);
-                return Ok(());
-            }
-            // Its groups are the template's: no levels to keep.
-            self.subs[id].answered += 1;
-            self.mark_if_complete(id);
+            self.answer_guessed(id, g, partner, l);
             return Ok(());
         }
         let unsettled = self.packer.unsettled(id);
@@ -362,21 +276,18 @@ impl Engine {
                 )));
             }
             let ambiguous = std::mem::take(&mut s.ambiguous);
-            s.levels.entry(l).or_default().extend(ambiguous);
+            s.levels.extend(l, ambiguous);
         } else {
             s.answered += 1;
             if unsettled && l == s.size {
                 s.ambiguous.push(partner);
             } else {
-                s.levels.entry(l).or_default().push(partner);
+                s.levels.add(partner, l);
                 // After the last answer, groups open as usual.
                 if s.answered < s.asks {
-                    self.certify(id, l, oracle, progress);
+                    self.certify(id, l);
                 }
-                if self.subs[id].levels.len() == CHAIN_SEEN && self.chain(id) {
-                    // A guess would ask a chain as much as building it does.
-                    self.release(id, oracle, progress);
-                }
+                self.release_if_chain(id);
             }
         }
         self.mark_if_complete(id);
@@ -394,13 +305,12 @@ impl Engine {
     /// Opens the groups around level `l` of subproblem `id` that are known
     /// complete: a group at level `L` holds `L - L'` leaves, `L'` the next
     /// level below, so once it has that many no other leaf can join it.
-    fn certify(&mut self, id: usize, l: usize, oracle: &Oracle, progress: &mut Progress) {
-        let s = &self.subs[id];
-        let above = s.levels.range(l + 1..).next().map(|(&up, _)| up);
+    fn certify(&mut self, id: usize, l: usize) {
+        let above = self.subs[id].levels.above(l);
         for level in std::iter::once(l).chain(above) {
             let s = &self.subs[id];
-            let members = &s.levels[&level];
-            let lower = s.lower(level);
+            let members = s.levels.members(level);
+            let lower = s.levels.lower(level);
             let certain = level <= s.size && members.len() == level - lower;
             if !certain
                 || members.len() < EARLY_GROUP
@@ -409,19 +319,14 @@ impl Engine {
             {
                 continue;
             }
-            let key = self.key(members);
-            let scout = key.and_then(|k| self.scouts.get(&k)).copied();
-            // As many leaves as the part below it: maybe that part shifted.
-            let halves = key.is_some() && members.len() == lower;
-            if halves || scout.is_some_and(|s| !self.chain(s)) || self.guess_for(members).is_some()
-            {
+            if self.defers(members, lower) {
                 // Guessed once the caller is done, rather than built now.
                 self.subs[id].deferred.insert(level);
                 continue;
             }
-            let key = key.filter(|_| scout.is_none());
-            let members = members.clone();
-            let child = self.open(members, Some((id, level)), 0, None, oracle, progress);
+            let key = self.scout_key(members);
+            let members = members.to_vec();
+            let child = self.open(members, Some((id, level)), 0, None);
             self.subs[id].early.insert(level, child);
             self.scout(child, key);
         }
@@ -429,12 +334,12 @@ impl Engine {
 
     /// Groups subproblem `id`'s partners by `l` and opens each group not
     /// opened early; those get their context leaf now.
-    fn group(&mut self, id: usize, oracle: &Oracle, progress: &mut Progress) -> Result<()> {
+    fn group(&mut self, id: usize) -> Result<()> {
         if self.subs[id].void {
             return Ok(());
         }
         if let Some(g) = self.subs[id].guess {
-            self.group_guessed(id, g, oracle, progress);
+            self.group_guessed(id, g);
             return Ok(());
         }
         let sub = &mut self.subs[id];
@@ -450,9 +355,9 @@ impl Engine {
         };
         // The pivot's subtree below the group at hand.
         let mut below = vec![pivot];
-        for (l, g) in by_l {
+        for (l, g) in by_l.into_groups() {
             let early = self.subs[id].early.get(&l).copied();
-            let built = if let Some(child) = early {
+            let (part, built) = if let Some(child) = early {
                 if self.subs[child].size != g.len() {
                     return Err(inconsistent(&format!(
                         "summand {pivot} has {} summands at l = {l}, after {} proved the group \
@@ -464,17 +369,12 @@ impl Engine {
                 self.settle(child, pivot);
                 (Part::Sub(child), None)
             } else if let [leaf] = g[..] {
-                progress.place(leaf, oracle);
-                (
-                    Part::Leaf(leaf),
-                    Some(Built::Complete(self.builder.leaf(leaf))),
-                )
+                (Part::Leaf(leaf), Some(self.lone_leaf(leaf)))
             } else {
-                let part = self.open_group(g.clone(), (id, l), &below, misses, oracle, progress);
+                let part = self.open_group(g.clone(), (id, l), &below, misses);
                 (part.map_or(Part::Held, Part::Sub), None)
             };
             below.extend_from_slice(&g);
-            let (part, built) = built;
             self.subs[id].groups.push(Group {
                 l,
                 size: g.len(),
@@ -484,148 +384,15 @@ impl Engine {
         }
         // A group at `live` reaches the caller's node: only with a context.
         debug_assert!(live > size || self.subs[id].groups.iter().all(|g| g.l <= size));
-        self.release_prefixes(id, oracle, progress);
-        self.complete_up(id, oracle, progress);
+        self.release_prefixes(id);
+        self.complete_up(id);
         Ok(())
     }
 
-    /// Opens a group of an unguessed subproblem, `below` the leaves of the
-    /// caller's subtree under it: guessed if a template fits; else held
-    /// (`None`) for that subtree if it has the group's leaves shifted, or
-    /// for a group alike being built; else built, as the scout of the
-    /// groups alike that come while it is.
-    fn open_group(
-        &mut self,
-        leaves: Vec<usize>,
-        parent: (usize, usize),
-        below: &[usize],
-        misses: u8,
-        oracle: &Oracle,
-        progress: &mut Progress,
-    ) -> Option<usize> {
-        if let Some(guess) = self.guess_for(&leaves) {
-            return Some(self.open(leaves, Some(parent), misses, Some(guess), oracle, progress));
-        }
-        let key = self.key(&leaves);
-        let within = parent.1 <= self.subs[parent.0].size;
-        if key.is_some() && within && shift_between(&leaves, below).is_some() {
-            self.hold_for_prefix(leaves, parent, misses);
-            return None;
-        }
-        if let Some(&scout) = key.and_then(|k| self.scouts.get(&k)) {
-            let waiter = self.hold(leaves, parent, misses);
-            self.waiting
-                .get_mut(&scout)
-                .expect("a scout")
-                .1
-                .push(waiter);
-            return None;
-        }
-        let id = self.open(leaves, Some(parent), misses, None, oracle, progress);
-        self.scout(id, key);
-        Some(id)
-    }
-
-    /// Whether subproblem `id` looks like a chain so far: at least
-    /// [`CHAIN_SEEN`] levels, each of one partner. Building a
-    /// chain asks one query per node, as checking a guess does, so groups
-    /// alike gain nothing by waiting for it.
-    fn chain(&self, id: usize) -> bool {
-        let s = &self.subs[id];
-        s.levels.len() >= CHAIN_SEEN && s.levels.values().all(|m| m.len() == 1)
-    }
-
-    /// Makes group `id` the scout of groups alike, `key`.
-    fn scout(&mut self, id: usize, key: Option<(usize, usize)>) {
-        if let Some(k) = key {
-            self.scouts.insert(k, id);
-            self.waiting.insert(id, (k, Vec::new()));
-        }
-    }
-
-    /// Opens the groups held for scout `id`, now complete: guessed where
-    /// it (or another template) fits, built otherwise.
-    fn release(&mut self, id: usize, oracle: &Oracle, progress: &mut Progress) {
-        let Some((key, waiters)) = self.waiting.remove(&id) else {
-            return;
-        };
-        self.scouts.remove(&key);
-        for w in waiters {
-            let guess = self.guess_for(&w.leaves);
-            self.unhold(w, guess, oracle, progress);
-        }
-    }
-
-    /// Holds the group of `leaves` at `parent = (caller, level)`: its
-    /// leaves are those of the caller's subtree below it, shifted, as in
-    /// pairwise halves, where no subtree built before has its shape. Once
-    /// that part is complete, the group is guessed from it (see
-    /// [`Engine::release_prefixes`]).
-    fn hold_for_prefix(&mut self, leaves: Vec<usize>, parent: (usize, usize), misses: u8) {
-        let waiter = self.hold(leaves, parent, misses);
-        self.prefix_waiters
-            .entry(parent.0)
-            .or_default()
-            .push(waiter);
-    }
-
-    /// Opens the groups of `caller` held for the part below them, lowest
-    /// first, while that part is complete: guessed from it where it is
-    /// binary, built otherwise.
-    fn release_prefixes(&mut self, caller: usize, oracle: &Oracle, progress: &mut Progress) {
-        while let Some(level) = self
-            .prefix_waiters
-            .get(&caller)
-            .and_then(|w| w.first())
-            .map(|w| w.parent.1)
-        {
-            let below = self.subs[caller].groups.iter().take_while(|g| g.l < level);
-            let mut binary = true;
-            for g in below {
-                let (complete, span) = match g.part {
-                    Part::Leaf(_) => (true, true),
-                    Part::Sub(s) => (self.is_complete(s), self.subs[s].span.is_some()),
-                    Part::Held => (false, false),
-                };
-                if !complete {
-                    return;
-                }
-                binary &= span;
-            }
-            let w = self
-                .prefix_waiters
-                .get_mut(&caller)
-                .expect("waiters")
-                .remove(0);
-            let guess = binary
-                .then(|| self.guess_from(&w.leaves, caller, level - 1))
-                .flatten();
-            self.unhold(w, guess, oracle, progress);
-        }
-    }
-
-    /// A group held in its caller (which counts it open) until it can be
-    /// guessed.
-    fn hold(&mut self, leaves: Vec<usize>, parent: (usize, usize), misses: u8) -> Waiter {
-        self.subs[parent.0].open_groups += 1;
-        Waiter {
-            leaves,
-            parent,
-            misses,
-        }
-    }
-
-    /// Opens held group `w`, guessed or not, in its place in the caller.
-    fn unhold(
-        &mut self,
-        w: Waiter,
-        guess: Option<Guess>,
-        oracle: &Oracle,
-        progress: &mut Progress,
-    ) {
-        self.subs[w.parent.0].open_groups -= 1;
-        let child = self.open(w.leaves, Some(w.parent), w.misses, guess, oracle, progress);
-        self.attach(w.parent, child);
+    /// A group of one leaf, `leaf`: placed, and built as it is.
+    fn lone_leaf(&mut self, leaf: usize) -> Built {
+        self.placement.place(leaf, &self.oracle.counters);
+        Built::Complete(self.builder.leaf(leaf))
     }
 
     /// Makes subproblem `child` the group at `level` of `caller`, in place
@@ -644,131 +411,6 @@ impl Engine {
         }
     }
 
-    /// Takes guessed subproblem `id`'s groups from its template, every
-    /// answer having matched, and opens each to be guessed in turn.
-    fn group_guessed(&mut self, id: usize, g: Guess, oracle: &Oracle, progress: &mut Progress) {
-        self.subs[id].finished = true;
-        let template: Vec<(usize, usize, Part)> = self
-            .template_groups(g)
-            .map(|t| (t.l, t.size, t.part))
-            .collect();
-        for (l, size, part) in template {
-            let (part, built) = match part {
-                Part::Sub(t) => {
-                    let guess = Guess {
-                        template: t,
-                        top: usize::MAX,
-                        ..g
-                    };
-                    let leaves = self.guessed_leaves(guess);
-                    let child = self.open(leaves, Some((id, l)), 0, Some(guess), oracle, progress);
-                    (Part::Sub(child), None)
-                }
-                Part::Leaf(leaf) => {
-                    let leaf = g.leaf(leaf);
-                    progress.place(leaf, oracle);
-                    (
-                        Part::Leaf(leaf),
-                        Some(Built::Complete(self.builder.leaf(leaf))),
-                    )
-                }
-                Part::Held => unreachable!("a template is complete"),
-            };
-            self.subs[id].groups.push(Group {
-                l,
-                size,
-                part,
-                built,
-            });
-        }
-        self.complete_up(id, oracle, progress);
-    }
-
-    /// A wrong guess under `root`: drops every subproblem guessed there and
-    /// builds `root` anew, as if no template had fit.
-    fn reject(&mut self, root: usize, oracle: &Oracle, progress: &mut Progress) {
-        if self.subs[root].void {
-            return;
-        }
-        let mut stack = vec![root];
-        while let Some(id) = stack.pop() {
-            self.subs[id].void = true;
-            self.packer.cancel(id);
-            stack.extend(self.subs[id].groups.iter().filter_map(|g| match g.part {
-                Part::Sub(sub) => Some(sub),
-                _ => None,
-            }));
-        }
-        let r = &self.subs[root];
-        let (parent, misses, g) = (r.parent, r.misses, r.guess.expect("a guessed root"));
-        let parent = parent.expect("a guessed subproblem is a group");
-        let leaves = self.guessed_leaves(g);
-        self.subs[parent.0].open_groups -= 1;
-        let id = self.open(leaves, Some(parent), misses, None, oracle, progress);
-        self.attach(parent, id);
-    }
-
-    /// The groups of guess `g`'s template it takes: those up to its top.
-    fn template_groups(&self, g: Guess) -> impl Iterator<Item = &Group> {
-        let groups = self.subs[g.template].groups.iter();
-        groups.take_while(move |t| t.l <= g.top)
-    }
-
-    /// The leaves of a guessed subproblem: its template's, shifted.
-    fn guessed_leaves(&self, g: Guess) -> Vec<usize> {
-        let leaves = self.leaves_of(g.template, g.top).into_iter();
-        leaves.map(|j| g.leaf(j)).collect()
-    }
-
-    /// The leaves of subproblem `id`'s subtree up to its group at `top`,
-    /// once those groups are known all the way down.
-    fn leaves_of(&self, id: usize, top: usize) -> Vec<usize> {
-        let mut leaves = Vec::with_capacity(self.subs[id].size);
-        let mut stack = vec![(id, top)];
-        while let Some((s, top)) = stack.pop() {
-            leaves.push(self.subs[s].pivot);
-            for g in self.subs[s].groups.iter().take_while(|g| g.l <= top) {
-                match g.part {
-                    Part::Sub(sub) => stack.push((sub, usize::MAX)),
-                    _ => leaves.push(self.rep(g)),
-                }
-            }
-        }
-        leaves
-    }
-
-    /// Leaves and span (largest leaf less smallest) of a group worth
-    /// guessing: groups alike, the same leaves shifted, share it.
-    fn key(&self, leaves: &[usize]) -> Option<(usize, usize)> {
-        if !self.guess || leaves.len() < GUESS_FROM {
-            return None;
-        }
-        let (lo, hi) = leaves
-            .iter()
-            .fold((usize::MAX, 0), |(lo, hi), &j| (lo.min(j), hi.max(j)));
-        Some((leaves.len(), hi - lo))
-    }
-
-    /// A guess for the group of `leaves`, if a complete binary subtree has
-    /// its leaves shifted; the group is the next subproblem opened.
-    fn guess_for(&self, leaves: &[usize]) -> Option<Guess> {
-        let &template = self.templates.get(&self.key(leaves)?)?;
-        self.guess_from(leaves, template, usize::MAX)
-    }
-
-    /// A guess for the group of `leaves` from subproblem `template`'s
-    /// subtree up to its group at `top`, if that has the same leaves
-    /// shifted; the group is the next subproblem opened.
-    fn guess_from(&self, leaves: &[usize], template: usize, top: usize) -> Option<Guess> {
-        let shift = shift_between(leaves, &self.leaves_of(template, top))?;
-        Some(Guess {
-            template,
-            top,
-            shift,
-            root: self.subs.len(),
-        })
-    }
-
     /// Whether subproblem `id` is built, with all of its groups.
     fn is_complete(&self, id: usize) -> bool {
         let s = &self.subs[id];
@@ -777,33 +419,18 @@ impl Engine {
 
     /// Marks `id` complete if its groups are, and so on up: a complete
     /// binary subtree becomes a template.
-    fn complete_up(&mut self, mut id: usize, oracle: &Oracle, progress: &mut Progress) {
+    fn complete_up(&mut self, mut id: usize) {
         loop {
             if !self.is_complete(id) {
                 return;
             }
-            let s = &self.subs[id];
-            let mut span = Some((s.pivot, s.pivot));
-            for g in &s.groups {
-                let part = match g.part {
-                    Part::Sub(sub) => self.subs[sub].span,
-                    _ => Some((self.rep(g), self.rep(g))),
-                };
-                span = match (span, part) {
-                    (Some(a), Some(b)) if g.l <= s.size => Some((a.0.min(b.0), a.1.max(b.1))),
-                    _ => None,
-                };
-            }
-            let (size, parent) = (s.size, s.parent);
-            self.subs[id].span = span;
-            if let Some((lo, hi)) = span.filter(|_| size >= GUESS_FROM) {
-                tracing::debug!(size, lo, hi, "template");
-                self.templates.insert((size, hi - lo), id);
-            }
-            self.release(id, oracle, progress);
-            let Some((caller, _)) = parent else { return };
+            self.note_template(id);
+            self.release(id);
+            let Some((caller, _)) = self.subs[id].parent else {
+                return;
+            };
             self.subs[caller].open_groups -= 1;
-            self.release_prefixes(caller, oracle, progress);
+            self.release_prefixes(caller);
             id = caller;
         }
     }
@@ -835,7 +462,10 @@ impl Engine {
                     sub.pivot
                 )));
             }
-            let groups = std::mem::take(&mut sub.groups);
+            let groups = std::mem::take(&mut sub.groups).into_iter().map(|g| {
+                let built = g.built.expect("groups are built before their subproblem");
+                (g.l, g.size, built)
+            });
             let (pivot, size, parent) = (sub.pivot, sub.size, sub.parent);
             let built = grow(&mut self.builder, pivot, size, groups)?;
             match parent {
@@ -849,42 +479,4 @@ impl Engine {
         }
         Ok(root)
     }
-}
-
-/// Grows the pivot's subtree group by group, checking each group's `l`.
-fn grow(builder: &mut TreeBuilder, pivot: usize, size: usize, groups: Vec<Group>) -> Result<Built> {
-    let mut cur = builder.leaf(pivot);
-    let mut cur_size = 1;
-    for group in groups {
-        let built = group
-            .built
-            .expect("groups are built before their subproblem");
-        let mut children = vec![cur];
-        children.extend(built.nodes());
-        if group.l > size {
-            // The rest of a fused node that also holds the caller's subtree.
-            return Ok(Built::Partial(children));
-        }
-        check_group(pivot, cur_size, group.size, group.l)?;
-        cur = builder.sum(&children);
-        cur_size += group.size;
-    }
-    Ok(Built::Complete(cur))
-}
-
-/// `s` such that `ours` are `theirs` plus `s`, if there is one.
-fn shift_between(ours: &[usize], theirs: &[usize]) -> Option<isize> {
-    if ours.is_empty() || ours.len() != theirs.len() {
-        return None;
-    }
-    let mut ours = ours.to_vec();
-    let mut theirs = theirs.to_vec();
-    ours.sort_unstable();
-    theirs.sort_unstable();
-    let shift = ours[0] as isize - theirs[0] as isize;
-    let alike = ours
-        .iter()
-        .zip(&theirs)
-        .all(|(&a, &b)| a == b.wrapping_add_signed(shift));
-    alike.then_some(shift)
 }

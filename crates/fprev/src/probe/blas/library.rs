@@ -27,7 +27,7 @@ pub struct Known {
     pub about: &'static str,
     /// Files to try, in turn: a bare file name goes through the loader's
     /// search (`ld.so.cache`, `LD_LIBRARY_PATH`), a name with a `/` is
-    /// taken relative to each library directory of [`library_dirs`].
+    /// taken relative to each library directory of `library_dirs()`.
     pub files: &'static [&'static str],
     /// The packages that provide it.
     pub install: &'static str,

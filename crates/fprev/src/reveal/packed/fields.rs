@@ -32,8 +32,9 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use super::oracle::{Edits, Masks, Oracle};
 use crate::error::{Error, Result};
+use crate::reveal::masks::{Edits, Masks};
+use crate::reveal::oracle::Oracle;
 
 /// One subproblem's queries: its pivot against each partner.
 struct Stream {

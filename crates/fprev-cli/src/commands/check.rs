@@ -1,0 +1,65 @@
+//! `fprev check`: replay a saved tree on random inputs against a black box,
+//! and save the first input on which they differ (reveal's confirmation
+//! saves its mismatch the same way).
+
+use std::path::Path;
+
+use fprev::check::{self, Mismatch};
+use fprev::document::TreeDocument;
+use fprev::error::Result;
+use fprev::format::Format;
+
+use super::open_guarded;
+use crate::args::CheckArgs;
+use crate::write::{self, write_out};
+
+/// Runs `fprev check`: 0 when every replay gives the black box's bits, 1
+/// when one differs (its input saved).
+pub(super) fn run(a: CheckArgs) -> Result<i32> {
+    let doc = TreeDocument::read(&a.tree)?;
+    let mut opts = a.black_box.options(doc.dtype);
+    opts.n = opts.n.or(Some(doc.tree.n()));
+    a.guard.start();
+    let mut black_box = open_guarded(&a.spec, &opts)?;
+    let trials = usize::try_from(a.trials).unwrap_or(usize::MAX);
+    let report = check::check_row(&doc.tree, &mut black_box, trials, a.seed, a.row)?;
+    write::println(report.summary(
+        &a.tree.display().to_string(),
+        &a.spec,
+        black_box.format(),
+        black_box.accumulator(),
+    ))?;
+    match report.mismatch {
+        None => Ok(0),
+        Some(m) => {
+            let file = &a.mismatch.mismatch_out;
+            save_mismatch(file, &a.spec, black_box.format(), a.row, &m)?;
+            write::println(format_args!("the input is saved to {}", file.display()))?;
+            Ok(1)
+        }
+    }
+}
+
+/// Saves the input on which a replay and the black box `spec` differ, with
+/// both results, as JSON.
+pub(super) fn save_mismatch(
+    path: &Path,
+    spec: &str,
+    format: Format,
+    row: usize,
+    m: &Mismatch,
+) -> Result<()> {
+    let json = serde_json::json!({
+        "probe": spec,
+        "dtype": format.name(),
+        "n": m.input.len(),
+        "row": row,
+        "trial": m.trial,
+        "kind": m.kind.to_string(),
+        "replayed": m.replayed,
+        "accumulator": m.accumulator.name(),
+        "black_box": m.black_box,
+        "input": m.input,
+    });
+    write_out(format!("{json}\n").as_bytes(), Some(path))
+}

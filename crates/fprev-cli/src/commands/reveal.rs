@@ -1,0 +1,122 @@
+//! `fprev reveal`: reveal a black box's tree, confirm it by replay, and
+//! print or save it.
+
+use fprev::check;
+use fprev::document::TreeDocument;
+use fprev::error::{Error, Result};
+use fprev::reveal;
+
+use super::check::save_mismatch;
+use super::open_guarded;
+use crate::args::{FormatArgs, RevealArgs};
+use crate::progress::RevealBar;
+use crate::write::{self, check_writable};
+
+/// Runs `fprev reveal`: 0, 4 (order-independent) or 5 (not confirmed).
+pub(super) fn run(a: RevealArgs) -> Result<i32> {
+    // Validate the output before spending time on the reveal.
+    let format = a.output.resolve()?;
+    check_writable(a.output.path())?;
+    let opts = a.black_box.options(None);
+    a.guard.start();
+    let mut black_box = open_guarded(&a.spec, &opts)?;
+    if let Some(about) = black_box.about() {
+        eprintln!("fprev: note: {}: {about}", a.spec);
+    }
+    let options = a.engine.options();
+    let r = match reveal::reveal_observed(&mut black_box, &options, &mut RevealBar::default()) {
+        Err(Error::OrderIndependent(why)) => {
+            write::println(format_args!("order-independent: {}: {why}", a.spec))?;
+            return Ok(4);
+        }
+        Err(Error::BlackBox(why)) => {
+            return Err(Error::BlackBox(
+                why + &format_hint(&a.spec, &a.black_box.format),
+            ));
+        }
+        r => r?,
+    };
+    for note in &r.notes {
+        eprintln!("fprev: note: {note}");
+    }
+    tracing::info!("revealed: {}", r.stats);
+    let confirmation = (a.confirm.confirm > 0)
+        .then(|| {
+            let report =
+                check::check_row(&r.tree, &mut black_box, a.confirm.confirm, 0, options.row)?;
+            let mut confirmation = check::Confirmation::from(&report);
+            if let Some(m) = &report.mismatch {
+                let file = &a.confirm.mismatch.mismatch_out;
+                save_mismatch(file, &a.spec, black_box.format(), options.row, m)?;
+                confirmation.mismatch_file = Some(file.display().to_string());
+                let format = black_box.format();
+                let why = if format.round(m.black_box) != m.black_box {
+                    format!(
+                        "its result {:e} is not a {format} value: it returns a wider result than \
+                         its inputs (Python's built-in sum of x.tolist() adds and returns \
+                         Python floats, f64); give --dtype f64 to reveal it on f64 inputs",
+                        m.black_box
+                    )
+                } else {
+                    "it does not add as a tree of plain additions (a compensated sum? parts in \
+                     other precisions?)"
+                        .to_string()
+                };
+                eprintln!(
+                    "fprev: warning: {}: the order is revealed, but a replay of it in plain \
+                     rounded additions ({} or wider) differs from the black box on random input \
+                     {} ({}): {why}; the input is saved to {}",
+                    a.spec,
+                    black_box.accumulator(),
+                    m.trial + 1,
+                    m.kind,
+                    file.display()
+                );
+            }
+            Ok::<_, Error>(confirmation)
+        })
+        .transpose()?;
+    let code = match &confirmation {
+        Some(c) if !c.confirmed() => 5,
+        _ => 0,
+    };
+    let doc = TreeDocument {
+        tree: r.tree,
+        dtype: Some(black_box.format()),
+        probe: Some(a.spec.clone()),
+        stats: Some(r.stats),
+        confirmation,
+    };
+    a.output.write(&doc, format)?;
+    Ok(code)
+}
+
+/// What to try when a black box of arbitrary code answered nonsense: its
+/// values may not be of the format it was given (a C function taking
+/// `double` fed floats), or it may add in a wider format than its inputs
+/// (Python's built-in `sum` of float32 values adds Python floats).
+fn format_hint(spec: &str, given: &FormatArgs) -> String {
+    let arbitrary = spec.starts_with("dylib:") || spec.starts_with("python:");
+    if !arbitrary {
+        return String::new();
+    }
+    let mut hints = Vec::new();
+    if given.dtype.is_none() {
+        hints.push(
+            "if it takes double (float64) values, give --dtype f64 (the default is f32)"
+                .to_string(),
+        );
+    }
+    if given.acc.is_none() {
+        hints.push(
+            "if it adds in a wider format than its inputs (Python's built-in sum adds Python \
+             floats, f64), declare it with --acc f64"
+                .to_string(),
+        );
+    }
+    if hints.is_empty() {
+        String::new()
+    } else {
+        format!("; hint: {}", hints.join("; "))
+    }
+}

@@ -1,0 +1,53 @@
+//! `fprev sweep`: reveal across sizes and thread counts, and report where
+//! the order changes, as a table or JSON.
+
+use fprev::error::Result;
+use fprev::sweep;
+
+use super::open_guarded;
+use crate::args::{SweepArgs, SweepFormat};
+use crate::progress::SweepBar;
+use crate::write::{check_writable, format_of, stdout_or, write_out};
+
+/// Runs `fprev sweep`: 0, 3 when a size broke an assumption, else 5 when a
+/// size's tree was not confirmed.
+pub(super) fn run(a: SweepArgs) -> Result<i32> {
+    let output = stdout_or(a.output.as_deref());
+    let json = match a.format {
+        Some(f) => f == SweepFormat::Json,
+        None => {
+            let named = format_of(output, &[("json", true), ("txt", false)], "sweep")?;
+            named.unwrap_or(false)
+        }
+    };
+    check_writable(output)?;
+    let threads: Vec<Option<usize>> = if a.threads.is_empty() {
+        vec![None]
+    } else {
+        a.threads.iter().map(|t| Some(usize::from(*t))).collect()
+    };
+    a.guard.start();
+    let s = sweep::sweep_with(
+        &a.spec,
+        &a.number.options(None),
+        &a.sizes,
+        &threads,
+        &a.engine.options(),
+        a.confirm,
+        &mut open_guarded,
+        &mut SweepBar::default(),
+    )?;
+    let text = if json {
+        s.to_json() + "\n"
+    } else {
+        s.to_string()
+    };
+    write_out(text.as_bytes(), output)?;
+    Ok(if s.any_broken() {
+        3
+    } else if s.any_unconfirmed() {
+        5
+    } else {
+        0
+    })
+}

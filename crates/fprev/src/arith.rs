@@ -1,0 +1,440 @@
+//! What each node of a summation tree computes: the format its partial sum
+//! is rounded to and how it rounds. A revealed order says *which* numbers
+//! meet; this model says what the meeting produces, so that a replay
+//! reproduces the black box's bits and not only its order
+//! (docs/ALGORITHMS.md, Arithmetic).
+//!
+//! Most black boxes add every node alike ([`Arithmetic::uniform`]); some do
+//! not: OpenBLAS's `sdot` adds its SIMD body in f32 and its tail in f64.
+//! A model is a default for every node and the nodes that differ from it,
+//! each named by its leaves ([`NodeKey`]), so it survives the tree's round
+//! trip through a file.
+//!
+//! ```
+//! use fprev::arith::{Arithmetic, NodeArithmetic, Rounding};
+//! use fprev::reduce::Replay;
+//! use fprev::{Format, SummationTree};
+//!
+//! let tree: SummationTree = "((0+1)+2)".parse().unwrap();
+//! let truncating = Arithmetic::uniform(NodeArithmetic {
+//!     format: Format::F32,
+//!     rounding: Rounding::TowardZero,
+//! });
+//! let replay = Replay::with_arithmetic(&tree, &truncating);
+//! // 1 + 2^-24 + 2^-24 in f32: each addition truncates the half-ulp away.
+//! let tiny = 2f64.powi(-24);
+//! assert_eq!(replay.sum(&[1.0, tiny, tiny]), 1.0);
+//! let nearest = Replay::new(&tree, Format::F32);
+//! assert_eq!(nearest.sum(&[tiny, tiny, 1.0]), 1.0 + 2.0 * tiny);
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use petgraph::graph::NodeIndex;
+use serde::{Deserialize, Serialize};
+
+use crate::format::Format;
+use crate::tree::SummationTree;
+
+/// The version of the model's file form this build writes; it reads every
+/// version up to this one.
+pub const MODEL_VERSION: u32 = 1;
+
+/// How a node rounds its exact result to its format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rounding {
+    /// To nearest, ties to even: IEEE's default.
+    #[default]
+    NearestEven,
+    /// Toward zero (truncation), as some accelerators and soft-float
+    /// kernels do.
+    TowardZero,
+}
+
+impl Rounding {
+    /// Every rounding the model knows.
+    pub const ALL: [Rounding; 2] = [Rounding::NearestEven, Rounding::TowardZero];
+
+    /// The name used in files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rounding::NearestEven => "nearest-even",
+            Rounding::TowardZero => "toward-zero",
+        }
+    }
+
+    /// `a + b` rounded this way to `format` (both values of `format`).
+    #[inline]
+    pub fn add(self, format: Format, a: f64, b: f64) -> f64 {
+        match self {
+            Rounding::NearestEven => format.add(a, b),
+            Rounding::TowardZero => add_toward_zero(format, a, b),
+        }
+    }
+}
+
+impl fmt::Display for Rounding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Rounding {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Rounding::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| format!("unknown rounding '{s}': expected nearest-even or toward-zero"))
+    }
+}
+
+/// `a + b` truncated to `format`. The sum is split exactly into `s + e`
+/// (Knuth's TwoSum), so truncation sees the exact value, not one already
+/// rounded to nearest in f64.
+fn add_toward_zero(format: Format, a: f64, b: f64) -> f64 {
+    let s = a + b;
+    let bb = s - a;
+    let e = (a - (s - bb)) + (b - bb);
+    let t = truncate(format, s);
+    // `s` itself may have been rounded away from zero: then the exact sum
+    // lies just inside `t`'s magnitude when `t == s`.
+    if t == s && e != 0.0 && (e < 0.0) != (s < 0.0) {
+        step_toward_zero(format, t)
+    } else {
+        t
+    }
+}
+
+/// `x` truncated to `format`'s precision (toward zero).
+fn truncate(format: Format, x: f64) -> f64 {
+    let r = format.round(x);
+    if r.abs() > x.abs() {
+        step_toward_zero(format, r)
+    } else {
+        r
+    }
+}
+
+/// The value of `format` next to `x` (one of its values) toward zero.
+fn step_toward_zero(format: Format, x: f64) -> f64 {
+    if x == 0.0 {
+        return x;
+    }
+    // One ulp of `x` in `format`, at its binade (or the subnormal spacing).
+    let p = format.precision() as i32;
+    let binade = x.abs().log2().floor() as i32;
+    let lowest = format.min_normal().log2() as i32;
+    let ulp = 2f64.powi(binade.max(lowest) - (p - 1));
+    // At a power of two the spacing below is half the spacing above.
+    let step = if x.abs() == 2f64.powi(binade) && binade > lowest {
+        ulp / 2.0
+    } else {
+        ulp
+    };
+    x - step.copysign(x)
+}
+
+/// What one node computes: its exact result rounded to `format` in the way
+/// `rounding` says. A fused node (three or more children) sums its terms
+/// as [`crate::format::fused_sum`] does, in `format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NodeArithmetic {
+    /// The format the node's result is rounded to.
+    #[serde(with = "format_name")]
+    pub format: Format,
+    /// How it rounds.
+    pub rounding: Rounding,
+}
+
+impl NodeArithmetic {
+    /// IEEE addition in `format`, rounding to nearest.
+    pub fn ieee(format: Format) -> Self {
+        NodeArithmetic {
+            format,
+            rounding: Rounding::NearestEven,
+        }
+    }
+}
+
+impl fmt::Display for NodeArithmetic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.rounding {
+            Rounding::NearestEven => write!(f, "{}", self.format),
+            r => write!(f, "{} {r}", self.format),
+        }
+    }
+}
+
+/// A node named by its leaves: the smallest summand under it and how many
+/// there are. No two nodes of a tree share both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct NodeKey {
+    /// The smallest summand index under the node.
+    pub first: usize,
+    /// The number of summands under it.
+    pub size: usize,
+}
+
+impl NodeKey {
+    /// The key of every node of `tree`, indexed by node index.
+    pub fn all(tree: &SummationTree) -> Vec<NodeKey> {
+        let mut keys = vec![
+            NodeKey {
+                first: usize::MAX,
+                size: 0
+            };
+            tree.graph().node_count()
+        ];
+        for i in 0..tree.n() {
+            keys[tree.leaf(i).index()] = NodeKey { first: i, size: 1 };
+        }
+        for node in tree.post_order() {
+            let children = tree.children(node);
+            keys[node.index()] = NodeKey {
+                first: children
+                    .iter()
+                    .map(|c| keys[c.index()].first)
+                    .min()
+                    .unwrap_or(usize::MAX),
+                size: children.iter().map(|c| keys[c.index()].size).sum(),
+            };
+        }
+        keys
+    }
+}
+
+impl fmt::Display for NodeKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the node of {} summands from x{}", self.size, self.first)
+    }
+}
+
+/// The arithmetic of a whole tree: a default and the nodes that differ.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arithmetic {
+    /// The file form's version ([`MODEL_VERSION`]).
+    pub version: u32,
+    /// What every node not listed in `nodes` computes.
+    pub default: NodeArithmetic,
+    /// The nodes that compute otherwise.
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        with = "node_list"
+    )]
+    pub nodes: BTreeMap<NodeKey, NodeArithmetic>,
+}
+
+impl Arithmetic {
+    /// Every node computes `node`.
+    pub fn uniform(node: NodeArithmetic) -> Self {
+        Arithmetic {
+            version: MODEL_VERSION,
+            default: node,
+            nodes: BTreeMap::new(),
+        }
+    }
+
+    /// What the node `key` computes.
+    pub fn at(&self, key: &NodeKey) -> NodeArithmetic {
+        self.nodes.get(key).copied().unwrap_or(self.default)
+    }
+
+    /// The model that gives each of `tree`'s inner nodes what `of` says,
+    /// the most common one as the default.
+    pub fn from_nodes(
+        tree: &SummationTree,
+        mut of: impl FnMut(NodeIndex) -> NodeArithmetic,
+    ) -> Self {
+        let keys = NodeKey::all(tree);
+        let per_node: Vec<(NodeKey, NodeArithmetic)> = tree
+            .post_order()
+            .into_iter()
+            .map(|node| (keys[node.index()], of(node)))
+            .collect();
+        let mut counts: BTreeMap<(u32, bool, &str), (usize, NodeArithmetic)> = BTreeMap::new();
+        for (_, a) in &per_node {
+            let entry = counts
+                .entry((
+                    a.format.precision(),
+                    a.rounding == Rounding::TowardZero,
+                    a.format.name(),
+                ))
+                .or_insert((0, *a));
+            entry.0 += 1;
+        }
+        let default = counts
+            .values()
+            .max_by_key(|(count, _)| *count)
+            .map(|(_, a)| *a)
+            .unwrap_or(NodeArithmetic::ieee(Format::F64));
+        Arithmetic {
+            version: MODEL_VERSION,
+            default,
+            nodes: per_node
+                .into_iter()
+                .filter(|(_, a)| *a != default)
+                .collect(),
+        }
+    }
+
+    /// Whether every node computes alike.
+    pub fn is_uniform(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The first node, from the leaves up, where `self` and `other` differ
+    /// on `tree`, with what each computes there.
+    pub fn first_difference(
+        &self,
+        other: &Arithmetic,
+        tree: &SummationTree,
+    ) -> Option<(NodeKey, NodeArithmetic, NodeArithmetic)> {
+        let keys = NodeKey::all(tree);
+        tree.post_order().into_iter().find_map(|node| {
+            let key = keys[node.index()];
+            let (a, b) = (self.at(&key), other.at(&key));
+            (a != b).then_some((key, a, b))
+        })
+    }
+}
+
+/// `f32`; `f32 toward-zero`; `f32, 31 nodes f64` (the default first).
+impl fmt::Display for Arithmetic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.default)?;
+        let mut others: BTreeMap<String, usize> = BTreeMap::new();
+        for a in self.nodes.values() {
+            *others.entry(a.to_string()).or_default() += 1;
+        }
+        for (what, count) in others {
+            let s = if count == 1 { "" } else { "s" };
+            write!(f, ", {count} node{s} {what}")?;
+        }
+        Ok(())
+    }
+}
+
+mod format_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::format::Format;
+
+    pub fn serialize<S: Serializer>(f: &Format, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(f.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Format, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The exceptions as a list of `{"first", "size", "format", "rounding"}`,
+/// which JSON can hold (its object keys are strings only).
+mod node_list {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{NodeArithmetic, NodeKey};
+
+    #[derive(Serialize, Deserialize)]
+    struct Entry {
+        #[serde(flatten)]
+        key: NodeKey,
+        #[serde(flatten)]
+        arithmetic: NodeArithmetic,
+    }
+
+    pub fn serialize<S: Serializer>(
+        nodes: &BTreeMap<NodeKey, NodeArithmetic>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(nodes.iter().map(|(k, a)| Entry {
+            key: *k,
+            arithmetic: *a,
+        }))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<NodeKey, NodeArithmetic>, D::Error> {
+        let entries = Vec::<Entry>::deserialize(d)?;
+        Ok(entries.into_iter().map(|e| (e.key, e.arithmetic)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_matches_exact_rational_rounding() {
+        // Exact sums of f32 values fit in f64 when their exponents are
+        // close; truncating that f64 toward zero is the reference.
+        let mut seed = 1u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed
+        };
+        for _ in 0..100_000 {
+            let a = f32::from_bits((next() >> 33) as u32 & 0x3fff_ffff | 0x3000_0000);
+            let b = -f32::from_bits((next() >> 33) as u32 & 0x3fff_ffff | 0x3000_0000);
+            let (a, b) = (f64::from(a), f64::from(b));
+            let exact = a + b; // exact: exponents within 2^±32 of each other
+            let want = {
+                let r = exact as f32;
+                if f64::from(r).abs() > exact.abs() {
+                    f64::from(f32::from_bits(r.to_bits() - 1))
+                } else {
+                    f64::from(r)
+                }
+            };
+            assert_eq!(add_toward_zero(Format::F32, a, b), want, "{a} + {b}");
+        }
+    }
+
+    #[test]
+    fn truncation_in_f64_sees_the_exact_sum() {
+        let tiny = 2f64.powi(-60);
+        assert_eq!(
+            add_toward_zero(Format::F64, 1.0, -tiny),
+            1.0 - f64::EPSILON / 2.0
+        );
+        assert_eq!(add_toward_zero(Format::F64, 1.0, tiny), 1.0);
+        assert_eq!(
+            add_toward_zero(Format::F64, -1.0, tiny),
+            -1.0 + f64::EPSILON / 2.0
+        );
+        assert_eq!(Format::F64.add(1.0, -tiny), 1.0);
+    }
+
+    #[test]
+    fn a_model_round_trips_through_json() {
+        let tree: SummationTree = "(((0+1)+2)+3)".parse().unwrap();
+        let model = Arithmetic::from_nodes(&tree, |node| {
+            NodeArithmetic::ieee(if node == tree.root() {
+                Format::F64
+            } else {
+                Format::F32
+            })
+        });
+        assert_eq!(model.default, NodeArithmetic::ieee(Format::F32));
+        assert_eq!(model.nodes.len(), 1);
+        let json = serde_json::to_string(&model).unwrap();
+        assert!(
+            json.contains(r#""first":0,"size":4,"format":"f64""#),
+            "{json}"
+        );
+        let back: Arithmetic = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, model);
+        assert_eq!(model.to_string(), "f32, 1 node f64");
+    }
+}

@@ -1,0 +1,193 @@
+//! The masks and units of masked inputs (docs/ALGORITHMS.md, Masked
+//! inputs), and inputs written as edits of the one before.
+
+use crate::error::{Error, Result};
+use crate::format::{FUSED_FRACTION_BITS, Format};
+
+/// The masks, the unit `u` and the counting limits for one black box.
+///
+/// One input may carry several mask pairs (one per query packed into it,
+/// see `fields`); pair `k` uses `M / 2^k`. A partial sum holds each pair's
+/// mask once, negated, or not at all, and such a sum of distinct powers of
+/// two is never 0: the largest outweighs all smaller ones together, by at
+/// least the smallest. So it stays a large value and swamps the units it
+/// meets, as one mask does.
+#[derive(Clone, Debug)]
+pub struct Masks {
+    /// The mask `M` of the first pair.
+    pub m: f64,
+    /// The unit `u`.
+    pub u: f64,
+    /// Answers of this many units or more may be rounded: `2^p` of the
+    /// accumulator (at most `2^24` where fused nodes may truncate).
+    pub exact_below: u64,
+    /// `capacity[k - 1]`: every count of units below it is exact and
+    /// swamped in an input with `k` mask pairs.
+    capacity: Vec<u64>,
+}
+
+impl Masks {
+    /// Masks for a black box taking `input` and accumulating in `acc` (and,
+    /// if `may_fuse`, in fused nodes), or an error if no mask can swamp
+    /// `n - 2` units there.
+    pub fn new(n: usize, input: Format, acc: Format, may_fuse: bool) -> Result<Self> {
+        // The accumulator's own masks when the input can hold them (f16
+        // summed in f32 still needs f16's), else the input's.
+        let fits = |f: Format, g: Format| g.represents(f.mask()) && g.represents(f.unit());
+        let (m, u) = if fits(acc, input) {
+            (acc.mask(), acc.unit())
+        } else if fits(input, acc) {
+            (input.mask(), input.unit())
+        } else {
+            return Err(Error::Input(format!(
+                "{input} inputs cannot be probed through a {acc} accumulator: no mask fits both"
+            )));
+        };
+        // M + k*u must round back to M: k*u at most half an ulp of M in the
+        // accumulator, with a factor 2 for counts that were rounded up.
+        let swamped = |m: f64| {
+            let half_ulp = m * 2f64.powi(-(acc.precision() as i32));
+            (half_ulp / (2.0 * u)).floor().min(1e18) as u64 + 1
+        };
+        // A fused node adds exactly within a window of FUSED_FRACTION_BITS
+        // below its largest term: every unit must fall below that window.
+        let window = 2f64.powi(FUSED_FRACTION_BITS + 1);
+        let below_window = |m: f64| (m / (u * window)).floor().min(1e18) as u64 + 1;
+        let most = swamped(m) + 1;
+        if most < 3 {
+            return Err(Error::Input(format!(
+                "{input} inputs accumulated in {acc} cannot be probed: the largest mask {input} \
+                 holds ({m:e}) cannot swamp its smallest unit ({u:e}) in {acc}'s {} bits",
+                acc.precision()
+            )));
+        }
+        if n as u64 > most {
+            return Err(Error::Input(format!(
+                "n = {n} is too large for {input} inputs accumulated in {acc}: the mask {m:e} \
+                 swamps at most {} units of {u:e}; use a wider --dtype or --acc",
+                most - 2
+            )));
+        }
+        let most_fused = below_window(m) + 1;
+        if may_fuse && n as u64 > most_fused {
+            let why = if most_fused < 3 {
+                format!("cannot swamp even one unit ({u:e}) there")
+            } else {
+                format!("swamps at most {} units of {u:e} there", most_fused - 2)
+            };
+            return Err(Error::Input(format!(
+                "n = {n} is too large for {input} inputs if the black box may add in fused \
+                 (tensor-core) nodes: such a node keeps {FUSED_FRACTION_BITS} bits below its \
+                 largest term, and the mask {m:e} {why}; use a wider --dtype, or a black box \
+                 that declares IEEE additions only"
+            )));
+        }
+        // A fused node also truncates terms far below its largest one: a
+        // unit beside a partial sum of 2^24 units would vanish.
+        let exact_below = if may_fuse {
+            acc.exact_count().min(1 << FUSED_FRACTION_BITS)
+        } else {
+            acc.exact_count()
+        };
+        let limit = |m: f64| {
+            let c = swamped(m).min(exact_below);
+            if may_fuse { c.min(below_window(m)) } else { c }
+        };
+        let mut capacity = vec![limit(m)];
+        // More pairs: the smallest non-zero mix of masks is at least the
+        // smallest mask (half of it, for margin); `k` masks span `k` bits
+        // and mix exactly while that is at most p;
+        // a context leaf shared by several fields holds a sum of their
+        // units, exact in the input format below 2^p of the input.
+        let shared = input.exact_count();
+        for k in 1..acc.precision() as usize {
+            let smallest = m / 2f64.powi(k as i32);
+            if !input.represents(smallest) {
+                break;
+            }
+            let c = limit(smallest / 2.0).min(shared).min(capacity[k - 1]);
+            if c < 4 {
+                break;
+            }
+            capacity.push(c);
+        }
+        Ok(Masks {
+            m,
+            u,
+            exact_below,
+            capacity,
+        })
+    }
+
+    /// The mask of pair `k` (0 for the first): `M / 2^k`.
+    pub fn mask(&self, k: usize) -> f64 {
+        self.m / 2f64.powi(k as i32)
+    }
+
+    /// Most mask pairs one input can carry.
+    pub fn max_pairs(&self) -> usize {
+        self.capacity.len()
+    }
+
+    /// Every count of units below this is exact in an input with `pairs`
+    /// mask pairs (at most [`Masks::max_pairs`]).
+    pub fn capacity(&self, pairs: usize) -> u64 {
+        self.capacity[pairs.max(1) - 1]
+    }
+}
+
+/// Inputs written as edits, each input relative to the one before it (see
+/// [`Batch`](crate::probe::Batch)).
+#[derive(Clone, Debug)]
+pub struct Edits {
+    /// Input `k`'s edits are `positions[starts[k]..starts[k + 1]]`.
+    pub(super) starts: Vec<usize>,
+    pub(super) positions: Vec<usize>,
+    pub(super) values: Vec<f64>,
+}
+
+impl Default for Edits {
+    fn default() -> Self {
+        Edits {
+            starts: vec![0],
+            positions: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+}
+
+impl Edits {
+    /// Forgets the inputs ended so far. Edits of an input not ended yet
+    /// stay, as the start of the next one.
+    pub fn clear(&mut self) {
+        let open = *self.starts.last().expect("starts begins with 0");
+        self.positions.drain(..open);
+        self.values.drain(..open);
+        self.starts.clear();
+        self.starts.push(0);
+    }
+
+    /// Sets summand `at` to `v` in the input being written.
+    pub fn set(&mut self, at: usize, v: f64) {
+        self.positions.push(at);
+        self.values.push(v);
+    }
+
+    /// Ends the input being written.
+    pub fn end_input(&mut self) {
+        self.starts.push(self.positions.len());
+    }
+
+    /// Applies the edits of every input ended so far to `values`.
+    pub fn apply_ended(&self, values: &mut [f64]) {
+        let ended = *self.starts.last().expect("starts begins with 0");
+        for (&at, &v) in self.positions[..ended].iter().zip(&self.values) {
+            values[at] = v;
+        }
+    }
+
+    /// Inputs ended so far.
+    pub fn inputs(&self) -> usize {
+        self.starts.len() - 1
+    }
+}
