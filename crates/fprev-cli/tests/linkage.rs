@@ -23,7 +23,8 @@ const ALLOWED: [&str; 9] = [
 fn the_default_release_binary_links_only_what_a_bare_machine_has() {
     // Built by scripts/test.sh just before the tests, with the default
     // features, as the README's first command builds it.
-    let binary = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/fprev");
+    // The workspace's target directory, two levels above this crate.
+    let binary = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/release/fprev");
     assert!(
         std::path::Path::new(binary).is_file(),
         "{binary} is missing: build it first with `cargo build --release` (scripts/test.sh does)"

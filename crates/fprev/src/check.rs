@@ -18,6 +18,7 @@ use rand_chacha::ChaCha8Rng;
 pub use crate::document::Confirmation;
 pub use crate::inputs::{Inputs, random_input};
 
+use crate::arith::Arithmetic;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::Probe;
@@ -127,27 +128,67 @@ pub fn check_row(
     seed: u64,
     row: usize,
 ) -> Result<CheckReport> {
-    let n = probe.n();
+    check_shape(tree, probe, row)?;
+    let format = probe.format();
+    let declared = probe.accumulator();
+    let candidates: Vec<Replay> = std::iter::once(declared)
+        .chain([Format::F32, Format::F64].into_iter().filter(|f| {
+            f.precision() > declared.precision() && f.precision() >= format.precision()
+        }))
+        .map(|acc| Replay::new(tree, acc))
+        .collect();
+    let (report, _) = check_replays(candidates, probe, trials, seed, row)?;
+    Ok(report)
+}
+
+/// [`check_row()`] for arithmetic models: replays `tree` with each of
+/// `models` and returns the report with the index of the first model that
+/// matched every trial (`None` when none did).
+pub fn check_models(
+    tree: &SummationTree,
+    models: &[Arithmetic],
+    probe: &mut dyn Probe,
+    trials: usize,
+    seed: u64,
+    row: usize,
+) -> Result<(CheckReport, Option<usize>)> {
+    check_shape(tree, probe, row)?;
+    let candidates = models
+        .iter()
+        .map(|m| Replay::with_arithmetic(tree, m))
+        .collect();
+    check_replays(candidates, probe, trials, seed, row)
+}
+
+fn check_shape(tree: &SummationTree, probe: &dyn Probe, row: usize) -> Result<()> {
     if row >= probe.max_batch().max(1) {
         return Err(Error::Input(format!(
             "--row {row}: this black box sums {} rows a call",
             probe.max_batch().max(1)
         )));
     }
-    if tree.n() != n {
+    if tree.n() != probe.n() {
         return Err(Error::Input(format!(
-            "the tree has {} summands but the black box takes {n}",
-            tree.n()
+            "the tree has {} summands but the black box takes {}",
+            tree.n(),
+            probe.n()
         )));
     }
+    Ok(())
+}
+
+/// Replays every candidate on the same seeded random inputs, dropping each
+/// at its first mismatch; the index returned is the first candidate left.
+fn check_replays(
+    candidates: Vec<Replay>,
+    probe: &mut dyn Probe,
+    trials: usize,
+    seed: u64,
+    row: usize,
+) -> Result<(CheckReport, Option<usize>)> {
+    let n = probe.n();
     let format = probe.format();
-    let declared = probe.accumulator();
-    let mut candidates: Vec<Replay> = std::iter::once(declared)
-        .chain([Format::F32, Format::F64].into_iter().filter(|f| {
-            f.precision() > declared.precision() && f.precision() >= format.precision()
-        }))
-        .map(|acc| Replay::new(tree, acc))
-        .collect();
+    let mut candidates: Vec<(usize, Replay)> = candidates.into_iter().enumerate().collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut scratch = Vec::new();
     let mut out = vec![0.0; row + 1];
@@ -170,7 +211,7 @@ pub fn check_row(
             probe.sum_batch(&batch, &mut out)?;
         }
         let got = out[row];
-        candidates.retain(|replay| {
+        candidates.retain(|(_, replay)| {
             let replayed = format.round(replay.sum_with(&input, &mut scratch));
             let same = replayed.to_bits() == got.to_bits() || (replayed.is_nan() && got.is_nan());
             if !same {
@@ -186,18 +227,21 @@ pub fn check_row(
             same
         });
         if candidates.is_empty() {
-            return Ok(CheckReport {
+            let report = CheckReport {
                 trials: trial + 1,
                 mismatch: last_failure,
                 accumulator: None,
-            });
+            };
+            return Ok((report, None));
         }
     }
-    Ok(CheckReport {
+    let first = candidates.first();
+    let report = CheckReport {
         trials,
         mismatch: None,
-        accumulator: candidates.first().map(Replay::accumulator),
-    })
+        accumulator: first.map(|(_, r)| r.accumulator()),
+    };
+    Ok((report, first.map(|(k, _)| *k)))
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@
 //! A reveal tells an [`Observer`] how far it is ([`reveal_observed`]); it
 //! draws nothing.
 
+pub mod arithmetic;
 mod basic;
 mod masks;
 mod naive;

@@ -1,0 +1,423 @@
+//! The second question, once the order is known: what does each node
+//! compute? (docs/ALGORITHMS.md, Arithmetic.)
+//!
+//! Masked inputs are blind to it by design: every partial sum they make is
+//! a small integer, exact in any format. So this asks differently, one
+//! node `v` at a time, with three nonzero summands: `S` at a leaf under
+//! `v`'s left child, `d` under its right child, and `-S` at a leaf under a
+//! sibling of `v` (another child of `v`'s parent). Every other summand is
+//! 0, so every node adds exactly except `v`, which rounds `S + d`; the
+//! parent cancels `S` exactly and the black box answers what `v` kept of
+//! `d`:
+//!
+//! - **precision**: `d = S 2^-p` survives when `v` keeps more than `p`
+//!   bits, whatever its rounding, so a search over the formats' precisions
+//!   names `v`'s format in two queries;
+//! - **rounding**: `d = 0.75 ulp` of `S` in that format comes back as one
+//!   ulp when `v` rounds to nearest, and as 0 when it truncates.
+//!
+//! A node that keeps more bits than any format (every `d` survives) is not
+//! a rounded addition: a compensated (Kahan, Neumaier) or exact sum, named
+//! as such rather than given a model. The root has no sibling, so its
+//! arithmetic is chosen by replay.
+//!
+//! Queries cost calls, so the whole tree is not asked first: a uniform
+//! model (every node alike, each format and rounding) is tried by replay on
+//! random inputs; then a sample of nodes along the post-order, with the
+//! boundaries between differing samples found by bisection (a SIMD body in
+//! f32 and its tail in f64 are two runs); every node only when the model
+//! the sample gives fails its replay. A model is returned only once a
+//! replay with it matched the black box bit for bit on every trial.
+
+use petgraph::graph::NodeIndex;
+
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Rounding};
+use crate::check::{CheckReport, check_models};
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::probe::Probe;
+use crate::tree::SummationTree;
+
+/// Nodes asked before the model is first tried by replay: evenly spaced
+/// along the post-order, the bisections between them come on top.
+const SAMPLE: usize = 16;
+
+/// How the arithmetic was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// A uniform model matched every replay: no node was asked.
+    Uniform,
+    /// Some nodes were asked, the rest follow the runs between them.
+    Sampled,
+    /// Every node below the root was asked.
+    EveryNode,
+}
+
+/// What the arithmetic reveal found, and what it cost.
+#[derive(Clone, Debug)]
+pub struct ArithmeticRevelation {
+    /// The model, confirmed: a replay with it matched every trial.
+    pub model: Arithmetic,
+    /// How it was found.
+    pub method: Method,
+    /// Nodes asked one by one.
+    pub nodes_asked: usize,
+    /// Calls of the black box, queries and replay trials together.
+    pub calls: u64,
+    /// The replay that confirmed it.
+    pub confirmation: CheckReport,
+}
+
+/// Options of the arithmetic reveal.
+#[derive(Clone, Copy, Debug)]
+pub struct ArithOptions {
+    /// Random inputs each candidate model is replayed on.
+    pub trials: usize,
+    /// Seed of those inputs.
+    pub seed: u64,
+}
+
+impl Default for ArithOptions {
+    fn default() -> Self {
+        ArithOptions {
+            trials: crate::check::CONFIRM_TRIALS,
+            seed: 1,
+        }
+    }
+}
+
+/// The formats a node may round to, narrowest first.
+const FORMATS: [Format; 4] = [Format::Bf16, Format::F16, Format::F32, Format::F64];
+
+/// Finds what each node of `tree`, the black box's revealed order,
+/// computes, and confirms it by replay.
+///
+/// Fails with [`Error::BlackBox`] when a node's answers fit no rounded
+/// addition (a compensated sum keeps every bit) or when no model reproduces
+/// the black box's bits; the message says which node and how.
+pub fn reveal_arithmetic(
+    probe: &mut dyn Probe,
+    tree: &SummationTree,
+    opts: &ArithOptions,
+) -> Result<ArithmeticRevelation> {
+    if tree.n() != probe.n() {
+        return Err(Error::Input(format!(
+            "the tree has {} summands but the black box takes {}",
+            tree.n(),
+            probe.n()
+        )));
+    }
+    let mut calls = 0u64;
+    let uniform: Vec<Arithmetic> = Rounding::ALL
+        .into_iter()
+        .flat_map(|rounding| {
+            candidate_formats(probe)
+                .map(move |format| Arithmetic::uniform(NodeArithmetic { format, rounding }))
+        })
+        .collect();
+    let (report, first) = check_models(tree, &uniform, probe, opts.trials, opts.seed, 0)?;
+    calls += report.trials as u64;
+    if let Some(k) = first {
+        return Ok(ArithmeticRevelation {
+            model: uniform[k].clone(),
+            method: Method::Uniform,
+            nodes_asked: 0,
+            calls,
+            confirmation: report,
+        });
+    }
+    let mut asker = Asker::new(probe, tree)?;
+    let nodes = asker.askable();
+    if nodes.is_empty() {
+        return Err(unexplained(&report, "it has no node below the root to ask"));
+    }
+    // A sample, then the runs between differing neighbours by bisection.
+    let mut known: Vec<Option<NodeArithmetic>> = vec![None; nodes.len()];
+    let picks: Vec<usize> = (0..SAMPLE.min(nodes.len()))
+        .map(|k| k * (nodes.len() - 1) / (SAMPLE.min(nodes.len()) - 1).max(1))
+        .collect();
+    for &k in &picks {
+        known[k] = Some(asker.ask(nodes[k])?);
+    }
+    for pair in picks.windows(2) {
+        bisect(&mut asker, &nodes, &mut known, pair[0], pair[1])?;
+    }
+    let sampled = fill_runs(&known);
+    let attempt = confirm(tree, &nodes, &sampled, probe_of(&mut asker), opts)?;
+    calls += asker.calls + attempt.0.trials as u64;
+    asker.calls = 0;
+    if let Some(model) = attempt.1 {
+        return Ok(ArithmeticRevelation {
+            model,
+            method: Method::Sampled,
+            nodes_asked: asker.asked,
+            calls,
+            confirmation: attempt.0,
+        });
+    }
+    for (k, &node) in nodes.iter().enumerate() {
+        if known[k].is_none() {
+            known[k] = Some(asker.ask(node)?);
+        }
+    }
+    let every: Vec<NodeArithmetic> = known.into_iter().map(|a| a.expect("asked")).collect();
+    let (report, model) = confirm(tree, &nodes, &every, probe_of(&mut asker), opts)?;
+    calls += asker.calls + report.trials as u64;
+    match model {
+        Some(model) => Ok(ArithmeticRevelation {
+            model,
+            method: Method::EveryNode,
+            nodes_asked: asker.asked,
+            calls,
+            confirmation: report,
+        }),
+        None => Err(unexplained(
+            &report,
+            "every node below the root answered as a rounded addition, but no model of \
+             them and the root reproduces its bits",
+        )),
+    }
+}
+
+fn probe_of<'a>(asker: &'a mut Asker<'_>) -> &'a mut dyn Probe {
+    asker.probe
+}
+
+/// The formats a uniform model may use: the declared accumulator, then the
+/// wider ones the input fits in.
+fn candidate_formats(probe: &dyn Probe) -> impl Iterator<Item = Format> + use<> {
+    let format = probe.format();
+    let declared = probe.accumulator();
+    std::iter::once(declared).chain([Format::F32, Format::F64].into_iter().filter(move |f| {
+        f.precision() > declared.precision() && f.precision() >= format.precision()
+    }))
+}
+
+fn unexplained(report: &CheckReport, why: &str) -> Error {
+    let trial = report.mismatch.as_ref().map_or(0, |m| m.trial + 1);
+    Error::BlackBox(format!(
+        "no arithmetic model reproduces the black box's bits: {why} (replays of every \
+         uniform model, each format and rounding, failed by trial {trial})"
+    ))
+}
+
+/// Asks nodes `lo < k < hi` where the runs at `lo` and `hi` differ, until
+/// each boundary between them is found.
+fn bisect(
+    asker: &mut Asker,
+    nodes: &[NodeIndex],
+    known: &mut [Option<NodeArithmetic>],
+    lo: usize,
+    hi: usize,
+) -> Result<()> {
+    if hi <= lo + 1 || known[lo] == known[hi] {
+        return Ok(());
+    }
+    let mid = lo + (hi - lo) / 2;
+    known[mid] = Some(asker.ask(nodes[mid])?);
+    bisect(asker, nodes, known, lo, mid)?;
+    bisect(asker, nodes, known, mid, hi)
+}
+
+/// Every node as the nearest asked node before it says (after it, for
+/// those before the first): the runs the asked nodes mark.
+fn fill_runs(known: &[Option<NodeArithmetic>]) -> Vec<NodeArithmetic> {
+    let first = known.iter().flatten().next().copied();
+    let mut last = first;
+    known
+        .iter()
+        .map(|k| {
+            if k.is_some() {
+                last = *k;
+            }
+            last.expect("one node asked")
+        })
+        .collect()
+}
+
+/// Replays the model that gives `nodes` what `per_node` says, with each
+/// candidate arithmetic at the root (its children's first), and returns the
+/// first that matches every trial.
+fn confirm(
+    tree: &SummationTree,
+    nodes: &[NodeIndex],
+    per_node: &[NodeArithmetic],
+    probe: &mut dyn Probe,
+    opts: &ArithOptions,
+) -> Result<(CheckReport, Option<Arithmetic>)> {
+    let mut at: std::collections::HashMap<NodeIndex, NodeArithmetic> = nodes
+        .iter()
+        .copied()
+        .zip(per_node.iter().copied())
+        .collect();
+    let root = tree.root();
+    let below = tree
+        .children(root)
+        .iter()
+        .find_map(|c| at.get(c).copied())
+        .unwrap_or(per_node[per_node.len() - 1]);
+    let mut roots = vec![below];
+    for rounding in Rounding::ALL {
+        for format in FORMATS {
+            let a = NodeArithmetic { format, rounding };
+            if !roots.contains(&a) {
+                roots.push(a);
+            }
+        }
+    }
+    let models: Vec<Arithmetic> = roots
+        .iter()
+        .map(|r| {
+            at.insert(root, *r);
+            Arithmetic::from_nodes(tree, |node| at.get(&node).copied().unwrap_or(below))
+        })
+        .collect();
+    let (report, first) = check_models(tree, &models, probe, opts.trials, opts.seed + 1, 0)?;
+    Ok((report, first.map(|k| models[k].clone())))
+}
+
+/// Asks single nodes what they compute.
+struct Asker<'p> {
+    probe: &'p mut dyn Probe,
+    tree: &'p SummationTree,
+    keys: Vec<NodeKey>,
+    parent: Vec<Option<NodeIndex>>,
+    /// `S`: large, yet with room below it for the narrowest `d` asked.
+    scale: f64,
+    input: Vec<f64>,
+    out: Vec<f64>,
+    calls: u64,
+    asked: usize,
+}
+
+impl<'p> Asker<'p> {
+    fn new(probe: &'p mut dyn Probe, tree: &'p SummationTree) -> Result<Self> {
+        let format = probe.format();
+        if format.precision() < 8 {
+            return Err(Error::Input(format!(
+                "the arithmetic of {format} inputs cannot be asked node by node: a {format} \
+                 value has too few bits to carry a rounding"
+            )));
+        }
+        let mut parent = vec![None; tree.graph().node_count()];
+        for node in tree.post_order() {
+            for c in tree.children(node) {
+                parent[c.index()] = Some(node);
+            }
+        }
+        // A power of two with room above it for three terms and, in f16,
+        // room below it for the finest `d` the format can hold.
+        let scale = 2f64.powi(((format.max_finite() / 4.0).log2().floor() as i32).min(16));
+        let n = probe.n();
+        Ok(Asker {
+            probe,
+            tree,
+            keys: NodeKey::all(tree),
+            parent,
+            scale,
+            input: vec![0.0; n],
+            out: vec![0.0; 1],
+            calls: 0,
+            asked: 0,
+        })
+    }
+
+    /// The binary nodes below the root, in post-order (fused nodes keep
+    /// their model; the root has no sibling to cancel against).
+    fn askable(&self) -> Vec<NodeIndex> {
+        self.tree
+            .post_order()
+            .into_iter()
+            .filter(|&v| v != self.tree.root() && self.tree.children(v).len() == 2)
+            .collect()
+    }
+
+    /// One query: `S` under `v`'s left child, `d` under its right, `-S`
+    /// under a sibling; the black box's answer.
+    fn query(&mut self, v: NodeIndex, d: f64) -> Result<f64> {
+        let children = self.tree.children(v);
+        let w = self.parent[v.index()].expect("v is not the root");
+        let sibling = *self
+            .tree
+            .children(w)
+            .iter()
+            .find(|&&c| c != v)
+            .expect("a parent has another child");
+        let a = self.keys[children[0].index()].first;
+        let b = self.keys[children[1].index()].first;
+        let c = self.keys[sibling.index()].first;
+        self.input.fill(0.0);
+        self.input[a] = self.scale;
+        self.input[b] = d;
+        self.input[c] = -self.scale;
+        self.probe.sum(&self.input, &mut self.out)?;
+        self.calls += 1;
+        Ok(self.out[0])
+    }
+
+    /// Whether `v` keeps `S + S 2^-p` exactly: more than `p` bits.
+    fn keeps(&mut self, v: NodeIndex, p: u32) -> Result<Option<bool>> {
+        let d = self.scale * 2f64.powi(-(p as i32));
+        if !self.probe.format().represents(d) || d == 0.0 {
+            return Ok(None);
+        }
+        let got = self.query(v, d)?;
+        if got == d {
+            Ok(Some(true))
+        } else if got == 0.0 {
+            Ok(Some(false))
+        } else {
+            Err(self.odd(v, d, got))
+        }
+    }
+
+    /// What node `v` computes.
+    fn ask(&mut self, v: NodeIndex) -> Result<NodeArithmetic> {
+        self.asked += 1;
+        // The narrowest format that does not keep p + 1 bits of its own p.
+        let (mut lo, mut hi) = (0usize, FORMATS.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.keeps(v, FORMATS[mid].precision())? {
+                Some(true) => lo = mid + 1,
+                Some(false) => hi = mid,
+                // Too fine to carry in the input format: assume no finer.
+                None => hi = mid,
+            }
+        }
+        if lo == FORMATS.len() {
+            return Err(Error::BlackBox(format!(
+                "{} keeps more than {} bits of a sum: not a rounded addition but a \
+                 compensated (Kahan, Neumaier) or exact one, which no summation tree of \
+                 additions reproduces",
+                self.keys[v.index()],
+                Format::F64.precision()
+            )));
+        }
+        let format = FORMATS[lo];
+        let ulp = self.scale * 2f64.powi(1 - format.precision() as i32);
+        let d = 0.75 * ulp;
+        let rounding = if self.probe.format().represents(d) {
+            let got = self.query(v, d)?;
+            if got == ulp {
+                Rounding::NearestEven
+            } else if got == 0.0 {
+                Rounding::TowardZero
+            } else {
+                return Err(self.odd(v, d, got));
+            }
+        } else {
+            Rounding::NearestEven
+        };
+        Ok(NodeArithmetic { format, rounding })
+    }
+
+    fn odd(&self, v: NodeIndex, d: f64, got: f64) -> Error {
+        Error::BlackBox(format!(
+            "{} answered {got:e} where a rounded addition keeps {d:e} or nothing (S = {:e} \
+             added to {d:e}, then -S): its result depends on more than its two operands",
+            self.keys[v.index()],
+            self.scale
+        ))
+    }
+}
