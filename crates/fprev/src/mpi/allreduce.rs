@@ -60,7 +60,7 @@ const FLUSH_BEFORE: usize = 64;
 /// `r` holds `[start(r), start(r + 1))`. Blocks may be empty.
 ///
 /// ```
-/// use fprev::reduce::Blocks;
+/// use fprev::mpi::Blocks;
 ///
 /// let even = Blocks::even(10, 3);
 /// assert_eq!((even.range(0), even.range(2)), (0..4, 7..10));
