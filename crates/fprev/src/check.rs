@@ -53,6 +53,9 @@ pub struct CheckReport {
     pub mismatch: Option<Mismatch>,
     /// The accumulator whose replay matched every trial.
     pub accumulator: Option<Format>,
+    /// The arithmetic model whose replay matched every trial, when models
+    /// were checked ([`check_models`]).
+    pub model: Option<Arithmetic>,
 }
 
 impl CheckReport {
@@ -61,11 +64,17 @@ impl CheckReport {
     /// declared accumulator.
     pub fn summary(&self, tree: &str, spec: &str, format: Format, declared: Format) -> String {
         match &self.mismatch {
-            None => format!(
-                "ok: {} random {format} inputs, replay of {tree} (adding in {}) matched {spec} bit for bit",
-                self.trials,
-                self.accumulator.unwrap_or(declared)
-            ),
+            None => {
+                let adding = match &self.model {
+                    Some(m) => format!("nodes adding as {m}"),
+                    None => format!("adding in {}", self.accumulator.unwrap_or(declared)),
+                };
+                format!(
+                    "ok: {} random {format} inputs, replay of {tree} ({adding}) matched {spec} \
+                     bit for bit",
+                    self.trials
+                )
+            }
             Some(m) => format!(
                 "mismatch on trial {} ({} input): replay gave {:e}, {spec} gave {:e}",
                 m.trial + 1,
@@ -157,7 +166,9 @@ pub fn check_models(
         .iter()
         .map(|m| Replay::with_arithmetic(tree, m))
         .collect();
-    check_replays(candidates, probe, trials, seed, row)
+    let (mut report, first) = check_replays(candidates, probe, trials, seed, row)?;
+    report.model = first.map(|k| models[k].clone());
+    Ok((report, first))
 }
 
 fn check_shape(tree: &SummationTree, probe: &dyn Probe, row: usize) -> Result<()> {
@@ -231,6 +242,7 @@ fn check_replays(
                 trials: trial + 1,
                 mismatch: last_failure,
                 accumulator: None,
+                model: None,
             };
             return Ok((report, None));
         }
@@ -240,6 +252,7 @@ fn check_replays(
         trials,
         mismatch: None,
         accumulator: first.map(|(_, r)| r.accumulator()),
+        model: None,
     };
     Ok((report, first.map(|(k, _)| *k)))
 }

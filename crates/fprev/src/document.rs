@@ -15,6 +15,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::arith::{Arithmetic, MODEL_VERSION};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::tree::SummationTree;
@@ -32,6 +33,10 @@ pub struct TreeDocument {
     pub stats: Option<Stats>,
     /// How the tree was confirmed against the black box by replay.
     pub confirmation: Option<Confirmation>,
+    /// What each node computes, where it is known: a replay of the tree
+    /// with it reproduces the black box's bits (`"arithmetic"`, a versioned
+    /// model; files without one still read).
+    pub arithmetic: Option<Arithmetic>,
 }
 
 #[derive(Deserialize)]
@@ -43,6 +48,7 @@ struct Raw<'a> {
     tree: &'a RawValue,
     stats: Option<Stats>,
     confirmation: Option<Confirmation>,
+    arithmetic: Option<Arithmetic>,
 }
 
 impl TreeDocument {
@@ -54,6 +60,7 @@ impl TreeDocument {
             probe: None,
             stats: None,
             confirmation: None,
+            arithmetic: None,
         }
     }
 
@@ -110,6 +117,7 @@ impl TreeDocument {
             probe: raw.probe,
             stats: raw.stats,
             confirmation: raw.confirmation,
+            arithmetic: raw.arithmetic.map(checked_model).transpose()?,
         })
     }
 
@@ -124,6 +132,10 @@ impl TreeDocument {
         }
         out += ",\"tree\":";
         out += &self.tree.to_json_tree();
+        if let Some(a) = &self.arithmetic {
+            out += ",\"arithmetic\":";
+            out += &serde_json::to_string(a).expect("a model serializes");
+        }
         if let Some(s) = &self.stats {
             out += ",\"stats\":";
             out += &serde_json::to_string(s).expect("stats serialize");
@@ -135,6 +147,18 @@ impl TreeDocument {
         out.push('}');
         out
     }
+}
+
+/// A model read from a file, refused when a newer fprev wrote it.
+fn checked_model(model: Arithmetic) -> Result<Arithmetic> {
+    if model.version > MODEL_VERSION {
+        return Err(Error::Input(format!(
+            "\"arithmetic\" is version {} of the model, and this fprev reads up to version \
+             {MODEL_VERSION}: upgrade fprev",
+            model.version
+        )));
+    }
+    Ok(model)
 }
 
 /// What a reveal cost.
@@ -154,6 +178,14 @@ pub struct Stats {
     /// Of which inside the black box.
     #[serde(default)]
     pub probe_seconds: f64,
+    /// Calls spent afterwards finding what each node computes (the
+    /// arithmetic model), 0 when none were needed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub arithmetic_calls: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// `7 queries in 7 calls`, or, where calls and inputs differ (packed

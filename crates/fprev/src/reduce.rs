@@ -99,9 +99,20 @@ impl Replay {
         self.operands.iter().any(|o| o.len() > 2)
     }
 
-    /// The accumulator format.
+    /// The accumulator format (the default of an arithmetic model).
     pub fn accumulator(&self) -> Format {
         self.acc
+    }
+
+    /// The narrowest format any node rounds to.
+    pub fn narrowest(&self) -> Format {
+        self.arithmetic
+            .iter()
+            .flatten()
+            .map(|a| a.format)
+            .chain([self.acc])
+            .min_by_key(|f| f.precision())
+            .expect("one format at least")
     }
 
     /// Sums `x` (which must hold `n` values) in the tree's order.

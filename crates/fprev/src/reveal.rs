@@ -292,6 +292,7 @@ pub fn reveal_observed(
             calls: c.calls,
             seconds: started.elapsed().as_secs_f64(),
             probe_seconds: c.in_probe.as_secs_f64(),
+            arithmetic_calls: 0,
         },
         notes,
     })

@@ -15,6 +15,8 @@ pub struct ReplayProbe {
     replay: Replay,
     format: Format,
     scratch: Vec<f64>,
+    /// Round each result to `format`.
+    round_output: bool,
 }
 
 impl ReplayProbe {
@@ -24,6 +26,7 @@ impl ReplayProbe {
             replay,
             format,
             scratch: Vec::new(),
+            round_output: false,
         }
     }
 
@@ -42,6 +45,15 @@ impl ReplayProbe {
                 doc.tree.n()
             )));
         }
+        // The file's arithmetic model, where it has one and no --acc
+        // overrides it; its results are of the input format, as the black
+        // box's were.
+        if let Some(model) = doc.arithmetic.filter(|_| opts.accumulator.is_none()) {
+            let mut probe =
+                ReplayProbe::new(Replay::with_arithmetic(&doc.tree, &model), opts.format);
+            probe.round_output = true;
+            return Ok(probe);
+        }
         let acc = opts.accumulator.unwrap_or(opts.format);
         Ok(ReplayProbe::new(Replay::new(&doc.tree, acc), opts.format))
     }
@@ -55,14 +67,19 @@ impl Probe for ReplayProbe {
         self.format
     }
     fn accumulator(&self) -> Format {
-        self.replay.accumulator()
+        self.replay.narrowest()
     }
     fn may_fuse(&self) -> bool {
         self.replay.has_fused_nodes()
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         for (x, o) in inputs.chunks_exact(self.replay.n()).zip(out) {
-            *o = self.replay.sum_with(x, &mut self.scratch);
+            let sum = self.replay.sum_with(x, &mut self.scratch);
+            *o = if self.round_output {
+                self.format.round(sum)
+            } else {
+                sum
+            };
         }
         Ok(())
     }

@@ -21,13 +21,20 @@
 //! as such rather than given a model. The root has no sibling, so its
 //! arithmetic is chosen by replay.
 //!
-//! Queries cost calls, so the whole tree is not asked first: a uniform
-//! model (every node alike, each format and rounding) is tried by replay on
-//! random inputs; then a sample of nodes along the post-order, with the
-//! boundaries between differing samples found by bisection (a SIMD body in
-//! f32 and its tail in f64 are two runs); every node only when the model
-//! the sample gives fails its replay. A model is returned only once a
-//! replay with it matched the black box bit for bit on every trial.
+//! Queries cost calls, so the whole tree is not asked first: a sample of
+//! nodes evenly spaced along the post-order, with the boundaries between
+//! differing samples found by bisection (a SIMD body in f32 and its tail in
+//! f64 are two runs), gives a model that is tried by replay on random
+//! inputs; every node is asked only when that replay fails. A model is
+//! returned only once a replay with it matched the black box bit for bit
+//! on every trial; when none does, a black box closer to the exact sum
+//! than its rounded additions is named as a compensated sum.
+//!
+//! Masked inputs assume additions that round to nearest: a black box that
+//! truncates has its order revealed wrongly or not at all, so a model with
+//! truncating nodes comes from an order known otherwise (a replayed tree).
+
+use std::collections::HashMap;
 
 use petgraph::graph::NodeIndex;
 
@@ -36,6 +43,7 @@ use crate::check::{CheckReport, check_models};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::Probe;
+use crate::reduce::Replay;
 use crate::tree::SummationTree;
 
 /// Nodes asked before the model is first tried by replay: evenly spaced
@@ -45,8 +53,6 @@ const SAMPLE: usize = 16;
 /// How the arithmetic was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
-    /// A uniform model matched every replay: no node was asked.
-    Uniform,
     /// Some nodes were asked, the rest follow the runs between them.
     Sampled,
     /// Every node below the root was asked.
@@ -93,8 +99,9 @@ const FORMATS: [Format; 4] = [Format::Bf16, Format::F16, Format::F32, Format::F6
 /// computes, and confirms it by replay.
 ///
 /// Fails with [`Error::BlackBox`] when a node's answers fit no rounded
-/// addition (a compensated sum keeps every bit) or when no model reproduces
-/// the black box's bits; the message says which node and how.
+/// addition, when the black box is closer to the exact sum than any
+/// rounded additions in its order (a compensated sum), or when no model
+/// reproduces its bits; the message says which.
 pub fn reveal_arithmetic(
     probe: &mut dyn Probe,
     tree: &SummationTree,
@@ -107,98 +114,72 @@ pub fn reveal_arithmetic(
             probe.n()
         )));
     }
-    let mut calls = 0u64;
-    let uniform: Vec<Arithmetic> = Rounding::ALL
-        .into_iter()
-        .flat_map(|rounding| {
-            candidate_formats(probe)
-                .map(move |format| Arithmetic::uniform(NodeArithmetic { format, rounding }))
-        })
-        .collect();
-    let (report, first) = check_models(tree, &uniform, probe, opts.trials, opts.seed, 0)?;
-    calls += report.trials as u64;
-    if let Some(k) = first {
-        return Ok(ArithmeticRevelation {
-            model: uniform[k].clone(),
-            method: Method::Uniform,
-            nodes_asked: 0,
-            calls,
-            confirmation: report,
-        });
-    }
+    let fallback = NodeArithmetic::ieee(probe.accumulator());
     let mut asker = Asker::new(probe, tree)?;
     let nodes = asker.askable();
-    if nodes.is_empty() {
-        return Err(unexplained(&report, "it has no node below the root to ask"));
-    }
-    // A sample, then the runs between differing neighbours by bisection.
     let mut known: Vec<Option<NodeArithmetic>> = vec![None; nodes.len()];
-    let picks: Vec<usize> = (0..SAMPLE.min(nodes.len()))
-        .map(|k| k * (nodes.len() - 1) / (SAMPLE.min(nodes.len()) - 1).max(1))
-        .collect();
-    for &k in &picks {
-        known[k] = Some(asker.ask(nodes[k])?);
-    }
-    for pair in picks.windows(2) {
-        bisect(&mut asker, &nodes, &mut known, pair[0], pair[1])?;
-    }
-    let sampled = fill_runs(&known);
-    let attempt = confirm(tree, &nodes, &sampled, probe_of(&mut asker), opts)?;
-    calls += asker.calls + attempt.0.trials as u64;
-    asker.calls = 0;
-    if let Some(model) = attempt.1 {
-        return Ok(ArithmeticRevelation {
-            model,
-            method: Method::Sampled,
-            nodes_asked: asker.asked,
-            calls,
-            confirmation: attempt.0,
-        });
-    }
-    for (k, &node) in nodes.iter().enumerate() {
-        if known[k].is_none() {
-            known[k] = Some(asker.ask(node)?);
+    // A sample, then the runs between differing neighbours by bisection.
+    if !nodes.is_empty() {
+        let picks: Vec<usize> = (0..SAMPLE.min(nodes.len()))
+            .map(|k| k * (nodes.len() - 1) / (SAMPLE.min(nodes.len()) - 1).max(1))
+            .collect();
+        for &k in &picks {
+            known[k] = Some(asker.ask(nodes[k])?);
+        }
+        for pair in picks.windows(2) {
+            bisect(&mut asker, &nodes, &mut known, pair[0], pair[1])?;
         }
     }
-    let every: Vec<NodeArithmetic> = known.into_iter().map(|a| a.expect("asked")).collect();
-    let (report, model) = confirm(tree, &nodes, &every, probe_of(&mut asker), opts)?;
-    calls += asker.calls + report.trials as u64;
-    match model {
-        Some(model) => Ok(ArithmeticRevelation {
-            model,
-            method: Method::EveryNode,
-            nodes_asked: asker.asked,
-            calls,
-            confirmation: report,
-        }),
-        None => Err(unexplained(
-            &report,
-            "every node below the root answered as a rounded addition, but no model of \
-             them and the root reproduces its bits",
-        )),
+    let mut trials = 0u64;
+    for every in [false, true] {
+        if every {
+            if asker.asked == nodes.len() {
+                break;
+            }
+            for (k, &node) in nodes.iter().enumerate() {
+                if known[k].is_none() {
+                    known[k] = Some(asker.ask(node)?);
+                }
+            }
+        }
+        let per_node = fill_runs(&known);
+        let (report, model) = confirm(tree, &nodes, &per_node, fallback, asker.probe, opts)?;
+        trials += report.trials as u64;
+        if let Some(model) = model {
+            let method = if asker.asked == nodes.len() {
+                Method::EveryNode
+            } else {
+                Method::Sampled
+            };
+            return Ok(ArithmeticRevelation {
+                model,
+                method,
+                nodes_asked: asker.asked,
+                calls: asker.calls + trials,
+                confirmation: report,
+            });
+        }
     }
-}
-
-fn probe_of<'a>(asker: &'a mut Asker<'_>) -> &'a mut dyn Probe {
-    asker.probe
-}
-
-/// The formats a uniform model may use: the declared accumulator, then the
-/// wider ones the input fits in.
-fn candidate_formats(probe: &dyn Probe) -> impl Iterator<Item = Format> + use<> {
-    let format = probe.format();
-    let declared = probe.accumulator();
-    std::iter::once(declared).chain([Format::F32, Format::F64].into_iter().filter(move |f| {
-        f.precision() > declared.precision() && f.precision() >= format.precision()
-    }))
-}
-
-fn unexplained(report: &CheckReport, why: &str) -> Error {
-    let trial = report.mismatch.as_ref().map_or(0, |m| m.trial + 1);
-    Error::BlackBox(format!(
-        "no arithmetic model reproduces the black box's bits: {why} (replays of every \
-         uniform model, each format and rounding, failed by trial {trial})"
-    ))
+    let per_node = fill_runs(&known);
+    let model = model_of(tree, &nodes, &per_node, fallback, None);
+    // Against plain additions in the format it declares: a compensated sum
+    // is more accurate than they are every time it differs from them.
+    let plain = Arithmetic::uniform(fallback);
+    let (error, plain_error) = errors_on_swamped_summands(tree, &plain, asker.probe)?;
+    if error * 4.0 < plain_error {
+        return Err(Error::BlackBox(format!(
+            "the black box adds in the revealed order, but no rounded additions reproduce \
+             it: given a 1 and many summands too small to change it alone, it errs by \
+             {error:.2e} in all, where additions in {fallback} in its order err by \
+             {plain_error:.2e}: a compensated (Kahan, Neumaier) or otherwise more accurate \
+             sum"
+        )));
+    }
+    Err(Error::BlackBox(format!(
+        "no arithmetic model reproduces the black box's bits: its nodes answered as \
+         rounded additions ({model}), but replays of that model with every format and \
+         rounding at the root differ from it"
+    )))
 }
 
 /// Asks nodes `lo < k < hi` where the runs at `lo` and `hi` differ, until
@@ -235,45 +216,102 @@ fn fill_runs(known: &[Option<NodeArithmetic>]) -> Vec<NodeArithmetic> {
         .collect()
 }
 
-/// Replays the model that gives `nodes` what `per_node` says, with each
-/// candidate arithmetic at the root (its children's first), and returns the
-/// first that matches every trial.
-fn confirm(
+/// The model giving `nodes` what `per_node` says, the root `root` (its
+/// first asked child's arithmetic when `None`), every other node (fused
+/// ones) that too.
+fn model_of(
     tree: &SummationTree,
     nodes: &[NodeIndex],
     per_node: &[NodeArithmetic],
-    probe: &mut dyn Probe,
-    opts: &ArithOptions,
-) -> Result<(CheckReport, Option<Arithmetic>)> {
-    let mut at: std::collections::HashMap<NodeIndex, NodeArithmetic> = nodes
+    fallback: NodeArithmetic,
+    root: Option<NodeArithmetic>,
+) -> Arithmetic {
+    let at: HashMap<NodeIndex, NodeArithmetic> = nodes
         .iter()
         .copied()
         .zip(per_node.iter().copied())
         .collect();
-    let root = tree.root();
     let below = tree
-        .children(root)
+        .children(tree.root())
         .iter()
         .find_map(|c| at.get(c).copied())
-        .unwrap_or(per_node[per_node.len() - 1]);
-    let mut roots = vec![below];
+        .or(per_node.last().copied())
+        .unwrap_or(fallback);
+    let root_arithmetic = root.unwrap_or(below);
+    Arithmetic::from_nodes(tree, |node| {
+        if node == tree.root() {
+            root_arithmetic
+        } else {
+            at.get(&node).copied().unwrap_or(below)
+        }
+    })
+}
+
+/// Replays the model of `nodes` with each candidate arithmetic at the root
+/// (its children's first) and returns the first that matches every trial.
+fn confirm(
+    tree: &SummationTree,
+    nodes: &[NodeIndex],
+    per_node: &[NodeArithmetic],
+    fallback: NodeArithmetic,
+    probe: &mut dyn Probe,
+    opts: &ArithOptions,
+) -> Result<(CheckReport, Option<Arithmetic>)> {
+    let mut models = vec![model_of(tree, nodes, per_node, fallback, None)];
     for rounding in Rounding::ALL {
         for format in FORMATS {
-            let a = NodeArithmetic { format, rounding };
-            if !roots.contains(&a) {
-                roots.push(a);
+            let root = Some(NodeArithmetic { format, rounding });
+            let model = model_of(tree, nodes, per_node, fallback, root);
+            if !models.contains(&model) {
+                models.push(model);
             }
         }
     }
-    let models: Vec<Arithmetic> = roots
-        .iter()
-        .map(|r| {
-            at.insert(root, *r);
-            Arithmetic::from_nodes(tree, |node| at.get(&node).copied().unwrap_or(below))
-        })
-        .collect();
-    let (report, first) = check_models(tree, &models, probe, opts.trials, opts.seed + 1, 0)?;
+    let (report, first) = check_models(tree, &models, probe, opts.trials, opts.seed, 0)?;
     Ok((report, first.map(|k| models[k].clone())))
+}
+
+/// The distance from the exact sum of the black box's results, and of a
+/// replay of `model`'s, summed over inputs made to tell a compensated sum
+/// from plain additions: one summand 1, every other a quarter of 1's ulp.
+/// Plain additions lose each quarter that meets the 1 alone; a compensated
+/// sum carries what it lost into the next addition and keeps nearly all.
+fn errors_on_swamped_summands(
+    tree: &SummationTree,
+    model: &Arithmetic,
+    probe: &mut dyn Probe,
+) -> Result<(f64, f64)> {
+    let format = probe.format();
+    let n = probe.n();
+    let replay = Replay::with_arithmetic(tree, model);
+    let quarter = 2f64.powi(-(format.precision() as i32) - 1);
+    let mut out = [0.0];
+    let (mut black_box, mut replayed) = (0.0, 0.0);
+    for k in 0..n.min(8) {
+        let mut x = vec![quarter; n];
+        x[k * n / n.min(8)] = 1.0;
+        probe.sum(&x, &mut out)?;
+        let exact = exact_sum(&x);
+        black_box += (out[0] - exact).abs();
+        replayed += (format.round(replay.sum(&x)) - exact).abs();
+    }
+    Ok((black_box, replayed))
+}
+
+/// The sum of `x`, exact to well below an f64 ulp of the result
+/// (Neumaier's compensated sum with a second-order correction).
+fn exact_sum(x: &[f64]) -> f64 {
+    let (mut s, mut c) = (0f64, 0f64);
+    for &v in x {
+        let t = s + v;
+        c += if s.abs() >= v.abs() {
+            (s - t) + v
+        } else {
+            (v - t) + s
+        };
+        s = t;
+    }
+    s + c
 }
 
 /// Asks single nodes what they compute.

@@ -1,0 +1,219 @@
+//! The arithmetic reveal against black boxes whose arithmetic is known:
+//! random trees whose nodes round to random formats, each way, evaluated
+//! by the crate's replay of a model drawn here; a Kahan sum, which is no
+//! rounded addition at all. The model must come back node for node, and a
+//! replay with it must match the black box on fresh random inputs.
+
+use fprev::arith::{Arithmetic, NodeArithmetic, NodeKey, Rounding};
+use fprev::inputs::Inputs;
+use fprev::reduce::Replay;
+use fprev::reveal::arithmetic::{ArithOptions, Method, reveal_arithmetic};
+use fprev::{Format, Options, Probe, SummationTree, reveal};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+mod common;
+
+/// A black box that adds in `tree`'s order, each node as `model` says, and
+/// rounds its result to `format`.
+struct Modelled {
+    replay: Replay,
+    format: Format,
+    narrowest: Format,
+}
+
+impl Modelled {
+    fn new(tree: &SummationTree, model: &Arithmetic, format: Format) -> Self {
+        let narrowest = std::iter::once(model.default)
+            .chain(model.nodes.values().copied())
+            .map(|a| a.format)
+            .min_by_key(|f| f.precision())
+            .unwrap();
+        Modelled {
+            replay: Replay::with_arithmetic(tree, model),
+            format,
+            narrowest,
+        }
+    }
+}
+
+impl Probe for Modelled {
+    fn n(&self) -> usize {
+        self.replay.n()
+    }
+    fn format(&self) -> Format {
+        self.format
+    }
+    fn accumulator(&self) -> Format {
+        self.narrowest
+    }
+    fn may_fuse(&self) -> bool {
+        false
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        for (x, o) in inputs.chunks(self.n()).zip(out) {
+            *o = self.format.round(self.replay.sum(x));
+        }
+        Ok(())
+    }
+}
+
+/// How the nodes of a drawn model differ.
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    /// Every node alike.
+    Uniform,
+    /// Two runs along the post-order: a body, then a tail (a SIMD kernel).
+    BodyAndTail,
+    /// Each node drawn on its own.
+    Scattered,
+}
+
+fn draw(rng: &mut ChaCha8Rng) -> NodeArithmetic {
+    NodeArithmetic {
+        format: if rng.random_bool(0.5) {
+            Format::F32
+        } else {
+            Format::F64
+        },
+        rounding: if rng.random_bool(0.5) {
+            Rounding::NearestEven
+        } else {
+            Rounding::TowardZero
+        },
+    }
+}
+
+fn model(tree: &SummationTree, layout: Layout, seed: u64) -> Arithmetic {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let body = draw(&mut rng);
+    let mut tail = draw(&mut rng);
+    while tail == body {
+        tail = draw(&mut rng);
+    }
+    let inner = tree.post_order();
+    let cut = rng.random_range(0..inner.len().max(1));
+    let position: std::collections::HashMap<_, _> =
+        inner.iter().enumerate().map(|(k, v)| (*v, k)).collect();
+    Arithmetic::from_nodes(tree, |node| match layout {
+        Layout::Uniform => body,
+        Layout::BodyAndTail if position[&node] < cut => body,
+        Layout::BodyAndTail => tail,
+        Layout::Scattered => draw(&mut rng),
+    })
+}
+
+/// Checks the revealed model against the truth: every node below the root
+/// alike, and a replay with it equal to the black box on fresh inputs (the
+/// root's rounding can hide behind the final rounding to the input format).
+/// Masked inputs assume rounding to nearest, so the order is revealed
+/// first only where every node does; otherwise the true tree is given.
+fn assert_revealed(tree: &SummationTree, truth: &Arithmetic, format: Format, layout: Layout) {
+    let mut black_box = Modelled::new(tree, truth, format);
+    let nearest = std::iter::once(truth.default)
+        .chain(truth.nodes.values().copied())
+        .all(|a| a.rounding == Rounding::NearestEven);
+    if nearest {
+        let order = reveal(&mut black_box, &Options::default())
+            .unwrap_or_else(|e| panic!("order of {tree} under {truth}: {e}"));
+        assert_eq!(&order.tree, tree);
+    }
+    let found = reveal_arithmetic(&mut black_box, tree, &ArithOptions::default())
+        .unwrap_or_else(|e| panic!("{layout:?} {truth} on {tree}: {e}"));
+    let keys = NodeKey::all(tree);
+    for node in tree.post_order() {
+        if node == tree.root() {
+            continue;
+        }
+        let key = keys[node.index()];
+        assert_eq!(
+            found.model.at(&key),
+            truth.at(&key),
+            "{key} of {tree}: revealed {}, truth {truth}",
+            found.model
+        );
+    }
+    if !matches!(layout, Layout::Scattered) && tree.n() > 40 {
+        // Runs need a sample and the bisections of their boundary only.
+        assert_eq!(found.method, Method::Sampled, "{truth}");
+        assert!(
+            found.nodes_asked <= 16 + 2 * 8,
+            "{} nodes asked",
+            found.nodes_asked
+        );
+    }
+    let replay = Replay::with_arithmetic(tree, &found.model);
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let mut out = [0.0];
+    for trial in 0..200 {
+        let kind = Inputs::ALL[trial % 3];
+        let x = kind.draw(format, tree.n(), &mut rng);
+        black_box.sum(&x, &mut out).unwrap();
+        let replayed = format.round(replay.sum(&x));
+        assert_eq!(
+            replayed.to_bits(),
+            out[0].to_bits(),
+            "trial {trial} ({kind})"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn uniform_models_come_back(n in 3usize..200, seed in 0u64..1_000, ordered in any::<bool>()) {
+        let tree = common::random_tree(n, 2, ordered, seed);
+        let truth = model(&tree, Layout::Uniform, seed);
+        assert_revealed(&tree, &truth, Format::F32, Layout::Uniform);
+    }
+
+    #[test]
+    fn a_body_and_a_tail_come_back(n in 3usize..300, seed in 0u64..1_000, ordered in any::<bool>()) {
+        let tree = common::random_tree(n, 2, ordered, seed);
+        let truth = model(&tree, Layout::BodyAndTail, seed);
+        assert_revealed(&tree, &truth, Format::F32, Layout::BodyAndTail);
+    }
+
+    #[test]
+    fn scattered_models_come_back(n in 3usize..120, seed in 0u64..1_000) {
+        let tree = common::random_tree(n, 2, false, seed);
+        let truth = model(&tree, Layout::Scattered, seed);
+        assert_revealed(&tree, &truth, Format::F32, Layout::Scattered);
+    }
+}
+
+/// Kahan's compensated sum, left to right, in f32.
+struct Kahan(usize);
+
+impl Probe for Kahan {
+    fn n(&self) -> usize {
+        self.0
+    }
+    fn format(&self) -> Format {
+        Format::F32
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        for (x, o) in inputs.chunks(self.0).zip(out) {
+            let (mut s, mut c) = (0f32, 0f32);
+            for &v in x {
+                let y = v as f32 - c;
+                let t = s + y;
+                c = (t - s) - y;
+                s = t;
+            }
+            *o = f64::from(s);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_kahan_sum_is_named_compensated_not_given_a_model() {
+    let mut kahan = Kahan(64);
+    let order = reveal(&mut kahan, &Options::default()).unwrap();
+    let e = reveal_arithmetic(&mut kahan, &order.tree, &ArithOptions::default()).unwrap_err();
+    assert_eq!(e.exit_code(), 3);
+    assert!(e.to_string().contains("compensated"), "{e}");
+}
