@@ -197,6 +197,14 @@ pub(crate) struct ConfirmArgs {
     /// box bit for bit (0: do not confirm).
     #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS)]
     pub(crate) confirm: usize,
+    /// After the order, find what each node computes (the format it rounds
+    /// to, nearest or toward zero) by asking a sample of nodes, and confirm
+    /// that model by replay: the default. The tree file keeps the model.
+    #[arg(long, overrides_with = "no_arith")]
+    pub(crate) arith: bool,
+    /// Reveal and confirm the order only, in plain rounded additions.
+    #[arg(long)]
+    pub(crate) no_arith: bool,
     #[command(flatten)]
     pub(crate) mismatch: MismatchArgs,
 }

@@ -706,6 +706,14 @@ fn a_compensated_sum_is_revealed_but_not_confirmed() {
     let dir = TempDir::new().unwrap();
     let lib = build_library(dir.path(), "lib").display().to_string();
     let kahan = format!("dylib:{lib}:kahan_f32");
+    // Its arithmetic is named, not modelled: no rounded additions give it.
+    let out = run_in(dir.path(), &["reveal", &kahan, "-n", "40", "-o", "k0.json"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(
+        stderr(&out).contains("a compensated (Kahan, Neumaier)"),
+        "{}",
+        stderr(&out)
+    );
     // Masked inputs see Kahan's order: left to right.
     let out = run_in(dir.path(), &["reveal", &kahan, "-n", "40"]);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
@@ -764,10 +772,23 @@ fn a_compensated_sum_is_revealed_but_not_confirmed() {
         &["reveal", &kahan, "-n", "40", "--confirm", "0"],
     );
     assert!(assert_ok(&out).contains("# not confirmed by replay (--confirm 0)"));
-    // A plain left-to-right sum is confirmed, and records all its trials.
+    // A plain right-to-left sum is confirmed with its arithmetic, f32 at
+    // every node, and records all its trials; without the arithmetic, in
+    // plain additions in f32.
     let seq = format!("dylib:{lib}:rev_f32");
     let out = run_in(dir.path(), &["reveal", &seq, "-n", "40", "--confirm", "30"]);
     let text = assert_ok(&out);
+    assert!(text.contains("# arithmetic: f32\n"), "{text}");
+    assert!(
+        text.contains("# confirmed: replayed with its arithmetic on 30 random inputs"),
+        "{text}"
+    );
+    let out = run_in(
+        dir.path(),
+        &["reveal", &seq, "-n", "40", "--confirm", "30", "--no-arith"],
+    );
+    let text = assert_ok(&out);
+    assert!(!text.contains("# arithmetic"), "{text}");
     assert!(
         text.contains("# confirmed: replayed (adding in f32) on 30 random inputs"),
         "{text}"

@@ -22,7 +22,14 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     a.guard.start();
     let mut black_box = open_guarded(&a.spec, &opts)?;
     let trials = usize::try_from(a.trials).unwrap_or(usize::MAX);
-    let report = check::check_row(&doc.tree, &mut black_box, trials, a.seed, a.row)?;
+    // A tree file with an arithmetic model is checked with it, bit for bit.
+    let report = match &doc.arithmetic {
+        Some(model) => {
+            let models = std::slice::from_ref(model);
+            check::check_models(&doc.tree, models, &mut black_box, trials, a.seed, a.row)?.0
+        }
+        None => check::check_row(&doc.tree, &mut black_box, trials, a.seed, a.row)?,
+    };
     write::println(report.summary(
         &a.tree.display().to_string(),
         &a.spec,

@@ -1,10 +1,13 @@
 //! `fprev reveal`: reveal a black box's tree, confirm it by replay, and
 //! print or save it.
 
+use std::path::Path;
+
+use fprev::Probe;
 use fprev::check;
 use fprev::document::TreeDocument;
-use fprev::error::{Error, Result};
-use fprev::reveal;
+use fprev::error::{Error, Report, Result};
+use fprev::reveal::{self, arithmetic::ArithOptions, arithmetic::reveal_arithmetic};
 
 use super::check::save_mismatch;
 use super::open_guarded;
@@ -40,42 +43,50 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         eprintln!("fprev: note: {note}");
     }
     tracing::info!("revealed: {}", r.stats);
-    let confirmation = (a.confirm.confirm > 0)
-        .then(|| {
-            let report =
-                check::check_row(&r.tree, &mut black_box, a.confirm.confirm, 0, options.row)?;
-            let mut confirmation = check::Confirmation::from(&report);
-            if let Some(m) = &report.mismatch {
+    let mut stats = r.stats;
+    let mut arithmetic = None;
+    let mut confirmation = None;
+    if a.confirm.confirm > 0 {
+        let report = check::check_row(&r.tree, &mut black_box, a.confirm.confirm, 0, options.row)?;
+        let mut found = None;
+        if !a.confirm.no_arith && options.row == 0 {
+            let arith = ArithOptions {
+                trials: a.confirm.confirm,
+                ..ArithOptions::default()
+            };
+            match reveal_arithmetic(&mut black_box, &r.tree, &arith) {
+                Ok(f) => {
+                    stats.arithmetic_calls = f.calls;
+                    eprintln!(
+                        "fprev: note: arithmetic: {} ({} of its nodes asked, {} calls; replayed \
+                         on {} random inputs, the same bits)",
+                        f.model, f.nodes_asked, f.calls, f.confirmation.trials
+                    );
+                    found = Some(f);
+                }
+                Err(e) if report.mismatch.is_some() => {
+                    eprintln!("fprev: note: arithmetic: {}", Report(&e));
+                }
+                Err(e) => tracing::info!("arithmetic: {}", Report(&e)),
+            }
+        }
+        confirmation = Some(match (&report.mismatch, found) {
+            (_, Some(f)) => {
+                let c = check::Confirmation::from(&f.confirmation);
+                arithmetic = Some(f.model);
+                c
+            }
+            (None, None) => check::Confirmation::from(&report),
+            (Some(m), None) => {
+                let mut c = check::Confirmation::from(&report);
                 let file = &a.confirm.mismatch.mismatch_out;
                 save_mismatch(file, &a.spec, black_box.format(), options.row, m)?;
-                confirmation.mismatch_file = Some(file.display().to_string());
-                let format = black_box.format();
-                let why = if format.round(m.black_box) != m.black_box {
-                    format!(
-                        "its result {:e} is not a {format} value: it returns a wider result than \
-                         its inputs (Python's built-in sum of x.tolist() adds and returns \
-                         Python floats, f64); give --dtype f64 to reveal it on f64 inputs",
-                        m.black_box
-                    )
-                } else {
-                    "it does not add as a tree of plain additions (a compensated sum? parts in \
-                     other precisions?)"
-                        .to_string()
-                };
-                eprintln!(
-                    "fprev: warning: {}: the order is revealed, but a replay of it in plain \
-                     rounded additions ({} or wider) differs from the black box on random input \
-                     {} ({}): {why}; the input is saved to {}",
-                    a.spec,
-                    black_box.accumulator(),
-                    m.trial + 1,
-                    m.kind,
-                    file.display()
-                );
+                c.mismatch_file = Some(file.display().to_string());
+                warn_unconfirmed(&a.spec, &black_box, m, file);
+                c
             }
-            Ok::<_, Error>(confirmation)
-        })
-        .transpose()?;
+        });
+    }
     let code = match &confirmation {
         Some(c) if !c.confirmed() => 5,
         _ => 0,
@@ -84,11 +95,39 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         tree: r.tree,
         dtype: Some(black_box.format()),
         probe: Some(a.spec.clone()),
-        stats: Some(r.stats),
+        stats: Some(stats),
         confirmation,
+        arithmetic,
     };
     a.output.write(&doc, format)?;
     Ok(code)
+}
+
+/// The warning for an order whose replay, in plain additions and with no
+/// arithmetic model found, differs from the black box on input `m`.
+fn warn_unconfirmed(spec: &str, black_box: &dyn Probe, m: &check::Mismatch, file: &Path) {
+    let format = black_box.format();
+    let why = if format.round(m.black_box) != m.black_box {
+        format!(
+            "its result {:e} is not a {format} value: it returns a wider result than its \
+             inputs (Python's built-in sum of x.tolist() adds and returns Python floats, f64); \
+             give --dtype f64 to reveal it on f64 inputs",
+            m.black_box
+        )
+    } else {
+        "it does not add as a tree of plain additions (a compensated sum? parts in other \
+         precisions?)"
+            .to_string()
+    };
+    eprintln!(
+        "fprev: warning: {spec}: the order is revealed, but a replay of it in plain rounded \
+         additions ({} or wider) differs from the black box on random input {} ({}): {why}; \
+         the input is saved to {}",
+        black_box.accumulator(),
+        m.trial + 1,
+        m.kind,
+        file.display()
+    );
 }
 
 /// What to try when a black box of arbitrary code answered nonsense: its

@@ -22,9 +22,20 @@ impl Output for Text {
                     st.seconds, st.probe_seconds
                 );
             }
+            if let Some(st) = doc.stats.filter(|st| st.arithmetic_calls > 0) {
+                s += &format!(", and {} calls finding its arithmetic", st.arithmetic_calls);
+            }
             s.push('\n');
+            if let Some(a) = &doc.arithmetic {
+                s += &format!("# arithmetic: {a}\n");
+            }
             s += &match &doc.confirmation {
                 None => "# not confirmed by replay (--confirm 0)\n".to_string(),
+                Some(c) if c.confirmed() && doc.arithmetic.is_some() => format!(
+                    "# confirmed: replayed with its arithmetic on {} random inputs, the same \
+                     bits\n",
+                    c.trials
+                ),
                 Some(c) if c.confirmed() => format!(
                     "# confirmed: replayed (adding in {}) on {} random inputs, the same bits\n",
                     c.accumulator.as_deref().unwrap_or("?"),
