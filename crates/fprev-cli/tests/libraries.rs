@@ -293,6 +293,106 @@ fn openblas_sdot_adds_its_tail_in_double() {
     }
 }
 
+/// The arithmetic of OpenBLAS's sdot, from its source (above): the kernel's
+/// nodes round to f32, the tail's to f64. The arithmetic reveal finds that
+/// at every n to 300 and a few beyond, and the model replays its bits.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn openblas_sdot_arithmetic_is_its_f32_kernel_and_f64_tail() {
+    use fprev::arith::{NodeArithmetic, NodeKey};
+    use fprev::reveal::arithmetic::{ArithOptions, reveal_arithmetic};
+    for n in (2..=300).chain([1000, 4096]) {
+        let n1 = n & !31;
+        let mut probe = open("blas:dot", n, Format::F32, None);
+        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        let found = reveal_arithmetic(&mut probe, &tree, &ArithOptions::default())
+            .unwrap_or_else(|e| panic!("n = {n}: {e}"));
+        let keys = NodeKey::all(&tree);
+        for node in tree.post_order() {
+            if node == tree.root() {
+                continue;
+            }
+            let key = keys[node.index()];
+            let format = if key.first >= n1 {
+                Format::F64
+            } else {
+                Format::F32
+            };
+            assert_eq!(
+                found.model.at(&key),
+                NodeArithmetic::ieee(format),
+                "n = {n}: {key} ({})",
+                found.model
+            );
+        }
+        let report = check::check_models(&tree, &[found.model.clone()], &mut probe, 200, 7, 0)
+            .unwrap()
+            .0;
+        assert!(report.mismatch.is_none(), "n = {n}: {:?}", report.mismatch);
+    }
+}
+
+/// The CLI keeps the model in the tree file: `check` replays it, `replay:`
+/// evaluates it, and `diff` tells the same order with other arithmetic.
+#[test]
+fn a_tree_file_carries_its_arithmetic_to_check_replay_and_diff() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["reveal", "blas:dot", "-n", "100", "-o", "a.json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.path().join("a.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["arithmetic"]["version"], 1, "{doc}");
+    assert_eq!(doc["arithmetic"]["default"]["format"], "f32", "{doc}");
+    assert!(
+        doc["arithmetic"]["nodes"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    );
+    let out = run_in(
+        dir.path(),
+        &["check", "a.json", "blas:dot", "--trials", "200"],
+    );
+    assert!(
+        assert_ok(&out).contains("nodes adding as f32, "),
+        "{}",
+        stdout(&out)
+    );
+    // Its replay is the black box's bits: a check of it against itself and
+    // against OpenBLAS passes, and it reveals the same order back.
+    let out = run_in(dir.path(), &["reveal", "replay:a.json", "-o", "b.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_in(dir.path(), &["diff", "a.json", "b.json"]);
+    assert!(assert_ok(&out).starts_with("equal:"), "{}", stdout(&out));
+    // Without the model the same file is a plain f32 replay, which differs.
+    let plain = text.replace(r#""format":"f64""#, r#""format":"f32""#);
+    std::fs::write(dir.path().join("c.json"), plain).unwrap();
+    let out = run_in(dir.path(), &["diff", "a.json", "c.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = stdout(&out);
+    assert!(
+        said.starts_with("same order, different arithmetic"),
+        "{said}"
+    );
+    assert!(
+        said.contains("a.json computes f64 and c.json computes f32"),
+        "{said}"
+    );
+    let out = run_in(
+        dir.path(),
+        &["check", "c.json", "blas:dot", "--trials", "200"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    // --no-arith: the order alone, not confirmed in plain additions (exit 5).
+    let out = run_in(
+        dir.path(),
+        &["reveal", "blas:dot", "-n", "100", "--no-arith"],
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+}
+
 #[test]
 fn blas_gemv_reveals_a_tree_that_reproduces_openblas_and_batches_rows() {
     for format in FORMATS {
