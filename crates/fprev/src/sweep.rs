@@ -19,11 +19,13 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use crate::arith::Arithmetic;
 use crate::check::{CONFIRM_TRIALS, check_row};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::order::Order;
 use crate::probe::{Probe, ProbeOptions};
+use crate::reveal::arithmetic::{ArithOptions, reveal_arithmetic};
 use crate::reveal::{Options, Silent, Stats, reveal};
 use crate::shape::Shape;
 use crate::tree::SummationTree;
@@ -105,6 +107,9 @@ pub struct Point {
     pub outcome: Outcome,
     /// What it cost (none when the reveal failed).
     pub stats: Option<Stats>,
+    /// What each node computes, where plain additions in one format do not
+    /// replay the black box's bits and a model confirmed by replay does.
+    pub arithmetic: Option<Arithmetic>,
 }
 
 impl Point {
@@ -287,12 +292,29 @@ pub fn sweep_with(
                 ..probe_opts.clone()
             };
             let mut black_box = open(spec, &po)?;
+            let mut arithmetic = None;
             let (outcome, stats) = match reveal(&mut black_box, opts) {
                 Ok(r) => {
                     let report = check_row(&r.tree, &mut black_box, confirm, 0, opts.row)?;
-                    match report.mismatch {
-                        None => (Outcome::Tree(r.tree), Some(r.stats)),
-                        Some(_) => (Outcome::Unconfirmed(r.tree), Some(r.stats)),
+                    let mut stats = r.stats;
+                    // Plain additions differ: a model of what each node
+                    // computes may still replay the bits.
+                    let found = (report.mismatch.is_some() && confirm > 0 && opts.row == 0)
+                        .then(|| {
+                            let arith = ArithOptions {
+                                trials: confirm,
+                                ..ArithOptions::default()
+                            };
+                            reveal_arithmetic(&mut black_box, &r.tree, &arith).ok()
+                        })
+                        .flatten();
+                    if let Some(f) = found {
+                        stats.arithmetic_calls = f.calls;
+                        arithmetic = Some(f.model);
+                    }
+                    match (report.mismatch, &arithmetic) {
+                        (None, _) | (_, Some(_)) => (Outcome::Tree(r.tree), Some(stats)),
+                        (Some(_), None) => (Outcome::Unconfirmed(r.tree), Some(stats)),
                     }
                 }
                 Err(Error::OrderIndependent(_)) => (Outcome::OrderIndependent, None),
@@ -304,6 +326,7 @@ pub fn sweep_with(
                 threads: t,
                 outcome,
                 stats,
+                arithmetic,
             });
         }
     }
@@ -397,6 +420,8 @@ impl Sweep {
             stats: Option<Stats>,
             #[serde(skip_serializing_if = "Option::is_none")]
             problem: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            arithmetic: Option<&'a Arithmetic>,
         }
         #[derive(Serialize)]
         struct SweepJson<'a> {
@@ -422,6 +447,7 @@ impl Sweep {
                         Outcome::Broken(why) => Some(why),
                         _ => None,
                     },
+                    arithmetic: p.arithmetic.as_ref(),
                 }));
             }
         }
@@ -535,6 +561,21 @@ impl fmt::Display for Sweep {
                 )?;
             }
         }
+        let modelled: Vec<usize> = self
+            .points
+            .iter()
+            .filter(|p| p.arithmetic.is_some())
+            .map(|p| p.n)
+            .collect();
+        if !modelled.is_empty() {
+            writeln!(
+                f,
+                "arithmetic: at n = {} plain additions in one format differ from the black \
+                 box, and a model of each node's format and rounding replays its bits (--format \
+                 json lists them)",
+                ranges(&modelled)
+            )?;
+        }
         for p in &self.points {
             if let Outcome::Broken(why) = &p.outcome {
                 writeln!(
@@ -578,6 +619,7 @@ mod tests {
             threads: Some(threads),
             outcome,
             stats: None,
+            arithmetic: None,
         }
     }
 
