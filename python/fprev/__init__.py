@@ -71,6 +71,7 @@ def reveal(
     pack: bool = True,
     progress: bool = False,
     confirm: int = 48,
+    arith: bool = True,
 ) -> Tree:
     """Reveal the summation tree of ``fn`` summing ``n`` values of ``dtype``.
 
@@ -102,6 +103,10 @@ def reveal(
             add in plain rounded additions (a compensated sum, a
             mixed-precision kernel) still gets a tree, marked
             ``tree.confirmed == False``, with an :class:`UnconfirmedWarning`.
+        arith: after the order, find what each node computes (its format
+            and rounding) and confirm the tree with that model:
+            ``tree.arithmetic``. A mixed-precision kernel is then confirmed;
+            a compensated sum is named in the warning.
 
     Returns:
         The :class:`Tree`; ``tree.stats`` says how many calls it took,
@@ -130,6 +135,7 @@ def reveal(
         pack=bool(pack),
         progress=bool(progress),
         confirm=_count("confirm", confirm, least=0),
+        arith=bool(arith),
     )
 
 

@@ -43,6 +43,9 @@ class Tree:
     def confirmation(self) -> Optional[dict[str, Any]]:
         """trials, passed, accumulator of the reveal's replay confirmation."""
     @property
+    def arithmetic(self) -> Optional[dict[str, Any]]:
+        """version, default, nodes and summary of what each node computes."""
+    @property
     def confirmed(self) -> Optional[bool]:
         """Whether a replay matched the black box on every random input tried."""
     def to_json(self) -> str: ...
@@ -81,6 +84,7 @@ def reveal(
     pack: bool = True,
     progress: bool = False,
     confirm: int = 48,
+    arith: bool = True,
 ) -> Tree: ...
 def check(
     tree: Tree,

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use fprev::check::{Confirmation, check_row};
+use fprev::check::{Confirmation, check_models, check_row};
 use fprev::document::TreeDocument;
 use fprev::equivalence::same_bits;
 use fprev::error::{Kind, Report};
@@ -13,6 +13,7 @@ use fprev::probe::python::{Described, PythonProbe};
 use fprev::reduce::{
     Replay, binary_tree_sum, binary_tree_sum_threads, prerounded_sum, prerounded_sum_threads,
 };
+use fprev::reveal::arithmetic::{ArithOptions, reveal_arithmetic};
 use fprev::reveal::{Algorithm, Observer, Options, Progress, Silent};
 use fprev::{Error, Format, SummationTree};
 use numpy::PyReadonlyArray1;
@@ -169,6 +170,22 @@ impl Tree {
         Ok(Some(d))
     }
 
+    /// What each node computes, where the reveal found it: `version`,
+    /// `default` (`format`, `rounding`), the `nodes` that differ (each with
+    /// `first`, `size`, `format`, `rounding`) and `summary` (`"f32, 3 nodes
+    /// f64"`); `None` when unknown.
+    #[getter]
+    fn arithmetic<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(model) = &self.doc.arithmetic else {
+            return Ok(None);
+        };
+        let json =
+            serde_json::to_string(model).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let d = py.import("json")?.call_method1("loads", (json,))?;
+        d.set_item("summary", model.to_string())?;
+        Ok(Some(d))
+    }
+
     /// True when a replay of the tree matched the black box on every
     /// random input tried, False when one differed, None when not tried.
     #[getter]
@@ -301,7 +318,7 @@ impl Observer for ProgressLine {
 }
 
 #[pyfunction]
-#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS))]
+#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true))]
 #[allow(clippy::too_many_arguments)]
 fn reveal(
     py: Python<'_>,
@@ -316,6 +333,7 @@ fn reveal(
     pack: bool,
     progress: bool,
     confirm: usize,
+    arith: bool,
 ) -> PyResult<Tree> {
     let format = format(dtype)?;
     let algorithm: Algorithm = algo.parse().map_err(PyValueError::new_err)?;
@@ -346,15 +364,32 @@ fn reveal(
             2,
         )?;
     }
+    let mut stats = revelation.stats;
+    let mut arithmetic = None;
     let confirmation = if confirm > 0 {
-        let report = check_row(&revelation.tree, &mut probe, confirm, 0, 0)
+        let mut report = check_row(&revelation.tree, &mut probe, confirm, 0, 0)
             .map_err(|e| from_probe(&mut probe, e))?;
+        let mut why_not = String::new();
+        if arith {
+            let options = ArithOptions {
+                trials: confirm,
+                ..ArithOptions::default()
+            };
+            match reveal_arithmetic(&mut probe, &revelation.tree, &options) {
+                Ok(found) => {
+                    stats.arithmetic_calls = found.calls;
+                    arithmetic = Some(found.model);
+                    report = found.confirmation;
+                }
+                Err(Error::BlackBox(why)) => why_not = format!(" ({why})"),
+                Err(e) => return Err(from_probe(&mut probe, e)),
+            }
+        }
         if let Some(m) = &report.mismatch {
             let message = format!(
                 "{label}: the order is revealed, but a replay of it in plain rounded additions \
                  ({} or wider) gave {:e} where {label} gave {:e} on random input {} ({}): it does \
-                 not add as a tree of plain additions (a compensated sum? parts in other \
-                 precisions?); tree.confirmed is False",
+                 not add as a tree of plain additions{why_not}; tree.confirmed is False",
                 fprev::Probe::accumulator(&probe),
                 m.replayed,
                 m.black_box,
@@ -377,8 +412,9 @@ fn reveal(
             tree: revelation.tree,
             dtype: Some(format),
             probe: Some(label.to_string()),
-            stats: Some(revelation.stats),
+            stats: Some(stats),
             confirmation,
+            arithmetic,
         },
     })
 }
@@ -436,8 +472,14 @@ fn check(
         ..Described::default()
     };
     let mut probe = probe(py, call, label, tree.n(), format, described)?;
-    let report = check_row(tree.tree(), &mut probe, trials, seed, row)
-        .map_err(|e| from_probe(&mut probe, e))?;
+    let report = match &tree.doc.arithmetic {
+        Some(model) => {
+            let models = std::slice::from_ref(model);
+            check_models(tree.tree(), models, &mut probe, trials, seed, row).map(|(r, _)| r)
+        }
+        None => check_row(tree.tree(), &mut probe, trials, seed, row),
+    }
+    .map_err(|e| from_probe(&mut probe, e))?;
     let declared = fprev::Probe::accumulator(&probe);
     Ok(Check {
         ok: report.mismatch.is_none(),

@@ -145,3 +145,30 @@ def test_a_size_the_memory_cannot_hold_is_refused_before_allocating():
 def test_a_negative_confirm_is_refused():
     with pytest.raises(ValueError, match="confirm"):
         fprev.reveal(np.sum, 16, confirm=-1)
+
+
+def test_a_mixed_precision_sum_is_confirmed_with_its_arithmetic():
+    # Eight values added in float32, the rest in float64: no single format
+    # replays it, the model of each node's format does.
+    def body_and_tail(x):
+        head = np.float32(0)
+        for v in x[:8]:
+            head = np.float32(head + v)
+        tail = np.float64(0)
+        for v in x[8:]:
+            tail = tail + np.float64(v)
+        return np.float32(np.float64(head) + tail)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tree = fprev.reveal(body_and_tail, 12, "float32")
+    assert tree.confirmed
+    a = tree.arithmetic
+    assert a["version"] == 1 and a["default"]["format"] == "f32"
+    assert {(node["format"], node["rounding"]) for node in a["nodes"]} == {("f64", "nearest-even")}
+    # Its nodes: the first eight summands' in float32, those with the tail in float64.
+    assert all(node["first"] >= 8 or node["size"] > 8 for node in a["nodes"])
+    assert fprev.check(tree, body_and_tail)
+    with pytest.warns(fprev.UnconfirmedWarning):
+        plain = fprev.reveal(body_and_tail, 12, "float32", arith=False)
+    assert plain.arithmetic is None and not plain.confirmed
