@@ -373,6 +373,11 @@ fn reveal(
         if arith {
             let options = ArithOptions {
                 trials: confirm,
+                confirmed_plain: report
+                    .mismatch
+                    .is_none()
+                    .then_some(report.accumulator)
+                    .flatten(),
                 ..ArithOptions::default()
             };
             match reveal_arithmetic(&mut probe, &revelation.tree, &options) {

@@ -52,6 +52,11 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         if !a.confirm.no_arith && options.row == 0 {
             let arith = ArithOptions {
                 trials: a.confirm.confirm,
+                confirmed_plain: report
+                    .mismatch
+                    .is_none()
+                    .then_some(report.accumulator)
+                    .flatten(),
                 ..ArithOptions::default()
             };
             match reveal_arithmetic(&mut black_box, &r.tree, &arith) {
