@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
+use crate::arith::{Arithmetic, NodeKey};
 use crate::error::{Error, Result};
 use crate::shape::Shape;
 use crate::tree::SummationTree;
@@ -23,9 +24,36 @@ use crate::tree::SummationTree;
 /// label is a number or a fixed symbol, so nothing needs quoting beyond
 /// the quotes themselves.
 pub fn dot(tree: &SummationTree) -> String {
+    dot_with(tree, None)
+}
+
+/// [`dot()`] with what each node computes: the model's default in the
+/// graph's label, and under the symbol of each node that differs, its own
+/// (`+` over `f64`, `+` over `f32 toward-zero`).
+///
+/// ```
+/// use fprev::arith::{Arithmetic, NodeArithmetic, NodeKey};
+/// use fprev::{render, Format, SummationTree};
+///
+/// let t: SummationTree = "((0+1)+2)".parse().unwrap();
+/// let mut model = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
+/// model.nodes.insert(NodeKey { first: 0, size: 3 }, NodeArithmetic::ieee(Format::F64));
+/// let dot = render::dot_with(&t, Some(&model));
+/// assert!(dot.contains("label=\"arithmetic: f32\""));
+/// assert!(dot.contains("label=\"+\\nf64\""));
+/// ```
+pub fn dot_with(tree: &SummationTree, model: Option<&Arithmetic>) -> String {
     let mut s = String::from(
         "digraph fprev {\n  graph[rankdir=\"BT\" ordering=\"in\"]\n  node[fontname=\"Helvetica\"]\n",
     );
+    let keys = model.map(|_| NodeKey::all(tree));
+    if let Some(m) = model {
+        let _ = writeln!(
+            s,
+            "  label=\"arithmetic: {}\" labelloc=\"t\" fontname=\"Helvetica\"",
+            m.default
+        );
+    }
     for i in 0..tree.n() {
         let _ = writeln!(
             s,
@@ -35,10 +63,16 @@ pub fn dot(tree: &SummationTree) -> String {
     }
     for node in tree.post_order() {
         let children = tree.children(node);
-        let (label, shape) = match children.len() {
+        let (mut label, shape) = match children.len() {
             2 => ("+".to_string(), "circle"),
             k => (format!("Σ{k}"), "doublecircle"),
         };
+        if let (Some(m), Some(keys)) = (model, &keys) {
+            let own = m.at(&keys[node.index()]);
+            if own != m.default {
+                label += &format!("\\n{own}");
+            }
+        }
         let _ = writeln!(
             s,
             "  n{}[label=\"{label}\" shape=\"{shape}\"]",
@@ -55,6 +89,11 @@ pub fn dot(tree: &SummationTree) -> String {
 /// `tree` drawn as SVG by the `dot` program (Graphviz), which must be on
 /// `PATH`.
 pub fn svg(tree: &SummationTree) -> Result<Vec<u8>> {
+    svg_with(tree, None)
+}
+
+/// [`svg()`] with what each node computes, as [`dot_with()`] draws it.
+pub fn svg_with(tree: &SummationTree, model: Option<&Arithmetic>) -> Result<Vec<u8>> {
     let missing = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::Input(
@@ -73,7 +112,7 @@ pub fn svg(tree: &SummationTree) -> Result<Vec<u8>> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(missing)?;
-    let source = dot(tree);
+    let source = dot_with(tree, model);
     let mut stdin = child.stdin.take().expect("stdin is piped");
     // Write from a thread: dot may fill its output pipe before it has read
     // all of a large graph.

@@ -6,11 +6,11 @@ use fprev::render;
 
 use super::Output;
 
-/// The tree alone as DOT source.
+/// The tree as DOT source, with its arithmetic where the file has one.
 pub(crate) struct Dot;
 
 impl Output for Dot {
     fn render(&self, doc: &TreeDocument) -> Result<Vec<u8>> {
-        Ok((render::dot(&doc.tree) + "\n").into_bytes())
+        Ok((render::dot_with(&doc.tree, doc.arithmetic.as_ref()) + "\n").into_bytes())
     }
 }

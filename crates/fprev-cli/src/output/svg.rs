@@ -6,11 +6,12 @@ use fprev::render;
 
 use super::Output;
 
-/// The tree alone drawn as SVG; an error when `dot` is missing.
+/// The tree drawn as SVG, with its arithmetic where the file has one; an
+/// error when `dot` is missing.
 pub(crate) struct Svg;
 
 impl Output for Svg {
     fn render(&self, doc: &TreeDocument) -> Result<Vec<u8>> {
-        render::svg(&doc.tree)
+        render::svg_with(&doc.tree, doc.arithmetic.as_ref())
     }
 }
