@@ -472,6 +472,7 @@ fn shape_k_gives_n_and_m_gives_the_batch() {
 // ---------------------------------------------------------------------------
 
 const C_SOURCE: &str = r#"
+#include <fenv.h>
 #include <stddef.h>
 
 /* Four accumulators over the whole chunks of 4, combined pairwise, then
@@ -519,6 +520,17 @@ float kahan_f32(const float *x, size_t n) {
     return s;
 }
 
+/* Left to right, every partial sum rounded toward zero. */
+float rz_f32(const float *x, size_t n) {
+    int mode = fegetround();
+    fesetround(FE_TOWARDZERO);
+    volatile float s = 0;
+    for (size_t i = 0; i < n; i++)
+        s = s + x[i];
+    fesetround(mode);
+    return s;
+}
+
 /* Reads through a null pointer. */
 float crash_f32(const float *x, size_t n) {
     volatile const float *p = 0;
@@ -533,6 +545,34 @@ float hang_f32(const float *x, size_t n) {
     return 0;
 }
 "#;
+
+/// A sum that truncates every partial sum, in C: its order comes out
+/// sequential, its arithmetic f32 toward zero at every node, and a replay
+/// with that model gives its bits (plain additions do not).
+#[test]
+fn a_c_sum_rounding_toward_zero_is_modelled_so() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "lib");
+    let spec = format!("dylib:{}:rz_f32", lib.display());
+    for n in [3, 40, 300] {
+        let out = run_in(
+            dir.path(),
+            &["reveal", &spec, "-n", &n.to_string(), "-o", "t.json"],
+        );
+        assert_eq!(out.status.code(), Some(0), "n = {n}: {}", stderr(&out));
+        let doc = fprev::document::TreeDocument::read(&dir.path().join("t.json")).unwrap();
+        assert_eq!(doc.tree.to_text(), sequential(0..n));
+        let model = doc.arithmetic.expect("a model");
+        assert!(model.is_uniform(), "{model}");
+        assert_eq!(model.default.format, Format::F32);
+        assert_eq!(model.default.rounding, fprev::arith::Rounding::TowardZero);
+        let out = run_in(
+            dir.path(),
+            &["reveal", &spec, "-n", &n.to_string(), "--no-arith"],
+        );
+        assert_eq!(out.status.code(), Some(5), "n = {n}");
+    }
+}
 
 /// Compiles `C_SOURCE` into `dir/sub/libsums.so` and returns its path.
 fn build_library(dir: &Path, sub: &str) -> PathBuf {
