@@ -205,6 +205,11 @@ pub(crate) struct ConfirmArgs {
     /// Reveal and confirm the order only, in plain rounded additions.
     #[arg(long)]
     pub(crate) no_arith: bool,
+    /// Ask every node what it computes, not a sample: slower, and exact at
+    /// nodes whose arithmetic random inputs seldom show (a truncating f64
+    /// node under an f32 result).
+    #[arg(long, conflicts_with = "no_arith")]
+    pub(crate) every_node: bool,
     #[command(flatten)]
     pub(crate) mismatch: MismatchArgs,
 }

@@ -19,6 +19,7 @@
 //! let truncating = Arithmetic::uniform(NodeArithmetic {
 //!     format: Format::F32,
 //!     rounding: Rounding::TowardZero,
+//!     fused_bits: None,
 //! });
 //! let replay = Replay::with_arithmetic(&tree, &truncating);
 //! // 1 + 2^-24 + 2^-24 in f32: each addition truncates the half-ulp away.
@@ -35,7 +36,7 @@ use std::str::FromStr;
 use petgraph::graph::NodeIndex;
 use serde::{Deserialize, Serialize};
 
-use crate::format::Format;
+use crate::format::{FUSED_FRACTION_BITS, Format, fused_exact, fused_sum};
 use crate::tree::SummationTree;
 
 /// The version of the model's file form this build writes; it reads every
@@ -139,8 +140,10 @@ fn step_toward_zero(format: Format, x: f64) -> f64 {
 }
 
 /// What one node computes: its exact result rounded to `format` in the way
-/// `rounding` says. A fused node (three or more children) sums its terms
-/// as [`crate::format::fused_sum`] does, in `format`.
+/// `rounding` says. A fused node (three or more children) aligns its terms
+/// to the largest exponent among them, truncates each to `fused_bits` bits
+/// below it (the tensor-core model: the accumulator's fraction bits plus a
+/// few extra), adds them exactly and rounds the sum once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct NodeArithmetic {
     /// The format the node's result is rounded to.
@@ -148,6 +151,10 @@ pub struct NodeArithmetic {
     pub format: Format,
     /// How it rounds.
     pub rounding: Rounding,
+    /// Of a fused node: the bits kept below the largest term's leading bit
+    /// (`None`: [`crate::format::FUSED_FRACTION_BITS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fused_bits: Option<u32>,
 }
 
 impl NodeArithmetic {
@@ -156,16 +163,40 @@ impl NodeArithmetic {
         NodeArithmetic {
             format,
             rounding: Rounding::NearestEven,
+            fused_bits: None,
+        }
+    }
+
+    /// This node's result of `terms` (two for an addition, more for a
+    /// fused node).
+    #[inline]
+    pub fn sum(&self, terms: &[f64]) -> f64 {
+        match terms {
+            [a, b] => self.rounding.add(self.format, *a, *b),
+            _ if terms.iter().any(|t| !t.is_finite()) => fused_sum(terms, self.format),
+            _ => {
+                let bits = self.fused_bits.map_or(FUSED_FRACTION_BITS, |b| b as i32);
+                let exact = fused_exact(terms, bits);
+                match self.rounding {
+                    Rounding::NearestEven => self.format.round(exact),
+                    Rounding::TowardZero => truncate(self.format, exact),
+                }
+            }
         }
     }
 }
 
+/// `f32`, `f32 toward-zero`, `f32 fused keeping 26 bits`.
 impl fmt::Display for NodeArithmetic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.rounding {
-            Rounding::NearestEven => write!(f, "{}", self.format),
-            r => write!(f, "{} {r}", self.format),
+        write!(f, "{}", self.format)?;
+        if self.rounding != Rounding::NearestEven {
+            write!(f, " {}", self.rounding)?;
         }
+        if let Some(bits) = self.fused_bits {
+            write!(f, " fused keeping {bits} bits")?;
+        }
+        Ok(())
     }
 }
 

@@ -232,6 +232,14 @@ pub fn fused_sum(terms: &[f64], acc: Format) -> f64 {
     if let Some(bad) = terms.iter().find(|t| !t.is_finite()) {
         return acc.round(terms.iter().sum::<f64>() + bad);
     }
+    acc.round(fused_exact(terms, FUSED_FRACTION_BITS))
+}
+
+/// The sum a fused node rounds at its end: the terms aligned to the largest
+/// exponent among them, each truncated toward zero to `fraction_bits` bits
+/// below it, added exactly (finite terms; the result is exact in f64 for
+/// windows up to about 50 bits and any realistic group width).
+pub fn fused_exact(terms: &[f64], fraction_bits: i32) -> f64 {
     let Some(emax) = terms
         .iter()
         .filter(|t| **t != 0.0)
@@ -240,13 +248,12 @@ pub fn fused_sum(terms: &[f64], acc: Format) -> f64 {
     else {
         return 0.0;
     };
-    let quantum_exp = emax - FUSED_FRACTION_BITS;
+    let quantum_exp = emax - fraction_bits;
     let sum: i128 = terms
         .iter()
         .map(|&t| scale_pow2(t, -quantum_exp).trunc() as i128)
         .sum();
-    // |sum| < terms * 2^25, exact in f64 for any realistic group width.
-    acc.round(scale_pow2(sum as f64, quantum_exp))
+    scale_pow2(sum as f64, quantum_exp)
 }
 
 /// `floor(log2 |x|)` for finite non-zero `x`.

@@ -28,7 +28,7 @@ pub use prerounded::{
     PreRoundable, PreRounded, prerounded_sum, prerounded_sum_on, prerounded_sum_threads,
 };
 
-use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Rounding};
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey};
 use crate::format::{Format, fused_sum};
 use crate::tree::SummationTree;
 
@@ -83,7 +83,7 @@ impl Replay {
             .map(|node| model.at(&keys[node.index()]))
             .collect();
         let mut replay = Replay::new(tree, model.default.format);
-        if !model.is_uniform() || model.default.rounding != Rounding::NearestEven {
+        if !model.is_uniform() || model.default != NodeArithmetic::ieee(model.default.format) {
             replay.arithmetic = Some(per_node);
         }
         replay
@@ -131,16 +131,17 @@ impl Replay {
         values.extend_from_slice(x);
         let mut terms = Vec::new();
         for (k, ops) in self.operands.iter().enumerate() {
-            let node = match &self.arithmetic {
-                Some(nodes) => nodes[k],
-                None => NodeArithmetic::ieee(self.acc),
-            };
-            let v = match ops.as_slice() {
-                [a, b] => node.rounding.add(node.format, values[*a], values[*b]),
-                _ => {
+            let v = match (&self.arithmetic, ops.as_slice()) {
+                (None, [a, b]) => self.acc.add(values[*a], values[*b]),
+                (None, _) => {
                     terms.clear();
                     terms.extend(ops.iter().map(|o| values[*o]));
-                    fused_sum(&terms, node.format)
+                    fused_sum(&terms, self.acc)
+                }
+                (Some(nodes), _) => {
+                    terms.clear();
+                    terms.extend(ops.iter().map(|o| values[*o]));
+                    nodes[k].sum(&terms)
                 }
             };
             values.push(v);

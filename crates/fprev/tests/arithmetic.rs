@@ -49,7 +49,7 @@ impl Probe for Modelled {
         self.narrowest
     }
     fn may_fuse(&self) -> bool {
-        false
+        self.replay.has_fused_nodes()
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
         for (x, o) in inputs.chunks(self.n()).zip(out) {
@@ -82,6 +82,7 @@ fn draw(rng: &mut ChaCha8Rng) -> NodeArithmetic {
         } else {
             Rounding::TowardZero
         },
+        fused_bits: None,
     }
 }
 
@@ -119,7 +120,13 @@ fn assert_revealed(tree: &SummationTree, truth: &Arithmetic, format: Format, lay
             .unwrap_or_else(|e| panic!("order of {tree} under {truth}: {e}"));
         assert_eq!(&order.tree, tree);
     }
-    let found = reveal_arithmetic(&mut black_box, tree, &ArithOptions::default())
+    // Every node asked where the nodes differ one by one: a sample then
+    // replays alike on random inputs without being right at every node.
+    let options = ArithOptions {
+        every_node: matches!(layout, Layout::Scattered),
+        ..ArithOptions::default()
+    };
+    let found = reveal_arithmetic(&mut black_box, tree, &options)
         .unwrap_or_else(|e| panic!("{layout:?} {truth} on {tree}: {e}"));
     let keys = NodeKey::all(tree);
     for node in tree.post_order() {
@@ -134,7 +141,7 @@ fn assert_revealed(tree: &SummationTree, truth: &Arithmetic, format: Format, lay
             found.model
         );
     }
-    if !matches!(layout, Layout::Scattered) && tree.n() > 40 {
+    if !matches!(layout, Layout::Scattered) && tree.post_order().len() > 40 {
         // Runs need a sample and the bisections of their boundary only.
         assert_eq!(found.method, Method::Sampled, "{truth}");
         assert!(
@@ -181,6 +188,40 @@ proptest! {
         let tree = common::random_tree(n, 2, false, seed);
         let truth = model(&tree, Layout::Scattered, seed);
         assert_revealed(&tree, &truth, Format::F32, Layout::Scattered);
+    }
+}
+
+/// A tensor-core-like chain of fused nodes of `k` terms (each the running
+/// sum and `k - 1` summands): terms aligned to the largest, truncated to the
+/// accumulator's 23 fraction bits plus `extra` bits, added, rounded once.
+fn tensor_core(n: usize, k: usize, extra: u32, rounding: Rounding) -> (SummationTree, Arithmetic) {
+    let tree = fprev::Order::Fused(k).tree(n);
+    let fused = NodeArithmetic {
+        format: Format::F32,
+        rounding,
+        fused_bits: Some(23 + extra),
+    };
+    let model = Arithmetic::from_nodes(&tree, |node| match tree.children(node).len() {
+        2 => NodeArithmetic::ieee(Format::F32),
+        _ => fused,
+    });
+    (tree, model)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tensor_core_fused_nodes_come_back_with_their_extra_bits(
+        n in 20usize..200,
+        wide in any::<bool>(),
+        extra in 1u32..6,
+    ) {
+        let k = if wide { 17 } else { 9 };
+        let (tree, truth) = tensor_core(n, k, extra, Rounding::NearestEven);
+        assert_revealed(&tree, &truth, Format::F32, Layout::Uniform);
+        let (tree, truth) = tensor_core(n, k, extra, Rounding::TowardZero);
+        assert_revealed(&tree, &truth, Format::F32, Layout::Uniform);
     }
 }
 

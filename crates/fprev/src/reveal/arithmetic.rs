@@ -13,8 +13,13 @@
 //! - **precision**: `d = S 2^-p` survives when `v` keeps more than `p`
 //!   bits, whatever its rounding, so a search over the formats' precisions
 //!   names `v`'s format in two queries;
-//! - **rounding**: `d = 0.75 ulp` of `S` in that format comes back as one
-//!   ulp when `v` rounds to nearest, and as 0 when it truncates.
+//! - **rounding**: `d = 1.5 ulp` of `S` in that format, halfway between
+//!   two values, comes back as 2 ulp when `v` rounds to nearest (ties to
+//!   even) and as 1 ulp when it truncates;
+//! - **a fused node's window**: `S`, `S 2^-q` and `-S` in three of its
+//!   children; the largest `q` that survives the alignment is the number of
+//!   bits it keeps below its largest term (the accumulator's fraction bits
+//!   and its extra bits).
 //!
 //! A node that keeps more bits than any format (every `d` survives) is not
 //! a rounded addition: a compensated (Kahan, Neumaier) or exact sum, named
@@ -81,6 +86,11 @@ pub struct ArithOptions {
     pub trials: usize,
     /// Seed of those inputs.
     pub seed: u64,
+    /// Ask every node instead of a sample: the model is then known node for
+    /// node, not only where a replay on random inputs can tell (a node in
+    /// f64 that truncates and one that rounds to nearest seldom differ
+    /// after the result is rounded to f32).
+    pub every_node: bool,
     /// Plain additions in this format already replayed the black box's
     /// bits on `trials` random inputs (the order's own confirmation): a
     /// sample that says every node adds so needs no second replay.
@@ -92,6 +102,7 @@ impl Default for ArithOptions {
         ArithOptions {
             trials: crate::check::CONFIRM_TRIALS,
             seed: 1,
+            every_node: false,
             confirmed_plain: None,
         }
     }
@@ -121,55 +132,20 @@ pub fn reveal_arithmetic(
     }
     let fallback = NodeArithmetic::ieee(probe.accumulator());
     let mut asker = Asker::new(probe, tree)?;
-    let nodes = asker.askable();
-    let mut known: Vec<Option<NodeArithmetic>> = vec![None; nodes.len()];
-    // A sample, then the runs between differing neighbours by bisection.
-    if !nodes.is_empty() {
-        let picks: Vec<usize> = (0..SAMPLE.min(nodes.len()))
-            .map(|k| k * (nodes.len() - 1) / (SAMPLE.min(nodes.len()) - 1).max(1))
-            .collect();
-        for &k in &picks {
-            known[k] = Some(asker.ask(nodes[k])?);
-        }
-        for pair in picks.windows(2) {
-            bisect(&mut asker, &nodes, &mut known, pair[0], pair[1])?;
-        }
-    }
-    let mut trials = 0u64;
-    for every in [false, true] {
-        if every {
-            if asker.asked == nodes.len() {
-                break;
-            }
-            for (k, &node) in nodes.iter().enumerate() {
-                if known[k].is_none() {
-                    known[k] = Some(asker.ask(node)?);
-                }
-            }
-        }
-        let per_node = fill_runs(&known);
-        let (report, model, spent) = confirm(tree, &nodes, &per_node, fallback, asker.probe, opts)?;
-        asker.continues = false;
-        trials += spent;
-        if let Some(model) = model {
-            let method = if asker.asked == nodes.len() {
-                Method::EveryNode
-            } else {
-                Method::Sampled
-            };
-            return Ok(ArithmeticRevelation {
-                model,
-                method,
-                nodes_asked: asker.asked,
-                calls: asker.calls + trials,
-                confirmation: report,
-            });
-        }
-    }
-    let per_node = fill_runs(&known);
-    let model = model_of(tree, &nodes, &per_node, fallback, None);
-    // Against plain additions in the format it declares: a compensated sum
-    // is more accurate than they are every time it differs from them.
+    let outcome = search(&mut asker, tree, fallback, opts);
+    // Answers that fit no rounded addition, or a model that replays
+    // nothing: a compensated sum is named as such.
+    let unexplained = match outcome {
+        Ok(Ok(found)) => return Ok(found),
+        Ok(Err(model)) => Error::BlackBox(format!(
+            "no arithmetic model reproduces the black box's bits: its nodes answered as \
+             rounded additions ({model}), but replays of that model with every format and \
+             rounding at the root differ from it"
+        )),
+        Err(Error::BlackBox(why)) => Error::BlackBox(why),
+        Err(e) => return Err(e),
+    };
+    // Against plain additions in the format it declares.
     let plain = Arithmetic::uniform(fallback);
     let (error, plain_error) = errors_on_swamped_summands(tree, &plain, asker.probe)?;
     if error * 4.0 < plain_error {
@@ -181,10 +157,84 @@ pub fn reveal_arithmetic(
              sum"
         )));
     }
-    Err(Error::BlackBox(format!(
-        "no arithmetic model reproduces the black box's bits: its nodes answered as \
-         rounded additions ({model}), but replays of that model with every format and \
-         rounding at the root differ from it"
+    Err(unexplained)
+}
+
+/// Asks a sample of nodes (or every node), then every node if the sample's
+/// model fails its replay. `Ok(Err(model))`: the nodes answered, but no
+/// model of them replays the black box.
+fn search(
+    asker: &mut Asker,
+    tree: &SummationTree,
+    fallback: NodeArithmetic,
+    opts: &ArithOptions,
+) -> Result<std::result::Result<ArithmeticRevelation, Arithmetic>> {
+    let nodes = asker.askable();
+    // A fused root's window shows without a sibling; its rounding does not.
+    let root_window = match tree.children(tree.root()).len() {
+        2 => None,
+        _ => Some(asker.window(tree.root())?),
+    };
+    let mut known: Vec<Option<NodeArithmetic>> = vec![None; nodes.len()];
+    // A sample, then the runs between differing neighbours by bisection.
+    if !nodes.is_empty() && !opts.every_node {
+        let picks: Vec<usize> = (0..SAMPLE.min(nodes.len()))
+            .map(|k| k * (nodes.len() - 1) / (SAMPLE.min(nodes.len()) - 1).max(1))
+            .collect();
+        for &k in &picks {
+            known[k] = Some(asker.ask(nodes[k])?);
+        }
+        for pair in picks.windows(2) {
+            bisect(asker, &nodes, &mut known, pair[0], pair[1])?;
+        }
+    }
+    let mut trials = 0u64;
+    for every in [opts.every_node, true] {
+        if every {
+            for (k, &node) in nodes.iter().enumerate() {
+                if known[k].is_none() {
+                    known[k] = Some(asker.ask(node)?);
+                }
+            }
+        }
+        let per_node = fill_runs(&known);
+        let (report, model, spent) = confirm(
+            tree,
+            &nodes,
+            &per_node,
+            fallback,
+            root_window,
+            asker.probe,
+            opts,
+        )?;
+        asker.continues = false;
+        trials += spent;
+        if let Some(model) = model {
+            let method = if asker.asked == nodes.len() {
+                Method::EveryNode
+            } else {
+                Method::Sampled
+            };
+            return Ok(Ok(ArithmeticRevelation {
+                model,
+                method,
+                nodes_asked: asker.asked,
+                calls: asker.calls + trials,
+                confirmation: report,
+            }));
+        }
+        if asker.asked == nodes.len() {
+            break;
+        }
+    }
+    let per_node = fill_runs(&known);
+    Ok(Err(model_of(
+        tree,
+        &nodes,
+        &per_node,
+        fallback,
+        None,
+        root_window,
     )))
 }
 
@@ -231,6 +281,7 @@ fn model_of(
     per_node: &[NodeArithmetic],
     fallback: NodeArithmetic,
     root: Option<NodeArithmetic>,
+    root_window: Option<u32>,
 ) -> Arithmetic {
     let at: HashMap<NodeIndex, NodeArithmetic> = nodes
         .iter()
@@ -243,7 +294,10 @@ fn model_of(
         .find_map(|c| at.get(c).copied())
         .or(per_node.last().copied())
         .unwrap_or(fallback);
-    let root_arithmetic = root.unwrap_or(below);
+    let root_arithmetic = root.unwrap_or(NodeArithmetic {
+        fused_bits: root_window,
+        ..below
+    });
     Arithmetic::from_nodes(tree, |node| {
         if node == tree.root() {
             root_arithmetic
@@ -261,10 +315,11 @@ fn confirm(
     nodes: &[NodeIndex],
     per_node: &[NodeArithmetic],
     fallback: NodeArithmetic,
+    root_window: Option<u32>,
     probe: &mut dyn Probe,
     opts: &ArithOptions,
 ) -> Result<(CheckReport, Option<Arithmetic>, u64)> {
-    let first = model_of(tree, nodes, per_node, fallback, None);
+    let first = model_of(tree, nodes, per_node, fallback, None, root_window);
     if let Some(format) = opts.confirmed_plain
         && first == Arithmetic::uniform(NodeArithmetic::ieee(format))
     {
@@ -289,10 +344,15 @@ fn confirm(
         return Ok((report, Some(first), spent));
     }
     let mut models = Vec::new();
+    let fused_bits = root_window;
     for rounding in Rounding::ALL {
         for format in FORMATS {
-            let root = Some(NodeArithmetic { format, rounding });
-            let model = model_of(tree, nodes, per_node, fallback, root);
+            let root = Some(NodeArithmetic {
+                format,
+                rounding,
+                fused_bits,
+            });
+            let model = model_of(tree, nodes, per_node, fallback, root, root_window);
             if model != first && !models.contains(&model) {
                 models.push(model);
             }
@@ -398,17 +458,17 @@ impl<'p> Asker<'p> {
         })
     }
 
-    /// The binary nodes below the root, in post-order (fused nodes keep
-    /// their model; the root has no sibling to cancel against).
+    /// The nodes below the root, in post-order (the root has no sibling
+    /// to cancel against).
     fn askable(&self) -> Vec<NodeIndex> {
         self.tree
             .post_order()
             .into_iter()
-            .filter(|&v| v != self.tree.root() && self.tree.children(v).len() == 2)
+            .filter(|&v| v != self.tree.root())
             .collect()
     }
 
-    /// One query: `S` under `v`'s left child, `d` under its right, `-S`
+    /// One query: `S` under `v`'s first child, `d` under its second, `-S`
     /// under a sibling; the black box's answer.
     fn query(&mut self, v: NodeIndex, d: f64) -> Result<f64> {
         let children = self.tree.children(v);
@@ -422,6 +482,11 @@ impl<'p> Asker<'p> {
         let a = self.keys[children[0].index()].first;
         let b = self.keys[children[1].index()].first;
         let c = self.keys[sibling.index()].first;
+        self.query_at([a, b, c], d)
+    }
+
+    /// One query: `S` at `a`, `d` at `b`, `-S` at `c`, 0 elsewhere.
+    fn query_at(&mut self, [a, b, c]: [usize; 3], d: f64) -> Result<f64> {
         // As edits of the last query: a probe that keeps its input (the
         // Python bridge) then writes six values, not n.
         let positions = [self.last[0], self.last[1], self.last[2], a, b, c];
@@ -443,10 +508,12 @@ impl<'p> Asker<'p> {
         Ok(self.out[0])
     }
 
-    /// Whether `v` keeps `S + S 2^-p` exactly: more than `p` bits.
-    fn keeps(&mut self, v: NodeIndex, p: u32) -> Result<Option<bool>> {
+    /// Whether `v` keeps `S + S 2^-p` exactly: more than `p` bits. `None`
+    /// when the input format cannot carry `d`, or `v` is a fused node whose
+    /// window (`window` bits below `S`) drops it before rounding.
+    fn keeps(&mut self, v: NodeIndex, p: u32, window: Option<u32>) -> Result<Option<bool>> {
         let d = self.scale * 2f64.powi(-(p as i32));
-        if !self.probe.format().represents(d) || d == 0.0 {
+        if !self.probe.format().represents(d) || d == 0.0 || window.is_some_and(|w| p > w) {
             return Ok(None);
         }
         let got = self.query(v, d)?;
@@ -459,14 +526,44 @@ impl<'p> Asker<'p> {
         }
     }
 
+    /// The bits a fused node keeps below its largest term's leading bit:
+    /// `S`, `S 2^-q` and `-S` in three of its children, the largest `q`
+    /// whose `S 2^-q` survives the alignment.
+    fn window(&mut self, v: NodeIndex) -> Result<u32> {
+        let children = self.tree.children(v);
+        let [a, b, c] = [0, 1, 2].map(|k| self.keys[children[k].index()].first);
+        let (mut kept, mut dropped) = (0u32, 64u32);
+        while dropped - kept > 1 {
+            let q = (kept + dropped) / 2;
+            let d = self.scale * 2f64.powi(-(q as i32));
+            if !self.probe.format().represents(d) {
+                dropped = q;
+                continue;
+            }
+            let got = self.query_at([a, b, c], d)?;
+            if got == d {
+                kept = q;
+            } else if got == 0.0 {
+                dropped = q;
+            } else {
+                return Err(self.odd(v, d, got));
+            }
+        }
+        Ok(kept)
+    }
+
     /// What node `v` computes.
     fn ask(&mut self, v: NodeIndex) -> Result<NodeArithmetic> {
         self.asked += 1;
+        let fused_bits = match self.tree.children(v).len() {
+            2 => None,
+            _ => Some(self.window(v)?),
+        };
         // The narrowest format that does not keep p + 1 bits of its own p.
         let (mut lo, mut hi) = (0usize, FORMATS.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match self.keeps(v, FORMATS[mid].precision())? {
+            match self.keeps(v, FORMATS[mid].precision(), fused_bits)? {
                 Some(true) => lo = mid + 1,
                 Some(false) => hi = mid,
                 // Too fine to carry in the input format: assume no finer.
@@ -483,13 +580,17 @@ impl<'p> Asker<'p> {
             )));
         }
         let format = FORMATS[lo];
+        // S + 1.5 ulp lies halfway between S + ulp and S + 2 ulp: to nearest
+        // (ties to even) gives 2 ulp, truncation 1 ulp. A fused node must
+        // keep the half-ulp bit to be asked so.
         let ulp = self.scale * 2f64.powi(1 - format.precision() as i32);
-        let d = 0.75 * ulp;
-        let rounding = if self.probe.format().represents(d) {
+        let d = 1.5 * ulp;
+        let inside = fused_bits.is_none_or(|w| w >= format.precision());
+        let rounding = if self.probe.format().represents(d) && inside {
             let got = self.query(v, d)?;
-            if got == ulp {
+            if got == 2.0 * ulp {
                 Rounding::NearestEven
-            } else if got == 0.0 {
+            } else if got == ulp {
                 Rounding::TowardZero
             } else {
                 return Err(self.odd(v, d, got));
@@ -497,7 +598,11 @@ impl<'p> Asker<'p> {
         } else {
             Rounding::NearestEven
         };
-        Ok(NodeArithmetic { format, rounding })
+        Ok(NodeArithmetic {
+            format,
+            rounding,
+            fused_bits,
+        })
     }
 
     fn odd(&self, v: NodeIndex, d: f64, got: f64) -> Error {
