@@ -172,8 +172,8 @@ fn search(
     let nodes = asker.askable();
     // A fused root's window shows without a sibling; its rounding does not.
     let root_window = match tree.children(tree.root()).len() {
-        2 => None,
-        _ => Some(asker.window(tree.root())?),
+        3.. => Some(asker.window(tree.root())?),
+        _ => None,
     };
     let mut known: Vec<Option<NodeArithmetic>> = vec![None; nodes.len()];
     // A sample, then the runs between differing neighbours by bisection.
@@ -283,6 +283,10 @@ fn model_of(
     root: Option<NodeArithmetic>,
     root_window: Option<u32>,
 ) -> Arithmetic {
+    if tree.n() < 2 {
+        // No node adds anything: the model is the declared accumulator.
+        return Arithmetic::uniform(root.unwrap_or(fallback));
+    }
     let at: HashMap<NodeIndex, NodeArithmetic> = nodes
         .iter()
         .copied()
