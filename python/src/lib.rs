@@ -371,15 +371,7 @@ fn reveal(
             .map_err(|e| from_probe(&mut probe, e))?;
         let mut why_not = String::new();
         if arith {
-            let options = ArithOptions {
-                trials: confirm,
-                confirmed_plain: report
-                    .mismatch
-                    .is_none()
-                    .then_some(report.accumulator)
-                    .flatten(),
-                ..ArithOptions::default()
-            };
+            let options = ArithOptions::after(&report, confirm);
             match reveal_arithmetic(&mut probe, &revelation.tree, &options) {
                 Ok(found) => {
                     stats.arithmetic_calls = found.calls;

@@ -1370,3 +1370,38 @@ fn a_tree_larger_than_the_pipe_into_a_pipe_closed_early_is_no_panic() {
     assert!(line.starts_with('{') && !line.ends_with('\n'), "{line}");
     assert_quiet_hang_up(&line, status, &err);
 }
+
+/// The arithmetic model is found after the order by default, from a sample
+/// of nodes; --every-node asks every node below the root; --no-arith skips
+/// it. On a native order every node adds in the input format.
+#[test]
+fn reveal_finds_the_arithmetic_from_a_sample_or_every_node() {
+    let sampled = run(&["reveal", "native:pairwise", "-n", "40"]);
+    let err = stderr(&sampled);
+    assert!(
+        err.contains("arithmetic: f32 (16 of its nodes asked"),
+        "{err}"
+    );
+    assert!(stdout(&sampled).contains("# arithmetic: f32\n"));
+    // 39 nodes; the root has no sibling to cancel against.
+    let every = run(&["reveal", "native:pairwise", "-n", "40", "--every-node"]);
+    let err = stderr(&every);
+    assert!(
+        err.contains("arithmetic: f32 (38 of its nodes asked"),
+        "{err}"
+    );
+    let none = run(&[
+        "reveal",
+        "native:pairwise",
+        "-n",
+        "40",
+        "--no-arith",
+        "--format",
+        "json",
+    ]);
+    let doc: Value = serde_json::from_slice(&none.stdout).unwrap();
+    assert!(doc.get("arithmetic").is_none(), "{doc}");
+    assert!(doc["stats"].get("arithmetic_calls").is_none(), "{doc}");
+    let clash = run(&["reveal", "native:pairwise", "--every-node", "--no-arith"]);
+    assert_eq!(clash.status.code(), Some(2));
+}

@@ -301,10 +301,7 @@ pub fn sweep_with(
                     // computes may still replay the bits.
                     let found = (report.mismatch.is_some() && confirm > 0 && opts.row == 0)
                         .then(|| {
-                            let arith = ArithOptions {
-                                trials: confirm,
-                                ..ArithOptions::default()
-                            };
+                            let arith = ArithOptions::after(&report, confirm);
                             reveal_arithmetic(&mut black_box, &r.tree, &arith).ok()
                         })
                         .flatten();

@@ -51,13 +51,8 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         let mut found = None;
         if !a.confirm.no_arith && options.row == 0 {
             let arith = ArithOptions {
-                trials: a.confirm.confirm,
-                confirmed_plain: report
-                    .mismatch
-                    .is_none()
-                    .then_some(report.accumulator)
-                    .flatten(),
-                ..ArithOptions::default()
+                every_node: a.confirm.every_node,
+                ..ArithOptions::after(&report, a.confirm.confirm)
             };
             match reveal_arithmetic(&mut black_box, &r.tree, &arith) {
                 Ok(f) => {

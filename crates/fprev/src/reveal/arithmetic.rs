@@ -108,6 +108,24 @@ impl Default for ArithOptions {
     }
 }
 
+impl ArithOptions {
+    /// The options of an arithmetic reveal that follows the order's
+    /// confirmation in plain additions (`report`, over `trials` inputs):
+    /// that replay stands for the model's when the sample says every node
+    /// adds so, and the model's own replay uses as many inputs.
+    pub fn after(report: &CheckReport, trials: usize) -> Self {
+        ArithOptions {
+            trials,
+            confirmed_plain: report
+                .mismatch
+                .is_none()
+                .then_some(report.accumulator)
+                .flatten(),
+            ..ArithOptions::default()
+        }
+    }
+}
+
 /// The formats a node may round to, narrowest first.
 const FORMATS: [Format; 4] = [Format::Bf16, Format::F16, Format::F32, Format::F64];
 
