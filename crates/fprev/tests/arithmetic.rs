@@ -258,3 +258,82 @@ fn a_kahan_sum_is_named_compensated_not_given_a_model() {
     assert_eq!(e.exit_code(), 3);
     assert!(e.to_string().contains("compensated"), "{e}");
 }
+
+/// One box of each kind, the model built in and the model found side by
+/// side (`cargo test -p fprev --test arithmetic -- --nocapture` prints them).
+#[test]
+fn one_box_of_each_kind_built_in_and_found() {
+    let sequential = fprev::Order::Sequential.tree(100);
+    let pairwise = fprev::Order::Pairwise.tree(100);
+    let ieee = NodeArithmetic::ieee;
+    let truncating = |format| NodeArithmetic {
+        rounding: Rounding::TowardZero,
+        ..ieee(format)
+    };
+    let body_and_tail = Arithmetic::from_nodes(&sequential, |node| {
+        let first_tail = 96;
+        let leaves_from = fprev::arith::NodeKey::all(&sequential)[node.index()];
+        if leaves_from.size > first_tail {
+            ieee(Format::F64)
+        } else {
+            ieee(Format::F32)
+        }
+    });
+    let boxes: Vec<(&str, SummationTree, Arithmetic)> = vec![
+        (
+            "pairwise, f32",
+            pairwise.clone(),
+            Arithmetic::uniform(ieee(Format::F32)),
+        ),
+        (
+            "pairwise, f64 truncating",
+            pairwise,
+            Arithmetic::uniform(truncating(Format::F64)),
+        ),
+        (
+            "sequential, f32 body, f64 tail",
+            sequential.clone(),
+            body_and_tail,
+        ),
+        (
+            "sequential, f32 truncating",
+            sequential,
+            Arithmetic::uniform(truncating(Format::F32)),
+        ),
+        (
+            "tensor core 9-way, 3 extra bits",
+            tensor_core(100, 9, 3, Rounding::NearestEven).0,
+            tensor_core(100, 9, 3, Rounding::NearestEven).1,
+        ),
+        (
+            "tensor core 17-way, 3 extra bits, truncating",
+            tensor_core(100, 17, 3, Rounding::TowardZero).0,
+            tensor_core(100, 17, 3, Rounding::TowardZero).1,
+        ),
+    ];
+    for (name, tree, truth) in boxes {
+        let mut black_box = Modelled::new(&tree, &truth, Format::F32);
+        let options = ArithOptions {
+            every_node: true,
+            ..ArithOptions::default()
+        };
+        let found = reveal_arithmetic(&mut black_box, &tree, &options).unwrap();
+        println!(
+            "{name}: built in {truth}; found {} ({} calls)",
+            found.model, found.calls
+        );
+        let keys = NodeKey::all(&tree);
+        for node in tree.post_order().into_iter().filter(|v| *v != tree.root()) {
+            let key = keys[node.index()];
+            assert_eq!(found.model.at(&key), truth.at(&key), "{name}: {key}");
+        }
+    }
+    let mut kahan = Kahan(100);
+    let e = reveal_arithmetic(
+        &mut kahan,
+        &fprev::Order::Sequential.tree(100),
+        &ArithOptions::default(),
+    )
+    .unwrap_err();
+    println!("Kahan, f32: {e}");
+}
