@@ -325,9 +325,16 @@ fn openblas_sdot_arithmetic_is_its_f32_kernel_and_f64_tail() {
                 found.model
             );
         }
-        let report = check::check_models(&tree, &[found.model.clone()], &mut probe, 200, 7, 0)
-            .unwrap()
-            .0;
+        let report = check::check_models(
+            &tree,
+            std::slice::from_ref(&found.model),
+            &mut probe,
+            200,
+            7,
+            0,
+        )
+        .unwrap()
+        .0;
         assert!(report.mismatch.is_none(), "n = {n}: {:?}", report.mismatch);
     }
 }

@@ -1,4 +1,6 @@
 //! What several test files share.
+// Each test file uses a part of these helpers.
+#![allow(dead_code)]
 
 use fprev::{Format, Probe};
 
