@@ -19,19 +19,26 @@
 //! println!("{}", revealed.tree); // ((((0+8)+16)+24)+...
 //! ```
 //!
-//! The pieces, one module each:
+//! The pieces, one module each, from the bottom layer up (no module uses
+//! one above it: `tests/layers.rs` reads the imports and fails on a circle):
 //!
 //! - [`tree`]: the [`SummationTree`] (petgraph), canonical form, text and JSON forms, diff;
 //! - [`format`](mod@format): the number [`Format`]s, masks `M` and units `u`, fused addition;
-//! - [`probe`]: the [`Probe`] trait (the black box) and probe specs;
-//! - [`reveal`](mod@reveal): the engine (FPRev's BuildSubtree, BasicFPRev, NaiveSol);
+//! - [`arith`]: what each node computes (format, rounding, a fused node's window);
 //! - [`order`]: reference orders ([`Order`]) as loops and as trees;
+//! - [`inputs`]: random inputs whose sums depend on the order;
+//! - [`error`]: the [`Error`] type, its [`Kind`](error::Kind) and exit status;
 //! - [`reduce`]: reproducible reducers, starting with tree [`Replay`](reduce::Replay);
-//! - [`check`](mod@check): confirming a tree by replay on random inputs;
-//! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
-//! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
-//! - [`render`], [`shape`], [`document`]: drawing, summarising and saving trees;
+//! - [`document`], [`shape`], [`render`]: saving, summarising and drawing trees;
 //! - [`memory`]: refusing sizes this machine cannot hold, before allocating;
+//! - [`probe`]: the [`Probe`] trait (the black box) and the probes of each library;
+//! - [`check`](mod@check): confirming a tree by replay on random inputs;
+//! - `mpi` (feature `mpi`): MPI jobs, the `mpi:` probes, the distributed reduction;
+//! - [`reveal`](mod@reveal): the engine (FPRev's BuildSubtree, BasicFPRev, NaiveSol) and
+//!   the arithmetic reveal;
+//! - [`spec`]: probe specs, every family in one table, and [`open`];
+//! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
+//! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes.
 
 pub mod arith;
 pub mod check;
