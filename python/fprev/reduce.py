@@ -47,8 +47,9 @@ def _threads(threads: Optional[int]) -> Optional[int]:
 
 def replay(tree: Any, x: np.ndarray, accumulator: Any = None) -> Any:
     """``x`` summed in ``tree``'s order (an :class:`fprev.Tree` or a tree
-    file's path), each partial sum rounded to ``accumulator`` (default:
-    ``x``'s dtype). Bit for bit what the black box the tree was revealed
+    file's path), each partial sum rounded to ``accumulator``; by default
+    as the tree's arithmetic model says (``tree.arithmetic``), else in
+    ``x``'s dtype. Bit for bit what the black box the tree was revealed
     from returns, where ``fprev.check`` passed."""
     from . import _tree
 
@@ -56,6 +57,6 @@ def replay(tree: Any, x: np.ndarray, accumulator: Any = None) -> Any:
     if x.ndim != 1:
         raise ValueError("x must be 1-D, got shape %s" % (x.shape,))
     fmt = format_name(x.dtype)
-    acc = fmt if accumulator is None else format_name(accumulator)
-    value = _fprev.replay(_tree(tree), x.astype(np.float64), acc)
+    acc = None if accumulator is None else format_name(accumulator)
+    value = _fprev.replay(_tree(tree), x.astype(np.float64), fmt, acc)
     return x.dtype.type(value)

@@ -575,8 +575,20 @@ fn prerounded_sum_(x: &Bound<'_, PyAny>, threads: Option<usize>) -> PyResult<f64
 /// `x` (exact as float64) summed in `tree`'s order, every partial sum
 /// rounded to `accumulator`.
 #[pyfunction]
-fn replay(tree: &Tree, x: PyReadonlyArray1<'_, f64>, accumulator: &str) -> PyResult<f64> {
-    let acc = format(accumulator)?;
+#[pyo3(signature = (tree, x, dtype, accumulator=None))]
+fn replay(
+    tree: &Tree,
+    x: PyReadonlyArray1<'_, f64>,
+    dtype: &str,
+    accumulator: Option<&str>,
+) -> PyResult<f64> {
+    // A given accumulator, else the tree's arithmetic model, else the
+    // input's format.
+    let replay = match (accumulator, &tree.doc.arithmetic) {
+        (Some(a), _) => Replay::new(tree.tree(), format(a)?),
+        (None, Some(model)) => Replay::with_arithmetic(tree.tree(), model),
+        (None, None) => Replay::new(tree.tree(), format(dtype)?),
+    };
     let len = x.as_array().len();
     if len != tree.n() {
         return Err(PyValueError::new_err(format!(
@@ -585,7 +597,7 @@ fn replay(tree: &Tree, x: PyReadonlyArray1<'_, f64>, accumulator: &str) -> PyRes
             len
         )));
     }
-    Ok(with_slice(&x, |s| Replay::new(tree.tree(), acc).sum(s)))
+    Ok(with_slice(&x, |s| replay.sum(s)))
 }
 
 #[pymodule]

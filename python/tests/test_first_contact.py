@@ -169,6 +169,13 @@ def test_a_mixed_precision_sum_is_confirmed_with_its_arithmetic():
     # Its nodes: the first eight summands' in float32, those with the tail in float64.
     assert all(node["first"] >= 8 or node["size"] > 8 for node in a["nodes"])
     assert fprev.check(tree, body_and_tail)
+    # Its replay follows the model, bit for bit; in float32 throughout it does not.
+    from fprev.reduce import replay
+
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal(12).astype(np.float32) * 1e4 for _ in range(200)]
+    assert all(replay(tree, x) == body_and_tail(x) for x in xs)
+    assert any(replay(tree, x, accumulator="float32") != body_and_tail(x) for x in xs)
     with pytest.warns(fprev.UnconfirmedWarning):
         plain = fprev.reveal(body_and_tail, 12, "float32", arith=False)
     assert plain.arithmetic is None and not plain.confirmed
