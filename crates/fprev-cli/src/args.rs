@@ -27,11 +27,15 @@ Every answer is validated: a black box that breaks the method's assumptions is
 reported as such, never turned into a tree.
 
 Every reveal ends by replaying the revealed tree on random inputs and
-comparing with the black box bit for bit (--confirm K trials): masked inputs
-only see the order, so a black box that does not add in plain rounded
-additions (a compensated sum, a mixed-precision kernel) is revealed an order
-it does not follow in its bits. Such a tree is still printed, marked as not
-confirmed, and the first input that differs is saved to a file.
+comparing with the black box bit for bit (--confirm K trials). Masked inputs
+only see the order, so after it fprev asks what each node computes: the
+format its partial sum is rounded to, whether it rounds to nearest or
+truncates, and how many bits a fused node keeps (a sample of nodes, three
+queries each; --every-node asks them all, --no-arith none). The tree is
+confirmed with that model, which the tree file keeps: a mixed-precision
+kernel (OpenBLAS's sdot adds its tail in f64) is confirmed, a compensated sum
+is named. A tree no model replays is still printed, marked as not confirmed,
+and the first input that differs is saved to a file.
 
 Exit status: 0 ok, 1 trees differ or a check failed, 2 usage or bad input,
 3 the black box broke an assumption, 4 the black box is order-independent
