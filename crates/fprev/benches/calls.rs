@@ -25,7 +25,12 @@
 //! cargo bench --bench calls -- quick   # n = 1,024 and 4,096
 //! cargo bench --bench calls -- targets # the targets' sizes only (20 min)
 //! cargo bench --bench calls -- write   # also write outputs/calls/
+//! cargo bench --bench calls -- shipped f64  # fprev as it ships only, f64 only
 //! ```
+//!
+//! `shipped` reveals each row once with fprev as it ships and skips the other
+//! pivots and the baseline (a check of the calls in minutes, not an hour);
+//! `f32` or `f64` keeps one format. Neither writes `outputs/calls/`.
 //!
 //! With `write`, `outputs/calls/` gets `report.md` (the tables and the
 //! targets), `calls.json` (every row) and `calls.svg` (calls/n against n),
@@ -145,9 +150,14 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "quick");
     let targets = args.iter().any(|a| a == "targets");
-    let write = args.iter().any(|a| a == "write");
+    let shipped = args.iter().any(|a| a == "shipped");
+    let only: Option<Format> = args.iter().find_map(|a| a.parse().ok());
+    let write = args.iter().any(|a| a == "write") && !shipped && only.is_none();
     let mut rows = Vec::new();
     for format in [Format::F32, Format::F64] {
+        if only.is_some_and(|f| f != format) {
+            continue;
+        }
         let sizes: &[usize] = match (targets, quick, format) {
             (true, _, Format::F32) => &[16_384],
             (true, _, _) => &[65_536],
@@ -158,9 +168,11 @@ fn main() {
             for &n in sizes {
                 eprint!("{:<16} {format} n = {n:>6} ... ", shape.name());
                 let started = Instant::now();
-                let row = measure(shape, format, n);
+                let row = measure(shape, format, n, shipped);
                 eprintln!(
-                    "{:.2} calls/n, {:.3} s ({:.0} s for the row){}",
+                    "{} calls, {} queries, {:.2} calls/n, {:.3} s ({:.0} s for the row){}",
+                    row.calls,
+                    row.queries,
                     row.calls_per_n,
                     row.seconds,
                     started.elapsed().as_secs_f64(),
@@ -204,7 +216,7 @@ fn save(dir: &Path, markdown_name: &str, json_name: &str, rows: &[Row]) {
 }
 
 /// Reveals one shape, format and size with every engine.
-fn measure(shape: Shape, format: Format, n: usize) -> Row {
+fn measure(shape: Shape, format: Format, n: usize, shipped: bool) -> Row {
     let expected = shape.expected(n);
     let mut row = Row {
         shape: shape.name(),
@@ -238,7 +250,7 @@ fn measure(shape: Shape, format: Format, n: usize) -> Row {
         }
     };
     // fprev as it ships.
-    let repeats = if n <= REPEAT_BELOW { 3 } else { 1 };
+    let repeats = if n <= REPEAT_BELOW && !shipped { 3 } else { 1 };
     let mut seconds = Vec::new();
     for _ in 0..repeats {
         let Some(stats) = once(&Options::default(), &mut row) else {
@@ -252,12 +264,31 @@ fn measure(shape: Shape, format: Format, n: usize) -> Row {
     row.seconds = seconds[seconds.len() / 2];
     row.calls_per_n = row.calls as f64 / n as f64;
     let per_call = row.seconds / row.calls.max(1) as f64;
+    if !shipped {
+        other_engines(shape, n, per_call, &mut row, &mut once);
+    }
+    row.tree_ok &= match (&expected, trees.first()) {
+        (Some(want), _) => trees.iter().all(|t| t == want),
+        (None, Some(first)) => trees.iter().all(|t| t == first),
+        (None, None) => false,
+    };
+    row
+}
+
+/// The other pivots, and the paper's FPRev with and without packing.
+fn other_engines(
+    shape: Shape,
+    n: usize,
+    per_call: f64,
+    row: &mut Row,
+    once: &mut impl FnMut(&Options, &mut Row) -> Option<Stats>,
+) {
     // The other pivots.
     let packed = |pivot| Options {
         pivot,
         ..Options::default()
     };
-    row.calls_random = once(&packed(Pivot::Random { seed: 0 }), &mut row).map(|s| s.calls);
+    row.calls_random = once(&packed(Pivot::Random { seed: 0 }), row).map(|s| s.calls);
     // The paper's FPRev: min pivot, nothing guessed.
     let paper = Options {
         pivot: Pivot::Min,
@@ -269,8 +300,8 @@ fn measure(shape: Shape, format: Format, n: usize) -> Row {
         row.note = "min pivot: n(n-1)/2 queries, by its formula".into();
         Some((n * (n - 1) / 2) as u64)
     } else {
-        row.calls_min = once(&packed(Pivot::Min), &mut row).map(|s| s.calls);
-        once(&paper, &mut row).map(|s| s.queries)
+        row.calls_min = once(&packed(Pivot::Min), row).map(|s| s.calls);
+        once(&paper, row).map(|s| s.queries)
     };
     // One query per call.
     row.baseline_calls = paper_queries;
@@ -282,18 +313,13 @@ fn measure(shape: Shape, format: Format, n: usize) -> Row {
             batch: Some(1),
             ..paper
         };
-        if let Some(s) = once(&baseline, &mut row) {
+        if let Some(s) = once(&baseline, row) {
             debug_assert_eq!(s.calls, q);
             row.baseline_seconds = Some(s.seconds);
         }
     }
-    row.tree_ok &= match (&expected, trees.first()) {
-        (Some(want), _) => trees.iter().all(|t| t == want),
-        (None, Some(first)) => trees.iter().all(|t| t == first),
-        (None, None) => false,
-    };
-    row
 }
+
 
 /// One reveal; NumPy's first tree is also replayed against NumPy.
 fn reveal_once(
