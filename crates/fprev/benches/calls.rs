@@ -320,7 +320,6 @@ fn other_engines(
     }
 }
 
-
 /// One reveal; NumPy's first tree is also replayed against NumPy.
 fn reveal_once(
     shape: Shape,
