@@ -29,7 +29,7 @@ pub use prerounded::{
 };
 
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey};
-use crate::format::{Format, fused_sum};
+use crate::format::Format;
 use crate::tree::SummationTree;
 
 /// A tree compiled for evaluation: inner nodes children-first, each reading
@@ -48,7 +48,7 @@ pub struct Replay {
 
 impl Replay {
     /// Compiles `tree`, to add in the accumulator format `acc` (binary nodes
-    /// as IEEE additions, fused nodes by [`fused_sum`]).
+    /// as IEEE additions, fused nodes by [`fused_sum`](crate::format::fused_sum)).
     pub fn new(tree: &SummationTree, acc: Format) -> Self {
         let n = tree.n();
         let order = tree.post_order();
@@ -131,17 +131,16 @@ impl Replay {
         values.extend_from_slice(x);
         let mut terms = Vec::new();
         for (k, ops) in self.operands.iter().enumerate() {
-            let v = match (&self.arithmetic, ops.as_slice()) {
-                (None, [a, b]) => self.acc.add(values[*a], values[*b]),
-                (None, _) => {
+            let node = match &self.arithmetic {
+                Some(nodes) => nodes[k],
+                None => NodeArithmetic::ieee(self.acc),
+            };
+            let v = match ops.as_slice() {
+                [a, b] => node.rounding.add(node.format, values[*a], values[*b]),
+                _ => {
                     terms.clear();
                     terms.extend(ops.iter().map(|o| values[*o]));
-                    fused_sum(&terms, self.acc)
-                }
-                (Some(nodes), _) => {
-                    terms.clear();
-                    terms.extend(ops.iter().map(|o| values[*o]));
-                    nodes[k].sum(&terms)
+                    node.sum(&terms)
                 }
             };
             values.push(v);

@@ -493,6 +493,13 @@ impl<'p> Asker<'p> {
     /// One query: `S` under `v`'s first child, `d` under its second, `-S`
     /// under a sibling; the black box's answer.
     fn query(&mut self, v: NodeIndex, d: f64) -> Result<f64> {
+        let at = self.across(v);
+        self.query_at(at, d)
+    }
+
+    /// Where `v`'s queries go: a leaf under its first child, one under its
+    /// second, one under a sibling.
+    fn across(&self, v: NodeIndex) -> [usize; 3] {
         let children = self.tree.children(v);
         let w = self.parent[v.index()].expect("v is not the root");
         let sibling = *self
@@ -504,7 +511,20 @@ impl<'p> Asker<'p> {
         let a = self.keys[children[0].index()].first;
         let b = self.keys[children[1].index()].first;
         let c = self.keys[sibling.index()].first;
-        self.query_at([a, b, c], d)
+        [a, b, c]
+    }
+
+    /// Whether `d` survives the query at `at`: the answer is `d` (kept) or
+    /// 0 (dropped), anything else is no rounded addition of `v`.
+    fn survives(&mut self, v: NodeIndex, at: [usize; 3], d: f64) -> Result<bool> {
+        let got = self.query_at(at, d)?;
+        if got == d {
+            Ok(true)
+        } else if got == 0.0 {
+            Ok(false)
+        } else {
+            Err(self.odd(v, d, got))
+        }
     }
 
     /// One query: `S` at `a`, `d` at `b`, `-S` at `c`, 0 elsewhere.
@@ -538,14 +558,8 @@ impl<'p> Asker<'p> {
         if !self.probe.format().represents(d) || d == 0.0 || window.is_some_and(|w| p > w) {
             return Ok(None);
         }
-        let got = self.query(v, d)?;
-        if got == d {
-            Ok(Some(true))
-        } else if got == 0.0 {
-            Ok(Some(false))
-        } else {
-            Err(self.odd(v, d, got))
-        }
+        let at = self.across(v);
+        self.survives(v, at, d).map(Some)
     }
 
     /// The bits a fused node keeps below its largest term's leading bit:
@@ -562,13 +576,10 @@ impl<'p> Asker<'p> {
                 dropped = q;
                 continue;
             }
-            let got = self.query_at([a, b, c], d)?;
-            if got == d {
+            if self.survives(v, [a, b, c], d)? {
                 kept = q;
-            } else if got == 0.0 {
-                dropped = q;
             } else {
-                return Err(self.odd(v, d, got));
+                dropped = q;
             }
         }
         Ok(kept)
