@@ -40,8 +40,8 @@ use crate::format::{FUSED_FRACTION_BITS, Format, fused_exact, fused_sum};
 use crate::tree::SummationTree;
 
 /// The version of the model's file form this build writes; it reads every
-/// version up to this one.
-pub const MODEL_VERSION: u32 = 1;
+/// version up to this one. Version 2 adds `inputs` and `products`.
+pub const MODEL_VERSION: u32 = 2;
 
 /// How a node rounds its exact result to its format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -67,11 +67,12 @@ impl Rounding {
         }
     }
 
-    /// `a + b` rounded this way to `format` (both values of `format`).
+    /// The exact `a + b` rounded this way to `format`. The operands may be
+    /// any `f64` values: a wider node's partial sum, or an exact product.
     #[inline]
     pub fn add(self, format: Format, a: f64, b: f64) -> f64 {
         match self {
-            Rounding::NearestEven => format.add(a, b),
+            Rounding::NearestEven => add_nearest(format, a, b),
             Rounding::TowardZero => add_toward_zero(format, a, b),
         }
     }
@@ -91,6 +92,28 @@ impl FromStr for Rounding {
             .find(|r| r.name() == s)
             .ok_or_else(|| format!("unknown rounding '{s}': expected nearest-even or toward-zero"))
     }
+}
+
+/// The exact `a + b` rounded to nearest in `format`. Rounding the f64 sum
+/// again would round twice; rounding it *to odd* first (the f64 neighbour
+/// on the exact sum's side when it was inexact and its last bit is even)
+/// keeps a single correct rounding to any format of 51 bits or fewer
+/// (Boldo and Melquiond's rule).
+fn add_nearest(format: Format, a: f64, b: f64) -> f64 {
+    let s = a + b;
+    if format.precision() >= Format::F64.precision() || !s.is_finite() {
+        return s;
+    }
+    let bb = s - a;
+    let e = (a - (s - bb)) + (b - bb);
+    let odd = if e == 0.0 || s.to_bits() & 1 == 1 {
+        s
+    } else if (e > 0.0) == (s > 0.0) {
+        f64::from_bits(s.to_bits() + 1)
+    } else {
+        f64::from_bits(s.to_bits() - 1)
+    };
+    format.round(odd)
 }
 
 /// `a + b` truncated to `format`. The sum is split exactly into `s + e`
@@ -200,6 +223,129 @@ impl fmt::Display for NodeArithmetic {
     }
 }
 
+/// How one summand of a dot product, GEMV or GEMM, the product
+/// `x_i * y_i`, reaches the addition that takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Product {
+    /// Exactly: a fused multiply-add, or a format wide enough for every
+    /// product of the inputs (f32 products in f64).
+    Exact,
+    /// Rounded to nearest (ties to even) in this format first.
+    Rounded(Format),
+}
+
+impl Product {
+    /// The product of `x` and `y` as its addition sees it: a value and,
+    /// for an exact product that `f64` cannot hold, the rest of it.
+    #[inline]
+    pub fn of(self, x: f64, y: f64) -> (f64, f64) {
+        let p = x * y;
+        match self {
+            Product::Exact => (p, x.mul_add(y, -p)),
+            Product::Rounded(format) => (format.round(p), 0.0),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Product::Exact => "exact",
+            Product::Rounded(format) => format.name(),
+        }
+    }
+}
+
+impl fmt::Display for Product {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Product {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "exact" => Ok(Product::Exact),
+            _ => s
+                .parse()
+                .map(Product::Rounded)
+                .map_err(|_| format!("unknown product '{s}': expected exact or a format")),
+        }
+    }
+}
+
+impl Serialize for Product {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Product {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// The products of a black box that multiplies: a default and the leaves
+/// that differ (an FMA loop rounds the product that starts each
+/// accumulator and fuses the rest).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Products {
+    /// What every product not listed in `leaves` does.
+    pub default: Product,
+    /// The summands whose products do otherwise, by index.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub leaves: BTreeMap<usize, Product>,
+}
+
+impl Products {
+    /// The products of `per_leaf` (one per summand), the most common as
+    /// the default.
+    pub fn from_leaves(per_leaf: &[Product]) -> Self {
+        let mut counts: Vec<(Product, usize)> = Vec::new();
+        for p in per_leaf {
+            match counts.iter_mut().find(|(q, _)| q == p) {
+                Some((_, c)) => *c += 1,
+                None => counts.push((*p, 1)),
+            }
+        }
+        let default = counts
+            .iter()
+            .max_by_key(|(_, c)| *c)
+            .map_or(Product::Exact, |(p, _)| *p);
+        Products {
+            default,
+            leaves: per_leaf
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| **p != default)
+                .map(|(i, p)| (i, *p))
+                .collect(),
+        }
+    }
+
+    /// What summand `leaf`'s product does.
+    pub fn at(&self, leaf: usize) -> Product {
+        self.leaves.get(&leaf).copied().unwrap_or(self.default)
+    }
+}
+
+/// `exact`; `f32, 3 exact`.
+impl fmt::Display for Products {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.default)?;
+        let mut others: BTreeMap<&str, usize> = BTreeMap::new();
+        for p in self.leaves.values() {
+            *others.entry(p.name()).or_default() += 1;
+        }
+        for (what, count) in others {
+            write!(f, ", {count} {what}")?;
+        }
+        Ok(())
+    }
+}
+
 /// A node named by its leaves: the smallest summand under it and how many
 /// there are. No two nodes of a tree share both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -258,6 +404,17 @@ pub struct Arithmetic {
         with = "node_list"
     )]
     pub nodes: BTreeMap<NodeKey, NodeArithmetic>,
+    /// The format the black box rounds its inputs to before it uses them
+    /// (`None`: as given), as a GPU's TF32 mode or a bf16 GEMM fed f32.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "format_option"
+    )]
+    pub inputs: Option<Format>,
+    /// Of a black box that multiplies: how its products are rounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub products: Option<Products>,
 }
 
 impl Arithmetic {
@@ -267,6 +424,8 @@ impl Arithmetic {
             version: MODEL_VERSION,
             default: node,
             nodes: BTreeMap::new(),
+            inputs: None,
+            products: None,
         }
     }
 
@@ -310,6 +469,8 @@ impl Arithmetic {
                 .into_iter()
                 .filter(|(_, a)| *a != default)
                 .collect(),
+            inputs: None,
+            products: None,
         }
     }
 
@@ -346,6 +507,12 @@ impl fmt::Display for Arithmetic {
             let s = if count == 1 { "" } else { "s" };
             write!(f, ", {count} node{s} {what}")?;
         }
+        if let Some(inputs) = self.inputs {
+            write!(f, "; inputs rounded to {inputs}")?;
+        }
+        if let Some(products) = &self.products {
+            write!(f, "; products {products}")?;
+        }
         Ok(())
     }
 }
@@ -362,6 +529,25 @@ mod format_name {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Format, D::Error> {
         let name = String::deserialize(d)?;
         name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+mod format_option {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::format::Format;
+
+    pub fn serialize<S: Serializer>(f: &Option<Format>, s: S) -> Result<S::Ok, S::Error> {
+        match f {
+            Some(f) => s.serialize_some(f.name()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Format>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|name| name.parse().map_err(serde::de::Error::custom))
+            .transpose()
     }
 }
 

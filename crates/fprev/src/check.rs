@@ -35,6 +35,9 @@ pub struct Mismatch {
     pub kind: Inputs,
     /// The input.
     pub input: Vec<f64>,
+    /// The vector it was multiplied by, for a black box that multiplies
+    /// and a model that says how it rounds products (`None`: ones).
+    pub weights: Option<Vec<f64>>,
     /// What the tree's replay gave.
     pub replayed: f64,
     /// The accumulator that replay added in.
@@ -205,10 +208,17 @@ fn check_replays(
     let mut out = vec![0.0; row + 1];
     let starts = vec![0; row + 2];
     let mut last_failure = None;
+    // Products are only asked of a black box that forms them, and only
+    // when a model says how it rounds them.
+    let multiplies = probe.multiplies() && candidates.iter().any(|(_, r)| r.has_products());
     for trial in 0..trials {
         let kind = Inputs::ALL[trial % Inputs::ALL.len()];
         let input = kind.draw(format, n, &mut rng);
-        if row == 0 {
+        let weights = multiplies.then(|| Inputs::Close.draw(format, n, &mut rng));
+        if let Some(y) = &weights {
+            // The input in every row up to `row`, as below.
+            probe.dot(&input.repeat(row + 1), y, &mut out)?;
+        } else if row == 0 {
             probe.sum(&input, &mut out)?;
         } else {
             // The input in every row up to `row`.
@@ -223,13 +233,17 @@ fn check_replays(
         }
         let got = out[row];
         candidates.retain(|(_, replay)| {
-            let replayed = format.round(replay.sum_with(&input, &mut scratch));
+            let replayed = format.round(match &weights {
+                Some(y) => replay.dot_with(&input, y, &mut scratch),
+                None => replay.sum_with(&input, &mut scratch),
+            });
             let same = replayed.to_bits() == got.to_bits() || (replayed.is_nan() && got.is_nan());
             if !same {
                 last_failure = Some(Mismatch {
                     trial,
                     kind,
                     input: input.clone(),
+                    weights: weights.clone(),
                     replayed,
                     accumulator: replay.accumulator(),
                     black_box: got,

@@ -92,6 +92,26 @@ pub trait Probe {
     /// exactly representable in [`Probe::format`]) into `out`.
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()>;
 
+    /// Whether each summand is a product `x_i * y_i` that the black box
+    /// forms itself (a dot product, GEMV or GEMM), so that
+    /// [`Probe::dot`] answers and the arithmetic reveal can ask how the
+    /// products are rounded. [`Probe::sum`] then takes `y` as ones.
+    /// Defaults to `false`.
+    fn multiplies(&self) -> bool {
+        false
+    }
+
+    /// Sums `x_i * y_i` over every row `x` of `rows` (`out.len()` rows of
+    /// `n`) with the one vector `y` of `n` (a GEMV's vector, column 0 of a
+    /// GEMM's `B`). Only called when [`Probe::multiplies`]; the default
+    /// refuses.
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
+        let _ = (rows, y, out);
+        Err(Error::Input(
+            "this black box sums its inputs; it does not multiply them".into(),
+        ))
+    }
+
     /// Sums every input of `batch` into `out`; the engine hands at most
     /// [`Probe::max_batch`] inputs at a time. The default writes the inputs
     /// out for [`Probe::sum`]; override it when edits to a buffer the probe
@@ -125,6 +145,12 @@ impl<P: Probe + ?Sized> Probe for Box<P> {
     }
     fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
         (**self).sum_batch(batch, out)
+    }
+    fn multiplies(&self) -> bool {
+        (**self).multiplies()
+    }
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
+        (**self).dot(rows, y, out)
     }
 }
 

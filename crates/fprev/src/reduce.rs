@@ -28,7 +28,7 @@ pub use prerounded::{
     PreRoundable, PreRounded, prerounded_sum, prerounded_sum_on, prerounded_sum_threads,
 };
 
-use crate::arith::{Arithmetic, NodeArithmetic, NodeKey};
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product};
 use crate::format::Format;
 use crate::tree::SummationTree;
 
@@ -44,6 +44,11 @@ pub struct Replay {
     /// What each inner node computes, in the same order, where an
     /// arithmetic model says (`None`: IEEE additions in `acc` throughout).
     arithmetic: Option<Vec<NodeArithmetic>>,
+    /// The format inputs are rounded to first, where the model says.
+    inputs: Option<Format>,
+    /// How each summand's product is rounded, where the model says
+    /// (`None`: exactly, as when `y` is ones).
+    products: Option<Vec<Product>>,
 }
 
 impl Replay {
@@ -71,6 +76,8 @@ impl Replay {
             acc,
             operands,
             arithmetic: None,
+            inputs: None,
+            products: None,
         }
     }
 
@@ -86,7 +93,18 @@ impl Replay {
         if !model.is_uniform() || model.default != NodeArithmetic::ieee(model.default.format) {
             replay.arithmetic = Some(per_node);
         }
+        replay.inputs = model.inputs;
+        replay.products = model
+            .products
+            .as_ref()
+            .map(|p| (0..tree.n()).map(|i| p.at(i)).collect());
         replay
+    }
+
+    /// Whether the model says how products are rounded: a replay for
+    /// [`Replay::dot`] rather than [`Replay::sum`].
+    pub fn has_products(&self) -> bool {
+        self.products.is_some()
     }
 
     /// Number of summands.
@@ -128,7 +146,63 @@ impl Replay {
     pub fn sum_with(&self, x: &[f64], values: &mut Vec<f64>) -> f64 {
         assert_eq!(x.len(), self.n, "replay of an {}-leaf tree", self.n);
         values.clear();
-        values.extend_from_slice(x);
+        match self.inputs {
+            Some(f) => values.extend(x.iter().map(|v| f.round(*v))),
+            None => values.extend_from_slice(x),
+        }
+        self.add_up(values, &[], &[])
+    }
+
+    /// `sum x_i y_i` in the tree's order, each product rounded as the
+    /// model says (exactly when it says nothing). An exact product enters
+    /// its addition whole: with `f64` inputs, as a fused multiply-add.
+    ///
+    /// ```
+    /// use fprev::arith::{Arithmetic, NodeArithmetic, Product, Products};
+    /// use fprev::{Format, SummationTree, reduce::Replay};
+    ///
+    /// let tree: SummationTree = "(0+1)".parse().unwrap();
+    /// let mut model = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
+    /// let a = 1.0 + 2f64.powi(-12);
+    /// let (x, y) = ([a, -(1.0 + 2f64.powi(-11))], [a, 1.0]);
+    /// // a * a = 1 + 2^-11 + 2^-24: rounded to f32 first, the 2^-24 is lost.
+    /// model.products = Some(Products::from_leaves(&[Product::Rounded(Format::F32); 2]));
+    /// assert_eq!(Replay::with_arithmetic(&tree, &model).dot(&x, &y), 0.0);
+    /// model.products = Some(Products::from_leaves(&[Product::Exact; 2]));
+    /// assert_eq!(Replay::with_arithmetic(&tree, &model).dot(&x, &y), 2f64.powi(-24));
+    /// ```
+    ///
+    /// # Panics
+    /// If `x` or `y` does not hold `n` values.
+    pub fn dot(&self, x: &[f64], y: &[f64]) -> f64 {
+        self.dot_with(x, y, &mut Vec::new())
+    }
+
+    /// Like [`Replay::dot`], reusing `values` as scratch space.
+    pub fn dot_with(&self, x: &[f64], y: &[f64], values: &mut Vec<f64>) -> f64 {
+        assert!(
+            x.len() == self.n && y.len() == self.n,
+            "dot replay of an {}-leaf tree",
+            self.n
+        );
+        let round = |v: f64| self.inputs.map_or(v, |f| f.round(v));
+        let (x, y): (Vec<f64>, Vec<f64>) =
+            x.iter().zip(y).map(|(a, b)| (round(*a), round(*b))).unzip();
+        values.clear();
+        let mut rest = vec![0.0; self.n];
+        for i in 0..self.n {
+            let product = self.products.as_ref().map_or(Product::Exact, |p| p[i]);
+            let (value, low) = product.of(x[i], y[i]);
+            values.push(value);
+            rest[i] = low;
+        }
+        self.add_up(values, &rest, &[&x, &y])
+    }
+
+    /// Evaluates the inner nodes on the summands in `values`; `rest[i]` is
+    /// what summand `i`'s exact product has beyond its `f64` value, and
+    /// `xy` its factors (both empty for a plain sum).
+    fn add_up(&self, values: &mut Vec<f64>, rest: &[f64], xy: &[&[f64]]) -> f64 {
         let mut terms = Vec::new();
         for (k, ops) in self.operands.iter().enumerate() {
             let node = match &self.arithmetic {
@@ -136,7 +210,20 @@ impl Replay {
                 None => NodeArithmetic::ieee(self.acc),
             };
             let v = match ops.as_slice() {
-                [a, b] => node.rounding.add(node.format, values[*a], values[*b]),
+                [a, b] => {
+                    let inexact = |o: usize| o < rest.len() && rest[o] != 0.0;
+                    match (inexact(*a), inexact(*b)) {
+                        (false, false) => node.rounding.add(node.format, values[*a], values[*b]),
+                        // An f64 product `f64` cannot hold: a fused
+                        // multiply-add, which rounds once to nearest in f64.
+                        (true, false) => fused(node, xy, *a, values[*b]),
+                        (false, true) => fused(node, xy, *b, values[*a]),
+                        (true, true) => {
+                            let partial = fused(node, xy, *a, values[*b]);
+                            node.rounding.add(node.format, partial, rest[*b])
+                        }
+                    }
+                }
                 _ => {
                     terms.clear();
                     terms.extend(ops.iter().map(|o| values[*o]));
@@ -145,6 +232,13 @@ impl Replay {
             };
             values.push(v);
         }
-        values.last().copied().unwrap_or(x[0])
+        values.last().copied().unwrap_or(0.0)
     }
+}
+
+/// `x_i * y_i + other` as node `node` computes it: one rounding to nearest
+/// in f64, then (rarely) to the node's own format.
+fn fused(node: NodeArithmetic, xy: &[&[f64]], i: usize, other: f64) -> f64 {
+    let v = xy[0][i].mul_add(xy[1][i], other);
+    node.format.round(v)
 }

@@ -4,7 +4,7 @@
 //! rounded addition at all. The model must come back node for node, and a
 //! replay with it must match the black box on fresh random inputs.
 
-use fprev::arith::{Arithmetic, NodeArithmetic, NodeKey, Rounding};
+use fprev::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
 use fprev::inputs::Inputs;
 use fprev::reduce::Replay;
 use fprev::reveal::arithmetic::{ArithOptions, Method, reveal_arithmetic};
@@ -54,6 +54,15 @@ impl Probe for Modelled {
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
         for (x, o) in inputs.chunks(self.n()).zip(out) {
             *o = self.format.round(self.replay.sum(x));
+        }
+        Ok(())
+    }
+    fn multiplies(&self) -> bool {
+        self.replay.has_products()
+    }
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        for (x, o) in rows.chunks(self.n()).zip(out) {
+            *o = self.format.round(self.replay.dot(x, y));
         }
         Ok(())
     }
@@ -336,4 +345,89 @@ fn one_box_of_each_kind_built_in_and_found() {
     )
     .unwrap_err();
     println!("Kahan, f32: {e}");
+}
+
+/// Products drawn for `n` summands whose values have `format`'s bits: two
+/// runs along the summands, each exact or rounded to a format no wider
+/// than the inputs (an FMA kernel's first product per accumulator is
+/// rounded, the rest fused).
+fn products(n: usize, format: Format, seed: u64) -> Products {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let narrower: Vec<Format> = [Format::Bf16, Format::F16, Format::F32, Format::F64]
+        .into_iter()
+        .filter(|f| f.precision() <= format.precision())
+        .collect();
+    let mut pick = || {
+        if rng.random_bool(0.4) {
+            Product::Exact
+        } else {
+            Product::Rounded(narrower[rng.random_range(0..narrower.len())])
+        }
+    };
+    let (body, tail) = (pick(), pick());
+    let cut = rng.random_range(0..n);
+    let per_leaf: Vec<Product> = (0..n).map(|i| if i < cut { body } else { tail }).collect();
+    Products::from_leaves(&per_leaf)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// A dot product's products, exact or rounded in runs, come back
+    /// summand for summand, and its inputs' rounding too.
+    #[test]
+    fn products_and_input_rounding_come_back(
+        n in 2usize..150,
+        seed in 0u64..1_000,
+        wide in any::<bool>(),
+        rounds_inputs in any::<bool>(),
+    ) {
+        let format = if wide { Format::F64 } else { Format::F32 };
+        let tree = common::random_tree(n, 2, false, seed);
+        let mut truth = model(&tree, Layout::Uniform, seed);
+        truth.default.rounding = Rounding::NearestEven;
+        truth.default.format = format;
+        // bf16 shares f32's exponent range; f64's masks would overflow it.
+        truth.inputs = (rounds_inputs && !wide).then_some(Format::Bf16);
+        truth.products = Some(products(n, truth.inputs.unwrap_or(format), seed));
+        let mut black_box = Modelled::new(&tree, &truth, format);
+        let order = reveal(&mut black_box, &Options::default()).unwrap();
+        prop_assert_eq!(&order.tree, &tree);
+        let found = reveal_arithmetic(&mut black_box, &tree, &ArithOptions::default())
+            .unwrap_or_else(|e| panic!("{truth} on {tree}: {e}"));
+        prop_assert_eq!(found.model.inputs, truth.inputs);
+        let (want, got) = (truth.products.as_ref().unwrap(), found.model.products.as_ref().unwrap());
+        for i in 0..n {
+            prop_assert_eq!(want.at(i), got.at(i), "x{} of {}: revealed {}, truth {}", i, &tree, &found.model, &truth);
+        }
+        prop_assert!(found.confirmation.mismatch.is_none());
+    }
+}
+
+/// An FMA loop, `s = fma(x_i, y_i, s)` from `s = 0`: the first product is
+/// rounded, every other enters its addition exactly.
+#[test]
+fn an_fma_loop_is_told_from_rounded_products() {
+    for format in [Format::F32, Format::F64] {
+        let n = 40;
+        let tree = fprev::order::Order::Sequential.tree(n);
+        let mut per_leaf = vec![Product::Exact; n];
+        per_leaf[0] = Product::Rounded(format);
+        let mut truth = Arithmetic::uniform(NodeArithmetic::ieee(format));
+        truth.products = Some(Products::from_leaves(&per_leaf));
+        let mut black_box = Modelled::new(&tree, &truth, format);
+        let found = reveal_arithmetic(&mut black_box, &tree, &ArithOptions::default()).unwrap();
+        let products = found.model.products.unwrap();
+        assert_eq!(products.default, Product::Exact, "{format}");
+        assert_eq!(
+            products.leaves,
+            std::collections::BTreeMap::from([(0, Product::Rounded(format))]),
+            "{format}"
+        );
+        assert!(
+            found.products_asked < n,
+            "{format}: asked {}",
+            found.products_asked
+        );
+    }
 }

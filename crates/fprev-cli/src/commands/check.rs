@@ -56,7 +56,7 @@ pub(super) fn save_mismatch(
     row: usize,
     m: &Mismatch,
 ) -> Result<()> {
-    let json = serde_json::json!({
+    let mut json = serde_json::json!({
         "probe": spec,
         "dtype": format.name(),
         "n": m.input.len(),
@@ -68,5 +68,8 @@ pub(super) fn save_mismatch(
         "black_box": m.black_box,
         "input": m.input,
     });
+    if let Some(y) = &m.weights {
+        json["weights"] = serde_json::json!(y);
+    }
     write_out(format!("{json}\n").as_bytes(), Some(path))
 }

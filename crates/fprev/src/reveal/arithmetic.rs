@@ -39,11 +39,13 @@
 //! truncates has its order revealed wrongly or not at all, so a model with
 //! truncating nodes comes from an order known otherwise (a replayed tree).
 
+mod products;
+
 use std::collections::HashMap;
 
 use petgraph::graph::NodeIndex;
 
-use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Rounding};
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
 use crate::check::{CheckReport, check_models};
 use crate::error::{Error, Result};
 use crate::format::Format;
@@ -73,6 +75,8 @@ pub struct ArithmeticRevelation {
     pub method: Method,
     /// Nodes asked one by one.
     pub nodes_asked: usize,
+    /// Products asked one by one (of a black box that multiplies).
+    pub products_asked: usize,
     /// Calls of the black box, queries and replay trials together.
     pub calls: u64,
     /// The replay that confirmed it.
@@ -150,11 +154,20 @@ pub fn reveal_arithmetic(
     }
     let fallback = NodeArithmetic::ieee(probe.accumulator());
     let mut asker = Asker::new(probe, tree)?;
-    let outcome = search(&mut asker, tree, fallback, opts);
+    let mut leaves = products::LeafAsker::new(&mut *asker.probe, tree);
+    let inputs = leaves.inputs()?;
+    let input_calls = leaves.calls;
+    let outcome = search(&mut asker, tree, fallback, inputs, opts);
     // Answers that fit no rounded addition, or a model that replays
     // nothing: a compensated sum is named as such.
     let unexplained = match outcome {
-        Ok(Ok(found)) => return Ok(found),
+        Ok(Ok(mut found)) => {
+            found.calls += input_calls;
+            if asker.probe.multiplies() {
+                reveal_products(&mut *asker.probe, tree, &mut found, opts)?;
+            }
+            return Ok(found);
+        }
         Ok(Err(model)) => Error::BlackBox(format!(
             "no arithmetic model reproduces the black box's bits: its nodes answered as \
              rounded additions ({model}), but replays of that model with every format and \
@@ -185,6 +198,7 @@ fn search(
     asker: &mut Asker,
     tree: &SummationTree,
     fallback: NodeArithmetic,
+    inputs: Option<Format>,
     opts: &ArithOptions,
 ) -> Result<std::result::Result<ArithmeticRevelation, Arithmetic>> {
     let nodes = asker.askable();
@@ -193,38 +207,16 @@ fn search(
         3.. => Some(asker.window(tree.root())?),
         _ => None,
     };
+    let modeled = |per_node: &[NodeArithmetic], root: Option<NodeArithmetic>| Arithmetic {
+        inputs,
+        ..model_of(tree, &nodes, per_node, fallback, root, root_window)
+    };
     let mut known: Vec<Option<NodeArithmetic>> = vec![None; nodes.len()];
-    // A sample, then the runs between differing neighbours by bisection.
-    if !nodes.is_empty() && !opts.every_node {
-        let picks: Vec<usize> = (0..SAMPLE.min(nodes.len()))
-            .map(|k| k * (nodes.len() - 1) / (SAMPLE.min(nodes.len()) - 1).max(1))
-            .collect();
-        for &k in &picks {
-            known[k] = Some(asker.ask(nodes[k])?);
-        }
-        for pair in picks.windows(2) {
-            bisect(asker, &nodes, &mut known, pair[0], pair[1])?;
-        }
-    }
     let mut trials = 0u64;
     for every in [opts.every_node, true] {
-        if every {
-            for (k, &node) in nodes.iter().enumerate() {
-                if known[k].is_none() {
-                    known[k] = Some(asker.ask(node)?);
-                }
-            }
-        }
+        ask_runs(&mut known, every, &mut |k| asker.ask(nodes[k]))?;
         let per_node = fill_runs(&known);
-        let (report, model, spent) = confirm(
-            tree,
-            &nodes,
-            &per_node,
-            fallback,
-            root_window,
-            asker.probe,
-            opts,
-        )?;
+        let (report, model, spent) = confirm(&per_node, &modeled, asker.probe, tree, opts)?;
         asker.continues = false;
         trials += spent;
         if let Some(model) = model {
@@ -237,6 +229,7 @@ fn search(
                 model,
                 method,
                 nodes_asked: asker.asked,
+                products_asked: 0,
                 calls: asker.calls + trials,
                 confirmation: report,
             }));
@@ -245,38 +238,119 @@ fn search(
             break;
         }
     }
-    let per_node = fill_runs(&known);
-    Ok(Err(model_of(
-        tree,
-        &nodes,
-        &per_node,
-        fallback,
-        None,
-        root_window,
+    Ok(Err(modeled(&fill_runs(&known), None)))
+}
+
+/// Finds how the black box rounds each product, as [`search`] finds the
+/// nodes: a sample of the summands, then all of them if the sample's model
+/// fails its replay on random `x` and `y`. That replay, which confirms the
+/// nodes too, becomes `found`'s confirmation.
+fn reveal_products(
+    probe: &mut dyn Probe,
+    tree: &SummationTree,
+    found: &mut ArithmeticRevelation,
+    opts: &ArithOptions,
+) -> Result<()> {
+    let mut leaves = products::LeafAsker::new(probe, tree);
+    leaves.rounding_inputs_to(found.model.inputs);
+    let askable = leaves.askable();
+    let mut known: Vec<Option<Product>> = vec![None; askable.len()];
+    let mut trials = 0u64;
+    for every in [opts.every_node, true] {
+        ask_runs(&mut known, every, &mut |k| leaves.product(askable[k]))?;
+        let mut per_leaf = vec![Product::Exact; tree.n()];
+        if !askable.is_empty() {
+            for (&i, p) in askable.iter().zip(fill_runs(&known)) {
+                per_leaf[i] = p;
+            }
+        }
+        let model = Arithmetic {
+            products: Some(Products::from_leaves(&per_leaf)),
+            ..found.model.clone()
+        };
+        let (report, matched) = check_models(
+            tree,
+            std::slice::from_ref(&model),
+            &mut *leaves.probe,
+            opts.trials,
+            opts.seed,
+            0,
+        )?;
+        trials += report.trials as u64;
+        if matched.is_some() {
+            found.model = model;
+            found.confirmation = report;
+            found.products_asked = leaves.asked;
+            found.calls += leaves.calls + trials;
+            return Ok(());
+        }
+        if leaves.asked == askable.len() {
+            break;
+        }
+    }
+    Err(Error::BlackBox(format!(
+        "the black box's nodes add as {}, but no rounding of its products reproduces its          dot products: its products answered as rounded in one format each, yet a replay          on random x and y differs",
+        found.model
     )))
 }
 
-/// Asks nodes `lo < k < hi` where the runs at `lo` and `hi` differ, until
-/// each boundary between them is found.
-fn bisect(
-    asker: &mut Asker,
-    nodes: &[NodeIndex],
-    known: &mut [Option<NodeArithmetic>],
+/// Asks `ask(k)` for a sample of the positions of `known` evenly spaced,
+/// then for those between two that differ, by bisection, until every
+/// boundary between runs is found; with `every`, for every position not
+/// yet known.
+fn ask_runs<T: Copy + PartialEq>(
+    known: &mut [Option<T>],
+    every: bool,
+    ask: &mut dyn FnMut(usize) -> Result<T>,
+) -> Result<()> {
+    if every {
+        for k in 0..known.len() {
+            if known[k].is_none() {
+                known[k] = Some(ask(k)?);
+            }
+        }
+        return Ok(());
+    }
+    if known.is_empty() {
+        return Ok(());
+    }
+    let count = SAMPLE.min(known.len());
+    let picks: Vec<usize> = (0..count)
+        .map(|k| k * (known.len() - 1) / (count - 1).max(1))
+        .collect();
+    for &k in &picks {
+        if known[k].is_none() {
+            known[k] = Some(ask(k)?);
+        }
+    }
+    for pair in picks.windows(2) {
+        bisect(known, pair[0], pair[1], ask)?;
+    }
+    Ok(())
+}
+
+/// Asks positions `lo < k < hi` where the runs at `lo` and `hi` differ,
+/// until each boundary between them is found.
+fn bisect<T: Copy + PartialEq>(
+    known: &mut [Option<T>],
     lo: usize,
     hi: usize,
+    ask: &mut dyn FnMut(usize) -> Result<T>,
 ) -> Result<()> {
     if hi <= lo + 1 || known[lo] == known[hi] {
         return Ok(());
     }
     let mid = lo + (hi - lo) / 2;
-    known[mid] = Some(asker.ask(nodes[mid])?);
-    bisect(asker, nodes, known, lo, mid)?;
-    bisect(asker, nodes, known, mid, hi)
+    if known[mid].is_none() {
+        known[mid] = Some(ask(mid)?);
+    }
+    bisect(known, lo, mid, ask)?;
+    bisect(known, mid, hi, ask)
 }
 
-/// Every node as the nearest asked node before it says (after it, for
-/// those before the first): the runs the asked nodes mark.
-fn fill_runs(known: &[Option<NodeArithmetic>]) -> Vec<NodeArithmetic> {
+/// Every position as the nearest asked one before it says (after it, for
+/// those before the first): the runs the asked positions mark.
+fn fill_runs<T: Copy>(known: &[Option<T>]) -> Vec<T> {
     let first = known.iter().flatten().next().copied();
     let mut last = first;
     known
@@ -285,7 +359,7 @@ fn fill_runs(known: &[Option<NodeArithmetic>]) -> Vec<NodeArithmetic> {
             if k.is_some() {
                 last = *k;
             }
-            last.expect("one node asked")
+            last.expect("one position asked")
         })
         .collect()
 }
@@ -333,15 +407,13 @@ fn model_of(
 /// differs from the black box, with each other arithmetic at the root, and
 /// returns the first that matches every trial.
 fn confirm(
-    tree: &SummationTree,
-    nodes: &[NodeIndex],
     per_node: &[NodeArithmetic],
-    fallback: NodeArithmetic,
-    root_window: Option<u32>,
+    model_of: &dyn Fn(&[NodeArithmetic], Option<NodeArithmetic>) -> Arithmetic,
     probe: &mut dyn Probe,
+    tree: &SummationTree,
     opts: &ArithOptions,
 ) -> Result<(CheckReport, Option<Arithmetic>, u64)> {
-    let first = model_of(tree, nodes, per_node, fallback, None, root_window);
+    let first = model_of(per_node, None);
     if let Some(format) = opts.confirmed_plain
         && first == Arithmetic::uniform(NodeArithmetic::ieee(format))
     {
@@ -366,7 +438,9 @@ fn confirm(
         return Ok((report, Some(first), spent));
     }
     let mut models = Vec::new();
-    let fused_bits = root_window;
+    let fused_bits = first
+        .at(&NodeKey::all(tree)[tree.root().index()])
+        .fused_bits;
     for rounding in Rounding::ALL {
         for format in FORMATS {
             let root = Some(NodeArithmetic {
@@ -374,7 +448,7 @@ fn confirm(
                 rounding,
                 fused_bits,
             });
-            let model = model_of(tree, nodes, per_node, fallback, root, root_window);
+            let model = model_of(per_node, root);
             if model != first && !models.contains(&model) {
                 models.push(model);
             }
