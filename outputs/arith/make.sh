@@ -2,12 +2,19 @@
 # Regenerates outputs/arith/sweeps/: every real library op swept over
 # n = 1..1024 (every n for sum and dot, every 7th for GEMV and GEMM, whose
 # calls sum 64 rows each) and a spread of larger n up to 65,536 (to 16,384
-# for GEMV and GEMM), each size's tree
-# confirmed by 200 random replays bit for bit: in plain additions where
-# those reproduce the black box, else with the arithmetic model found for
-# that size. Then summary.md, the table per op (summary.py).
+# for GEMV and GEMM), each size's tree confirmed by 200 random replays bit
+# for bit: in plain additions where those reproduce the black box, else
+# with the arithmetic model found for that size. A black box that
+# multiplies (dot, GEMV, GEMM) is always given a model, its products
+# included, and replayed on random x and y. Then summary.md, the table per
+# op (summary.py).
 #
-#   cargo build --release && bash outputs/arith/make.sh
+#   cargo build --release && bash outputs/arith/make.sh [GROUP...]
+#
+# GROUPs: products (dot, GEMV, GEMM of blas, ndarray, numpy in f32 and
+# f64), sums, jax, torch (PyTorch's CPU sum, dot, mv, mm in f32, f16 and
+# bf16; set FPREV_TORCH_VENV to a virtualenv holding torch, or have it
+# importable by python3). Default: all of them.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 fprev=./target/release/fprev
@@ -24,18 +31,50 @@ run() {
   local code=$?
   echo "$spec $dtype n = $sizes: exit $code ($((SECONDS - started)) s)"
 }
-for dtype in f32 f64; do
-  for spec in blas:dot ndarray:sum ndarray:dot numpy:sum numpy:dot; do
-    run "$spec" "$dtype" 1..1024 small
-    run "$spec" "$dtype" "$spread" large
+products() {
+  for dtype in f32 f64; do
+    for spec in blas:dot ndarray:dot numpy:dot; do
+      run "$spec" "$dtype" 1..1024 small
+      run "$spec" "$dtype" "$spread" large
+    done
+    for spec in blas:gemv blas:gemm ndarray:gemv ndarray:gemm numpy:gemv numpy:gemm; do
+      run "$spec" "$dtype" 1..1024:7 small
+      run "$spec" "$dtype" 2048,4096,8192,16384 large
+    done
   done
-  for spec in blas:gemv blas:gemm ndarray:gemv ndarray:gemm numpy:gemv numpy:gemm; do
-    run "$spec" "$dtype" 1..1024:7 small
-    run "$spec" "$dtype" 2048,4096,8192,16384 large
+}
+sums() {
+  for dtype in f32 f64; do
+    for spec in ndarray:sum numpy:sum; do
+      run "$spec" "$dtype" 1..1024 small
+      run "$spec" "$dtype" "$spread" large
+    done
   done
-done
-for spec in jax:sum jax:dot; do
-  run "$spec" f32 1..1024 small
-  run "$spec" f32 "$spread" large
+}
+jax() {
+  for spec in jax:sum jax:dot; do
+    run "$spec" f32 1..1024 small
+    run "$spec" f32 "$spread" large
+  done
+}
+torch() {
+  if [ -n "${FPREV_TORCH_VENV:-}" ]; then
+    export VIRTUAL_ENV=$FPREV_TORCH_VENV PATH=$FPREV_TORCH_VENV/bin:$PATH
+  fi
+  for dtype in f32 f16 bf16; do
+    for spec in torch:sum torch:dot; do
+      run "$spec" "$dtype" 1..1024 small
+      run "$spec" "$dtype" "$spread" large
+    done
+    for spec in torch:gemv torch:gemm; do
+      run "$spec" "$dtype" 1..1024:7 small
+      run "$spec" "$dtype" 2048,4096,8192,16384 large
+    done
+  done
+}
+for group in "${@:-products sums jax torch}"; do
+  for g in $group; do
+    "$g"
+  done
 done
 python3 outputs/arith/summary.py > outputs/arith/summary.md

@@ -24,6 +24,12 @@ for path in sorted(glob.glob(os.path.join(here, "sweeps", "*.json"))):
         name += "".join(
             ", nodes " + f + ("" if r == "nearest-even" else " " + r) for f, r in sorted(kinds)
         )
+        if a.get("inputs"):
+            name += "; inputs rounded to " + a["inputs"]
+        products = a.get("products")
+        if products:
+            others = sorted(set(products.get("leaves", {}).values()))
+            name += "; products " + products["default"] + "".join(", some " + o for o in others)
         modelled.setdefault(name, []).append(p["n"])
     sizes = [p["n"] for p in points]
     span = "%d..%d" % (sizes[0], sizes[-1]) if len(sizes) > 20 else ",".join(map(str, sizes))
@@ -42,7 +48,11 @@ for path in sorted(glob.glob(os.path.join(here, "sweeps", "*.json"))):
     )
 print("Every size's revealed tree replayed on 200 random inputs and compared bit for bit "
       "(`fprev sweep SPEC -n SIZES --confirm 200`, outputs/arith/make.sh). Where plain "
-      "additions in one format differ, the arithmetic model found for that size replays it.\n")
+      "additions in one format differ, the arithmetic model found for that size replays it. "
+      "A black box that multiplies always has its model found, products included, and "
+      "replayed on random x and y: \"products exact, some f32\" means most products reach "
+      "their addition exactly (a fused multiply-add) and some are rounded to f32 first (an "
+      "FMA loop's first product per accumulator, or a tail that multiplies in f32).\n")
 print("| black box | dtype | n | sizes | confirmed | arithmetic beyond plain additions | not confirmed |")
 print("|---|---|---|---|---|---|---|")
 print("\n".join(rows))

@@ -164,7 +164,7 @@ def test_a_mixed_precision_sum_is_confirmed_with_its_arithmetic():
         tree = fprev.reveal(body_and_tail, 12, "float32")
     assert tree.confirmed
     a = tree.arithmetic
-    assert a["version"] == 1 and a["default"]["format"] == "f32"
+    assert a["version"] == 2 and a["default"]["format"] == "f32"
     assert {(node["format"], node["rounding"]) for node in a["nodes"]} == {("f64", "nearest-even")}
     # Its nodes: the first eight summands' in float32, those with the tail in float64.
     assert all(node["first"] >= 8 or node["size"] > 8 for node in a["nodes"])

@@ -231,4 +231,10 @@ impl<P: Probe> Probe for Guarded<P> {
     fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
         self.call(|p| p.sum_batch(batch, out))
     }
+    fn multiplies(&self) -> bool {
+        self.inner.multiplies()
+    }
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
+        self.call(|p| p.dot(rows, y, out))
+    }
 }

@@ -299,7 +299,7 @@ fn openblas_sdot_adds_its_tail_in_double() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn openblas_sdot_arithmetic_is_its_f32_kernel_and_f64_tail() {
-    use fprev::arith::{NodeArithmetic, NodeKey};
+    use fprev::arith::{NodeArithmetic, NodeKey, Product};
     use fprev::reveal::arithmetic::{ArithOptions, reveal_arithmetic};
     for n in (2..=300).chain([1000, 4096]) {
         let n1 = n & !31;
@@ -325,6 +325,18 @@ fn openblas_sdot_arithmetic_is_its_f32_kernel_and_f64_tail() {
                 found.model
             );
         }
+        // The kernel's 32 accumulators start at 0, so each one's first
+        // product is rounded to f32 (fma(x, y, 0)) and every later one is
+        // fused; the tail forms its products in f32, then adds them in f64.
+        let products = found.model.products.as_ref().expect("sdot multiplies");
+        for i in 0..n {
+            let want = if (32..n1).contains(&i) {
+                Product::Exact
+            } else {
+                Product::Rounded(Format::F32)
+            };
+            assert_eq!(products.at(i), want, "n = {n}: x{i} ({})", found.model);
+        }
         let report = check::check_models(
             &tree,
             std::slice::from_ref(&found.model),
@@ -336,6 +348,7 @@ fn openblas_sdot_arithmetic_is_its_f32_kernel_and_f64_tail() {
         .unwrap()
         .0;
         assert!(report.mismatch.is_none(), "n = {n}: {:?}", report.mismatch);
+        assert!(report.model.as_ref().is_some_and(|m| m.products.is_some()));
     }
 }
 
@@ -351,7 +364,11 @@ fn a_tree_file_carries_its_arithmetic_to_check_replay_and_diff() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = std::fs::read_to_string(dir.path().join("a.json")).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(doc["arithmetic"]["version"], 1, "{doc}");
+    assert_eq!(
+        doc["arithmetic"]["version"],
+        fprev::arith::MODEL_VERSION,
+        "{doc}"
+    );
     assert_eq!(doc["arithmetic"]["default"]["format"], "f32", "{doc}");
     assert!(
         doc["arithmetic"]["nodes"]

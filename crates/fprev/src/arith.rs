@@ -495,6 +495,45 @@ impl Arithmetic {
     }
 }
 
+impl Arithmetic {
+    /// Where `self` and `other` part before any node: in the rounding of
+    /// the inputs, or of the first summand's product, as a phrase
+    /// (`self`'s side first).
+    pub fn leaf_difference(&self, other: &Arithmetic) -> Option<String> {
+        let name = |f: Option<Format>| {
+            f.map_or("kept as given".to_string(), |f| format!("rounded to {f}"))
+        };
+        if self.inputs != other.inputs {
+            return Some(format!(
+                "the inputs are {} against {}",
+                name(self.inputs),
+                name(other.inputs)
+            ));
+        }
+        let exact = Products::from_leaves(&[]);
+        let (a, b) = (
+            self.products.as_ref().unwrap_or(&exact),
+            other.products.as_ref().unwrap_or(&exact),
+        );
+        // Every summand listed in neither computes as the first of them.
+        let listed = |i: &usize| a.leaves.contains_key(i) || b.leaves.contains_key(i);
+        let unlisted = (0..).find(|i| !listed(i)).expect("finitely many listed");
+        let first = a
+            .leaves
+            .keys()
+            .chain(b.leaves.keys())
+            .copied()
+            .chain([unlisted])
+            .filter(|&i| a.at(i) != b.at(i))
+            .min()?;
+        Some(format!(
+            "the product of x{first} is {} against {}",
+            a.at(first),
+            b.at(first)
+        ))
+    }
+}
+
 /// `f32`; `f32 toward-zero`; `f32, 31 nodes f64` (the default first).
 impl fmt::Display for Arithmetic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -653,5 +692,54 @@ mod tests {
         let back: Arithmetic = serde_json::from_str(&json).unwrap();
         assert_eq!(back, model);
         assert_eq!(model.to_string(), "f32, 1 node f64");
+    }
+
+    #[test]
+    fn products_and_inputs_round_trip_and_part_where_they_differ() {
+        let mut fma = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
+        let mut per_leaf = vec![Product::Exact; 8];
+        per_leaf[0] = Product::Rounded(Format::F32);
+        fma.products = Some(Products::from_leaves(&per_leaf));
+        fma.inputs = Some(Format::Bf16);
+        let json = serde_json::to_string(&fma).unwrap();
+        assert!(
+            json.contains(r#""inputs":"bf16","products":{"default":"exact","leaves":{"0":"f32"}}"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<Arithmetic>(&json).unwrap(), fma);
+        assert_eq!(
+            fma.to_string(),
+            "f32; inputs rounded to bf16; products exact, 1 f32"
+        );
+        // A version-1 model has neither.
+        let v1: Arithmetic = serde_json::from_str(
+            r#"{"version":1,"default":{"format":"f32","rounding":"nearest-even"}}"#,
+        )
+        .unwrap();
+        assert_eq!((v1.inputs, v1.products), (None, None));
+
+        let mut rounded = fma.clone();
+        assert_eq!(fma.leaf_difference(&rounded), None);
+        rounded.inputs = None;
+        assert_eq!(
+            fma.leaf_difference(&rounded).unwrap(),
+            "the inputs are rounded to bf16 against kept as given"
+        );
+        rounded.inputs = fma.inputs;
+        per_leaf[3] = Product::Rounded(Format::F16);
+        rounded.products = Some(Products::from_leaves(&per_leaf));
+        assert_eq!(
+            fma.leaf_difference(&rounded).unwrap(),
+            "the product of x3 is exact against f16"
+        );
+        // No products said: exact, as with y = ones.
+        assert_eq!(
+            fma.leaf_difference(&Arithmetic {
+                products: None,
+                ..fma.clone()
+            })
+            .unwrap(),
+            "the product of x0 is f32 against exact"
+        );
     }
 }

@@ -169,9 +169,29 @@ pub fn check_models(
         .iter()
         .map(|m| Replay::with_arithmetic(tree, m))
         .collect();
-    let (mut report, first) = check_replays(candidates, probe, trials, seed, row)?;
+    let (mut report, left) = check_replays(candidates, probe, trials, seed, row)?;
+    let first = left.first().copied();
     report.model = first.map(|k| models[k].clone());
     Ok((report, first))
+}
+
+/// [`check_models()`] that returns every model that matched every trial
+/// (in the order given), not only the first.
+pub(crate) fn check_models_all(
+    tree: &SummationTree,
+    models: &[Arithmetic],
+    probe: &mut dyn Probe,
+    trials: usize,
+    seed: u64,
+) -> Result<(CheckReport, Vec<usize>)> {
+    check_shape(tree, probe, 0)?;
+    let candidates = models
+        .iter()
+        .map(|m| Replay::with_arithmetic(tree, m))
+        .collect();
+    let (mut report, left) = check_replays(candidates, probe, trials, seed, 0)?;
+    report.model = left.first().map(|&k| models[k].clone());
+    Ok((report, left))
 }
 
 fn check_shape(tree: &SummationTree, probe: &dyn Probe, row: usize) -> Result<()> {
@@ -192,14 +212,14 @@ fn check_shape(tree: &SummationTree, probe: &dyn Probe, row: usize) -> Result<()
 }
 
 /// Replays every candidate on the same seeded random inputs, dropping each
-/// at its first mismatch; the index returned is the first candidate left.
+/// at its first mismatch; the indices returned are the candidates left.
 fn check_replays(
     candidates: Vec<Replay>,
     probe: &mut dyn Probe,
     trials: usize,
     seed: u64,
     row: usize,
-) -> Result<(CheckReport, Option<usize>)> {
+) -> Result<(CheckReport, Vec<usize>)> {
     let n = probe.n();
     let format = probe.format();
     let mut candidates: Vec<(usize, Replay)> = candidates.into_iter().enumerate().collect();
@@ -258,17 +278,16 @@ fn check_replays(
                 accumulator: None,
                 model: None,
             };
-            return Ok((report, None));
+            return Ok((report, Vec::new()));
         }
     }
-    let first = candidates.first();
     let report = CheckReport {
         trials,
         mismatch: None,
-        accumulator: first.map(|(_, r)| r.accumulator()),
+        accumulator: candidates.first().map(|(_, r)| r.accumulator()),
         model: None,
     };
-    Ok((report, first.map(|(k, _)| *k)))
+    Ok((report, candidates.iter().map(|(k, _)| *k).collect()))
 }
 
 #[cfg(test)]

@@ -48,16 +48,27 @@ pub fn dot_with(tree: &SummationTree, model: Option<&Arithmetic>) -> String {
     );
     let keys = model.map(|_| NodeKey::all(tree));
     if let Some(m) = model {
+        let mut title = m.default.to_string();
+        if let Some(inputs) = m.inputs {
+            title += &format!(", inputs rounded to {inputs}");
+        }
+        if let Some(p) = &m.products {
+            title += &format!(", products {}", p.default);
+        }
         let _ = writeln!(
             s,
-            "  label=\"arithmetic: {}\" labelloc=\"t\" fontname=\"Helvetica\"",
-            m.default
+            "  label=\"arithmetic: {title}\" labelloc=\"t\" fontname=\"Helvetica\""
         );
     }
     for i in 0..tree.n() {
+        // A summand whose product is rounded otherwise than the rest says so.
+        let own = model
+            .and_then(|m| m.products.as_ref())
+            .and_then(|p| p.leaves.get(&i))
+            .map_or(String::new(), |p| format!("\\nproduct {p}"));
         let _ = writeln!(
             s,
-            "  n{}[label=\"x{i}\" shape=\"box\"]",
+            "  n{}[label=\"x{i}{own}\" shape=\"box\"]",
             tree.leaf(i).index()
         );
     }

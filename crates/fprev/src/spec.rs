@@ -166,6 +166,14 @@ pub static FAMILIES: &[Family] = &[
         open: |spec, rest, opts| Ok(Box::new(dylib::DylibProbe::open(spec, rest, opts)?)),
     },
     Family {
+        prefix: "dylib-dot",
+        pattern: "dylib-dot:PATH.so:SYMBOL",
+        about: "a C dot product T SYMBOL(const T *x, const T *y, size_t n), y = ones for a \
+                sum",
+        available: ok,
+        open: |spec, rest, opts| Ok(Box::new(dylib::DylibProbe::open_dot(spec, rest, opts)?)),
+    },
+    Family {
         prefix: "mpi",
         pattern: "mpi:allreduce[:LOCAL]|binary-tree",
         about: "MPI_Allreduce(SUM) of each rank's block summed in LOCAL order; the \

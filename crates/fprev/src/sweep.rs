@@ -298,8 +298,11 @@ pub fn sweep_with(
                     let report = check_row(&r.tree, &mut black_box, confirm, 0, opts.row)?;
                     let mut stats = r.stats;
                     // Plain additions differ: a model of what each node
-                    // computes may still replay the bits.
-                    let found = (report.mismatch.is_some() && confirm > 0 && opts.row == 0)
+                    // computes may still replay the bits. A black box that
+                    // multiplies is asked always: plain additions were
+                    // replayed with y = 1, its products on random y.
+                    let seek = report.mismatch.is_some() || black_box.multiplies();
+                    let found = (seek && confirm > 0 && opts.row == 0)
                         .then(|| {
                             let arith = ArithOptions::after(&report, confirm);
                             reveal_arithmetic(&mut black_box, &r.tree, &arith).ok()

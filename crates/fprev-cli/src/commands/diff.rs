@@ -57,6 +57,14 @@ fn same_order(a: &DiffArgs, left: &TreeDocument, right: &TreeDocument) -> Result
                 ))?;
                 return Ok(1);
             }
+            if let Some(what) = l.leaf_difference(r) {
+                write::println(format_args!(
+                    "same order, different arithmetic: the trees of {n} summands agree modulo                      child order, and so do their nodes, but {what} ({} against {})",
+                    a.a.display(),
+                    a.b.display()
+                ))?;
+                return Ok(1);
+            }
             write::println(format_args!(
                 "equal: the trees of {n} summands agree modulo child order, and so does their \
                  arithmetic ({l})"

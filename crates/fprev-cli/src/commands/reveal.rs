@@ -57,14 +57,21 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             match reveal_arithmetic(&mut black_box, &r.tree, &arith) {
                 Ok(f) => {
                     stats.arithmetic_calls = f.calls;
+                    let (products, inputs) = if f.model.products.is_some() {
+                        (format!(", {} products", f.products_asked), "random x and y")
+                    } else {
+                        (String::new(), "random inputs")
+                    };
                     eprintln!(
-                        "fprev: note: arithmetic: {} ({} of its nodes asked, {} calls; replayed \
-                         on {} random inputs, the same bits)",
+                        "fprev: note: arithmetic: {} ({} nodes{products} asked, {} calls; \
+                         replayed on {} {inputs}, the same bits)",
                         f.model, f.nodes_asked, f.calls, f.confirmation.trials
                     );
                     found = Some(f);
                 }
-                Err(e) if report.mismatch.is_some() => {
+                // Plain additions replayed it, yet its products were not
+                // explained: said, since the tree's confirmation had y = 1.
+                Err(e) if report.mismatch.is_some() || black_box.multiplies() => {
                     eprintln!("fprev: note: arithmetic: {}", Report(&e));
                 }
                 Err(e) => tracing::info!("arithmetic: {}", Report(&e)),

@@ -32,9 +32,16 @@ impl Output for Text {
             s += &match &doc.confirmation {
                 None => "# not confirmed by replay (--confirm 0)\n".to_string(),
                 Some(c) if c.confirmed() && doc.arithmetic.is_some() => format!(
-                    "# confirmed: replayed with its arithmetic on {} random inputs, the same \
-                     bits\n",
-                    c.trials
+                    "# confirmed: replayed with its arithmetic on {} random {}, the same bits\n",
+                    c.trials,
+                    match doc
+                        .arithmetic
+                        .as_ref()
+                        .is_some_and(|a| a.products.is_some())
+                    {
+                        true => "x and y",
+                        false => "inputs",
+                    }
                 ),
                 Some(c) if c.confirmed() => format!(
                     "# confirmed: replayed (adding in {}) on {} random inputs, the same bits\n",

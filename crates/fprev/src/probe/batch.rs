@@ -117,11 +117,17 @@ pub(crate) fn sum_whole<P: Probe + ?Sized>(
     inputs: &[f64],
     out: &mut [f64],
 ) -> Result<()> {
-    let n = probe.n();
     let rows = out.len();
     if rows == 0 {
         return Ok(());
     }
+    whole(inputs, probe.n(), rows, |batch| probe.sum_batch(batch, out))
+}
+
+/// Runs `f` on `rows` whole inputs of `n` values (`rows` at least 1) as a
+/// batch: each input after the first overwrites all of the one before.
+#[cfg(any(feature = "python", feature = "mpi"))]
+pub(crate) fn whole<R>(inputs: &[f64], n: usize, rows: usize, f: impl FnOnce(&Batch) -> R) -> R {
     let starts: Vec<usize> = [0].into_iter().chain((0..rows).map(|r| r * n)).collect();
     let positions: Vec<usize> = (1..rows).flat_map(|_| 0..n).collect();
     let batch = Batch {
@@ -131,5 +137,5 @@ pub(crate) fn sum_whole<P: Probe + ?Sized>(
         values: &inputs[n..rows * n],
         continues: false,
     };
-    probe.sum_batch(&batch, out)
+    f(&batch)
 }

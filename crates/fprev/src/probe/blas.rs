@@ -5,14 +5,17 @@
 //! `blas:OP@LIB` names one (`openblas`, `blis`, `refblas`, `mkl`, `atlas`,
 //! or a path to a shared library).
 //!
-//! - `dot`: `x . ones` of two vectors of `n`;
-//! - `gemv`: `A @ ones` with `A` row-major `M x n` (`CblasRowMajor`,
+//! - `dot`: `x . y` of two vectors of `n`;
+//! - `gemv`: `A @ y` with `A` row-major `M x n` (`CblasRowMajor`,
 //!   `CblasNoTrans`, alpha 1, beta 0): one query per row of `A`, the batch
 //!   padded with zero rows to `M`; `M` is `--shape`'s first dimension, else
 //!   `n`;
-//! - `gemm`: `A @ B` with `A` row-major `M x n` and `B` = ones of `n x N`;
-//!   column 0 of the product holds one query per row; `M` and `N` default
-//!   to `n`.
+//! - `gemm`: `A @ B` with `A` row-major `M x n` and `B` of `n x N` holding
+//!   `y` in every column; column 0 of the product holds one query per row;
+//!   `M` and `N` default to `n`.
+//!
+//! `y` is ones, so that each query is a plain sum, except in
+//! [`Probe::dot`](crate::Probe::dot), which supplies it.
 //!
 //! The same semantics as `crates/fprev/src/probe/python/numpy.py`. OpenBLAS and BLIS pick their
 //! kernels for the CPU at run time and may use several threads (their
@@ -125,15 +128,16 @@ struct Buffers<T> {
     n: usize,
     /// `x` of `dot`, `A` of `gemv` and `gemm` (`M x n`).
     a: Vec<T>,
-    /// Ones: `y` of `dot`, `x` of `gemv`, `B` of `gemm` (`n x N`).
-    ones: Vec<T>,
+    /// The weights (ones unless a dot set them): `y` of `dot`, `x` of
+    /// `gemv`, `B` of `gemm` (`n x N`, the weights in every column).
+    weights: Vec<T>,
     /// The result of `gemv` (`M`) and `gemm` (`M x N`).
     c: Vec<T>,
 }
 
 impl<T: Real> Buffers<T> {
     fn new(kernel: Kernel, n: usize, routines: Routines<T>, library: Arc<Cblas>) -> Self {
-        let (a, ones, c) = match kernel {
+        let (a, weights, c) = match kernel {
             Kernel::Sum | Kernel::Dot => (n, n, 0),
             Kernel::Gemv { m } => (m * n, n, m),
             Kernel::Gemm { m, cols } => (m * n, n * cols, m * cols),
@@ -144,7 +148,7 @@ impl<T: Real> Buffers<T> {
             kernel,
             n,
             a: vec![T::ZERO; a],
-            ones: vec![T::ONE; ones],
+            weights: vec![T::ONE; weights],
             c: vec![T::ZERO; c],
         }
     }
@@ -159,6 +163,18 @@ impl<T: Real> Buffers<T> {
 }
 
 impl<T: Real> Run for Buffers<T> {
+    fn set_weights(&mut self, y: &[f64]) {
+        // Row-major `B` of `gemm` repeats each weight along its row; the
+        // vectors hold each once.
+        let cols = match self.kernel {
+            Kernel::Gemm { cols, .. } => cols,
+            _ => 1,
+        };
+        for (row, &v) in self.weights.chunks_exact_mut(cols).zip(y) {
+            row.fill(T::from_f64(v));
+        }
+    }
+
     fn run(&mut self, inputs: &[f64], out: &mut [f64]) {
         let n = self.n;
         match self.kernel {
@@ -168,7 +184,13 @@ impl<T: Real> Run for Buffers<T> {
                     // SAFETY: both vectors hold `n` values read with stride
                     // 1; `n` fits a C int (checked at open).
                     *o = unsafe {
-                        (self.routines.dot)(n as c_int, self.a.as_ptr(), 1, self.ones.as_ptr(), 1)
+                        (self.routines.dot)(
+                            n as c_int,
+                            self.a.as_ptr(),
+                            1,
+                            self.weights.as_ptr(),
+                            1,
+                        )
                     }
                     .into();
                 }
@@ -186,7 +208,7 @@ impl<T: Real> Run for Buffers<T> {
                         T::ONE,
                         self.a.as_ptr(),
                         n as c_int,
-                        self.ones.as_ptr(),
+                        self.weights.as_ptr(),
                         1,
                         T::ZERO,
                         self.c.as_mut_ptr(),
@@ -213,7 +235,7 @@ impl<T: Real> Run for Buffers<T> {
                         T::ONE,
                         self.a.as_ptr(),
                         n as c_int,
-                        self.ones.as_ptr(),
+                        self.weights.as_ptr(),
                         cols as c_int,
                         T::ZERO,
                         self.c.as_mut_ptr(),

@@ -5,13 +5,21 @@
 //! T SYMBOL(const T *x, size_t n);
 //! ```
 //!
-//! with `T` = `float` for `--dtype f32` and `double` for `--dtype f64`. The
-//! spec is split at its last `:`, so `PATH` may itself hold colons.
+//! and `dylib-dot:PATH.so:SYMBOL` calls a dot product
+//!
+//! ```c
+//! T SYMBOL(const T *x, const T *y, size_t n);
+//! ```
+//!
+//! (`y` = ones for a plain sum, the given `y` in [`Probe::dot`]). `T` is
+//! `float` for `--dtype f32` and `double` for `--dtype f64`. The spec is
+//! split at its last `:`, so `PATH` may itself hold colons.
 //!
 //! The function is trusted to have that signature, to read only `x[0..n)`
-//! and to have no other side effects: fprev cannot check any of this, and a
-//! function that breaks it can crash the process. A missing file, a library
-//! that does not load, or a missing symbol is a bad input (exit 2).
+//! (and `y[0..n)`) and to have no other side effects: fprev cannot check
+//! any of this, and a function that breaks it can crash the process. A
+//! missing file, a library that does not load, or a missing symbol is a bad
+//! input (exit 2).
 
 use std::path::Path;
 
@@ -22,21 +30,147 @@ use crate::format::Format;
 use crate::probe::linalg::ieee_format;
 use crate::probe::{Probe, ProbeOptions, resolve_n};
 
-type SumF32 = unsafe extern "C" fn(*const f32, usize) -> f32;
-type SumF64 = unsafe extern "C" fn(*const f64, usize) -> f64;
-
-/// The function, with a buffer of its argument type.
-enum Func {
-    F32(SumF32, Vec<f32>),
-    F64(SumF64, Vec<f64>),
+/// What the C function computes, which fixes its signature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// `T SYMBOL(const T *x, size_t n)`: `dylib:`.
+    Sum,
+    /// `T SYMBOL(const T *x, const T *y, size_t n)`: `dylib-dot:`.
+    Dot,
 }
 
-/// A C summation function in a shared library.
+impl Kind {
+    fn prefix(self) -> &'static str {
+        match self {
+            Kind::Sum => "dylib",
+            Kind::Dot => "dylib-dot",
+        }
+    }
+
+    /// The C declaration of `symbol`, with `T` spelled out.
+    fn signature(self, t: &str, symbol: &str) -> String {
+        match self {
+            Kind::Sum => format!("{t} {symbol}(const {t} *x, size_t n)"),
+            Kind::Dot => format!("{t} {symbol}(const {t} *x, const {t} *y, size_t n)"),
+        }
+    }
+}
+
+/// A value type the C function takes: `float` or `double`.
+trait Real: Copy + Into<f64> + 'static {
+    const ONE: Self;
+    fn from_f64(x: f64) -> Self;
+}
+
+impl Real for f32 {
+    const ONE: Self = 1.0;
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+}
+
+impl Real for f64 {
+    const ONE: Self = 1.0;
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+}
+
+/// The function as its kind's signature.
+#[derive(Clone, Copy)]
+enum Symbol<T> {
+    Sum(unsafe extern "C" fn(*const T, usize) -> T),
+    Dot(unsafe extern "C" fn(*const T, *const T, usize) -> T),
+}
+
+/// The function, with buffers of its argument type.
+struct Func<T> {
+    symbol: Symbol<T>,
+    x: Vec<T>,
+    /// `y` of a dot product (empty for a sum): ones unless a dot set it.
+    y: Vec<T>,
+    /// `y` may differ from ones, so a plain sum must restore them first.
+    weighted: bool,
+}
+
+impl<T: Real> Func<T> {
+    /// Looks `symbol` up in `library` as a function of `kind`'s signature.
+    ///
+    /// # Safety
+    ///
+    /// The symbol must be a function of that signature (module
+    /// documentation).
+    unsafe fn load(
+        library: &Library,
+        symbol: &str,
+        kind: Kind,
+        n: usize,
+    ) -> std::result::Result<Self, libloading::Error> {
+        // SAFETY: the caller vouches for the signature.
+        let (symbol, y) = unsafe {
+            match kind {
+                Kind::Sum => (Symbol::Sum(*library.get(symbol.as_bytes())?), 0),
+                Kind::Dot => (Symbol::Dot(*library.get(symbol.as_bytes())?), n),
+            }
+        };
+        Ok(Func {
+            symbol,
+            x: vec![T::ONE; n],
+            y: vec![T::ONE; y],
+            weighted: false,
+        })
+    }
+
+    /// Sums each row of `rows` into `out` (a dot product with `y` = ones).
+    fn sum(&mut self, rows: &[f64], out: &mut [f64]) {
+        // Ones are restored only after a dot, so plain sums cost what they did.
+        if self.weighted {
+            self.y.fill(T::ONE);
+            self.weighted = false;
+        }
+        self.call(rows, out);
+    }
+
+    /// The dot product of each row of `rows` with `y` into `out`.
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) {
+        for (d, &s) in self.y.iter_mut().zip(y) {
+            *d = T::from_f64(s);
+        }
+        self.weighted = true;
+        self.call(rows, out);
+    }
+
+    /// Calls the function on each row of `rows` into `out`.
+    fn call(&mut self, rows: &[f64], out: &mut [f64]) {
+        let n = self.x.len();
+        for (row, o) in rows.chunks_exact(n).zip(out.iter_mut()) {
+            for (d, &s) in self.x.iter_mut().zip(row) {
+                *d = T::from_f64(s);
+            }
+            // SAFETY: `x` (and `y`, for a dot) hold `n` values; the
+            // function is trusted to read only those (module documentation).
+            *o = match self.symbol {
+                Symbol::Sum(f) => unsafe { f(self.x.as_ptr(), n) },
+                Symbol::Dot(f) => unsafe { f(self.x.as_ptr(), self.y.as_ptr(), n) },
+            }
+            .into();
+        }
+    }
+}
+
+/// [`Func`] in the format's type.
+enum Funcs {
+    F32(Func<f32>),
+    F64(Func<f64>),
+}
+
+/// A C summation or dot-product function in a shared library.
 pub struct DylibProbe {
     n: usize,
     format: Format,
     accumulator: Format,
-    func: Func,
+    kind: Kind,
+    func: Funcs,
     /// Keeps the library loaded while `func` may be called.
     _library: Library,
 }
@@ -46,6 +180,7 @@ impl std::fmt::Debug for DylibProbe {
         f.debug_struct("DylibProbe")
             .field("n", &self.n)
             .field("format", &self.format)
+            .field("kind", &self.kind)
             .finish_non_exhaustive()
     }
 }
@@ -53,10 +188,23 @@ impl std::fmt::Debug for DylibProbe {
 impl DylibProbe {
     /// Opens `dylib:PATH.so:SYMBOL` (`rest` is the text after `dylib:`).
     pub fn open(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<Self> {
+        Self::open_kind(spec, rest, opts, Kind::Sum)
+    }
+
+    /// Opens `dylib-dot:PATH.so:SYMBOL` (`rest` is the text after
+    /// `dylib-dot:`).
+    pub fn open_dot(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<Self> {
+        Self::open_kind(spec, rest, opts, Kind::Dot)
+    }
+
+    /// Opens `PREFIX:PATH.so:SYMBOL`, a function of `kind`'s signature.
+    fn open_kind(spec: &str, rest: &str, opts: &ProbeOptions, kind: Kind) -> Result<Self> {
         let usage = || {
             Error::Input(format!(
-                "'{spec}': expected dylib:PATH.so:SYMBOL, naming a C function \
-                 `T SYMBOL(const T *x, size_t n)` (T = float for f32, double for f64)"
+                "'{spec}': expected {}:PATH.so:SYMBOL, naming a C function `{}` (T = float \
+                 for f32, double for f64)",
+                kind.prefix(),
+                kind.signature("T", "SYMBOL")
             ))
         };
         let (path, symbol) = rest.rsplit_once(':').ok_or_else(usage)?;
@@ -84,34 +232,42 @@ impl DylibProbe {
         })?;
         let missing = |e: libloading::Error| {
             Error::Input(format!(
-                "{spec}: {path} has no symbol '{symbol}' ({}): export `{} {symbol}(const {} *x, \
-                 size_t n)` with C linkage (extern \"C\" in C++, not static)",
+                "{spec}: {path} has no symbol '{symbol}' ({}): export `{}` with C linkage \
+                 (extern \"C\" in C++, not static)",
                 one_line(&e.to_string()),
-                c_type(format),
-                c_type(format)
+                kind.signature(c_type(format), symbol)
             ))
         };
         // SAFETY: the symbol is trusted to be a function of the documented
-        // signature for this format (module documentation).
+        // signature for this kind and format (module documentation).
         let func = unsafe {
             match format {
-                Format::F64 => Func::F64(
-                    *library.get::<SumF64>(symbol.as_bytes()).map_err(missing)?,
-                    vec![0.0; n],
-                ),
-                _ => Func::F32(
-                    *library.get::<SumF32>(symbol.as_bytes()).map_err(missing)?,
-                    vec![0.0; n],
-                ),
+                Format::F64 => Funcs::F64(Func::load(&library, symbol, kind, n).map_err(missing)?),
+                _ => Funcs::F32(Func::load(&library, symbol, kind, n).map_err(missing)?),
             }
         };
         Ok(DylibProbe {
             n,
             format,
             accumulator: opts.accumulator.unwrap_or(format),
+            kind,
             func,
             _library: library,
         })
+    }
+
+    /// Refuses a batch `inputs` that is not `out.len()` rows of `n`.
+    fn check_rows(&self, inputs: &[f64], out: &[f64]) -> Result<()> {
+        if inputs.len() != out.len() * self.n {
+            return Err(Error::Input(format!(
+                "{} probe: {} values for {} rows of n = {}",
+                self.kind.prefix(),
+                inputs.len(),
+                out.len(),
+                self.n
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -141,30 +297,35 @@ impl Probe for DylibProbe {
         false
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
-        let n = self.n;
-        if inputs.len() != out.len() * n {
+        self.check_rows(inputs, out)?;
+        match &mut self.func {
+            Funcs::F32(f) => f.sum(inputs, out),
+            Funcs::F64(f) => f.sum(inputs, out),
+        }
+        Ok(())
+    }
+    fn multiplies(&self) -> bool {
+        self.kind == Kind::Dot
+    }
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
+        if !self.multiplies() {
+            return Err(Error::Input(
+                "dylib probe: a sum function does not multiply; open it as dylib-dot: to \
+                 give it y"
+                    .into(),
+            ));
+        }
+        self.check_rows(rows, out)?;
+        if y.len() != self.n {
             return Err(Error::Input(format!(
-                "dylib probe: {} values for {} rows of n = {n}",
-                inputs.len(),
-                out.len()
+                "dylib-dot probe: a vector y of {} values for n = {}",
+                y.len(),
+                self.n
             )));
         }
-        for (row, o) in inputs.chunks_exact(n).zip(out.iter_mut()) {
-            *o = match &mut self.func {
-                Func::F32(f, x) => {
-                    for (d, &s) in x.iter_mut().zip(row) {
-                        *d = s as f32;
-                    }
-                    // SAFETY: `x` holds `n` floats; the function is trusted
-                    // to read only those (module documentation).
-                    f64::from(unsafe { f(x.as_ptr(), n) })
-                }
-                Func::F64(f, x) => {
-                    x.copy_from_slice(row);
-                    // SAFETY: as above, with `n` doubles.
-                    unsafe { f(x.as_ptr(), n) }
-                }
-            };
+        match &mut self.func {
+            Funcs::F32(f) => f.dot(rows, y, out),
+            Funcs::F64(f) => f.dot(rows, y, out),
         }
         Ok(())
     }

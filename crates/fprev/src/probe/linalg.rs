@@ -17,12 +17,13 @@ const MOST_ELEMENTS: usize = 1 << 30;
 pub(crate) enum Kernel {
     /// The sum of one vector of `n`.
     Sum,
-    /// `x . ones` for one vector `x` of `n`.
+    /// `x . y` for one vector `x` of `n`; `y` defaults to ones and
+    /// [`Probe::dot`] supplies it.
     Dot,
-    /// `A @ ones` with `A` of `m x n`: one query per row.
+    /// `A @ y` with `A` of `m x n`: one query per row; `y` as for `Dot`.
     Gemv { m: usize },
-    /// `A @ B` with `A` of `m x n` and `B = ones` of `n x cols`; column 0
-    /// holds one query per row.
+    /// `A @ B` with `A` of `m x n` and `B` of `n x cols` holding `y` in
+    /// every column (`y` as for `Dot`); column 0 holds one query per row.
     Gemm { m: usize, cols: usize },
 }
 
@@ -101,6 +102,11 @@ pub(crate) fn ieee_format(spec: &str, format: Format) -> Result<Format> {
 /// `out.len()` rows of `n`).
 pub(crate) trait Run {
     fn run(&mut self, inputs: &[f64], out: &mut [f64]);
+
+    /// Makes `y` (`n` values) the vector the rows are multiplied by: `dot`'s
+    /// second vector, `gemv`'s vector, every column of `gemm`'s `B`. The
+    /// weights start as ones; `sum` takes no weights.
+    fn set_weights(&mut self, y: &[f64]);
 }
 
 /// A linear-algebra library's sum, dot, GEMV or GEMM as a black box.
@@ -112,6 +118,9 @@ pub struct LinalgProbe {
     kernel: Kernel,
     run: Box<dyn Run>,
     about: Option<String>,
+    /// The runner's weights may differ from ones (a `dot` set them), so a
+    /// plain sum must restore the ones first.
+    weighted: bool,
 }
 
 impl std::fmt::Debug for LinalgProbe {
@@ -162,12 +171,29 @@ impl LinalgProbe {
             kernel,
             run: make(kernel, n, format)?,
             about: None,
+            weighted: false,
         })
     }
 
     /// Says what exactly answers (see [`Probe::about`]).
     pub(crate) fn set_about(&mut self, about: Option<String>) {
         self.about = about;
+    }
+
+    /// Refuses a batch `inputs` that is not `out.len()` rows of `n`, or
+    /// holds more rows than one call takes.
+    fn check_rows(&self, inputs: &[f64], out: &[f64]) -> Result<()> {
+        if inputs.len() != out.len() * self.n || out.len() > self.max_batch() {
+            return Err(Error::Input(format!(
+                "{} probe: {} values for {} rows of n = {} (at most {} rows a call)",
+                self.library,
+                inputs.len(),
+                out.len(),
+                self.n,
+                self.max_batch()
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -191,17 +217,37 @@ impl Probe for LinalgProbe {
         self.about.clone()
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
-        if inputs.len() != out.len() * self.n || out.len() > self.max_batch() {
-            return Err(Error::Input(format!(
-                "{} probe: {} values for {} rows of n = {} (at most {} rows a call)",
-                self.library,
-                inputs.len(),
-                out.len(),
-                self.n,
-                self.max_batch()
-            )));
+        self.check_rows(inputs, out)?;
+        // Restored only after a dot, so plain sums cost what they did.
+        if self.weighted {
+            self.run.set_weights(&vec![1.0; self.n]);
+            self.weighted = false;
         }
         self.run.run(inputs, out);
+        Ok(())
+    }
+    fn multiplies(&self) -> bool {
+        self.kernel != Kernel::Sum
+    }
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
+        if !self.multiplies() {
+            return Err(Error::Input(format!(
+                "{} probe: its sum does not multiply; only dot, gemv and gemm do",
+                self.library
+            )));
+        }
+        self.check_rows(rows, out)?;
+        if y.len() != self.n {
+            return Err(Error::Input(format!(
+                "{} probe: a vector y of {} values for n = {}",
+                self.library,
+                y.len(),
+                self.n
+            )));
+        }
+        self.run.set_weights(y);
+        self.weighted = true;
+        self.run.run(rows, out);
         Ok(())
     }
 }

@@ -2,14 +2,17 @@
 //! `ndarray:dot`, `ndarray:gemv`, `ndarray:gemm`, in f32 or f64.
 //!
 //! - `sum`: `Array1::sum` of one vector of `n`;
-//! - `dot`: `x.dot(&ones)` of two vectors of `n` (the products are exact,
-//!   so only the order of the additions shows);
-//! - `gemv`: `a.dot(&ones)` with `a` of `M x n`, one query per row of `a`
+//! - `dot`: `x.dot(&y)` of two vectors of `n`;
+//! - `gemv`: `a.dot(&y)` with `a` of `M x n`, one query per row of `a`
 //!   (the batch is padded with zero rows to `M`, so every call has the same
 //!   shape); `M` is `--shape`'s first dimension, else `n`;
-//! - `gemm`: `a.dot(&b)` with `a` of `M x n` and `b` = ones of `n x N`
-//!   (matrixmultiply's sgemm/dgemm); column 0 of the product holds one query
-//!   per row; `M` and `N` default to `n`.
+//! - `gemm`: `a.dot(&b)` with `a` of `M x n` and `b` of `n x N` holding `y`
+//!   in every column (matrixmultiply's sgemm/dgemm); column 0 of the product
+//!   holds one query per row; `M` and `N` default to `n`.
+//!
+//! `y` is ones, so that the products are exact and only the order of the
+//! additions shows, except in [`Probe::dot`](crate::Probe::dot), which
+//! supplies it.
 //!
 //! The same semantics as `crates/fprev/src/probe/python/numpy.py`. This crate builds ndarray
 //! without its `blas` feature, so these are ndarray's (and matrixmultiply's)
@@ -63,11 +66,12 @@ struct Buffers<T> {
     n: usize,
     /// The vector of `sum` and `dot`.
     x: Array1<T>,
-    /// Ones: the right operand of `dot` and `gemv`.
-    ones: Array1<T>,
+    /// The weights (ones unless a dot set them): the right operand of `dot`
+    /// and `gemv`.
+    weights: Array1<T>,
     /// The left matrix of `gemv` and `gemm` (`M x n`).
     a: Array2<T>,
-    /// Ones of `n x N`: the right matrix of `gemm`.
+    /// The right matrix of `gemm` (`n x N`), the weights in every column.
     b: Array2<T>,
 }
 
@@ -78,7 +82,7 @@ impl<T: Real> Buffers<T> {
             Kernel::Gemv { m } => (0, m, 0),
             Kernel::Gemm { m, cols } => (0, m, cols),
         };
-        let ones = match kernel {
+        let weights = match kernel {
             Kernel::Dot | Kernel::Gemv { .. } => n,
             _ => 0,
         };
@@ -86,7 +90,7 @@ impl<T: Real> Buffers<T> {
             kernel,
             n,
             x: Array1::zeros(vector),
-            ones: Array1::ones(ones),
+            weights: Array1::ones(weights),
             a: Array2::zeros((rows, n)),
             b: Array2::ones((n, cols)),
         }
@@ -102,6 +106,15 @@ impl<T: Real> Buffers<T> {
 }
 
 impl<T: Real> Run for Buffers<T> {
+    fn set_weights(&mut self, y: &[f64]) {
+        for (w, &v) in self.weights.iter_mut().zip(y) {
+            *w = T::from_f64(v);
+        }
+        for (mut row, &v) in self.b.rows_mut().into_iter().zip(y) {
+            row.fill(T::from_f64(v));
+        }
+    }
+
     fn run(&mut self, inputs: &[f64], out: &mut [f64]) {
         match self.kernel {
             Kernel::Sum | Kernel::Dot => {
@@ -112,14 +125,14 @@ impl<T: Real> Run for Buffers<T> {
                     let y = if self.kernel == Kernel::Sum {
                         self.x.sum()
                     } else {
-                        self.x.dot(&self.ones)
+                        self.x.dot(&self.weights)
                     };
                     *o = y.into();
                 }
             }
             Kernel::Gemv { .. } => {
                 self.fill_rows(inputs);
-                let y = self.a.dot(&self.ones);
+                let y = self.a.dot(&self.weights);
                 for (o, &v) in out.iter_mut().zip(&y) {
                     *o = v.into();
                 }

@@ -104,7 +104,17 @@ pub struct PythonProbe {
     dirty_rows: usize,
     /// The exception that ended the last call, for the Python package.
     raised: Option<PyErr>,
+    /// `fn.weights`, in its format's own bits, where the black box
+    /// multiplies (see [`Probe::dot`]).
+    weights: Option<Raw>,
+    /// `weights` may differ from ones (a dot wrote them), so a plain sum
+    /// must restore the ones first.
+    weighted: bool,
 }
+
+/// `fn.weights` as the bridge hands it over: the array viewed as the bits
+/// fprev writes, and its format's name.
+type Weights<'py> = (Bound<'py, PyAny>, String);
 
 impl PythonProbe {
     /// Opens `LIBRARY:OP[:ARG]` or `python:PATH.py:FUNC`.
@@ -141,8 +151,9 @@ impl PythonProbe {
                 accumulator: opts.accumulator,
                 ..Described::default()
             };
-            let (call, described) = given.complete(&opened.map_err(fail)?).map_err(fail)?;
-            PythonProbe::new(py, spec, call, n, opts.format, described)
+            let (call, described, weights) =
+                given.complete(&opened.map_err(fail)?).map_err(fail)?;
+            PythonProbe::new(py, spec, call, n, opts.format, described, weights)
         })
     }
 
@@ -163,8 +174,8 @@ impl PythonProbe {
         let opened = bridge(py)
             .and_then(|b| b.call_method1("open_callable", (call, described.rows)))
             .map_err(fail)?;
-        let (call, described) = described.complete(&opened).map_err(fail)?;
-        let probe = PythonProbe::new(py, label, call, n, format, described)?;
+        let (call, described, weights) = described.complete(&opened).map_err(fail)?;
+        let probe = PythonProbe::new(py, label, call, n, format, described, weights)?;
         // Read-only, so a function that changes its argument fails loudly
         // instead of corrupting the next input (fprev writes through `raw`).
         probe
@@ -183,6 +194,7 @@ impl PythonProbe {
         n: usize,
         format: Format,
         described: Described,
+        weights: Option<Weights<'_>>,
     ) -> Result<Self> {
         let fail = |e| describe(py, spec, e, false);
         let Described {
@@ -205,6 +217,21 @@ impl PythonProbe {
             .and_then(|np| np.getattr("generic"))
             .map_err(fail)?
             .unbind();
+        let weights = match weights {
+            None => None,
+            Some((raw, name)) => {
+                let len = raw.len().map_err(fail)?;
+                if len != n {
+                    return Err(Error::Input(format!(
+                        "{spec}: fn.weights holds {len} values, not n = {n}"
+                    )));
+                }
+                let format = name
+                    .parse()
+                    .map_err(|e: String| Error::Input(format!("{spec}: fn.weights: {e}")))?;
+                Some(Raw::new(&raw, format).map_err(fail)?)
+            }
+        };
         Ok(PythonProbe {
             spec: spec.to_string(),
             call: call.unbind(),
@@ -219,6 +246,8 @@ impl PythonProbe {
             synced: false,
             dirty_rows: 0,
             raised: None,
+            weights,
+            weighted: false,
         })
     }
 
@@ -250,12 +279,20 @@ pub struct Described {
 
 impl Described {
     /// Completes what is given with what the bridge found on the callable
-    /// (`(call, rows, accumulator, may_fuse)`, `_described` in
+    /// (`(call, rows, accumulator, may_fuse, weights)`, `_described` in
     /// `crates/fprev/src/probe/python/_bridge.py`): a given accumulator wins, and it may fuse only
-    /// if neither says it does not.
-    fn complete<'py>(self, opened: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Described)> {
-        let (call, rows, acc, may_fuse): (Bound<PyAny>, Option<usize>, Option<String>, bool) =
-            opened.extract()?;
+    /// if neither says it does not. The weights pass through.
+    fn complete<'py>(
+        self,
+        opened: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Described, Option<Weights<'py>>)> {
+        let (call, rows, acc, may_fuse, weights): (
+            Bound<PyAny>,
+            Option<usize>,
+            Option<String>,
+            bool,
+            Option<Weights>,
+        ) = opened.extract()?;
         let accumulator = match (self.accumulator, acc) {
             (Some(a), _) => Some(a),
             (None, Some(a)) => Some(a.parse().map_err(pyo3::exceptions::PyValueError::new_err)?),
@@ -266,7 +303,7 @@ impl Described {
             accumulator,
             may_fuse: self.may_fuse && may_fuse,
         };
-        Ok((call, described))
+        Ok((call, described, weights))
     }
 }
 
@@ -312,10 +349,12 @@ impl Raw {
     }
 
     /// Runs `f` on the values. Nothing else touches the array meanwhile:
-    /// the bridge created it, holds the only references, and runs no Python
-    /// inside `f`.
+    /// no Python runs inside `f`, and the inputs' array is the bridge's
+    /// own (the weights are the black box's, which reads them only when
+    /// called).
     fn with<R>(&self, py: Python<'_>, f: impl FnOnce(Values) -> R) -> R {
-        // SAFETY: see above; the array is C-contiguous (made by np.zeros).
+        // SAFETY: see above; the array is C-contiguous (made by np.zeros,
+        // or checked so by the bridge's `_weights`).
         unsafe {
             let values = match self {
                 Raw::F64(a) => Values::F64(a.bind(py).as_slice_mut().expect("contiguous")),
@@ -468,6 +507,55 @@ impl Probe for PythonProbe {
     }
 
     fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
+        // Ones are restored only after a dot, so plain sums cost what they did.
+        if self.weighted
+            && let Some(weights) = &self.weights
+        {
+            let ones = vec![1.0; self.n];
+            attach(|py| weights.with(py, |mut v| v.write(0, &ones)));
+            self.weighted = false;
+        }
+        self.run_batch(batch, out)
+    }
+
+    fn multiplies(&self) -> bool {
+        self.weights.is_some()
+    }
+
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
+        let n = self.n;
+        let Some(weights) = &self.weights else {
+            return Err(Error::Input(format!(
+                "{}: the black box sums its inputs; it does not multiply them (it has no \
+                 fn.weights)",
+                self.spec
+            )));
+        };
+        if rows.len() != out.len() * n || y.len() != n {
+            return Err(Error::Input(format!(
+                "{}: {} values for {} rows of n = {}, with a vector y of {}",
+                self.spec,
+                rows.len(),
+                out.len(),
+                n,
+                y.len()
+            )));
+        }
+        if out.is_empty() {
+            return Ok(());
+        }
+        attach(|py| weights.with(py, |mut v| v.write(0, y)));
+        self.weighted = true;
+        batch::whole(rows, n, out.len(), |b| self.run_batch(b, out))?;
+        // What `raw` holds is a dot's row, which no later batch continues.
+        self.synced = false;
+        Ok(())
+    }
+}
+
+impl PythonProbe {
+    /// Sums `batch` with the weights as they are.
+    fn run_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
         let fresh = !(batch.continues && self.synced);
         self.synced = false;
         attach(|py| match self.rows {
@@ -482,9 +570,7 @@ impl Probe for PythonProbe {
         self.synced = true;
         Ok(())
     }
-}
 
-impl PythonProbe {
     /// The `fn(x)` form: each input in turn in the one array, one call each.
     fn each_input(
         &mut self,

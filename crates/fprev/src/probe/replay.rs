@@ -75,12 +75,36 @@ impl Probe for ReplayProbe {
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         for (x, o) in inputs.chunks_exact(self.replay.n()).zip(out) {
             let sum = self.replay.sum_with(x, &mut self.scratch);
-            *o = if self.round_output {
-                self.format.round(sum)
-            } else {
-                sum
-            };
+            *o = self.output(sum);
         }
         Ok(())
+    }
+    /// A model that says how products are rounded replays a dot product.
+    fn multiplies(&self) -> bool {
+        self.replay.has_products()
+    }
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
+        if y.len() != self.replay.n() {
+            return Err(Error::Input(format!(
+                "replay: y holds {} values for a tree of {} summands",
+                y.len(),
+                self.replay.n()
+            )));
+        }
+        for (x, o) in rows.chunks_exact(self.replay.n()).zip(out) {
+            let sum = self.replay.dot_with(x, y, &mut self.scratch);
+            *o = self.output(sum);
+        }
+        Ok(())
+    }
+}
+
+impl ReplayProbe {
+    fn output(&self, sum: f64) -> f64 {
+        if self.round_output {
+            self.format.round(sum)
+        } else {
+            sum
+        }
     }
 }

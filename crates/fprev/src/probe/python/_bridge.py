@@ -27,6 +27,16 @@ Optional attributes:
     fn.rows = 1024          # the second form, M rows a call
     fn.accumulator = "f32"  # narrowest format partial sums are rounded to, if known
     fn.may_fuse = False     # True if it may add in fused (tensor-core) nodes (default True)
+    fn.weights = w          # the vector it multiplies by: a dot, GEMV or GEMM
+
+`fn.weights` makes the black box one that multiplies: each summand is a
+product x_i * w_i that it forms itself. `w` is a 1-D, C-contiguous,
+writeable NumPy array of n values of the dtype the black box multiplies by
+(ones, for a plain sum: dot's second vector, GEMV's vector, column 0 or
+every column of GEMM's B). fprev writes its y into `w` in place before a
+dot call, and ones back before the next plain sum, so `fn` must read `w`
+(not a copy taken earlier) each time it is called; `follow` helps where the
+operand is built from `w` (a matrix, a device array).
 """
 
 import importlib.util
@@ -130,10 +140,49 @@ def open_callable(fn, rows=None):
     return _described(fn)
 
 
+def follow(weights, make):
+    """A function returning make(weights), made again only when fprev has
+    written other values into `weights` since: for black boxes whose
+    operand is built from the weights rather than being them. Values are
+    compared as bits, so that -0.0 and 0.0 differ."""
+    seen = weights.copy()
+    made = [make(weights)]
+    bits = weights.view(np.uint8)
+
+    def current():
+        if not np.array_equal(bits, seen.view(np.uint8)):
+            seen[...] = weights
+            made[0] = make(weights)
+        return made[0]
+
+    return current
+
+
 def _described(fn):
     rows = getattr(fn, "rows", None)
     call = fn if rows is None else _rows_checked(fn, int(rows))
-    return (call, rows, getattr(fn, "accumulator", None), bool(getattr(fn, "may_fuse", True)))
+    return (call, rows, getattr(fn, "accumulator", None), bool(getattr(fn, "may_fuse", True)),
+            _weights(getattr(fn, "weights", None)))
+
+
+def _weights(w):
+    """fn.weights as (raw, format): the array viewed as the bits fprev writes
+    (as `buffer`'s raw) and its fprev format name; None without weights."""
+    if w is None:
+        return None
+    if not isinstance(w, np.ndarray):
+        raise TypeError("fn.weights is a %s, not a NumPy array" % type(w).__name__)
+    if w.ndim != 1 or not w.flags.c_contiguous or not w.flags.writeable:
+        raise TypeError("fn.weights must be a 1-D, C-contiguous, writeable array "
+                        "(fprev writes into it in place)")
+    for name in _RAW:
+        try:
+            if w.dtype == np_dtype(name):
+                return w.view(_RAW[name]), name
+        except ImportError:  # no ml_dtypes: no bf16 or fp8 weights either
+            continue
+    raise TypeError("fn.weights has dtype %s, which is no fprev format (%s)"
+                    % (w.dtype, ", ".join(_RAW)))
 
 
 def _rows_checked(fn, rows):

@@ -3,7 +3,7 @@ ml_dtypes, for bf16 and fp8) offers."""
 
 import numpy as np
 
-from fprev_bridge import np_dtype
+from fprev_bridge import follow, np_dtype
 
 
 def sum(n, dtype, shape, arg):
@@ -20,37 +20,44 @@ def sum(n, dtype, shape, arg):
 
 
 def dot(n, dtype, shape, arg):
-    """`numpy.dot(x, ones)`: the products are exact, so the order of the sum shows."""
-    ones = np.ones(n, dtype=np_dtype(dtype))
+    """`numpy.dot(x, w)`, w = ones but for fprev's dot calls (fn.weights):
+    with ones the products are exact, so the order of the sum shows."""
+    w = np.ones(n, dtype=np_dtype(dtype))
 
     def fn(x):
-        return np.dot(x, ones)
+        return np.dot(x, w)
 
+    fn.weights = w
     fn.may_fuse = False
     return fn
 
 
 def gemv(n, dtype, shape, arg):
-    """`A @ ones` with A of M x K (K = n): one sum per row of A."""
-    ones = np.ones(n, dtype=np_dtype(dtype))
+    """`A @ w` with A of M x K (K = n), w as for `dot`: one sum per row of A."""
+    w = np.ones(n, dtype=np_dtype(dtype))
 
     def fn(a):
-        return a @ ones
+        return a @ w
 
+    fn.weights = w
     fn.rows = shape[0] if shape else n
     fn.may_fuse = False
     return fn
 
 
 def gemm(n, dtype, shape, arg):
-    """`A @ B` with A of M x K, B = ones of K x N (K = n); column 0 of the
-    product holds one sum per row of A."""
+    """`A @ B` with A of M x K, B of K x N (K = n) holding w (as for `dot`)
+    in every column; column 0 of the product holds one sum per row of A."""
     m, cols = (shape[0], shape[1]) if shape else (n, n)
-    b = np.ones((n, cols), dtype=np_dtype(dtype))
+    w = np.ones(n, dtype=np_dtype(dtype))
+    # B stays a C-contiguous matrix, as before weights existed, so that
+    # matmul takes the same kernel: it is rebuilt when fprev changes w.
+    b = follow(w, lambda w: np.ascontiguousarray(np.broadcast_to(w[:, None], (n, cols))))
 
     def fn(a):
-        return (a @ b)[:, 0]
+        return (a @ b())[:, 0]
 
+    fn.weights = w
     fn.rows = m
     fn.may_fuse = False
     return fn

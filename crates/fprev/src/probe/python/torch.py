@@ -5,6 +5,8 @@ cores (fused nodes)."""
 import numpy as np
 import torch
 
+from fprev_bridge import follow, np_dtype
+
 _TORCH = {
     "f64": torch.float64,
     "f32": torch.float32,
@@ -48,37 +50,55 @@ def sum(n, dtype, shape, arg):
     return fn
 
 
+def _weights(n, dtype, device, to_tensor, cols=None):
+    """The weights w (ones but for fprev's dot calls, fn.weights) and a
+    function giving them as a tensor: w itself, or w in each of `cols`
+    columns. A vector on the CPU shares w's memory, so it is made once;
+    anything else is made again (and copied to a GPU) only when fprev
+    changes w."""
+    w = np.ones(n, dtype=np_dtype(dtype))
+    if cols is None and device == "cpu":
+        t = to_tensor(w)
+        return w, lambda: t
+    if cols is None:
+        return w, follow(w, to_tensor)
+    return w, follow(w, lambda w: to_tensor(np.ascontiguousarray(np.broadcast_to(w[:, None], (n, cols)))))
+
+
 def dot(n, dtype, shape, arg):
-    """`torch.dot(x, ones)`."""
+    """`torch.dot(x, w)`, w = ones but for fprev's dot calls."""
     device, dt, to_tensor = _setup(dtype, arg)
-    ones = torch.ones(n, dtype=dt, device=device)
+    w, weights = _weights(n, dtype, device, to_tensor)
 
     def fn(x):
-        return torch.dot(to_tensor(x), ones).item()
+        return torch.dot(to_tensor(x), weights()).item()
 
+    fn.weights = w
     fn.may_fuse = device != "cpu"
     return fn
 
 
 def _matrix(n, dtype, shape, arg, cols):
     device, dt, to_tensor = _setup(dtype, arg)
-    b = torch.ones((n, cols), dtype=dt, device=device) if cols else torch.ones(n, dtype=dt, device=device)
+    w, b = _weights(n, dtype, device, to_tensor, cols or None)
 
     def fn(a):
         a = to_tensor(a)
-        out = torch.mm(a, b)[:, 0] if cols else torch.mv(a, b)
+        out = torch.mm(a, b())[:, 0] if cols else torch.mv(a, b())
         return out.to(torch.float64).cpu().numpy()
 
+    fn.weights = w
     fn.rows = shape[0] if shape else n
     fn.may_fuse = device != "cpu"
     return fn
 
 
 def gemv(n, dtype, shape, arg):
-    """`torch.mv(A, ones)` with A of M x K (K = n): one sum per row."""
+    """`torch.mv(A, w)` with A of M x K (K = n), w as for `dot`: one sum per row."""
     return _matrix(n, dtype, shape, arg, 0)
 
 
 def gemm(n, dtype, shape, arg):
-    """`torch.mm(A, B)`, B = ones of K x N: column 0 holds one sum per row."""
+    """`torch.mm(A, B)`, B of K x N holding w (as for `dot`) in every column:
+    column 0 holds one sum per row."""
     return _matrix(n, dtype, shape, arg, shape[1] if shape else n)
