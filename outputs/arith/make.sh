@@ -17,7 +17,7 @@
 # importable by python3). Default: all of them.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-fprev=./target/release/fprev
+fprev=${FPREV:-./target/release/fprev}
 out=outputs/arith/sweeps
 mkdir -p "$out"
 spread=2048,4096,8192,16384,32768,65536

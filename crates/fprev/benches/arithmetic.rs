@@ -31,7 +31,7 @@ fn main() {
     let write = std::env::args().any(|a| a == "write");
     let mut table = String::from(
         "| black box | n | order: calls | order: s | arithmetic: calls | arithmetic: s | \
-         nodes asked | model | calls share | time share |\n|---|---|---|---|---|---|---|---|---|---|\n",
+         nodes, products asked | model | calls share | time share |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for spec in ["numpy:sum", "blas:dot"] {
         for n in [1_024, 16_384, 16_383] {
@@ -48,7 +48,7 @@ fn main() {
                 }
             };
             let (mut order_s, mut arith_s) = (Vec::new(), Vec::new());
-            let (mut order_calls, mut arith_calls, mut asked) = (0, 0, 0);
+            let (mut order_calls, mut arith_calls, mut asked) = (0, 0, (0, 0));
             let mut model = String::new();
             for _ in 0..RUNS {
                 let started = Instant::now();
@@ -70,13 +70,15 @@ fn main() {
                     reveal_arithmetic(&mut black_box, &r.tree, &arith).expect("the arithmetic");
                 arith_s.push(started.elapsed().as_secs_f64());
                 arith_calls = found.calls;
-                asked = found.nodes_asked;
+                asked = (found.nodes_asked, found.products_asked);
                 model = found.model.to_string();
             }
             let (o, a) = (median(order_s), median(arith_s));
             let row = format!(
-                "| {spec} | {n} | {order_calls} | {o:.4} | {arith_calls} | {a:.4} | {asked} | \
+                "| {spec} | {n} | {order_calls} | {o:.4} | {arith_calls} | {a:.4} | {}, {} | \
                  {model} | {:.1}% | {:.1}% |\n",
+                asked.0,
+                asked.1,
                 100.0 * arith_calls as f64 / order_calls as f64,
                 100.0 * a / o
             );

@@ -43,11 +43,17 @@ impl Inputs {
                 (floor.max(-span).min(room), room.min(span))
             }
         };
+        // One random word a value: its top bit the sign, bits 11..63 the
+        // fraction, the low 11 the exponent in lo..=hi.
+        // Replays of a black box that multiplies draw 2n values a trial,
+        // so a draw is kept to a few instructions.
+        let span = (hi - lo + 1) as u64;
         let mut draw = || {
-            let e = rng.random_range(lo..=hi);
-            let m: f64 = rng.random_range(1.0..2.0);
-            let s = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
-            format.round(s * m * 2f64.powi(e))
+            let bits: u64 = rng.random();
+            let e = lo + ((bits & 0x7ff) % span) as i32;
+            let fraction = (bits >> 11) & ((1 << 52) - 1);
+            let sign = bits & (1 << 63);
+            format.round(f64::from_bits(sign | ((e + 1023) as u64) << 52 | fraction))
         };
         let mut x: Vec<f64> = (0..n).map(|_| draw()).collect();
         if self == Inputs::Cancelling {

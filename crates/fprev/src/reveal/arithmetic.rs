@@ -443,22 +443,57 @@ fn confirm(
             }
         }
     }
-    let (mut report, mut left) = check_models_all(tree, &models, probe, opts.trials, opts.seed)?;
+    // The first alone on random inputs, usually right; the others where it
+    // is not. `standing`: the models not yet refuted, and whether random
+    // inputs confirmed each.
+    let (mut report, left) = check_models_all(
+        tree,
+        std::slice::from_ref(&first),
+        probe,
+        opts.trials,
+        opts.seed,
+    )?;
     let mut spent = report.trials as u64;
-    if left.len() > 1 {
-        for x in root_ties(tree, probe.format()) {
+    let mut standing: Vec<(usize, bool)> = if left.is_empty() {
+        let (again, left) = check_models_all(tree, &models[1..], probe, opts.trials, opts.seed)?;
+        spent += again.trials as u64;
+        report = again;
+        left.into_iter().map(|k| (k + 1, true)).collect()
+    } else {
+        (0..models.len()).map(|k| (k, k == 0)).collect()
+    };
+    // Random inputs seldom tell a root that rounds twice from one that
+    // rounds once; inputs made to do so settle it.
+    let ties = root_ties(tree, probe.format());
+    if standing.len() > 1 && !ties.is_empty() {
+        let mut replays: Vec<(usize, bool, Replay)> = standing
+            .iter()
+            .map(|&(k, random)| (k, random, Replay::with_arithmetic(tree, &models[k])))
+            .collect();
+        for x in &ties {
             let mut out = [0.0];
-            probe.sum(&x, &mut out)?;
+            probe.sum(x, &mut out)?;
             spent += 1;
-            left.retain(|&k| {
-                let replayed = probe
-                    .format()
-                    .round(Replay::with_arithmetic(tree, &models[k]).sum(&x));
-                replayed.to_bits() == out[0].to_bits()
-            });
+            replays
+                .retain(|(_, _, r)| probe.format().round(r.sum(x)).to_bits() == out[0].to_bits());
         }
+        standing = replays
+            .into_iter()
+            .map(|(k, random, _)| (k, random))
+            .collect();
     }
-    let found = left.first().map(|&k| models[k].clone());
+    let found = match standing.first() {
+        Some(&(k, true)) => Some(models[k].clone()),
+        // The first fell to those inputs: the rest must stand random ones.
+        Some(_) => {
+            let rest: Vec<Arithmetic> = standing.iter().map(|&(k, _)| models[k].clone()).collect();
+            let (again, left) = check_models_all(tree, &rest, probe, opts.trials, opts.seed)?;
+            spent += again.trials as u64;
+            report = again;
+            left.first().map(|&k| rest[k].clone())
+        }
+        None => None,
+    };
     report.model.clone_from(&found);
     Ok((report, found, spent))
 }
