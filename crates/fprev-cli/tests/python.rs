@@ -45,6 +45,76 @@ fn reveal_and_check(
     r
 }
 
+/// Reveals `spec`, then its arithmetic model (products included, of a
+/// black box that multiplies), and checks that model on 200 random inputs
+/// (random x and y where it multiplies); returns the model.
+fn reveal_model_and_check(
+    spec: &str,
+    n: usize,
+    format: Format,
+    shape: Option<[usize; 3]>,
+) -> fprev::arith::Arithmetic {
+    use fprev::reveal::arithmetic::{ArithOptions, reveal_arithmetic};
+    let what = format!("{spec} n = {n} {format}");
+    let opts = ProbeOptions {
+        n: Some(n),
+        format,
+        shape,
+        ..Default::default()
+    };
+    let mut bb = fprev::open(spec, &opts).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let tree = reveal(&mut bb, &Options::default())
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
+        .tree;
+    let found = reveal_arithmetic(&mut bb, &tree, &ArithOptions::default())
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(
+        found.model.products.is_some(),
+        bb.multiplies(),
+        "{what}: {}",
+        found.model
+    );
+    let (report, matched) = fprev::check::check_models(
+        &tree,
+        std::slice::from_ref(&found.model),
+        &mut bb,
+        200,
+        11,
+        0,
+    )
+    .unwrap();
+    assert!(
+        matched.is_some(),
+        "{what}: the model {} does not replay it: {:?}",
+        found.model,
+        report.mismatch
+    );
+    found.model
+}
+
+/// A sample of the sizes outputs/arith sweeps in full: the model of each
+/// NumPy and JAX op, products included, replays it on random x and y.
+#[test]
+fn numpy_and_jax_models_with_their_products_replay_them() {
+    for n in [1, 2, 31, 33, 100, 257] {
+        for format in [Format::F32, Format::F64] {
+            reveal_model_and_check("numpy:sum", n, format, None);
+            reveal_model_and_check("numpy:dot", n, format, None);
+            reveal_model_and_check("numpy:gemv", n, format, Some([4, 1, n]));
+            reveal_model_and_check("numpy:gemm", n, format, Some([3, 2, n]));
+        }
+        if importable("jax") {
+            reveal_model_and_check("jax:dot", n, Format::F32, None);
+        }
+    }
+    // NumPy's f32 dot is OpenBLAS's sdot: its FMA body rounds the first
+    // product of each of 32 accumulators, its tail multiplies in f32.
+    let model = reveal_model_and_check("numpy:dot", 100, Format::F32, None);
+    let products = model.products.unwrap();
+    assert_eq!(products.default, fprev::arith::Product::Exact, "{products}");
+    assert_eq!(products.leaves.len(), 32 + 4, "{products}");
+}
+
 #[test]
 fn numpy_sum_dot_gemv_gemm_reproduce_numpy_bit_for_bit() {
     for n in [1, 2, 5, 8, 9, 33, 200] {
@@ -135,6 +205,15 @@ fn torch_cpu_when_importable() {
     reveal_and_check("torch:sum", 100, Format::F16, None);
     reveal_and_check("torch:gemm", 64, Format::Bf16, Some([16, 16, 64]));
     reveal_and_check("torch:gemv", 40, Format::F16, Some([8, 1, 40]));
+    // Their models, products included, on random x and y.
+    for format in [Format::F32, Format::F16, Format::Bf16] {
+        for n in [3, 64, 100] {
+            reveal_model_and_check("torch:sum", n, format, None);
+            reveal_model_and_check("torch:dot", n, format, None);
+            reveal_model_and_check("torch:gemv", n, format, Some([8, 1, n]));
+            reveal_model_and_check("torch:gemm", n, format, Some([8, 8, n]));
+        }
+    }
 }
 
 fn fprev(args: &[&str], envs: &[(&str, &str)]) -> Output {

@@ -57,6 +57,11 @@ use crate::tree::SummationTree;
 /// along the post-order, the bisections between them come on top.
 const SAMPLE: usize = 16;
 
+/// Summands added to another summand, all asked when there are no more:
+/// each starts an accumulator (a chain of FMAs rounds its first product),
+/// and a kernel has a few dozen at most.
+const PAIRS_ASKED_ALL: usize = 64;
+
 /// How the arithmetic was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
@@ -253,15 +258,27 @@ fn reveal_products(
 ) -> Result<()> {
     let mut leaves = products::LeafAsker::new(probe, tree);
     leaves.rounding_inputs_to(found.model.inputs);
-    let askable = leaves.askable();
-    let mut known: Vec<Option<Product>> = vec![None; askable.len()];
+    // Two classes, each asked in runs: summands added to another summand
+    // (where an FMA chain starts, with one product rounded: few, so all
+    // of them are asked) and summands added to a partial sum.
+    let (paired, single): (Vec<usize>, Vec<usize>) = leaves
+        .askable()
+        .into_iter()
+        .partition(|&i| leaves.paired(i));
+    let classes = [(paired, PAIRS_ASKED_ALL), (single, 0)];
+    let mut known: Vec<Vec<Option<Product>>> =
+        classes.iter().map(|(c, _)| vec![None; c.len()]).collect();
+    let askable: usize = classes.iter().map(|(c, _)| c.len()).sum();
     let mut trials = 0u64;
     for every in [opts.every_node, true] {
-        ask_runs(&mut known, every, &mut |k| leaves.product(askable[k]))?;
         let mut per_leaf = vec![Product::Exact; tree.n()];
-        if !askable.is_empty() {
-            for (&i, p) in askable.iter().zip(fill_runs(&known)) {
-                per_leaf[i] = p;
+        for ((class, all), known) in classes.iter().zip(&mut known) {
+            let every = every || class.len() <= *all;
+            ask_runs(known, every, &mut |k| leaves.product(class[k]))?;
+            if !class.is_empty() {
+                for (&i, p) in class.iter().zip(fill_runs(known)) {
+                    per_leaf[i] = p;
+                }
             }
         }
         let model = Arithmetic {
@@ -284,7 +301,7 @@ fn reveal_products(
             found.calls += leaves.calls + trials;
             return Ok(());
         }
-        if leaves.asked == askable.len() {
+        if leaves.asked == askable {
             break;
         }
     }

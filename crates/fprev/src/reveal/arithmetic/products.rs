@@ -77,6 +77,12 @@ impl<'p> LeafAsker<'p> {
         }
     }
 
+    /// Whether summand `i` is added to another summand (its parent's other
+    /// child is a leaf), rather than to a partial sum.
+    pub(super) fn paired(&self, i: usize) -> bool {
+        self.partner[i].is_some_and(|j| self.partner[j] == Some(i))
+    }
+
     /// Takes the inputs as rounded to `inputs` (what [`LeafAsker::inputs`]
     /// found), so that products are asked with values the black box keeps.
     pub(super) fn rounding_inputs_to(&mut self, inputs: Option<Format>) {
