@@ -53,6 +53,9 @@ Examples:
   fprev diff a.json b.json                       equal modulo child order?
   fprev sweep reduce:binary-tree -n 1..100 --threads 1,2,4
                                                  where does the order change with n, threads?
+  fprev explain numpy:sum                        the order as one formula, for every n
+  fprev reveal 'native:body(8, interleave(8, sequential, pairwise), then)' -n 100
+                                                 the tree a formula gives
   fprev probes                                   what can be revealed here";
 
 #[derive(Parser, Debug)]
@@ -84,6 +87,9 @@ pub(crate) enum Command {
     Check(CheckArgs),
     /// Reveal across sizes (and thread counts) and report where the order changes.
     Sweep(SweepArgs),
+    /// Reveal at several sizes and name the one formula that gives every
+    /// revealed tree (exit 1 when none does).
+    Explain(ExplainArgs),
     /// List the probe specs this build knows, and whether each is usable here.
     Probes,
 }
@@ -173,6 +179,7 @@ impl Command {
             Command::Reveal(a) => Some(&a.black_box.mpi),
             Command::Check(a) => Some(&a.black_box.mpi),
             Command::Sweep(a) => Some(&a.mpi),
+            Command::Explain(a) => Some(&a.mpi),
             _ => None,
         }
     }
@@ -304,6 +311,34 @@ pub(crate) struct SweepArgs {
     /// Write to FILE (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+}
+
+/// Sizes `fprev explain` reveals when none are given: every size to 40,
+/// and around the powers of two where kernels change strategy.
+pub(crate) const EXPLAIN_SIZES: &str =
+    "1..40,63,64,65,100,127,128,129,200,255,256,257,300,511,512,513,1000,1023,1024,1025,2048";
+
+#[derive(Args, Debug)]
+pub(crate) struct ExplainArgs {
+    /// The black box, e.g. numpy:sum, blas:dot (see `fprev probes`).
+    pub(crate) spec: String,
+    /// Sizes to reveal and explain: A..B, A..B:S or a list [default:
+    /// 1..40 and sizes around 64, 128, 256, 512, 1024, up to 2048].
+    #[arg(short = 'n', long = "n", value_name = "SIZES", default_value = EXPLAIN_SIZES,
+          hide_default_value = true)]
+    pub(crate) sizes: Sizes,
+    #[command(flatten)]
+    pub(crate) number: FormatArgs,
+    #[command(flatten)]
+    pub(crate) mpi: MpiArgs,
+    #[command(flatten)]
+    pub(crate) engine: EngineArgs,
+    /// Random inputs to replay each revealed tree on (0: do not confirm);
+    /// a tree whose replay differs still shows the order, and is used.
+    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS)]
+    pub(crate) confirm: usize,
+    #[command(flatten)]
+    pub(crate) guard: GuardArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -4,6 +4,7 @@
 
 mod check;
 mod diff;
+mod explain;
 mod reveal;
 mod sweep;
 
@@ -35,6 +36,7 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Diff(a) => diff::run(a),
         Command::Check(a) => check::run(a),
         Command::Sweep(a) => sweep::run(a),
+        Command::Explain(a) => explain::run(a),
         Command::Probes => {
             for family in fprev::spec::FAMILIES {
                 let status = match family.available() {

@@ -46,6 +46,7 @@ pub mod document;
 pub mod equivalence;
 pub mod error;
 pub mod format;
+pub mod formula;
 pub mod inputs;
 pub mod memory;
 #[cfg(feature = "mpi")]

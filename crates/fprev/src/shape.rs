@@ -74,7 +74,7 @@ impl Shape {
 /// Orders whose parameter can be read off the tree: the lane count of a
 /// strided order is the partner of summand 0, the block size of a blocked
 /// order is the chain of single summands that summand 0 starts.
-fn derived_candidates(tree: &SummationTree) -> Vec<Order> {
+pub(crate) fn derived_candidates(tree: &SummationTree) -> Vec<Order> {
     let up = |node| {
         tree.graph()
             .neighbors_directed(node, petgraph::Direction::Incoming)

@@ -1,37 +1,49 @@
-//! The built-in reference orders as black boxes (`native:ORDER`).
+//! The built-in orders as black boxes: `native:ORDER` for a reference
+//! order or any formula of the order language (`native:FORMULA`).
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::order::Order;
+use crate::formula::Formula;
 use crate::probe::{DEFAULT_N, Probe, ProbeOptions};
+use crate::reduce::Replay;
 
-/// A reference [`Order`] summing in a chosen input and accumulator format.
+/// A formula summing in a chosen input and accumulator format.
 #[derive(Clone, Debug)]
 pub struct Native {
-    order: Order,
+    formula: Formula,
+    /// A composed formula's tree, compiled once for this `n`.
+    replay: Option<Replay>,
     n: usize,
     format: Format,
     acc: Format,
 }
 
 impl Native {
-    /// Opens `native:ORDER` (`order` is the text after `native:`); the
+    /// Opens `native:FORMULA` (`formula` is the text after `native:`); the
     /// accumulator defaults to the input format.
-    pub fn new(order: &str, opts: &ProbeOptions) -> Result<Self> {
-        let order: Order = order
+    pub fn new(formula: &str, opts: &ProbeOptions) -> Result<Self> {
+        let parsed: Formula = formula
             .parse()
-            .map_err(|e| Error::Input(format!("native:{order}: {e}")))?;
+            .map_err(|e| Error::Input(format!("native:{formula}: {e}")))?;
+        let n = opts.n.unwrap_or(DEFAULT_N);
+        let acc = opts.accumulator.unwrap_or(opts.format);
+        let replay = match &parsed {
+            Formula::Order(_) => None,
+            _ if n == 0 => None,
+            composed => Some(Replay::new(&composed.tree(n), acc)),
+        };
         Ok(Native {
-            order,
-            n: opts.n.unwrap_or(DEFAULT_N),
+            formula: parsed,
+            replay,
+            n,
             format: opts.format,
-            acc: opts.accumulator.unwrap_or(opts.format),
+            acc,
         })
     }
 
-    /// The order this black box sums in.
-    pub fn order(&self) -> Order {
-        self.order
+    /// The formula this black box sums by.
+    pub fn formula(&self) -> &Formula {
+        &self.formula
     }
 }
 
@@ -46,11 +58,19 @@ impl Probe for Native {
         self.acc
     }
     fn may_fuse(&self) -> bool {
-        matches!(self.order, Order::Fused(_))
+        self.formula.may_fuse()
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         for (x, o) in inputs.chunks_exact(self.n).zip(out) {
-            *o = self.order.sum(x, self.acc);
+            *o = match (&self.formula, &self.replay) {
+                (Formula::Order(order), _) => order.sum(x, self.acc),
+                (_, Some(replay)) => replay.sum(x),
+                (_, None) => {
+                    return Err(Error::Input(
+                        "native: a formula needs at least one summand (-n 1 or more)".into(),
+                    ));
+                }
+            };
         }
         Ok(())
     }

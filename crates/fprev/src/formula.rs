@@ -1,0 +1,484 @@
+//! The order language: summation orders as short formulas that hold at
+//! every size, composed from a few parts (docs/ALGORITHMS.md, Formulas).
+//!
+//! A formula is at once a tree at any `n` ([`Formula::tree`]), a black box
+//! (`native:FORMULA`) and a sentence ([`Formula::sentence`]). NumPy's
+//! pairwise sum, for one, is
+//!
+//! ```
+//! use fprev::formula::Formula;
+//!
+//! let numpy: Formula =
+//!     "below(8, sequential, halves(128, 8, body(8, interleave(8, sequential, pairwise), then)))"
+//!         .parse()
+//!         .unwrap();
+//! assert_eq!(
+//!     numpy.tree(18).to_text(),
+//!     "((((((0+8)+(1+9))+((2+10)+(3+11)))+(((4+12)+(5+13))+((6+14)+(7+15))))+16)+17)"
+//! );
+//! assert!(numpy.sentence().starts_with("fewer than 8 summands added left to right"));
+//! ```
+//!
+//! The parts, each applied to the summands it is given:
+//!
+//! - the reference orders of [`Order`]: `sequential`, `reverse`,
+//!   `pairwise`, `binary-tree`, `strided:K`, `blocked:B`, `fused:K`;
+//! - `interleave(K, INNER, OUTER)`: `K` interleaved lanes (lane `r` holds
+//!   summands `r, r+K, …`), each summed by `INNER`, the lane sums by `OUTER`;
+//! - `blocks(B, INNER, OUTER)`: consecutive blocks of `B`, each summed by
+//!   `INNER`, the block sums by `OUTER`;
+//! - `body(M, BODY, then)`: the largest multiple of `M` summands by `BODY`,
+//!   then the rest added to it one by one; `body(M, BODY, TAIL)`: the rest
+//!   summed by `TAIL`, and the two sums added;
+//! - `halves(LEAF, M, INNER)`: split at half the count rounded down to a
+//!   multiple of `M`, each half likewise, down to `LEAF` summands or fewer,
+//!   which `INNER` sums;
+//! - `below(M, SMALL, LARGE)`: `SMALL` for fewer than `M` summands, else
+//!   `LARGE`.
+
+pub mod infer;
+
+use std::fmt;
+use std::str::FromStr;
+
+use petgraph::graph::NodeIndex;
+
+use crate::order::{Adder, Order};
+use crate::tree::{SummationTree, TreeBuilder};
+
+/// A summation order as a formula over the number of summands.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Formula {
+    /// A reference order.
+    Order(Order),
+    /// `K` interleaved lanes, each summed by the first formula, the lane
+    /// sums by the second.
+    Interleave(usize, Box<Formula>, Box<Formula>),
+    /// Consecutive blocks of `B`, each summed by the first formula, the
+    /// block sums by the second.
+    Blocks(usize, Box<Formula>, Box<Formula>),
+    /// The largest multiple of `M` summands by the formula, then the rest
+    /// added one by one (`Tail::Then`) or summed apart and added.
+    Body(usize, Box<Formula>, Tail),
+    /// Recursive halving at a multiple of `M` down to `LEAF` summands.
+    Halves {
+        /// The most summands summed without a split.
+        leaf: usize,
+        /// What the split point is a multiple of.
+        multiple: usize,
+        /// How at most `leaf` summands are summed.
+        inner: Box<Formula>,
+    },
+    /// The first formula below `M` summands, the second from `M` on.
+    Below(usize, Box<Formula>, Box<Formula>),
+}
+
+/// What follows the body of a [`Formula::Body`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Tail {
+    /// The remaining summands added to the body's sum one by one.
+    Then,
+    /// The remaining summands summed by this formula, then added to the
+    /// body's sum.
+    Apart(Box<Formula>),
+}
+
+impl From<Order> for Formula {
+    fn from(order: Order) -> Self {
+        Formula::Order(order)
+    }
+}
+
+impl Formula {
+    /// The summation tree of this formula for `n` summands.
+    ///
+    /// # Panics
+    /// If `n` is 0.
+    pub fn tree(&self, n: usize) -> SummationTree {
+        let mut b = TreeBuilder::new(n);
+        let leaves: Vec<NodeIndex> = (0..n).map(|i| b.leaf(i)).collect();
+        let root = self.run(&leaves, &mut b);
+        b.finish(root).expect("a formula covers every summand")
+    }
+
+    /// Runs the formula over `x` with any adder: numbers or tree nodes.
+    ///
+    /// # Panics
+    /// If `x` is empty.
+    pub fn run<A: Adder>(&self, x: &[A::Value], a: &mut A) -> A::Value {
+        assert!(!x.is_empty(), "a formula needs at least one summand");
+        match self {
+            Formula::Order(order) => order.run(x, a),
+            Formula::Interleave(k, inner, outer) => {
+                let k = (*k).min(x.len());
+                let lanes: Vec<A::Value> = (0..k)
+                    .map(|r| {
+                        let lane: Vec<A::Value> = x[r..].iter().step_by(k).copied().collect();
+                        inner.run(&lane, a)
+                    })
+                    .collect();
+                outer.run(&lanes, a)
+            }
+            Formula::Blocks(b, inner, outer) => {
+                let sums: Vec<A::Value> = x.chunks(*b).map(|c| inner.run(c, a)).collect();
+                outer.run(&sums, a)
+            }
+            Formula::Body(m, body, tail) => {
+                let cut = x.len() - x.len() % m;
+                if cut == 0 {
+                    return match tail {
+                        Tail::Then => Order::Sequential.run(x, a),
+                        Tail::Apart(t) => t.run(x, a),
+                    };
+                }
+                let sum = body.run(&x[..cut], a);
+                match tail {
+                    _ if cut == x.len() => sum,
+                    Tail::Then => x[cut..].iter().fold(sum, |s, v| a.add(s, *v)),
+                    Tail::Apart(t) => {
+                        let rest = t.run(&x[cut..], a);
+                        a.add(sum, rest)
+                    }
+                }
+            }
+            Formula::Halves {
+                leaf,
+                multiple,
+                inner,
+            } => halves(x, *leaf, *multiple, inner, a),
+            Formula::Below(m, small, large) => {
+                if x.len() < *m {
+                    small.run(x, a)
+                } else {
+                    large.run(x, a)
+                }
+            }
+        }
+    }
+
+    /// Whether it adds in fused nodes anywhere (`fused:K`).
+    pub fn may_fuse(&self) -> bool {
+        match self {
+            Formula::Order(order) => matches!(order, Order::Fused(_)),
+            Formula::Interleave(_, a, b) | Formula::Blocks(_, a, b) | Formula::Below(_, a, b) => {
+                a.may_fuse() || b.may_fuse()
+            }
+            Formula::Body(_, a, Tail::Then) | Formula::Halves { inner: a, .. } => a.may_fuse(),
+            Formula::Body(_, a, Tail::Apart(b)) => a.may_fuse() || b.may_fuse(),
+        }
+    }
+
+    /// The formula in words, as one sentence without its full stop.
+    pub fn sentence(&self) -> String {
+        match self {
+            Formula::Order(_) => format!("summands {}", self.phrase()),
+            Formula::Below(m, small, large) => format!(
+                "fewer than {m} summands {}; otherwise {}",
+                small.phrase(),
+                large.clause()
+            ),
+            _ => self.clause(),
+        }
+    }
+
+    /// A clause that stands alone: "blocks of 128, each …".
+    fn clause(&self) -> String {
+        match self {
+            Formula::Order(_) => format!("the summands {}", self.phrase()),
+            Formula::Interleave(k, inner, outer) => format!(
+                "{k} interleaved lanes, each {}, the lanes {}",
+                inner.phrase(),
+                outer.phrase()
+            ),
+            Formula::Blocks(b, inner, outer) => format!(
+                "blocks of {b} summands, each {}, the blocks {}",
+                inner.phrase(),
+                outer.phrase()
+            ),
+            Formula::Body(m, body, Tail::Then) => format!(
+                "a body of the largest multiple of {m} summands ({}), then the rest added one \
+                 by one",
+                body.clause()
+            ),
+            Formula::Body(m, body, Tail::Apart(tail)) => format!(
+                "a body of the largest multiple of {m} summands ({}) and the rest {}, the two \
+                 sums added",
+                body.clause(),
+                tail.phrase()
+            ),
+            Formula::Halves {
+                leaf,
+                multiple,
+                inner,
+            } => {
+                let at = match multiple {
+                    1 => String::new(),
+                    m => format!(" (rounded down to a multiple of {m})"),
+                };
+                format!(
+                    "halved at half the count{at} down to {leaf} summands or fewer, which are \
+                     summed as {}",
+                    inner.clause()
+                )
+            }
+            Formula::Below(..) => self.sentence(),
+        }
+    }
+
+    /// What the formula does to the values it is given, after "each" or
+    /// "the lanes".
+    fn phrase(&self) -> String {
+        match self {
+            Formula::Order(Order::Sequential) => "added left to right".into(),
+            Formula::Order(Order::Reverse) => "added right to left".into(),
+            Formula::Order(Order::Pairwise) => "combined by pairwise halving".into(),
+            Formula::Order(Order::BinaryTree) => "combined by the binary tree reduction".into(),
+            Formula::Order(Order::Strided(k)) => {
+                format!("summed in {k} interleaved lanes combined pairwise")
+            }
+            Formula::Order(Order::Blocked(b)) => {
+                format!("summed in blocks of {b}, each and then the blocks left to right")
+            }
+            Formula::Order(Order::Fused(k)) => format!("summed in {k}-term fused accumulations"),
+            _ => format!("summed as {}", self.clause()),
+        }
+    }
+}
+
+/// Halves `x` at half its length rounded down to a multiple of `multiple`
+/// until at most `leaf` summands remain.
+fn halves<A: Adder>(
+    x: &[A::Value],
+    leaf: usize,
+    multiple: usize,
+    inner: &Formula,
+    a: &mut A,
+) -> A::Value {
+    if x.len() <= leaf.max(1) {
+        return inner.run(x, a);
+    }
+    let half = x.len() / 2;
+    let cut = match half - half % multiple {
+        0 => half,
+        c => c,
+    };
+    let l = halves(&x[..cut], leaf, multiple, inner, a);
+    let r = halves(&x[cut..], leaf, multiple, inner, a);
+    a.add(l, r)
+}
+
+impl fmt::Display for Formula {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Formula::Order(order) => write!(f, "{order}"),
+            Formula::Interleave(k, i, o) => write!(f, "interleave({k}, {i}, {o})"),
+            Formula::Blocks(b, i, o) => write!(f, "blocks({b}, {i}, {o})"),
+            Formula::Body(m, body, Tail::Then) => write!(f, "body({m}, {body}, then)"),
+            Formula::Body(m, body, Tail::Apart(t)) => write!(f, "body({m}, {body}, {t})"),
+            Formula::Halves {
+                leaf,
+                multiple,
+                inner,
+            } => write!(f, "halves({leaf}, {multiple}, {inner})"),
+            Formula::Below(m, s, l) => write!(f, "below({m}, {s}, {l})"),
+        }
+    }
+}
+
+impl FromStr for Formula {
+    type Err = String;
+
+    /// Reads a formula as [`Formula`]'s `Display` writes it (spaces are
+    /// optional).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let text: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        let mut parser = Parser { text: &text, at: 0 };
+        let formula = parser.formula()?;
+        if parser.at != text.len() {
+            return Err(format!(
+                "'{s}': unexpected '{}' after a whole formula",
+                &text[parser.at..]
+            ));
+        }
+        Ok(formula)
+    }
+}
+
+/// A recursive-descent reader of the grammar in the module docs.
+struct Parser<'t> {
+    text: &'t str,
+    at: usize,
+}
+
+impl<'t> Parser<'t> {
+    fn formula(&mut self) -> Result<Formula, String> {
+        let name = self.name();
+        if !self.eat('(') {
+            let order: Order = name.parse()?;
+            return Ok(Formula::Order(order));
+        }
+        let count = |what: &str, v: usize| -> Result<usize, String> {
+            if v == 0 {
+                Err(format!("{name}(…): {what} must be at least 1"))
+            } else {
+                Ok(v)
+            }
+        };
+        let formula = match name {
+            "interleave" | "blocks" => {
+                let k = count("the count", self.number()?)?;
+                self.expect(',')?;
+                let inner = Box::new(self.formula()?);
+                self.expect(',')?;
+                let outer = Box::new(self.formula()?);
+                if name == "interleave" {
+                    Formula::Interleave(k, inner, outer)
+                } else {
+                    Formula::Blocks(k, inner, outer)
+                }
+            }
+            "body" => {
+                let m = count("the multiple", self.number()?)?;
+                self.expect(',')?;
+                let body = Box::new(self.formula()?);
+                self.expect(',')?;
+                let tail = if self.text[self.at..].starts_with("then") {
+                    self.at += 4;
+                    Tail::Then
+                } else {
+                    Tail::Apart(Box::new(self.formula()?))
+                };
+                Formula::Body(m, body, tail)
+            }
+            "halves" => {
+                let leaf = count("the leaf size", self.number()?)?;
+                self.expect(',')?;
+                let multiple = count("the multiple", self.number()?)?;
+                self.expect(',')?;
+                let inner = Box::new(self.formula()?);
+                Formula::Halves {
+                    leaf,
+                    multiple,
+                    inner,
+                }
+            }
+            "below" => {
+                let m = self.number()?;
+                self.expect(',')?;
+                let small = Box::new(self.formula()?);
+                self.expect(',')?;
+                let large = Box::new(self.formula()?);
+                Formula::Below(m, small, large)
+            }
+            _ => {
+                return Err(format!(
+                    "unknown formula '{name}(…)': expected interleave, blocks, body, halves or \
+                     below (or an order: sequential, reverse, pairwise, binary-tree, strided:K, \
+                     blocked:B, fused:K)"
+                ));
+            }
+        };
+        self.expect(')')?;
+        Ok(formula)
+    }
+
+    /// The text up to the next `(`, `,` or `)`.
+    fn name(&mut self) -> &'t str {
+        let rest: &'t str = &self.text[self.at..];
+        let len = rest.find(['(', ',', ')']).unwrap_or(rest.len());
+        self.at += len;
+        &rest[..len]
+    }
+
+    fn number(&mut self) -> Result<usize, String> {
+        let word = self.name().to_string();
+        word.parse()
+            .map_err(|_| format!("expected a whole number, found '{word}'"))
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        let yes = self.text[self.at..].starts_with(c);
+        if yes {
+            self.at += 1;
+        }
+        yes
+    }
+
+    fn expect(&mut self, c: char) -> Result<(), String> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(format!(
+                "expected '{c}' at '{}'",
+                &self.text[self.at..].chars().take(20).collect::<String>()
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(s: &str) -> Formula {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn formulas_print_as_they_parse() {
+        for s in [
+            "sequential",
+            "strided:8",
+            "interleave(4, pairwise, sequential)",
+            "body(32, interleave(32, sequential, interleave(4, pairwise, pairwise)), sequential)",
+            "below(8, sequential, halves(128, 8, body(8, interleave(8, sequential, pairwise), then)))",
+            "blocks(128, pairwise, binary-tree)",
+        ] {
+            assert_eq!(f(s).to_string(), s);
+        }
+    }
+
+    #[test]
+    fn the_parts_match_the_reference_orders_they_generalise() {
+        for n in [1, 2, 7, 64, 100, 1000] {
+            // strided:K is K lanes left to right combined pairwise.
+            assert_eq!(
+                f("interleave(8, sequential, pairwise)").tree(n),
+                Order::Strided(8).tree(n)
+            );
+            assert_eq!(
+                f("blocks(16, sequential, sequential)").tree(n),
+                Order::Blocked(16).tree(n)
+            );
+            // Halving at any count down to single summands is pairwise.
+            assert_eq!(
+                f("halves(1, 1, sequential)").tree(n),
+                Order::Pairwise.tree(n)
+            );
+        }
+    }
+
+    #[test]
+    fn a_body_and_its_tail() {
+        let then = f("body(4, interleave(4, sequential, pairwise), then)");
+        assert_eq!(then.tree(6).to_text(), "((((0+1)+(2+3))+4)+5)");
+        let apart = f("body(4, interleave(4, sequential, pairwise), sequential)");
+        assert_eq!(apart.tree(6).to_text(), "(((0+1)+(2+3))+(4+5))");
+        assert_eq!(apart.tree(3), Order::Sequential.tree(3));
+    }
+
+    #[test]
+    fn bad_formulas_say_what_is_wrong() {
+        for (s, says) in [
+            ("interleave(8, sequential)", "expected ','"),
+            ("lanes(8, sequential, pairwise)", "unknown formula 'lanes"),
+            ("blocks(0, sequential, sequential)", "at least 1"),
+            ("halves(x, 8, sequential)", "whole number"),
+            ("pairwise)", "unexpected ')'"),
+            ("strided", "needs a lane count"),
+        ] {
+            let e = s.parse::<Formula>().unwrap_err();
+            assert!(e.contains(says), "{s}: {e}");
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Finding the formula behind revealed trees: the simplest formula of the
+//! order language that regenerates every one of them exactly.
+//!
+//! The search walks the formulas from the simplest up (reference orders,
+//! interleaved lanes, a lane body with its tail, blocks, recursive
+//! halving over any of those), each part's count drawn from the powers of
+//! two up to the largest tree and the counts the trees themselves show
+//! (the partner of summand 0, the length of the chain it starts). A
+//! candidate is built at the smallest size first and dropped at its first
+//! mismatch, so most cost a few small trees. A formula below which small
+//! sizes differ (NumPy sums fewer than 8 summands left to right) is found
+//! as `below(M, SMALL, LARGE)`, tried only when no formula explains every
+//! size: `LARGE` explains every size from `M` on, `SMALL` every one below.
+
+use crate::order::Order;
+use crate::tree::SummationTree;
+
+use super::{Formula, Tail};
+
+/// What [`infer`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inference {
+    /// The formula that regenerates every tree, if one does.
+    pub formula: Option<Formula>,
+    /// When none does: the formula that explains the most sizes in a row
+    /// from the smallest, and the first size it does not explain.
+    pub closest: Option<(Formula, usize)>,
+}
+
+/// The simplest formula whose tree at each tree's size is that tree.
+///
+/// ```
+/// use fprev::formula::{Formula, infer::infer};
+///
+/// let truth: Formula = "body(4, interleave(4, sequential, pairwise), then)".parse().unwrap();
+/// let trees: Vec<_> = [3, 8, 13, 30, 64].iter().map(|&n| truth.tree(n)).collect();
+/// let found = infer(&trees).formula.unwrap();
+/// for n in [5, 100, 1001] {
+///     assert_eq!(found.tree(n), truth.tree(n));
+/// }
+/// ```
+pub fn infer(trees: &[SummationTree]) -> Inference {
+    let mut trees: Vec<&SummationTree> = trees.iter().collect();
+    trees.sort_by_key(|t| t.n());
+    trees.dedup();
+    // Two orders at one size: no formula of the size alone gives both.
+    if trees.windows(2).any(|w| w[0].n() == w[1].n()) {
+        return Inference {
+            formula: None,
+            closest: None,
+        };
+    }
+    let largest = trees.last().map_or(1, |t| t.n());
+    let mut closest: Option<(Formula, usize)> = None;
+    let mut explained_most = 0;
+    let mut search = |shown: &[&SummationTree]| -> Option<Formula> {
+        for candidate in candidates(shown, largest) {
+            let explained = shown
+                .iter()
+                .take_while(|t| &&candidate.tree(t.n()) == *t)
+                .count();
+            if explained == shown.len() {
+                return Some(candidate);
+            }
+            if explained > explained_most || closest.is_none() {
+                explained_most = explained;
+                closest = Some((candidate, shown[explained].n()));
+            }
+        }
+        None
+    };
+    if let Some(formula) = search(&trees) {
+        return Inference {
+            formula: Some(formula),
+            closest: None,
+        };
+    }
+    // Small sizes that follow a reference order of their own: the rest may
+    // still follow one formula (`below(M, SMALL, LARGE)`).
+    for small in [Order::Sequential, Order::Reverse, Order::Pairwise] {
+        let prefix = trees
+            .iter()
+            .take_while(|t| t.n() <= 64 && small.tree(t.n()) == ***t)
+            .count();
+        for from in 1..=prefix.min(trees.len() - 1) {
+            if let Some(large) = search(&trees[from..]) {
+                let m = trees[from].n();
+                return Inference {
+                    formula: Some(Formula::Below(m, Box::new(small.into()), Box::new(large))),
+                    closest: None,
+                };
+            }
+        }
+    }
+    Inference {
+        formula: None,
+        closest,
+    }
+}
+
+/// The formulas tried, simplest first.
+fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = Formula> {
+    let counts = counts(trees, largest);
+    let seq = || Box::new(Formula::Order(Order::Sequential));
+    let mut orders: Vec<Formula> = vec![
+        Order::Sequential.into(),
+        Order::Reverse.into(),
+        Order::Pairwise.into(),
+        Order::BinaryTree.into(),
+    ];
+    let widest = trees.iter().map(|t| t.widest()).max().unwrap_or(2);
+    if widest >= 3 {
+        orders.push(Order::Fused(widest).into());
+    }
+    for &k in &counts {
+        orders.push(Order::Strided(k).into());
+        orders.push(Order::Blocked(k).into());
+    }
+    // How lane or block sums are combined.
+    let mut combine: Vec<Formula> = vec![
+        Order::Sequential.into(),
+        Order::Pairwise.into(),
+        Order::BinaryTree.into(),
+        Order::Reverse.into(),
+    ];
+    for k in [2, 4, 8] {
+        for inner in [Order::Pairwise, Order::Sequential] {
+            combine.push(Formula::Interleave(
+                k,
+                Box::new(inner.into()),
+                Box::new(Order::Pairwise.into()),
+            ));
+        }
+    }
+    let lanes: Vec<Formula> = counts
+        .iter()
+        .flat_map(|&k| {
+            combine
+                .iter()
+                .map(move |c| Formula::Interleave(k, seq(), Box::new(c.clone())))
+        })
+        .collect();
+    let bodies: Vec<Formula> = lanes
+        .iter()
+        .flat_map(|l| {
+            let Formula::Interleave(k, ..) = l else {
+                unreachable!("lanes are interleaves")
+            };
+            [
+                Tail::Then,
+                Tail::Apart(seq()),
+                Tail::Apart(Box::new(Order::Pairwise.into())),
+            ]
+            .into_iter()
+            .map(move |t| Formula::Body(*k, Box::new(l.clone()), t))
+        })
+        .collect();
+    let inner: Vec<Formula> = [Order::Sequential.into(), Order::Pairwise.into()]
+        .into_iter()
+        .chain(lanes.iter().cloned())
+        .chain(bodies.iter().cloned())
+        .collect();
+    let blocks: Vec<Formula> = counts
+        .iter()
+        .flat_map(|&b| {
+            let inner = &inner;
+            [Order::Sequential, Order::Pairwise, Order::BinaryTree]
+                .into_iter()
+                .flat_map(move |outer| {
+                    inner.iter().map(move |i| {
+                        Formula::Blocks(b, Box::new(i.clone()), Box::new(outer.into()))
+                    })
+                })
+        })
+        .collect();
+    let halves: Vec<Formula> = counts
+        .iter()
+        .flat_map(|&leaf| {
+            let inner = &inner;
+            [1, 2, 4, 8, 16, 32]
+                .into_iter()
+                .filter(move |m| *m <= leaf)
+                .flat_map(move |multiple| {
+                    inner.iter().map(move |i| Formula::Halves {
+                        leaf,
+                        multiple,
+                        inner: Box::new(i.clone()),
+                    })
+                })
+        })
+        .collect();
+    orders
+        .into_iter()
+        .chain(lanes)
+        .chain(bodies)
+        .chain(blocks)
+        .chain(halves)
+}
+
+/// The counts a part may have: powers of two below the largest tree, and
+/// the counts tree shapes show (summand 0's partner, the chain it starts).
+fn counts(trees: &[&SummationTree], largest: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = std::iter::successors(Some(2usize), |k| Some(k * 2))
+        .take_while(|k| *k < largest)
+        .collect();
+    for tree in trees {
+        for order in crate::shape::derived_candidates(tree) {
+            if let Order::Strided(k) | Order::Blocked(k) = order
+                && k >= 2
+                && !out.contains(&k)
+            {
+                out.push(k);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trees(f: &Formula, sizes: &[usize]) -> Vec<SummationTree> {
+        sizes.iter().map(|&n| f.tree(n)).collect()
+    }
+
+    #[test]
+    fn the_formula_of_each_shape_comes_back() {
+        let sizes: Vec<usize> = (1..=40).chain([63, 64, 65, 100, 129, 300, 1000]).collect();
+        for s in [
+            "pairwise",
+            "strided:8",
+            "interleave(8, sequential, interleave(4, pairwise, pairwise))",
+            "body(32, interleave(32, sequential, interleave(4, pairwise, pairwise)), sequential)",
+            "below(8, sequential, halves(128, 8, body(8, interleave(8, sequential, pairwise), then)))",
+            "blocks(64, pairwise, sequential)",
+        ] {
+            let truth: Formula = s.parse().unwrap();
+            let found = infer(&trees(&truth, &sizes))
+                .formula
+                .unwrap_or_else(|| panic!("{s}: none found"));
+            // Another formula may give the same trees: it must agree at
+            // sizes never shown to it.
+            for n in [41, 99, 257, 777, 2048, 5000] {
+                assert_eq!(
+                    found.tree(n),
+                    truth.tree(n),
+                    "{s}: found {found} at n = {n}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_tree_no_formula_gives_is_not_explained() {
+        let mut shown = trees(&Order::Sequential.into(), &[2, 3, 4]);
+        shown.push("((0+3)+((1+2)+4))".parse().unwrap());
+        let found = infer(&shown);
+        assert_eq!(found.formula, None);
+        let (closest, at) = found.closest.unwrap();
+        assert_eq!(at, 5, "{closest}");
+    }
+}
