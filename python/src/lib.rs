@@ -412,6 +412,7 @@ fn reveal(
             stats: Some(stats),
             confirmation,
             arithmetic,
+            inferred: None,
         },
     })
 }

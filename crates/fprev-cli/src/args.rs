@@ -196,6 +196,12 @@ pub(crate) struct RevealArgs {
     pub(crate) engine: EngineArgs,
     #[command(flatten)]
     pub(crate) confirm: ConfirmArgs,
+    /// Do not reveal at N: reveal at the sizes of `fprev explain` below N,
+    /// infer the formula they follow, predict its tree at N and confirm it
+    /// there by replay (a prediction, labelled so; exit 5 if the replay
+    /// differs). For sizes too large to reveal in reasonable time.
+    #[arg(long)]
+    pub(crate) infer: bool,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
     #[command(flatten)]

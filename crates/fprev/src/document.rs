@@ -37,6 +37,18 @@ pub struct TreeDocument {
     /// with it reproduces the black box's bits (`"arithmetic"`, a versioned
     /// model; files without one still read).
     pub arithmetic: Option<Arithmetic>,
+    /// Where the tree is a prediction, not a reveal: the formula inferred
+    /// from reveals at other sizes that gave it (`"inferred"`).
+    pub inferred: Option<Inferred>,
+}
+
+/// A tree predicted by a formula rather than revealed at its size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inferred {
+    /// The formula (a `native:` spec without its prefix).
+    pub formula: String,
+    /// The sizes revealed to infer it.
+    pub from: Vec<usize>,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +61,7 @@ struct Raw<'a> {
     stats: Option<Stats>,
     confirmation: Option<Confirmation>,
     arithmetic: Option<Arithmetic>,
+    inferred: Option<Inferred>,
 }
 
 impl TreeDocument {
@@ -61,6 +74,7 @@ impl TreeDocument {
             stats: None,
             confirmation: None,
             arithmetic: None,
+            inferred: None,
         }
     }
 
@@ -118,6 +132,7 @@ impl TreeDocument {
             stats: raw.stats,
             confirmation: raw.confirmation,
             arithmetic: raw.arithmetic.map(checked_model).transpose()?,
+            inferred: raw.inferred,
         })
     }
 
@@ -132,6 +147,10 @@ impl TreeDocument {
         }
         out += ",\"tree\":";
         out += &self.tree.to_json_tree();
+        if let Some(i) = &self.inferred {
+            out += ",\"inferred\":";
+            out += &serde_json::to_string(i).expect("a formula serializes");
+        }
         if let Some(a) = &self.arithmetic {
             out += ",\"arithmetic\":";
             out += &serde_json::to_string(a).expect("a model serializes");

@@ -609,6 +609,29 @@ fn ranges(sizes: &[usize]) -> String {
     out.join(", ")
 }
 
+/// Ascending sizes as runs, as `-n` takes them.
+///
+/// ```
+/// assert_eq!(fprev::sweep::runs(&[1, 2, 3, 7, 8, 10]), "1..3,7,8,10");
+/// ```
+pub fn runs(sizes: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < sizes.len() {
+        let mut end = k;
+        while end + 1 < sizes.len() && sizes[end + 1] == sizes[end] + 1 {
+            end += 1;
+        }
+        out.push(match end - k {
+            0 => sizes[k].to_string(),
+            1 => format!("{},{}", sizes[k], sizes[end]),
+            _ => format!("{}..{}", sizes[k], sizes[end]),
+        });
+        k = end + 1;
+    }
+    out.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

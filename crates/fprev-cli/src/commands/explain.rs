@@ -2,8 +2,10 @@
 //! the order language that gives every revealed tree.
 
 use fprev::error::{Error, Result};
-use fprev::formula::infer::infer;
-use fprev::sweep::{self, Outcome};
+use fprev::formula::infer::{Inference, infer};
+use fprev::probe::ProbeOptions;
+use fprev::sweep::{self, Outcome, Sizes, runs};
+use fprev::{Options, SummationTree};
 
 use super::open_guarded;
 use crate::args::ExplainArgs;
@@ -15,49 +17,31 @@ use crate::write;
 /// 3 when no size could be revealed.
 pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     a.guard.start();
-    let s = sweep::sweep_with(
+    let (found, trees) = infer_from(
         &a.spec,
         &a.number.options(None),
         &a.sizes,
-        &[None],
         &a.engine.options(),
         a.confirm,
-        &mut open_guarded,
-        &mut SweepBar::default(),
     )?;
-    let mut trees = Vec::new();
-    let mut skipped = Vec::new();
-    for p in &s.points {
-        match &p.outcome {
-            Outcome::Tree(t) | Outcome::Unconfirmed(t) => trees.push(t.clone()),
-            Outcome::OrderIndependent => skipped.push(format!("{} (order-independent)", p.n)),
-            Outcome::Broken(why) => skipped.push(format!("{} ({why})", p.n)),
-        }
-    }
-    if !skipped.is_empty() {
-        eprintln!(
-            "fprev: note: not revealed, so not explained: n = {}",
-            skipped.join(", ")
-        );
-    }
-    if trees.is_empty() {
-        return Err(Error::BlackBox(format!(
-            "{}: no size could be revealed, so there is nothing to explain",
-            a.spec
-        )));
-    }
-    let sizes: Vec<String> = trees.iter().map(|t| t.n().to_string()).collect();
-    let found = infer(&trees);
-    match (found.formula, found.closest) {
+    let mut revealed: Vec<usize> = trees.iter().map(|t| t.n()).collect();
+    revealed.sort_unstable();
+    let sizes = runs(&revealed);
+    match (found.formula.clone(), found.closest.clone()) {
         (Some(formula), _) => {
             write::println(format_args!("native:{formula}"))?;
             write::println(format_args!("{}.", capitalised(&formula.sentence())))?;
             write::println(format_args!(
-                "# regenerates the revealed tree of {} at each of {} sizes: n = {}",
+                "# regenerates the revealed tree of {} at each of {} sizes: n = {sizes}",
                 a.spec,
                 trees.len(),
-                sizes.join(",")
             ))?;
+            for (lo, hi) in &found.gaps {
+                write::println(format_args!(
+                    "# the switch at n = {hi} may lie anywhere in {lo}..{hi}: sizes there \
+                     were not revealed"
+                ))?;
+            }
             Ok(0)
         }
         (None, closest) => {
@@ -70,14 +54,78 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
             };
             write::println(format_args!(
                 "# not explained: no formula of the order language regenerates every tree \
-                 {} revealed at n = {}{closest}",
+                 {} revealed at n = {sizes}{closest}",
                 a.spec,
-                sizes.join(",")
             ))?;
             Ok(1)
         }
     }
 }
+
+/// Reveals `spec` at `sizes` and infers its formula, revealing sizes
+/// between two where the order switches until the switch is exact.
+/// Returns the inference and the trees it saw.
+pub(super) fn infer_from(
+    spec: &str,
+    probe_opts: &ProbeOptions,
+    sizes: &Sizes,
+    engine: &Options,
+    confirm: usize,
+) -> Result<(Inference, Vec<SummationTree>)> {
+    let mut trees = Vec::new();
+    let mut skipped = Vec::new();
+    let mut reveal = |sizes: &Sizes, trees: &mut Vec<SummationTree>| -> Result<()> {
+        let s = sweep::sweep_with(
+            spec,
+            probe_opts,
+            sizes,
+            &[None],
+            engine,
+            confirm,
+            &mut open_guarded,
+            &mut SweepBar::default(),
+        )?;
+        for p in s.points {
+            match p.outcome {
+                Outcome::Tree(t) | Outcome::Unconfirmed(t) => trees.push(t),
+                Outcome::OrderIndependent => skipped.push(format!("{} (order-independent)", p.n)),
+                Outcome::Broken(why) => skipped.push(format!("{} ({why})", p.n)),
+            }
+        }
+        Ok(())
+    };
+    reveal(sizes, &mut trees)?;
+    if trees.is_empty() {
+        return Err(Error::BlackBox(format!(
+            "{spec}: no size could be revealed, so there is nothing to explain"
+        )));
+    }
+    let mut found = infer(&trees);
+    let mut extra = 0;
+    while let Some(&(lo, hi)) = found.gaps.first()
+        && extra < MOST_EXTRA_REVEALS
+    {
+        let mid = lo + (hi - lo) / 2;
+        let before = trees.len();
+        reveal(&Sizes(vec![mid]), &mut trees)?;
+        extra += 1;
+        if trees.len() == before {
+            break;
+        }
+        found = infer(&trees);
+    }
+    if !skipped.is_empty() {
+        eprintln!(
+            "fprev: note: not revealed, so not explained: n = {}",
+            skipped.join(", ")
+        );
+    }
+    trees.sort_by_key(|t| t.n());
+    Ok((found, trees))
+}
+
+/// Sizes revealed to narrow where the order switches, at most.
+const MOST_EXTRA_REVEALS: usize = 32;
 
 fn capitalised(s: &str) -> String {
     let mut c = s.chars();

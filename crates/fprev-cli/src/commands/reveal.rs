@@ -9,9 +9,15 @@ use fprev::document::TreeDocument;
 use fprev::error::{Error, Report, Result};
 use fprev::reveal::{self, arithmetic::ArithOptions, arithmetic::reveal_arithmetic};
 
+use fprev::document::Inferred;
+use fprev::probe::ProbeOptions;
+use fprev::sweep::{Sizes, runs};
+use fprev::{Options, SummationTree};
+
 use super::check::save_mismatch;
+use super::explain::infer_from;
 use super::open_guarded;
-use crate::args::{FormatArgs, RevealArgs};
+use crate::args::{EXPLAIN_SIZES, FormatArgs, RevealArgs};
 use crate::progress::RevealBar;
 use crate::write::{self, check_writable};
 
@@ -27,34 +33,39 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         eprintln!("fprev: note: {}: {about}", a.spec);
     }
     let options = a.engine.options();
-    let r = match reveal::reveal_observed(&mut black_box, &options, &mut RevealBar::default()) {
-        Err(Error::OrderIndependent(why)) => {
-            write::println(format_args!("order-independent: {}: {why}", a.spec))?;
-            return Ok(4);
+    let (tree, mut stats, inferred) = if a.infer {
+        let (tree, inferred) = predict(&a, &opts, &options)?;
+        (tree, fprev::reveal::Stats::default(), Some(inferred))
+    } else {
+        let r = match reveal::reveal_observed(&mut black_box, &options, &mut RevealBar::default()) {
+            Err(Error::OrderIndependent(why)) => {
+                write::println(format_args!("order-independent: {}: {why}", a.spec))?;
+                return Ok(4);
+            }
+            Err(Error::BlackBox(why)) => {
+                return Err(Error::BlackBox(
+                    why + &format_hint(&a.spec, &a.black_box.format),
+                ));
+            }
+            r => r?,
+        };
+        for note in &r.notes {
+            eprintln!("fprev: note: {note}");
         }
-        Err(Error::BlackBox(why)) => {
-            return Err(Error::BlackBox(
-                why + &format_hint(&a.spec, &a.black_box.format),
-            ));
-        }
-        r => r?,
+        tracing::info!("revealed: {}", r.stats);
+        (r.tree, r.stats, None)
     };
-    for note in &r.notes {
-        eprintln!("fprev: note: {note}");
-    }
-    tracing::info!("revealed: {}", r.stats);
-    let mut stats = r.stats;
     let mut arithmetic = None;
     let mut confirmation = None;
     if a.confirm.confirm > 0 {
-        let report = check::check_row(&r.tree, &mut black_box, a.confirm.confirm, 0, options.row)?;
+        let report = check::check_row(&tree, &mut black_box, a.confirm.confirm, 0, options.row)?;
         let mut found = None;
         if !a.confirm.no_arith && options.row == 0 {
             let arith = ArithOptions {
                 every_node: a.confirm.every_node,
                 ..ArithOptions::after(&report, a.confirm.confirm)
             };
-            match reveal_arithmetic(&mut black_box, &r.tree, &arith) {
+            match reveal_arithmetic(&mut black_box, &tree, &arith) {
                 Ok(f) => {
                     stats.arithmetic_calls = f.calls;
                     let (products, inputs) = if f.model.products.is_some() {
@@ -99,15 +110,64 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         _ => 0,
     };
     let doc = TreeDocument {
-        tree: r.tree,
+        tree,
         dtype: Some(black_box.format()),
         probe: Some(a.spec.clone()),
         stats: Some(stats),
         confirmation,
         arithmetic,
+        inferred,
     };
     a.output.write(&doc, format)?;
     Ok(code)
+}
+
+/// The tree at `-n` predicted from reveals at the sizes of `fprev explain`
+/// below it, by the formula they follow.
+fn predict(
+    a: &RevealArgs,
+    opts: &ProbeOptions,
+    engine: &Options,
+) -> Result<(SummationTree, Inferred)> {
+    let n = opts.n.unwrap_or(fprev::probe::DEFAULT_N);
+    let all: Sizes = EXPLAIN_SIZES.parse().map_err(Error::Input)?;
+    let below: Vec<usize> = all.0.into_iter().filter(|&k| k < n).collect();
+    if below.len() < 2 {
+        return Err(Error::Input(format!(
+            "--infer predicts a size from smaller ones; n = {n} is too small for that: reveal it"
+        )));
+    }
+    let small = ProbeOptions {
+        n: None,
+        ..opts.clone()
+    };
+    let (found, trees) = infer_from(&a.spec, &small, &Sizes(below), engine, a.confirm.confirm)?;
+    let from: Vec<usize> = trees.iter().map(|t| t.n()).collect();
+    let Some(formula) = found.formula else {
+        let closest = found
+            .closest
+            .map(|(f, at)| format!(" (the closest, native:{f}, fails at n = {at})"))
+            .unwrap_or_default();
+        return Err(Error::BlackBox(format!(
+            "{}: no formula of the order language regenerates the trees revealed at n = {}{closest}, \
+             so nothing predicts n = {n}: reveal it without --infer",
+            a.spec,
+            runs(&from)
+        )));
+    };
+    eprintln!(
+        "fprev: note: n = {n} predicted by native:{formula}, inferred from reveals at n = {}; \
+         confirmed below by replay at n = {n}, not revealed",
+        runs(&from)
+    );
+    let tree = formula.tree(n);
+    Ok((
+        tree,
+        Inferred {
+            formula: formula.to_string(),
+            from,
+        },
+    ))
 }
 
 /// The warning for an order whose replay, in plain additions and with no

@@ -16,7 +16,14 @@ impl Output for Text {
         let mut s = render::text(&doc.tree);
         if let (Some(p), Some(d)) = (&doc.probe, doc.dtype) {
             s += &format!("# {p}, n = {}, {d}", doc.tree.n());
-            if let Some(st) = doc.stats {
+            if let Some(i) = &doc.inferred {
+                s += &format!(
+                    ": predicted by native:{}, inferred from reveals at n = {}; not revealed at \
+                     this size",
+                    i.formula,
+                    fprev::sweep::runs(&i.from)
+                );
+            } else if let Some(st) = doc.stats {
                 s += &format!(
                     ": {st}, {:.3} s ({:.3} s in the black box)",
                     st.seconds, st.probe_seconds

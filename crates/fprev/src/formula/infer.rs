@@ -9,8 +9,11 @@
 //! candidate is built at the smallest size first and dropped at its first
 //! mismatch, so most cost a few small trees. A formula below which small
 //! sizes differ (NumPy sums fewer than 8 summands left to right) is found
-//! as `below(M, SMALL, LARGE)`, tried only when no formula explains every
-//! size: `LARGE` explains every size from `M` on, `SMALL` every one below.
+//! as `below(M, SMALL, LARGE)`: when no formula explains every size, the
+//! one that explains the most sizes from the smallest is taken for them,
+//! and the search goes on from the first size it does not explain (up to
+//! four regimes). Where sizes between two regimes were not revealed, the
+//! switch is only known to lie in that gap ([`Inference::gaps`]).
 
 use crate::order::Order;
 use crate::tree::SummationTree;
@@ -25,7 +28,14 @@ pub struct Inference {
     /// When none does: the formula that explains the most sizes in a row
     /// from the smallest, and the first size it does not explain.
     pub closest: Option<(Formula, usize)>,
+    /// Sizes not shown where the formula switches from one part to the
+    /// next (`below(M, …)`): the switch lies in each range `a..=b`, taken
+    /// at its end; revealing a size inside narrows it.
+    pub gaps: Vec<(usize, usize)>,
 }
+
+/// Regimes one formula may chain with `below` before it gives up.
+const MOST_REGIMES: usize = 4;
 
 /// The simplest formula whose tree at each tree's size is that tree.
 ///
@@ -48,54 +58,71 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
         return Inference {
             formula: None,
             closest: None,
+            gaps: Vec::new(),
         };
     }
     let largest = trees.last().map_or(1, |t| t.n());
-    let mut closest: Option<(Formula, usize)> = None;
-    let mut explained_most = 0;
-    let mut search = |shown: &[&SummationTree]| -> Option<Formula> {
-        for candidate in candidates(shown, largest) {
-            let explained = shown
-                .iter()
-                .take_while(|t| &&candidate.tree(t.n()) == *t)
-                .count();
-            if explained == shown.len() {
-                return Some(candidate);
-            }
-            if explained > explained_most || closest.is_none() {
-                explained_most = explained;
-                closest = Some((candidate, shown[explained].n()));
-            }
+    let mut gaps = Vec::new();
+    // Each regime: the formula that explains the most sizes in a row from
+    // the smallest not yet explained.
+    let mut regimes: Vec<(usize, Formula)> = Vec::new();
+    let mut from = 0;
+    let mut closest = None;
+    while from < trees.len() && regimes.len() < MOST_REGIMES {
+        let (formula, explained) = longest(&trees[from..], largest);
+        // A later regime seen at one size only is no evidence of a rule.
+        if explained == 0 || (from > 0 && explained < 2) {
+            break;
         }
-        None
-    };
-    if let Some(formula) = search(&trees) {
+        if from > 0 {
+            gaps.push((trees[from - 1].n() + 1, trees[from].n()));
+        }
+        regimes.push((trees[from].n(), formula));
+        if closest.is_none() && from + explained < trees.len() {
+            closest = Some((regimes[0].1.clone(), trees[from + explained].n()));
+        }
+        from += explained;
+    }
+    if from < trees.len() {
         return Inference {
-            formula: Some(formula),
-            closest: None,
+            formula: None,
+            closest,
+            gaps: Vec::new(),
         };
     }
-    // Small sizes that follow a reference order of their own: the rest may
-    // still follow one formula (`below(M, SMALL, LARGE)`).
-    for small in [Order::Sequential, Order::Reverse, Order::Pairwise] {
-        let prefix = trees
+    // below(m1, F0, below(m2, F1, F2)): each switch at the first size
+    // its later regime explains.
+    let mut later = regimes.into_iter().rev();
+    let (mut start, mut formula) = later.next().expect("one regime at least");
+    for (earlier_start, earlier) in later {
+        formula = Formula::Below(start, Box::new(earlier), Box::new(formula));
+        start = earlier_start;
+    }
+    gaps.retain(|(a, b)| a < b);
+    Inference {
+        formula: Some(formula),
+        closest: None,
+        gaps,
+    }
+}
+
+/// The candidate that explains the most of `trees` in a row from the
+/// first, and how many (the first that explains them all, if one does).
+fn longest(trees: &[&SummationTree], largest: usize) -> (Formula, usize) {
+    let mut best: Option<(Formula, usize)> = None;
+    for candidate in candidates(trees, largest) {
+        let explained = trees
             .iter()
-            .take_while(|t| t.n() <= 64 && small.tree(t.n()) == ***t)
+            .take_while(|t| &&candidate.tree(t.n()) == *t)
             .count();
-        for from in 1..=prefix.min(trees.len() - 1) {
-            if let Some(large) = search(&trees[from..]) {
-                let m = trees[from].n();
-                return Inference {
-                    formula: Some(Formula::Below(m, Box::new(small.into()), Box::new(large))),
-                    closest: None,
-                };
-            }
+        if explained == trees.len() {
+            return (candidate, explained);
+        }
+        if best.as_ref().is_none_or(|(_, b)| explained > *b) {
+            best = Some((candidate, explained));
         }
     }
-    Inference {
-        formula: None,
-        closest,
-    }
+    best.unwrap_or((Order::Sequential.into(), 0))
 }
 
 /// The formulas tried, simplest first.
@@ -125,11 +152,13 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
     ];
     for k in [2, 4, 8] {
         for inner in [Order::Pairwise, Order::Sequential] {
-            combine.push(Formula::Interleave(
-                k,
-                Box::new(inner.into()),
-                Box::new(Order::Pairwise.into()),
-            ));
+            for outer in [Order::Pairwise, Order::Sequential] {
+                combine.push(Formula::Interleave(
+                    k,
+                    Box::new(inner.into()),
+                    Box::new(outer.into()),
+                ));
+            }
         }
     }
     let lanes: Vec<Formula> = counts
