@@ -516,6 +516,18 @@ float sum4_f32(const float *x, size_t n) {
     return s;
 }
 
+/* Left to right when n is odd, right to left when even: no formula. */
+float parity_f32(const float *x, size_t n) {
+    float s = 0;
+    if (n % 2)
+        for (size_t i = 0; i < n; i++)
+            s += x[i];
+    else
+        for (size_t i = n; i > 0; i--)
+            s += x[i - 1];
+    return s;
+}
+
 /* Left to right. */
 double seq_f64(const double *x, size_t n) {
     double s = 0;
@@ -1214,6 +1226,112 @@ fn a_blas_that_is_not_installed_names_its_package() {
         assert!(
             line.contains(&format!("apt-get install {package}")),
             "{line}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Explain and predict
+// ---------------------------------------------------------------------------
+
+/// The formula `fprev explain` prints for `spec` (its first line), parsed.
+fn explained(spec: &str) -> fprev::formula::Formula {
+    let out = run(&["explain", spec]);
+    let said = assert_ok(&out);
+    let first = first_line(&said);
+    let formula = first
+        .strip_prefix("native:")
+        .unwrap_or_else(|| panic!("{spec}: {said}"));
+    assert!(
+        said.contains("# regenerates the revealed tree of"),
+        "{said}"
+    );
+    formula
+        .parse()
+        .unwrap_or_else(|e| panic!("{spec}: {first}: {e}"))
+}
+
+/// The formula of each library is the one its source code gives, checked
+/// at sizes explain never revealed against trees written from the source
+/// (sum4 in C) or revealed (the libraries).
+#[test]
+fn explain_names_the_formula_of_each_library() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "explain");
+    let sum4_spec = format!("dylib:{}:sum4_f32", lib.display());
+    let formula = explained(&sum4_spec);
+    for n in [41, 99, 1001, 4099] {
+        assert_eq!(formula.tree(n).to_text(), sum4(n), "{formula} at n = {n}");
+    }
+    for spec in ["blas:dot", "ndarray:sum"] {
+        let formula = explained(spec);
+        for n in [3000, 5001] {
+            let mut probe = open(spec, n, Format::F32, None);
+            let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+            assert_eq!(formula.tree(n), tree, "{spec}: {formula} at n = {n}");
+        }
+    }
+}
+
+/// A sum whose order no formula gives is not explained (exit 1), and the
+/// closest formula is named as failing where it does.
+#[test]
+fn explain_says_when_no_formula_fits() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "parity");
+    let spec = format!("dylib:{}:parity_f32", lib.display());
+    let out = run(&["explain", &spec, "-n", "1..12"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.starts_with("# not explained:"), "{said}");
+    assert!(said.contains("the closest, native:"), "{said}");
+    // --infer then predicts nothing, and says so.
+    let out = run(&["reveal", &spec, "-n", "5000", "--infer"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing predicts n = 5000"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// --infer predicts a tree from smaller sizes and confirms it by replay:
+/// where the size can also be revealed, the prediction is the reveal.
+#[test]
+fn reveal_infer_predicts_the_revealed_tree() {
+    let dir = TempDir::new().unwrap();
+    for spec in ["blas:dot", "ndarray:sum", "ndarray:dot"] {
+        let out = run_in(
+            dir.path(),
+            &[
+                "reveal",
+                spec,
+                "-n",
+                "9000",
+                "--infer",
+                "-o",
+                "predicted.json",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{spec}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("predicted by native:"),
+            "{}",
+            stderr(&out)
+        );
+        // Too deep for serde_json's default recursion limit: read as text.
+        let text = std::fs::read_to_string(dir.path().join("predicted.json")).unwrap();
+        assert!(text.contains(r#""inferred":{"formula":""#), "{spec}");
+        let out = run_in(
+            dir.path(),
+            &["reveal", spec, "-n", "9000", "-o", "revealed.json"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{spec}: {}", stderr(&out));
+        let out = run_in(dir.path(), &["diff", "predicted.json", "revealed.json"]);
+        assert!(
+            assert_ok(&out).starts_with("equal:"),
+            "{spec}: {}",
+            stdout(&out)
         );
     }
 }

@@ -494,3 +494,34 @@ fn packages_of_an_active_virtualenv_are_found() {
     let o = fprev(&["reveal", &spec, "-n", "5"], &[]);
     assert_fails(&o, 2, "fprev_venv_only");
 }
+
+/// NumPy's sum is one formula, `fprev explain` finds it, and it gives the
+/// tree revealed at sizes explain never saw, up to 16,384; `--infer`
+/// predicts the tree at 16,384 from it, confirmed by replay there.
+#[test]
+fn numpy_sum_is_one_formula_at_every_size() {
+    let out = fprev(&["explain", "numpy:sum"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let formula: fprev::formula::Formula = said
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("native:"))
+        .unwrap_or_else(|| panic!("{said}"))
+        .parse()
+        .unwrap();
+    for n in [3000, 4097, 16384] {
+        let r = reveal_and_check("numpy:sum", n, Format::F32, None);
+        assert_eq!(formula.tree(n), r.tree, "{formula} at n = {n}");
+    }
+    let out = fprev(&["reveal", "numpy:sum", "-n", "16384", "--infer"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains(&format!("predicted by native:{formula}")),
+        "{text}"
+    );
+    assert!(text.contains("# confirmed: replayed"), "{text}");
+    let predicted: fprev::SummationTree = text.lines().next().unwrap().parse().unwrap();
+    assert_eq!(predicted, formula.tree(16384));
+}
