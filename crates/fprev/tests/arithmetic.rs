@@ -275,6 +275,10 @@ fn one_box_of_each_kind_built_in_and_found() {
     let sequential = fprev::Order::Sequential.tree(100);
     let pairwise = fprev::Order::Pairwise.tree(100);
     let ieee = NodeArithmetic::ieee;
+    let with_products = |model: Arithmetic, per_leaf: Vec<Product>| Arithmetic {
+        products: Some(Products::from_leaves(&per_leaf)),
+        ..model
+    };
     let truncating = |format| NodeArithmetic {
         rounding: Rounding::TowardZero,
         ..ieee(format)
@@ -296,7 +300,7 @@ fn one_box_of_each_kind_built_in_and_found() {
         ),
         (
             "pairwise, f64 truncating",
-            pairwise,
+            pairwise.clone(),
             Arithmetic::uniform(truncating(Format::F64)),
         ),
         (
@@ -306,7 +310,7 @@ fn one_box_of_each_kind_built_in_and_found() {
         ),
         (
             "sequential, f32 truncating",
-            sequential,
+            sequential.clone(),
             Arithmetic::uniform(truncating(Format::F32)),
         ),
         (
@@ -318,6 +322,38 @@ fn one_box_of_each_kind_built_in_and_found() {
             "tensor core 17-way, 3 extra bits, truncating",
             tensor_core(100, 17, 3, Rounding::TowardZero).0,
             tensor_core(100, 17, 3, Rounding::TowardZero).1,
+        ),
+        (
+            "sequential FMA dot, f32",
+            sequential.clone(),
+            with_products(
+                Arithmetic::uniform(ieee(Format::F32)),
+                (0..100)
+                    .map(|i| match i {
+                        0 => Product::Rounded(Format::F32),
+                        _ => Product::Exact,
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            "pairwise dot, products rounded to f32, f64 nodes",
+            pairwise.clone(),
+            with_products(
+                Arithmetic::uniform(ieee(Format::F64)),
+                vec![Product::Rounded(Format::F32); 100],
+            ),
+        ),
+        (
+            "sequential dot, inputs rounded to bf16, exact products",
+            sequential.clone(),
+            Arithmetic {
+                inputs: Some(Format::Bf16),
+                ..with_products(
+                    Arithmetic::uniform(ieee(Format::F32)),
+                    vec![Product::Exact; 100],
+                )
+            },
         ),
     ];
     for (name, tree, truth) in boxes {
@@ -336,6 +372,8 @@ fn one_box_of_each_kind_built_in_and_found() {
             let key = keys[node.index()];
             assert_eq!(found.model.at(&key), truth.at(&key), "{name}: {key}");
         }
+        assert_eq!(found.model.inputs, truth.inputs, "{name}");
+        assert_eq!(found.model.products, truth.products, "{name}");
     }
     let mut kahan = Kahan(100);
     let e = reveal_arithmetic(
