@@ -11,10 +11,11 @@
 #
 #   cargo build --release && bash outputs/arith/make.sh [GROUP...]
 #
-# GROUPs: products (dot, GEMV, GEMM of blas, ndarray, numpy in f32 and
-# f64), sums, jax, torch (PyTorch's CPU sum, dot, mv, mm in f32, f16 and
-# bf16; set FPREV_TORCH_VENV to a virtualenv holding torch, or have it
-# importable by python3). Default: all of them.
+# GROUPs: products (dots, then matrices: dot, GEMV, GEMM of blas, ndarray,
+# numpy in f32 and f64), sums, jax, torch (PyTorch's CPU sum, dot, mv, mm in f32, f16 and
+# bf16 over 1..256 and a few larger n; set FPREV_TORCH_VENV to a
+# virtualenv holding torch, or have it importable by python3). Default:
+# all of them. The table is made again after each group.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 fprev=${FPREV:-./target/release/fprev}
@@ -32,11 +33,19 @@ run() {
   echo "$spec $dtype n = $sizes: exit $code ($((SECONDS - started)) s)"
 }
 products() {
+  dots
+  matrices
+}
+dots() {
   for dtype in f32 f64; do
     for spec in blas:dot ndarray:dot numpy:dot; do
       run "$spec" "$dtype" 1..1024 small
       run "$spec" "$dtype" "$spread" large
     done
+  done
+}
+matrices() {
+  for dtype in f32 f64; do
     for spec in blas:gemv blas:gemm ndarray:gemv ndarray:gemm numpy:gemv numpy:gemm; do
       run "$spec" "$dtype" 1..1024:7 small
       run "$spec" "$dtype" 2048,4096,8192,16384 large
@@ -63,18 +72,18 @@ torch() {
   fi
   for dtype in f32 f16 bf16; do
     for spec in torch:sum torch:dot; do
-      run "$spec" "$dtype" 1..1024 small
-      run "$spec" "$dtype" "$spread" large
+      run "$spec" "$dtype" 1..256 small
+      run "$spec" "$dtype" 1024,4096,16384 large
     done
     for spec in torch:gemv torch:gemm; do
-      run "$spec" "$dtype" 1..1024:7 small
-      run "$spec" "$dtype" 2048,4096,8192,16384 large
+      run "$spec" "$dtype" 1..256:5 small
+      run "$spec" "$dtype" 1024,4096 large
     done
   done
 }
 for group in "${@:-products sums jax torch}"; do
   for g in $group; do
     "$g"
+    python3 outputs/arith/summary.py > outputs/arith/summary.md
   done
 done
-python3 outputs/arith/summary.py > outputs/arith/summary.md

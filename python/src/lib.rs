@@ -216,9 +216,12 @@ impl Tree {
         })
     }
 
-    /// Jupyter's picture of the tree; `None` (the text repr) without `dot`.
+    /// Jupyter's picture of the tree, captioned with its black box, size,
+    /// dtype and formula, and collapsed when too large to draw whole;
+    /// `None` (the text repr) without `dot`.
     fn _repr_svg_(&self) -> Option<String> {
-        self.to_svg().ok()
+        let svg = fprev::render::Drawing::of(&self.doc).svg().ok()?;
+        String::from_utf8(svg).ok()
     }
 
     fn __eq__(&self, other: PyRef<'_, Tree>) -> bool {

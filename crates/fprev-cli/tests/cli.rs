@@ -1107,15 +1107,34 @@ fn output_through_a_symlink_writes_its_target() {
 fn sweep_finds_where_blocks_start() {
     // Blocks of 16 summed left to right, then the block sums left to right:
     // up to 17 summands (a 17th is a block of one, added last) that is one
-    // left-to-right sum; from 18 on it is not.
+    // left-to-right sum; from 18 on it is not. The shape's name changes at
+    // 18, the formula does not: one rule, no change point.
     let out = run(&["sweep", "native:blocked:16", "-n", "2..40"]);
     let table = assert_ok(&out);
     assert!(table.contains("2..17   sequential"), "{table}");
     assert!(table.contains("18..40  blocked:16"), "{table}");
     assert!(
-        table.contains("n = 18: sequential -> blocked:16"),
+        table.contains("change points: none: one formula over every size visited"),
         "{table}"
     );
+    assert!(table.contains("formula: native:blocked:16"), "{table}");
+    // Two rules: below 16 summands sequential, from 16 on pairwise halving
+    // (at 16 itself a body of 16 lanes is pairwise too, so the switch may
+    // be named at 16 or 17: the same trees at every size).
+    let truth = "below(16, sequential, pairwise)";
+    let out = run(&["sweep", &format!("native:{truth}"), "-n", "2..40"]);
+    let table = assert_ok(&out);
+    assert!(table.contains("where the formula switches rule"), "{table}");
+    let found: fprev::formula::Formula = table
+        .lines()
+        .find_map(|l| l.strip_prefix("formula: native:"))
+        .unwrap_or_else(|| panic!("{table}"))
+        .parse()
+        .unwrap();
+    let truth: fprev::formula::Formula = truth.parse().unwrap();
+    for n in [1, 15, 16, 17, 41, 100, 1000] {
+        assert_eq!(found.tree(n), truth.tree(n), "{found} at n = {n}");
+    }
 }
 
 #[test]

@@ -9,22 +9,117 @@
 //! assert!(dot.starts_with("digraph fprev"));
 //! assert!(dot.contains("x2"));
 //! ```
+//!
+//! A tree of more than [`DRAW_WHOLE`] summands is drawn collapsed: its top
+//! node by node ([`Outline`]), below that one box per subtree, and each
+//! shape the boxes share ([`Shapes`]) drawn once at the side with how many
+//! boxes have it. NumPy's sum of 16,384 summands is 128 boxes of one shape:
+//!
+//! ```
+//! use fprev::formula::Formula;
+//! use fprev::render;
+//!
+//! let numpy: Formula = "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))"
+//!     .parse()
+//!     .unwrap();
+//! let dot = render::dot(&numpy.tree(16384));
+//! assert!(dot.len() < 200_000);
+//! assert_eq!(dot.matches("shape A × 128\\n").count(), 1);
+//! ```
 
-use std::fmt::Write as _;
-use std::io::Write as _;
-use std::process::{Command, Stdio};
+mod caption;
+mod dot;
+mod legend;
+mod outline;
+mod shapes;
+mod spans;
+mod svg;
+mod text;
 
-use crate::arith::{Arithmetic, NodeKey};
-use crate::error::{Error, Result};
+use crate::arith::Arithmetic;
+use crate::document::TreeDocument;
+use crate::error::Result;
 use crate::shape::Shape;
 use crate::tree::SummationTree;
+
+pub use caption::Caption;
+pub use outline::Outline;
+pub use shapes::Shapes;
+
+/// Trees of up to this many summands are drawn whole; larger ones
+/// collapsed, so no drawing holds much more than a whole tree of this size.
+pub const DRAW_WHOLE: usize = 256;
+
+/// A tree to draw and what to say with it: what its nodes compute and
+/// where it comes from.
+///
+/// ```
+/// use fprev::render::{Caption, Drawing};
+/// use fprev::Order;
+///
+/// let t = Order::Sequential.tree(3);
+/// let plain = Drawing::new(&t).dot();
+/// assert_eq!(plain, fprev::render::dot(&t));
+/// let captioned = Drawing::new(&t)
+///     .caption(Caption { black_box: Some("native:sequential".into()), ..Caption::default() })
+///     .dot();
+/// assert!(captioned.contains("label=\"native:sequential, n = 3\""));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Drawing<'a> {
+    tree: &'a SummationTree,
+    model: Option<&'a Arithmetic>,
+    caption: Option<Caption>,
+}
+
+impl<'a> Drawing<'a> {
+    /// `tree` alone, as [`dot()`] draws it.
+    pub fn new(tree: &'a SummationTree) -> Self {
+        Drawing {
+            tree,
+            model: None,
+            caption: None,
+        }
+    }
+
+    /// `doc`'s tree with all the document knows: its arithmetic and a
+    /// caption of its black box, dtype and formula.
+    pub fn of(doc: &'a TreeDocument) -> Self {
+        Self::new(&doc.tree)
+            .arithmetic(doc.arithmetic.as_ref())
+            .caption(Caption::of(doc))
+    }
+
+    /// With what each node computes, as [`dot_with()`] draws it.
+    pub fn arithmetic(mut self, model: Option<&'a Arithmetic>) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// With `caption` above the tree.
+    pub fn caption(mut self, caption: Caption) -> Self {
+        self.caption = Some(caption);
+        self
+    }
+
+    /// The DOT source.
+    pub fn dot(&self) -> String {
+        dot::source(self.tree, self.model, self.caption.as_ref())
+    }
+
+    /// The SVG drawing, by the `dot` program (Graphviz), which must be on
+    /// `PATH`.
+    pub fn svg(&self) -> Result<Vec<u8>> {
+        svg::run_dot(self.dot())
+    }
+}
 
 /// The DOT source of `tree`: summands `x0…` in boxes at the bottom,
 /// additions `+` and fused nodes `Σk` above, arrows toward the root. Every
 /// label is a number or a fixed symbol, so nothing needs quoting beyond
-/// the quotes themselves.
+/// the quotes themselves. Past [`DRAW_WHOLE`] summands, collapsed.
 pub fn dot(tree: &SummationTree) -> String {
-    dot_with(tree, None)
+    Drawing::new(tree).dot()
 }
 
 /// [`dot()`] with what each node computes: the model's default in the
@@ -43,106 +138,40 @@ pub fn dot(tree: &SummationTree) -> String {
 /// assert!(dot.contains("label=\"+\\nf64\""));
 /// ```
 pub fn dot_with(tree: &SummationTree, model: Option<&Arithmetic>) -> String {
-    let mut s = String::from(
-        "digraph fprev {\n  graph[rankdir=\"BT\" ordering=\"in\"]\n  node[fontname=\"Helvetica\"]\n",
-    );
-    let keys = model.map(|_| NodeKey::all(tree));
-    if let Some(m) = model {
-        let mut title = m.default.to_string();
-        if let Some(inputs) = m.inputs {
-            title += &format!(", inputs rounded to {inputs}");
-        }
-        if let Some(p) = &m.products {
-            title += &format!(", products {}", p.default);
-        }
-        let _ = writeln!(
-            s,
-            "  label=\"arithmetic: {title}\" labelloc=\"t\" fontname=\"Helvetica\""
-        );
-    }
-    for i in 0..tree.n() {
-        // A summand whose product is rounded otherwise than the rest says so.
-        let own = model
-            .and_then(|m| m.products.as_ref())
-            .and_then(|p| p.leaves.get(&i))
-            .map_or(String::new(), |p| format!("\\nproduct {p}"));
-        let _ = writeln!(
-            s,
-            "  n{}[label=\"x{i}{own}\" shape=\"box\"]",
-            tree.leaf(i).index()
-        );
-    }
-    for node in tree.post_order() {
-        let children = tree.children(node);
-        let (mut label, shape) = match children.len() {
-            2 => ("+".to_string(), "circle"),
-            k => (format!("Σ{k}"), "doublecircle"),
-        };
-        if let (Some(m), Some(keys)) = (model, &keys) {
-            let own = m.at(&keys[node.index()]);
-            if own != m.default {
-                label += &format!("\\n{own}");
-            }
-        }
-        let _ = writeln!(
-            s,
-            "  n{}[label=\"{label}\" shape=\"{shape}\"]",
-            node.index()
-        );
-        for c in children {
-            let _ = writeln!(s, "  n{} -> n{}", c.index(), node.index());
-        }
-    }
-    s.push('}');
-    s
+    Drawing::new(tree).arithmetic(model).dot()
 }
 
 /// `tree` drawn as SVG by the `dot` program (Graphviz), which must be on
 /// `PATH`.
 pub fn svg(tree: &SummationTree) -> Result<Vec<u8>> {
-    svg_with(tree, None)
+    Drawing::new(tree).svg()
 }
 
 /// [`svg()`] with what each node computes, as [`dot_with()`] draws it.
 pub fn svg_with(tree: &SummationTree, model: Option<&Arithmetic>) -> Result<Vec<u8>> {
-    let missing = |e: std::io::Error| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::Input(
-                "SVG needs the `dot` program from Graphviz, which is not installed \
-                 (apt-get install graphviz); --format dot writes the source instead"
-                    .into(),
-            )
-        } else {
-            Error::Input(format!("the dot program failed: {e}"))
-        }
-    };
-    let mut child = Command::new("dot")
-        .arg("-Tsvg")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(missing)?;
-    let source = dot_with(tree, model);
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    // Write from a thread: dot may fill its output pipe before it has read
-    // all of a large graph.
-    let writer = std::thread::spawn(move || stdin.write_all(source.as_bytes()));
-    let output = child.wait_with_output().map_err(missing)?;
-    let written = writer.join().expect("the writer does not panic");
-    if !output.status.success() {
-        let said = String::from_utf8_lossy(&output.stderr);
-        return Err(Error::Input(format!(
-            "the dot program failed ({}): {}",
-            output.status,
-            said.trim()
-        )));
-    }
-    written.map_err(missing)?;
-    Ok(output.stdout)
+    Drawing::new(tree).arithmetic(model).svg()
 }
 
-/// The text form on the first line, then a summary line.
+/// The text form on the first line, then a summary line, then for a tree
+/// too large to draw whole, a few lines on its outline.
+///
+/// ```
+/// use fprev::{render, Order};
+///
+/// let small = render::text(&Order::Pairwise.tree(4));
+/// assert_eq!(small.lines().count(), 2);
+/// let blocks = Order::Blocked(128).tree(8192);
+/// let large = render::text(&blocks);
+/// let lines: Vec<&str> = large.lines().collect();
+/// assert_eq!(lines[0], blocks.to_text());
+/// assert!(lines[2].starts_with("# outline: too large to draw whole"), "{}", lines[2]);
+/// assert!(lines[3].starts_with("# shape A × 64: 128 summands each"), "{}", lines[3]);
+/// ```
 pub fn text(tree: &SummationTree) -> String {
-    format!("{}\n# {}\n", tree.to_text(), Shape::of(tree))
+    format!(
+        "{}\n# {}\n{}",
+        tree.to_text(),
+        Shape::of(tree),
+        text::outline(tree)
+    )
 }

@@ -23,6 +23,8 @@ use crate::arith::Arithmetic;
 use crate::check::{CONFIRM_TRIALS, check_row};
 use crate::error::{Error, Result};
 use crate::format::Format;
+use crate::formula::Formula;
+use crate::formula::infer::{Inference, infer};
 use crate::order::Order;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::arithmetic::{ArithOptions, reveal_arithmetic};
@@ -388,6 +390,19 @@ impl Sweep {
         out
     }
 
+    /// The formula of the order language that regenerates every tree of
+    /// the first thread count's run ([`crate::formula::infer`]), its
+    /// switches between regimes being the order's real rule changes.
+    /// `None` when the sweep starts above [`INFER_FROM_AT_MOST`] summands
+    /// (a search from large trees only is slow; `fprev explain` chooses its
+    /// own sizes) or reveals no tree.
+    pub fn formula(&self) -> Option<Inference> {
+        let t = *self.threads.first()?;
+        let trees: Vec<SummationTree> = self.run(t).filter_map(|p| p.tree().cloned()).collect();
+        let smallest = trees.iter().map(SummationTree::n).min()?;
+        (smallest <= INFER_FROM_AT_MOST).then(|| infer(&trees))
+    }
+
     /// Whether some revealed tree's replay gave other bits than the black box.
     pub fn any_unconfirmed(&self) -> bool {
         self.points
@@ -430,6 +445,8 @@ impl Sweep {
             threads: &'a [Option<usize>],
             points: Vec<PointJson<'a>>,
             change_points: Vec<ChangePoint>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            formula: Option<String>,
             thread_dependent: Vec<usize>,
         }
         let mut points = Vec::with_capacity(self.points.len());
@@ -457,9 +474,30 @@ impl Sweep {
             threads: &self.threads,
             points,
             change_points: self.change_points(),
+            formula: self
+                .formula()
+                .and_then(|i| i.formula)
+                .map(|f| f.to_string()),
             thread_dependent: self.thread_dependent(),
         })
         .expect("a sweep serialises")
+    }
+}
+
+/// Sweeps whose smallest size is at most this many summands are explained
+/// by a formula.
+pub const INFER_FROM_AT_MOST: usize = 256;
+
+/// The sizes where a formula switches between regimes (`below(M, …)`).
+fn switches(formula: &Formula) -> Vec<usize> {
+    match formula {
+        Formula::Below(m, small, large) => {
+            let mut out = switches(small);
+            out.push(*m);
+            out.extend(switches(large));
+            out
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -533,18 +571,46 @@ impl fmt::Display for Sweep {
                 .collect();
             writeln!(f, "  {}", cells.join("  ").trim_end())?;
         }
-        let changes = self.change_points();
-        if changes.is_empty() {
-            writeln!(f, "change points: none: one order over every size visited")?;
+        // One formula over every size: its switches are the order's rule
+        // changes, and the shape names' changes between them are noise.
+        let inference = self.formula();
+        if let Some(formula) = inference.as_ref().and_then(|i| i.formula.as_ref()) {
+            let switches = switches(formula);
+            if switches.is_empty() {
+                writeln!(
+                    f,
+                    "change points: none: one formula over every size visited"
+                )?;
+            } else {
+                let at: Vec<String> = switches.iter().map(usize::to_string).collect();
+                writeln!(
+                    f,
+                    "change points: n = {}, where the formula switches rule",
+                    at.join(", ")
+                )?;
+            }
+            writeln!(f, "formula: native:{formula}")?;
         } else {
-            writeln!(f, "change points:")?;
-            for c in changes {
-                let on = if self.threads.len() > 1 {
-                    format!(" ({})", threads_name(c.threads))
-                } else {
-                    String::new()
-                };
-                writeln!(f, "  n = {}{on}: {} -> {}", c.n, c.from, c.to)?;
+            let changes = self.change_points();
+            if changes.is_empty() {
+                writeln!(f, "change points: none: one order over every size visited")?;
+            } else {
+                writeln!(f, "change points:")?;
+                for c in changes {
+                    let on = if self.threads.len() > 1 {
+                        format!(" ({})", threads_name(c.threads))
+                    } else {
+                        String::new()
+                    };
+                    writeln!(f, "  n = {}{on}: {} -> {}", c.n, c.from, c.to)?;
+                }
+            }
+            if let Some((closest, at)) = inference.and_then(|i| i.closest) {
+                writeln!(
+                    f,
+                    "formula: none regenerates every size (the closest, native:{closest}, \
+                     fails at n = {at})"
+                )?;
             }
         }
         if self.threads.len() > 1 {

@@ -6,11 +6,13 @@ use fprev::render;
 
 use super::Output;
 
-/// The tree as DOT source, with its arithmetic where the file has one.
+/// The tree as DOT source, with its arithmetic where the file has one and
+/// a caption of its black box, size, dtype and formula; collapsed when too
+/// large to draw whole.
 pub(crate) struct Dot;
 
 impl Output for Dot {
     fn render(&self, doc: &TreeDocument) -> Result<Vec<u8>> {
-        Ok((render::dot_with(&doc.tree, doc.arithmetic.as_ref()) + "\n").into_bytes())
+        Ok((render::Drawing::of(doc).dot() + "\n").into_bytes())
     }
 }

@@ -6,12 +6,12 @@ use fprev::render;
 
 use super::Output;
 
-/// The tree drawn as SVG, with its arithmetic where the file has one; an
+/// The tree drawn as SVG, as [`super::dot::Dot`] writes its source; an
 /// error when `dot` is missing.
 pub(crate) struct Svg;
 
 impl Output for Svg {
     fn render(&self, doc: &TreeDocument) -> Result<Vec<u8>> {
-        render::svg_with(&doc.tree, doc.arithmetic.as_ref())
+        render::Drawing::of(doc).svg()
     }
 }

@@ -90,8 +90,10 @@ pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
     let acc = oracle.probe().accumulator();
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let mut candidates = all_trees(n);
+    // Every trial, even for a last candidate: one tree left standing is
+    // only the one the inputs so far could not refute.
     for _ in 0..TRIALS {
-        if candidates.len() <= 1 {
+        if candidates.is_empty() {
             break;
         }
         let x = random_input(format, n, &mut rng);
