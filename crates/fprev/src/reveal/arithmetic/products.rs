@@ -166,6 +166,14 @@ impl<'p> LeafAsker<'p> {
         if kept(top)? {
             return Ok(Product::Exact);
         }
+        // Most rounded products are rounded to the inputs' own format:
+        // that is two queries; anything else is bisected.
+        let own = top - 2;
+        if !kept(own + 1)? && kept(own)? {
+            return named_by_precision(own)
+                .map(Product::Rounded)
+                .ok_or_else(|| unnamed(i, own));
+        }
         // The most bits kept, by bisection: kept(lo) (two bits always are),
         // not kept(hi).
         let (mut lo, mut hi) = (2u32, top);
@@ -177,11 +185,9 @@ impl<'p> LeafAsker<'p> {
                 hi = mid;
             }
         }
-        named_by_precision(lo).map(Product::Rounded).ok_or_else(|| {
-            Error::BlackBox(format!(
-                "the product of x{i} keeps {lo} significant bits, which is no format fprev knows"
-            ))
-        })
+        named_by_precision(lo)
+            .map(Product::Rounded)
+            .ok_or_else(|| unnamed(i, lo))
     }
 
     /// One call on the current `x` (and `y`, for a product).
@@ -194,6 +200,12 @@ impl<'p> LeafAsker<'p> {
         self.calls += 1;
         Ok(self.out[0])
     }
+}
+
+fn unnamed(i: usize, bits: u32) -> Error {
+    Error::BlackBox(format!(
+        "the product of x{i} keeps {bits} significant bits, which is no format fprev knows"
+    ))
 }
 
 /// The format of `precision` significant bits among those a node or a
