@@ -41,10 +41,8 @@ pub mod infer;
 use std::fmt;
 use std::str::FromStr;
 
-use petgraph::graph::NodeIndex;
-
 use crate::order::{Adder, Order};
-use crate::tree::{SummationTree, TreeBuilder};
+use crate::tree::SummationTree;
 
 /// A summation order as a formula over the number of summands.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -95,10 +93,7 @@ impl Formula {
     /// # Panics
     /// If `n` is 0.
     pub fn tree(&self, n: usize) -> SummationTree {
-        let mut b = TreeBuilder::new(n);
-        let leaves: Vec<NodeIndex> = (0..n).map(|i| b.leaf(i)).collect();
-        let root = self.run(&leaves, &mut b);
-        b.finish(root).expect("a formula covers every summand")
+        crate::order::tree_of(n, |leaves, b| self.run(leaves, b))
     }
 
     /// Runs the formula over `x` with any adder: numbers or tree nodes.

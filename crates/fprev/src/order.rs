@@ -106,10 +106,7 @@ impl Order {
     /// # Panics
     /// If `n` is 0.
     pub fn tree(&self, n: usize) -> SummationTree {
-        let mut b = TreeBuilder::new(n);
-        let leaves: Vec<NodeIndex> = (0..n).map(|i| b.leaf(i)).collect();
-        let root = self.run(&leaves, &mut b);
-        b.finish(root).expect("an order covers every summand")
+        tree_of(n, |leaves, b| self.run(leaves, b))
     }
 
     /// Runs the order over `x` with any adder.
@@ -172,6 +169,21 @@ impl Order {
         }
         out
     }
+}
+
+/// The tree that `run` builds over `n` leaves, run as an [`Adder`] of
+/// tree nodes.
+///
+/// # Panics
+/// If `run` leaves a summand out.
+pub(crate) fn tree_of(
+    n: usize,
+    run: impl FnOnce(&[NodeIndex], &mut TreeBuilder) -> NodeIndex,
+) -> SummationTree {
+    let mut b = TreeBuilder::new(n);
+    let leaves: Vec<NodeIndex> = (0..n).map(|i| b.leaf(i)).collect();
+    let root = run(&leaves, &mut b);
+    b.finish(root).expect("an order covers every summand")
 }
 
 fn sequential<A: Adder>(mut x: impl Iterator<Item = A::Value>, a: &mut A) -> A::Value {

@@ -126,16 +126,7 @@ impl<'p> LeafAsker<'p> {
         if kept(top)? {
             return Ok(None);
         }
-        // The largest q kept, by bisection: kept(lo), not kept(hi).
-        let (mut lo, mut hi) = (0u32, top);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if kept(mid)? {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
+        let lo = largest_kept(0, top, &mut kept)?;
         self.precision = lo + 1;
         named_by_precision(lo + 1).map(Some).ok_or_else(|| {
             Error::BlackBox(format!(
@@ -174,17 +165,8 @@ impl<'p> LeafAsker<'p> {
                 .map(Product::Rounded)
                 .ok_or_else(|| unnamed(i, own));
         }
-        // The most bits kept, by bisection: kept(lo) (two bits always are),
-        // not kept(hi).
-        let (mut lo, mut hi) = (2u32, top);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if kept(mid)? {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
+        // Two bits always are kept.
+        let lo = largest_kept(2, top, &mut kept)?;
         named_by_precision(lo)
             .map(Product::Rounded)
             .ok_or_else(|| unnamed(i, lo))
@@ -200,6 +182,24 @@ impl<'p> LeafAsker<'p> {
         self.calls += 1;
         Ok(self.out[0])
     }
+}
+
+/// The largest `q` in `lo..hi` with `kept(q)`, by bisection, given that
+/// `kept(lo)` holds (or is assumed) and `kept(hi)` does not.
+fn largest_kept(
+    mut lo: u32,
+    mut hi: u32,
+    kept: &mut impl FnMut(u32) -> Result<bool>,
+) -> Result<u32> {
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if kept(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
 }
 
 fn unnamed(i: usize, bits: u32) -> Error {
