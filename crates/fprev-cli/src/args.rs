@@ -34,10 +34,17 @@ truncates, and how many bits a fused node keeps (a sample of nodes, three
 queries each; --every-node asks them all, --no-arith none). The tree is
 confirmed with that model, which the tree file keeps: a mixed-precision
 kernel (OpenBLAS's sdot adds its tail in f64) is confirmed, a compensated sum
-is named. A tree no model replays is still printed, marked as not confirmed,
-and the first input that differs is saved to a file.
+is named. A dot product, GEMV or GEMM is also asked how it rounds each product
+(exact as in an FMA, or to a format first) and replayed on random x and y. A
+tree no model replays is still printed, marked as not confirmed, and the first
+input that differs is saved to a file.
 
-Exit status: 0 ok, 1 trees differ or a check failed, 2 usage or bad input,
+fprev explain names the one formula behind the trees of many sizes
+(native:FORMULA, which is also a black box); reveal --infer predicts the tree
+at a size too large to reveal from it, and confirms the prediction by replay.
+
+Exit status: 0 ok, 1 trees differ, a check failed or no formula explains,
+2 usage or bad input,
 3 the black box broke an assumption, 4 the black box is order-independent
 (the same bits in every order: reported, no tree), 5 the order was revealed
 but a replay of it does not reproduce the black box's bits.";
