@@ -11,11 +11,12 @@
 #
 #   cargo build --release && bash outputs/arith/make.sh [GROUP...]
 #
-# GROUPs: products (dots, then matrices: dot, GEMV, GEMM of blas, ndarray,
-# numpy in f32 and f64), sums, jax, torch (PyTorch's CPU sum, dot, mv, mm in f32, f16 and
-# bf16 over 1..256 and a few larger n; set FPREV_TORCH_VENV to a
-# virtualenv holding torch, or have it importable by python3). Default:
-# all of them. The table is made again after each group.
+# GROUPs: products (dots, matrices and large_matrices: dot, GEMV, GEMM of
+# blas, ndarray, numpy in f32 and f64), sums, jax, torch (PyTorch's CPU
+# sum, dot, mv, mm in f32, f16 and bf16 over 1..256 and, for sum and dot,
+# a few larger n; set FPREV_TORCH_VENV to a virtualenv holding torch, or
+# have it importable by python3). Default: all of them. The table is made
+# again after each group; a sweep already made by the same binary is kept.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 fprev=${FPREV:-./target/release/fprev}
@@ -26,6 +27,11 @@ run() {
   local spec=$1 dtype=$2 sizes=$3 tag=$4
   local name
   name=$(echo "$spec-$dtype-$tag" | tr ':@/' '---')
+  # A sweep already made by this binary is kept (a rerun resumes).
+  if [ "$out/$name.json" -nt "$fprev" ]; then
+    echo "$spec $dtype n = $sizes: kept"
+    return
+  fi
   local started=$SECONDS
   "$fprev" sweep "$spec" --dtype "$dtype" -n "$sizes" --confirm 200 \
     -o "$out/$name.json" 2>"$out/$name.log"
@@ -35,6 +41,7 @@ run() {
 products() {
   dots
   matrices
+  large_matrices
 }
 dots() {
   for dtype in f32 f64; do
@@ -48,6 +55,12 @@ matrices() {
   for dtype in f32 f64; do
     for spec in blas:gemv blas:gemm ndarray:gemv ndarray:gemm numpy:gemv numpy:gemm; do
       run "$spec" "$dtype" 1..1024:7 small
+    done
+  done
+}
+large_matrices() {
+  for dtype in f32 f64; do
+    for spec in blas:gemv blas:gemm ndarray:gemv ndarray:gemm numpy:gemv numpy:gemm; do
       run "$spec" "$dtype" 2048,4096,8192,16384 large
     done
   done
@@ -75,9 +88,9 @@ torch() {
       run "$spec" "$dtype" 1..256 small
       run "$spec" "$dtype" 1024,4096,16384 large
     done
+    # torch's mv and mm take square operands (n x n): small n only.
     for spec in torch:gemv torch:gemm; do
       run "$spec" "$dtype" 1..256:5 small
-      run "$spec" "$dtype" 1024,4096 large
     done
   done
 }
