@@ -59,8 +59,8 @@ impl Session {
         SimpleCommunicator::world().size() as usize
     }
 
-    /// Records rank 0's exit status for the [`relaunch`] that started the
-    /// job, if one did.
+    /// Records rank 0's exit status for the `fprev` process that started
+    /// the job under `mpirun`, if one did (`--ranks`).
     pub fn finish(&self, code: i32) {
         if let Some(path) = std::env::var_os(STATUS_VAR) {
             let _ = std::fs::write(path, code.to_string());
