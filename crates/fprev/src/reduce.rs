@@ -185,9 +185,16 @@ impl Replay {
             "dot replay of an {}-leaf tree",
             self.n
         );
-        let round = |v: f64| self.inputs.map_or(v, |f| f.round(v));
-        let (x, y): (Vec<f64>, Vec<f64>) =
-            x.iter().zip(y).map(|(a, b)| (round(*a), round(*b))).unzip();
+        // Copies only where the model rounds the inputs: this runs once a
+        // trial of every confirmation.
+        let rounded: Option<(Vec<f64>, Vec<f64>)> = self.inputs.map(|f| {
+            let round = |v: &[f64]| v.iter().map(|a| f.round(*a)).collect();
+            (round(x), round(y))
+        });
+        let (x, y) = match &rounded {
+            Some((x, y)) => (x.as_slice(), y.as_slice()),
+            None => (x, y),
+        };
         values.clear();
         let mut rest = vec![0.0; self.n];
         for i in 0..self.n {
@@ -196,7 +203,7 @@ impl Replay {
             values.push(value);
             rest[i] = low;
         }
-        self.add_up(values, &rest, &[&x, &y])
+        self.add_up(values, &rest, &[x, y])
     }
 
     /// Evaluates the inner nodes on the summands in `values`; `rest[i]` is
