@@ -41,7 +41,8 @@ input that differs is saved to a file.
 
 fprev explain names the one formula behind the trees of many sizes
 (native:FORMULA, which is also a black box); reveal --infer predicts the tree
-at a size too large to reveal from it, and confirms the prediction by replay.
+at a size too large to reveal from it, proves it with one masked query per
+node where that is cheap (up to --prove-up-to), and confirms it by replay.
 
 Exit status: 0 ok, 1 trees differ, a check failed or no formula explains,
 2 usage or bad input,
@@ -209,6 +210,12 @@ pub(crate) struct RevealArgs {
     /// differs). For sizes too large to reveal in reasonable time.
     #[arg(long)]
     pub(crate) infer: bool,
+    /// With --infer, up to this N also prove the prediction with masked
+    /// inputs, one query per node packed into shared inputs: the tree is
+    /// then revealed, labelled "predicted, proven by K masked checks" (0:
+    /// never; a wrong prediction is revealed in full instead).
+    #[arg(long, value_name = "N", default_value_t = PROVE_UP_TO, requires = "infer")]
+    pub(crate) prove_up_to: usize,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
     #[command(flatten)]
@@ -330,6 +337,10 @@ pub(crate) struct SweepArgs {
 /// and around the powers of two where kernels change strategy.
 pub(crate) const EXPLAIN_SIZES: &str =
     "1..40,63,64,65,100,127,128,129,200,255,256,257,300,511,512,513,1000,1023,1024,1025,2048";
+
+/// Sizes up to which `reveal --infer` proves its prediction by default: a
+/// proof costs about `n / 8` calls of an O(n) black box.
+const PROVE_UP_TO: usize = 65_536;
 
 #[derive(Args, Debug)]
 pub(crate) struct ExplainArgs {

@@ -15,9 +15,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use fprev::document::TreeDocument;
 use fprev::probe::ProbeOptions;
 use fprev::reveal::Stats;
-use fprev::{Error, Format, Options, Probe, SummationTree, check, reveal};
+use fprev::{Error, Format, Options, Order, Probe, SummationTree, check, reveal};
 use tempfile::TempDir;
 
 // ---------------------------------------------------------------------------
@@ -541,6 +542,20 @@ float rev_f32(const float *x, size_t n) {
     float s = 0;
     for (size_t i = n; i > 0; i--)
         s += x[i - 1];
+    return s;
+}
+
+/* Left to right below 3000 summands, right to left from 3000 on: a switch
+   above every size `fprev explain` reveals by default. */
+float switch_f32(const float *x, size_t n) {
+    float s = 0;
+    if (n < 3000) {
+        for (size_t i = 0; i < n; i++)
+            s += x[i];
+    } else {
+        for (size_t i = n; i > 0; i--)
+            s += x[i - 1];
+    }
     return s;
 }
 
@@ -1295,8 +1310,46 @@ fn explain_says_when_no_formula_fits() {
     );
 }
 
-/// --infer predicts a tree from smaller sizes and confirms it by replay:
-/// where the size can also be revealed, the prediction is the reveal.
+/// A prediction the black box does not follow is caught by its proof: the
+/// tree is revealed in full, and no formula is claimed for it.
+#[test]
+fn reveal_infer_reveals_in_full_where_the_formula_mispredicts() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "switch");
+    let spec = format!("dylib:{}:switch_f32", lib.display());
+    let out = run_in(
+        dir.path(),
+        &["reveal", &spec, "-n", "5000", "--infer", "-o", "t.json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("native:sequential mispredicts n = 5000"),
+        "{}",
+        stderr(&out)
+    );
+    let text = std::fs::read_to_string(dir.path().join("t.json")).unwrap();
+    assert!(!text.contains("inferred"), "{text}");
+    let tree = TreeDocument::read(&dir.path().join("t.json")).unwrap().tree;
+    assert_eq!(tree, Order::Reverse.tree(5000));
+    // Without the proof, the replay catches it: exit 5, not a wrong tree.
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            &spec,
+            "-n",
+            "5000",
+            "--infer",
+            "--prove-up-to",
+            "0",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+}
+
+/// --infer predicts a tree from smaller sizes, proves it with one masked
+/// query per node and confirms it by replay: where the size can also be
+/// revealed, the prediction is the reveal.
 #[test]
 fn reveal_infer_predicts_the_revealed_tree() {
     let dir = TempDir::new().unwrap();
@@ -1322,6 +1375,7 @@ fn reveal_infer_predicts_the_revealed_tree() {
         // Too deep for serde_json's default recursion limit: read as text.
         let text = std::fs::read_to_string(dir.path().join("predicted.json")).unwrap();
         assert!(text.contains(r#""inferred":{"formula":""#), "{spec}");
+        assert!(text.contains(r#""proven":8999}"#), "{spec}");
         let out = run_in(
             dir.path(),
             &["reveal", spec, "-n", "9000", "-o", "revealed.json"],

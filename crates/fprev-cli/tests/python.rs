@@ -497,7 +497,8 @@ fn packages_of_an_active_virtualenv_are_found() {
 
 /// NumPy's sum is one formula, `fprev explain` finds it, and it gives the
 /// tree revealed at sizes explain never saw, up to 16,384; `--infer`
-/// predicts the tree at 16,384 from it, confirmed by replay there.
+/// predicts the tree at 16,384 from it, proven by masked checks and
+/// confirmed by replay there.
 #[test]
 fn numpy_sum_is_one_formula_at_every_size() {
     let out = fprev(&["explain", "numpy:sum"], &[]);
@@ -519,6 +520,10 @@ fn numpy_sum_is_one_formula_at_every_size() {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         text.contains(&format!("predicted by native:{formula}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("revealed (predicted, proven by 16383 masked checks)"),
         "{text}"
     );
     assert!(text.contains("# confirmed: replayed"), "{text}");

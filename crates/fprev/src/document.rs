@@ -49,6 +49,11 @@ pub struct Inferred {
     pub formula: String,
     /// The sizes revealed to infer it.
     pub from: Vec<usize>,
+    /// Masked queries that proved the prediction, one per node (the tree is
+    /// then revealed, not only predicted); absent where it was confirmed by
+    /// replay alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proven: Option<u64>,
 }
 
 #[derive(Deserialize)]

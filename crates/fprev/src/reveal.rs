@@ -240,6 +240,70 @@ pub fn reveal_observed(
     opts: &Options,
     observer: &mut dyn Observer,
 ) -> Result<Revelation> {
+    reveal_with(probe, opts, observer, None)
+}
+
+/// [`reveal_observed()`] that guesses the whole tree is `predicted` (say,
+/// by a formula inferred at other sizes) and checks that guess with one
+/// masked query per node, packed as any other query, instead of building
+/// the tree: about `n - 1` queries where a reveal asks up to `n log n`.
+/// One answer off and the tree is built as usual, so the tree returned is
+/// the black box's either way: equal to `predicted` when the prediction
+/// was right.
+///
+/// Fails with [`Error::Input`] where queries are not packed (every count
+/// must be exact with all `n` summands live: f32 below 2^24 summands) and
+/// for a prediction of another size. A prediction with fused nodes is not
+/// guessed: the tree is revealed as [`reveal_observed()`] does.
+///
+/// ```
+/// use fprev::{probe, reveal, Order, Options};
+///
+/// let opts = probe::ProbeOptions { n: Some(1_000), ..Default::default() };
+/// let mut bb = fprev::open("native:pairwise", &opts).unwrap();
+/// let predicted = Order::Pairwise.tree(1_000);
+/// let r = reveal::reveal_predicted(&mut bb, &Options::default(), &predicted, &mut reveal::Silent)
+///     .unwrap();
+/// assert_eq!(r.tree, predicted);
+/// assert_eq!(r.stats.queries, 999);
+/// ```
+pub fn reveal_predicted(
+    probe: &mut dyn Probe,
+    opts: &Options,
+    predicted: &SummationTree,
+    observer: &mut dyn Observer,
+) -> Result<Revelation> {
+    if predicted.n() != probe.n() {
+        return Err(Error::Input(format!(
+            "the predicted tree has {} summands but the black box takes {}",
+            predicted.n(),
+            probe.n()
+        )));
+    }
+    let masks = masks::Masks::new(
+        probe.n(),
+        probe.format(),
+        probe.accumulator(),
+        probe.may_fuse(),
+    )?;
+    if !counts_exactly(probe.n(), &masks) {
+        return Err(Error::Input(format!(
+            "a prediction at n = {} cannot be checked with masked queries: {} counts that \
+             many summands exactly only one query at a time; confirm it by replay",
+            probe.n(),
+            probe.accumulator()
+        )));
+    }
+    let binary = predicted.is_binary() && opts.algorithm == Algorithm::Fprev && opts.guess;
+    reveal_with(probe, opts, observer, binary.then_some(predicted))
+}
+
+fn reveal_with(
+    probe: &mut dyn Probe,
+    opts: &Options,
+    observer: &mut dyn Observer,
+    prediction: Option<&SummationTree>,
+) -> Result<Revelation> {
     let started = Instant::now();
     crate::memory::check_reveal(probe.n())?;
     if opts.batch == Some(0) {
@@ -254,7 +318,7 @@ pub fn reveal_observed(
         .collect();
     observer.started(oracle.n());
     let mut placement = Placement::new(oracle.n(), observer);
-    let tree = build(&mut oracle, opts, &mut notes, &mut placement);
+    let tree = build(&mut oracle, opts, &mut notes, &mut placement, prediction);
     observer.finished();
     let may_fuse = oracle.probe().may_fuse();
     let tree = tree.and_then(|t| match t.widest() {
@@ -304,20 +368,27 @@ fn build(
     opts: &Options,
     notes: &mut Vec<String>,
     placement: &mut Placement,
+    prediction: Option<&SummationTree>,
 ) -> Result<SummationTree> {
     match opts.algorithm {
         // Every count exact with all summands live: queries packed.
-        Algorithm::Fprev if (oracle.n() as u64) < oracle.masks().capacity(1) + 2 => {
+        Algorithm::Fprev if counts_exactly(oracle.n(), oracle.masks()) => {
             let pack = opts.pack && packed::worth_packing(oracle.n()) && {
                 let note = oracle.calibrate_packing()?;
                 let exact = note.is_none();
                 notes.extend(note);
                 exact
             };
-            packed::build(oracle, opts.pivot, placement, pack, opts.guess)
+            packed::build(oracle, opts.pivot, placement, pack, opts.guess, prediction)
         }
         Algorithm::Fprev => stack::build(oracle, opts.pivot, placement),
         Algorithm::Basic => basic::build(oracle),
         Algorithm::Naive => naive::build(oracle),
     }
+}
+
+/// Whether the accumulator counts every unit of `n` summands exactly with a
+/// mask pair among them: then FPRev's queries are packed.
+fn counts_exactly(n: usize, masks: &masks::Masks) -> bool {
+    (n as u64) < masks.capacity(1) + 2
 }

@@ -34,8 +34,13 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     }
     let options = a.engine.options();
     let (tree, mut stats, inferred) = if a.infer {
-        let (tree, inferred) = predict(&a, &opts, &options)?;
-        (tree, fprev::reveal::Stats::default(), Some(inferred))
+        let (tree, mut inferred) = predict(&a, &opts, &options)?;
+        match prove(&a, &mut black_box, &options, &tree, &mut inferred)? {
+            Some(r) if r.tree == tree => (r.tree, r.stats, Some(inferred)),
+            // The formula mispredicted this size: the reveal stands.
+            Some(r) => (r.tree, r.stats, None),
+            None => (tree, fprev::reveal::Stats::default(), Some(inferred)),
+        }
     } else {
         let r = match reveal::reveal_observed(&mut black_box, &options, &mut RevealBar::default()) {
             Err(Error::OrderIndependent(why)) => {
@@ -156,8 +161,7 @@ fn predict(
         )));
     };
     eprintln!(
-        "fprev: note: n = {n} predicted by native:{formula}, inferred from reveals at n = {}; \
-         confirmed below by replay at n = {n}, not revealed",
+        "fprev: note: n = {n} predicted by native:{formula}, inferred from reveals at n = {}",
         runs(&from)
     );
     let tree = formula.tree(n);
@@ -166,8 +170,55 @@ fn predict(
         Inferred {
             formula: formula.to_string(),
             from,
+            proven: None,
         },
     ))
+}
+
+/// Proves the `predicted` tree with one masked query per node where `-n`
+/// is at most `--prove-up-to` and the black box counts exactly enough for
+/// packed queries; a wrong prediction is revealed in full (and said).
+fn prove(
+    a: &RevealArgs,
+    black_box: &mut Box<dyn Probe>,
+    options: &Options,
+    predicted: &SummationTree,
+    inferred: &mut Inferred,
+) -> Result<Option<reveal::Revelation>> {
+    let n = predicted.n();
+    if n > a.prove_up_to {
+        return Ok(None);
+    }
+    let bar = &mut RevealBar::default();
+    let r = match reveal::reveal_predicted(&mut **black_box, options, predicted, bar) {
+        Err(Error::Input(why)) => {
+            eprintln!("fprev: note: not proven: {why}");
+            return Ok(None);
+        }
+        r => r?,
+    };
+    if r.tree == *predicted {
+        inferred.proven = Some(r.stats.queries);
+        eprintln!(
+            "fprev: note: n = {n} revealed: the prediction is proven by {} masked checks \
+             ({} calls)",
+            r.stats.queries, r.stats.calls
+        );
+    } else {
+        let at = predicted
+            .diff(&r.tree)
+            .and_then(|d| d.right)
+            .map(|node| r.tree.subtree_text(node))
+            .filter(|text| text.len() <= 200)
+            .map(|text| format!(": the black box adds {text}, which the formula does not"))
+            .unwrap_or_default();
+        eprintln!(
+            "fprev: warning: native:{} mispredicts n = {n}{at}; the tree is revealed in full \
+             ({} calls)",
+            inferred.formula, r.stats.calls
+        );
+    }
+    Ok(Some(r))
 }
 
 /// The warning for an order whose replay, in plain additions and with no

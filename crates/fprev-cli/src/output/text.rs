@@ -17,9 +17,12 @@ impl Output for Text {
         if let (Some(p), Some(d)) = (&doc.probe, doc.dtype) {
             s += &format!("# {p}, n = {}, {d}", doc.tree.n());
             if let Some(i) = &doc.inferred {
+                let how = match i.proven {
+                    Some(k) => format!("revealed (predicted, proven by {k} masked checks)"),
+                    None => "not revealed at this size".to_string(),
+                };
                 s += &format!(
-                    ": predicted by native:{}, inferred from reveals at n = {}; not revealed at \
-                     this size",
+                    ": predicted by native:{}, inferred from reveals at n = {}; {how}",
                     i.formula,
                     fprev::sweep::runs(&i.from)
                 );

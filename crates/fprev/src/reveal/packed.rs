@@ -84,6 +84,37 @@ struct Sub {
     void: bool,
 }
 
+impl Sub {
+    fn new(
+        pivot: usize,
+        size: usize,
+        parent: Option<(usize, usize)>,
+        misses: u8,
+        asks: usize,
+        guess: Option<Guess>,
+    ) -> Self {
+        Sub {
+            pivot,
+            size,
+            parent,
+            misses,
+            levels: Levels::default(),
+            answered: 0,
+            early: BTreeMap::new(),
+            ambiguous: Vec::new(),
+            check: None,
+            groups: Vec::new(),
+            finished: false,
+            asks,
+            guess,
+            deferred: BTreeSet::new(),
+            open_groups: 0,
+            span: None,
+            void: false,
+        }
+    }
+}
+
 struct Group {
     l: usize,
     size: usize,
@@ -111,13 +142,16 @@ pub(super) fn worth_packing(n: usize) -> bool {
 
 /// Reveals the tree of the oracle's black box; `n` must be below the
 /// accumulator's exact count. `pack` false asks one query per input;
-/// `guess` guesses groups' shapes from subtrees built before them.
+/// `guess` guesses groups' shapes from subtrees built before them, and
+/// the whole tree's from `prediction`, a binary tree of `n` leaves (see
+/// [`Engine::seed`]).
 pub(super) fn build(
     oracle: &mut Oracle,
     pivot: Pivot,
     placement: &mut Placement,
     pack: bool,
     guess: bool,
+    prediction: Option<&SummationTree>,
 ) -> Result<SummationTree> {
     let n = oracle.n();
     let may_fuse = oracle.probe().may_fuse();
@@ -135,7 +169,8 @@ pub(super) fn build(
     let root = match n {
         1 => Some(Built::Complete(engine.builder.leaf(0))),
         _ => {
-            engine.open((0..n).collect(), None, 0, None);
+            let guess = prediction.map(|tree| engine.seed(tree));
+            engine.open((0..n).collect(), None, 0, guess);
             engine.run()?;
             engine.assemble()?
         }
@@ -207,25 +242,8 @@ impl Engine<'_, '_, '_> {
         if let Some((caller, _)) = parent {
             self.subs[caller].open_groups += 1;
         }
-        self.subs.push(Sub {
-            pivot,
-            size,
-            parent,
-            misses,
-            levels: Levels::default(),
-            answered: 0,
-            early: BTreeMap::new(),
-            ambiguous: Vec::new(),
-            check: None,
-            groups: Vec::new(),
-            finished: false,
-            asks,
-            guess,
-            deferred: BTreeSet::new(),
-            open_groups: 0,
-            span: None,
-            void: false,
-        });
+        self.subs
+            .push(Sub::new(pivot, size, parent, misses, asks, guess));
         id
     }
 

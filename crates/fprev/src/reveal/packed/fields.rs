@@ -74,6 +74,27 @@ pub(super) struct Link {
 }
 
 impl Stream {
+    fn new(
+        pivot: usize,
+        partners: Vec<usize>,
+        todo: Vec<usize>,
+        context: Option<usize>,
+        link: Option<Link>,
+    ) -> Self {
+        Stream {
+            pivot,
+            partners,
+            context,
+            link,
+            todo,
+            dropped: Vec::new(),
+            partial: false,
+            solo: false,
+            active: false,
+            queued: false,
+        }
+    }
+
     /// Leaves carrying units or masks: partners, pivot and context leaf.
     fn live(&self) -> usize {
         self.partners.len() + 1 + usize::from(self.context.is_some())
@@ -240,20 +261,18 @@ impl Packer {
             (Some(link), None) => Some(self.streams[link.caller].pivot),
             _ => None,
         };
-        self.streams.push(Stream {
-            pivot,
-            todo: asks,
-            partners,
-            context,
-            link,
-            dropped: Vec::new(),
-            partial: false,
-            solo: false,
-            active: false,
-            queued: false,
-        });
+        let stream = Stream::new(pivot, partners, asks, context, link);
+        self.streams.push(stream);
         self.enqueue(id);
         id
+    }
+
+    /// Numbers a subproblem that asks nothing and shares no input: a
+    /// template taken from a predicted tree (see `Engine::seed`).
+    pub(super) fn add_idle(&mut self, pivot: usize) -> usize {
+        self.streams
+            .push(Stream::new(pivot, Vec::new(), Vec::new(), None, None));
+        self.streams.len() - 1
     }
 
     /// Live leaves of subproblem `sub`: a pair meeting at the context leaf's

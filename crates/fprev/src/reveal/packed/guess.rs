@@ -13,7 +13,8 @@
 
 use std::collections::HashMap;
 
-use super::{Engine, Group, Part};
+use super::{Engine, Group, Part, Sub};
+use crate::tree::SummationTree;
 
 /// The fewest leaves of a group whose shape is guessed (see [`Guess`]):
 /// below it a wrong guess costs about what building saves.
@@ -324,11 +325,81 @@ impl Engine<'_, '_, '_> {
         }
         let r = &self.subs[root];
         let (parent, misses, g) = (r.parent, r.misses, r.guess.expect("a guessed root"));
-        let parent = parent.expect("a guessed subproblem is a group");
         let leaves = self.guessed_leaves(g);
+        // The whole input, guessed from a prediction, is built anew as the
+        // root.
+        let Some(parent) = parent else {
+            self.open(leaves, None, misses, None);
+            return;
+        };
         self.subs[parent.0].open_groups -= 1;
         let id = self.open(leaves, Some(parent), misses, None);
         self.attach(parent, id);
+    }
+
+    /// Makes binary `tree` the template of the whole input and returns the
+    /// guess to open the root with: every node is then checked with one
+    /// query, packed as any other, and one wrong answer builds the whole
+    /// tree as usual.
+    ///
+    /// Each subproblem of the template is a node's subtree with the pivot
+    /// reached by always descending to the child with fewer leaves, so its
+    /// groups are few and the larger subtrees hang below as subproblems of
+    /// their own, asked in smaller fields. The templates ask nothing
+    /// themselves.
+    pub(super) fn seed(&mut self, tree: &SummationTree) -> Guess {
+        debug_assert!(tree.is_binary() && tree.n() == self.oracle.n());
+        let template = |engine: &mut Self, node| {
+            let mut path = vec![node];
+            while let [a, b] = tree.children(*path.last().expect("a node"))[..] {
+                let light = if tree.node(a).size <= tree.node(b).size {
+                    a
+                } else {
+                    b
+                };
+                path.push(light);
+            }
+            let pivot = tree.node(*path.last().expect("a leaf")).min_leaf;
+            let id = engine.packer.add_idle(pivot);
+            let mut sub = Sub::new(pivot, tree.node(node).size, None, 0, 0, None);
+            (sub.finished, sub.void) = (true, true);
+            engine.subs.push(sub);
+            (id, path)
+        };
+        let (root, path) = template(self, tree.root());
+        let mut todo = vec![(root, path)];
+        while let Some((id, path)) = todo.pop() {
+            // From the pivot up: each node's other child is a group.
+            for pair in path.windows(2).rev() {
+                let (node, on_path) = (pair[0], pair[1]);
+                let other = *tree
+                    .children(node)
+                    .iter()
+                    .find(|&&c| c != on_path)
+                    .expect("a binary node");
+                let size = tree.node(other).size;
+                let part = match tree.node(other).leaf {
+                    Some(leaf) => Part::Leaf(leaf),
+                    None => {
+                        let (child, path) = template(self, other);
+                        todo.push((child, path));
+                        Part::Sub(child)
+                    }
+                };
+                self.subs[id].groups.push(Group {
+                    l: tree.node(node).size,
+                    size,
+                    part,
+                    built: None,
+                });
+            }
+        }
+        Guess {
+            template: root,
+            top: usize::MAX,
+            shift: 0,
+            root: self.subs.len(),
+        }
     }
 
     /// Records complete subproblem `id`'s span if it is binary throughout,
