@@ -440,14 +440,10 @@ impl Arithmetic {
         tree: &SummationTree,
         mut of: impl FnMut(NodeIndex) -> NodeArithmetic,
     ) -> Self {
-        let keys = NodeKey::all(tree);
-        let per_node: Vec<(NodeKey, NodeArithmetic)> = tree
-            .post_order()
-            .into_iter()
-            .map(|node| (keys[node.index()], of(node)))
-            .collect();
+        let order = tree.post_order();
+        let per_node: Vec<NodeArithmetic> = order.iter().map(|&node| of(node)).collect();
         let mut counts: BTreeMap<(u32, bool, &str), (usize, NodeArithmetic)> = BTreeMap::new();
-        for (_, a) in &per_node {
+        for a in &per_node {
             let entry = counts
                 .entry((
                     a.format.precision(),
@@ -462,13 +458,21 @@ impl Arithmetic {
             .max_by_key(|(count, _)| *count)
             .map(|(_, a)| *a)
             .unwrap_or(NodeArithmetic::ieee(Format::F64));
+        // Keys only where a node differs: most models have none.
+        let keys = per_node
+            .iter()
+            .any(|a| *a != default)
+            .then(|| NodeKey::all(tree));
+        let nodes = order
+            .iter()
+            .zip(per_node)
+            .filter(|(_, a)| *a != default)
+            .map(|(node, a)| (keys.as_ref().expect("keys")[node.index()], a))
+            .collect();
         Arithmetic {
             version: MODEL_VERSION,
             default,
-            nodes: per_node
-                .into_iter()
-                .filter(|(_, a)| *a != default)
-                .collect(),
+            nodes,
             inputs: None,
             products: None,
         }

@@ -34,7 +34,16 @@
 //!   multiple of `M`, each half likewise, down to `LEAF` summands or fewer,
 //!   which `INNER` sums;
 //! - `below(M, SMALL, LARGE)`: `SMALL` for fewer than `M` summands, else
-//!   `LARGE`.
+//!   `LARGE`;
+//! - `windows(W, INNER)`: more than `W` summands are padded on both sides
+//!   to a multiple of `W` (the extra one after), each window of `W`
+//!   summed by `INNER`, and the window sums by `windows(W, INNER)` again,
+//!   down to `W` or fewer, which `INNER` sums (XLA's tree reduction
+//!   rewriter on CPU, `jnp.sum`, with `W` = 32);
+//! - `peel(P, LANES)`: where at least `P` summands are left over past the
+//!   largest multiple of `M`, the first `P` start lanes `0..P` and `LANES`
+//!   sums the rest (alignment peeling, as OpenBLAS's SGEMV kernel does it);
+//!   `LANES` is `interleave(M, …)` or `body(M, interleave(…), …)`.
 
 pub mod infer;
 
@@ -69,6 +78,15 @@ pub enum Formula {
     },
     /// The first formula below `M` summands, the second from `M` on.
     Below(usize, Box<Formula>, Box<Formula>),
+    /// Windows of `W` over the summands padded on both sides, each summed
+    /// by the formula, the window sums by this again (see the module
+    /// docs).
+    Windows(usize, Box<Formula>),
+    /// Where at least `P` summands are left over past the largest multiple
+    /// of the formula's count, the first `P` start its first `P` lanes and
+    /// the formula sums the rest; the formula is an `Interleave` or a
+    /// `Body` of one.
+    Peel(usize, Box<Formula>),
 }
 
 /// What follows the body of a [`Formula::Body`].
@@ -148,6 +166,75 @@ impl Formula {
                     large.run(x, a)
                 }
             }
+            Formula::Windows(w, inner) => {
+                if x.len() <= *w {
+                    return inner.run(x, a);
+                }
+                let k = x.len().div_ceil(*w);
+                let low = (k * w - x.len()) / 2;
+                let sums: Vec<A::Value> = (0..k)
+                    .map(|j| {
+                        let start = (j * w).saturating_sub(low);
+                        let end = ((j + 1) * w - low).min(x.len());
+                        inner.run(&x[start..end], a)
+                    })
+                    .collect();
+                self.run(&sums, a)
+            }
+            Formula::Peel(p, lanes) => {
+                let m = lanes.lane_count().expect("peel's formula has lanes");
+                if x.len() % m >= *p && x.len() >= m + p {
+                    lanes.run_seeded(&x[*p..], &x[..*p], a)
+                } else {
+                    lanes.run(x, a)
+                }
+            }
+        }
+    }
+
+    /// The multiple whose leftover a `peel` looks at: the body's multiple,
+    /// or the lane count of a bare interleave (`None` for other formulas,
+    /// which have no lanes to start).
+    fn lane_count(&self) -> Option<usize> {
+        match self {
+            Formula::Interleave(k, ..) => Some(*k),
+            Formula::Body(m, body, _) if matches!(**body, Formula::Interleave(..)) => Some(*m),
+            _ => None,
+        }
+    }
+
+    /// [`Formula::run`] of an interleave (or a body of one) whose lane `r`
+    /// starts with `seeds[r]`.
+    fn run_seeded<A: Adder>(&self, x: &[A::Value], seeds: &[A::Value], a: &mut A) -> A::Value {
+        match self {
+            Formula::Interleave(k, inner, outer) => {
+                let k = (*k).min(x.len());
+                let lanes: Vec<A::Value> = (0..k)
+                    .map(|r| {
+                        let lane: Vec<A::Value> = seeds
+                            .get(r)
+                            .into_iter()
+                            .chain(x[r..].iter().step_by(k))
+                            .copied()
+                            .collect();
+                        inner.run(&lane, a)
+                    })
+                    .collect();
+                outer.run(&lanes, a)
+            }
+            Formula::Body(m, body, tail) => {
+                let cut = x.len() - x.len() % m;
+                let sum = body.run_seeded(&x[..cut], seeds, a);
+                match tail {
+                    _ if cut == x.len() => sum,
+                    Tail::Then => x[cut..].iter().fold(sum, |s, v| a.add(s, *v)),
+                    Tail::Apart(t) => {
+                        let rest = t.run(&x[cut..], a);
+                        a.add(sum, rest)
+                    }
+                }
+            }
+            _ => unreachable!("peel's formula has lanes"),
         }
     }
 
@@ -158,7 +245,10 @@ impl Formula {
             Formula::Interleave(_, a, b) | Formula::Blocks(_, a, b) | Formula::Below(_, a, b) => {
                 a.may_fuse() || b.may_fuse()
             }
-            Formula::Body(_, a, Tail::Then) | Formula::Halves { inner: a, .. } => a.may_fuse(),
+            Formula::Body(_, a, Tail::Then)
+            | Formula::Halves { inner: a, .. }
+            | Formula::Peel(_, a)
+            | Formula::Windows(_, a) => a.may_fuse(),
             Formula::Body(_, a, Tail::Apart(b)) => a.may_fuse() || b.may_fuse(),
         }
     }
@@ -217,6 +307,19 @@ impl Formula {
                 )
             }
             Formula::Below(..) => self.sentence(),
+            Formula::Windows(w, inner) => format!(
+                "windows of {w} summands over the summands padded on both sides to a multiple \
+                 of {w} (half the padding before, rounded down), each window {}, and the window \
+                 sums likewise, down to {w} or fewer",
+                inner.phrase()
+            ),
+            Formula::Peel(p, lanes) => format!(
+                "where at least {p} summands are left over past a multiple of {}, the first \
+                 {p} start lanes 0 to {} (alignment peeling) and the rest are {}",
+                lanes.lane_count().expect("peel's formula has lanes"),
+                p - 1,
+                lanes.phrase()
+            ),
         }
     }
 
@@ -276,6 +379,8 @@ impl fmt::Display for Formula {
                 inner,
             } => write!(f, "halves({leaf}, {multiple}, {inner})"),
             Formula::Below(m, s, l) => write!(f, "below({m}, {s}, {l})"),
+            Formula::Peel(p, lanes) => write!(f, "peel({p}, {lanes})"),
+            Formula::Windows(w, inner) => write!(f, "windows({w}, {inner})"),
         }
     }
 }
@@ -365,11 +470,43 @@ impl<'t> Parser<'t> {
                 let large = Box::new(self.formula()?);
                 Formula::Below(m, small, large)
             }
+            "windows" => {
+                let w = count("the window", self.number()?)?;
+                self.expect(',')?;
+                let inner = Box::new(self.formula()?);
+                if w < 2 {
+                    return Err(
+                        "windows(1, …): windows of one summand never shrink the count".into(),
+                    );
+                }
+                Formula::Windows(w, inner)
+            }
+            "peel" => {
+                let p = count("the count peeled", self.number()?)?;
+                self.expect(',')?;
+                let lanes = self.formula()?;
+                match lanes.lane_count() {
+                    Some(m) if p < m => Formula::Peel(p, Box::new(lanes)),
+                    Some(m) => {
+                        return Err(format!(
+                            "peel({p}, …): at most {} summands can be left over past a \
+                             multiple of {m}",
+                            m - 1
+                        ));
+                    }
+                    None => {
+                        return Err(format!(
+                            "peel({p}, {lanes}): the peeled summands start lanes, so the \
+                             formula must be interleave(…) or body(M, interleave(…), …)"
+                        ));
+                    }
+                }
+            }
             _ => {
                 return Err(format!(
-                    "unknown formula '{name}(…)': expected interleave, blocks, body, halves or \
-                     below (or an order: sequential, reverse, pairwise, binary-tree, strided:K, \
-                     blocked:B, fused:K)"
+                    "unknown formula '{name}(…)': expected interleave, blocks, body, halves, \
+                     below, windows or peel (or an order: sequential, reverse, pairwise, binary-tree, \
+                     strided:K, blocked:B, fused:K)"
                 ));
             }
         };
@@ -428,6 +565,8 @@ mod tests {
             "body(32, interleave(32, sequential, interleave(4, pairwise, pairwise)), sequential)",
             "below(8, sequential, halves(128, 8, body(8, interleave(8, sequential, pairwise), then)))",
             "blocks(128, pairwise, binary-tree)",
+            "peel(4, body(8, interleave(8, sequential, pairwise), sequential))",
+            "windows(32, sequential)",
         ] {
             assert_eq!(f(s).to_string(), s);
         }
@@ -463,6 +602,38 @@ mod tests {
     }
 
     #[test]
+    fn peeled_summands_start_the_first_lanes() {
+        // OpenBLAS's SGEMV kernel, written out: 4 summands peeled when
+        // 4 to 7 are left over past a multiple of 8, 8 lanes, a tail.
+        let peel = f(
+            "peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential))",
+        );
+        assert_eq!(
+            peel.tree(20).to_text(),
+            "(((((0+4)+12)+(8+16))+(((1+5)+13)+(9+17)))+((((2+6)+14)+(10+18))+(((3+7)+15)+(11+19))))"
+        );
+        // Fewer than 4 left over: no peeling, the body and its tail.
+        let plain =
+            f("body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential)");
+        assert_eq!(peel.tree(18), plain.tree(18));
+        assert_eq!(peel.tree(7), plain.tree(7));
+        assert!(peel.sentence().contains("the first 4 start lanes 0 to 3"));
+    }
+
+    #[test]
+    fn windows_are_centred_on_the_padded_summands() {
+        let w = f("windows(4, sequential)");
+        assert_eq!(w.tree(4), Order::Sequential.tree(4));
+        // 5 summands padded to 8: one pad before, two after.
+        assert_eq!(w.tree(5).to_text(), "(((0+1)+2)+(3+4))");
+        // 20 summands: five windows of 4, whose sums are windows again.
+        assert_eq!(
+            w.tree(20).to_text(),
+            "((((((0+1)+2)+3)+(((4+5)+6)+7))+(((8+9)+10)+11))+((((12+13)+14)+15)+(((16+17)+18)+19)))"
+        );
+    }
+
+    #[test]
     fn bad_formulas_say_what_is_wrong() {
         for (s, says) in [
             ("interleave(8, sequential)", "expected ','"),
@@ -471,6 +642,9 @@ mod tests {
             ("halves(x, 8, sequential)", "whole number"),
             ("pairwise)", "unexpected ')'"),
             ("strided", "needs a lane count"),
+            ("peel(4, pairwise)", "must be interleave"),
+            ("windows(1, sequential)", "never shrink"),
+            ("peel(8, interleave(8, sequential, pairwise))", "at most 7"),
         ] {
             let e = s.parse::<Formula>().unwrap_err();
             assert!(e.contains(says), "{s}: {e}");

@@ -62,9 +62,33 @@ impl Inputs {
                 let d = rng.random_range(-2i32..=2) as f64 * ulp;
                 x[k] = format.round(-x[k - 1] * (1.0 + d));
             }
-            x.shuffle(rng);
+            shuffle(&mut x, rng);
         }
         x
+    }
+}
+
+/// Shuffles `x` uniformly. Fisher-Yates reads and writes anywhere in `x`,
+/// a cache miss a value once `x` outgrows the caches (a second for 2^24
+/// values); so a long `x` is first dealt into random buckets, each then
+/// shuffled in cache and laid end to end (Rao and Sandelius: every
+/// permutation stays equally likely).
+fn shuffle(x: &mut Vec<f64>, rng: &mut impl Rng) {
+    const BUCKETS: usize = 256;
+    if x.len() < 1 << 16 {
+        x.shuffle(rng);
+        return;
+    }
+    let mut buckets: Vec<Vec<f64>> = (0..BUCKETS)
+        .map(|_| Vec::with_capacity(x.len() / BUCKETS * 5 / 4))
+        .collect();
+    for &v in x.iter() {
+        buckets[rng.random_range(0..BUCKETS)].push(v);
+    }
+    x.clear();
+    for mut b in buckets {
+        b.shuffle(rng);
+        x.extend_from_slice(&b);
     }
 }
 
@@ -82,4 +106,33 @@ impl fmt::Display for Inputs {
 /// most reliably on the order.
 pub fn random_input(format: Format, n: usize, rng: &mut impl Rng) -> Vec<f64> {
     Inputs::Close.draw(format, n, rng)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn a_long_shuffle_is_a_permutation_that_moves_values_anywhere() {
+        let n = 1 << 17;
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        // Where value 0 lands, over many shuffles: every eighth of the
+        // range, about equally often.
+        let mut landed = [0usize; 8];
+        for _ in 0..64 {
+            let mut x: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            shuffle(&mut x, &mut rng);
+            let mut sorted = x.clone();
+            sorted.sort_by(f64::total_cmp);
+            assert!(sorted.iter().enumerate().all(|(i, v)| *v == i as f64));
+            let at = x.iter().position(|v| *v == 0.0).unwrap();
+            landed[at * 8 / n] += 1;
+            // Neighbours do not stay neighbours.
+            let kept = x.windows(2).filter(|w| w[1] - w[0] == 1.0).count();
+            assert!(kept < 16, "{kept} neighbours kept");
+        }
+        assert!(landed.iter().all(|&k| k >= 1), "{landed:?}");
+    }
 }

@@ -39,8 +39,11 @@ pub struct Replay {
     n: usize,
     acc: Format,
     /// For every inner node in post-order, the slots of its children
-    /// (`0..n` are the summands, `n + k` is the k-th inner node).
-    operands: Vec<Vec<usize>>,
+    /// (`0..n` are the summands, `n + k` is the k-th inner node): node
+    /// `k`'s are `slots[starts[k]..starts[k + 1]]`, flat, as a sum of
+    /// millions of summands has millions of nodes.
+    slots: Vec<u32>,
+    starts: Vec<u32>,
     /// What each inner node computes, in the same order, where an
     /// arithmetic model says (`None`: IEEE additions in `acc` throughout).
     arithmetic: Option<Vec<NodeArithmetic>>,
@@ -54,27 +57,30 @@ pub struct Replay {
 impl Replay {
     /// Compiles `tree`, to add in the accumulator format `acc` (binary nodes
     /// as IEEE additions, fused nodes by [`fused_sum`](crate::format::fused_sum)).
+    ///
+    /// # Panics
+    /// If the tree has `2^31` summands or more.
     pub fn new(tree: &SummationTree, acc: Format) -> Self {
         let n = tree.n();
+        assert!(n < 1 << 31, "a replay of at most 2^31 - 1 summands");
         let order = tree.post_order();
-        let mut slot = vec![0usize; tree.graph().node_count()];
+        let mut slot = vec![0u32; tree.graph().node_count()];
         for i in 0..n {
-            slot[tree.leaf(i).index()] = i;
+            slot[tree.leaf(i).index()] = i as u32;
         }
-        let mut operands = Vec::with_capacity(order.len());
+        let mut slots = Vec::with_capacity(2 * order.len());
+        let mut starts = Vec::with_capacity(order.len() + 1);
+        starts.push(0);
         for (k, node) in order.iter().enumerate() {
-            slot[node.index()] = n + k;
-            operands.push(
-                tree.children(*node)
-                    .iter()
-                    .map(|c| slot[c.index()])
-                    .collect(),
-            );
+            slot[node.index()] = (n + k) as u32;
+            slots.extend(tree.children(*node).iter().map(|c| slot[c.index()]));
+            starts.push(slots.len() as u32);
         }
         Replay {
             n,
             acc,
-            operands,
+            slots,
+            starts,
             arithmetic: None,
             inputs: None,
             products: None,
@@ -114,7 +120,7 @@ impl Replay {
 
     /// Whether the tree has a fused node (one of three or more terms).
     pub fn has_fused_nodes(&self) -> bool {
-        self.operands.iter().any(|o| o.len() > 2)
+        self.starts.windows(2).any(|w| w[1] - w[0] > 2)
     }
 
     /// The accumulator format (the default of an arithmetic model).
@@ -211,29 +217,31 @@ impl Replay {
     /// `xy` its factors (both empty for a plain sum).
     fn add_up(&self, values: &mut Vec<f64>, rest: &[f64], xy: &[&[f64]]) -> f64 {
         let mut terms = Vec::new();
-        for (k, ops) in self.operands.iter().enumerate() {
+        for (k, w) in self.starts.windows(2).enumerate() {
             let node = match &self.arithmetic {
                 Some(nodes) => nodes[k],
                 None => NodeArithmetic::ieee(self.acc),
             };
-            let v = match ops.as_slice() {
+            let ops = &self.slots[w[0] as usize..w[1] as usize];
+            let v = match *ops {
                 [a, b] => {
+                    let (a, b) = (a as usize, b as usize);
                     let inexact = |o: usize| o < rest.len() && rest[o] != 0.0;
-                    match (inexact(*a), inexact(*b)) {
-                        (false, false) => node.rounding.add(node.format, values[*a], values[*b]),
+                    match (inexact(a), inexact(b)) {
+                        (false, false) => node.rounding.add(node.format, values[a], values[b]),
                         // An f64 product `f64` cannot hold: a fused
                         // multiply-add, which rounds once to nearest in f64.
-                        (true, false) => fused(node, xy, *a, values[*b]),
-                        (false, true) => fused(node, xy, *b, values[*a]),
+                        (true, false) => fused(node, xy, a, values[b]),
+                        (false, true) => fused(node, xy, b, values[a]),
                         (true, true) => {
-                            let partial = fused(node, xy, *a, values[*b]);
-                            node.rounding.add(node.format, partial, rest[*b])
+                            let partial = fused(node, xy, a, values[b]);
+                            node.rounding.add(node.format, partial, rest[b])
                         }
                     }
                 }
                 _ => {
                     terms.clear();
-                    terms.extend(ops.iter().map(|o| values[*o]));
+                    terms.extend(ops.iter().map(|&o| values[o as usize]));
                     node.sum(&terms)
                 }
             };

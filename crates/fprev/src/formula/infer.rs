@@ -184,6 +184,19 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
             .map(move |t| Formula::Body(*k, Box::new(l.clone()), t))
         })
         .collect();
+    // Alignment peeling: a half or a quarter of the lanes started first.
+    let peeled: Vec<Formula> = bodies
+        .iter()
+        .flat_map(|b| {
+            let Formula::Body(m, ..) = b else {
+                unreachable!("bodies")
+            };
+            [*m / 2, *m / 4]
+                .into_iter()
+                .filter(|&p| p >= 1)
+                .map(move |p| Formula::Peel(p, Box::new(b.clone())))
+        })
+        .collect();
     let inner: Vec<Formula> = [Order::Sequential.into(), Order::Pairwise.into()]
         .into_iter()
         .chain(lanes.iter().cloned())
@@ -218,12 +231,22 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
                 })
         })
         .collect();
+    let windows: Vec<Formula> = counts
+        .iter()
+        .flat_map(|&w| {
+            [Order::Sequential, Order::Pairwise]
+                .into_iter()
+                .map(move |i| Formula::Windows(w, Box::new(i.into())))
+        })
+        .collect();
     orders
         .into_iter()
+        .chain(windows)
         .chain(lanes)
         .chain(bodies)
         .chain(blocks)
         .chain(halves)
+        .chain(peeled)
 }
 
 /// The counts a part may have: powers of two below the largest tree, and

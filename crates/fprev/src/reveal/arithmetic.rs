@@ -41,8 +41,6 @@
 
 mod products;
 
-use std::collections::HashMap;
-
 use petgraph::graph::NodeIndex;
 
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
@@ -396,15 +394,15 @@ fn model_of(
         // No node adds anything: the model is the declared accumulator.
         return Arithmetic::uniform(root.unwrap_or(fallback));
     }
-    let at: HashMap<NodeIndex, NodeArithmetic> = nodes
-        .iter()
-        .copied()
-        .zip(per_node.iter().copied())
-        .collect();
+    // By node index: a sum of millions of summands has millions of nodes.
+    let mut at: Vec<Option<NodeArithmetic>> = vec![None; tree.graph().node_count()];
+    for (v, a) in nodes.iter().zip(per_node) {
+        at[v.index()] = Some(*a);
+    }
     let below = tree
         .children(tree.root())
         .iter()
-        .find_map(|c| at.get(c).copied())
+        .find_map(|c| at[c.index()])
         .or(per_node.last().copied())
         .unwrap_or(fallback);
     let root_arithmetic = root.unwrap_or(NodeArithmetic {
@@ -415,7 +413,7 @@ fn model_of(
         if node == tree.root() {
             root_arithmetic
         } else {
-            at.get(&node).copied().unwrap_or(below)
+            at[node.index()].unwrap_or(below)
         }
     })
 }
