@@ -1278,12 +1278,19 @@ fn explain_names_the_formula_of_each_library() {
     for n in [41, 99, 1001, 4099] {
         assert_eq!(formula.tree(n).to_text(), sum4(n), "{formula} at n = {n}");
     }
-    for spec in ["blas:dot", "ndarray:sum"] {
+    // blas:gemv peels 4 summands for alignment, peel(4, …), in blocks of
+    // 4,096 columns: its formula holds up to there.
+    for (spec, sizes) in [
+        ("blas:dot", [3000, 5001]),
+        ("ndarray:sum", [3000, 5001]),
+        ("blas:gemv", [3000, 4093]),
+    ] {
         let formula = explained(spec);
-        for n in [3000, 5001] {
+        for n in sizes {
             let mut probe = open(spec, n, Format::F32, None);
             let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
-            assert_eq!(formula.tree(n), tree, "{spec}: {formula} at n = {n}");
+            // Trees of thousands of summands are not printed.
+            assert!(formula.tree(n) == tree, "{spec}: {formula} at n = {n}");
         }
     }
 }

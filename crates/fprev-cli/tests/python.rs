@@ -181,6 +181,27 @@ fn jax_sum_and_dot_reproduce_jax_bit_for_bit() {
     reveal_and_check("jax:gemm", 16, Format::F32, Some([4, 4, 16]));
 }
 
+/// `jnp.sum` on CPU is XLA's tree reduction rewriter, windows of 32 over
+/// the padded summands: `fprev explain` finds it from a few sizes, and it
+/// gives the tree revealed at sizes explain never saw, up to 2,048 (above
+/// that, XLA's vectorised reduction takes over).
+#[test]
+fn jax_sum_is_windows_of_32() {
+    assert!(
+        importable("jax"),
+        "jax must be installed (scripts/test.sh installs it)"
+    );
+    let out = fprev(&["explain", "jax:sum", "-n", "1..40,63..65,100"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(said.starts_with("native:windows(32, sequential)\n"), "{said}");
+    let formula: fprev::formula::Formula = "windows(32, sequential)".parse().unwrap();
+    for n in [77, 333, 1500, 2048] {
+        let r = reveal_and_check("jax:sum", n, Format::F32, None);
+        assert_eq!(formula.tree(n), r.tree, "{formula} at n = {n}");
+    }
+}
+
 #[test]
 fn torch_cpu_when_importable() {
     if !importable("torch") {

@@ -231,11 +231,15 @@ fn check_replays(
     // Products are only asked of a black box that forms them, and only
     // when a model says how it rounds them.
     let multiplies = probe.multiplies() && candidates.iter().any(|(_, r)| r.has_products());
+    let (mut input, mut y) = (Vec::new(), Vec::new());
     for trial in 0..trials {
         let kind = Inputs::ALL[trial % Inputs::ALL.len()];
-        let input = kind.draw(format, n, &mut rng);
-        let weights = multiplies.then(|| Inputs::Close.draw(format, n, &mut rng));
-        if let Some(y) = &weights {
+        kind.draw_into(format, n, &mut rng, &mut input);
+        let weights = multiplies.then(|| {
+            Inputs::Close.draw_into(format, n, &mut rng, &mut y);
+            &y
+        });
+        if let Some(y) = weights {
             // The input in every row up to `row`, as below.
             probe.dot(&input.repeat(row + 1), y, &mut out)?;
         } else if row == 0 {
@@ -253,7 +257,7 @@ fn check_replays(
         }
         let got = out[row];
         candidates.retain(|(_, replay)| {
-            let replayed = format.round(match &weights {
+            let replayed = format.round(match weights {
                 Some(y) => replay.dot_with(&input, y, &mut scratch),
                 None => replay.sum_with(&input, &mut scratch),
             });
@@ -263,7 +267,7 @@ fn check_replays(
                     trial,
                     kind,
                     input: input.clone(),
-                    weights: weights.clone(),
+                    weights: weights.cloned(),
                     replayed,
                     accumulator: replay.accumulator(),
                     black_box: got,

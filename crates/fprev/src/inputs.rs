@@ -34,6 +34,14 @@ impl Inputs {
     /// that no partial sum overflows, and normal where the format's range
     /// leaves room for that.
     pub fn draw(self, format: Format, n: usize, rng: &mut impl Rng) -> Vec<f64> {
+        let mut x = Vec::new();
+        self.draw_into(format, n, rng, &mut x);
+        x
+    }
+
+    /// [`Inputs::draw`] into `x`, reusing its memory: a confirmation of
+    /// millions of summands draws dozens of them.
+    pub fn draw_into(self, format: Format, n: usize, rng: &mut impl Rng, x: &mut Vec<f64>) {
         let room = (format.max_finite() / n.max(1) as f64).log2().floor() as i32 - 1;
         let floor = format.min_normal().log2() as i32 + format.precision() as i32;
         let (lo, hi) = match self {
@@ -55,16 +63,16 @@ impl Inputs {
             let sign = bits & (1 << 63);
             format.round(f64::from_bits(sign | ((e + 1023) as u64) << 52 | fraction))
         };
-        let mut x: Vec<f64> = (0..n).map(|_| draw()).collect();
+        x.clear();
+        x.extend((0..n).map(|_| draw()));
         if self == Inputs::Cancelling {
             let ulp = 2f64.powi(1 - format.precision() as i32);
             for k in (1..n).step_by(2) {
                 let d = rng.random_range(-2i32..=2) as f64 * ulp;
                 x[k] = format.round(-x[k - 1] * (1.0 + d));
             }
-            shuffle(&mut x, rng);
+            shuffle(x, rng);
         }
-        x
     }
 }
 

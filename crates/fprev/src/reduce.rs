@@ -216,6 +216,30 @@ impl Replay {
     /// what summand `i`'s exact product has beyond its `f64` value, and
     /// `xy` its factors (both empty for a plain sum).
     fn add_up(&self, values: &mut Vec<f64>, rest: &[f64], xy: &[&[f64]]) -> f64 {
+        // IEEE additions in f32 of f32 values are f32's own additions, a
+        // fraction of the cost of rounding exactly in software.
+        let f32_only = self.arithmetic.is_none()
+            && self.acc == Format::F32
+            && rest.is_empty()
+            && values.iter().all(|v| Format::F32.round(*v) == *v);
+        if f32_only {
+            self.evaluate(values, rest, xy, |_, a, b| (a as f32 + b as f32) as f64)
+        } else {
+            self.evaluate(values, rest, xy, |node, a, b| {
+                node.rounding.add(node.format, a, b)
+            })
+        }
+    }
+
+    /// [`Replay::add_up`] with `add(node, a, b)` adding two values that
+    /// are not products.
+    fn evaluate(
+        &self,
+        values: &mut Vec<f64>,
+        rest: &[f64],
+        xy: &[&[f64]],
+        add: impl Fn(NodeArithmetic, f64, f64) -> f64,
+    ) -> f64 {
         let mut terms = Vec::new();
         for (k, w) in self.starts.windows(2).enumerate() {
             let node = match &self.arithmetic {
@@ -228,7 +252,7 @@ impl Replay {
                     let (a, b) = (a as usize, b as usize);
                     let inexact = |o: usize| o < rest.len() && rest[o] != 0.0;
                     match (inexact(a), inexact(b)) {
-                        (false, false) => node.rounding.add(node.format, values[a], values[b]),
+                        (false, false) => add(node, values[a], values[b]),
                         // An f64 product `f64` cannot hold: a fused
                         // multiply-add, which rounds once to nearest in f64.
                         (true, false) => fused(node, xy, a, values[b]),
