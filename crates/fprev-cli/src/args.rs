@@ -338,6 +338,11 @@ pub(crate) struct SweepArgs {
 pub(crate) const EXPLAIN_SIZES: &str =
     "1..40,63,64,65,100,127,128,129,200,255,256,257,300,511,512,513,1000,1023,1024,1025,2048";
 
+/// Sizes `reveal --infer` reveals beyond `EXPLAIN_SIZES` (those up to half
+/// the size it predicts): past the blocks of 4,096 that OpenBLAS's GEMV
+/// works in.
+pub(crate) const PREDICT_SIZES: &str = "4095,4096,4097,5001,8193";
+
 /// Sizes up to which `reveal --infer` proves its prediction by default: a
 /// proof costs about `n / 8` calls of an O(n) black box.
 const PROVE_UP_TO: usize = 65_536;

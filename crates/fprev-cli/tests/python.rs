@@ -194,7 +194,10 @@ fn jax_sum_is_windows_of_32() {
     let out = fprev(&["explain", "jax:sum", "-n", "1..40,63..65,100"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(said.starts_with("native:windows(32, sequential)\n"), "{said}");
+    assert!(
+        said.starts_with("native:windows(32, sequential)\n"),
+        "{said}"
+    );
     let formula: fprev::formula::Formula = "windows(32, sequential)".parse().unwrap();
     for n in [77, 333, 1500, 2048] {
         let r = reveal_and_check("jax:sum", n, Format::F32, None);

@@ -288,9 +288,11 @@ pub fn sweep_with(
     for &t in threads {
         for &n in &sizes.0 {
             observer.revealing(n, points.len(), total);
+            // A GEMV or GEMM keeps its M and N; K is the size swept.
             let po = ProbeOptions {
                 n: Some(n),
                 threads: t,
+                shape: probe_opts.shape.map(|[m, cols, _]| [m, cols, n]),
                 ..probe_opts.clone()
             };
             let mut black_box = open(spec, &po)?;

@@ -53,6 +53,9 @@ pub struct SummationTree {
     root: NodeIndex,
     /// Children of every node in canonical order (empty for leaves).
     children: Vec<Vec<NodeIndex>>,
+    /// The inner nodes, children first: walked once, as replays, models
+    /// and drawings all walk it.
+    post: Vec<NodeIndex>,
 }
 
 /// Why a tree could not be built or read.
@@ -161,10 +164,12 @@ impl SummationTree {
             c.sort_by_key(|x| graph[*x].min_leaf);
             children[node.index()] = c;
         }
+        let post = post_order(&graph, root, &children);
         SummationTree {
             graph,
             root,
             children,
+            post,
         }
     }
 
@@ -238,22 +243,7 @@ impl SummationTree {
 
     /// Inner nodes, every child before its parent.
     pub fn post_order(&self) -> Vec<NodeIndex> {
-        let mut order = Vec::with_capacity(self.graph.node_count());
-        let mut stack = vec![(self.root, false)];
-        while let Some((node, expanded)) = stack.pop() {
-            if self.graph[node].leaf.is_some() {
-                continue;
-            }
-            if expanded {
-                order.push(node);
-            } else {
-                stack.push((node, true));
-                for &c in self.children(node).iter().rev() {
-                    stack.push((c, false));
-                }
-            }
-        }
-        order
+        self.post.clone()
     }
 
     /// Longest root-to-leaf path, in additions.
@@ -411,4 +401,29 @@ impl FromStr for SummationTree {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         parse::nested(s, b'(', b')', b'+')
     }
+}
+
+/// The inner nodes under `root`, each after its children (in canonical
+/// order), iteratively: a right-to-left sum is as deep as it is long.
+fn post_order(
+    graph: &DiGraph<Node, ()>,
+    root: NodeIndex,
+    children: &[Vec<NodeIndex>],
+) -> Vec<NodeIndex> {
+    let mut order = Vec::with_capacity(graph.node_count());
+    let mut stack = vec![(root, false)];
+    while let Some((node, expanded)) = stack.pop() {
+        if graph[node].leaf.is_some() {
+            continue;
+        }
+        if expanded {
+            order.push(node);
+        } else {
+            stack.push((node, true));
+            for &c in children[node.index()].iter().rev() {
+                stack.push((c, false));
+            }
+        }
+    }
+    order
 }

@@ -17,7 +17,7 @@ use fprev::{Options, SummationTree};
 use super::check::save_mismatch;
 use super::explain::infer_from;
 use super::open_guarded;
-use crate::args::{EXPLAIN_SIZES, FormatArgs, RevealArgs};
+use crate::args::{EXPLAIN_SIZES, FormatArgs, PREDICT_SIZES, RevealArgs};
 use crate::progress::RevealBar;
 use crate::write::{self, check_writable};
 
@@ -128,15 +128,22 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
 }
 
 /// The tree at `-n` predicted from reveals at the sizes of `fprev explain`
-/// below it, by the formula they follow.
+/// below it (and a few larger ones up to half of it), by the formula they
+/// follow.
 fn predict(
     a: &RevealArgs,
     opts: &ProbeOptions,
     engine: &Options,
 ) -> Result<(SummationTree, Inferred)> {
     let n = opts.n.unwrap_or(fprev::probe::DEFAULT_N);
-    let all: Sizes = EXPLAIN_SIZES.parse().map_err(Error::Input)?;
-    let below: Vec<usize> = all.0.into_iter().filter(|&k| k < n).collect();
+    let explain: Sizes = EXPLAIN_SIZES.parse().map_err(Error::Input)?;
+    let more: Sizes = PREDICT_SIZES.parse().map_err(Error::Input)?;
+    let below: Vec<usize> = explain
+        .0
+        .into_iter()
+        .filter(|&k| k < n)
+        .chain(more.0.into_iter().filter(|&k| k <= n / 2))
+        .collect();
     if below.len() < 2 {
         return Err(Error::Input(format!(
             "--infer predicts a size from smaller ones; n = {n} is too small for that: reveal it"

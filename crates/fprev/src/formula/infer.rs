@@ -83,27 +83,67 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
         }
         from += explained;
     }
+    let mut formula = (!regimes.is_empty()).then(|| join(regimes));
     if from < trees.len() {
+        // Kernels that work in blocks of columns (OpenBLAS's GEMV, 4,096)
+        // repeat the order of the sizes below the block, block by block.
+        formula = formula.and_then(|f| blocked(&f, &trees, from));
+        let Some(formula) = formula else {
+            return Inference {
+                formula: None,
+                closest,
+                gaps: Vec::new(),
+            };
+        };
+        gaps.push((trees[from - 1].n() + 1, trees[from].n()));
+        gaps.retain(|(a, b)| a < b);
         return Inference {
-            formula: None,
-            closest,
-            gaps: Vec::new(),
+            formula: Some(formula),
+            closest: None,
+            gaps,
         };
     }
-    // below(m1, F0, below(m2, F1, F2)): each switch at the first size
-    // its later regime explains.
-    let mut later = regimes.into_iter().rev();
-    let (mut start, mut formula) = later.next().expect("one regime at least");
-    for (earlier_start, earlier) in later {
-        formula = Formula::Below(start, Box::new(earlier), Box::new(formula));
-        start = earlier_start;
-    }
+    // No trees at all: nothing to explain.
+    let Some(formula) = formula else {
+        return Inference {
+            formula: None,
+            closest: None,
+            gaps: Vec::new(),
+        };
+    };
     gaps.retain(|(a, b)| a < b);
     Inference {
         formula: Some(formula),
         closest: None,
         gaps,
     }
+}
+
+/// `below(m1, F0, below(m2, F1, F2))` from the regimes, each switch at the
+/// first size its later regime explains.
+fn join(regimes: Vec<(usize, Formula)>) -> Formula {
+    let mut later = regimes.into_iter().rev();
+    let (mut start, mut formula) = later.next().expect("one regime at least");
+    for (earlier_start, earlier) in later {
+        formula = Formula::Below(start, Box::new(earlier), Box::new(formula));
+        start = earlier_start;
+    }
+    formula
+}
+
+/// `blocks(B, formula, OUTER)` that regenerates every tree, where `formula`
+/// explains those before `trees[from]`: `B` a power of two below the
+/// first it does not explain (sizes up to a block past it, such as one
+/// summand more, can agree with both).
+fn blocked(formula: &Formula, trees: &[&SummationTree], from: usize) -> Option<Formula> {
+    let next = trees[from].n();
+    let sizes = std::iter::successors(Some(2usize), |b| Some(b * 2));
+    sizes.take_while(|&b| b < next).find_map(|b| {
+        [Order::Sequential, Order::Pairwise]
+            .into_iter()
+            .map(|outer| Formula::Blocks(b, Box::new(formula.clone()), Box::new(outer.into())))
+            .find(|f| trees.iter().all(|t| &f.tree(t.n()) == *t))
+    })
 }
 
 /// The candidate that explains the most of `trees` in a row from the
@@ -301,6 +341,20 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_formula_repeated_in_blocks_is_found_from_sizes_past_the_block() {
+        let truth: Formula =
+            "blocks(64, peel(4, body(8, interleave(8, sequential, pairwise), sequential)), sequential)"
+                .parse()
+                .unwrap();
+        let sizes = [1, 2, 3, 9, 13, 20, 31, 40, 63, 64, 65, 100, 130, 200];
+        let found = infer(&trees(&truth, &sizes)).formula.unwrap();
+        for n in [67, 300, 1000] {
+            assert_eq!(found.tree(n), truth.tree(n), "{found} at n = {n}");
+        }
+        assert!(infer(&[]).formula.is_none());
     }
 
     #[test]
