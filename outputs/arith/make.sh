@@ -2,7 +2,7 @@
 # Regenerates outputs/arith/sweeps/: every real library op swept over
 # n = 1..1024 (every n for sum and dot, every 7th for GEMV and GEMM, whose
 # calls sum 64 rows each) and a spread of larger n up to 65,536 (to 16,384
-# for GEMV and GEMM), each size's tree confirmed by 200 random replays bit
+# for GEMV and GEMM, with 64 rows), each size's tree confirmed by 200 random replays bit
 # for bit: in plain additions where those reproduce the black box, else
 # with the arithmetic model found for that size. A black box that
 # multiplies (dot, GEMV, GEMM) is always given a model, its products
@@ -25,6 +25,7 @@ mkdir -p "$out"
 spread=2048,4096,8192,16384,32768,65536
 run() {
   local spec=$1 dtype=$2 sizes=$3 tag=$4
+  shift 4
   local name
   name=$(echo "$spec-$dtype-$tag" | tr ':@/' '---')
   # A sweep already made by this binary is kept (a rerun resumes).
@@ -33,7 +34,7 @@ run() {
     return
   fi
   local started=$SECONDS
-  "$fprev" sweep "$spec" --dtype "$dtype" -n "$sizes" --confirm 200 \
+  "$fprev" sweep "$spec" --dtype "$dtype" -n "$sizes" --confirm 200 "$@" \
     -o "$out/$name.json" 2>"$out/$name.log"
   local code=$?
   echo "$spec $dtype n = $sizes: exit $code ($((SECONDS - started)) s)"
@@ -59,9 +60,14 @@ matrices() {
   done
 }
 large_matrices() {
+  # 64 rows (and 64 columns of B for GEMM) at every K: square operands of
+  # 16,384 would make each GEMM call 9 TFLOP.
   for dtype in f32 f64; do
-    for spec in blas:gemv blas:gemm ndarray:gemv ndarray:gemm numpy:gemv numpy:gemm; do
-      run "$spec" "$dtype" 2048,4096,8192,16384 large
+    for spec in blas:gemv ndarray:gemv numpy:gemv; do
+      run "$spec" "$dtype" 2048,4096,8192,16384 large --shape 64,1,2048
+    done
+    for spec in blas:gemm ndarray:gemm numpy:gemm; do
+      run "$spec" "$dtype" 2048,4096,8192,16384 large --shape 64,64,2048
     done
   done
 }

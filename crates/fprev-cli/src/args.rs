@@ -312,6 +312,10 @@ pub(crate) struct SweepArgs {
     #[arg(long, value_name = "T,T,…", value_delimiter = ',',
           value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) threads: Vec<u16>,
+    /// GEMV/GEMM shape M,N,K: M rows of A and N columns of B at every size,
+    /// K taking each size in turn [default: N,N,N at each size N].
+    #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
+    pub(crate) shape: Option<[usize; 3]>,
     #[command(flatten)]
     pub(crate) number: FormatArgs,
     #[command(flatten)]

@@ -994,6 +994,36 @@ fn a_compensated_sum_is_revealed_but_not_confirmed() {
     );
 }
 
+/// A GEMV swept with a --shape keeps its rows at every size, K taking each
+/// size in turn (a K that disagreed with -n was an error).
+#[test]
+fn a_sweep_keeps_the_shape_of_a_gemv() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "sweep",
+            "blas:gemv",
+            "-n",
+            "20,37",
+            "--shape",
+            "8,1,999",
+            "-o",
+            "s.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let swept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
+    let sizes: Vec<u64> = swept["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["n"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [20, 37], "{swept}");
+}
+
 /// Kahan's sum as a Rust black box: the order of a left-to-right sum.
 struct Kahan(usize);
 

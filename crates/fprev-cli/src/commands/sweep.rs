@@ -2,6 +2,7 @@
 //! the order changes, as a table or JSON.
 
 use fprev::error::Result;
+use fprev::probe::ProbeOptions;
 use fprev::sweep;
 
 use super::open_guarded;
@@ -29,7 +30,10 @@ pub(super) fn run(a: SweepArgs) -> Result<i32> {
     a.guard.start();
     let s = sweep::sweep_with(
         &a.spec,
-        &a.number.options(None),
+        &ProbeOptions {
+            shape: a.shape,
+            ..a.number.options(None)
+        },
         &a.sizes,
         &threads,
         &a.engine.options(),
