@@ -360,6 +360,10 @@ pub(crate) struct ExplainArgs {
     #[arg(short = 'n', long = "n", value_name = "SIZES", default_value = EXPLAIN_SIZES,
           hide_default_value = true)]
     pub(crate) sizes: Sizes,
+    /// GEMV/GEMM shape M,N,K: M rows of A and N columns of B at every size,
+    /// K taking each size in turn [default: N,N,N at each size N].
+    #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
+    pub(crate) shape: Option<[usize; 3]>,
     #[command(flatten)]
     pub(crate) number: FormatArgs,
     #[command(flatten)]

@@ -29,7 +29,9 @@
 //!   `INNER`, the block sums by `OUTER`;
 //! - `body(M, BODY, then)`: the largest multiple of `M` summands by `BODY`,
 //!   then the rest added to it one by one; `body(M, BODY, TAIL)`: the rest
-//!   summed by `TAIL`, and the two sums added;
+//!   summed by `TAIL`, and the two sums added; `body(M, LANES, first)`: the
+//!   rest joins the first lane of `LANES` (an `interleave`), after its own
+//!   summands, before the lanes are combined (OpenBLAS's SGEMM K loop);
 //! - `halves(LEAF, M, INNER)`: split at half the count rounded down to a
 //!   multiple of `M`, each half likewise, down to `LEAF` summands or fewer,
 //!   which `INNER` sums;
@@ -40,6 +42,11 @@
 //!   summed by `INNER`, and the window sums by `windows(W, INNER)` again,
 //!   down to `W` or fewer, which `INNER` sums (XLA's tree reduction
 //!   rewriter on CPU, `jnp.sum`, with `W` = 32);
+//! - `kblocks(Q, U, INNER)`: blocks of `Q` summands while at least `2Q`
+//!   remain; a rest between `Q` and `2Q` is cut in two, the first part
+//!   half of it rounded up to a multiple of `U`; each block summed by
+//!   `INNER`, the block sums left to right (OpenBLAS's GEMM driver, which
+//!   accumulates `C` over blocks of `K`, with `Q = GEMM_Q`);
 //! - `peel(P, LANES)`: where at least `P` summands are left over past the
 //!   largest multiple of `M`, the first `P` start lanes `0..P` and `LANES`
 //!   sums the rest (alignment peeling, as OpenBLAS's SGEMV kernel does it);
@@ -82,6 +89,10 @@ pub enum Formula {
     /// by the formula, the window sums by this again (see the module
     /// docs).
     Windows(usize, Box<Formula>),
+    /// Blocks of `Q` over the summands, a rest between `Q` and `2Q` halved
+    /// (rounded up to a multiple of `U`), each summed by the formula, the
+    /// block sums left to right.
+    KBlocks(usize, usize, Box<Formula>),
     /// Where at least `P` summands are left over past the largest multiple
     /// of the formula's count, the first `P` start its first `P` lanes and
     /// the formula sums the rest; the formula is an `Interleave` or a
@@ -94,6 +105,9 @@ pub enum Formula {
 pub enum Tail {
     /// The remaining summands added to the body's sum one by one.
     Then,
+    /// The remaining summands join the body's first lane (the body is an
+    /// `Interleave`), after its own.
+    First,
     /// The remaining summands summed by this formula, then added to the
     /// body's sum.
     Apart(Box<Formula>),
@@ -136,23 +150,17 @@ impl Formula {
                 let sums: Vec<A::Value> = x.chunks(*b).map(|c| inner.run(c, a)).collect();
                 outer.run(&sums, a)
             }
+            Formula::Body(_, _, Tail::First) => self.run_lanes(x, &[], &[], a),
             Formula::Body(m, body, tail) => {
                 let cut = x.len() - x.len() % m;
                 if cut == 0 {
                     return match tail {
-                        Tail::Then => Order::Sequential.run(x, a),
                         Tail::Apart(t) => t.run(x, a),
+                        _ => Order::Sequential.run(x, a),
                     };
                 }
                 let sum = body.run(&x[..cut], a);
-                match tail {
-                    _ if cut == x.len() => sum,
-                    Tail::Then => x[cut..].iter().fold(sum, |s, v| a.add(s, *v)),
-                    Tail::Apart(t) => {
-                        let rest = t.run(&x[cut..], a);
-                        a.add(sum, rest)
-                    }
-                }
+                finish_body(sum, &x[cut..], tail, a)
             }
             Formula::Halves {
                 leaf,
@@ -181,10 +189,27 @@ impl Formula {
                     .collect();
                 self.run(&sums, a)
             }
+            Formula::KBlocks(q, u, inner) => {
+                let mut sums = Vec::new();
+                let mut at = 0;
+                while at < x.len() {
+                    let left = x.len() - at;
+                    let take = if left >= 2 * q {
+                        *q
+                    } else if left > *q {
+                        (left / 2).div_ceil(*u) * u
+                    } else {
+                        left
+                    };
+                    sums.push(inner.run(&x[at..at + take], a));
+                    at += take;
+                }
+                Order::Sequential.run(&sums, a)
+            }
             Formula::Peel(p, lanes) => {
                 let m = lanes.lane_count().expect("peel's formula has lanes");
                 if x.len() % m >= *p && x.len() >= m + p {
-                    lanes.run_seeded(&x[*p..], &x[..*p], a)
+                    lanes.run_lanes(&x[*p..], &x[..*p], &[], a)
                 } else {
                     lanes.run(x, a)
                 }
@@ -196,25 +221,40 @@ impl Formula {
     /// or the lane count of a bare interleave (`None` for other formulas,
     /// which have no lanes to start).
     fn lane_count(&self) -> Option<usize> {
+        self.lanes().map(|(m, _)| m)
+    }
+
+    /// The multiple a `peel` looks at and the number of lanes it may start.
+    fn lanes(&self) -> Option<(usize, usize)> {
         match self {
-            Formula::Interleave(k, ..) => Some(*k),
-            Formula::Body(m, body, _) if matches!(**body, Formula::Interleave(..)) => Some(*m),
+            Formula::Interleave(k, ..) => Some((*k, *k)),
+            Formula::Body(m, body, _) => match **body {
+                Formula::Interleave(k, ..) => Some((*m, k)),
+                _ => None,
+            },
             _ => None,
         }
     }
 
     /// [`Formula::run`] of an interleave (or a body of one) whose lane `r`
-    /// starts with `seeds[r]`.
-    fn run_seeded<A: Adder>(&self, x: &[A::Value], seeds: &[A::Value], a: &mut A) -> A::Value {
+    /// starts with `seeds[r]` and whose first lane ends with `extra`.
+    fn run_lanes<A: Adder>(
+        &self,
+        x: &[A::Value],
+        seeds: &[A::Value],
+        extra: &[A::Value],
+        a: &mut A,
+    ) -> A::Value {
         match self {
             Formula::Interleave(k, inner, outer) => {
-                let k = (*k).min(x.len());
+                let k = (*k).min(x.len()).max(1);
                 let lanes: Vec<A::Value> = (0..k)
                     .map(|r| {
                         let lane: Vec<A::Value> = seeds
                             .get(r)
                             .into_iter()
-                            .chain(x[r..].iter().step_by(k))
+                            .chain(x.get(r..).unwrap_or_default().iter().step_by(k))
+                            .chain(if r == 0 { extra } else { &[] })
                             .copied()
                             .collect();
                         inner.run(&lane, a)
@@ -222,17 +262,15 @@ impl Formula {
                     .collect();
                 outer.run(&lanes, a)
             }
+            Formula::Body(m, body, Tail::First) => {
+                let cut = x.len() - x.len() % m;
+                let rest: Vec<A::Value> = x[cut..].iter().chain(extra).copied().collect();
+                body.run_lanes(&x[..cut], seeds, &rest, a)
+            }
             Formula::Body(m, body, tail) => {
                 let cut = x.len() - x.len() % m;
-                let sum = body.run_seeded(&x[..cut], seeds, a);
-                match tail {
-                    _ if cut == x.len() => sum,
-                    Tail::Then => x[cut..].iter().fold(sum, |s, v| a.add(s, *v)),
-                    Tail::Apart(t) => {
-                        let rest = t.run(&x[cut..], a);
-                        a.add(sum, rest)
-                    }
-                }
+                let sum = body.run_lanes(&x[..cut], seeds, extra, a);
+                finish_body(sum, &x[cut..], tail, a)
             }
             _ => unreachable!("peel's formula has lanes"),
         }
@@ -245,10 +283,11 @@ impl Formula {
             Formula::Interleave(_, a, b) | Formula::Blocks(_, a, b) | Formula::Below(_, a, b) => {
                 a.may_fuse() || b.may_fuse()
             }
-            Formula::Body(_, a, Tail::Then)
+            Formula::Body(_, a, Tail::Then | Tail::First)
             | Formula::Halves { inner: a, .. }
             | Formula::Peel(_, a)
-            | Formula::Windows(_, a) => a.may_fuse(),
+            | Formula::Windows(_, a)
+            | Formula::KBlocks(_, _, a) => a.may_fuse(),
             Formula::Body(_, a, Tail::Apart(b)) => a.may_fuse() || b.may_fuse(),
         }
     }
@@ -285,6 +324,11 @@ impl Formula {
                  by one",
                 body.clause()
             ),
+            Formula::Body(m, body, Tail::First) => format!(
+                "a body of the largest multiple of {m} summands ({}), the rest joining the \
+                 first lane after its own summands",
+                body.clause()
+            ),
             Formula::Body(m, body, Tail::Apart(tail)) => format!(
                 "a body of the largest multiple of {m} summands ({}) and the rest {}, the two \
                  sums added",
@@ -307,6 +351,14 @@ impl Formula {
                 )
             }
             Formula::Below(..) => self.sentence(),
+            Formula::KBlocks(q, u, inner) => format!(
+                "blocks of {q} summands while at least {} remain, a rest between {q} and {} \
+                 cut in two (the first part half of it, rounded up to a multiple of {u}), each \
+                 block {}, the blocks added left to right",
+                2 * q,
+                2 * q,
+                inner.phrase()
+            ),
             Formula::Windows(w, inner) => format!(
                 "windows of {w} summands over the summands padded on both sides to a multiple \
                  of {w} (half the padding before, rounded down), each window {}, and the window \
@@ -343,6 +395,19 @@ impl Formula {
     }
 }
 
+/// A body's `sum` with the summands `rest` past it, as `tail` says.
+fn finish_body<A: Adder>(sum: A::Value, rest: &[A::Value], tail: &Tail, a: &mut A) -> A::Value {
+    match tail {
+        _ if rest.is_empty() => sum,
+        Tail::Then => rest.iter().fold(sum, |s, v| a.add(s, *v)),
+        Tail::First => unreachable!("a first lane's tail joins the lanes"),
+        Tail::Apart(t) => {
+            let r = t.run(rest, a);
+            a.add(sum, r)
+        }
+    }
+}
+
 /// Halves `x` at half its length rounded down to a multiple of `multiple`
 /// until at most `leaf` summands remain.
 fn halves<A: Adder>(
@@ -372,6 +437,7 @@ impl fmt::Display for Formula {
             Formula::Interleave(k, i, o) => write!(f, "interleave({k}, {i}, {o})"),
             Formula::Blocks(b, i, o) => write!(f, "blocks({b}, {i}, {o})"),
             Formula::Body(m, body, Tail::Then) => write!(f, "body({m}, {body}, then)"),
+            Formula::Body(m, body, Tail::First) => write!(f, "body({m}, {body}, first)"),
             Formula::Body(m, body, Tail::Apart(t)) => write!(f, "body({m}, {body}, {t})"),
             Formula::Halves {
                 leaf,
@@ -381,6 +447,7 @@ impl fmt::Display for Formula {
             Formula::Below(m, s, l) => write!(f, "below({m}, {s}, {l})"),
             Formula::Peel(p, lanes) => write!(f, "peel({p}, {lanes})"),
             Formula::Windows(w, inner) => write!(f, "windows({w}, {inner})"),
+            Formula::KBlocks(q, u, inner) => write!(f, "kblocks({q}, {u}, {inner})"),
         }
     }
 }
@@ -442,9 +509,19 @@ impl<'t> Parser<'t> {
                 self.expect(',')?;
                 let body = Box::new(self.formula()?);
                 self.expect(',')?;
-                let tail = if self.text[self.at..].starts_with("then") {
+                let rest = &self.text[self.at..];
+                let tail = if rest.starts_with("then)") {
                     self.at += 4;
                     Tail::Then
+                } else if rest.starts_with("first)") {
+                    if !matches!(*body, Formula::Interleave(..)) {
+                        return Err(format!(
+                            "body({m}, {body}, first): the rest joins the first lane, so the \
+                             body must be interleave(…)"
+                        ));
+                    }
+                    self.at += 5;
+                    Tail::First
                 } else {
                     Tail::Apart(Box::new(self.formula()?))
                 };
@@ -470,6 +547,19 @@ impl<'t> Parser<'t> {
                 let large = Box::new(self.formula()?);
                 Formula::Below(m, small, large)
             }
+            "kblocks" => {
+                let q = count("the block", self.number()?)?;
+                self.expect(',')?;
+                let u = count("the multiple", self.number()?)?;
+                self.expect(',')?;
+                let inner = Box::new(self.formula()?);
+                if u > q {
+                    return Err(format!(
+                        "kblocks({q}, {u}, …): the multiple must be at most the block"
+                    ));
+                }
+                Formula::KBlocks(q, u, inner)
+            }
             "windows" => {
                 let w = count("the window", self.number()?)?;
                 self.expect(',')?;
@@ -485,12 +575,13 @@ impl<'t> Parser<'t> {
                 let p = count("the count peeled", self.number()?)?;
                 self.expect(',')?;
                 let lanes = self.formula()?;
-                match lanes.lane_count() {
-                    Some(m) if p < m => Formula::Peel(p, Box::new(lanes)),
-                    Some(m) => {
+                match lanes.lanes() {
+                    Some((m, k)) if p < m && p <= k => Formula::Peel(p, Box::new(lanes)),
+                    Some((m, k)) => {
                         return Err(format!(
-                            "peel({p}, …): at most {} summands can be left over past a \
-                             multiple of {m}",
+                            "peel({p}, …): the peeled summands start lanes, and at most {} \
+                             can (at most {} left over past a multiple of {m}, {k} lanes)",
+                            (m - 1).min(k),
                             m - 1
                         ));
                     }
@@ -505,7 +596,7 @@ impl<'t> Parser<'t> {
             _ => {
                 return Err(format!(
                     "unknown formula '{name}(…)': expected interleave, blocks, body, halves, \
-                     below, windows or peel (or an order: sequential, reverse, pairwise, binary-tree, \
+                     below, windows, kblocks or peel (or an order: sequential, reverse, pairwise, binary-tree, \
                      strided:K, blocked:B, fused:K)"
                 ));
             }
@@ -567,6 +658,8 @@ mod tests {
             "blocks(128, pairwise, binary-tree)",
             "peel(4, body(8, interleave(8, sequential, pairwise), sequential))",
             "windows(32, sequential)",
+            "body(8, interleave(2, sequential, sequential), first)",
+            "kblocks(320, 8, body(8, interleave(2, sequential, sequential), first))",
         ] {
             assert_eq!(f(s).to_string(), s);
         }
@@ -621,6 +714,32 @@ mod tests {
     }
 
     #[test]
+    fn a_first_lane_tail_joins_lane_0() {
+        // OpenBLAS's SGEMM K loop: 2 lanes over a body of 8, the rest into
+        // lane 0, then the two lanes added.
+        let gemm = f("body(8, interleave(2, sequential, sequential), first)");
+        assert_eq!(
+            gemm.tree(11).to_text(),
+            "(((((((0+2)+4)+6)+8)+9)+10)+(((1+3)+5)+7))"
+        );
+        assert_eq!(gemm.tree(6), Order::Sequential.tree(6));
+        let e = "body(8, pairwise, first)".parse::<Formula>().unwrap_err();
+        assert!(e.contains("must be interleave"), "{e}");
+    }
+
+    #[test]
+    fn k_blocks_halve_a_rest_below_two_blocks() {
+        let k = f("kblocks(4, 2, sequential)");
+        // 13: a block of 4, then 9 left (at least 8): another, then 5 left
+        // (between 4 and 8): half of it, 2, a multiple of 2 already, and 3.
+        assert_eq!(
+            k.tree(13).to_text(),
+            "((((((0+1)+2)+3)+(((4+5)+6)+7))+(8+9))+((10+11)+12))"
+        );
+        assert_eq!(k.tree(4), Order::Sequential.tree(4));
+    }
+
+    #[test]
     fn windows_are_centred_on_the_padded_summands() {
         let w = f("windows(4, sequential)");
         assert_eq!(w.tree(4), Order::Sequential.tree(4));
@@ -645,6 +764,10 @@ mod tests {
             ("peel(4, pairwise)", "must be interleave"),
             ("windows(1, sequential)", "never shrink"),
             ("peel(8, interleave(8, sequential, pairwise))", "at most 7"),
+            (
+                "peel(4, body(8, interleave(2, sequential, sequential), first))",
+                "at most 2",
+            ),
         ] {
             let e = s.parse::<Formula>().unwrap_err();
             assert!(e.contains(says), "{s}: {e}");

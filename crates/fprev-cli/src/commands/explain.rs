@@ -19,7 +19,10 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     a.guard.start();
     let (found, trees) = infer_from(
         &a.spec,
-        &a.number.options(None),
+        &ProbeOptions {
+            shape: a.shape,
+            ..a.number.options(None)
+        },
         &a.sizes,
         &a.engine.options(),
         a.confirm,

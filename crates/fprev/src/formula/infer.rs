@@ -82,35 +82,29 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
             closest = Some((regimes[0].1.clone(), trees[from + explained].n()));
         }
         from += explained;
-    }
-    let mut formula = (!regimes.is_empty()).then(|| join(regimes));
-    if from < trees.len() {
-        // Kernels that work in blocks of columns (OpenBLAS's GEMV, 4,096)
-        // repeat the order of the sizes below the block, block by block.
-        formula = formula.and_then(|f| blocked(&f, &trees, from));
-        let Some(formula) = formula else {
+        // Kernels that work in blocks (OpenBLAS's GEMV of 4,096 columns,
+        // its GEMM's blocks of K) repeat the order of the sizes below the
+        // block, block by block: tried before another regime.
+        if from < trees.len()
+            && let Some(blocked) = blocked(&join(regimes.clone()), &trees, from)
+        {
+            gaps.push((trees[from - 1].n() + 1, trees[from].n()));
+            gaps.retain(|(a, b)| a < b);
             return Inference {
-                formula: None,
-                closest,
-                gaps: Vec::new(),
+                formula: Some(blocked),
+                closest: None,
+                gaps,
             };
-        };
-        gaps.push((trees[from - 1].n() + 1, trees[from].n()));
-        gaps.retain(|(a, b)| a < b);
-        return Inference {
-            formula: Some(formula),
-            closest: None,
-            gaps,
-        };
+        }
     }
-    // No trees at all: nothing to explain.
-    let Some(formula) = formula else {
+    if from < trees.len() || regimes.is_empty() {
         return Inference {
             formula: None,
-            closest: None,
+            closest,
             gaps: Vec::new(),
         };
-    };
+    }
+    let formula = join(regimes);
     gaps.retain(|(a, b)| a < b);
     Inference {
         formula: Some(formula),
@@ -131,19 +125,54 @@ fn join(regimes: Vec<(usize, Formula)>) -> Formula {
     formula
 }
 
-/// `blocks(B, formula, OUTER)` that regenerates every tree, where `formula`
-/// explains those before `trees[from]`: `B` a power of two below the
-/// first it does not explain (sizes up to a block past it, such as one
-/// summand more, can agree with both).
+/// The formula that explains the trees before `trees[from]`, in blocks,
+/// if that regenerates every tree: `blocks(B, formula, OUTER)` with `B` a
+/// power of two below the first size it does not explain (sizes up to a
+/// block past it, such as one summand more, can agree with both), or
+/// `kblocks(Q, U, formula)` with `Q` the size of a join above summand 0
+/// in a tree it does not explain.
 fn blocked(formula: &Formula, trees: &[&SummationTree], from: usize) -> Option<Formula> {
     let next = trees[from].n();
-    let sizes = std::iter::successors(Some(2usize), |b| Some(b * 2));
-    sizes.take_while(|&b| b < next).find_map(|b| {
+    let fits = |f: &Formula| trees.iter().all(|t| &f.tree(t.n()) == *t);
+    let boxed = || Box::new(formula.clone());
+    let powers = std::iter::successors(Some(2usize), |b| Some(b * 2)).take_while(|&b| b < next);
+    let blocks = powers.flat_map(|b| {
         [Order::Sequential, Order::Pairwise]
             .into_iter()
-            .map(|outer| Formula::Blocks(b, Box::new(formula.clone()), Box::new(outer.into())))
-            .find(|f| trees.iter().all(|t| &f.tree(t.n()) == *t))
-    })
+            .map(move |outer| Formula::Blocks(b, boxed(), Box::new(outer.into())))
+    });
+    let mut joins: Vec<usize> = trees[from..]
+        .iter()
+        .flat_map(|t| joins_above_0(t))
+        .collect();
+    joins.sort_unstable();
+    joins.dedup();
+    let kblocks = joins.into_iter().flat_map(|q| {
+        [1, 2, 4, 8, 16]
+            .into_iter()
+            .filter(move |&u| u <= q)
+            .map(move |u| Formula::KBlocks(q, u, boxed()))
+    });
+    blocks.chain(kblocks).find(fits)
+}
+
+/// The sizes of the nodes above summand 0 that join two sums (no child a
+/// lone summand): where a kernel's blocks meet.
+fn joins_above_0(tree: &SummationTree) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut node = tree.leaf(0);
+    while let Some(parent) = tree
+        .graph()
+        .neighbors_directed(node, petgraph::Direction::Incoming)
+        .next()
+    {
+        let children = tree.children(parent);
+        if children.iter().all(|c| tree.node(*c).size > 1) {
+            out.push(tree.node(node).size);
+        }
+        node = parent;
+    }
+    out
 }
 
 /// The candidate that explains the most of `trees` in a row from the
@@ -215,25 +244,35 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
             let Formula::Interleave(k, ..) = l else {
                 unreachable!("lanes are interleaves")
             };
-            [
+            let k = *k;
+            let tails = [
                 Tail::Then,
                 Tail::Apart(seq()),
                 Tail::Apart(Box::new(Order::Pairwise.into())),
             ]
             .into_iter()
-            .map(move |t| Formula::Body(*k, Box::new(l.clone()), t))
+            .map(move |t| Formula::Body(k, Box::new(l.clone()), t));
+            // A K loop unrolled past its lanes (OpenBLAS's SGEMM: 2 lanes,
+            // 8 a step) leaves its rest to the first lane.
+            let first = [k, 2 * k, 4 * k]
+                .into_iter()
+                .map(move |m| Formula::Body(m, Box::new(l.clone()), Tail::First));
+            tails.chain(first)
         })
         .collect();
     // Alignment peeling: a half or a quarter of the lanes started first.
     let peeled: Vec<Formula> = bodies
         .iter()
         .flat_map(|b| {
-            let Formula::Body(m, ..) = b else {
+            let Formula::Body(m, lanes, _) = b else {
                 unreachable!("bodies")
+            };
+            let Formula::Interleave(k, ..) = **lanes else {
+                unreachable!("bodies of lanes")
             };
             [*m / 2, *m / 4]
                 .into_iter()
-                .filter(|&p| p >= 1)
+                .filter(move |&p| p >= 1 && p <= k)
                 .map(move |p| Formula::Peel(p, Box::new(b.clone())))
         })
         .collect();
@@ -355,6 +394,33 @@ mod tests {
             assert_eq!(found.tree(n), truth.tree(n), "{found} at n = {n}");
         }
         assert!(infer(&[]).formula.is_none());
+    }
+
+    #[test]
+    fn blocks_of_k_with_a_halved_rest_are_found() {
+        let truth: Formula =
+            "kblocks(40, 8, body(8, interleave(2, sequential, sequential), first))"
+                .parse()
+                .unwrap();
+        let sizes = [
+            1, 2, 3, 7, 8, 9, 15, 17, 20, 33, 39, 40, 41, 63, 64, 65, 100, 130, 200,
+        ];
+        let found = infer(&trees(&truth, &sizes)).formula.unwrap();
+        for n in [57, 77, 151, 333] {
+            assert_eq!(found.tree(n), truth.tree(n), "{found} at n = {n}");
+        }
+    }
+
+    #[test]
+    fn every_candidate_covers_every_summand() {
+        let sample = trees(&Formula::Order(Order::Sequential), &[64]);
+        let refs: Vec<&SummationTree> = sample.iter().collect();
+        for c in candidates(&refs, 64) {
+            for n in (1..=20).chain([31, 32, 33, 63, 64, 65]) {
+                let built = std::panic::catch_unwind(|| c.tree(n));
+                assert!(built.is_ok(), "{c} at n = {n}");
+            }
+        }
     }
 
     #[test]
