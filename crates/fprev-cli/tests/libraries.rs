@@ -1325,6 +1325,25 @@ fn explain_names_the_formula_of_each_library() {
     }
 }
 
+/// OpenBLAS's SGEMM (row 0, 16 rows and columns) as its source code says:
+/// blocks of K of GEMM_Q = 320, a rest below 640 halved to a multiple of
+/// 8, each block in two lanes of the K loop with the rest of 8 joining
+/// lane 0; against reveals at sizes of each kind (one block, a halved
+/// rest, full blocks and a halved rest). Odd rests past 640 split
+/// otherwise (1,025), which the formula does not say.
+#[test]
+fn openblas_sgemm_is_blocks_of_k() {
+    let formula: fprev::formula::Formula =
+        "kblocks(320, 8, body(8, interleave(2, sequential, sequential), first))"
+            .parse()
+            .unwrap();
+    for n in [77, 300, 333, 555, 700, 1000] {
+        let mut probe = open("blas:gemm", n, Format::F32, Some([16, 16, n]));
+        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
+    }
+}
+
 /// A sum whose order no formula gives is not explained (exit 1), and the
 /// closest formula is named as failing where it does.
 #[test]
