@@ -375,8 +375,22 @@ struct Cluster {
 }
 
 impl PartialEq for SummationTree {
+    /// Equal modulo child order: both are canonical (children sorted by
+    /// their smallest leaf), so node by node from the root, without the
+    /// hashing of [`SummationTree::diff`].
     fn eq(&self, other: &Self) -> bool {
-        self.n() == other.n() && self.diff(other).is_none()
+        if self.n() != other.n() {
+            return false;
+        }
+        let mut stack = vec![(self.root, other.root)];
+        while let Some((a, b)) = stack.pop() {
+            let (ca, cb) = (self.children(a), other.children(b));
+            if self.graph[a] != other.graph[b] || ca.len() != cb.len() {
+                return false;
+            }
+            stack.extend(ca.iter().copied().zip(cb.iter().copied()));
+        }
+        true
     }
 }
 

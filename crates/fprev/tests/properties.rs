@@ -579,3 +579,19 @@ fn a_wrong_guess_deep_inside_a_block_is_caught() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Equality walks both canonical trees node by node; it agrees with
+    /// `diff`, which compares their sets of subtrees, on trees alike and
+    /// trees one swap apart.
+    #[test]
+    fn equality_agrees_with_diff(n in 1usize..=200, seed: u64, width in 2usize..=4) {
+        let a = common::random_tree(n, width, seed % 2 == 0, seed);
+        let b: SummationTree = a.to_text().parse().unwrap();
+        prop_assert!(a == b && a.diff(&b).is_none());
+        let c = common::random_tree(n, width, seed % 2 == 0, seed ^ 1);
+        prop_assert_eq!(a == c, a.diff(&c).is_none());
+    }
+}

@@ -133,7 +133,9 @@ fn join(regimes: Vec<(usize, Formula)>) -> Formula {
 /// in a tree it does not explain.
 fn blocked(formula: &Formula, trees: &[&SummationTree], from: usize) -> Option<Formula> {
     let next = trees[from].n();
-    let fits = |f: &Formula| trees.iter().all(|t| &f.tree(t.n()) == *t);
+    // The trees it does not explain first: most candidates fail there.
+    let fits =
+        |f: &Formula| (trees[from..].iter().chain(&trees[..from])).all(|t| &f.tree(t.n()) == *t);
     let boxed = || Box::new(formula.clone());
     let powers = std::iter::successors(Some(2usize), |b| Some(b * 2)).take_while(|&b| b < next);
     let blocks = powers.flat_map(|b| {
@@ -147,6 +149,8 @@ fn blocked(formula: &Formula, trees: &[&SummationTree], from: usize) -> Option<F
         .collect();
     joins.sort_unstable();
     joins.dedup();
+    // Blocks smaller than sizes it explains would change those.
+    joins.retain(|&q| q >= trees[from - 1].n() / 2);
     let kblocks = joins.into_iter().flat_map(|q| {
         [1, 2, 4, 8, 16]
             .into_iter()
