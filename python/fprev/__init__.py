@@ -33,11 +33,13 @@ from ._dtypes import format_name
 __all__ = [
     "BlackBoxError",
     "Check",
+    "Explanation",
     "OrderIndependentError",
     "Tree",
     "UnconfirmedWarning",
     "check",
     "diff",
+    "explain",
     "reduce",
     "reveal",
     "testing",
@@ -137,6 +139,104 @@ def reveal(
         confirm=_count("confirm", confirm, least=0),
         arith=bool(arith),
     )
+
+
+class Explanation:
+    """What :func:`explain` found.
+
+    ``formula`` is the one formula of fprev's order language that
+    regenerates every revealed tree (``None`` when none does), written as
+    ``fprev explain`` prints it after ``native:``; ``sentence`` says it in
+    words; ``sizes`` are the sizes revealed. When no formula fits,
+    ``closest`` is the one that explains the most sizes from the smallest
+    and ``fails_at`` the first size it does not. ``gaps`` are ranges where
+    a switch between two rules was not narrowed down. True when explained.
+    """
+
+    __slots__ = ("formula", "sentence", "sizes", "closest", "fails_at", "gaps")
+
+    def __init__(self, found: Any, closest: Any, sizes: list, gaps: list) -> None:
+        self.formula, self.sentence = found if found else (None, None)
+        self.closest, self.fails_at = closest if closest else (None, None)
+        self.sizes = list(sizes)
+        self.gaps = [tuple(g) for g in gaps]
+
+    def __bool__(self) -> bool:
+        return self.formula is not None
+
+    def __str__(self) -> str:
+        if self.formula is not None:
+            return "native:%s\n%s.\n# regenerates the revealed tree at each of %d sizes" % (
+                self.formula,
+                self.sentence[:1].upper() + self.sentence[1:],
+                len(self.sizes),
+            )
+        if self.closest is not None:
+            return "# not explained: the closest, native:%s, gives every revealed tree below n = %d" % (
+                self.closest,
+                self.fails_at,
+            )
+        return "# not explained: two different trees at one size"
+
+    def __repr__(self) -> str:
+        return "Explanation(formula=%r, sizes=%d)" % (self.formula, len(self.sizes))
+
+
+def explain(
+    fn: Callable[[Any], Any],
+    sizes: Optional[Any] = None,
+    dtype: Any = "float32",
+    *,
+    rows: Optional[int] = None,
+    may_fuse: Optional[bool] = None,
+    accumulator: Any = None,
+    confirm: int = 48,
+) -> Explanation:
+    """Reveal ``fn`` at several sizes and name the one formula behind every
+    tree, as ``fprev explain`` does.
+
+    >>> import numpy as np, fprev
+    >>> e = fprev.explain(np.sum, range(1, 41))  # doctest: +SKIP
+    >>> e.formula                                 # doctest: +SKIP
+    'halves(128, 8, body(8, interleave(8, sequential, pairwise), then))'
+
+    Args:
+        fn: as for :func:`reveal`.
+        sizes: the sizes to reveal (any iterable of whole numbers); by
+            default every size to 40 and around each power of two to
+            2,048, as the command. Sizes between two rules are revealed
+            too, by bisection, until the switch is exact.
+        dtype, rows, may_fuse, accumulator, confirm: as for :func:`reveal`
+            (the arithmetic is not asked: formulas describe the order).
+
+    Returns:
+        An :class:`Explanation`, true when a formula regenerates every
+        revealed tree; a size ``fn`` cannot be revealed at
+        (:class:`BlackBoxError`, :class:`OrderIndependentError`) is left out.
+    """
+    if not callable(fn):
+        raise TypeError("fn must be callable, got %s" % type(fn).__name__)
+    wanted = list(_fprev.EXPLAIN_SIZES if sizes is None else [_count("size", n) for n in sizes])
+    if not wanted:
+        raise ValueError("sizes must hold at least one size")
+
+    def one(n: int) -> Optional[Tree]:
+        try:
+            return reveal(
+                fn,
+                n,
+                dtype,
+                rows=rows,
+                may_fuse=may_fuse,
+                accumulator=accumulator,
+                confirm=confirm,
+                arith=False,
+            )
+        except (BlackBoxError, OrderIndependentError):
+            return None
+
+    found, closest, revealed, gaps = _fprev.explain(one, wanted)
+    return Explanation(found, closest, revealed, gaps)
 
 
 def check(

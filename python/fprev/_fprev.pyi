@@ -19,6 +19,9 @@ class Tree:
     def from_json(text: str) -> Tree:
         """Parses the JSON form or the text form ``((0+1)+2)``."""
     @staticmethod
+    def from_formula(formula: str, n: int) -> Tree:
+        """The tree a formula of the order language gives at ``n`` summands."""
+    @staticmethod
     def load(path: Union[str, PathLike[str]]) -> Tree:
         """Reads a tree file (``Tree.save``, ``fprev reveal -o t.json``)."""
     @property
@@ -103,3 +106,7 @@ def same_bits(
 def replay(tree: Tree, x: Any, dtype: str, accumulator: Optional[str] = None) -> float: ...
 def binary_tree_sum(x: Any, threads: Optional[int] = None) -> float: ...
 def prerounded_sum(x: Any, threads: Optional[int] = None) -> float: ...
+EXPLAIN_SIZES: list[int]
+def explain(
+    reveal: Any, sizes: list[int]
+) -> tuple[Optional[tuple[str, str]], Optional[tuple[str, int]], list[int], list[tuple[int, int]]]: ...

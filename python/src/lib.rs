@@ -108,6 +108,23 @@ impl Tree {
             .map_err(to_py)
     }
 
+    /// The tree a formula of the order language gives at `n` summands
+    /// (`explain`'s `formula`, or any `native:` spec without its prefix).
+    #[staticmethod]
+    fn from_formula(formula: &str, n: usize) -> PyResult<Tree> {
+        let formula: fprev::formula::Formula = formula
+            .strip_prefix("native:")
+            .unwrap_or(formula)
+            .parse()
+            .map_err(PyValueError::new_err)?;
+        if n == 0 {
+            return Err(PyValueError::new_err("n must be at least 1, got 0"));
+        }
+        Ok(Tree {
+            doc: TreeDocument::new(formula.tree(n)),
+        })
+    }
+
     /// Reads a tree file, JSON or text form.
     #[staticmethod]
     fn load(path: std::path::PathBuf) -> PyResult<Tree> {
@@ -511,6 +528,55 @@ fn diff(a: &Tree, b: &Tree) -> PyResult<Option<(String, String)>> {
         .map(|d| (side(a, d.left), side(b, d.right))))
 }
 
+/// What `explain` found: the formula and its sentence (or `None`), the
+/// closest formula and the first size it fails (or `None`), the sizes
+/// revealed, and the ranges where a switch was not narrowed down.
+type Explained = (
+    Option<(String, String)>,
+    Option<(String, usize)>,
+    Vec<usize>,
+    Vec<(usize, usize)>,
+);
+
+/// Reveals with `reveal(n)` (a `Tree`, or `None` where `n` could not be
+/// revealed) at `sizes`, and between two regimes until the switch is exact,
+/// and infers the one formula behind every tree (`fprev explain`).
+#[pyfunction]
+fn explain(reveal: &Bound<'_, PyAny>, sizes: Vec<usize>) -> PyResult<Explained> {
+    let mut raised: Option<PyErr> = None;
+    let each = |sizes: &[usize]| -> fprev::Result<Vec<SummationTree>> {
+        let mut trees = Vec::new();
+        for &n in sizes {
+            let got = reveal.call1((n,)).and_then(|t| {
+                if t.is_none() {
+                    Ok(None)
+                } else {
+                    Ok(Some(t.extract::<PyRef<Tree>>()?.tree().clone()))
+                }
+            });
+            match got {
+                Ok(tree) => trees.extend(tree),
+                Err(e) => {
+                    raised = Some(e);
+                    return Err(fprev::Error::Input("the reveal raised".into()));
+                }
+            }
+        }
+        Ok(trees)
+    };
+    let outcome = fprev::formula::infer::explain(&sizes, each);
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    let (found, trees) = outcome.map_err(to_py)?;
+    Ok((
+        found.formula.map(|f| (f.to_string(), f.sentence())),
+        found.closest.map(|(f, at)| (f.to_string(), at)),
+        trees.iter().map(SummationTree::n).collect(),
+        found.gaps,
+    ))
+}
+
 /// A 1-D float64 or float32 array's values, for the reducers.
 enum Floats<'py> {
     F64(PyReadonlyArray1<'py, f64>),
@@ -619,6 +685,11 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
+    let sizes: fprev::sweep::Sizes = fprev::formula::infer::EXPLAIN_SIZES
+        .parse()
+        .map_err(PyValueError::new_err)?;
+    m.add("EXPLAIN_SIZES", sizes.0)?;
     m.add("same_bits", wrap_pyfunction!(same_bits_, m)?)?;
     m.add("binary_tree_sum", wrap_pyfunction!(binary_tree_sum_, m)?)?;
     m.add("prerounded_sum", wrap_pyfunction!(prerounded_sum_, m)?)?;

@@ -259,3 +259,65 @@ def test_a_wrapped_torch_function():
 
     tree = fprev.reveal(torch_sum, 256)
     assert fprev.check(tree, torch_sum, trials=50)
+
+
+# explain: formulas of orders written out here.
+
+def four_lanes(x):
+    """Four lanes left to right (lane r holds x[r], x[r+4], ...), the lane
+    sums combined pairwise: fprev's strided:4."""
+    lanes = [sequential(x[r::4]) for r in range(min(4, len(x)))]
+    return pairwise(lanes)
+
+
+def switches_at_10(x):
+    """Left to right below 10 summands, right to left from 10 on."""
+    return sequential(x) if len(x) < 10 else sequential(x[::-1])
+
+
+def parity(x):
+    """Left to right for odd counts, right to left for even ones: no rule
+    of the order language."""
+    return sequential(x) if len(x) % 2 else sequential(x[::-1])
+
+
+def test_explain_names_the_formula_of_an_order_written_out():
+    e = fprev.explain(four_lanes, [1, 2, 3, 5, 8, 13, 21, 40])
+    assert e, str(e)
+    assert e.formula == "strided:4"
+    assert "4 interleaved lanes" in e.sentence
+    assert e.sizes == [1, 2, 3, 5, 8, 13, 21, 40]
+
+
+def test_explain_finds_a_switch_and_its_formula_holds_at_sizes_it_never_saw():
+    e = fprev.explain(switches_at_10, [2, 4, 6, 8, 9, 10, 11, 12, 16, 24, 32])
+    assert e, str(e)
+    assert e.gaps == []
+    # The formula gives the order at sizes it never saw, on both sides.
+    for n in [3, 7, 15, 50]:
+        predicted = Tree.from_formula(e.formula, n)
+        assert predicted.text() == fprev.reveal(switches_at_10, n, confirm=0).text(), n
+
+
+def test_a_formula_gives_its_tree_at_any_size():
+    assert Tree.from_formula("strided:4", 8).text() == "(((0+4)+(1+5))+((2+6)+(3+7)))"
+    assert Tree.from_formula("native:sequential", 3).text() == "((0+1)+2)"
+    with pytest.raises(ValueError):
+        Tree.from_formula("lanes(4)", 8)
+
+
+def test_explain_says_when_no_formula_fits():
+    e = fprev.explain(parity, range(2, 12))
+    assert not e
+    assert e.formula is None and e.closest is not None
+    assert e.fails_at in range(3, 12)
+    assert str(e).startswith("# not explained")
+
+
+def test_explain_refuses_bad_sizes():
+    with pytest.raises(ValueError):
+        fprev.explain(np.sum, [])
+    with pytest.raises(ValueError):
+        fprev.explain(np.sum, [0])
+    with pytest.raises(TypeError):
+        fprev.explain(None, [4])

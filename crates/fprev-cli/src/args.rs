@@ -337,10 +337,7 @@ pub(crate) struct SweepArgs {
     pub(crate) output: Option<PathBuf>,
 }
 
-/// Sizes `fprev explain` reveals when none are given: every size to 40,
-/// and around the powers of two where kernels change strategy.
-pub(crate) const EXPLAIN_SIZES: &str =
-    "1..40,63,64,65,100,127,128,129,200,255,256,257,300,511,512,513,1000,1023,1024,1025,2048";
+pub(crate) use fprev::formula::infer::EXPLAIN_SIZES;
 
 /// Sizes `reveal --infer` reveals beyond `EXPLAIN_SIZES` (those up to half
 /// the size it predicts): past the blocks of 4,096 that OpenBLAS's GEMV

@@ -2,7 +2,7 @@
 //! the order language that gives every revealed tree.
 
 use fprev::error::{Error, Result};
-use fprev::formula::infer::{Inference, infer};
+use fprev::formula::infer::{Inference, explain};
 use fprev::probe::ProbeOptions;
 use fprev::sweep::{self, Outcome, Sizes, runs};
 use fprev::{Options, SummationTree};
@@ -75,19 +75,19 @@ pub(super) fn infer_from(
     engine: &Options,
     confirm: usize,
 ) -> Result<(Inference, Vec<SummationTree>)> {
-    let mut trees = Vec::new();
     let mut skipped = Vec::new();
-    let mut reveal = |sizes: &Sizes, trees: &mut Vec<SummationTree>| -> Result<()> {
+    let reveal = |sizes: &[usize]| -> Result<Vec<SummationTree>> {
         let s = sweep::sweep_with(
             spec,
             probe_opts,
-            sizes,
+            &Sizes(sizes.to_vec()),
             &[None],
             engine,
             confirm,
             &mut open_guarded,
             &mut SweepBar::default(),
         )?;
+        let mut trees = Vec::new();
         for p in s.points {
             match p.outcome {
                 Outcome::Tree(t) | Outcome::Unconfirmed(t) => trees.push(t),
@@ -95,27 +95,13 @@ pub(super) fn infer_from(
                 Outcome::Broken(why) => skipped.push(format!("{} ({why})", p.n)),
             }
         }
-        Ok(())
+        Ok(trees)
     };
-    reveal(sizes, &mut trees)?;
+    let (found, trees) = explain(&sizes.0, reveal)?;
     if trees.is_empty() {
         return Err(Error::BlackBox(format!(
             "{spec}: no size could be revealed, so there is nothing to explain"
         )));
-    }
-    let mut found = infer(&trees);
-    let mut extra = 0;
-    while let Some(&(lo, hi)) = found.gaps.first()
-        && extra < MOST_EXTRA_REVEALS
-    {
-        let mid = lo + (hi - lo) / 2;
-        let before = trees.len();
-        reveal(&Sizes(vec![mid]), &mut trees)?;
-        extra += 1;
-        if trees.len() == before {
-            break;
-        }
-        found = infer(&trees);
     }
     if !skipped.is_empty() {
         eprintln!(
@@ -123,12 +109,8 @@ pub(super) fn infer_from(
             skipped.join(", ")
         );
     }
-    trees.sort_by_key(|t| t.n());
     Ok((found, trees))
 }
-
-/// Sizes revealed to narrow where the order switches, at most.
-const MOST_EXTRA_REVEALS: usize = 32;
 
 fn capitalised(s: &str) -> String {
     let mut c = s.chars();
