@@ -136,16 +136,7 @@ impl Formula {
         assert!(!x.is_empty(), "a formula needs at least one summand");
         match self {
             Formula::Order(order) => order.run(x, a),
-            Formula::Interleave(k, inner, outer) => {
-                let k = (*k).min(x.len());
-                let lanes: Vec<A::Value> = (0..k)
-                    .map(|r| {
-                        let lane: Vec<A::Value> = x[r..].iter().step_by(k).copied().collect();
-                        inner.run(&lane, a)
-                    })
-                    .collect();
-                outer.run(&lanes, a)
-            }
+            Formula::Interleave(..) => self.run_lanes(x, &[], &[], a),
             Formula::Blocks(b, inner, outer) => {
                 let sums: Vec<A::Value> = x.chunks(*b).map(|c| inner.run(c, a)).collect();
                 outer.run(&sums, a)
