@@ -101,7 +101,7 @@ run_case() {
     "$FPREV" reveal "$spec" -n "$n" "$@" -o "$base.json" 2>"$base.err"
     RC=$?
     t1=$(date +%s.%N)
-    notes="$(grep '^fprev: note:' "$base.err" | grep -v '^fprev: note: arithmetic: .* of its nodes asked, ' \
+    notes="$(grep '^fprev: note:' "$base.err" | grep -v '^fprev: note: arithmetic: .* asked, .* calls; replayed on ' \
         | sed 's/^fprev: note: //' | cell)"
     if [ $RC -eq 0 ] && [ -s "$base.json" ]; then
         status="ok"

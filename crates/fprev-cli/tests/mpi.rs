@@ -155,6 +155,42 @@ fn mpi_allreduce_reveals_a_tree_that_real_mpi_confirms() {
     assert_eq!(tree.to_text(), "((0+(1+(2+3)))+(4+(5+(6+7))))");
 }
 
+/// Open MPI's allreduce is `split(P, sequential, doubling)`: each rank's
+/// block left to right, then recursive doubling after folding to a power
+/// of two. `fprev explain` finds it at P = 3, and the formula, written here
+/// from that rule, gives the tree real MPI reveals at sizes explain never
+/// saw, empty ranks included (n < P).
+#[test]
+fn mpi_allreduce_is_blocks_combined_by_recursive_doubling() {
+    let out = fprev(&[
+        "explain",
+        "mpi:allreduce",
+        "--ranks",
+        "3",
+        "--dtype",
+        "f64",
+        "-n",
+        "1..12,31,32,33",
+    ]);
+    let said = text(&out.stdout);
+    assert!(
+        said.starts_with("native:split(3, sequential, doubling)\n"),
+        "{said}{}",
+        text(&out.stderr)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    for ranks in [2, 5, 6] {
+        let formula: fprev::formula::Formula = format!("split({ranks}, sequential, doubling)")
+            .parse()
+            .unwrap();
+        for n in [3, 17, 50] {
+            let tree = reveal("mpi:allreduce", n, ranks, "f64", &file);
+            assert_eq!(tree, formula.tree(n), "{formula} at n = {n}");
+        }
+    }
+}
+
 /// One `fprev: error:` line with `needle`, exit status `code`, no panic.
 fn assert_fails(o: &Output, code: i32, needle: &str) {
     let err = text(&o.stderr);

@@ -42,6 +42,12 @@
 //!   summed by `INNER`, and the window sums by `windows(W, INNER)` again,
 //!   down to `W` or fewer, which `INNER` sums (XLA's tree reduction
 //!   rewriter on CPU, `jnp.sum`, with `W` = 32);
+//! - `split(P, INNER, OUTER)`: `P` consecutive blocks as even as can be (the
+//!   first `n mod P` one longer), each summed by `INNER`, the block sums by
+//!   `OUTER` (an MPI job's ranks, each holding a block);
+//! - `doubling`: recursive doubling as MPI implements it: with `m` values
+//!   and `2^k` the largest power of two up to `m`, the first `2(m - 2^k)`
+//!   are added in pairs, then the `2^k` values halve pairwise;
 //! - `kblocks(Q, U, INNER)`: blocks of `Q` summands while at least `2Q`
 //!   remain; a rest between `Q` and `2Q` is cut in two, the first part
 //!   half of it rounded up to a multiple of `U`; each block summed by
@@ -89,6 +95,12 @@ pub enum Formula {
     /// by the formula, the window sums by this again (see the module
     /// docs).
     Windows(usize, Box<Formula>),
+    /// `P` blocks as even as can be, each summed by the first formula, the
+    /// block sums by the second.
+    Split(usize, Box<Formula>, Box<Formula>),
+    /// Recursive doubling, the first values folded in pairs down to a
+    /// power of two.
+    Doubling,
     /// Blocks of `Q` over the summands, a rest between `Q` and `2Q` halved
     /// (rounded up to a multiple of `U`), each summed by the formula, the
     /// block sums left to right.
@@ -179,6 +191,28 @@ impl Formula {
                     })
                     .collect();
                 self.run(&sums, a)
+            }
+            Formula::Split(p, inner, outer) => {
+                let (len, longer) = (x.len() / p, x.len() % p);
+                let mut sums = Vec::with_capacity(*p);
+                let mut at = 0;
+                for k in 0..*p {
+                    let take = len + usize::from(k < longer);
+                    sums.push((take > 0).then(|| inner.run(&x[at..at + take], a)));
+                    at += take;
+                }
+                match **outer {
+                    // Ranks without summands still take their place.
+                    Formula::Doubling => doubling(sums, a).expect("one block at least"),
+                    _ => {
+                        let sums: Vec<A::Value> = sums.into_iter().flatten().collect();
+                        outer.run(&sums, a)
+                    }
+                }
+            }
+            Formula::Doubling => {
+                let slots = x.iter().map(|v| Some(*v)).collect();
+                doubling(slots, a).expect("a formula needs at least one summand")
             }
             Formula::KBlocks(q, u, inner) => {
                 let mut sums = Vec::new();
@@ -271,6 +305,8 @@ impl Formula {
     pub fn may_fuse(&self) -> bool {
         match self {
             Formula::Order(order) => matches!(order, Order::Fused(_)),
+            Formula::Doubling => false,
+            Formula::Split(_, a, b) => a.may_fuse() || b.may_fuse(),
             Formula::Interleave(_, a, b) | Formula::Blocks(_, a, b) | Formula::Below(_, a, b) => {
                 a.may_fuse() || b.may_fuse()
             }
@@ -342,6 +378,13 @@ impl Formula {
                 )
             }
             Formula::Below(..) => self.sentence(),
+            Formula::Split(p, inner, outer) => format!(
+                "{p} blocks as even as can be (the first ones one longer), each {}, the blocks \
+                 {}",
+                inner.phrase(),
+                outer.phrase()
+            ),
+            Formula::Doubling => format!("the summands {}", self.phrase()),
             Formula::KBlocks(q, u, inner) => format!(
                 "blocks of {q} summands while at least {} remain, a rest between {q} and {} \
                  cut in two (the first part half of it, rounded up to a multiple of {u}), each \
@@ -381,9 +424,32 @@ impl Formula {
                 format!("summed in blocks of {b}, each and then the blocks left to right")
             }
             Formula::Order(Order::Fused(k)) => format!("summed in {k}-term fused accumulations"),
+            Formula::Doubling => "combined by recursive doubling (the first folded in pairs down \
+                                  to a power of two, then halved pairwise)"
+                .into(),
             _ => format!("summed as {}", self.clause()),
         }
     }
+}
+
+/// Recursive doubling over `slots` (`None`: a rank with nothing to add):
+/// the first `2(m - 2^k)` folded in pairs, then the `2^k` halved pairwise.
+fn doubling<A: Adder>(slots: Vec<Option<A::Value>>, a: &mut A) -> Option<A::Value> {
+    let add = |x: Option<A::Value>, y: Option<A::Value>, a: &mut A| match (x, y) {
+        (Some(x), Some(y)) => Some(a.add(x, y)),
+        (x, y) => x.or(y),
+    };
+    let extra = slots.len() - (1usize << slots.len().ilog2());
+    let mut values: Vec<Option<A::Value>> = slots[..2 * extra]
+        .chunks(2)
+        .map(|pair| add(pair[0], pair[1], a))
+        .collect();
+    values.extend_from_slice(&slots[2 * extra..]);
+    // A power of two: neighbours add, then neighbours of those, ...
+    while values.len() > 1 {
+        values = values.chunks(2).map(|p| add(p[0], p[1], a)).collect();
+    }
+    values[0]
 }
 
 /// A body's `sum` with the summands `rest` past it, as `tail` says.
@@ -439,6 +505,8 @@ impl fmt::Display for Formula {
             Formula::Peel(p, lanes) => write!(f, "peel({p}, {lanes})"),
             Formula::Windows(w, inner) => write!(f, "windows({w}, {inner})"),
             Formula::KBlocks(q, u, inner) => write!(f, "kblocks({q}, {u}, {inner})"),
+            Formula::Split(p, i, o) => write!(f, "split({p}, {i}, {o})"),
+            Formula::Doubling => f.write_str("doubling"),
         }
     }
 }
@@ -472,6 +540,9 @@ impl<'t> Parser<'t> {
     fn formula(&mut self) -> Result<Formula, String> {
         let name = self.name();
         if !self.eat('(') {
+            if name == "doubling" {
+                return Ok(Formula::Doubling);
+            }
             let order: Order = name.parse()?;
             return Ok(Formula::Order(order));
         }
@@ -483,16 +554,16 @@ impl<'t> Parser<'t> {
             }
         };
         let formula = match name {
-            "interleave" | "blocks" => {
+            "interleave" | "blocks" | "split" => {
                 let k = count("the count", self.number()?)?;
                 self.expect(',')?;
                 let inner = Box::new(self.formula()?);
                 self.expect(',')?;
                 let outer = Box::new(self.formula()?);
-                if name == "interleave" {
-                    Formula::Interleave(k, inner, outer)
-                } else {
-                    Formula::Blocks(k, inner, outer)
+                match name {
+                    "interleave" => Formula::Interleave(k, inner, outer),
+                    "split" => Formula::Split(k, inner, outer),
+                    _ => Formula::Blocks(k, inner, outer),
                 }
             }
             "body" => {
@@ -587,7 +658,7 @@ impl<'t> Parser<'t> {
             _ => {
                 return Err(format!(
                     "unknown formula '{name}(…)': expected interleave, blocks, body, halves, \
-                     below, windows, kblocks or peel (or an order: sequential, reverse, pairwise, binary-tree, \
+                     below, windows, kblocks, split or peel (or doubling, or an order: sequential, reverse, pairwise, binary-tree, \
                      strided:K, blocked:B, fused:K)"
                 ));
             }
@@ -651,6 +722,7 @@ mod tests {
             "windows(32, sequential)",
             "body(8, interleave(2, sequential, sequential), first)",
             "kblocks(320, 8, body(8, interleave(2, sequential, sequential), first))",
+            "split(4, sequential, doubling)",
         ] {
             assert_eq!(f(s).to_string(), s);
         }
@@ -716,6 +788,20 @@ mod tests {
         assert_eq!(gemm.tree(6), Order::Sequential.tree(6));
         let e = "body(8, pairwise, first)".parse::<Formula>().unwrap_err();
         assert!(e.contains("must be interleave"), "{e}");
+    }
+
+    #[test]
+    fn ranks_fold_then_double() {
+        // Open MPI's allreduce of one summand per rank (outputs/mpi).
+        let d = f("doubling");
+        assert_eq!(d.tree(5).to_text(), "(((0+1)+2)+(3+4))");
+        assert_eq!(d.tree(4).to_text(), "((0+1)+(2+3))");
+        assert_eq!(d.tree(3).to_text(), "((0+1)+2)");
+        // 10 summands on 4 ranks: blocks of 3, 3, 2, 2.
+        assert_eq!(
+            f("split(4, sequential, doubling)").tree(10).to_text(),
+            "((((0+1)+2)+((3+4)+5))+((6+7)+(8+9)))"
+        );
     }
 
     #[test]

@@ -363,6 +363,22 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
                 })
         })
         .collect();
+    // An MPI job's ranks: a block each, combined as MPI does.
+    let ranks: Vec<Formula> = (2..=16)
+        .flat_map(|p| {
+            [Order::Sequential, Order::Pairwise]
+                .into_iter()
+                .flat_map(move |inner| {
+                    [
+                        Formula::Doubling,
+                        Order::Sequential.into(),
+                        Order::Pairwise.into(),
+                    ]
+                    .into_iter()
+                    .map(move |outer| Formula::Split(p, Box::new(inner.into()), Box::new(outer)))
+                })
+        })
+        .collect();
     let windows: Vec<Formula> = counts
         .iter()
         .flat_map(|&w| {
@@ -373,12 +389,14 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
         .collect();
     orders
         .into_iter()
+        .chain([Formula::Doubling])
         .chain(windows)
         .chain(lanes)
         .chain(bodies)
         .chain(blocks)
         .chain(halves)
         .chain(peeled)
+        .chain(ranks)
 }
 
 /// The counts a part may have: powers of two below the largest tree, and
