@@ -321,3 +321,10 @@ def test_explain_refuses_bad_sizes():
         fprev.explain(np.sum, [0])
     with pytest.raises(TypeError):
         fprev.explain(None, [4])
+
+
+def test_numpy_sum_is_explained_and_its_formula_gives_the_tree_at_16384():
+    e = fprev.explain(np.sum)
+    assert e, str(e)
+    assert len(e.sizes) >= 60
+    assert Tree.from_formula(e.formula, 16384) == fprev.reveal(np.sum, 16384, confirm=0, arith=False)
