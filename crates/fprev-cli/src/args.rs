@@ -205,9 +205,10 @@ pub(crate) struct RevealArgs {
     #[command(flatten)]
     pub(crate) confirm: ConfirmArgs,
     /// Do not reveal at N: reveal at the sizes of `fprev explain` below N,
-    /// infer the formula they follow, predict its tree at N and confirm it
-    /// there by replay (a prediction, labelled so; exit 5 if the replay
-    /// differs). For sizes too large to reveal in reasonable time.
+    /// infer the formula they follow, predict its tree at N, prove it with
+    /// masked inputs up to --prove-up-to, and confirm it there by replay
+    /// (else a prediction, labelled so; exit 5 if the replay differs). For
+    /// sizes too large to reveal in reasonable time.
     #[arg(long)]
     pub(crate) infer: bool,
     /// With --infer, up to this N also prove the prediction with masked
