@@ -177,7 +177,8 @@ fn join(regimes: Vec<(usize, Formula)>) -> Formula {
 /// The formula that explains the trees before `trees[from]`, in blocks,
 /// if that regenerates every tree: `blocks(B, formula, OUTER)` with `B` a
 /// power of two below the first size it does not explain (sizes up to a
-/// block past it, such as one summand more, can agree with both), or
+/// block past it, such as one summand more, can agree with both), those
+/// blocks as the body of a multiple of 2, 4 or 8 with its tail apart, or
 /// `kblocks(Q, U, formula)` with `Q` the size of a join above summand 0
 /// in a tree it does not explain.
 fn blocked(formula: &Formula, trees: &[&SummationTree], from: usize) -> Option<Formula> {
@@ -188,9 +189,17 @@ fn blocked(formula: &Formula, trees: &[&SummationTree], from: usize) -> Option<F
     let boxed = || Box::new(formula.clone());
     let powers = std::iter::successors(Some(2usize), |b| Some(b * 2)).take_while(|&b| b < next);
     let blocks = powers.flat_map(|b| {
-        [Order::Sequential, Order::Pairwise]
+        let plain = [Order::Sequential, Order::Pairwise]
             .into_iter()
-            .map(move |outer| Formula::Blocks(b, boxed(), Box::new(outer.into())))
+            .map(move |outer| Formula::Blocks(b, boxed(), Box::new(outer.into())));
+        // The blocks of a body, its short tail summed apart (OpenBLAS's
+        // GEMV: blocks of 4,096 over the largest multiple of 4).
+        let in_body = [2, 4, 8].into_iter().map(move |m| {
+            let blocks = Formula::Blocks(b, boxed(), Box::new(Order::Sequential.into()));
+            let tail = Tail::Apart(Box::new(Order::Sequential.into()));
+            Formula::Body(m, Box::new(blocks), tail)
+        });
+        plain.chain(in_body)
     });
     let mut joins: Vec<usize> = trees[from..]
         .iter()
