@@ -1325,6 +1325,25 @@ fn explain_names_the_formula_of_each_library() {
     }
 }
 
+/// OpenBLAS's SGEMV past 4,096 summands: blocks of 4,096 over the largest
+/// multiple of 4, each block summed as the kernel sums a short row (4
+/// lanes below 16, else 8 lanes with 4 summands peeled where 4 to 7 are
+/// left over), the last 0 to 3 summands apart. Written out from reveals at
+/// 5,001 and 5,004; checked at sizes of every kind up to 12,290.
+#[test]
+fn openblas_sgemv_works_in_blocks_of_4096() {
+    let formula: fprev::formula::Formula = "body(4, blocks(4096, below(16, body(4, \
+        interleave(4, sequential, pairwise), sequential), peel(4, body(8, interleave(8, \
+        sequential, interleave(4, pairwise, pairwise)), sequential))), sequential), sequential)"
+        .parse()
+        .unwrap();
+    for n in [31, 4100, 5007, 8197, 12290] {
+        let mut probe = open("blas:gemv", n, Format::F32, Some([16, 1, n]));
+        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
+    }
+}
+
 /// OpenBLAS's SGEMM (row 0, 16 rows and columns) as its source code says:
 /// blocks of K of GEMM_Q = 320, a rest below 640 halved to a multiple of
 /// 8, each block in two lanes of the K loop with the rest of 8 joining
