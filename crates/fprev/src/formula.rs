@@ -50,9 +50,11 @@
 //!   are added in pairs, then the `2^k` values halve pairwise;
 //! - `kblocks(Q, U, INNER)`: blocks of `Q` summands while at least `2Q`
 //!   remain; a rest between `Q` and `2Q` is cut in two, the first part
-//!   half of it rounded up to a multiple of `U`; each block summed by
-//!   `INNER`, the block sums left to right (OpenBLAS's GEMM driver, which
-//!   accumulates `C` over blocks of `K`, with `Q = GEMM_Q`);
+//!   half of it (rounded down) rounded up to a multiple of `U`; each block
+//!   summed by `INNER`, the block sums left to right (OpenBLAS's GEMM
+//!   driver, which accumulates `C` over blocks of `K`, with `Q = GEMM_Q`);
+//!   `kblocks(Q, INNER)`: the same with the first part of a rest its
+//!   larger half (OpenBLAS's threaded GEMM driver);
 //! - `peel(P, LANES)`: where at least `P` summands are left over past the
 //!   largest multiple of `M`, the first `P` start lanes `0..P` and `LANES`
 //!   sums the rest (alignment peeling, as OpenBLAS's SGEMV kernel does it);
@@ -102,9 +104,10 @@ pub enum Formula {
     /// power of two.
     Doubling,
     /// Blocks of `Q` over the summands, a rest between `Q` and `2Q` halved
-    /// (rounded up to a multiple of `U`), each summed by the formula, the
-    /// block sums left to right.
-    KBlocks(usize, usize, Box<Formula>),
+    /// (its half rounded down, then up to a multiple of `U`; without `U`,
+    /// its larger half first), each summed by the formula, the block sums
+    /// left to right.
+    KBlocks(usize, Option<usize>, Box<Formula>),
     /// Where at least `P` summands are left over past the largest multiple
     /// of the formula's count, the first `P` start its first `P` lanes and
     /// the formula sums the rest; the formula is an `Interleave` or a
@@ -222,7 +225,10 @@ impl Formula {
                     let take = if left >= 2 * q {
                         *q
                     } else if left > *q {
-                        (left / 2).div_ceil(*u) * u
+                        match u {
+                            Some(u) => (left / 2).div_ceil(*u) * u,
+                            None => left.div_ceil(2),
+                        }
                     } else {
                         left
                     };
@@ -387,10 +393,14 @@ impl Formula {
             Formula::Doubling => format!("the summands {}", self.phrase()),
             Formula::KBlocks(q, u, inner) => format!(
                 "blocks of {q} summands while at least {} remain, a rest between {q} and {} \
-                 cut in two (the first part half of it, rounded up to a multiple of {u}), each \
-                 block {}, the blocks added left to right",
+                 cut in two ({}), each block {}, the blocks added left to right",
                 2 * q,
                 2 * q,
+                match u {
+                    Some(u) =>
+                        format!("the first part half of it, rounded up to a multiple of {u}"),
+                    None => "the larger half first".to_string(),
+                },
                 inner.phrase()
             ),
             Formula::Windows(w, inner) => format!(
@@ -504,7 +514,8 @@ impl fmt::Display for Formula {
             Formula::Below(m, s, l) => write!(f, "below({m}, {s}, {l})"),
             Formula::Peel(p, lanes) => write!(f, "peel({p}, {lanes})"),
             Formula::Windows(w, inner) => write!(f, "windows({w}, {inner})"),
-            Formula::KBlocks(q, u, inner) => write!(f, "kblocks({q}, {u}, {inner})"),
+            Formula::KBlocks(q, Some(u), inner) => write!(f, "kblocks({q}, {u}, {inner})"),
+            Formula::KBlocks(q, None, inner) => write!(f, "kblocks({q}, {inner})"),
             Formula::Split(p, i, o) => write!(f, "split({p}, {i}, {o})"),
             Formula::Doubling => f.write_str("doubling"),
         }
@@ -612,15 +623,20 @@ impl<'t> Parser<'t> {
             "kblocks" => {
                 let q = count("the block", self.number()?)?;
                 self.expect(',')?;
-                let u = count("the multiple", self.number()?)?;
-                self.expect(',')?;
-                let inner = Box::new(self.formula()?);
-                if u > q {
-                    return Err(format!(
-                        "kblocks({q}, {u}, …): the multiple must be at most the block"
-                    ));
-                }
-                Formula::KBlocks(q, u, inner)
+                let starts_number = self.text[self.at..].starts_with(|c: char| c.is_ascii_digit());
+                let u = if starts_number {
+                    let u = count("the multiple", self.number()?)?;
+                    self.expect(',')?;
+                    if u > q {
+                        return Err(format!(
+                            "kblocks({q}, {u}, …): the multiple must be at most the block"
+                        ));
+                    }
+                    Some(u)
+                } else {
+                    None
+                };
+                Formula::KBlocks(q, u, Box::new(self.formula()?))
             }
             "windows" => {
                 let w = count("the window", self.number()?)?;
@@ -814,6 +830,15 @@ mod tests {
             "((((((0+1)+2)+3)+(((4+5)+6)+7))+(8+9))+((10+11)+12))"
         );
         assert_eq!(k.tree(4), Order::Sequential.tree(4));
+        // Without the multiple, the larger half of a rest comes first: 13
+        // is 4, 4, then 5 cut 3 + 2.
+        let k = f("kblocks(4, sequential)");
+        assert_eq!(k.to_string(), "kblocks(4, sequential)");
+        assert_eq!(
+            k.tree(13).to_text(),
+            "((((((0+1)+2)+3)+(((4+5)+6)+7))+((8+9)+10))+(11+12))"
+        );
+        assert!(k.sentence().contains("the larger half first"));
     }
 
     #[test]

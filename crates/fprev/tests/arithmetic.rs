@@ -21,6 +21,8 @@ struct Modelled {
     replay: Replay,
     format: Format,
     narrowest: Format,
+    /// Rows a call, each summed alike (a GEMV's).
+    rows: usize,
 }
 
 impl Modelled {
@@ -34,6 +36,7 @@ impl Modelled {
             replay: Replay::with_arithmetic(tree, model),
             format,
             narrowest,
+            rows: 1,
         }
     }
 }
@@ -50,6 +53,9 @@ impl Probe for Modelled {
     }
     fn may_fuse(&self) -> bool {
         self.replay.has_fused_nodes()
+    }
+    fn max_batch(&self) -> usize {
+        self.rows
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
         for (x, o) in inputs.chunks(self.n()).zip(out) {
@@ -440,6 +446,56 @@ proptest! {
         }
         prop_assert!(found.confirmation.mismatch.is_none());
     }
+}
+
+/// A blocked FMA kernel, OpenBLAS's SGEMV in small: blocks of 64, each in
+/// 8 lanes that start with a rounded product. Its 640 summands that start
+/// an accumulator repeat with the blocks, where a sample of them would
+/// alias; they are all asked, many a call when the black box has rows.
+#[test]
+fn a_blocked_fma_kernel_has_each_block_s_first_products_found() {
+    let n = 64 * 40;
+    let formula: fprev::formula::Formula =
+        "blocks(64, interleave(8, sequential, pairwise), sequential)"
+            .parse()
+            .unwrap();
+    let tree = formula.tree(n);
+    let per_leaf: Vec<Product> = (0..n)
+        .map(|i| {
+            if i % 64 < 8 {
+                Product::Rounded(Format::F32)
+            } else {
+                Product::Exact
+            }
+        })
+        .collect();
+    let mut truth = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
+    truth.products = Some(Products::from_leaves(&per_leaf));
+    let mut calls = Vec::new();
+    for rows in [1, 16] {
+        let mut black_box = Modelled::new(&tree, &truth, Format::F32);
+        black_box.rows = rows;
+        let found = reveal_arithmetic(&mut black_box, &tree, &ArithOptions::default())
+            .unwrap_or_else(|e| panic!("{rows} rows: {e}"));
+        let products = found.model.products.unwrap();
+        for (i, want) in per_leaf.iter().enumerate() {
+            assert_eq!(products.at(i), *want, "x{i}, {rows} rows");
+        }
+        assert!(
+            found.products_asked < n,
+            "{rows} rows: asked {}",
+            found.products_asked
+        );
+        calls.push(found.calls);
+    }
+    // 640 products asked: one row a call takes a call each, at least.
+    assert!(calls[0] > 640, "one row: {} calls", calls[0]);
+    assert!(
+        calls[1] * 4 < calls[0],
+        "16 rows: {} calls, one row {}",
+        calls[1],
+        calls[0]
+    );
 }
 
 /// An FMA loop, `s = fma(x_i, y_i, s)` from `s = 0`: the first product is

@@ -179,7 +179,7 @@ fn join(regimes: Vec<(usize, Formula)>) -> Formula {
 /// power of two below the first size it does not explain (sizes up to a
 /// block past it, such as one summand more, can agree with both), those
 /// blocks as the body of a multiple of 2, 4 or 8 with its tail apart, or
-/// `kblocks(Q, U, formula)` with `Q` the size of a join above summand 0
+/// `kblocks(Q, U, formula)` (or `kblocks(Q, formula)`) with `Q` the size of a join above summand 0
 /// in a tree it does not explain.
 fn blocked(formula: &Formula, trees: &[&SummationTree], from: usize) -> Option<Formula> {
     let next = trees[from].n();
@@ -210,9 +210,9 @@ fn blocked(formula: &Formula, trees: &[&SummationTree], from: usize) -> Option<F
     // Blocks smaller than sizes it explains would change those.
     joins.retain(|&q| q >= trees[from - 1].n() / 2);
     let kblocks = joins.into_iter().flat_map(|q| {
-        [1, 2, 4, 8, 16]
+        [None, Some(1), Some(2), Some(4), Some(8), Some(16)]
             .into_iter()
-            .filter(move |&u| u <= q)
+            .filter(move |&u| u.is_none_or(|u| u <= q))
             .map(move |u| Formula::KBlocks(q, u, boxed()))
     });
     blocks.chain(kblocks).find(fits)

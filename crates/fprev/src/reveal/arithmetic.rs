@@ -56,9 +56,11 @@ use crate::tree::SummationTree;
 const SAMPLE: usize = 16;
 
 /// Summands added to another summand, all asked when there are no more:
-/// each starts an accumulator (a chain of FMAs rounds its first product),
-/// and a kernel has a few dozen at most.
-const PAIRS_ASKED_ALL: usize = 64;
+/// each starts an accumulator (a chain of FMAs rounds its first product).
+/// A kernel has a few dozen, but a blocked one restarts its accumulators in
+/// every block (OpenBLAS's SGEMV: 16 each 4,096 summands), and a sample of
+/// runs that repeat with the blocks would alias.
+const PAIRS_ASKED_ALL: usize = 1 << 14;
 
 /// How the arithmetic was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,7 +219,9 @@ fn search(
     let mut known: Vec<Option<NodeArithmetic>> = vec![None; nodes.len()];
     let mut trials = 0u64;
     for every in [opts.every_node, true] {
-        ask_runs(&mut known, every, &mut |k| asker.ask(nodes[k]))?;
+        ask_runs(&mut known, every, &mut |ks| {
+            ks.iter().map(|&k| asker.ask(nodes[k])).collect()
+        })?;
         let per_node = fill_runs(&known);
         let (report, model, spent) = confirm(&per_node, &modeled, asker.probe, tree, opts)?;
         asker.continues = false;
@@ -272,7 +276,9 @@ fn reveal_products(
         let mut per_leaf = vec![Product::Exact; tree.n()];
         for ((class, all), known) in classes.iter().zip(&mut known) {
             let every = every || class.len() <= *all;
-            ask_runs(known, every, &mut |k| leaves.product(class[k]))?;
+            ask_runs(known, every, &mut |ks| {
+                leaves.products(&ks.iter().map(|&k| class[k]).collect::<Vec<_>>())
+            })?;
             if !class.is_empty() {
                 for (&i, p) in class.iter().zip(fill_runs(known)) {
                     per_leaf[i] = p;
@@ -309,58 +315,56 @@ fn reveal_products(
     )))
 }
 
-/// Asks `ask(k)` for a sample of the positions of `known` evenly spaced,
+/// Asks `ask(ks)` for a sample of the positions of `known` evenly spaced,
 /// then for those between two that differ, by bisection, until every
 /// boundary between runs is found; with `every`, for every position not
-/// yet known.
+/// yet known. `ask` answers many positions at once, each round of the
+/// bisection in one go, for black boxes that answer several a call.
 fn ask_runs<T: Copy + PartialEq>(
     known: &mut [Option<T>],
     every: bool,
-    ask: &mut dyn FnMut(usize) -> Result<T>,
+    ask: &mut dyn FnMut(&[usize]) -> Result<Vec<T>>,
 ) -> Result<()> {
-    if every {
-        for (k, slot) in known.iter_mut().enumerate() {
-            if slot.is_none() {
-                *slot = Some(ask(k)?);
+    let mut fill = |known: &mut [Option<T>], ks: Vec<usize>| -> Result<()> {
+        let ks: Vec<usize> = ks.into_iter().filter(|&k| known[k].is_none()).collect();
+        if !ks.is_empty() {
+            for (k, v) in ks.iter().zip(ask(&ks)?) {
+                known[*k] = Some(v);
             }
         }
-        return Ok(());
+        Ok(())
+    };
+    if every {
+        return fill(known, (0..known.len()).collect());
     }
     if known.is_empty() {
         return Ok(());
     }
     let count = SAMPLE.min(known.len());
-    let picks: Vec<usize> = (0..count)
+    let mut picks: Vec<usize> = (0..count)
         .map(|k| k * (known.len() - 1) / (count - 1).max(1))
         .collect();
-    for &k in &picks {
-        if known[k].is_none() {
-            known[k] = Some(ask(k)?);
+    picks.dedup();
+    fill(known, picks.clone())?;
+    // Intervals whose ends differ, halved a round at a time.
+    let mut open: Vec<(usize, usize)> = picks.windows(2).map(|w| (w[0], w[1])).collect();
+    loop {
+        open.retain(|&(lo, hi)| hi > lo + 1 && known[lo] != known[hi]);
+        if open.is_empty() {
+            return Ok(());
         }
+        fill(
+            known,
+            open.iter().map(|&(lo, hi)| lo + (hi - lo) / 2).collect(),
+        )?;
+        open = open
+            .iter()
+            .flat_map(|&(lo, hi)| {
+                let mid = lo + (hi - lo) / 2;
+                [(lo, mid), (mid, hi)]
+            })
+            .collect();
     }
-    for pair in picks.windows(2) {
-        bisect(known, pair[0], pair[1], ask)?;
-    }
-    Ok(())
-}
-
-/// Asks positions `lo < k < hi` where the runs at `lo` and `hi` differ,
-/// until each boundary between them is found.
-fn bisect<T: Copy + PartialEq>(
-    known: &mut [Option<T>],
-    lo: usize,
-    hi: usize,
-    ask: &mut dyn FnMut(usize) -> Result<T>,
-) -> Result<()> {
-    if hi <= lo + 1 || known[lo] == known[hi] {
-        return Ok(());
-    }
-    let mid = lo + (hi - lo) / 2;
-    if known[mid].is_none() {
-        known[mid] = Some(ask(mid)?);
-    }
-    bisect(known, lo, mid, ask)?;
-    bisect(known, mid, hi, ask)
 }
 
 /// Every position as the nearest asked one before it says (after it, for

@@ -29,7 +29,17 @@ use crate::format::Format;
 use crate::probe::Probe;
 use crate::tree::SummationTree;
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::inputs::Inputs;
+use crate::reveal::oracle::Oracle;
+
 use super::FORMATS;
+
+/// The most values the rows of one question call hold: a GEMV of 2^20
+/// summands asks in 64 rows, 512 MiB of `f64`.
+const MAX_VALUES: usize = 1 << 26;
 
 /// Asks a black box about its inputs and products, one query a call.
 pub(super) struct LeafAsker<'p> {
@@ -40,6 +50,10 @@ pub(super) struct LeafAsker<'p> {
     partner: Vec<Option<usize>>,
     /// Significant bits of the inputs once the black box has them.
     precision: u32,
+    /// The rows questions are asked in (see [`LeafAsker::rows`]).
+    rows: Vec<usize>,
+    calibrated: bool,
+    /// Every row's `x`, `n` values each, and the one `y`.
     x: Vec<f64>,
     y: Vec<f64>,
     out: Vec<f64>,
@@ -69,6 +83,8 @@ impl<'p> LeafAsker<'p> {
             tree,
             partner,
             precision,
+            rows: vec![0],
+            calibrated: false,
             x: vec![0.0; n],
             y: vec![1.0; n],
             out: vec![0.0; 1],
@@ -137,50 +153,188 @@ impl<'p> LeafAsker<'p> {
         })
     }
 
-    /// How summand `i`'s product reaches its addition.
-    pub(super) fn product(&mut self, i: usize) -> Result<Product> {
-        self.asked += 1;
-        let other = self.partner[i].expect("an askable summand");
-        let top = self.precision + 2;
-        // kept(m): whether the product keeps m significant bits, m = k + 2.
-        let mut kept = |m: u32| -> Result<bool> {
-            let tiny = 2f64.powi(2 - m as i32);
-            self.x[i] = 1.5;
-            self.y[i] = 1.0 - tiny;
-            self.x[other] = -1.5;
-            let got = self.call(true)?;
-            self.x[i] = 0.0;
-            self.y[i] = 1.0;
-            self.x[other] = 0.0;
-            Ok(got == -1.5 * tiny)
-        };
-        if kept(top)? {
-            return Ok(Product::Exact);
+    /// How each summand of `leaves` has its product reach its addition.
+    /// Every summand's search runs at once, one question per summand a
+    /// round, so a black box with several rows (a GEMV, a GEMM) answers as
+    /// many questions a call as it has rows that multiply as row 0 does.
+    pub(super) fn products(&mut self, leaves: &[usize]) -> Result<Vec<Product>> {
+        self.asked += leaves.len();
+        let mut searches = vec![Search::Start; leaves.len()];
+        loop {
+            let asking: Vec<(usize, u32)> = searches
+                .iter()
+                .enumerate()
+                .filter_map(|(k, s)| s.question(self.precision).map(|m| (k, m)))
+                .collect();
+            if asking.is_empty() {
+                break;
+            }
+            let questions: Vec<(usize, u32)> =
+                asking.iter().map(|&(k, m)| (leaves[k], m)).collect();
+            let answers = self.kept(&questions)?;
+            for (&(k, _), kept) in asking.iter().zip(answers) {
+                searches[k].answer(kept, self.precision);
+            }
         }
-        // Most rounded products are rounded to the inputs' own format:
-        // that is two queries; anything else is bisected.
-        let own = top - 2;
-        if !kept(own + 1)? && kept(own)? {
-            return named_by_precision(own)
-                .map(Product::Rounded)
-                .ok_or_else(|| unnamed(i, own));
+        searches
+            .into_iter()
+            .zip(leaves)
+            .map(|(s, &i)| match s {
+                Search::Done(None) => Ok(Product::Exact),
+                Search::Done(Some(bits)) => named_by_precision(bits)
+                    .map(Product::Rounded)
+                    .ok_or_else(|| unnamed(i, bits)),
+                _ => unreachable!("every search ends"),
+            })
+            .collect()
+    }
+
+    /// Whether each product `(i, m)` keeps `m` significant bits: `x_i =
+    /// 1.5` and `y_i = 1 - 2^(2-m)` multiply to `m` bits, and `-1.5` at
+    /// `i`'s partner leaves `-1.5 2^(2-m)` when they all reach the
+    /// addition. One question a row; `y` is shared by the rows, so a call
+    /// never asks a summand and its partner together.
+    fn kept(&mut self, questions: &[(usize, u32)]) -> Result<Vec<bool>> {
+        let n = self.tree.n();
+        let rows = self.rows(questions.len())?.to_vec();
+        let mut answers = vec![false; questions.len()];
+        let mut left: Vec<usize> = (0..questions.len()).collect();
+        while !left.is_empty() {
+            let mut call: Vec<usize> = Vec::with_capacity(rows.len());
+            let mut later = Vec::new();
+            for q in left {
+                let i = questions[q].0;
+                let clash = call.iter().any(|&c| {
+                    let j = questions[c].0;
+                    self.partner[i] == Some(j) || self.partner[j] == Some(i)
+                });
+                if call.len() < rows.len() && !clash {
+                    call.push(q);
+                } else {
+                    later.push(q);
+                }
+            }
+            left = later;
+            for (&q, &r) in call.iter().zip(&rows) {
+                let (i, m) = questions[q];
+                self.x[r * n + i] = 1.5;
+                self.x[r * n + self.partner[i].expect("an askable summand")] = -1.5;
+                self.y[i] = 1.0 - 2f64.powi(2 - m as i32);
+            }
+            let height = rows[call.len() - 1] + 1;
+            self.probe
+                .dot(&self.x[..height * n], &self.y, &mut self.out[..height])?;
+            self.calls += 1;
+            for (&q, &r) in call.iter().zip(&rows) {
+                let (i, m) = questions[q];
+                answers[q] = self.out[r] == -1.5 * 2f64.powi(2 - m as i32);
+                self.x[r * n + i] = 0.0;
+                self.x[r * n + self.partner[i].expect("an askable summand")] = 0.0;
+                self.y[i] = 1.0;
+            }
         }
-        // Two bits always are kept.
-        let lo = largest_kept(2, top, &mut kept)?;
-        named_by_precision(lo)
-            .map(Product::Rounded)
-            .ok_or_else(|| unnamed(i, lo))
+        Ok(answers)
+    }
+
+    /// The rows to ask `questions` questions in: row 0, and where the black
+    /// box has more rows and there is more than one question, those rows
+    /// that give row 0's bits on [`Oracle::ROW_TRIALS`] random `x` (the
+    /// same in every row) and `y`: they add and multiply as row 0 does,
+    /// whose order is the tree's.
+    fn rows(&mut self, questions: usize) -> Result<&[usize]> {
+        if questions > 1 && self.rows.len() == 1 && !self.calibrated {
+            self.calibrated = true;
+            let n = self.tree.n();
+            let most = self.probe.max_batch().clamp(1, (MAX_VALUES / n).max(1));
+            if most > 1 {
+                let format = self.probe.format();
+                let mut rng = ChaCha8Rng::seed_from_u64(13);
+                let mut differs = vec![false; most];
+                let mut out = vec![0.0; most];
+                for _ in 0..Oracle::ROW_TRIALS {
+                    let x = Inputs::Close.draw(format, n, &mut rng);
+                    let y = Inputs::Close.draw(format, n, &mut rng);
+                    let rows: Vec<f64> = x.iter().copied().cycle().take(most * n).collect();
+                    self.probe.dot(&rows, &y, &mut out)?;
+                    self.calls += 1;
+                    for (d, v) in differs.iter_mut().zip(&out) {
+                        *d |= v.to_bits() != out[0].to_bits();
+                    }
+                }
+                self.rows = (0..most).filter(|&r| !differs[r]).collect();
+                self.x = vec![0.0; most * n];
+                self.out = vec![0.0; most];
+            }
+        }
+        Ok(&self.rows)
     }
 
     /// One call on the current `x` (and `y`, for a product).
     fn call(&mut self, multiply: bool) -> Result<f64> {
+        let n = self.tree.n();
         if multiply {
-            self.probe.dot(&self.x, &self.y, &mut self.out)?;
+            self.probe.dot(&self.x[..n], &self.y, &mut self.out[..1])?;
         } else {
-            self.probe.sum(&self.x, &mut self.out)?;
+            self.probe.sum(&self.x[..n], &mut self.out[..1])?;
         }
         self.calls += 1;
         Ok(self.out[0])
+    }
+}
+
+/// Where one summand's product search stands, for inputs of `p`
+/// significant bits: whether the product is exact (`p + 2` bits kept),
+/// then, since most rounded products are rounded to the inputs' own
+/// format, whether it keeps `p + 1` bits and `p`, then a bisection.
+#[derive(Clone, Copy, Debug)]
+enum Search {
+    /// To ask whether it keeps `p + 2` bits.
+    Start,
+    /// To ask whether it keeps `p + 1`.
+    Above,
+    /// To ask whether it keeps `p`.
+    Own,
+    /// Keeps `lo` bits (two always are), not `hi`.
+    Between(u32, u32),
+    /// The bits kept, `None` for the exact product.
+    Done(Option<u32>),
+}
+
+impl Search {
+    /// The number of bits to ask about next, `None` once done.
+    fn question(&self, p: u32) -> Option<u32> {
+        match *self {
+            Search::Start => Some(p + 2),
+            Search::Above => Some(p + 1),
+            Search::Own => Some(p),
+            Search::Between(lo, hi) => Some((lo + hi) / 2),
+            Search::Done(_) => None,
+        }
+    }
+
+    fn answer(&mut self, kept: bool, p: u32) {
+        *self = match (*self, kept) {
+            (Search::Start, true) => Search::Done(None),
+            (Search::Start, false) => Search::Above,
+            (Search::Above, true) => Search::Between(p + 1, p + 2),
+            (Search::Above, false) => Search::Own,
+            (Search::Own, true) => Search::Done(Some(p)),
+            (Search::Own, false) => Search::Between(2, p),
+            (Search::Between(lo, hi), k) => {
+                let mid = (lo + hi) / 2;
+                if k {
+                    Search::Between(mid, hi)
+                } else {
+                    Search::Between(lo, mid)
+                }
+            }
+            (done, _) => done,
+        };
+        if let Search::Between(lo, hi) = *self
+            && hi - lo <= 1
+        {
+            *self = Search::Done(Some(lo));
+        }
     }
 }
 
