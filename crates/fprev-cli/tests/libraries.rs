@@ -1348,15 +1348,17 @@ fn openblas_sgemv_works_in_blocks_of_4096() {
 /// blocks of K of GEMM_Q = 320, a rest below 640 halved to a multiple of
 /// 8, each block in two lanes of the K loop with the rest of 8 joining
 /// lane 0; against reveals at sizes of each kind (one block, a halved
-/// rest, full blocks and a halved rest). Odd rests past 640 split
-/// otherwise (1,025), which the formula does not say.
+/// rest, full blocks and a halved rest). Past 4 x 65,536 multiply-adds
+/// (K = 1,025 here) OpenBLAS threads, and its threaded driver cuts a rest
+/// in its larger half first, unrounded: 1,025 is 320, 320, 193, 192.
 #[test]
 fn openblas_sgemm_is_blocks_of_k() {
-    let formula: fprev::formula::Formula =
-        "kblocks(320, 8, body(8, interleave(2, sequential, sequential), first))"
-            .parse()
-            .unwrap();
-    for n in [77, 300, 333, 555, 700, 1000] {
+    let formula: fprev::formula::Formula = "below(1025, \
+        kblocks(320, 8, body(8, interleave(2, sequential, sequential), first)), \
+        kblocks(320, body(8, interleave(2, sequential, sequential), first)))"
+        .parse()
+        .unwrap();
+    for n in [77, 300, 333, 555, 700, 1000, 1025, 1150] {
         let mut probe = open("blas:gemm", n, Format::F32, Some([16, 16, n]));
         let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
