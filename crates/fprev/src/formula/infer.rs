@@ -135,9 +135,10 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
         // its GEMM's blocks of K) repeat the order of the sizes below the
         // block, block by block: tried before another regime.
         if from < trees.len()
-            && let Some(blocked) = blocked(&join(regimes.clone()), &trees, from)
+            && let Some((blocked, switches)) = blocked(&join(regimes.clone()), &trees, from)
         {
             gaps.push((trees[from - 1].n() + 1, trees[from].n()));
+            gaps.extend(switches);
             gaps.retain(|(a, b)| a < b);
             return Inference {
                 formula: Some(blocked),
@@ -179,13 +180,18 @@ fn join(regimes: Vec<(usize, Formula)>) -> Formula {
 /// power of two below the first size it does not explain (sizes up to a
 /// block past it, such as one summand more, can agree with both), those
 /// blocks as the body of a multiple of 2, 4 or 8 with its tail apart, or
-/// `kblocks(Q, U, formula)` (or `kblocks(Q, formula)`) with `Q` the size of a join above summand 0
-/// in a tree it does not explain.
-fn blocked(formula: &Formula, trees: &[&SummationTree], from: usize) -> Option<Formula> {
+/// `kblocks(Q, U, formula)` (or `kblocks(Q, formula)`) with `Q` the size
+/// of a join above summand 0 in a tree it does not explain. Where no one
+/// candidate regenerates every tree, up to [`MOST_REGIMES`] of them in
+/// turn may (OpenBLAS's GEMM changes its blocking of `K` once it
+/// threads): the formula `below` their switches, and the gaps where each
+/// switch lies.
+fn blocked(
+    formula: &Formula,
+    trees: &[&SummationTree],
+    from: usize,
+) -> Option<(Formula, Vec<(usize, usize)>)> {
     let next = trees[from].n();
-    // The trees it does not explain first: most candidates fail there.
-    let fits =
-        |f: &Formula| (trees[from..].iter().chain(&trees[..from])).all(|t| &f.tree(t.n()) == *t);
     let boxed = || Box::new(formula.clone());
     let powers = std::iter::successors(Some(2usize), |b| Some(b * 2)).take_while(|&b| b < next);
     let blocks = powers.flat_map(|b| {
@@ -215,7 +221,45 @@ fn blocked(formula: &Formula, trees: &[&SummationTree], from: usize) -> Option<F
             .filter(move |&u| u.is_none_or(|u| u <= q))
             .map(move |u| Formula::KBlocks(q, u, boxed()))
     });
-    blocks.chain(kblocks).find(fits)
+    let candidates: Vec<Formula> = blocks.chain(kblocks).collect();
+    let gives = |f: &Formula, t: &SummationTree| &f.tree(t.n()) == t;
+    // How many trees from `at` on `f` gives in a row.
+    let run = |f: &Formula, at: usize| trees[at..].iter().take_while(|t| gives(f, t)).count();
+    let mut regimes: Vec<(usize, Formula)> = Vec::new();
+    let mut gaps = Vec::new();
+    let mut at = from;
+    while at < trees.len() && regimes.len() < MOST_REGIMES {
+        // The first regime keeps the sizes below `from` too (the tree it
+        // does not explain first: most candidates fail there).
+        let mut best: Option<(usize, &Formula)> = None;
+        for f in &candidates {
+            if !gives(f, trees[at])
+                || (regimes.is_empty() && !trees[..from].iter().all(|t| gives(f, t)))
+            {
+                continue;
+            }
+            let count = run(f, at);
+            if best.is_none_or(|(most, _)| count > most) {
+                best = Some((count, f));
+            }
+            if at + count == trees.len() {
+                break;
+            }
+        }
+        let (count, f) = best?;
+        // A later regime seen at one size only is no evidence of a rule.
+        if !regimes.is_empty() && count < 2 {
+            return None;
+        }
+        if regimes.is_empty() {
+            regimes.push((trees[0].n(), f.clone()));
+        } else {
+            gaps.push((trees[at - 1].n() + 1, trees[at].n()));
+            regimes.push((trees[at].n(), f.clone()));
+        }
+        at += count;
+    }
+    (at == trees.len()).then(|| (join(regimes), gaps))
 }
 
 /// The sizes of the nodes above summand 0 that join two sums (no child a
@@ -489,6 +533,26 @@ mod tests {
         for n in [57, 77, 151, 333] {
             assert_eq!(found.tree(n), truth.tree(n), "{found} at n = {n}");
         }
+    }
+
+    /// OpenBLAS's GEMM in small: its blocking of K changes past a size
+    /// (where it threads), the formula below it in blocks either way.
+    #[test]
+    fn blocks_that_change_their_rest_past_a_size_are_found() {
+        let inner = "body(8, interleave(2, sequential, sequential), first)";
+        let truth: Formula = format!("below(120, kblocks(40, 8, {inner}), kblocks(40, {inner}))")
+            .parse()
+            .unwrap();
+        let sizes = [
+            1, 2, 3, 7, 8, 9, 15, 17, 20, 33, 39, 40, 41, 63, 64, 65, 100, 119, 121, 150, 203, 271,
+        ];
+        let found = infer(&trees(&truth, &sizes));
+        let formula = found.formula.unwrap();
+        for n in [57, 77, 105, 125, 151, 333] {
+            assert_eq!(formula.tree(n), truth.tree(n), "{formula} at n = {n}");
+        }
+        // The switch lies between the sizes shown, where explain looks.
+        assert!(found.gaps.contains(&(120, 121)), "{:?}", found.gaps);
     }
 
     #[test]
