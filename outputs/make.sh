@@ -98,7 +98,7 @@ run_case() {
     rm -f "$base.json" "$base.svg" "$base.txt" "$base.err"
     local t0 t1 notes status summary="" arithmetic="" queries="" inputs="" calls="" seconds="" pseconds="" check="" svg="" size cout crc
     t0=$(date +%s.%N)
-    "$FPREV" reveal "$spec" -n "$n" "$@" -o "$base.json" 2>"$base.err"
+    "$FPREV" reveal "$spec" -n "$n" "$@" --timings -o "$base.json" 2>"$base.err"
     RC=$?
     t1=$(date +%s.%N)
     notes="$(grep '^fprev: note:' "$base.err" | grep -v '^fprev: note: arithmetic: .* asked, .* calls; replayed on ' \

@@ -28,7 +28,7 @@ CLI = ROOT / "target" / "release" / "fprev"
 def cli(n):
     started = time.perf_counter()
     out = subprocess.run(
-        [str(CLI), "reveal", "numpy:sum", "-n", str(n), "--format", "json"],
+        [str(CLI), "reveal", "numpy:sum", "-n", str(n), "--format", "json", "--timings"],
         capture_output=True, text=True, check=True,
     ).stdout
     wall = time.perf_counter() - started

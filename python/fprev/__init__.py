@@ -23,12 +23,16 @@ row sums in one call (a GEMV or GEMM), so one call answers many queries.
 
 from __future__ import annotations
 
-import os
-from typing import Any, Callable, Optional, Union
+import os as _os
+import typing as _typing
 
 from . import _fprev
 from ._fprev import BlackBoxError, Check, OrderIndependentError, Tree, UnconfirmedWarning
-from ._dtypes import format_name
+from ._dtypes import format_name as _format_name
+
+if _typing.TYPE_CHECKING:  # annotations only: not names of the package
+    import os
+    from typing import Any, Callable, Optional, Union
 
 __all__ = [
     "BlackBoxError",
@@ -128,12 +132,12 @@ def reveal(
     return _fprev.reveal(
         fn,
         _count("n", n),
-        format_name(dtype),
+        _format_name(dtype),
         algo,
         _label(fn),
         rows=None if rows is None else _count("rows", rows),
         may_fuse=may_fuse,
-        accumulator=None if accumulator is None else format_name(accumulator),
+        accumulator=None if accumulator is None else _format_name(accumulator),
         pack=bool(pack),
         progress=bool(progress),
         confirm=_count("confirm", confirm, least=0),
@@ -242,7 +246,7 @@ def explain(
 def check(
     tree: Union[Tree, str, "os.PathLike[str]"],
     fn: Callable[[Any], Any],
-    trials: int = 200,
+    trials: int = 1000,
     *,
     dtype: Any = None,
     rows: Optional[int] = None,
@@ -258,15 +262,20 @@ def check(
     tree's own. With ``rows``, ``fn`` is the batched form and ``row`` the
     row compared.
 
+    ``trials`` defaults to the ``fprev check`` command's.
+
     Returns:
-        A :class:`Check`, true when every trial matched; ``.message`` says
-        how it went, ``.input`` holds the first input that did not match.
+        A :class:`Check` report, true when every trial matched:
+        ``.trials`` run, ``.message`` (how it went), and where a trial
+        did not match, ``.mismatch`` (its number, from 0), ``.input``,
+        and ``.replayed`` and ``.returned`` (the tree's replay and
+        ``fn``'s result).
     """
     return _fprev.check(
         _tree(tree),
         fn,
         _count("trials", trials),
-        None if dtype is None else format_name(dtype),
+        None if dtype is None else _format_name(dtype),
         _label(fn),
         rows=None if rows is None else _count("rows", rows),
         row=_count("row", row, least=0),
@@ -294,8 +303,8 @@ def _tree(tree: Any) -> Tree:
     """A Tree, or the tree file a path names."""
     if isinstance(tree, Tree):
         return tree
-    if isinstance(tree, (str, os.PathLike)):
-        return Tree.load(os.fspath(tree))
+    if isinstance(tree, (str, _os.PathLike)):
+        return Tree.load(_os.fspath(tree))
     raise TypeError("expected an fprev.Tree or the path of a tree file, got %s" % type(tree).__name__)
 
 
@@ -309,3 +318,5 @@ def _count(name: str, value: Any, least: int = 1) -> int:
 
 
 from . import reduce, testing  # noqa: E402  (they use the names above)
+
+del annotations  # the __future__ import's name, not the package's

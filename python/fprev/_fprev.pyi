@@ -72,7 +72,10 @@ class Check:
     trials: int
     accumulator: Optional[str]
     message: str
+    mismatch: Optional[int]
     input: Optional[list[float]]
+    replayed: Optional[float]
+    returned: Optional[float]
     def __bool__(self) -> bool: ...
 
 def reveal(

@@ -282,7 +282,12 @@ struct Check {
     trials: usize,
     accumulator: Option<&'static str>,
     message: String,
+    /// The first trial (0-based) that did not match.
+    mismatch: Option<usize>,
+    /// Its input, and what the replay and the black box gave.
     input: Option<Vec<f64>>,
+    replayed: Option<f64>,
+    returned: Option<f64>,
 }
 
 #[pymethods]
@@ -504,6 +509,9 @@ fn check(
         trials: report.trials,
         accumulator: report.accumulator.map(Format::name),
         message: report.summary("the tree", label, format, declared),
+        mismatch: report.mismatch.as_ref().map(|m| m.trial),
+        replayed: report.mismatch.as_ref().map(|m| m.replayed),
+        returned: report.mismatch.as_ref().map(|m| m.black_box),
         input: report.mismatch.map(|m| m.input),
     })
 }
@@ -670,6 +678,14 @@ fn replay(
     Ok(with_slice(&x, |s| replay.sum(s)))
 }
 
+/// The `fprev` command line on `argv` (as `sys.argv`, the program first),
+/// run in this interpreter with the GIL released (its Python black boxes
+/// take it back); returns the exit status. The console script calls it.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> i32 {
+    py.detach(|| fprev_cli::run_main(argv))
+}
+
 #[pymodule]
 fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -686,6 +702,7 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
     let sizes: fprev::sweep::Sizes = fprev::formula::infer::EXPLAIN_SIZES
         .parse()
         .map_err(PyValueError::new_err)?;

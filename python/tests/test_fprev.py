@@ -328,3 +328,42 @@ def test_numpy_sum_is_explained_and_its_formula_gives_the_tree_at_16384():
     assert e, str(e)
     assert len(e.sizes) >= 60
     assert Tree.from_formula(e.formula, 16384) == fprev.reveal(np.sum, 16384, confirm=0, arith=False)
+
+
+def test_the_package_exports_only_its_own_names():
+    import types
+
+    # Submodules (the pytest plugin, loaded by pytest) and names pytest's
+    # assertion rewriting adds (not identifiers) aside.
+    public = {
+        n
+        for n in dir(fprev)
+        if n.isidentifier() and not n.startswith("_") and not isinstance(getattr(fprev, n), types.ModuleType)
+    }
+    # Helper imports (os, typing's Any, Union, ...) are not the package's.
+    assert public - {"ALGORITHMS"} <= set(fprev.__all__), public - set(fprev.__all__)
+    for helper in ("Any", "Callable", "Optional", "Union", "os", "format_name"):
+        assert not hasattr(fprev, helper), helper
+
+
+def test_check_defaults_to_the_commands_trials_and_reports_its_mismatch():
+    import inspect
+    import subprocess
+
+    default = inspect.signature(fprev.check).parameters["trials"].default
+    command = shutil.which("fprev")
+    if command is None:
+        pytest.skip("the fprev command is not on PATH (install the package: pip install ./python)")
+    help_text = subprocess.run([command, "check", "--help"], capture_output=True, text=True).stdout
+    assert "Random inputs to try [default: %d]" % default in help_text, help_text
+
+    def backward(x):
+        s = x[-1]
+        for v in x[-2::-1]:
+            s = np.float32(s + v)
+        return s
+
+    forward = fprev.Tree.from_json("((((0+1)+2)+3)+4)")
+    report = fprev.check(forward, backward, dtype="float32")
+    assert not report and report.mismatch is not None and report.mismatch < report.trials
+    assert len(report.input) == 5 and report.replayed != report.returned

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use fprev::check;
@@ -397,6 +398,12 @@ pub(crate) struct OutputArgs {
     /// Write to FILE (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+    /// Keep the run's wall times in the JSON (stats.seconds,
+    /// stats.probe_seconds). Without it a tree file holds only what
+    /// describes the tree and deterministic counts: written again for an
+    /// unchanged order, it is the same file (golden files).
+    #[arg(long)]
+    pub(crate) timings: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -421,6 +428,8 @@ pub(crate) struct DiffArgs {
     pub(crate) a: PathBuf,
     /// Second tree file.
     pub(crate) b: PathBuf,
+    #[command(flatten)]
+    pub(crate) report: ReportArgs,
 }
 
 #[derive(Args, Debug)]
@@ -444,6 +453,41 @@ pub(crate) struct CheckArgs {
     pub(crate) mismatch: MismatchArgs,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
+    #[command(flatten)]
+    pub(crate) report: ReportArgs,
+}
+
+/// How `diff` and `check` report their answer: the text for people, one
+/// JSON object for machines, or only the exit status for scripts.
+#[derive(Args, Debug)]
+pub(crate) struct ReportArgs {
+    /// Output format: text for people, or json: one JSON object on stdout, for machines.
+    #[arg(long, value_name = "FORMAT", default_value = "text",
+          value_parser = PossibleValuesParser::new(["text", "json"])
+              .map(|s| OutputFormat::from_str(&s, false).expect("a listed value")))]
+    pub(crate) format: OutputFormat,
+    /// Print nothing on stdout: the exit status alone gives the answer (not with --format).
+    #[arg(short, long, conflicts_with = "format")]
+    pub(crate) quiet: bool,
+}
+
+/// What [`ReportArgs`] asks `diff` and `check` to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Report {
+    Text,
+    Json,
+    Quiet,
+}
+
+impl ReportArgs {
+    /// What to print.
+    pub(crate) fn report(&self) -> Report {
+        match (self.quiet, self.format) {
+            (true, _) => Report::Quiet,
+            (false, OutputFormat::Json) => Report::Json,
+            (false, _) => Report::Text,
+        }
+    }
 }
 
 /// A count of summands: a whole number of at least 1.

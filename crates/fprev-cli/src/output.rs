@@ -22,11 +22,12 @@ pub(crate) trait Output {
 }
 
 impl OutputFormat {
-    /// The [`Output`] that writes this format.
-    pub(crate) fn output(self) -> Box<dyn Output> {
+    /// The [`Output`] that writes this format; JSON keeps the run's times
+    /// with `timings`.
+    pub(crate) fn output(self, timings: bool) -> Box<dyn Output> {
         match self {
             OutputFormat::Text => Box::new(text::Text),
-            OutputFormat::Json => Box::new(json::Json),
+            OutputFormat::Json => Box::new(json::Json { timings }),
             OutputFormat::Dot => Box::new(dot::Dot),
             OutputFormat::Svg => Box::new(svg::Svg),
         }
@@ -57,7 +58,7 @@ impl OutputArgs {
     /// Writes `doc` in `format` (from [`resolve`](Self::resolve), called
     /// before the work that makes `doc`) to the file or stdout.
     pub(crate) fn write(&self, doc: &TreeDocument, format: OutputFormat) -> Result<()> {
-        write_out(&format.output().render(doc)?, self.path())
+        write_out(&format.output(self.timings).render(doc)?, self.path())
     }
 
     /// Writes `doc` as --format and -o say.

@@ -1418,3 +1418,57 @@ fn reveal_finds_the_arithmetic_from_a_sample_or_every_node() {
     let clash = run(&["reveal", "native:pairwise", "--every-node", "--no-arith"]);
     assert_eq!(clash.status.code(), Some(2));
 }
+
+/// A tree file written twice for one order is one file: pretty-printed, a
+/// key a line, no wall times (those only with --timings), so a golden file
+/// changes only when the order does. Files of the one-line form with times
+/// still read.
+#[test]
+fn tree_files_are_the_same_bytes_for_the_same_order() {
+    let dir = TempDir::new().unwrap();
+    for name in ["a.json", "b.json"] {
+        assert_ok(&run_in(
+            dir.path(),
+            &["reveal", "native:strided:4", "-n", "40", "-o", name],
+        ));
+    }
+    let a = std::fs::read_to_string(dir.path().join("a.json")).unwrap();
+    assert_eq!(
+        a,
+        std::fs::read_to_string(dir.path().join("b.json")).unwrap()
+    );
+    assert!(!a.contains("seconds"), "{a}");
+    assert!(a.starts_with("{\n  \"n\": 40,\n"), "{a}");
+    let lines: Vec<&str> = a.lines().collect();
+    assert!(lines.iter().any(|l| l.starts_with("  \"tree\": [")), "{a}");
+    // Another order, another file.
+    assert_ok(&run_in(
+        dir.path(),
+        &["reveal", "native:strided:8", "-n", "40", "-o", "c.json"],
+    ));
+    assert_ne!(
+        a,
+        std::fs::read_to_string(dir.path().join("c.json")).unwrap()
+    );
+    // --timings keeps the run's times.
+    let timed = run(&[
+        "reveal",
+        "native:strided:4",
+        "-n",
+        "40",
+        "--format",
+        "json",
+        "--timings",
+    ]);
+    let doc: Value = serde_json::from_str(&assert_ok(&timed)).unwrap();
+    assert!(doc["stats"]["seconds"].as_f64().is_some(), "{doc}");
+    // The one-line form, times and all, still reads, and is the same order.
+    let old = r#"{"n":3,"dtype":"f32","tree":[[0,1],2],"stats":{"queries":2,"inputs":2,"calls":2,"seconds":0.5,"probe_seconds":0.1}}"#;
+    std::fs::write(dir.path().join("old.json"), old).unwrap();
+    assert_ok(&run_in(
+        dir.path(),
+        &["reveal", "native:sequential", "-n", "3", "-o", "new.json"],
+    ));
+    let same = run_in(dir.path(), &["diff", "old.json", "new.json"]);
+    assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
+}

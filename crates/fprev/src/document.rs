@@ -141,36 +141,66 @@ impl TreeDocument {
         })
     }
 
-    /// The JSON form, keys in the order of docs/DESIGN.md (Tree formats), one line.
+    /// The JSON form: what describes the tree and the black box, and the
+    /// run's deterministic counts, never its times, so that a tree file
+    /// written again for an unchanged order is the same file. One key a
+    /// line in the order of docs/DESIGN.md (Tree formats), the tree itself
+    /// on one line, the other sections pretty-printed.
+    ///
+    /// ```
+    /// use fprev::document::TreeDocument;
+    ///
+    /// let doc = TreeDocument::new("((0+1)+2)".parse().unwrap());
+    /// assert_eq!(doc.to_json(), "{\n  \"n\": 3,\n  \"tree\": [[0,1],2]\n}");
+    /// ```
     pub fn to_json(&self) -> String {
-        let mut out = format!("{{\"n\":{}", self.tree.n());
+        self.json(false)
+    }
+
+    /// [`TreeDocument::to_json`] with the run's wall times too
+    /// (`stats.seconds`, `stats.probe_seconds`), for benchmarks.
+    pub fn to_json_with_timings(&self) -> String {
+        self.json(true)
+    }
+
+    fn json(&self, timings: bool) -> String {
+        let mut lines = vec![format!("\"n\": {}", self.tree.n())];
         if let Some(d) = self.dtype {
-            out += &format!(",\"dtype\":\"{d}\"");
+            lines.push(format!("\"dtype\": \"{d}\""));
         }
         if let Some(p) = &self.probe {
-            out += &format!(",\"probe\":{}", serde_json::Value::from(p.as_str()));
+            lines.push(format!(
+                "\"probe\": {}",
+                serde_json::Value::from(p.as_str())
+            ));
         }
-        out += ",\"tree\":";
-        out += &self.tree.to_json_tree();
+        lines.push(format!("\"tree\": {}", self.tree.to_json_tree()));
         if let Some(i) = &self.inferred {
-            out += ",\"inferred\":";
-            out += &serde_json::to_string(i).expect("a formula serializes");
+            lines.push(format!("\"inferred\": {}", pretty(i)));
         }
         if let Some(a) = &self.arithmetic {
-            out += ",\"arithmetic\":";
-            out += &serde_json::to_string(a).expect("a model serializes");
+            lines.push(format!("\"arithmetic\": {}", pretty(a)));
         }
         if let Some(s) = &self.stats {
-            out += ",\"stats\":";
-            out += &serde_json::to_string(s).expect("stats serialize");
+            let mut s = *s;
+            if !timings {
+                s.seconds = 0.0;
+                s.probe_seconds = 0.0;
+            }
+            lines.push(format!("\"stats\": {}", pretty(&s)));
         }
         if let Some(c) = &self.confirmation {
-            out += ",\"confirmation\":";
-            out += &serde_json::to_string(c).expect("a confirmation serializes");
+            lines.push(format!("\"confirmation\": {}", pretty(c)));
         }
-        out.push('}');
-        out
+        format!("{{\n  {}\n}}", lines.join(",\n  "))
     }
+}
+
+/// A section of the document, pretty-printed and indented one level.
+fn pretty<T: Serialize>(section: &T) -> String {
+    serde_json::to_string_pretty(section)
+        .expect("a document section serializes")
+        .replace('\n', "\n  ")
 }
 
 /// A model read from a file, refused when a newer fprev wrote it.
@@ -197,10 +227,12 @@ pub struct Stats {
     /// black box that sums many rows at once (a GEMM), and those that check
     /// it first (that its rows sum alike; its accumulator, before packing).
     pub calls: u64,
-    /// Wall time of the whole reveal, in seconds.
+    /// Wall time of the whole reveal, in seconds; 0 where a tree file
+    /// leaves it out (see [`TreeDocument::to_json`]).
+    #[serde(default, skip_serializing_if = "is_zero_time")]
     pub seconds: f64,
     /// Of which inside the black box.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero_time")]
     pub probe_seconds: f64,
     /// Calls spent afterwards finding what each node computes (the
     /// arithmetic model), 0 when none were needed.
@@ -210,6 +242,10 @@ pub struct Stats {
 
 fn is_zero(x: &u64) -> bool {
     *x == 0
+}
+
+fn is_zero_time(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// `7 queries in 7 calls`, or, where calls and inputs differ (packed

@@ -27,10 +27,14 @@ impl Output for Text {
                     fprev::sweep::runs(&i.from)
                 );
             } else if let Some(st) = doc.stats {
-                s += &format!(
-                    ": {st}, {:.3} s ({:.3} s in the black box)",
-                    st.seconds, st.probe_seconds
-                );
+                s += &format!(": {st}");
+                // Tree files keep no times unless written with --timings.
+                if st.seconds > 0.0 {
+                    s += &format!(
+                        ", {:.3} s ({:.3} s in the black box)",
+                        st.seconds, st.probe_seconds
+                    );
+                }
             }
             if let Some(st) = doc.stats.filter(|st| st.arithmetic_calls > 0) {
                 s += &format!(", and {} calls finding its arithmetic", st.arithmetic_calls);

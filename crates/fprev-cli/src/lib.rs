@@ -1,0 +1,91 @@
+//! The `fprev` command line, a thin layer over the library: this file is the
+//! entry point only (crash guard, MPI session, parsing, exit status).
+//! `args` says what the command line means, `commands` runs it, `output`
+//! and `write` put its results on stdout or in files.
+//!
+//! Two programs run it: the `fprev` binary (`src/main.rs`), and the Python
+//! package's `fprev` console script, which calls [`run_main`] inside the
+//! interpreter it was installed into, so that `numpy:`, `jax:`, `torch:`
+//! and `python:` black boxes are that environment's.
+
+mod args;
+mod commands;
+mod guard;
+mod mpi_job;
+mod output;
+mod progress;
+mod write;
+
+use clap::Parser;
+
+use fprev::error::{Error, Report};
+
+use args::Cli;
+
+/// Runs the command line `args` (the program's name first, as
+/// `std::env::args_os` gives it) and returns the process exit status,
+/// inside an MPI job too: there only rank 0 runs it (the other ranks serve
+/// its `mpi:` black boxes and exit in [`fprev::mpi::join`]).
+pub fn run_main<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    guard::install();
+    #[cfg(feature = "mpi")]
+    let session = match fprev::mpi::join() {
+        Ok(session) => session,
+        Err(e) => return report(&e),
+    };
+    let code = command_line(args);
+    #[cfg(feature = "mpi")]
+    if let Some(session) = session {
+        session.finish(code);
+    }
+    code
+}
+
+/// Parses the command line, runs it and returns the process exit status.
+fn command_line<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version on stdout; a usage error with clap's whole
+            // message (what was wrong, the possible values or "did you mean",
+            // the usage line) on stderr.
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    init_logging(cli.verbose);
+    commands::run(cli.command).unwrap_or_else(|e| report(&e))
+}
+
+/// Prints `e` with every cause below it (`cannot read t.json: No such file
+/// or directory`) on one line, and returns the exit status its kind maps to.
+fn report(e: &Error) -> i32 {
+    eprintln!("fprev: error: {}", Report(e));
+    e.exit_code()
+}
+
+/// Logs on stderr at `-v` (debug) or `-vv` (trace), or as `RUST_LOG` says
+/// (`RUST_LOG=fprev=trace`); colours only on a terminal.
+fn init_logging(verbose: u8) {
+    use std::io::IsTerminal;
+    let from_env = std::env::var("RUST_LOG").ok().filter(|v| !v.is_empty());
+    let filter = match (from_env, verbose) {
+        (Some(directives), _) => directives,
+        (None, 0) => return,
+        (None, 1) => "fprev=debug".into(),
+        (None, _) => "fprev=trace".into(),
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
