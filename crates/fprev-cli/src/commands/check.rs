@@ -8,13 +8,14 @@ use fprev::check::{self, Mismatch};
 use fprev::document::TreeDocument;
 use fprev::error::Result;
 use fprev::format::Format;
+use serde_json::json;
 
 use super::open_guarded;
-use crate::args::CheckArgs;
+use crate::args::{CheckArgs, Report};
 use crate::write::{self, write_out};
 
 /// Runs `fprev check`: 0 when every replay gives the black box's bits, 1
-/// when one differs (its input saved).
+/// when one differs (its input saved, in every --format and with --quiet).
 pub(super) fn run(a: CheckArgs) -> Result<i32> {
     let doc = TreeDocument::read(&a.tree)?;
     let mut opts = a.black_box.options(doc.dtype);
@@ -30,21 +31,49 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
         }
         None => check::check_row(&doc.tree, &mut black_box, trials, a.seed, a.row)?,
     };
-    write::println(report.summary(
-        &a.tree.display().to_string(),
-        &a.spec,
-        black_box.format(),
-        black_box.accumulator(),
-    ))?;
-    match report.mismatch {
-        None => Ok(0),
-        Some(m) => {
-            let file = &a.mismatch.mismatch_out;
-            save_mismatch(file, &a.spec, black_box.format(), a.row, &m)?;
-            write::println(format_args!("the input is saved to {}", file.display()))?;
-            Ok(1)
+    let file = &a.mismatch.mismatch_out;
+    if let Some(m) = &report.mismatch {
+        save_mismatch(file, &a.spec, black_box.format(), a.row, m)?;
+    }
+    let tree = a.tree.display().to_string();
+    match a.report.report() {
+        Report::Quiet => {}
+        Report::Text => {
+            let (format, declared) = (black_box.format(), black_box.accumulator());
+            write::println(report.summary(&tree, &a.spec, format, declared))?;
+            if report.mismatch.is_some() {
+                write::println(format_args!("the input is saved to {}", file.display()))?;
+            }
+        }
+        Report::Json => {
+            let mismatch = report.mismatch.as_ref().map(|m| {
+                json!({
+                    "accumulator": m.accumulator.name(),
+                    "black_box": m.black_box,
+                    "input_file": file.display().to_string(),
+                    "kind": m.kind.to_string(),
+                    "replayed": m.replayed,
+                    "trial": m.trial,
+                })
+            });
+            // Keys in alphabetical order, the order serde_json keeps.
+            let json = json!({
+                "accumulator": report.accumulator.map(|f| f.name()),
+                "dtype": black_box.format().name(),
+                "mismatch": mismatch,
+                "model": report.model.as_ref().map(ToString::to_string),
+                "ok": report.mismatch.is_none(),
+                "passed": report.passed(),
+                "row": a.row,
+                "seed": a.seed,
+                "spec": a.spec,
+                "tree": tree,
+                "trials": report.trials,
+            });
+            write::println(format_args!("{json:#}"))?;
         }
     }
+    Ok(if report.mismatch.is_some() { 1 } else { 0 })
 }
 
 /// Saves the input on which a replay and the black box `spec` differ, with

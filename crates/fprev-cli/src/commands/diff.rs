@@ -1,87 +1,176 @@
-//! `fprev diff`: compare two saved trees modulo child order.
+//! `fprev diff`: compare two saved trees modulo child order, and say so as
+//! text, as one JSON object (`--format json`) or by the exit status alone
+//! (`--quiet`).
 
 use fprev::document::TreeDocument;
 use fprev::error::Result;
+use serde_json::{Value, json};
 
-use crate::args::DiffArgs;
+use crate::args::{DiffArgs, Report};
 use crate::write;
+
+/// How two tree files compare: everything the text and the JSON say.
+struct Comparison {
+    /// The two files' names, as given.
+    a: String,
+    b: String,
+    /// Their sizes.
+    n: [usize; 2],
+    /// Each file's arithmetic model, as text (`None`: it carries none).
+    arithmetic: [Option<String>; 2],
+    /// Where they part (`None`: they agree).
+    difference: Option<Difference>,
+}
+
+/// Where two trees part, from the first thing compared.
+enum Difference {
+    /// Different numbers of summands.
+    Size,
+    /// Different orders: in each tree, the smallest subtree the other lacks
+    /// (`None`: every node of it is in the other).
+    Order([Option<String>; 2]),
+    /// The same order, but a node (its key, as text) computes differently
+    /// in each (what it computes in each).
+    Node(String, [String; 2]),
+    /// The same order and nodes, but the inputs or the products round
+    /// differently: the phrase saying how.
+    Leaves(String),
+}
 
 /// Runs `fprev diff`: 0 when the trees agree, 1 when they differ (with the
 /// first subtrees where they part).
 pub(super) fn run(a: DiffArgs) -> Result<i32> {
-    let (left_doc, right_doc) = (TreeDocument::read(&a.a)?, TreeDocument::read(&a.b)?);
-    let (left, right) = (&left_doc.tree, &right_doc.tree);
-    let Some(d) = left.diff(right) else {
-        return same_order(&a, &left_doc, &right_doc);
-    };
-    if left.n() != right.n() {
-        write::println(format_args!(
-            "different: {} has {} summands, {} has {}",
-            a.a.display(),
-            left.n(),
-            a.b.display(),
-            right.n()
-        ))?;
-        return Ok(1);
+    let (left, right) = (TreeDocument::read(&a.a)?, TreeDocument::read(&a.b)?);
+    let c = compare(&a, &left, &right);
+    match a.report.report() {
+        Report::Quiet => {}
+        Report::Json => write::println(format_args!("{:#}", c.json()))?,
+        Report::Text => write::print(c.text().as_bytes())?,
     }
-    write::println("different: the trees part at")?;
-    for (path, tree, node) in [(&a.a, left, d.left), (&a.b, right, d.right)] {
-        match node {
-            Some(node) => write::println(format_args!(
-                "  {}: {}",
-                path.display(),
-                tree.subtree_text(node)
-            ))?,
-            None => write::println(format_args!(
-                "  {}: (every node is in the other tree)",
-                path.display()
-            ))?,
-        }
-    }
-    Ok(1)
+    Ok(if c.difference.is_some() { 1 } else { 0 })
 }
 
-/// Equal orders: equal, or the same order with different arithmetic (the
-/// first node, from the leaves up, where the models part).
-fn same_order(a: &DiffArgs, left: &TreeDocument, right: &TreeDocument) -> Result<i32> {
-    let n = left.tree.n();
-    match (&left.arithmetic, &right.arithmetic) {
-        (Some(l), Some(r)) => {
+/// Compares the trees `left` (file `a.a`) and `right` (file `a.b`): the
+/// order modulo child order first, then, where both carry one, the
+/// arithmetic models (the first node, from the leaves up, where they part).
+fn compare(a: &DiffArgs, left: &TreeDocument, right: &TreeDocument) -> Comparison {
+    let (l, r) = (&left.tree, &right.tree);
+    let difference = match l.diff(r) {
+        Some(_) if l.n() != r.n() => Some(Difference::Size),
+        Some(d) => Some(Difference::Order([
+            d.left.map(|node| l.subtree_text(node)),
+            d.right.map(|node| r.subtree_text(node)),
+        ])),
+        None => match (&left.arithmetic, &right.arithmetic) {
             // Models name nodes by their leaves, so either tree serves.
-            if let Some((key, x, y)) = l.first_difference(r, &left.tree) {
-                write::println(format_args!(
-                    "same order, different arithmetic: the trees of {n} summands agree modulo \
-                     child order, but at {key} {} computes {x} and {} computes {y}",
-                    a.a.display(),
-                    a.b.display()
-                ))?;
-                return Ok(1);
-            }
-            if let Some(what) = l.leaf_difference(r) {
-                write::println(format_args!(
-                    "same order, different arithmetic: the trees of {n} summands agree modulo                      child order, and so do their nodes, but {what} ({} against {})",
-                    a.a.display(),
-                    a.b.display()
-                ))?;
-                return Ok(1);
-            }
-            write::println(format_args!(
-                "equal: the trees of {n} summands agree modulo child order, and so does their \
-                 arithmetic ({l})"
-            ))?;
-        }
-        (None, None) => write::println(format_args!(
-            "equal: the trees of {n} summands agree modulo child order"
-        ))?,
-        (l, _) => write::println(format_args!(
-            "equal: the trees of {n} summands agree modulo child order (only {} carries an \
-             arithmetic model, so their bits were not compared)",
-            if l.is_some() {
-                a.a.display()
-            } else {
-                a.b.display()
-            }
-        ))?,
+            (Some(x), Some(y)) => match x.first_difference(y, l) {
+                Some((key, p, q)) => Some(Difference::Node(
+                    key.to_string(),
+                    [p.to_string(), q.to_string()],
+                )),
+                None => x.leaf_difference(y).map(Difference::Leaves),
+            },
+            _ => None,
+        },
+    };
+    Comparison {
+        a: a.a.display().to_string(),
+        b: a.b.display().to_string(),
+        n: [l.n(), r.n()],
+        arithmetic: [&left.arithmetic, &right.arithmetic]
+            .map(|m| m.as_ref().map(|m| m.to_string())),
+        difference,
     }
-    Ok(0)
+}
+
+impl Comparison {
+    /// Whether both files carry an arithmetic model and their orders agree,
+    /// so that the models were compared too.
+    fn arithmetic_compared(&self) -> bool {
+        self.arithmetic.iter().all(Option::is_some)
+            && !matches!(
+                self.difference,
+                Some(Difference::Size | Difference::Order(_))
+            )
+    }
+
+    /// What `fprev diff` prints for people, lines ending in newlines.
+    fn text(&self) -> String {
+        let (a, b, [n, nb]) = (&self.a, &self.b, self.n);
+        match &self.difference {
+            Some(Difference::Size) => {
+                format!("different: {a} has {n} summands, {b} has {nb}\n")
+            }
+            Some(Difference::Order(parts)) => {
+                let mut text = "different: the trees part at\n".to_string();
+                for (path, part) in [a, b].into_iter().zip(parts) {
+                    let part = part
+                        .as_deref()
+                        .unwrap_or("(every node is in the other tree)");
+                    text += &format!("  {path}: {part}\n");
+                }
+                text
+            }
+            Some(Difference::Node(key, [x, y])) => format!(
+                "same order, different arithmetic: the trees of {n} summands agree modulo child \
+                 order, but at {key} {a} computes {x} and {b} computes {y}\n"
+            ),
+            Some(Difference::Leaves(what)) => format!(
+                "same order, different arithmetic: the trees of {n} summands agree modulo child \
+                 order, and so do their nodes, but {what} ({a} against {b})\n"
+            ),
+            None => match &self.arithmetic {
+                [Some(model), Some(_)] => format!(
+                    "equal: the trees of {n} summands agree modulo child order, and so does their \
+                     arithmetic ({model})\n"
+                ),
+                [None, None] => {
+                    format!("equal: the trees of {n} summands agree modulo child order\n")
+                }
+                [l, _] => format!(
+                    "equal: the trees of {n} summands agree modulo child order (only {} carries \
+                     an arithmetic model, so their bits were not compared)\n",
+                    if l.is_some() { a } else { b }
+                ),
+            },
+        }
+    }
+
+    /// What `fprev diff --format json` prints: one object, every key always
+    /// there (null where it does not apply), written in alphabetical order
+    /// (the order serde_json keeps).
+    fn json(&self) -> Value {
+        let (differs_in, a_has, b_has, node, detail) = match &self.difference {
+            None => (None, None, None, None, None),
+            Some(Difference::Size) => (Some("size"), None, None, None, None),
+            Some(Difference::Order([x, y])) => (Some("order"), x.clone(), y.clone(), None, None),
+            Some(Difference::Node(key, [x, y])) => (
+                Some("arithmetic"),
+                Some(x.clone()),
+                Some(y.clone()),
+                Some(key.clone()),
+                None,
+            ),
+            Some(Difference::Leaves(what)) => {
+                (Some("arithmetic"), None, None, None, Some(what.clone()))
+            }
+        };
+        json!({
+            "a": self.a,
+            "a_has": a_has,
+            "arithmetic": self.arithmetic,
+            "arithmetic_compared": self.arithmetic_compared(),
+            "b": self.b,
+            "b_has": b_has,
+            "detail": detail,
+            "differs_in": differs_in,
+            "n": self.n,
+            "node": node,
+            "same": self.difference.is_none(),
+            "same_order": !matches!(
+                self.difference,
+                Some(Difference::Size | Difference::Order(_))
+            ),
+        })
+    }
 }
