@@ -61,4 +61,4 @@ cargo test --all-features
 venv=target/python-venv
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check ./python
-"$venv/bin/python" -m pytest -q python/tests
+PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pytest -q python/tests
