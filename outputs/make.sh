@@ -86,7 +86,9 @@ printf 'spec\toptions\tn\tfile\treveal\tsummary\tarithmetic\tqueries\tinputs\tca
 # One line, tabs and newlines flattened, for a TSV cell.
 cell() { tr '\t\n' '  ' | sed 's/  *$//'; }
 # A field of the JSON's "stats" (grep, not jq: jq refuses trees over 256 deep).
-stat_of() { grep -o '"stats":{[^}]*}' "$1" | sed 's/^"stats"://' | jq -r ".$2 // \"\""; }
+# The stats section of a tree file (pretty-printed, a key a line; the tree
+# itself can be too deep for jq to read whole).
+stat_of() { sed -n '/^  "stats": {/,/^  }/p' "$1" | sed '1s/.*/{/; $s/.*/}/' | jq -r ".$2 // \"\""; }
 
 # run_case SPEC N BASE SVG [reveal options...]: reveal, render, check; one TSV row.
 # Sets RC to the reveal's exit status.

@@ -28,7 +28,7 @@ fi
 # PyTorch is too heavy for CI: its tests skip, saying so, when it is absent.
 # maturin builds the Python package; pytest runs its suite.
 need_pip=()
-for pkg in numpy ml_dtypes jax maturin pytest; do
+for pkg in numpy ml_dtypes jax maturin pytest ipykernel nbclient nbformat; do
   python3 -c "import $pkg" 2>/dev/null || need_pip+=("$pkg")
 done
 if [ ${#need_pip[@]} -gt 0 ]; then

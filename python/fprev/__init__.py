@@ -27,7 +27,7 @@ import os as _os
 import typing as _typing
 
 from . import _fprev
-from ._fprev import BlackBoxError, Check, OrderIndependentError, Tree, UnconfirmedWarning
+from ._fprev import BlackBoxError, Check, OrderIndependentError, Sweep, Tree, UnconfirmedWarning
 from ._dtypes import format_name as _format_name
 
 if _typing.TYPE_CHECKING:  # annotations only: not names of the package
@@ -46,6 +46,8 @@ __all__ = [
     "explain",
     "reduce",
     "reveal",
+    "sweep",
+    "Sweep",
     "testing",
 ]
 
@@ -75,7 +77,7 @@ def reveal(
     may_fuse: Optional[bool] = None,
     accumulator: Any = None,
     pack: bool = True,
-    progress: bool = False,
+    progress: Optional[bool] = None,
     confirm: int = 48,
     arith: bool = True,
 ) -> Tree:
@@ -101,8 +103,9 @@ def reveal(
             if known (NumPy sums float16 in float32).
         pack: pack queries of independent subproblems into one input
             (``False``: one query per call, as the FPRev paper).
-        progress: draw a progress bar on stderr once a reveal takes over a
-            second.
+        progress: a progress line on ``sys.stderr`` once a reveal takes
+            over a second (under the cell, in Jupyter). Default: on in a
+            Jupyter notebook, off elsewhere.
         confirm: random inputs the revealed tree is replayed on and
             compared with ``fn`` bit for bit (``0``: not confirmed).
             Masked inputs see only the order; a function that does not
@@ -139,7 +142,7 @@ def reveal(
         may_fuse=may_fuse,
         accumulator=None if accumulator is None else _format_name(accumulator),
         pack=bool(pack),
-        progress=bool(progress),
+        progress=_in_notebook() if progress is None else bool(progress),
         confirm=_count("confirm", confirm, least=0),
         arith=bool(arith),
     )
@@ -283,6 +286,53 @@ def check(
     )
 
 
+def sweep(
+    fn: Callable[[Any], Any],
+    sizes: Any,
+    dtype: Any = "float32",
+    *,
+    rows: Optional[int] = None,
+    may_fuse: Optional[bool] = None,
+    accumulator: Any = None,
+    confirm: int = 48,
+) -> Sweep:
+    """Reveal ``fn`` at every size of ``sizes`` and say where its order
+    changes, as ``fprev sweep`` does.
+
+    Args:
+        fn: as for :func:`reveal`.
+        sizes: ``"1..300"``, ``"1..1024:7"``, ``"1..64,128,256"`` (the
+            command's ``-n``), or an iterable of sizes.
+        dtype, rows, may_fuse, accumulator: as for :func:`reveal`.
+        confirm: random inputs each tree is replayed on (0: none); where
+            plain additions do not give ``fn``'s bits, its arithmetic is
+            found and replayed instead.
+
+    Returns:
+        A :class:`Sweep`: ``str(s)`` is the command's table, ``s.sizes``,
+        ``s.trees`` (each size's :class:`Tree`, ``None`` where ``fn`` was
+        found broken or order-independent), ``s.change_points`` (``(n,
+        from, to)``), ``s.formula`` (the one formula that regenerates every
+        tree, if any) and ``s.to_json()``.
+    """
+    if isinstance(sizes, str):
+        listed = _fprev.parse_sizes(sizes)
+    else:
+        listed = sorted({_count("a size", n) for n in sizes})
+    if not listed:
+        raise ValueError("sizes: no size to reveal")
+    return _fprev.sweep(
+        fn,
+        listed,
+        _format_name(dtype),
+        _label(fn),
+        rows=None if rows is None else _count("rows", rows),
+        may_fuse=may_fuse,
+        accumulator=None if accumulator is None else _format_name(accumulator),
+        confirm=_count("confirm", confirm, least=0),
+    )
+
+
 def diff(a: Union[Tree, str, "os.PathLike[str]"], b: Union[Tree, str, "os.PathLike[str]"]) -> Optional[str]:
     """``None`` when ``a`` and ``b`` are the same order (modulo the order of
     each node's children), else where they part: the smallest subtree of
@@ -306,6 +356,15 @@ def _tree(tree: Any) -> Tree:
     if isinstance(tree, (str, _os.PathLike)):
         return Tree.load(_os.fspath(tree))
     raise TypeError("expected an fprev.Tree or the path of a tree file, got %s" % type(tree).__name__)
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (IPython's ZMQ shell)."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
 
 
 def _count(name: str, value: Any, least: int = 1) -> int:

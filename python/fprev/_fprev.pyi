@@ -78,6 +78,26 @@ class Check:
     returned: Optional[float]
     def __bool__(self) -> bool: ...
 
+class Sweep:
+    """The reveals of :func:`fprev.sweep`; ``str()`` is ``fprev sweep``'s table."""
+
+    sizes: list[int]
+    trees: list[Optional[Tree]]
+    change_points: list[tuple[int, str, str]]
+    formula: Optional[str]
+    def to_json(self) -> str: ...
+
+def parse_sizes(text: str) -> list[int]: ...
+def sweep(
+    call: Callable[[Any], Any],
+    sizes: list[int],
+    dtype: str,
+    label: str,
+    rows: Optional[int] = None,
+    may_fuse: Optional[bool] = None,
+    accumulator: Optional[str] = None,
+    confirm: int = 48,
+) -> Sweep: ...
 def reveal(
     call: Callable[[Any], Any],
     n: int,

@@ -241,6 +241,48 @@ impl Tree {
         String::from_utf8(svg).ok()
     }
 
+    /// Jupyter's rich view: the captioned drawing of `_repr_svg_` in a
+    /// figure, with a line saying what is known of the tree; its text form
+    /// (cut short) where `dot` is missing.
+    fn _repr_html_(&self) -> String {
+        let escape = |s: &str| {
+            s.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+        };
+        let mut facts = vec![format!("{} summands", self.tree().n())];
+        facts.extend(self.doc.probe.clone());
+        facts.extend(self.doc.dtype.map(|d| d.to_string()));
+        facts.push(format!("depth {}", self.tree().depth()));
+        if let Some(i) = &self.doc.inferred {
+            facts.push(format!("formula native:{}", i.formula));
+        }
+        if let Some(a) = &self.doc.arithmetic {
+            facts.push(format!("arithmetic: {a}"));
+        }
+        facts.push(
+            match &self.doc.confirmation {
+                Some(c) if c.confirmed() => "confirmed by replay",
+                Some(_) => "NOT confirmed by replay",
+                None => "not replayed",
+            }
+            .to_string(),
+        );
+        let picture = match self._repr_svg_() {
+            Some(svg) => svg,
+            None => {
+                let text = self.tree().to_text();
+                let cut: String = text.chars().take(2000).collect();
+                let more = if cut.len() < text.len() { "…" } else { "" };
+                format!("<pre>{}{more}</pre>", escape(&cut))
+            }
+        };
+        format!(
+            "<figure class=\"fprev-tree\">{picture}<figcaption>{}</figcaption></figure>",
+            escape(&facts.join("; "))
+        )
+    }
+
     fn __eq__(&self, other: PyRef<'_, Tree>) -> bool {
         self.tree().diff(other.tree()).is_none()
     }
@@ -301,9 +343,10 @@ impl Check {
     }
 }
 
-/// A one-line progress report on stderr, redrawn in place at most ten
-/// times a second once a reveal has run for a second (most end sooner),
-/// and erased at the end.
+/// A one-line progress report on Python's `sys.stderr` (so that Jupyter
+/// shows it under the cell), redrawn in place at most ten times a second
+/// once a reveal has run for a second (most end sooner), and erased at the
+/// end.
 struct ProgressLine {
     started: Instant,
     drawn: Option<Instant>,
@@ -313,6 +356,15 @@ struct ProgressLine {
 impl ProgressLine {
     const DELAY: Duration = Duration::from_secs(1);
     const EVERY: Duration = Duration::from_millis(100);
+
+    fn draw(text: &str) {
+        Python::attach(|py| {
+            if let Ok(stderr) = py.import("sys").and_then(|sys| sys.getattr("stderr")) {
+                let _ = stderr.call_method1("write", (text,));
+                let _ = stderr.call_method0("flush");
+            }
+        });
+    }
 }
 
 impl Observer for ProgressLine {
@@ -332,12 +384,12 @@ impl Observer for ProgressLine {
             p.placed, p.n, p.queries, p.calls
         );
         self.width = self.width.max(line.len());
-        eprint!("\r{line:<w$}", w = self.width);
+        Self::draw(&format!("\r{line:<w$}", w = self.width));
     }
 
     fn finished(&mut self) {
         if self.drawn.is_some() {
-            eprint!("\r{:w$}\r", "", w = self.width);
+            Self::draw(&format!("\r{:w$}\r", "", w = self.width));
         }
     }
 }
@@ -585,6 +637,201 @@ fn explain(reveal: &Bound<'_, PyAny>, sizes: Vec<usize>) -> PyResult<Explained> 
     ))
 }
 
+/// A Python black box opened for each size of a sweep, which keeps what
+/// the callable raised for [`sweep`] to raise in turn (the crate's sweep
+/// drops its probes).
+struct Stashing {
+    probe: PythonProbe,
+    raised: std::rc::Rc<std::cell::RefCell<Option<PyErr>>>,
+}
+
+impl Stashing {
+    fn kept<T>(&mut self, r: fprev::Result<T>) -> fprev::Result<T> {
+        if r.is_err()
+            && let Some(e) = self.probe.take_exception()
+        {
+            *self.raised.borrow_mut() = Some(e);
+        }
+        r
+    }
+}
+
+impl fprev::Probe for Stashing {
+    fn n(&self) -> usize {
+        self.probe.n()
+    }
+    fn format(&self) -> Format {
+        self.probe.format()
+    }
+    fn accumulator(&self) -> Format {
+        self.probe.accumulator()
+    }
+    fn may_fuse(&self) -> bool {
+        self.probe.may_fuse()
+    }
+    fn max_batch(&self) -> usize {
+        self.probe.max_batch()
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        let r = self.probe.sum(inputs, out);
+        self.kept(r)
+    }
+    fn sum_batch(&mut self, batch: &fprev::probe::Batch, out: &mut [f64]) -> fprev::Result<()> {
+        let r = self.probe.sum_batch(batch, out);
+        self.kept(r)
+    }
+    fn multiplies(&self) -> bool {
+        self.probe.multiplies()
+    }
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        let r = self.probe.dot(rows, y, out);
+        self.kept(r)
+    }
+}
+
+/// The reveals of a sweep over sizes, as `fprev sweep` prints them.
+#[pyclass(name = "Sweep", module = "fprev", frozen)]
+struct SweepReport {
+    sweep: fprev::sweep::Sweep,
+}
+
+#[pymethods]
+impl SweepReport {
+    /// The sizes revealed, in increasing order.
+    #[getter]
+    fn sizes(&self) -> Vec<usize> {
+        self.sweep.points.iter().map(|p| p.n).collect()
+    }
+
+    /// Each size's tree (`None` where the reveal found the black box broken
+    /// or order-independent), with its arithmetic where plain additions
+    /// did not replay it.
+    #[getter]
+    fn trees(&self) -> Vec<Option<Tree>> {
+        self.sweep
+            .points
+            .iter()
+            .map(|p| match &p.outcome {
+                fprev::sweep::Outcome::Tree(t) | fprev::sweep::Outcome::Unconfirmed(t) => {
+                    Some(Tree {
+                        doc: TreeDocument {
+                            stats: p.stats,
+                            arithmetic: p.arithmetic.clone(),
+                            dtype: Some(self.sweep.format),
+                            probe: Some(self.sweep.spec.clone()),
+                            ..TreeDocument::new(t.clone())
+                        },
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Where the order's name changes: `(n, from, to)`, `n` the first size
+    /// of the new order.
+    #[getter]
+    fn change_points(&self) -> Vec<(usize, String, String)> {
+        self.sweep
+            .change_points()
+            .into_iter()
+            .map(|c| (c.n, c.from, c.to))
+            .collect()
+    }
+
+    /// The one formula that regenerates every tree revealed, if any.
+    #[getter]
+    fn formula(&self) -> Option<String> {
+        self.sweep
+            .formula()
+            .and_then(|i| i.formula)
+            .map(|f| f.to_string())
+    }
+
+    /// The sweep as the JSON of `fprev sweep --format json`.
+    fn to_json(&self) -> String {
+        self.sweep.to_json()
+    }
+
+    fn __str__(&self) -> String {
+        self.sweep.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<fprev.Sweep of {} at {} sizes>",
+            self.sweep.spec,
+            self.sweep.points.len()
+        )
+    }
+}
+
+/// The sizes `fprev sweep -n` takes: `A..B`, `A..B:S`, lists of them.
+#[pyfunction]
+fn parse_sizes(text: &str) -> PyResult<Vec<usize>> {
+    let sizes: fprev::sweep::Sizes = text.parse().map_err(PyValueError::new_err)?;
+    Ok(sizes.0)
+}
+
+#[pyfunction]
+#[pyo3(signature = (call, sizes, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS))]
+#[allow(clippy::too_many_arguments)]
+fn sweep(
+    py: Python<'_>,
+    call: &Bound<'_, PyAny>,
+    sizes: Vec<usize>,
+    dtype: &str,
+    label: &str,
+    rows: Option<usize>,
+    may_fuse: Option<bool>,
+    accumulator: Option<&str>,
+    confirm: usize,
+) -> PyResult<SweepReport> {
+    let format = format(dtype)?;
+    let described = Described {
+        rows,
+        accumulator: accumulator.map(self::format).transpose()?,
+        may_fuse: may_fuse.unwrap_or(true),
+    };
+    // The first size opened here: a bad callable raises what reveal raises.
+    if let Some(&n) = sizes.first() {
+        probe(py, call, label, n, format, described)?;
+    }
+    let raised = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let (callable, name, kept) = (call.clone().unbind(), label.to_string(), raised.clone());
+    let mut open =
+        move |_: &str, po: &fprev::probe::ProbeOptions| -> fprev::Result<Box<dyn fprev::Probe>> {
+            let n = po.n.expect("a sweep opens each size");
+            let probe = Python::attach(|py| {
+                PythonProbe::from_callable(py, callable.bind(py), &name, n, format, described)
+            })?;
+            Ok(Box::new(Stashing {
+                probe,
+                raised: kept.clone(),
+            }))
+        };
+    let probe_opts = fprev::probe::ProbeOptions {
+        format,
+        ..Default::default()
+    };
+    let outcome = fprev::sweep::sweep_with(
+        label,
+        &probe_opts,
+        &fprev::sweep::Sizes(sizes),
+        &[None],
+        &Options::default(),
+        confirm,
+        &mut open,
+        &mut fprev::reveal::Silent,
+    );
+    if let Some(e) = raised.borrow_mut().take() {
+        return Err(e);
+    }
+    Ok(SweepReport {
+        sweep: outcome.map_err(to_py)?,
+    })
+}
+
 /// A 1-D float64 or float32 array's values, for the reducers.
 enum Floats<'py> {
     F64(PyReadonlyArray1<'py, f64>),
@@ -703,6 +950,9 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_sizes, m)?)?;
+    m.add_class::<SweepReport>()?;
     let sizes: fprev::sweep::Sizes = fprev::formula::infer::EXPLAIN_SIZES
         .parse()
         .map_err(PyValueError::new_err)?;

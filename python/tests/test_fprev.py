@@ -367,3 +367,22 @@ def test_check_defaults_to_the_commands_trials_and_reports_its_mismatch():
     report = fprev.check(forward, backward, dtype="float32")
     assert not report and report.mismatch is not None and report.mismatch < report.trials
     assert len(report.input) == 5 and report.replayed != report.returned
+
+
+def test_sweep_finds_the_switch_of_an_order_written_out():
+    s = fprev.sweep(switches_at_10, "2..16")
+    assert s.sizes == list(range(2, 17))
+    # Each size's tree is that size's reveal.
+    for n, tree in zip(s.sizes, s.trees):
+        assert tree == fprev.reveal(switches_at_10, n, confirm=0), n
+    # The order's name changes once, at 10, where the function switches.
+    assert [n for n, _, _ in s.change_points] == [10], s.change_points
+    # One formula regenerates every size, and holds past them.
+    assert s.formula is not None
+    assert Tree.from_formula(s.formula, 40) == fprev.reveal(switches_at_10, 40, confirm=0)
+    table = str(s)
+    assert ["10..16", "reverse"] in [line.split() for line in table.splitlines()], table
+    assert '"change_points"' in s.to_json()
+    assert fprev.sweep(four_lanes, [8, 3, 8]).sizes == [3, 8]
+    with pytest.raises(ValueError):
+        fprev.sweep(four_lanes, "")

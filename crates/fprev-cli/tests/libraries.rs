@@ -392,7 +392,7 @@ fn a_tree_file_carries_its_arithmetic_to_check_replay_and_diff() {
     let out = run_in(dir.path(), &["diff", "a.json", "b.json"]);
     assert!(assert_ok(&out).starts_with("equal:"), "{}", stdout(&out));
     // Without the model the same file is a plain f32 replay, which differs.
-    let plain = text.replace(r#""format":"f64""#, r#""format":"f32""#);
+    let plain = text.replace(r#""format": "f64""#, r#""format": "f32""#);
     std::fs::write(dir.path().join("c.json"), plain).unwrap();
     let out = run_in(dir.path(), &["diff", "a.json", "c.json"]);
     assert_eq!(out.status.code(), Some(1));
@@ -1451,8 +1451,9 @@ fn reveal_infer_predicts_the_revealed_tree() {
         );
         // Too deep for serde_json's default recursion limit: read as text.
         let text = std::fs::read_to_string(dir.path().join("predicted.json")).unwrap();
-        assert!(text.contains(r#""inferred":{"formula":""#), "{spec}");
-        assert!(text.contains(r#""proven":8999}"#), "{spec}");
+        assert!(text.contains(r#""inferred": {"#), "{spec}");
+        assert!(text.contains(r#""formula": ""#), "{spec}");
+        assert!(text.contains(r#""proven": 8999"#), "{spec}");
         let out = run_in(
             dir.path(),
             &["reveal", spec, "-n", "9000", "-o", "revealed.json"],

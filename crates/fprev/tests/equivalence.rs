@@ -71,7 +71,7 @@ fn a_snapshot_is_written_when_asked_then_compared() {
     assert!(
         std::fs::read_to_string(&path)
             .unwrap()
-            .contains("\"tree\":[[0,1],2]")
+            .contains("\"tree\": [[0,1],2]")
     );
     // Then the same order passes and another fails, naming the files.
     check_order(&mut replay("(2+(1+0))"), &path)
