@@ -1467,3 +1467,23 @@ fn reveal_infer_predicts_the_revealed_tree() {
         );
     }
 }
+
+/// Where no reference order gives a revealed tree, its summary line names
+/// the formula found for a real library that gives it, node for node:
+/// NumPy's sum and OpenBLAS's sdot at 1,000 summands.
+#[test]
+fn the_summary_names_the_known_formula_that_gives_the_tree() {
+    for (spec, found_for) in [
+        ("numpy:sum", "found for numpy:sum"),
+        ("blas:dot", "(OpenBLAS's sdot)"),
+    ] {
+        let out = run(&["reveal", spec, "-n", "1000"]);
+        assert_eq!(out.status.code(), Some(0), "{spec}: {}", stderr(&out));
+        let said = stdout(&out);
+        let line = said.lines().nth(1).unwrap_or_default();
+        assert!(
+            line.starts_with("# formula native:") && line.contains(found_for),
+            "{spec}: {line}"
+        );
+    }
+}

@@ -61,6 +61,7 @@
 //!   `LANES` is `interleave(M, …)` or `body(M, interleave(…), …)`.
 
 pub mod infer;
+pub mod known;
 
 use std::fmt;
 use std::str::FromStr;

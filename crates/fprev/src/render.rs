@@ -171,7 +171,7 @@ pub fn text(tree: &SummationTree) -> String {
     format!(
         "{}\n# {}\n{}",
         tree.to_text(),
-        Shape::of(tree),
+        Shape::named(tree),
         text::outline(tree)
     )
 }
