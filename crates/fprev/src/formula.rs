@@ -48,6 +48,10 @@
 //! - `doubling`: recursive doubling as MPI implements it: with `m` values
 //!   and `2^k` the largest power of two up to `m`, the first `2(m - 2^k)`
 //!   are added in pairs, then the `2^k` values halve pairwise;
+//! - `fold`: folded in halves, as a vector register's lanes are summed:
+//!   the values at even places and those at odd places each folded so,
+//!   then added (of 16 lane sums, lane `r + 8` joins lane `r` first, then
+//!   `r + 4`, ...: XLA's vectorised reduction combines its lanes so);
 //! - `kblocks(Q, U, INNER)`: blocks of `Q` summands while at least `2Q`
 //!   remain; a rest between `Q` and `2Q` is cut in two, the first part
 //!   half of it (rounded down) rounded up to a multiple of `U`; each block
@@ -104,6 +108,11 @@ pub enum Formula {
     /// Recursive doubling, the first values folded in pairs down to a
     /// power of two.
     Doubling,
+    /// Folded in halves, as a vector register's lanes are summed: the
+    /// values at even positions and those at odd positions, each folded
+    /// so, then added (of `2^k` values, value `r + 2^(k-1)` joins value
+    /// `r` first).
+    Fold,
     /// Blocks of `Q` over the summands, a rest between `Q` and `2Q` halved
     /// (its half rounded down, then up to a multiple of `U`; without `U`,
     /// its larger half first), each summed by the formula, the block sums
@@ -218,6 +227,7 @@ impl Formula {
                 let slots = x.iter().map(|v| Some(*v)).collect();
                 doubling(slots, a).expect("a formula needs at least one summand")
             }
+            Formula::Fold => fold(x, a),
             Formula::KBlocks(q, u, inner) => {
                 let mut sums = Vec::new();
                 let mut at = 0;
@@ -312,7 +322,7 @@ impl Formula {
     pub fn may_fuse(&self) -> bool {
         match self {
             Formula::Order(order) => matches!(order, Order::Fused(_)),
-            Formula::Doubling => false,
+            Formula::Doubling | Formula::Fold => false,
             Formula::Split(_, a, b) => a.may_fuse() || b.may_fuse(),
             Formula::Interleave(_, a, b) | Formula::Blocks(_, a, b) | Formula::Below(_, a, b) => {
                 a.may_fuse() || b.may_fuse()
@@ -391,7 +401,7 @@ impl Formula {
                 inner.phrase(),
                 outer.phrase()
             ),
-            Formula::Doubling => format!("the summands {}", self.phrase()),
+            Formula::Doubling | Formula::Fold => format!("the summands {}", self.phrase()),
             Formula::KBlocks(q, u, inner) => format!(
                 "blocks of {q} summands while at least {} remain, a rest between {q} and {} \
                  cut in two ({}), each block {}, the blocks added left to right",
@@ -438,6 +448,9 @@ impl Formula {
             Formula::Doubling => "combined by recursive doubling (the first folded in pairs down \
                                   to a power of two, then halved pairwise)"
                 .into(),
+            Formula::Fold => "folded in halves, as a vector register's lanes are (those at even \
+                              places and those at odd places each folded so, then added)"
+                .into(),
             _ => format!("summed as {}", self.clause()),
         }
     }
@@ -461,6 +474,17 @@ fn doubling<A: Adder>(slots: Vec<Option<A::Value>>, a: &mut A) -> Option<A::Valu
         values = values.chunks(2).map(|p| add(p[0], p[1], a)).collect();
     }
     values[0]
+}
+
+/// `x` folded in halves: [`Formula::Fold`].
+fn fold<A: Adder>(x: &[A::Value], a: &mut A) -> A::Value {
+    if let [v] = x {
+        return *v;
+    }
+    let even: Vec<A::Value> = x.iter().step_by(2).copied().collect();
+    let odd: Vec<A::Value> = x.iter().skip(1).step_by(2).copied().collect();
+    let (e, o) = (fold(&even, a), fold(&odd, a));
+    a.add(e, o)
 }
 
 /// A body's `sum` with the summands `rest` past it, as `tail` says.
@@ -519,6 +543,7 @@ impl fmt::Display for Formula {
             Formula::KBlocks(q, None, inner) => write!(f, "kblocks({q}, {inner})"),
             Formula::Split(p, i, o) => write!(f, "split({p}, {i}, {o})"),
             Formula::Doubling => f.write_str("doubling"),
+            Formula::Fold => f.write_str("fold"),
         }
     }
 }
@@ -552,8 +577,10 @@ impl<'t> Parser<'t> {
     fn formula(&mut self) -> Result<Formula, String> {
         let name = self.name();
         if !self.eat('(') {
-            if name == "doubling" {
-                return Ok(Formula::Doubling);
+            match name {
+                "doubling" => return Ok(Formula::Doubling),
+                "fold" => return Ok(Formula::Fold),
+                _ => {}
             }
             let order: Order = name.parse()?;
             return Ok(Formula::Order(order));
@@ -675,7 +702,7 @@ impl<'t> Parser<'t> {
             _ => {
                 return Err(format!(
                     "unknown formula '{name}(…)': expected interleave, blocks, body, halves, \
-                     below, windows, kblocks, split or peel (or doubling, or an order: sequential, reverse, pairwise, binary-tree, \
+                     below, windows, kblocks, split or peel (or doubling, fold, or an order: sequential, reverse, pairwise, binary-tree, \
                      strided:K, blocked:B, fused:K)"
                 ));
             }
@@ -840,6 +867,19 @@ mod tests {
             "((((((0+1)+2)+3)+(((4+5)+6)+7))+((8+9)+10))+(11+12))"
         );
         assert!(k.sentence().contains("the larger half first"));
+    }
+
+    #[test]
+    fn fold_adds_the_far_half_first() {
+        let fold = f("fold");
+        assert_eq!(fold.to_string(), "fold");
+        assert_eq!(fold.tree(8).to_text(), "(((0+4)+(2+6))+((1+5)+(3+7)))");
+        // Any count: even places against odd ones, recursively.
+        assert_eq!(fold.tree(5).to_text(), "(((0+4)+2)+(1+3))");
+        // As nested halves of interleave(2): the lanes of a vector register.
+        let nested = f("interleave(2, interleave(2, interleave(2, sequential, sequential), \
+                        sequential), sequential)");
+        assert_eq!(fold.tree(16), nested.tree(16));
     }
 
     #[test]

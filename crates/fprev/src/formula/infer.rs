@@ -15,8 +15,10 @@
 //! four regimes). Where sizes between two regimes were not revealed, the
 //! switch is only known to lie in that gap ([`Inference::gaps`]).
 
+use petgraph::graph::NodeIndex;
+
 use crate::order::Order;
-use crate::tree::SummationTree;
+use crate::tree::{SummationTree, TreeBuilder};
 
 use super::{Formula, Tail};
 
@@ -118,10 +120,18 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
     let mut from = 0;
     let mut closest = None;
     while from < trees.len() && regimes.len() < MOST_REGIMES {
-        let (formula, explained) = longest(&trees[from..], largest);
-        // A later regime seen at one size only is no evidence of a rule.
+        let (mut formula, mut explained) = longest(&trees[from..], largest);
+        // A later regime seen at one size only is no evidence of a rule;
+        // a vectorised kernel may explain every size left (a regime of one
+        // size being no evidence either).
         if explained == 0 || (from > 0 && explained < 2) {
-            break;
+            match vectorised(&trees[from..]) {
+                Some(lanes) if from == 0 || trees.len() - from >= 2 => {
+                    formula = lanes;
+                    explained = trees.len() - from;
+                }
+                _ => break,
+            }
         }
         if from > 0 {
             gaps.push((trees[from - 1].n() + 1, trees[from].n()));
@@ -260,6 +270,126 @@ fn blocked(
         at += count;
     }
     (at == trees.len()).then(|| (join(regimes), gaps))
+}
+
+/// The formula of trees that a vectorised kernel sums (XLA's reduction
+/// on CPU past 4,095 summands): `K` interleaved lanes, `K` the partner of
+/// summand 0, each lane a subtree whose formula is inferred from the lanes
+/// of every tree, their sums combined by one order. `None` when the trees
+/// are not so made, or no formula gives every one of them.
+fn vectorised(trees: &[&SummationTree]) -> Option<Formula> {
+    let k = partner_of_0(trees.first()?)?;
+    let mut lanes = Vec::new();
+    let mut combined = Vec::new();
+    for t in trees {
+        let (lane_trees, outer) = split_lanes(t, k)?;
+        lanes.extend(lane_trees);
+        combined.push(outer);
+    }
+    let inner = infer(&lanes).formula?;
+    let outer = [
+        Formula::Fold,
+        Order::Pairwise.into(),
+        Order::Sequential.into(),
+        Order::BinaryTree.into(),
+        Order::Reverse.into(),
+    ]
+    .into_iter()
+    .find(|f| combined.iter().all(|c| &f.tree(k) == c))?;
+    let formula = Formula::Interleave(k, Box::new(inner), Box::new(outer));
+    trees
+        .iter()
+        .all(|t| &formula.tree(t.n()) == *t)
+        .then_some(formula)
+}
+
+/// The summand added to summand 0 first, when it is a lone summand `k > 1`.
+fn partner_of_0(tree: &SummationTree) -> Option<usize> {
+    let parent = parent(tree, tree.leaf(0))?;
+    let k = tree
+        .children(parent)
+        .iter()
+        .find_map(|c| tree.node(*c).leaf.filter(|&k| k != 0))?;
+    (k > 1).then_some(k)
+}
+
+fn parent(tree: &SummationTree, node: NodeIndex) -> Option<NodeIndex> {
+    tree.graph()
+        .neighbors_directed(node, petgraph::Direction::Incoming)
+        .next()
+}
+
+/// `tree`'s `k` lanes (lane `r`: summands `r, r + k, ...`), each a subtree
+/// of its own, renumbered `0, 1, ...`, and the tree of their sums (lane
+/// `r` summand `r`); `None` unless every lane is a subtree. One pass up the
+/// tree, without recursion (a lane may be thousands of additions deep).
+fn split_lanes(tree: &SummationTree, k: usize) -> Option<(Vec<SummationTree>, SummationTree)> {
+    let n = tree.n();
+    if n < 2 * k {
+        return None;
+    }
+    let size = |r: usize| (n - r).div_ceil(k);
+    let mut lanes: Vec<TreeBuilder> = (0..k).map(|r| TreeBuilder::new(size(r))).collect();
+    let mut outer = TreeBuilder::new(k);
+    // Each node: inside lane r (its node in that lane's builder), or above
+    // the lanes (its node in `outer`).
+    #[derive(Clone, Copy)]
+    enum At {
+        Lane(usize, NodeIndex),
+        Above(NodeIndex),
+    }
+    let mut at: Vec<Option<At>> = vec![None; tree.graph().node_count()];
+    for i in 0..n {
+        at[tree.leaf(i).index()] = Some(At::Lane(i % k, lanes[i % k].leaf(i / k)));
+    }
+    let mut roots: Vec<Option<NodeIndex>> = vec![None; k];
+    for node in tree.post_order() {
+        let here = match tree.node(node).leaf {
+            Some(_) => continue,
+            None => {
+                let children: Option<Vec<At>> =
+                    tree.children(node).iter().map(|c| at[c.index()]).collect();
+                let children = children?;
+                match children[0] {
+                    At::Lane(r, _) if children.iter().all(|c| matches!(c, At::Lane(q, _) if *q == r)) => {
+                        let parts: Vec<NodeIndex> = children
+                            .iter()
+                            .map(|c| match c {
+                                At::Lane(_, v) => *v,
+                                At::Above(_) => unreachable!("all in lane r"),
+                            })
+                            .collect();
+                        At::Lane(r, lanes[r].sum(&parts))
+                    }
+                    _ => {
+                        // A lane's whole sum, or sums above the lanes.
+                        let mut parts = Vec::with_capacity(children.len());
+                        for (c, child) in tree.children(node).iter().zip(&children) {
+                            parts.push(match *child {
+                                At::Above(v) => v,
+                                At::Lane(r, v) if tree.node(*c).size == size(r) => {
+                                    roots[r] = Some(v);
+                                    outer.leaf(r)
+                                }
+                                At::Lane(..) => return None,
+                            });
+                        }
+                        At::Above(outer.sum(&parts))
+                    }
+                }
+            }
+        };
+        at[node.index()] = Some(here);
+    }
+    let Some(At::Above(top)) = at[tree.root().index()] else {
+        return None;
+    };
+    let lanes: Option<Vec<SummationTree>> = lanes
+        .into_iter()
+        .zip(roots)
+        .map(|(lane, root)| lane.finish(root?).ok())
+        .collect();
+    Some((lanes?, outer.finish(top).ok()?))
 }
 
 /// The sizes of the nodes above summand 0 that join two sums (no child a
@@ -553,6 +683,29 @@ mod tests {
         }
         // The switch lies between the sizes shown, where explain looks.
         assert!(found.gaps.contains(&(120, 121)), "{:?}", found.gaps);
+    }
+
+    /// XLA's vectorised reduction in small: 4 lanes, each in windows of
+    /// 4, the lanes folded, past a scalar regime below 64. No candidate
+    /// gives the lanes' interleave directly: the lanes' formula is
+    /// inferred from the lanes themselves.
+    #[test]
+    fn lanes_of_a_vectorised_kernel_are_found_from_their_own_trees() {
+        let truth: Formula =
+            "below(64, windows(8, sequential), interleave(4, windows(4, sequential), fold))"
+                .parse()
+                .unwrap();
+        let sizes = [
+            1, 2, 3, 5, 8, 9, 17, 31, 40, 63, 64, 65, 67, 100, 130, 131, 200, 263,
+        ];
+        let found = infer(&trees(&truth, &sizes));
+        let formula = found.formula.unwrap();
+        for n in [70, 99, 257, 1000] {
+            assert_eq!(formula.tree(n), truth.tree(n), "{formula} at n = {n}");
+        }
+        // A tree whose lanes are not subtrees is no vectorised kernel.
+        let mixed: SummationTree = "(((0+4)+1)+((2+6)+((3+7)+5)))".parse().unwrap();
+        assert!(vectorised(&[&mixed]).is_none());
     }
 
     #[test]
