@@ -877,8 +877,10 @@ mod tests {
         // Any count: even places against odd ones, recursively.
         assert_eq!(fold.tree(5).to_text(), "(((0+4)+2)+(1+3))");
         // As nested halves of interleave(2): the lanes of a vector register.
-        let nested = f("interleave(2, interleave(2, interleave(2, sequential, sequential), \
-                        sequential), sequential)");
+        let nested = f(
+            "interleave(2, interleave(2, interleave(2, sequential, sequential), \
+                        sequential), sequential)",
+        );
         assert_eq!(fold.tree(16), nested.tree(16));
     }
 

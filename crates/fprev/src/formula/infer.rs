@@ -351,7 +351,11 @@ fn split_lanes(tree: &SummationTree, k: usize) -> Option<(Vec<SummationTree>, Su
                     tree.children(node).iter().map(|c| at[c.index()]).collect();
                 let children = children?;
                 match children[0] {
-                    At::Lane(r, _) if children.iter().all(|c| matches!(c, At::Lane(q, _) if *q == r)) => {
+                    At::Lane(r, _)
+                        if children
+                            .iter()
+                            .all(|c| matches!(c, At::Lane(q, _) if *q == r)) =>
+                    {
                         let parts: Vec<NodeIndex> = children
                             .iter()
                             .map(|c| match c {
