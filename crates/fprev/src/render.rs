@@ -39,7 +39,8 @@ mod text;
 use crate::arith::Arithmetic;
 use crate::document::TreeDocument;
 use crate::error::Result;
-use crate::shape::Shape;
+use crate::formula::known;
+use crate::shape::{MATCH_LIMIT, Shape};
 use crate::tree::SummationTree;
 
 pub use caption::Caption;
@@ -153,13 +154,23 @@ pub fn svg_with(tree: &SummationTree, model: Option<&Arithmetic>) -> Result<Vec<
 }
 
 /// The text form on the first line, then a summary line, then for a tree
-/// too large to draw whole, a few lines on its outline.
+/// too large to draw whole, a few lines on its outline. Where no reference
+/// order gives the tree, the summary names the formula found for a real
+/// library that does ([`crate::formula::known`]), up to
+/// [`MATCH_LIMIT`](crate::shape::MATCH_LIMIT) summands.
 ///
 /// ```
 /// use fprev::{render, Order};
+/// use fprev::formula::Formula;
 ///
 /// let small = render::text(&Order::Pairwise.tree(4));
 /// assert_eq!(small.lines().count(), 2);
+/// let numpy: Formula = "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))"
+///     .parse()
+///     .unwrap();
+/// let summary = render::text(&numpy.tree(1000)).lines().nth(1).unwrap().to_string();
+/// assert!(summary.starts_with("# formula native:halves(128, "), "{summary}");
+/// assert!(summary.contains("found for numpy:sum"), "{summary}");
 /// let blocks = Order::Blocked(128).tree(8192);
 /// let large = render::text(&blocks);
 /// let lines: Vec<&str> = large.lines().collect();
@@ -168,10 +179,19 @@ pub fn svg_with(tree: &SummationTree, model: Option<&Arithmetic>) -> Result<Vec<
 /// assert!(lines[3].starts_with("# shape A × 64: 128 summands each"), "{}", lines[3]);
 /// ```
 pub fn text(tree: &SummationTree) -> String {
+    let shape = Shape::of(tree);
+    let known = (shape.order.is_none() && (3..=MATCH_LIMIT).contains(&tree.n()))
+        .then(|| known::matching(tree))
+        .flatten();
+    let formula = known.map_or(String::new(), |k| {
+        format!(
+            "formula native:{} (as fprev explain found for {}); ",
+            k.formula, k.found_for
+        )
+    });
     format!(
-        "{}\n# {}\n{}",
+        "{}\n# {formula}{shape}\n{}",
         tree.to_text(),
-        Shape::named(tree),
         text::outline(tree)
     )
 }

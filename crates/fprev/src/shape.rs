@@ -11,7 +11,6 @@
 
 use std::fmt;
 
-use crate::formula::known::{self, Known};
 use crate::order::Order;
 use crate::tree::SummationTree;
 
@@ -28,9 +27,6 @@ pub struct Shape {
     pub widest: usize,
     /// The reference order the tree equals, if any.
     pub order: Option<Order>,
-    /// Where no reference order does, a formula found for a real library
-    /// that gives the tree ([`Shape::named`]).
-    pub known: Option<&'static Known>,
 }
 
 impl Shape {
@@ -40,31 +36,7 @@ impl Shape {
             depth: tree.depth(),
             widest: tree.widest(),
             order: Self::orders(tree).into_iter().next(),
-            known: None,
         }
-    }
-
-    /// [`Shape::of`], and where no reference order gives the tree, the
-    /// first formula of [`known::KNOWN`] that does (up to [`MATCH_LIMIT`]
-    /// summands): the summary line of a reveal.
-    ///
-    /// ```
-    /// use fprev::formula::Formula;
-    /// use fprev::shape::Shape;
-    ///
-    /// let numpy: Formula = "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))"
-    ///     .parse()
-    ///     .unwrap();
-    /// let s = Shape::named(&numpy.tree(1000));
-    /// assert!(s.to_string().starts_with("formula native:halves(128, "));
-    /// assert!(s.to_string().contains("found for numpy:sum"));
-    /// ```
-    pub fn named(tree: &SummationTree) -> Self {
-        let shape = Self::of(tree);
-        let known = (shape.order.is_none() && tree.n() > 2 && tree.n() <= MATCH_LIMIT)
-            .then(|| known::matching(tree))
-            .flatten();
-        Shape { known, ..shape }
     }
 
     /// Every reference order whose tree at this size is `tree`, the most
@@ -154,15 +126,7 @@ impl fmt::Display for Shape {
                 write!(f, "sequential blocks of {b} (native:blocked:{b}); ")?
             }
             Some(Order::Fused(k)) => write!(f, "{k}-term fused accumulation (native:fused:{k}); ")?,
-            None => {
-                if let Some(k) = self.known {
-                    write!(
-                        f,
-                        "formula native:{} (as fprev explain found for {}); ",
-                        k.formula, k.found_for
-                    )?;
-                }
-            }
+            None => {}
         }
         write!(f, "depth {}; ", self.depth)?;
         match self.widest {

@@ -147,7 +147,8 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
         if from < trees.len()
             && let Some((blocked, switches)) = blocked(&join(regimes.clone()), &trees, from)
         {
-            gaps.push((trees[from - 1].n() + 1, trees[from].n()));
+            // Where the formula in blocks first differs from the one it
+            // repeats is no switch of the formula: only its own are gaps.
             gaps.extend(switches);
             gaps.retain(|(a, b)| a < b);
             return Inference {

@@ -133,6 +133,9 @@ struct Buffers<T> {
     weights: Vec<T>,
     /// The result of `gemv` (`M`) and `gemm` (`M x N`).
     c: Vec<T>,
+    /// How many values at the front of `a` the last fill wrote; the rest
+    /// are zero.
+    written: usize,
 }
 
 impl<T: Real> Buffers<T> {
@@ -150,15 +153,22 @@ impl<T: Real> Buffers<T> {
             a: vec![T::ZERO; a],
             weights: vec![T::ONE; weights],
             c: vec![T::ZERO; c],
+            written: 0,
         }
     }
 
-    /// Copies `inputs` to the front of `a` and zeroes the rest.
+    /// Copies `inputs` to the front of `a` and zeroes the rest: only what
+    /// the last fill wrote past them, so that one row of a GEMV of 64 rows
+    /// of 2^20 costs one row.
     fn fill(&mut self, inputs: &[f64]) {
-        let mut src = inputs.iter();
-        for dst in &mut self.a {
-            *dst = src.next().map_or(T::ZERO, |&v| T::from_f64(v));
+        let len = inputs.len().min(self.a.len());
+        for (dst, &v) in self.a.iter_mut().zip(&inputs[..len]) {
+            *dst = T::from_f64(v);
         }
+        if self.written > len {
+            self.a[len..self.written].fill(T::ZERO);
+        }
+        self.written = len;
     }
 }
 

@@ -73,6 +73,9 @@ struct Buffers<T> {
     a: Array2<T>,
     /// The right matrix of `gemm` (`n x N`), the weights in every column.
     b: Array2<T>,
+    /// How many values at the front of `a` the last fill wrote; the rest
+    /// are zero.
+    written: usize,
 }
 
 impl<T: Real> Buffers<T> {
@@ -93,15 +96,22 @@ impl<T: Real> Buffers<T> {
             weights: Array1::ones(weights),
             a: Array2::zeros((rows, n)),
             b: Array2::ones((n, cols)),
+            written: 0,
         }
     }
 
-    /// Copies the batch into the first rows of `a` and zeroes the others.
+    /// Copies the batch into the first rows of `a` and zeroes the others
+    /// (only those the last fill wrote past them).
     fn fill_rows(&mut self, inputs: &[f64]) {
-        let mut src = inputs.iter();
-        for dst in self.a.iter_mut() {
-            *dst = src.next().map_or(T::zero(), |&v| T::from_f64(v));
+        let a = self.a.as_slice_mut().expect("a is allocated row-major");
+        let len = inputs.len().min(a.len());
+        for (dst, &v) in a.iter_mut().zip(&inputs[..len]) {
+            *dst = T::from_f64(v);
         }
+        if self.written > len {
+            a[len..self.written].fill(T::zero());
+        }
+        self.written = len;
     }
 }
 
