@@ -183,8 +183,8 @@ fn jax_sum_and_dot_reproduce_jax_bit_for_bit() {
 
 /// `jnp.sum` on CPU is XLA's tree reduction rewriter, windows of 32 over
 /// the padded summands: `fprev explain` finds it from a few sizes, and it
-/// gives the tree revealed at sizes explain never saw, up to 2,048 (above
-/// that, XLA's vectorised reduction takes over).
+/// gives the tree revealed at sizes explain never saw, up to 2,048; from
+/// 4,096, XLA's vectorised reduction.
 #[test]
 fn jax_sum_is_windows_of_32() {
     assert!(
@@ -202,6 +202,26 @@ fn jax_sum_is_windows_of_32() {
     for n in [77, 333, 1500, 2048] {
         let r = reveal_and_check("jax:sum", n, Format::F32, None);
         assert_eq!(formula.tree(n), r.tree, "{formula} at n = {n}");
+    }
+    // From 4,096 summands XLA's vectorised reduction, as written out from
+    // reveals at 4,096 and 5,001 (docs/ALGORITHMS.md): 16 lanes, each in
+    // chunks of 64 (windows of 4 inside), its rest in pieces of 16, then
+    // 4, then what is left, the lane sums folded in halves. Checked at
+    // sizes of each kind of rest it never came from (in this test: JAX is
+    // imported once, in one thread).
+    let vectorised: fprev::formula::Formula = "interleave(16, body(64, blocks(64, windows(4, \
+        sequential), sequential), pieces(16, 4, windows(4, sequential))), fold)"
+        .parse()
+        .unwrap();
+    for n in [4097, 4500, 6000, 12345] {
+        let opts = ProbeOptions {
+            n: Some(n),
+            format: Format::F32,
+            ..Default::default()
+        };
+        let mut probe = fprev::open("jax:sum", &opts).unwrap();
+        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        assert!(vectorised.tree(n) == tree, "{vectorised} at n = {n}");
     }
 }
 

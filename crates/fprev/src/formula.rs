@@ -48,6 +48,9 @@
 //! - `doubling`: recursive doubling as MPI implements it: with `m` values
 //!   and `2^k` the largest power of two up to `m`, the first `2(m - 2^k)`
 //!   are added in pairs, then the `2^k` values halve pairwise;
+//! - `pieces(A, B, …, INNER)`: pieces of `A` summands while at least `A`
+//!   remain, then of `B`, …, then the rest as one piece, each piece summed
+//!   by `INNER`, the piece sums left to right (a vectorised loop's rest);
 //! - `fold`: folded in halves, as a vector register's lanes are summed:
 //!   the values at even places and those at odd places each folded so,
 //!   then added (of 16 lane sums, lane `r + 8` joins lane `r` first, then
@@ -113,6 +116,11 @@ pub enum Formula {
     /// so, then added (of `2^k` values, value `r + 2^(k-1)` joins value
     /// `r` first).
     Fold,
+    /// Pieces of the first size while at least that many summands remain,
+    /// then of the next, ..., then what is left as one piece, each piece
+    /// summed by the formula, the piece sums added left to right (a loop's
+    /// rest, taken in ever smaller steps). The sizes decrease.
+    Pieces(Vec<usize>, Box<Formula>),
     /// Blocks of `Q` over the summands, a rest between `Q` and `2Q` halved
     /// (its half rounded down, then up to a multiple of `U`; without `U`,
     /// its larger half first), each summed by the formula, the block sums
@@ -228,6 +236,20 @@ impl Formula {
                 doubling(slots, a).expect("a formula needs at least one summand")
             }
             Formula::Fold => fold(x, a),
+            Formula::Pieces(steps, inner) => {
+                let mut sums = Vec::new();
+                let mut at = 0;
+                for &step in steps {
+                    while x.len() - at >= step {
+                        sums.push(inner.run(&x[at..at + step], a));
+                        at += step;
+                    }
+                }
+                if at < x.len() {
+                    sums.push(inner.run(&x[at..], a));
+                }
+                Order::Sequential.run(&sums, a)
+            }
             Formula::KBlocks(q, u, inner) => {
                 let mut sums = Vec::new();
                 let mut at = 0;
@@ -331,6 +353,7 @@ impl Formula {
             | Formula::Halves { inner: a, .. }
             | Formula::Peel(_, a)
             | Formula::Windows(_, a)
+            | Formula::Pieces(_, a)
             | Formula::KBlocks(_, _, a) => a.may_fuse(),
             Formula::Body(_, a, Tail::Apart(b)) => a.may_fuse() || b.may_fuse(),
         }
@@ -412,6 +435,16 @@ impl Formula {
                         format!("the first part half of it, rounded up to a multiple of {u}"),
                     None => "the larger half first".to_string(),
                 },
+                inner.phrase()
+            ),
+            Formula::Pieces(steps, inner) => format!(
+                "pieces of {} summands while that many remain{}, then the rest as one \
+                 piece, each piece {}, the pieces added left to right",
+                steps[0],
+                steps[1..]
+                    .iter()
+                    .map(|s| format!(", then of {s}"))
+                    .collect::<String>(),
                 inner.phrase()
             ),
             Formula::Windows(w, inner) => format!(
@@ -539,6 +572,13 @@ impl fmt::Display for Formula {
             Formula::Below(m, s, l) => write!(f, "below({m}, {s}, {l})"),
             Formula::Peel(p, lanes) => write!(f, "peel({p}, {lanes})"),
             Formula::Windows(w, inner) => write!(f, "windows({w}, {inner})"),
+            Formula::Pieces(steps, inner) => {
+                f.write_str("pieces(")?;
+                for s in steps {
+                    write!(f, "{s}, ")?;
+                }
+                write!(f, "{inner})")
+            }
             Formula::KBlocks(q, Some(u), inner) => write!(f, "kblocks({q}, {u}, {inner})"),
             Formula::KBlocks(q, None, inner) => write!(f, "kblocks({q}, {inner})"),
             Formula::Split(p, i, o) => write!(f, "split({p}, {i}, {o})"),
@@ -677,6 +717,23 @@ impl<'t> Parser<'t> {
                 }
                 Formula::Windows(w, inner)
             }
+            "pieces" => {
+                let mut steps = vec![count("a piece", self.number()?)?];
+                self.expect(',')?;
+                while self.text[self.at..].starts_with(|c: char| c.is_ascii_digit()) {
+                    let step = count("a piece", self.number()?)?;
+                    self.expect(',')?;
+                    if step >= *steps.last().expect("one piece") {
+                        return Err(format!(
+                            "pieces({}, {step}, …): each piece must be smaller than the one \
+                             before",
+                            steps.last().expect("one piece")
+                        ));
+                    }
+                    steps.push(step);
+                }
+                Formula::Pieces(steps, Box::new(self.formula()?))
+            }
             "peel" => {
                 let p = count("the count peeled", self.number()?)?;
                 self.expect(',')?;
@@ -702,7 +759,7 @@ impl<'t> Parser<'t> {
             _ => {
                 return Err(format!(
                     "unknown formula '{name}(…)': expected interleave, blocks, body, halves, \
-                     below, windows, kblocks, split or peel (or doubling, fold, or an order: sequential, reverse, pairwise, binary-tree, \
+                     below, windows, kblocks, split, pieces or peel (or doubling, fold, or an order: sequential, reverse, pairwise, binary-tree, \
                      strided:K, blocked:B, fused:K)"
                 ));
             }
@@ -882,6 +939,25 @@ mod tests {
                         sequential), sequential)",
         );
         assert_eq!(fold.tree(16), nested.tree(16));
+    }
+
+    #[test]
+    fn pieces_take_ever_smaller_steps() {
+        let p = f("pieces(4, 2, sequential)");
+        assert_eq!(p.to_string(), "pieces(4, 2, sequential)");
+        assert_eq!(
+            f("pieces(16, 4, 2, fold)").to_string(),
+            "pieces(16, 4, 2, fold)"
+        );
+        // 11: a piece of 4, another, one of 2, then the one left.
+        assert_eq!(
+            p.tree(11).to_text(),
+            "((((((0+1)+2)+3)+(((4+5)+6)+7))+(8+9))+10)"
+        );
+        // 7: a piece of 4, then the three left as one piece.
+        let p = f("pieces(4, sequential)");
+        assert_eq!(p.tree(7).to_text(), "((((0+1)+2)+3)+((4+5)+6))");
+        assert!("pieces(2, 4, sequential)".parse::<Formula>().is_err());
     }
 
     #[test]
