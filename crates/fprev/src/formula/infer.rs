@@ -216,7 +216,15 @@ fn blocked(
             let tail = Tail::Apart(Box::new(Order::Sequential.into()));
             Formula::Body(m, Box::new(blocks), tail)
         });
-        plain.chain(in_body)
+        // Whole blocks, the rest apart in quarters of a block, then
+        // sixteenths, then what is left (a lane of XLA's vectorised sum:
+        // chunks of 64, its rest in pieces of 16 and 4).
+        let pieces = (b >= 16).then(move || {
+            let blocks = Formula::Blocks(b, boxed(), Box::new(Order::Sequential.into()));
+            let rest = Formula::Pieces(vec![b / 4, b / 16], boxed());
+            Formula::Body(b, Box::new(blocks), Tail::Apart(Box::new(rest)))
+        });
+        plain.chain(in_body).chain(pieces)
     });
     let mut joins: Vec<usize> = trees[from..]
         .iter()
@@ -711,6 +719,21 @@ mod tests {
         // A tree whose lanes are not subtrees is no vectorised kernel.
         let mixed: SummationTree = "(((0+4)+1)+((2+6)+((3+7)+5)))".parse().unwrap();
         assert!(vectorised(&[&mixed]).is_none());
+    }
+
+    /// A lane of XLA's vectorised sum in small: whole blocks of 16, the
+    /// rest apart in pieces of 4, then 1, then what is left.
+    #[test]
+    fn blocks_with_a_rest_in_pieces_are_found() {
+        let truth: Formula = "body(16, blocks(16, windows(4, sequential), sequential), \
+                              pieces(4, 1, windows(4, sequential)))"
+            .parse()
+            .unwrap();
+        let sizes = [16, 17, 23, 32, 35, 50, 64, 65, 79];
+        let found = infer(&trees(&truth, &sizes)).formula.unwrap();
+        for n in [27, 44, 99, 130] {
+            assert_eq!(found.tree(n), truth.tree(n), "{found} at n = {n}");
+        }
     }
 
     #[test]
