@@ -75,24 +75,15 @@ impl Shape {
 /// strided order is the partner of summand 0, the block size of a blocked
 /// order is the chain of single summands that summand 0 starts.
 pub(crate) fn derived_candidates(tree: &SummationTree) -> Vec<Order> {
-    let up = |node| {
-        tree.graph()
-            .neighbors_directed(node, petgraph::Direction::Incoming)
-            .next()
-    };
     let mut out = Vec::new();
-    let Some(parent) = up(tree.leaf(0)) else {
+    let Some(parent) = tree.parent(tree.leaf(0)) else {
         return out;
     };
-    if let Some(k) = tree
-        .children(parent)
-        .iter()
-        .find_map(|c| tree.node(*c).leaf.filter(|k| *k != 0))
-    {
+    if let Some(k) = partner_of_0(tree) {
         out.push(Order::Strided(k));
     }
     let mut chain = parent;
-    while let Some(p) = up(chain) {
+    while let Some(p) = tree.parent(chain) {
         let single = tree.children(p).len() == 2
             && tree
                 .children(p)
@@ -105,6 +96,15 @@ pub(crate) fn derived_candidates(tree: &SummationTree) -> Vec<Order> {
     }
     out.push(Order::Blocked(tree.node(chain).size));
     out
+}
+
+/// The summand added to summand 0 first, when a lone summand is: the
+/// lane count of interleaved lanes.
+pub(crate) fn partner_of_0(tree: &SummationTree) -> Option<usize> {
+    let parent = tree.parent(tree.leaf(0))?;
+    tree.children(parent)
+        .iter()
+        .find_map(|c| tree.node(*c).leaf.filter(|&k| k != 0))
 }
 
 impl fmt::Display for Shape {

@@ -231,6 +231,13 @@ impl SummationTree {
         self.graph[node]
     }
 
+    /// A node's parent, `None` for the root.
+    pub fn parent(&self, node: NodeIndex) -> Option<NodeIndex> {
+        self.graph
+            .neighbors_directed(node, petgraph::Direction::Incoming)
+            .next()
+    }
+
     /// A node's children in canonical order.
     pub fn children(&self, node: NodeIndex) -> &[NodeIndex] {
         &self.children[node.index()]

@@ -287,7 +287,8 @@ fn blocked(
 /// of every tree, their sums combined by one order. `None` when the trees
 /// are not so made, or no formula gives every one of them.
 fn vectorised(trees: &[&SummationTree]) -> Option<Formula> {
-    let k = partner_of_0(trees.first()?)?;
+    // The lane count: summand 0's partner (1 is no lanes at all).
+    let k = crate::shape::partner_of_0(trees.first()?).filter(|&k| k > 1)?;
     let mut lanes = Vec::new();
     let mut combined = Vec::new();
     for t in trees {
@@ -310,22 +311,6 @@ fn vectorised(trees: &[&SummationTree]) -> Option<Formula> {
         .iter()
         .all(|t| &formula.tree(t.n()) == *t)
         .then_some(formula)
-}
-
-/// The summand added to summand 0 first, when it is a lone summand `k > 1`.
-fn partner_of_0(tree: &SummationTree) -> Option<usize> {
-    let parent = parent(tree, tree.leaf(0))?;
-    let k = tree
-        .children(parent)
-        .iter()
-        .find_map(|c| tree.node(*c).leaf.filter(|&k| k != 0))?;
-    (k > 1).then_some(k)
-}
-
-fn parent(tree: &SummationTree, node: NodeIndex) -> Option<NodeIndex> {
-    tree.graph()
-        .neighbors_directed(node, petgraph::Direction::Incoming)
-        .next()
 }
 
 /// `tree`'s `k` lanes (lane `r`: summands `r, r + k, ...`), each a subtree
@@ -410,11 +395,7 @@ fn split_lanes(tree: &SummationTree, k: usize) -> Option<(Vec<SummationTree>, Su
 fn joins_above_0(tree: &SummationTree) -> Vec<usize> {
     let mut out = Vec::new();
     let mut node = tree.leaf(0);
-    while let Some(parent) = tree
-        .graph()
-        .neighbors_directed(node, petgraph::Direction::Incoming)
-        .next()
-    {
+    while let Some(parent) = tree.parent(node) {
         let children = tree.children(parent);
         if children.iter().all(|c| tree.node(*c).size > 1) {
             out.push(tree.node(node).size);

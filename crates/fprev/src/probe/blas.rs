@@ -40,7 +40,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::ProbeOptions;
-use crate::probe::linalg::{Kernel, LinalgProbe, Run};
+use crate::probe::linalg::{Kernel, LinalgProbe, Run, fill_front};
 use library::{Cblas, NO_TRANS, ROW_MAJOR, Routines};
 
 /// Opens `blas:OP[@LIB]` (`rest` is the text after `blas:`).
@@ -157,18 +157,9 @@ impl<T: Real> Buffers<T> {
         }
     }
 
-    /// Copies `inputs` to the front of `a` and zeroes the rest: only what
-    /// the last fill wrote past them, so that one row of a GEMV of 64 rows
-    /// of 2^20 costs one row.
+    /// Copies `inputs` to the front of `a` and zeroes the rest.
     fn fill(&mut self, inputs: &[f64]) {
-        let len = inputs.len().min(self.a.len());
-        for (dst, &v) in self.a.iter_mut().zip(&inputs[..len]) {
-            *dst = T::from_f64(v);
-        }
-        if self.written > len {
-            self.a[len..self.written].fill(T::ZERO);
-        }
-        self.written = len;
+        self.written = fill_front(&mut self.a, inputs, self.written, T::ZERO, T::from_f64);
     }
 }
 

@@ -100,6 +100,27 @@ pub(crate) fn ieee_format(spec: &str, format: Format) -> Result<Format> {
 
 /// Runs one library's kernel on a batch of rows (`inputs` holds
 /// `out.len()` rows of `n`).
+/// Copies `inputs` to the front of `dst`, as `convert` makes them, and
+/// zeroes the rest: only the values past them that the last fill wrote
+/// (`written`), so that one row of a GEMV of 64 rows of 2^20 costs one
+/// row. Returns how many values this fill wrote.
+pub(crate) fn fill_front<T: Copy>(
+    dst: &mut [T],
+    inputs: &[f64],
+    written: usize,
+    zero: T,
+    convert: impl Fn(f64) -> T,
+) -> usize {
+    let len = inputs.len().min(dst.len());
+    for (d, &v) in dst.iter_mut().zip(&inputs[..len]) {
+        *d = convert(v);
+    }
+    if written > len {
+        dst[len..written].fill(zero);
+    }
+    len
+}
+
 pub(crate) trait Run {
     fn run(&mut self, inputs: &[f64], out: &mut [f64]);
 

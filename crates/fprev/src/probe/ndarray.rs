@@ -23,7 +23,7 @@ use ndarray::{Array1, Array2, LinalgScalar};
 use crate::error::Result;
 use crate::format::Format;
 use crate::probe::ProbeOptions;
-use crate::probe::linalg::{Kernel, LinalgProbe, Run};
+use crate::probe::linalg::{Kernel, LinalgProbe, Run, fill_front};
 
 /// Opens `ndarray:OP` (`op` is the text after `ndarray:`).
 pub fn open(spec: &str, op: &str, opts: &ProbeOptions) -> Result<LinalgProbe> {
@@ -100,18 +100,10 @@ impl<T: Real> Buffers<T> {
         }
     }
 
-    /// Copies the batch into the first rows of `a` and zeroes the others
-    /// (only those the last fill wrote past them).
+    /// Copies the batch into the first rows of `a` and zeroes the others.
     fn fill_rows(&mut self, inputs: &[f64]) {
         let a = self.a.as_slice_mut().expect("a is allocated row-major");
-        let len = inputs.len().min(a.len());
-        for (dst, &v) in a.iter_mut().zip(&inputs[..len]) {
-            *dst = T::from_f64(v);
-        }
-        if self.written > len {
-            a[len..self.written].fill(T::zero());
-        }
-        self.written = len;
+        self.written = fill_front(a, inputs, self.written, T::zero(), T::from_f64);
     }
 }
 

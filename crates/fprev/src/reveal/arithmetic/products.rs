@@ -216,24 +216,31 @@ impl<'p> LeafAsker<'p> {
             }
             left = later;
             for (&q, &r) in call.iter().zip(&rows) {
-                let (i, m) = questions[q];
+                let (i, other, tiny) = self.question(questions[q]);
                 self.x[r * n + i] = 1.5;
-                self.x[r * n + self.partner[i].expect("an askable summand")] = -1.5;
-                self.y[i] = 1.0 - 2f64.powi(2 - m as i32);
+                self.x[r * n + other] = -1.5;
+                self.y[i] = 1.0 - tiny;
             }
             let height = rows[call.len() - 1] + 1;
             self.probe
                 .dot(&self.x[..height * n], &self.y, &mut self.out[..height])?;
             self.calls += 1;
             for (&q, &r) in call.iter().zip(&rows) {
-                let (i, m) = questions[q];
-                answers[q] = self.out[r] == -1.5 * 2f64.powi(2 - m as i32);
+                let (i, other, tiny) = self.question(questions[q]);
+                answers[q] = self.out[r] == -1.5 * tiny;
                 self.x[r * n + i] = 0.0;
-                self.x[r * n + self.partner[i].expect("an askable summand")] = 0.0;
+                self.x[r * n + other] = 0.0;
                 self.y[i] = 1.0;
             }
         }
         Ok(answers)
+    }
+
+    /// Question `(i, m)`'s summand, its partner, and the `2^(2-m)` that
+    /// `y_i = 1 - 2^(2-m)` carries.
+    fn question(&self, (i, m): (usize, u32)) -> (usize, usize, f64) {
+        let other = self.partner[i].expect("an askable summand");
+        (i, other, 2f64.powi(2 - m as i32))
     }
 
     /// The rows to ask `questions` questions in: row 0, and where the black
@@ -250,20 +257,25 @@ impl<'p> LeafAsker<'p> {
                 let format = self.probe.format();
                 let mut rng = ChaCha8Rng::seed_from_u64(13);
                 let mut differs = vec![false; most];
-                let mut out = vec![0.0; most];
+                self.out = vec![0.0; most];
+                // The questions' rows, holding each trial's x in every row
+                // meanwhile (a GEMV of 2^20 asks in 512 MiB of them).
+                self.x = vec![0.0; most * n];
+                let (mut x, mut y) = (Vec::new(), Vec::new());
                 for _ in 0..Oracle::ROW_TRIALS {
-                    let x = Inputs::Close.draw(format, n, &mut rng);
-                    let y = Inputs::Close.draw(format, n, &mut rng);
-                    let rows: Vec<f64> = x.iter().copied().cycle().take(most * n).collect();
-                    self.probe.dot(&rows, &y, &mut out)?;
+                    Inputs::Close.draw_into(format, n, &mut rng, &mut x);
+                    Inputs::Close.draw_into(format, n, &mut rng, &mut y);
+                    for row in self.x.chunks_exact_mut(n) {
+                        row.copy_from_slice(&x);
+                    }
+                    self.probe.dot(&self.x, &y, &mut self.out)?;
                     self.calls += 1;
-                    for (d, v) in differs.iter_mut().zip(&out) {
-                        *d |= v.to_bits() != out[0].to_bits();
+                    for (d, v) in differs.iter_mut().zip(&self.out) {
+                        *d |= v.to_bits() != self.out[0].to_bits();
                     }
                 }
+                self.x.fill(0.0);
                 self.rows = (0..most).filter(|&r| !differs[r]).collect();
-                self.x = vec![0.0; most * n];
-                self.out = vec![0.0; most];
             }
         }
         Ok(&self.rows)
