@@ -65,7 +65,23 @@ Examples:
   fprev explain numpy:sum                        the order as one formula, for every n
   fprev reveal 'native:body(8, interleave(8, sequential, pairwise), then)' -n 100
                                                  the tree a formula gives
+  fprev survey -o here                           every library on this machine, explained
+  fprev compare ref/survey.json here/survey.json which results change here, and why
   fprev probes                                   what can be revealed here";
+
+const SURVEY_EXAMPLES: &str = "\
+Examples:
+  fprev survey                                   everything found, into fprev-survey/
+  fprev survey --only numpy,blas --ops sum,dot   two libraries, two ops
+  OPENBLAS_CORETYPE=Sandybridge fprev survey -o sandybridge
+                                                 the kernels of an older CPU
+  fprev compare fprev-survey/survey.json sandybridge/survey.json
+
+A survey is saved after each black box: run the same command again after a
+failure or Ctrl-C and it goes on where it stopped (--fresh starts over).
+Commit a reference machine's survey.json and let CI run `fprev survey` and
+`fprev compare` on every other machine: exit 1 names each result that
+would change, and why.";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -99,6 +115,14 @@ pub(crate) enum Command {
     /// Reveal at several sizes and name the one formula that gives every
     /// revealed tree (exit 1 when none does).
     Explain(ExplainArgs),
+    /// Survey this machine: every black box, op and dtype explained over a
+    /// spread of sizes, with its arithmetic and thread counts (survey.json
+    /// and a self-contained index.html).
+    #[command(after_help = SURVEY_EXAMPLES)]
+    Survey(SurveyArgs),
+    /// Compare two surveys: which results change between the machines, and
+    /// why (exit 1 when some do).
+    Compare(CompareArgs),
     /// List the probe specs this build knows, and whether each is usable here.
     Probes,
 }
@@ -341,6 +365,82 @@ pub(crate) struct SweepArgs {
 
 pub(crate) use fprev::formula::infer::EXPLAIN_SIZES;
 
+#[derive(Args, Debug)]
+pub(crate) struct SurveyArgs {
+    /// Directory to write survey.json and index.html into (created if
+    /// missing); a survey.json there is resumed.
+    #[arg(short, long, value_name = "DIR", default_value = "fprev-survey")]
+    pub(crate) output: PathBuf,
+    /// Libraries to survey, e.g. numpy,blas [default: every one found:
+    /// numpy, jax, torch, blas (the BLAS blas: loads), blas@NAME (each other
+    /// BLAS found), ndarray]. `blas` also selects every blas@NAME.
+    #[arg(long, value_name = "LIB,LIB,…", value_delimiter = ',')]
+    pub(crate) only: Vec<String>,
+    /// Ops to survey.
+    #[arg(long, value_name = "OP,OP,…", value_delimiter = ',',
+          default_value = "sum,dot,gemv,gemm",
+          value_parser = PossibleValuesParser::new(fprev::survey::OPS))]
+    pub(crate) ops: Vec<String>,
+    /// Dtypes to survey each op in.
+    #[arg(
+        long,
+        value_name = "FORMAT,…",
+        value_delimiter = ',',
+        default_value = "f32,f64"
+    )]
+    pub(crate) dtypes: Vec<Format>,
+    /// Sizes the formula is inferred from [default: those of `fprev explain`].
+    #[arg(short = 'n', long = "n", value_name = "SIZES", default_value = EXPLAIN_SIZES,
+          hide_default_value = true)]
+    pub(crate) sizes: Sizes,
+    /// Sizes revealed past those, for sums, dots and GEMVs, each checked
+    /// against the formula.
+    #[arg(long, value_name = "SIZES", default_value = fprev::survey::LARGE_SIZES,
+          conflicts_with = "no_large")]
+    pub(crate) large: Sizes,
+    /// Reveal no sizes past the formula's.
+    #[arg(long)]
+    pub(crate) no_large: bool,
+    /// M,N of GEMV (M rows) and GEMM; K is the size revealed.
+    #[arg(long, value_name = "M,N", default_value = "64,64", value_parser = parse_pair)]
+    pub(crate) shape: [usize; 2],
+    /// Thread counts compared for black boxes that take one (blas:)
+    /// [default: 1 and the machine's cores].
+    #[arg(long, value_name = "T,T,…", value_delimiter = ',',
+          value_parser = clap::value_parser!(u16).range(1..), conflicts_with = "no_threads")]
+    pub(crate) threads: Vec<u16>,
+    /// Compare no thread counts.
+    #[arg(long)]
+    pub(crate) no_threads: bool,
+    /// Sizes at which thread counts are compared.
+    #[arg(long, value_name = "SIZES", default_value = fprev::survey::THREAD_SIZES)]
+    pub(crate) thread_sizes: Sizes,
+    /// Start over, ignoring a survey.json already in the directory.
+    #[arg(long)]
+    pub(crate) fresh: bool,
+    /// Leave the drawings out of index.html (they need Graphviz's dot).
+    #[arg(long)]
+    pub(crate) no_draw: bool,
+    #[command(flatten)]
+    pub(crate) guard: GuardArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompareArgs {
+    /// The reference survey (survey.json, or the directory holding it).
+    pub(crate) a: PathBuf,
+    /// The survey compared with it.
+    pub(crate) b: PathBuf,
+    /// Also write the differences as a self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
+    /// Leave the drawings out of the HTML page.
+    #[arg(long, requires = "html")]
+    pub(crate) no_draw: bool,
+    #[command(flatten)]
+    pub(crate) report: ReportArgs,
+}
+
 /// Sizes `reveal --infer` reveals beyond `EXPLAIN_SIZES` (those up to half
 /// the size it predicts): past the blocks of 4,096 that OpenBLAS's GEMV
 /// works in.
@@ -496,6 +596,15 @@ fn parse_count(s: &str) -> std::result::Result<usize, String> {
         Ok(n) if n >= 1 => usize::try_from(n).map_err(|_| format!("{s} is too large")),
         Ok(_) => Err(format!("{s} summands: give a whole number of at least 1")),
         Err(_) => Err(format!("'{s}' is not a whole number of summands")),
+    }
+}
+
+/// Two positive whole numbers M,N.
+fn parse_pair(s: &str) -> std::result::Result<[usize; 2], String> {
+    let dims: Vec<usize> = s.split(',').filter_map(|p| p.trim().parse().ok()).collect();
+    match dims.as_slice() {
+        [m, n] if s.split(',').count() == 2 && *m > 0 && *n > 0 => Ok([*m, *n]),
+        _ => Err(format!("'{s}' is not M,N: two positive whole numbers")),
     }
 }
 

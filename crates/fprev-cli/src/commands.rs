@@ -3,9 +3,11 @@
 //! the helpers the commands that call a black box share.
 
 mod check;
+mod compare;
 mod diff;
 mod explain;
 mod reveal;
+mod survey;
 mod sweep;
 
 use fprev::document::TreeDocument;
@@ -37,6 +39,8 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Check(a) => check::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Explain(a) => explain::run(a),
+        Command::Survey(a) => survey::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Probes => {
             for family in fprev::spec::FAMILIES {
                 let status = match family.available() {

@@ -499,6 +499,35 @@ impl Arithmetic {
     }
 }
 
+/// Where two models of one tree part ([`Arithmetic::parting`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parting {
+    /// At a node, the first from the leaves up: what each computes there.
+    Node(NodeKey, NodeArithmetic, NodeArithmetic),
+    /// Before any node: in the inputs' or a product's rounding (a phrase).
+    Leaves(String),
+}
+
+impl fmt::Display for Parting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Parting::Node(key, a, b) => write!(f, "{key} computes {a} against {b}"),
+            Parting::Leaves(what) => f.write_str(what),
+        }
+    }
+}
+
+impl Arithmetic {
+    /// Where `self` and `other` part on `tree`: at its first node from the
+    /// leaves up, else before any node; `None` when they compute alike.
+    pub fn parting(&self, other: &Arithmetic, tree: &SummationTree) -> Option<Parting> {
+        match self.first_difference(other, tree) {
+            Some((key, a, b)) => Some(Parting::Node(key, a, b)),
+            None => self.leaf_difference(other).map(Parting::Leaves),
+        }
+    }
+}
+
 impl Arithmetic {
     /// Where `self` and `other` part before any node: in the rounding of
     /// the inputs, or of the first summand's product, as a phrase

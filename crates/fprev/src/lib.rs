@@ -38,7 +38,8 @@
 //!   the arithmetic reveal;
 //! - [`spec`]: probe specs, every family in one table, and [`open`];
 //! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
-//! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes.
+//! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
+//! - [`survey`]: every black box of a machine surveyed, two surveys compared (the porting report).
 
 pub mod arith;
 pub mod check;
@@ -58,6 +59,7 @@ pub mod render;
 pub mod reveal;
 pub mod shape;
 pub mod spec;
+pub mod survey;
 pub mod sweep;
 pub mod tree;
 

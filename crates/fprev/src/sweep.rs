@@ -112,6 +112,9 @@ pub struct Point {
     /// What each node computes, where plain additions in one format do not
     /// replay the black box's bits and a model confirmed by replay does.
     pub arithmetic: Option<Arithmetic>,
+    /// The format in which plain additions replayed the black box's bits,
+    /// where they did.
+    pub accumulator: Option<Format>,
 }
 
 impl Point {
@@ -130,7 +133,8 @@ impl Point {
         }
     }
 
-    fn tree(&self) -> Option<&SummationTree> {
+    /// The tree revealed, confirmed by replay or not.
+    pub fn tree(&self) -> Option<&SummationTree> {
         match &self.outcome {
             Outcome::Tree(t) | Outcome::Unconfirmed(t) => Some(t),
             _ => None,
@@ -297,9 +301,13 @@ pub fn sweep_with(
             };
             let mut black_box = open(spec, &po)?;
             let mut arithmetic = None;
+            let mut accumulator = None;
             let (outcome, stats) = match reveal(&mut black_box, opts) {
                 Ok(r) => {
                     let report = check_row(&r.tree, &mut black_box, confirm, 0, opts.row)?;
+                    if report.mismatch.is_none() && confirm > 0 {
+                        accumulator = report.accumulator;
+                    }
                     let mut stats = r.stats;
                     // Plain additions differ: a model of what each node
                     // computes may still replay the bits. A black box that
@@ -331,6 +339,7 @@ pub fn sweep_with(
                 outcome,
                 stats,
                 arithmetic,
+                accumulator,
             });
         }
     }
@@ -711,6 +720,7 @@ mod tests {
             outcome,
             stats: None,
             arithmetic: None,
+            accumulator: None,
         }
     }
 

@@ -2,6 +2,7 @@
 //! text, as one JSON object (`--format json`) or by the exit status alone
 //! (`--quiet`).
 
+use fprev::arith::Parting;
 use fprev::document::TreeDocument;
 use fprev::error::Result;
 use serde_json::{Value, json};
@@ -57,19 +58,15 @@ fn compare(a: &DiffArgs, left: &TreeDocument, right: &TreeDocument) -> Compariso
     let (l, r) = (&left.tree, &right.tree);
     let difference = match l.diff(r) {
         Some(_) if l.n() != r.n() => Some(Difference::Size),
-        Some(d) => Some(Difference::Order([
-            d.left.map(|node| l.subtree_text(node)),
-            d.right.map(|node| r.subtree_text(node)),
-        ])),
+        Some(d) => Some(Difference::Order(d.texts(l, r))),
         None => match (&left.arithmetic, &right.arithmetic) {
             // Models name nodes by their leaves, so either tree serves.
-            (Some(x), Some(y)) => match x.first_difference(y, l) {
-                Some((key, p, q)) => Some(Difference::Node(
-                    key.to_string(),
-                    [p.to_string(), q.to_string()],
-                )),
-                None => x.leaf_difference(y).map(Difference::Leaves),
-            },
+            (Some(x), Some(y)) => x.parting(y, l).map(|p| match p {
+                Parting::Node(key, p, q) => {
+                    Difference::Node(key.to_string(), [p.to_string(), q.to_string()])
+                }
+                Parting::Leaves(what) => Difference::Leaves(what),
+            }),
             _ => None,
         },
     };

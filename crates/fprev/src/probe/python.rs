@@ -82,6 +82,21 @@ pub fn available(module: &str) -> std::result::Result<(), String> {
     })
 }
 
+/// What the Python library `library` (`numpy`, `jax`, `torch`) says of
+/// itself: its version, and what its adapter's `facts()` adds (NumPy's
+/// BLAS and the CPU features its kernels dispatch on).
+pub fn facts(library: &str) -> Result<std::collections::BTreeMap<String, String>> {
+    attach(|py| {
+        let fail = |e| describe(py, library, e, false);
+        let bridge = bridge(py).map_err(fail)?;
+        let module = library_module(py, library).map_err(fail)?;
+        bridge
+            .call_method1("facts", (module, library))
+            .and_then(|d| d.extract())
+            .map_err(fail)
+    })
+}
+
 /// A black box implemented in Python.
 pub struct PythonProbe {
     spec: String,

@@ -18,6 +18,17 @@ pub struct Difference {
     pub right: Option<NodeIndex>,
 }
 
+impl Difference {
+    /// The two subtrees as text (`None` for a side whose every node the
+    /// other tree has), `left` and `right` being the trees compared.
+    pub fn texts(&self, left: &SummationTree, right: &SummationTree) -> [Option<String>; 2] {
+        [
+            self.left.map(|node| left.subtree_text(node)),
+            self.right.map(|node| right.subtree_text(node)),
+        ]
+    }
+}
+
 /// Pseudo-random keys for the leaves, the same for every tree (splitmix64).
 pub(super) fn leaf_keys(n: usize) -> Vec<u64> {
     let mut state = 0x9E37_79B9_7F4A_7C15u64;

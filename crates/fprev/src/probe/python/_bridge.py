@@ -197,3 +197,18 @@ def _rows_checked(fn, rows):
         return np.ascontiguousarray(out)
 
     return call
+
+
+def facts(adapter, package):
+    """What a library says of itself, for a survey's machine facts: its
+    version, and what the adapter's own `facts()` adds (the kernels it
+    picked), as strings."""
+    out = {}
+    try:
+        out["version"] = str(importlib.import_module(package).__version__)
+    except Exception:  # a library without a version still has facts
+        pass
+    own = getattr(adapter, "facts", None)
+    if callable(own):
+        out.update({str(k): str(v) for k, v in own().items()})
+    return out

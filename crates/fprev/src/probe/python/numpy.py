@@ -61,3 +61,22 @@ def gemm(n, dtype, shape, arg):
     fn.rows = m
     fn.may_fuse = False
     return fn
+
+
+def facts():
+    """The BLAS NumPy was built with and the CPU features its kernels
+    dispatch on here (what `NPY_DISABLE_CPU_FEATURES` takes away)."""
+    out = {}
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        out["blas"] = "%s %s" % (blas.get("name", "?"), blas.get("version", "?"))
+    except Exception:  # older NumPy: no dict form of its configuration
+        pass
+    try:
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:
+        from numpy.core import _multiarray_umath as umath
+    found = umath.__cpu_features__
+    out["cpu baseline"] = " ".join(umath.__cpu_baseline__)
+    out["cpu dispatch"] = " ".join(f for f in umath.__cpu_dispatch__ if found.get(f))
+    return out

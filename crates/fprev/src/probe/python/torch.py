@@ -102,3 +102,16 @@ def gemm(n, dtype, shape, arg):
     """`torch.mm(A, B)`, B of K x N holding w (as for `dot`) in every column:
     column 0 holds one sum per row."""
     return _matrix(n, dtype, shape, arg, shape[1] if shape else n)
+
+
+def facts():
+    """The threads PyTorch's CPU kernels use and the CPU capability it
+    dispatches on."""
+    out = {"threads": str(torch.get_num_threads())}
+    try:
+        out["cpu capability"] = torch.backends.cpu.get_cpu_capability()
+    except Exception:  # older PyTorch
+        pass
+    if torch.cuda.is_available():
+        out["cuda"] = "%s (%s)" % (torch.version.cuda, torch.cuda.get_device_name(0))
+    return out

@@ -1,0 +1,168 @@
+//! `fprev survey`: every black box of this machine, each op and dtype,
+//! explained, saved after each one, and drawn as a page.
+
+use std::path::Path;
+
+use fprev::error::{Error, Result};
+use fprev::survey::{self, Plan, Status, Step, Survey, html};
+use fprev::sweep::Sizes;
+
+use super::open_guarded;
+use crate::args::SurveyArgs;
+use crate::write::{self, write_out};
+
+/// Runs `fprev survey`: 0 when every entry was surveyed, 3 when some
+/// failed (recorded; running again retries them).
+pub(super) fn run(a: SurveyArgs) -> Result<i32> {
+    a.guard.start();
+    let ops: Vec<&str> = a.ops.iter().map(String::as_str).collect();
+    let survey::Libraries {
+        found: chosen,
+        missing,
+    } = survey::libraries(&ops, &a.only)?;
+    let threads = match (a.no_threads, a.threads.is_empty()) {
+        (true, _) => Vec::new(),
+        (false, true) => Plan::default().threads,
+        (false, false) => a.threads.iter().map(|&t| usize::from(t)).collect(),
+    };
+    let plan = Plan {
+        black_boxes: chosen.iter().flat_map(|l| l.black_boxes.clone()).collect(),
+        dtypes: a.dtypes.clone(),
+        sizes: a.sizes.clone(),
+        large: if a.no_large {
+            Sizes(Vec::new())
+        } else {
+            a.large.clone()
+        },
+        shape: a.shape,
+        threads,
+        thread_sizes: a.thread_sizes.clone(),
+    };
+    let mut s = Survey::new(plan);
+    s.machine.libraries = chosen
+        .iter()
+        .map(|l| (l.label.clone(), l.facts.clone()))
+        .collect();
+    s.missing = missing;
+    std::fs::create_dir_all(&a.output).map_err(|e| {
+        Error::Input(format!(
+            "cannot create the directory {}: {e}",
+            a.output.display()
+        ))
+    })?;
+    let json = a.output.join("survey.json");
+    if json.exists() && !a.fresh {
+        resume(&mut s, &json)?;
+    }
+    s.run(&mut open_guarded, &mut progress, &mut |s: &Survey| {
+        write_out(format!("{}\n", s.to_json()).as_bytes(), Some(&json))
+    })?;
+    let page = a.output.join("index.html");
+    write_out(html::survey_page(&s, !a.no_draw).as_bytes(), Some(&page))?;
+    for e in &s.entries {
+        write::println(format_args!("{:<22} {:<4} {}", e.spec, e.dtype, summary(e)))?;
+    }
+    write::println(format_args!(
+        "# {} entries in {:.0} s: {} and {}",
+        s.entries.len(),
+        s.seconds,
+        json.display(),
+        page.display()
+    ))?;
+    let failed = s
+        .entries
+        .iter()
+        .filter(|e| e.status == Status::Failed)
+        .count();
+    if failed > 0 {
+        eprintln!(
+            "fprev: {failed} black box(es) could not be surveyed (see their error); run the same \
+             command again to retry them"
+        );
+        return Ok(3);
+    }
+    Ok(0)
+}
+
+/// Keeps what `path` already holds, when it was made on this machine in
+/// this setting (facts only one side recorded, of libraries surveyed in
+/// one run only, do not count).
+fn resume(s: &mut Survey, path: &Path) -> Result<()> {
+    let earlier = Survey::read(path)?;
+    let unrecorded = "(not recorded)";
+    let changed: Vec<String> = earlier
+        .machine
+        .differences(&s.machine)
+        .into_iter()
+        .filter(|(_, a, b)| a != unrecorded && b != unrecorded)
+        .map(|(fact, _, _)| fact)
+        .collect();
+    if !changed.is_empty() {
+        return Err(Error::Input(format!(
+            "{} was made on another machine or setting (it differs in {}): give another -o \
+             directory, or --fresh to replace it",
+            path.display(),
+            changed.join(", ")
+        )));
+    }
+    for (library, facts) in &earlier.machine.libraries {
+        s.machine
+            .libraries
+            .entry(library.clone())
+            .or_insert_with(|| facts.clone());
+    }
+    let kept = s.resume_from(earlier);
+    if kept > 0 {
+        eprintln!(
+            "fprev: going on with {}: {kept} entries already surveyed",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// One line on stderr as each black box starts and ends.
+fn progress(step: Step<'_>) {
+    match step {
+        Step::Starting {
+            done,
+            total,
+            spec,
+            dtype,
+        } => eprint!("[{:>3}/{total}] {spec} {dtype} … ", done + 1),
+        Step::Finished { entry, .. } => eprintln!("{} ({:.1} s)", summary(entry), entry.seconds),
+        Step::Threads {
+            spec,
+            dtype,
+            counts,
+        } => {
+            let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
+            eprintln!("threads: {spec} {dtype} on {} threads", counts.join(", "));
+        }
+    }
+}
+
+/// What an entry found, in a few words.
+fn summary(e: &survey::Entry) -> String {
+    let formula = |f: &str| survey::abbreviated(f);
+    let mut out = match (e.status, &e.formula) {
+        (Status::Explained, Some(f)) => format!("native:{}", formula(f)),
+        (Status::NotExplained, _) => "not explained by a formula (trees kept)".into(),
+        (Status::NotRevealed, _) => "no tree at any size".into(),
+        _ => format!(
+            "failed: {}",
+            survey::abbreviated(e.error.as_deref().unwrap_or("?"))
+        ),
+    };
+    let departures = e.departures();
+    if !departures.is_empty() {
+        out += &format!("; other trees at n = {}", fprev::sweep::runs(&departures));
+    }
+    if let Some(t) = e.threads.as_ref().filter(|t| !t.dependent.is_empty()) {
+        out += &format!(
+            "; thread-dependent at n = {}",
+            fprev::sweep::runs(&t.dependent)
+        );
+    }
+    out
+}

@@ -1,0 +1,368 @@
+//! Comparing two surveys (`fprev compare A.json B.json`): for every black
+//! box, dtype and size both cover, the same bits or not, and why: the
+//! first rule of the formula where they part, the first subtree, or "same
+//! order, different arithmetic" with the node; and the machine facts that
+//! differ and touch that library, as the likely cause.
+//!
+//! ```
+//! use fprev::survey::{Plan, Survey, compare::{Verdict, compare}};
+//! use fprev::Format;
+//!
+//! let survey = |spec: &str| {
+//!     let mut s = Survey::new(Plan {
+//!         black_boxes: vec!["native:sum".into()],
+//!         dtypes: vec![Format::F32],
+//!         sizes: "1..12".parse().unwrap(),
+//!         ..Plan::default()
+//!     });
+//!     // The same name on two machines, two kernels.
+//!     s.run(&mut |_, o| fprev::open(spec, o), &mut |_| {}, &mut |_| Ok(())).unwrap();
+//!     s
+//! };
+//! let (a, b) = (survey("native:sequential"), survey("native:pairwise"));
+//! let c = compare(&a, &b);
+//! assert_eq!(c.entries[0].verdict, Verdict::Differ);
+//! assert_eq!(c.entries[0].first_differing, Some(3));
+//! assert_eq!(compare(&a, &a).entries[0].verdict, Verdict::Same);
+//! ```
+
+use serde::Serialize;
+
+use super::{Entry, Survey, abbreviated, side};
+
+/// What two surveys say of one black box in one dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The same tree and arithmetic, confirmed by replay on both, at every
+    /// size both cover.
+    Same,
+    /// Some size both cover gives other bits.
+    Differ,
+    /// Not every size could be compared: a side failed, or a tree was not
+    /// confirmed by replay, or no size is covered by both.
+    Unknown,
+}
+
+/// One black box and dtype in both surveys.
+#[derive(Clone, Debug, Serialize)]
+pub struct EntryComparison {
+    /// The black box.
+    pub spec: String,
+    /// Its dtype.
+    pub dtype: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The sizes both cover with a tree.
+    pub sizes: Vec<usize>,
+    /// The sizes whose bits differ.
+    pub differing: Vec<usize>,
+    /// The first of them.
+    pub first_differing: Option<usize>,
+    /// Why, in one line.
+    pub reason: String,
+    /// The first rule of the formulas that differs: `(from n, here,
+    /// there)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<(usize, String, String)>,
+    /// At the first differing size: the smallest subtree each side has
+    /// that the other lacks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtree: Option<[String; 2]>,
+    /// Where the trees agree but the arithmetic parts: `(n, where)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arithmetic: Option<(usize, String)>,
+    /// How the thread counts' effect differs, where both compared them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<String>,
+    /// Machine facts that differ and bear on this black box.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suspects: Vec<String>,
+}
+
+/// Two surveys compared.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// The machine facts that differ: `(fact, A, B)`.
+    pub machine: Vec<(String, String, String)>,
+    /// Each black box and dtype both surveyed, in A's order.
+    pub entries: Vec<EntryComparison>,
+    /// Surveyed by A only (`spec dtype`).
+    pub only_a: Vec<String>,
+    /// Surveyed by B only.
+    pub only_b: Vec<String>,
+}
+
+impl Comparison {
+    /// Whether every entry both surveyed gives the same bits.
+    pub fn all_same(&self) -> bool {
+        self.entries.iter().all(|e| e.verdict == Verdict::Same)
+    }
+
+    /// How many entries have `verdict`.
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.entries.iter().filter(|e| e.verdict == verdict).count()
+    }
+
+    /// The comparison as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a comparison serialises")
+    }
+}
+
+/// Compares survey `a` with survey `b`.
+pub fn compare(a: &Survey, b: &Survey) -> Comparison {
+    let machine = a.machine.differences(&b.machine);
+    let label = |e: &Entry| format!("{} {}", e.spec, e.dtype);
+    let entries = a
+        .entries
+        .iter()
+        .filter_map(|x| {
+            let y = b.entry(&x.spec, &x.dtype)?;
+            Some(compare_entry(x, y, &machine))
+        })
+        .collect();
+    let only = |p: &Survey, q: &Survey| {
+        p.entries
+            .iter()
+            .filter(|e| q.entry(&e.spec, &e.dtype).is_none())
+            .map(label)
+            .collect()
+    };
+    Comparison {
+        machine: machine.clone(),
+        entries,
+        only_a: only(a, b),
+        only_b: only(b, a),
+    }
+}
+
+fn compare_entry(a: &Entry, b: &Entry, machine: &[(String, String, String)]) -> EntryComparison {
+    let mut c = EntryComparison {
+        spec: a.spec.clone(),
+        dtype: a.dtype.clone(),
+        verdict: Verdict::Same,
+        sizes: Vec::new(),
+        differing: Vec::new(),
+        first_differing: None,
+        reason: String::new(),
+        rule: None,
+        subtree: None,
+        arithmetic: None,
+        threads: thread_difference(a, b),
+        suspects: suspects(&a.spec, machine),
+    };
+    if let Some(why) = [a, b].iter().find_map(|e| e.error.as_deref()) {
+        c.verdict = Verdict::Unknown;
+        c.reason = format!("not compared: a survey failed here ({})", abbreviated(why));
+        return c;
+    }
+    let mut unconfirmed = Vec::new();
+    for x in &a.sizes {
+        let Some(y) = b.sizes.iter().find(|y| y.n == x.n) else {
+            continue;
+        };
+        let (Some(tx), Some(ty)) = (a.tree_at(x.n), b.tree_at(x.n)) else {
+            if x.outcome != y.outcome {
+                c.differing.push(x.n);
+            }
+            continue;
+        };
+        c.sizes.push(x.n);
+        if let Some(d) = tx.diff(&ty) {
+            if c.subtree.is_none() {
+                c.subtree = Some(d.texts(&tx, &ty).map(side));
+            }
+            c.differing.push(x.n);
+            continue;
+        }
+        match (&x.arithmetic, &y.arithmetic) {
+            (Some(p), Some(q)) => {
+                if let Some(parting) = p.parting(q, &tx) {
+                    if c.arithmetic.is_none() && c.subtree.is_none() {
+                        c.arithmetic = Some((x.n, parting.to_string()));
+                    }
+                    c.differing.push(x.n);
+                }
+            }
+            _ => unconfirmed.push(x.n),
+        }
+    }
+    c.differing.sort_unstable();
+    c.first_differing = c.differing.first().copied();
+    c.rule = first_rule(a, b);
+    let covered = crate::sweep::runs(&c.sizes);
+    if let Some(n) = c.first_differing {
+        c.verdict = Verdict::Differ;
+        c.reason = match (&c.subtree, &c.arithmetic, &c.rule) {
+            (_, _, Some((from, x, y))) if c.subtree.is_some() => format!(
+                "other order at {} of {} sizes from n = {n}: the formulas part from n = \
+                 {from}, {} against {}",
+                c.differing.len(),
+                c.sizes.len().max(c.differing.len()),
+                abbreviated(x),
+                abbreviated(y)
+            ),
+            (Some([x, y]), _, _) => format!(
+                "other order at {} of {} sizes from n = {n}: the trees part at {x} against {y}",
+                c.differing.len(),
+                c.sizes.len().max(c.differing.len())
+            ),
+            (None, Some((m, at)), _) => format!(
+                "same order, different arithmetic at {} of {} sizes from n = {m}: {at}",
+                c.differing.len(),
+                c.sizes.len()
+            ),
+            _ => format!("other outcome at n = {n}"),
+        };
+    } else if !unconfirmed.is_empty() {
+        c.verdict = Verdict::Unknown;
+        c.reason = format!(
+            "same order at n = {covered}, but at n = {} a replay did not reproduce the bits, \
+             so they were not compared",
+            crate::sweep::runs(&unconfirmed)
+        );
+    } else if c.sizes.is_empty() {
+        c.verdict = Verdict::Unknown;
+        c.reason = "no size with a tree in both surveys".into();
+    } else {
+        c.reason = format!(
+            "same bits: the same order and arithmetic, confirmed by replay, at n = {covered}"
+        );
+    }
+    c
+}
+
+/// The first regime of the formulas that differs: `(from, A's, B's)`.
+fn first_rule(a: &Entry, b: &Entry) -> Option<(usize, String, String)> {
+    let (ra, rb) = (a.regimes(), b.regimes());
+    if ra.is_empty() || rb.is_empty() {
+        return None;
+    }
+    ra.iter()
+        .zip(&rb)
+        .find(|(x, y)| x != y)
+        .map(|((fa, x), (fb, y))| (*fa.min(fb), x.clone(), y.clone()))
+        .or_else(|| {
+            // One chain is longer: its next switch is the first difference.
+            let longer = if ra.len() > rb.len() { &ra } else { &rb };
+            longer.get(ra.len().min(rb.len())).map(|(from, f)| {
+                let last = |r: &Vec<(usize, String)>| r.last().map(|x| x.1.clone());
+                let (x, y) = if ra.len() > rb.len() {
+                    (f.clone(), last(&rb).unwrap_or_default())
+                } else {
+                    (last(&ra).unwrap_or_default(), f.clone())
+                };
+                (*from, x, y)
+            })
+        })
+}
+
+/// How the effect of the thread count differs, where both surveys compared
+/// the same counts.
+fn thread_difference(a: &Entry, b: &Entry) -> Option<String> {
+    let (x, y) = (a.threads.as_ref()?, b.threads.as_ref()?);
+    if x.dependent == y.dependent {
+        return None;
+    }
+    let says = |d: &[usize]| {
+        if d.is_empty() {
+            "at no size".to_string()
+        } else {
+            format!("at n = {}", crate::sweep::runs(d))
+        }
+    };
+    Some(format!(
+        "the thread count ({} against {}) changes the tree {} here, {} there",
+        counts(&x.counts),
+        counts(&y.counts),
+        says(&x.dependent),
+        says(&y.dependent)
+    ))
+}
+
+fn counts(c: &[usize]) -> String {
+    c.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(" vs ")
+}
+
+/// The machine facts of `machine` that bear on `spec`: the CPU, its
+/// library's own facts, and the environment variables that steer it.
+fn suspects(spec: &str, machine: &[(String, String, String)]) -> Vec<String> {
+    let (family, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let library = match rest.split_once('@') {
+        Some((_, lib)) if family == "blas" => format!("blas@{lib}"),
+        _ => family.to_string(),
+    };
+    let variables: &[&str] = match family {
+        "blas" => &["OPENBLAS_", "GOTO_", "OMP_", "BLIS_", "MKL_", "FPREV_BLAS"],
+        "numpy" => &["NPY_", "OPENBLAS_", "OMP_"],
+        "jax" => &["XLA_", "TF_"],
+        "torch" => &["OMP_", "MKL_", "CUBLAS_", "NVIDIA_"],
+        _ => &[],
+    };
+    machine
+        .iter()
+        .filter(|(fact, _, _)| {
+            fact.starts_with("cpu")
+                || fact == "cores"
+                || fact.starts_with(&format!("{library} "))
+                || fact
+                    .strip_prefix('$')
+                    .is_some_and(|v| variables.iter().any(|p| v.starts_with(p)))
+        })
+        .map(|(fact, x, y)| format!("{fact}: {} -> {}", abbreviated(x), abbreviated(y)))
+        .collect()
+}
+
+/// What `fprev compare` prints for people, with `a` and `b` naming the
+/// surveys.
+pub fn text(c: &Comparison, a: &str, b: &str) -> String {
+    let mut out = format!("A: {a}\nB: {b}\n");
+    if c.machine.is_empty() {
+        out += "the machines' recorded facts are the same\n";
+    } else {
+        out += "the machines differ in:\n";
+        for (fact, x, y) in &c.machine {
+            out += &format!("  {fact}: {} -> {}\n", abbreviated(x), abbreviated(y));
+        }
+    }
+    out += "\n";
+    for e in &c.entries {
+        let word = match e.verdict {
+            Verdict::Same => "same",
+            Verdict::Differ => "DIFFERENT",
+            Verdict::Unknown => "UNKNOWN",
+        };
+        out += &format!("{} {}: {word}: {}\n", e.spec, e.dtype, e.reason);
+        if let (Some([x, y]), Some(_)) = (&e.subtree, &e.rule) {
+            out += &format!(
+                "    at n = {}: A has {x}, B has {y}\n",
+                e.first_differing.unwrap_or(0)
+            );
+        }
+        if let Some(t) = &e.threads {
+            out += &format!("    {t}\n");
+        }
+        if e.verdict != Verdict::Same && !e.suspects.is_empty() {
+            out += &format!("    likely why: {}\n", e.suspects.join("; "));
+        }
+    }
+    for (side, list) in [("A", &c.only_a), ("B", &c.only_b)] {
+        if !list.is_empty() {
+            out += &format!(
+                "surveyed by {side} only (not compared): {}\n",
+                list.join(", ")
+            );
+        }
+    }
+    out += &format!(
+        "\n{} same, {} different, {} unknown\n",
+        c.count(Verdict::Same),
+        c.count(Verdict::Differ),
+        c.count(Verdict::Unknown)
+    );
+    out
+}
