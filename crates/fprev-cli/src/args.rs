@@ -376,6 +376,11 @@ pub(crate) struct SurveyArgs {
     /// BLAS found), ndarray]. `blas` also selects every blas@NAME.
     #[arg(long, value_name = "LIB,LIB,…", value_delimiter = ',')]
     pub(crate) only: Vec<String>,
+    /// Survey this black box instead of the libraries found (repeat for
+    /// several): your own kernels (python:PATH.py:FUNC, dylib:PATH.so:SYMBOL)
+    /// or one library op (blas:dot@blis).
+    #[arg(long = "spec", value_name = "SPEC", conflicts_with_all = ["only", "ops"])]
+    pub(crate) specs: Vec<String>,
     /// Ops to survey.
     #[arg(long, value_name = "OP,OP,…", value_delimiter = ',',
           default_value = "sum,dot,gemv,gemm",

@@ -30,6 +30,7 @@ pub mod compare;
 pub mod html;
 pub mod machine;
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -116,7 +117,7 @@ pub struct Library {
     /// Its black boxes, one per op it offers.
     pub black_boxes: Vec<String>,
     /// What it said of itself (version, build).
-    pub facts: std::collections::BTreeMap<String, String>,
+    pub facts: BTreeMap<String, String>,
 }
 
 /// The libraries on this machine that `only` selects (every one when
@@ -136,7 +137,7 @@ pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
             Ok(()) => found.push(Library {
                 label: family.prefix.to_string(),
                 black_boxes: specs(family.prefix, &OPS, "", ops),
-                facts: python_facts(family.prefix),
+                facts: facts_of(family.prefix),
             }),
             Err(why) => missing.push((family.prefix.to_string(), why)),
         }
@@ -198,39 +199,54 @@ fn specs(prefix: &str, offers: &[&str], suffix: &str, ops: &[&str]) -> Vec<Strin
         .collect()
 }
 
-#[cfg(feature = "python")]
-fn python_facts(library: &str) -> std::collections::BTreeMap<String, String> {
-    crate::probe::python::facts(library).unwrap_or_else(|e| {
-        std::collections::BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])
-    })
+/// The library a black box belongs to, as surveys label it: `numpy` of
+/// `numpy:sum`, `blas@blis` of `blas:dot@blis`, `blas` of `blas:dot`.
+pub fn label_of(spec: &str) -> String {
+    let (family, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    match rest.split_once('@') {
+        Some((_, lib)) if family == "blas" => format!("blas@{lib}"),
+        _ => family.to_string(),
+    }
 }
 
-#[cfg(not(feature = "python"))]
-fn python_facts(_: &str) -> std::collections::BTreeMap<String, String> {
-    std::collections::BTreeMap::new()
+/// What the library labelled `label` says of itself (version, build,
+/// file); empty for a library that says nothing.
+pub fn facts_of(label: &str) -> BTreeMap<String, String> {
+    use crate::probe::blas::library::Cblas;
+    let blas = |c: Cblas| {
+        let mut f = BTreeMap::from([("path".to_string(), c.path.display().to_string())]);
+        if let Some(v) = c.version {
+            f.insert("version".to_string(), v);
+        }
+        f
+    };
+    match label.split_once('@') {
+        _ if label == "blas" => Cblas::open(None).map(blas).unwrap_or_default(),
+        Some(("blas", lib)) => Cblas::open(Some(lib)).map(blas).unwrap_or_default(),
+        _ if label == "ndarray" => BTreeMap::from([(
+            "built into".to_string(),
+            format!("fprev {}", env!("CARGO_PKG_VERSION")),
+        )]),
+        #[cfg(feature = "python")]
+        _ if ["numpy", "jax", "torch"].contains(&label) => crate::probe::python::facts(label)
+            .unwrap_or_else(|e| BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])),
+        _ => BTreeMap::new(),
+    }
 }
 
 /// The BLAS `blas:OP` loads (labelled `blas`), then every other known one
 /// found, as `blas@NAME`.
 fn blas_libraries(ops: &[&str], found: &mut Vec<Library>, missing: &mut Vec<(String, String)>) {
     use crate::probe::blas::library::{Cblas, KNOWN};
-    let facts = |c: &Cblas| {
-        let mut f = std::collections::BTreeMap::new();
-        f.insert("path".to_string(), c.path.display().to_string());
-        if let Some(v) = &c.version {
-            f.insert("version".to_string(), v.clone());
-        }
-        f
-    };
     let offers = ["dot", "gemv", "gemm"];
     let default = match Cblas::open(None) {
         Ok(c) => {
             found.push(Library {
                 label: "blas".into(),
                 black_boxes: specs("blas", &offers, "", ops),
-                facts: facts(&c),
+                facts: facts_of("blas"),
             });
-            Some(c.path.clone())
+            Some(c.path)
         }
         Err(e) => {
             missing.push(("blas".into(), e.to_string()));
@@ -239,11 +255,14 @@ fn blas_libraries(ops: &[&str], found: &mut Vec<Library>, missing: &mut Vec<(Str
     };
     for known in KNOWN {
         match Cblas::open(Some(known.name)) {
-            Ok(c) if Some(&c.path) != default.as_ref() => found.push(Library {
-                label: format!("blas@{}", known.name),
-                black_boxes: specs("blas", &offers, &format!("@{}", known.name), ops),
-                facts: facts(&c),
-            }),
+            Ok(c) if Some(&c.path) != default.as_ref() => {
+                let label = format!("blas@{}", known.name);
+                found.push(Library {
+                    black_boxes: specs("blas", &offers, &format!("@{}", known.name), ops),
+                    facts: facts_of(&label),
+                    label,
+                })
+            }
             Ok(_) => {}
             Err(e) => missing.push((format!("blas@{}", known.name), e.to_string())),
         }

@@ -16,17 +16,38 @@ use crate::write::{self, write_out};
 pub(super) fn run(a: SurveyArgs) -> Result<i32> {
     a.guard.start();
     let ops: Vec<&str> = a.ops.iter().map(String::as_str).collect();
-    let survey::Libraries {
-        found: chosen,
-        missing,
-    } = survey::libraries(&ops, &a.only)?;
+    let (black_boxes, libraries, missing) = if a.specs.is_empty() {
+        let found = survey::libraries(&ops, &a.only)?;
+        let black_boxes = found
+            .found
+            .iter()
+            .flat_map(|l| l.black_boxes.clone())
+            .collect();
+        let libraries = found
+            .found
+            .into_iter()
+            .map(|l| (l.label, l.facts))
+            .collect();
+        (black_boxes, libraries, found.missing)
+    } else {
+        let mut labels: Vec<String> = a.specs.iter().map(|s| survey::label_of(s)).collect();
+        labels.dedup();
+        let libraries = labels
+            .into_iter()
+            .map(|l| {
+                let facts = survey::facts_of(&l);
+                (l, facts)
+            })
+            .collect();
+        (a.specs.clone(), libraries, Vec::new())
+    };
     let threads = match (a.no_threads, a.threads.is_empty()) {
         (true, _) => Vec::new(),
         (false, true) => Plan::default().threads,
         (false, false) => a.threads.iter().map(|&t| usize::from(t)).collect(),
     };
     let plan = Plan {
-        black_boxes: chosen.iter().flat_map(|l| l.black_boxes.clone()).collect(),
+        black_boxes,
         dtypes: a.dtypes.clone(),
         sizes: a.sizes.clone(),
         large: if a.no_large {
@@ -39,10 +60,7 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         thread_sizes: a.thread_sizes.clone(),
     };
     let mut s = Survey::new(plan);
-    s.machine.libraries = chosen
-        .iter()
-        .map(|l| (l.label.clone(), l.facts.clone()))
-        .collect();
+    s.machine.libraries = libraries;
     s.missing = missing;
     std::fs::create_dir_all(&a.output).map_err(|e| {
         Error::Input(format!(

@@ -224,7 +224,7 @@ impl DylibProbe {
         let file = std::fs::canonicalize(path).map_err(|e| Error::file("open", path, e))?;
         // SAFETY: loading runs the library's initialisers; naming it is the
         // user's statement that it is safe to load.
-        let library = unsafe { Library::new(&file) }.map_err(|e| {
+        let library = unsafe { load(&file) }.map_err(|e| {
             Error::Input(format!(
                 "{spec}: cannot load {path} as a shared library: {}",
                 one_line(&e.to_string())
@@ -329,4 +329,19 @@ impl Probe for DylibProbe {
         }
         Ok(())
     }
+}
+
+/// Loads the shared library at `path` for the rest of the process: it is
+/// never unloaded (`RTLD_NODELETE`), because a library that started
+/// threads (an OpenMP kernel, OpenBLAS's pool) crashes the process when
+/// unloaded under them, and a sweep opens and drops a black box at every
+/// size.
+///
+/// # Safety
+/// Loading runs the library's initialisers.
+pub(crate) unsafe fn load(path: &Path) -> std::result::Result<Library, libloading::Error> {
+    use libloading::os::unix;
+    let flags = unix::RTLD_NOW | unix::RTLD_LOCAL | libc::RTLD_NODELETE;
+    // SAFETY: as the caller promises.
+    unsafe { unix::Library::open(Some(path), flags) }.map(Library::from)
 }

@@ -291,17 +291,15 @@ fn counts(c: &[usize]) -> String {
 /// The machine facts of `machine` that bear on `spec`: the CPU, its
 /// library's own facts, and the environment variables that steer it.
 fn suspects(spec: &str, machine: &[(String, String, String)]) -> Vec<String> {
-    let (family, rest) = spec.split_once(':').unwrap_or((spec, ""));
-    let library = match rest.split_once('@') {
-        Some((_, lib)) if family == "blas" => format!("blas@{lib}"),
-        _ => family.to_string(),
-    };
-    let variables: &[&str] = match family {
+    let library = super::label_of(spec);
+    // A black box of the user's own (python:, dylib:) may read any of them.
+    let variables: &[&str] = match spec.split(':').next().unwrap_or(spec) {
         "blas" => &["OPENBLAS_", "GOTO_", "OMP_", "BLIS_", "MKL_", "FPREV_BLAS"],
         "numpy" => &["NPY_", "OPENBLAS_", "OMP_"],
         "jax" => &["XLA_", "TF_"],
         "torch" => &["OMP_", "MKL_", "CUBLAS_", "NVIDIA_"],
-        _ => &[],
+        "ndarray" | "native" | "reduce" | "replay" => &[],
+        _ => &[""],
     };
     machine
         .iter()

@@ -367,7 +367,7 @@ fn load(file: &str) -> std::result::Result<Library, String> {
         }
         // SAFETY: loading runs the library's initialisers; a BLAS library's
         // are safe to run.
-        match unsafe { Library::new(&path) } {
+        match unsafe { crate::probe::dylib::load(&path) } {
             Ok(lib) => return Ok(lib),
             Err(e) => {
                 why = e
