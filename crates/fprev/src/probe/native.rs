@@ -62,7 +62,9 @@ impl Probe for Native {
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         for (x, o) in inputs.chunks_exact(self.n).zip(out) {
-            *o = match (&self.formula, &self.replay) {
+            // A sum of f32 inputs is an f32, whatever it added in: a wider
+            // accumulator is rounded once at the end, as a library's is.
+            *o = self.format.round(match (&self.formula, &self.replay) {
                 (Formula::Order(order), _) => order.sum(x, self.acc),
                 (_, Some(replay)) => replay.sum(x),
                 (_, None) => {
@@ -70,7 +72,7 @@ impl Probe for Native {
                         "native: a formula needs at least one summand (-n 1 or more)".into(),
                     ));
                 }
-            };
+            });
         }
         Ok(())
     }

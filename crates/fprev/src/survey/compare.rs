@@ -364,3 +364,74 @@ pub fn text(c: &Comparison, a: &str, b: &str) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Format;
+    use crate::probe::ProbeOptions;
+    use crate::survey::Plan;
+
+    /// A survey of one black box, `spec` adding in `acc`, under one name.
+    fn surveyed(spec: &'static str, acc: Format) -> Survey {
+        let mut s = Survey::new(Plan {
+            black_boxes: vec!["native:sum".into()],
+            dtypes: vec![Format::F32],
+            sizes: "1..10".parse().unwrap(),
+            threads: Vec::new(),
+            ..Plan::default()
+        });
+        let mut open = move |_: &str, o: &ProbeOptions| {
+            let o = ProbeOptions {
+                accumulator: Some(acc),
+                ..o.clone()
+            };
+            crate::open(spec, &o)
+        };
+        s.run(&mut open, &mut |_| {}, &mut |_| Ok(())).unwrap();
+        s
+    }
+
+    #[test]
+    fn same_order_other_arithmetic_is_named_with_its_node() {
+        let a = surveyed("native:sequential", Format::F32);
+        let b = surveyed("native:sequential", Format::F64);
+        let e = &compare(&a, &b).entries[0];
+        assert_eq!(e.verdict, Verdict::Differ, "{e:?}\n{:?}", b.entries[0].sizes);
+        assert!(e.subtree.is_none() && e.rule.is_none(), "{e:?}");
+        let (n, at) = e.arithmetic.clone().unwrap();
+        assert_eq!(Some(n), e.first_differing);
+        assert!(at.contains("computes f32") && at.contains("against f64"), "{at}");
+        assert!(e.reason.starts_with("same order, different arithmetic"), "{}", e.reason);
+    }
+
+    #[test]
+    fn other_order_names_the_first_rule_and_subtree() {
+        let a = surveyed("native:strided:4", Format::F32);
+        let b = surveyed("native:strided:2", Format::F32);
+        let e = &compare(&a, &b).entries[0];
+        assert_eq!(e.verdict, Verdict::Differ);
+        // Up to 2 summands both are one addition; strided:2 parts at 3.
+        assert_eq!(e.first_differing, Some(3));
+        assert_eq!(e.rule, Some((1, "strided:4".into(), "strided:2".into())));
+        assert_eq!(e.subtree, Some(["(1+2)".to_string(), "(0+2)".to_string()]));
+        // Every size from 3 on differs, and only those.
+        assert_eq!(e.differing, (3..=10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_failed_or_unconfirmed_side_is_never_called_the_same() {
+        let a = surveyed("native:pairwise", Format::F32);
+        let mut b = a.clone();
+        b.entries[0].error = Some("the black box crashed".into());
+        let e = &compare(&a, &b).entries[0];
+        assert_eq!(e.verdict, Verdict::Unknown);
+        let mut c = a.clone();
+        c.entries[0].sizes[5].outcome = "unconfirmed".into();
+        c.entries[0].sizes[5].arithmetic = None;
+        let cmp = compare(&a, &c);
+        assert_eq!(cmp.entries[0].verdict, Verdict::Unknown);
+        assert!(!cmp.all_same());
+        assert!(compare(&a, &a).all_same());
+    }
+}
