@@ -319,6 +319,9 @@ pub struct ThreadCheck {
     /// For each of those, where the trees part (first count's side first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub detail: Vec<String>,
+    /// Why the counts could not be compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One black box in one dtype.
@@ -567,13 +570,16 @@ impl Survey {
                 counts: &self.plan.threads,
             });
             let started = Instant::now();
-            match compare_threads(&spec, format, &self.plan, open) {
-                Ok(check) => self.entries[k].threads = Some(check),
-                Err(e) => {
-                    self.entries[k].status = Status::Failed;
-                    self.entries[k].error = Some(format!("comparing thread counts: {e}"));
-                }
-            }
+            // A failure here leaves the entry's order as found.
+            self.entries[k].threads = Some(
+                compare_threads(&spec, format, &self.plan, open).unwrap_or_else(|e| ThreadCheck {
+                    counts: self.plan.threads.clone(),
+                    sizes: Vec::new(),
+                    dependent: Vec::new(),
+                    detail: Vec::new(),
+                    error: Some(e.to_string()),
+                }),
+            );
             let spent = started.elapsed().as_secs_f64();
             self.entries[k].seconds += spent;
             self.seconds += spent;
@@ -623,9 +629,16 @@ pub fn op_of(spec: &str) -> &str {
     rest.split([':', '@']).next().unwrap_or(rest)
 }
 
-/// Whether the black box takes a thread count (`--threads`).
+/// Whether the black box takes a thread count (`--threads`): a BLAS whose
+/// count fprev can set, or fprev's own reducers.
 fn takes_threads(spec: &str) -> bool {
-    spec.starts_with("blas:") || spec.starts_with("reduce:")
+    use crate::probe::blas::library::Cblas;
+    let label = label_of(spec);
+    match label.split_once('@') {
+        _ if label == "blas" => Cblas::open(None).is_ok_and(|c| c.controls_threads()),
+        Some(("blas", lib)) => Cblas::open(Some(lib)).is_ok_and(|c| c.controls_threads()),
+        _ => label == "reduce",
+    }
 }
 
 /// The probe options of `spec` in `dtype`: a GEMV or GEMM gets the plan's
@@ -811,6 +824,7 @@ fn compare_threads(
         sizes,
         dependent,
         detail,
+        error: None,
     })
 }
 

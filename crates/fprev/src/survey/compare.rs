@@ -262,7 +262,7 @@ fn first_rule(a: &Entry, b: &Entry) -> Option<(usize, String, String)> {
 /// the same counts.
 fn thread_difference(a: &Entry, b: &Entry) -> Option<String> {
     let (x, y) = (a.threads.as_ref()?, b.threads.as_ref()?);
-    if x.dependent == y.dependent {
+    if x.dependent == y.dependent || x.error.is_some() || y.error.is_some() {
         return None;
     }
     let says = |d: &[usize]| {

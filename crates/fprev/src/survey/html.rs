@@ -178,6 +178,10 @@ fn arithmetic_cell(e: &Entry) -> String {
 fn threads_cell(e: &Entry) -> String {
     match &e.threads {
         None => "<span class=small>not varied</span>".into(),
+        Some(t) if t.error.is_some() => format!(
+            "<span class=small>not compared: {}</span>",
+            esc(t.error.as_deref().unwrap_or_default())
+        ),
         Some(t) if t.dependent.is_empty() => format!(
             "same tree on {} threads at n = {}",
             t.counts

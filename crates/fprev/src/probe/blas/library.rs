@@ -314,6 +314,12 @@ impl Cblas {
         })
     }
 
+    /// Whether fprev can set the library's thread count (OpenBLAS, BLIS,
+    /// MKL); the reference BLAS runs on one thread.
+    pub fn controls_threads(&self) -> bool {
+        self.threads.is_some()
+    }
+
     /// Sets the library's thread count, or says it has no control of it.
     pub fn set_threads(&self, threads: usize) -> Result<()> {
         let too_many = || Error::Input(format!("{threads} threads are too many"));
