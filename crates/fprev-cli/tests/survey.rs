@@ -373,7 +373,7 @@ fn the_survey_page_loads_in_a_real_browser_without_errors() {
     // A header row and one row per black box, each drawn.
     let table = &dom[dom.find("<table class=\"entries\">").unwrap()..];
     let body = &table[table.find("<tbody>").unwrap()..];
-    assert_eq!(body.matches("<tr>").count(), 3);
+    assert_eq!(body.matches("<tr class=\"entry\">").count(), 3);
     assert_eq!(body.matches("<svg").count(), 3);
     assert!(body.contains("native:strided:8") && body.contains("blocked:16"));
     let png = std::fs::read(dir.path().join("shot.png")).unwrap();

@@ -397,12 +397,24 @@ mod tests {
         let a = surveyed("native:sequential", Format::F32);
         let b = surveyed("native:sequential", Format::F64);
         let e = &compare(&a, &b).entries[0];
-        assert_eq!(e.verdict, Verdict::Differ, "{e:?}\n{:?}", b.entries[0].sizes);
+        assert_eq!(
+            e.verdict,
+            Verdict::Differ,
+            "{e:?}\n{:?}",
+            b.entries[0].sizes
+        );
         assert!(e.subtree.is_none() && e.rule.is_none(), "{e:?}");
         let (n, at) = e.arithmetic.clone().unwrap();
         assert_eq!(Some(n), e.first_differing);
-        assert!(at.contains("computes f32") && at.contains("against f64"), "{at}");
-        assert!(e.reason.starts_with("same order, different arithmetic"), "{}", e.reason);
+        assert!(
+            at.contains("computes f32") && at.contains("against f64"),
+            "{at}"
+        );
+        assert!(
+            e.reason.starts_with("same order, different arithmetic"),
+            "{}",
+            e.reason
+        );
     }
 
     #[test]

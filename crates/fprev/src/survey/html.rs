@@ -25,6 +25,8 @@ th, td { border: 1px solid #ccc; padding: .35em .5em; vertical-align: top; text-
 th { background: #f0f0f0; position: sticky; top: 0; }
 code { font: 12px/1.3 ui-monospace, monospace; word-break: break-all; }
 td.drawing svg { width: 100%; height: auto; }
+tr.drawing svg { max-width: 100%; height: auto; }
+tr.drawing td { border-top: none; }
 td.spec { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .explained { color: #17602a; } .not-explained, .failed, .unknown { color: #a15c00; }
 .differ { color: #b00020; font-weight: bold; } .same { color: #17602a; }
@@ -69,24 +71,31 @@ pub fn survey_page(survey: &Survey, draw: bool) -> String {
         out += &list.join("; ");
         out += "</p>";
     }
-    out += "<table class=entries><colgroup><col style='width:11%'><col style='width:4%'>\
-            <col style='width:27%'><col style='width:12%'><col style='width:17%'>\
-            <col style='width:9%'><col style='width:20%'></colgroup><thead><tr><th>black box</th>\
-            <th>dtype</th><th>order</th><th>changes at</th><th>arithmetic</th><th>threads</th>\
-            <th>drawing</th></tr></thead><tbody>";
-    for e in &survey.entries {
+    out += "<table class=entries><colgroup><col style='width:13%'><col style='width:5%'>\
+            <col style='width:34%'><col style='width:15%'><col style='width:21%'>\
+            <col style='width:12%'></colgroup><thead><tr><th>black box</th><th>dtype</th>\
+            <th>order</th><th>changes at</th><th>arithmetic</th><th>threads</th></tr></thead>\
+            <tbody>";
+    for (k, e) in survey.entries.iter().enumerate() {
         let _ = write!(
             out,
-            "<tr><td class=spec><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td class=drawing>{}</td></tr>",
+            "<tr class=entry><td class=spec><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td></tr>",
             esc(&e.spec),
             esc(&e.dtype),
             order_cell(e),
             changes_cell(e),
             arithmetic_cell(e),
             threads_cell(e),
-            if draw { drawing_cell(e) } else { String::new() }
         );
+        if draw {
+            // The first drawing open, the others a click away.
+            let _ = write!(
+                out,
+                "<tr class=drawing><td colspan=6>{}</td></tr>",
+                drawing(e, k == 0)
+            );
+        }
     }
     out += "</tbody></table></body></html>\n";
     out
@@ -158,6 +167,8 @@ fn changes_cell(e: &Entry) -> String {
     out.join("<br>")
 }
 
+/// The models confirmed at each size: all of them when they are few, else
+/// the one at the largest size and the rest a click away.
 fn arithmetic_cell(e: &Entry) -> String {
     let mut by_model: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for s in &e.sizes {
@@ -168,11 +179,31 @@ fn arithmetic_cell(e: &Entry) -> String {
         };
         by_model.entry(what).or_default().push(s.n);
     }
-    by_model
+    let lines: Vec<String> = by_model
         .iter()
         .map(|(m, sizes)| format!("{} <span class=small>(n = {})</span>", esc(m), runs(sizes)))
-        .collect::<Vec<_>>()
-        .join("<br>")
+        .collect();
+    const FEW: usize = 3;
+    let largest = e
+        .sizes
+        .iter()
+        .filter(|s| s.arithmetic.is_some())
+        .max_by_key(|s| s.n);
+    match largest {
+        Some(s) if lines.len() > FEW => format!(
+            "{} models, varying with n; at n = {}: {}<details><summary>each model and its \
+             sizes</summary>{}</details>",
+            lines.len(),
+            s.n,
+            esc(&s
+                .arithmetic
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default()),
+            lines.join("<br>")
+        ),
+        _ => lines.join("<br>"),
+    }
 }
 
 fn threads_cell(e: &Entry) -> String {
@@ -203,8 +234,9 @@ fn threads_cell(e: &Entry) -> String {
     }
 }
 
-/// The tree at the largest size up to [`DRAWN_UP_TO`] revealed.
-fn drawing_cell(e: &Entry) -> String {
+/// The tree at the largest size up to [`DRAWN_UP_TO`] revealed, collapsed
+/// past [`crate::render::DRAW_WHOLE`] summands, open or a click away.
+fn drawing(e: &Entry, open: bool) -> String {
     let Some(n) = e
         .sizes
         .iter()
@@ -223,11 +255,19 @@ fn drawing_cell(e: &Entry) -> String {
         .find(|s| s.n == n)
         .and_then(|s| s.arithmetic.as_ref());
     let caption = Caption {
-        black_box: Some(e.spec.clone()),
+        black_box: Some(format!("{} {}", e.spec, e.dtype)),
         ..Caption::default()
     };
+    let collapsed = if n > crate::render::DRAW_WHOLE {
+        ", collapsed: each box a subtree, each shape drawn once at the side"
+    } else {
+        ""
+    };
     format!(
-        "<details open><summary>n = {n}</summary>{}</details>",
+        "<details{}><summary>{} {}: the tree at n = {n}{collapsed}</summary>{}</details>",
+        if open { " open" } else { "" },
+        esc(&e.spec),
+        esc(&e.dtype),
         svg(&tree, model, caption)
     )
 }
