@@ -12,6 +12,8 @@ for pkg in libopenblas0 libblis4 libblas3; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 command -v cc >/dev/null || need_apt+=(gcc)
+# The survey page is opened in a real headless browser.
+command -v chromium >/dev/null || need_apt+=(chromium)
 # MPI: Open MPI for the mpi feature and its tests; rsmpi's bindgen needs libclang.
 command -v mpirun >/dev/null || need_apt+=(openmpi-bin)
 dpkg -s libopenmpi-dev >/dev/null 2>&1 || need_apt+=(libopenmpi-dev)

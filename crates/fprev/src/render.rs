@@ -157,7 +157,7 @@ pub fn svg_with(tree: &SummationTree, model: Option<&Arithmetic>) -> Result<Vec<
 /// too large to draw whole, a few lines on its outline. Where no reference
 /// order gives the tree, the summary names the formula found for a real
 /// library that does ([`crate::formula::known`]), up to
-/// [`MATCH_LIMIT`](crate::shape::MATCH_LIMIT) summands.
+/// [`MATCH_LIMIT`] summands.
 ///
 /// ```
 /// use fprev::{render, Order};
