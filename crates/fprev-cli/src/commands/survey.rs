@@ -103,16 +103,13 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
 }
 
 /// Keeps what `path` already holds, when it was made on this machine in
-/// this setting (facts only one side recorded, of libraries surveyed in
-/// one run only, do not count).
+/// this setting.
 fn resume(s: &mut Survey, path: &Path) -> Result<()> {
     let earlier = Survey::read(path)?;
-    let unrecorded = "(not recorded)";
     let changed: Vec<String> = earlier
         .machine
         .differences(&s.machine)
         .into_iter()
-        .filter(|(_, a, b)| a != unrecorded && b != unrecorded)
         .map(|(fact, _, _)| fact)
         .collect();
     if !changed.is_empty() {

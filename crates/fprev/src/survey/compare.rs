@@ -130,7 +130,7 @@ pub fn compare(a: &Survey, b: &Survey) -> Comparison {
             .collect()
     };
     Comparison {
-        machine: machine.clone(),
+        machine,
         entries,
         only_a: only(a, b),
         only_b: only(b, a),

@@ -24,7 +24,6 @@ pub const STEERING: &[&str] = &[
     "NPY_DISABLE_CPU_FEATURES",
     "NPY_ENABLE_CPU_FEATURES",
     "XLA_FLAGS",
-    "TF_CPP_MIN_LOG_LEVEL",
     "CUBLAS_WORKSPACE_CONFIG",
     "NVIDIA_TF32_OVERRIDE",
     crate::probe::blas::library::ENV,
@@ -121,25 +120,15 @@ impl Machine {
         out
     }
 
-    /// The facts that differ from `other`'s: `(name, here, there)`.
+    /// The facts both record that differ: `(name, here, there)`. A library
+    /// only one of them visited is no difference of the machines.
     pub fn differences(&self, other: &Machine) -> Vec<(String, String, String)> {
         let theirs: BTreeMap<String, String> = other.facts().into_iter().collect();
-        let mine: BTreeMap<String, String> = self.facts().into_iter().collect();
-        let missing = || "(not recorded)".to_string();
-        let mut names: Vec<&String> = mine.keys().chain(theirs.keys()).collect();
-        names.sort();
-        names.dedup();
-        names
+        self.facts()
             .into_iter()
-            .filter_map(|k| {
-                let (a, b) = (mine.get(k), theirs.get(k));
-                (a != b).then(|| {
-                    (
-                        k.clone(),
-                        a.cloned().unwrap_or_else(missing),
-                        b.cloned().unwrap_or_else(missing),
-                    )
-                })
+            .filter_map(|(fact, mine)| {
+                let there = theirs.get(&fact)?;
+                (*there != mine).then(|| (fact, mine, there.clone()))
             })
             .collect()
     }
@@ -164,15 +153,29 @@ mod tests {
         let mut b = a.clone();
         b.environment
             .insert("OPENBLAS_CORETYPE".into(), "Sandybridge".into());
+        a.libraries.insert(
+            "blas".into(),
+            [("version".into(), "OpenBLAS Zen".into())].into(),
+        );
+        b.libraries.insert(
+            "blas".into(),
+            [("version".into(), "OpenBLAS Prescott".into())].into(),
+        );
+        // A library only one side visited.
         b.libraries
-            .entry("blas".into())
-            .or_default()
-            .insert("version".into(), "OpenBLAS 0.3.21".into());
+            .insert("numpy".into(), [("version".into(), "2.4".into())].into());
         let d = a.differences(&b);
         let names: Vec<&str> = d.iter().map(|(k, _, _)| k.as_str()).collect();
-        assert_eq!(names, ["$OPENBLAS_CORETYPE", "blas version"]);
-        assert_eq!(d[0].1, "(unset)");
-        assert_eq!(d[1].1, "(not recorded)");
+        assert_eq!(names, ["blas version", "$OPENBLAS_CORETYPE"]);
+        assert_eq!(d[0].1, "OpenBLAS Zen");
+        assert_eq!(
+            d[1],
+            (
+                "$OPENBLAS_CORETYPE".into(),
+                "(unset)".into(),
+                "Sandybridge".into()
+            )
+        );
         assert!(a.differences(&a).is_empty());
     }
 }
