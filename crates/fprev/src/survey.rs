@@ -583,6 +583,10 @@ impl Survey {
             let spent = started.elapsed().as_secs_f64();
             self.entries[k].seconds += spent;
             self.seconds += spent;
+            progress(Step::Threaded {
+                entry: &self.entries[k],
+                seconds: spent,
+            });
             save(self)?;
         }
         Ok(())
@@ -620,6 +624,13 @@ pub enum Step<'a> {
         dtype: Format,
         /// The counts.
         counts: &'a [usize],
+    },
+    /// They were, in `seconds`: the entry holds what was found.
+    Threaded {
+        /// The entry, its `threads` filled in.
+        entry: &'a Entry,
+        /// Time spent on the thread counts.
+        seconds: f64,
     },
 }
 

@@ -152,7 +152,22 @@ fn progress(step: Step<'_>) {
             counts,
         } => {
             let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
-            eprintln!("threads: {spec} {dtype} on {} threads", counts.join(", "));
+            eprint!(
+                "[threads] {spec} {dtype} on {} threads … ",
+                counts.join(", ")
+            );
+        }
+        Step::Threaded { entry, seconds } => {
+            let found = match &entry.threads {
+                Some(t) if t.error.is_some() => "not compared (see survey.json)".to_string(),
+                Some(t) if t.dependent.is_empty() => "the same tree".to_string(),
+                Some(t) => format!(
+                    "the tree depends on the count at n = {}",
+                    fprev::sweep::runs(&t.dependent)
+                ),
+                None => String::new(),
+            };
+            eprintln!("{found} ({seconds:.1} s)");
         }
     }
 }
