@@ -410,6 +410,13 @@ fn joins_above_0(tree: &SummationTree) -> Vec<usize> {
 fn longest(trees: &[&SummationTree], largest: usize) -> (Formula, usize) {
     let mut best: Option<(Formula, usize)> = None;
     for candidate in candidates(trees, largest) {
+        // A candidate beats the best so far only if it gives the first tree
+        // the best does not: most fail there, after one tree built.
+        if let Some((_, b)) = &best
+            && candidate.tree(trees[*b].n()) != *trees[*b]
+        {
+            continue;
+        }
         let explained = trees
             .iter()
             .take_while(|t| &&candidate.tree(t.n()) == *t)
@@ -584,8 +591,11 @@ fn counts(trees: &[&SummationTree], largest: usize) -> Vec<usize> {
         .collect();
     for tree in trees {
         for order in crate::shape::derived_candidates(tree) {
+            // A count as large as the tree is every order's (one block):
+            // it says nothing, and every count multiplies the candidates.
             if let Order::Strided(k) | Order::Blocked(k) = order
                 && k >= 2
+                && k < tree.n()
                 && !out.contains(&k)
             {
                 out.push(k);
