@@ -335,7 +335,10 @@ pub fn compare_page(
             Verdict::Unknown => "unknown",
         };
         let mut why = esc(&e.reason);
-        for extra in e.threads.iter().chain(&e.suspects) {
+        // The facts behind a difference; a black box whose bits held
+        // needs none.
+        let suspects = e.suspects.iter().filter(|_| e.verdict != Verdict::Same);
+        for extra in e.threads.iter().chain(suspects) {
             let _ = write!(why, "<br><span class=small>{}</span>", esc(extra));
         }
         let drawings = match (e.first_differing, draw && e.verdict == Verdict::Differ) {
