@@ -10,7 +10,8 @@
 #   sandybridge OPENBLAS_CORETYPE=Sandybridge: AVX without AVX2 and FMA
 #   one-thread  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1: one core
 #   blis        FPREV_BLAS=blis: BLIS in place of OpenBLAS behind blas:
-#   no-avx2     NPY_DISABLE_CPU_FEATURES=AVX2,FMA3: NumPy's own kernels without AVX2
+#   no-avx2     NPY_DISABLE_CPU_FEATURES=X86_V3: NumPy's own kernels without AVX2 and FMA
+#               (NumPy 2.4 names its x86 levels; AVX2,FMA3 would change nothing)
 # A setting's survey.json is resumed when present (delete it to start over).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,7 +27,7 @@ for s in "${settings[@]}"; do
     sandybridge) env=(OPENBLAS_CORETYPE=Sandybridge) ;;
     one-thread) env=(OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1) ;;
     blis) env=(FPREV_BLAS=blis) ;;
-    no-avx2) env=(NPY_DISABLE_CPU_FEATURES=AVX2,FMA3) ;;
+    no-avx2) env=(NPY_DISABLE_CPU_FEATURES=X86_V3) ;;
     *) echo "unknown setting: $s" >&2; exit 2 ;;
   esac
   if [ "$s" = default ]; then
