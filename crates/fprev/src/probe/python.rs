@@ -83,7 +83,7 @@ pub fn available(module: &str) -> std::result::Result<(), String> {
 }
 
 /// What the Python library `library` (`numpy`, `jax`, `torch`) says of
-/// itself: its version, and what its adapter's `facts()` adds (NumPy's
+/// itself: its version, and what its adapter's `_facts()` adds (NumPy's
 /// BLAS and the CPU features its kernels dispatch on).
 pub fn facts(library: &str) -> Result<std::collections::BTreeMap<String, String>> {
     attach(|py| {

@@ -37,6 +37,11 @@ every column of GEMM's B). fprev writes its y into `w` in place before a
 dot call, and ones back before the next plain sum, so `fn` must read `w`
 (not a copy taken earlier) each time it is called; `follow` helps where the
 operand is built from `w` (a matrix, a device array).
+
+A module may also define `_facts() -> dict`: what the library says of itself
+beyond its version (the BLAS it uses, the CPU features it dispatches on),
+which `fprev survey` records as machine facts. Its leading underscore keeps
+it from being an operation.
 """
 
 import importlib.util
@@ -201,14 +206,14 @@ def _rows_checked(fn, rows):
 
 def facts(adapter, package):
     """What a library says of itself, for a survey's machine facts: its
-    version, and what the adapter's own `facts()` adds (the kernels it
+    version, and what the adapter's own `_facts()` adds (the kernels it
     picked), as strings."""
     out = {}
     try:
         out["version"] = str(importlib.import_module(package).__version__)
     except Exception:  # a library without a version still has facts
         pass
-    own = getattr(adapter, "facts", None)
+    own = getattr(adapter, "_facts", None)
     if callable(own):
         out.update({str(k): str(v) for k, v in own().items()})
     return out

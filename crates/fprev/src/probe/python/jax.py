@@ -66,7 +66,7 @@ def gemm(n, dtype, shape, arg):
     return _weighted(n, dtype, lambda a, b: (a @ b)[:, 0], shape[0] if shape else n, cols)
 
 
-def facts():
+def _facts():
     """jaxlib's version and the backend the black boxes run on."""
     import jaxlib
 

@@ -63,7 +63,7 @@ def gemm(n, dtype, shape, arg):
     return fn
 
 
-def facts():
+def _facts():
     """The BLAS NumPy was built with and the CPU features its kernels
     dispatch on here (what `NPY_DISABLE_CPU_FEATURES` takes away)."""
     out = {}

@@ -104,7 +104,7 @@ def gemm(n, dtype, shape, arg):
     return _matrix(n, dtype, shape, arg, shape[1] if shape else n)
 
 
-def facts():
+def _facts():
     """The threads PyTorch's CPU kernels use and the CPU capability it
     dispatches on."""
     out = {"threads": str(torch.get_num_threads())}
