@@ -386,12 +386,13 @@ pub(crate) struct SurveyArgs {
           default_value = "sum,dot,gemv,gemm",
           value_parser = PossibleValuesParser::new(fprev::survey::OPS))]
     pub(crate) ops: Vec<String>,
-    /// Dtypes to survey each op in.
+    /// Dtypes to survey each op in, each where the library has it (a BLAS
+    /// and ndarray: f32 and f64; NumPy, JAX, PyTorch: f16 and bf16 too).
     #[arg(
         long,
         value_name = "FORMAT,…",
         value_delimiter = ',',
-        default_value = "f32,f64"
+        default_value = "f32,f64,f16,bf16"
     )]
     pub(crate) dtypes: Vec<Format>,
     /// Sizes the formula is inferred from [default: those of `fprev explain`].
