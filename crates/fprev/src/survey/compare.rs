@@ -8,7 +8,7 @@
 //! use fprev::survey::{Plan, Survey, compare::{Verdict, compare}};
 //! use fprev::Format;
 //!
-//! let survey = |spec: &str| {
+//! let survey = |spec: &'static str| {
 //!     let mut s = Survey::new(Plan {
 //!         black_boxes: vec!["native:sum".into()],
 //!         dtypes: vec![Format::F32],
@@ -16,7 +16,7 @@
 //!         ..Plan::default()
 //!     });
 //!     // The same name on two machines, two kernels.
-//!     s.run(&mut |_, o| fprev::open(spec, o), &mut |_| {}, &mut |_| Ok(())).unwrap();
+//!     s.run(&mut move |_, o| fprev::open(spec, o), &mut |_| {}, &mut |_| Ok(())).unwrap();
 //!     s
 //! };
 //! let (a, b) = (survey("native:sequential"), survey("native:pairwise"));
