@@ -410,13 +410,6 @@ fn joins_above_0(tree: &SummationTree) -> Vec<usize> {
 fn longest(trees: &[&SummationTree], largest: usize) -> (Formula, usize) {
     let mut best: Option<(Formula, usize)> = None;
     for candidate in candidates(trees, largest) {
-        // A candidate beats the best so far only if it gives the first tree
-        // the best does not: most fail there, after one tree built.
-        if let Some((_, b)) = &best
-            && candidate.tree(trees[*b].n()) != *trees[*b]
-        {
-            continue;
-        }
         let explained = trees
             .iter()
             .take_while(|t| &&candidate.tree(t.n()) == *t)
