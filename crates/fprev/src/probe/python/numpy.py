@@ -27,6 +27,7 @@ def dot(n, dtype, shape, arg):
     def fn(x):
         return np.dot(x, w)
 
+    fn = _quiet(fn, dtype)
     fn.weights = w
     fn.may_fuse = False
     return fn
@@ -39,6 +40,7 @@ def gemv(n, dtype, shape, arg):
     def fn(a):
         return a @ w
 
+    fn = _quiet(fn, dtype)
     fn.weights = w
     fn.rows = shape[0] if shape else n
     fn.may_fuse = False
@@ -57,10 +59,25 @@ def gemm(n, dtype, shape, arg):
     def fn(a):
         return (a @ b())[:, 0]
 
+    fn = _quiet(fn, dtype)
     fn.weights = w
     fn.rows = m
     fn.may_fuse = False
     return fn
+
+
+def _quiet(fn, dtype):
+    """`fn`, without NumPy's overflow warnings in the narrow formats: a
+    random product fprev asks about may overflow f16, and the answer, inf,
+    is read as such."""
+    if dtype in ("f64", "f32", "bf16"):
+        return fn
+
+    def quiet(x):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return fn(x)
+
+    return quiet
 
 
 def _facts():
