@@ -526,9 +526,7 @@ impl Arithmetic {
             None => self.leaf_difference(other).map(Parting::Leaves),
         }
     }
-}
 
-impl Arithmetic {
     /// Where `self` and `other` part before any node: in the rounding of
     /// the inputs, or of the first summand's product, as a phrase
     /// (`self`'s side first).

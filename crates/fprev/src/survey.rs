@@ -43,7 +43,7 @@ use crate::formula::Formula;
 use crate::formula::infer::{EXPLAIN_SIZES, explain};
 use crate::probe::ProbeOptions;
 use crate::reveal::{Options, Silent};
-use crate::sweep::{Opener, Outcome, Point, Sizes, sweep_with};
+use crate::sweep::{Opener, Outcome, Point, Sizes, Sweep, sweep_with};
 use crate::tree::SummationTree;
 
 pub use machine::Machine;
@@ -107,6 +107,9 @@ impl Default for Plan {
 /// The ops a survey knows, in the order it lists them.
 pub const OPS: [&str; 4] = ["sum", "dot", "gemv", "gemm"];
 
+/// The Python libraries a survey visits through the embedded bridge.
+const PYTHON_LIBRARIES: [&str; 3] = ["numpy", "jax", "torch"];
+
 /// A library a survey can visit: its label (`numpy`, `blas@blis`), the
 /// specs of its ops, and what it says of itself.
 #[derive(Clone, Debug)]
@@ -129,8 +132,7 @@ pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for family in crate::spec::FAMILIES {
-        let python = ["numpy", "jax", "torch"].contains(&family.prefix);
-        if !python || !wanted(family.prefix) {
+        if !PYTHON_LIBRARIES.contains(&family.prefix) || !wanted(family.prefix) {
             continue;
         }
         match family.available() {
@@ -146,11 +148,7 @@ pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
     found.push(Library {
         label: "ndarray".into(),
         black_boxes: specs("ndarray", &OPS, "", ops),
-        facts: [(
-            "built into".to_string(),
-            format!("fprev {}", env!("CARGO_PKG_VERSION")),
-        )]
-        .into(),
+        facts: facts_of("ndarray"),
     });
     let here: Vec<String> = found.iter().map(|l| l.label.clone()).collect();
     found.retain(|l| wanted(&l.label));
@@ -213,13 +211,7 @@ pub fn label_of(spec: &str) -> String {
 /// file); empty for a library that says nothing.
 pub fn facts_of(label: &str) -> BTreeMap<String, String> {
     use crate::probe::blas::library::Cblas;
-    let blas = |c: Cblas| {
-        let mut f = BTreeMap::from([("path".to_string(), c.path.display().to_string())]);
-        if let Some(v) = c.version {
-            f.insert("version".to_string(), v);
-        }
-        f
-    };
+    let blas = |c: Cblas| blas_facts(&c);
     match label.split_once('@') {
         _ if label == "blas" => Cblas::open(None).map(blas).unwrap_or_default(),
         Some(("blas", lib)) => Cblas::open(Some(lib)).map(blas).unwrap_or_default(),
@@ -228,10 +220,20 @@ pub fn facts_of(label: &str) -> BTreeMap<String, String> {
             format!("fprev {}", env!("CARGO_PKG_VERSION")),
         )]),
         #[cfg(feature = "python")]
-        _ if ["numpy", "jax", "torch"].contains(&label) => crate::probe::python::facts(label)
+        _ if PYTHON_LIBRARIES.contains(&label) => crate::probe::python::facts(label)
             .unwrap_or_else(|e| BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])),
         _ => BTreeMap::new(),
     }
+}
+
+/// What a loaded BLAS says of itself: its file, and its version where it
+/// has one.
+fn blas_facts(c: &crate::probe::blas::library::Cblas) -> BTreeMap<String, String> {
+    let mut f = BTreeMap::from([("path".to_string(), c.path.display().to_string())]);
+    if let Some(v) = &c.version {
+        f.insert("version".to_string(), v.clone());
+    }
+    f
 }
 
 /// The BLAS `blas:OP` loads (labelled `blas`), then every other known one
@@ -244,7 +246,7 @@ fn blas_libraries(ops: &[&str], found: &mut Vec<Library>, missing: &mut Vec<(Str
             found.push(Library {
                 label: "blas".into(),
                 black_boxes: specs("blas", &offers, "", ops),
-                facts: facts_of("blas"),
+                facts: blas_facts(&c),
             });
             Some(c.path)
         }
@@ -255,14 +257,11 @@ fn blas_libraries(ops: &[&str], found: &mut Vec<Library>, missing: &mut Vec<(Str
     };
     for known in KNOWN {
         match Cblas::open(Some(known.name)) {
-            Ok(c) if Some(&c.path) != default.as_ref() => {
-                let label = format!("blas@{}", known.name);
-                found.push(Library {
-                    black_boxes: specs("blas", &offers, &format!("@{}", known.name), ops),
-                    facts: facts_of(&label),
-                    label,
-                })
-            }
+            Ok(c) if Some(&c.path) != default.as_ref() => found.push(Library {
+                label: format!("blas@{}", known.name),
+                black_boxes: specs("blas", &offers, &format!("@{}", known.name), ops),
+                facts: blas_facts(&c),
+            }),
             Ok(_) => {}
             Err(e) => missing.push((format!("blas@{}", known.name), e.to_string())),
         }
@@ -367,6 +366,11 @@ impl Entry {
     /// The formula, parsed.
     pub fn formula(&self) -> Option<Formula> {
         self.formula.as_deref().and_then(|f| f.parse().ok())
+    }
+
+    /// The arithmetic model confirmed at `n`, where one was.
+    pub fn model_at(&self, n: usize) -> Option<&Arithmetic> {
+        self.sizes.iter().find(|s| s.n == n)?.arithmetic.as_ref()
     }
 
     /// The tree revealed at `n`, where one was: kept as text, or given by
@@ -554,6 +558,11 @@ impl Survey {
             });
             self.seconds += entry.seconds;
             self.entries.push(entry);
+            // In the plan's order, entries kept from an earlier run included.
+            self.entries.sort_by_key(|e| {
+                work.iter()
+                    .position(|(s, d)| *s == e.spec && d.name() == e.dtype)
+            });
             save(self)?;
         }
         if self.plan.threads.len() < 2 {
@@ -649,7 +658,7 @@ pub fn supports(spec: &str, dtype: Format) -> bool {
     let wide = [Format::F64, Format::F32];
     match spec.split(':').next().unwrap_or(spec) {
         "blas" | "ndarray" => wide.contains(&dtype),
-        "numpy" | "jax" | "torch" => {
+        family if PYTHON_LIBRARIES.contains(&family) => {
             wide.contains(&dtype) || [Format::F16, Format::Bf16].contains(&dtype)
         }
         _ => true,
@@ -683,8 +692,8 @@ fn options_for(spec: &str, dtype: Format, plan: &Plan) -> ProbeOptions {
     }
 }
 
-/// Reveals `spec` in `dtype` at `sizes` (at each thread count of
-/// `threads`) and returns every point.
+/// Reveals `spec` in `dtype` at `sizes`, at each thread count of
+/// `threads`.
 fn reveal_at(
     spec: &str,
     dtype: Format,
@@ -692,8 +701,8 @@ fn reveal_at(
     sizes: &[usize],
     threads: &[Option<usize>],
     open: &mut Opener,
-) -> Result<Vec<Point>> {
-    let s = sweep_with(
+) -> Result<Sweep> {
+    sweep_with(
         spec,
         &options_for(spec, dtype, plan),
         &Sizes(sizes.to_vec()),
@@ -702,8 +711,7 @@ fn reveal_at(
         CONFIRM_TRIALS,
         open,
         &mut Silent,
-    )?;
-    Ok(s.points)
+    )
 }
 
 /// One entry: the formula from the plan's sizes (narrowing its switches),
@@ -738,7 +746,7 @@ fn explain_entry(entry: &mut Entry, dtype: Format, plan: &Plan, open: &mut Opene
     let spec = entry.spec.clone();
     let mut points: Vec<Point> = Vec::new();
     let (found, trees) = explain(&plan.sizes.0, |sizes| {
-        let more = reveal_at(&spec, dtype, plan, sizes, &[None], open)?;
+        let more = reveal_at(&spec, dtype, plan, sizes, &[None], open)?.points;
         let trees = more.iter().filter_map(|p| p.tree().cloned()).collect();
         points.extend(more);
         Ok(trees)
@@ -759,7 +767,7 @@ fn explain_entry(entry: &mut Entry, dtype: Format, plan: &Plan, open: &mut Opene
     if op_of(&spec) != "gemm" {
         for n in large {
             match reveal_at(&spec, dtype, plan, &[n], &[None], open) {
-                Ok(more) => points.extend(more),
+                Ok(more) => points.extend(more.points),
                 Err(e) if e.kind() == crate::error::Kind::Input => skipped.push(SizeResult {
                     n,
                     outcome: "skipped".into(),
@@ -837,30 +845,30 @@ fn compare_threads(
         .filter(|&n| op_of(spec) != "gemm" || n <= 2048)
         .collect();
     let counts: Vec<Option<usize>> = plan.threads.iter().map(|&t| Some(t)).collect();
-    let points = reveal_at(spec, dtype, plan, &sizes, &counts, open)?;
+    let revealed = reveal_at(spec, dtype, plan, &sizes, &counts, open)?;
+    let dependent = revealed.thread_dependent();
+    // Where the first count's tree and each other count's part.
     let first = counts[0];
-    let mut dependent = Vec::new();
+    let at =
+        |n: usize, t: Option<usize>| revealed.points.iter().find(|p| p.n == n && p.threads == t);
     let mut detail = Vec::new();
-    for p in points.iter().filter(|p| p.threads == first) {
-        for q in points.iter().filter(|q| q.n == p.n && q.threads != first) {
-            let parted = match (p.tree(), q.tree()) {
-                (Some(a), Some(b)) => a.diff(b).map(|d| {
-                    let [x, y] = d.texts(a, b).map(side);
-                    format!(
-                        "n = {}: {} thread(s) have {x}, {} have {y}",
-                        p.n,
-                        first.unwrap_or(1),
-                        q.threads.unwrap_or(1),
-                    )
-                }),
-                _ => (std::mem::discriminant(&p.outcome) != std::mem::discriminant(&q.outcome))
-                    .then(|| format!("n = {}: the outcomes differ", p.n)),
+    for &n in &dependent {
+        for &t in &counts[1..] {
+            let (Some(p), Some(q)) = (at(n, first), at(n, t)) else {
+                continue;
             };
-            if let Some(why) = parted {
-                if !dependent.contains(&p.n) {
-                    dependent.push(p.n);
+            match (p.tree(), q.tree()) {
+                (Some(a), Some(b)) => {
+                    if let Some(d) = a.diff(b) {
+                        let [x, y] = d.texts(a, b).map(side);
+                        detail.push(format!(
+                            "n = {n}: {} thread(s) have {x}, {} have {y}",
+                            first.unwrap_or(1),
+                            t.unwrap_or(1),
+                        ));
+                    }
                 }
-                detail.push(why);
+                _ => detail.push(format!("n = {n}: the outcomes differ")),
             }
         }
     }

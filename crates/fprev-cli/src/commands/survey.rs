@@ -31,6 +31,7 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         (black_boxes, libraries, found.missing)
     } else {
         let mut labels: Vec<String> = a.specs.iter().map(|s| survey::label_of(s)).collect();
+        labels.sort();
         labels.dedup();
         let libraries = labels
             .into_iter()

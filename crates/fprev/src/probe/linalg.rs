@@ -98,8 +98,6 @@ pub(crate) fn ieee_format(spec: &str, format: Format) -> Result<Format> {
     }
 }
 
-/// Runs one library's kernel on a batch of rows (`inputs` holds
-/// `out.len()` rows of `n`).
 /// Copies `inputs` to the front of `dst`, as `convert` makes them, and
 /// zeroes the rest: only the values past them that the last fill wrote
 /// (`written`), so that one row of a GEMV of 64 rows of 2^20 costs one
@@ -121,6 +119,8 @@ pub(crate) fn fill_front<T: Copy>(
     len
 }
 
+/// Runs one library's kernel on a batch of rows (`inputs` holds
+/// `out.len()` rows of `n`).
 pub(crate) trait Run {
     fn run(&mut self, inputs: &[f64], out: &mut [f64]);
 

@@ -158,10 +158,13 @@ fn compare_entry(a: &Entry, b: &Entry, machine: &[(String, String, String)]) -> 
         return c;
     }
     let mut unconfirmed = Vec::new();
+    // Sizes both surveys visited, with a tree or not.
+    let mut common = 0;
     for x in &a.sizes {
         let Some(y) = b.sizes.iter().find(|y| y.n == x.n) else {
             continue;
         };
+        common += 1;
         let (Some(tx), Some(ty)) = (a.tree_at(x.n), b.tree_at(x.n)) else {
             if x.outcome != y.outcome {
                 c.differing.push(x.n);
@@ -194,25 +197,20 @@ fn compare_entry(a: &Entry, b: &Entry, machine: &[(String, String, String)]) -> 
     let covered = crate::sweep::runs(&c.sizes);
     if let Some(n) = c.first_differing {
         c.verdict = Verdict::Differ;
+        let share = format!("{} of {common} sizes", c.differing.len());
         c.reason = match (&c.subtree, &c.arithmetic, &c.rule) {
-            (_, _, Some((from, x, y))) if c.subtree.is_some() => format!(
-                "other order at {} of {} sizes from n = {n}: the formulas part from n = \
-                 {from}, {} against {}",
-                c.differing.len(),
-                c.sizes.len().max(c.differing.len()),
+            (Some(_), _, Some((from, x, y))) => format!(
+                "other order at {share} from n = {n}: the formulas part from n = {from}, {} \
+                 against {}",
                 abbreviated(x),
                 abbreviated(y)
             ),
-            (Some([x, y]), _, _) => format!(
-                "other order at {} of {} sizes from n = {n}: the trees part at {x} against {y}",
-                c.differing.len(),
-                c.sizes.len().max(c.differing.len())
-            ),
-            (None, Some((m, at)), _) => format!(
-                "same order, different arithmetic at {} of {} sizes from n = {m}: {at}",
-                c.differing.len(),
-                c.sizes.len()
-            ),
+            (Some([x, y]), _, None) => {
+                format!("other order at {share} from n = {n}: the trees part at {x} against {y}")
+            }
+            (None, Some((m, at)), _) => {
+                format!("same order, different arithmetic at {share} from n = {m}: {at}")
+            }
             _ => format!("other outcome at n = {n}"),
         };
     } else if !unconfirmed.is_empty() {
@@ -311,8 +309,13 @@ fn suspects(spec: &str, machine: &[(String, String, String)]) -> Vec<String> {
                     .strip_prefix('$')
                     .is_some_and(|v| variables.iter().any(|p| v.starts_with(p)))
         })
-        .map(|(fact, x, y)| format!("{fact}: {} -> {}", abbreviated(x), abbreviated(y)))
+        .map(|(fact, x, y)| change(fact, x, y))
         .collect()
+}
+
+/// `fact: here -> there`, each side cut to a readable length.
+fn change(fact: &str, here: &str, there: &str) -> String {
+    format!("{fact}: {} -> {}", abbreviated(here), abbreviated(there))
 }
 
 /// What `fprev compare` prints for people, with `a` and `b` naming the
@@ -324,7 +327,7 @@ pub fn text(c: &Comparison, a: &str, b: &str) -> String {
     } else {
         out += "the machines differ in:\n";
         for (fact, x, y) in &c.machine {
-            out += &format!("  {fact}: {} -> {}\n", abbreviated(x), abbreviated(y));
+            out += &format!("  {}\n", change(fact, x, y));
         }
     }
     out += "\n";

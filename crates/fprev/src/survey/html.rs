@@ -249,11 +249,7 @@ fn drawing(e: &Entry, open: bool) -> String {
     let Some(tree) = e.tree_at(n) else {
         return String::new();
     };
-    let model = e
-        .sizes
-        .iter()
-        .find(|s| s.n == n)
-        .and_then(|s| s.arithmetic.as_ref());
+    let model = e.model_at(n);
     let caption = Caption {
         black_box: Some(format!("{} {}", e.spec, e.dtype)),
         ..Caption::default()
@@ -345,9 +341,7 @@ pub fn compare_page(
             (Some(n), true) => [a, b].map(|s| {
                 let entry = s.entry(&e.spec, &e.dtype);
                 let tree = entry.and_then(|x| x.tree_at(n));
-                let model = entry
-                    .and_then(|x| x.sizes.iter().find(|z| z.n == n))
-                    .and_then(|z| z.arithmetic.as_ref());
+                let model = entry.and_then(|x| x.model_at(n));
                 tree.map_or_else(String::new, |t| {
                     format!(
                         "<details><summary>n = {n}</summary>{}</details>",
