@@ -47,7 +47,7 @@ pub struct Mismatch {
 }
 
 /// Outcome of [`check()`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CheckReport {
     /// Trials run (all of them when nothing mismatched).
     pub trials: usize,
@@ -241,7 +241,11 @@ fn check_replays(
         });
         if let Some(y) = weights {
             // The input in every row up to `row`, as below.
-            probe.dot(&input.repeat(row + 1), y, &mut out)?;
+            if row == 0 {
+                probe.dot(&input, y, &mut out)?;
+            } else {
+                probe.dot(&input.repeat(row + 1), y, &mut out)?;
+            }
         } else if row == 0 {
             probe.sum(&input, &mut out)?;
         } else {

@@ -66,6 +66,7 @@ impl Format {
     }
 
     /// Significand precision `p`, counting the implicit bit.
+    #[inline]
     pub fn precision(self) -> u32 {
         match self {
             Format::F64 => 53,
@@ -111,13 +112,15 @@ impl Format {
 
     /// Smallest positive normal value: below it, values lose precision
     /// (and some hardware flushes them to zero).
+    #[inline]
     pub fn min_normal(self) -> f64 {
-        2f64.powi(match self {
-            Format::F64 => -1022,
-            Format::F32 | Format::Bf16 => -126,
-            Format::F16 | Format::E5m2 => -14,
-            Format::E4m3 => -6,
-        })
+        // Constants, not `2^e` computed: replays ask this of every addition.
+        match self {
+            Format::F64 => f64::MIN_POSITIVE,
+            Format::F32 | Format::Bf16 => f32::MIN_POSITIVE as f64,
+            Format::F16 | Format::E5m2 => 1.0 / 16384.0,
+            Format::E4m3 => 1.0 / 64.0,
+        }
     }
 
     /// How many units this format counts exactly when it accumulates them:
@@ -128,7 +131,7 @@ impl Format {
     }
 
     /// Rounds `x` to the nearest value of this format (ties to even).
-    #[inline]
+    #[inline(always)]
     pub fn round(self, x: f64) -> f64 {
         match self {
             Format::F64 => x,

@@ -9,7 +9,7 @@ use rand::seq::SliceRandom;
 
 use crate::format::Format;
 
-/// The kinds of random input that [`check()`](crate::check::check)(crate::check::check) tries, in turn.
+/// The kinds of random input that [`check()`](crate::check::check) tries, in turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Inputs {
     /// Both signs, full random significands, magnitudes within a few
@@ -51,20 +51,12 @@ impl Inputs {
                 (floor.max(-span).min(room), room.min(span))
             }
         };
-        // One random word a value: its top bit the sign, bits 11..63 the
-        // fraction, the low 11 the exponent in lo..=hi.
-        // Replays of a black box that multiplies draw 2n values a trial,
-        // so a draw is kept to a few instructions.
         let span = (hi - lo + 1) as u64;
-        let mut draw = || {
-            let bits: u64 = rng.random();
-            let e = lo + ((bits & 0x7ff) % span) as i32;
-            let fraction = (bits >> 11) & ((1 << 52) - 1);
-            let sign = bits & (1 << 63);
-            format.round(f64::from_bits(sign | ((e + 1023) as u64) << 52 | fraction))
-        };
-        x.clear();
-        x.extend((0..n).map(|_| draw()));
+        match format {
+            Format::F64 => lay_out(x, n, rng, lo, span, 52, |v| v),
+            Format::F32 => lay_out(x, n, rng, lo, span, 23, |v| v as f32 as f64),
+            _ => lay_out(x, n, rng, lo, span, 23, |v| format.round(v)),
+        }
         if self == Inputs::Cancelling {
             let ulp = 2f64.powi(1 - format.precision() as i32);
             for k in (1..n).step_by(2) {
@@ -73,6 +65,48 @@ impl Inputs {
             }
             shuffle(x, rng);
         }
+    }
+}
+
+/// Fills `x` with `n` random values, each its random bits laid into an f64
+/// as its sign, an exponent in `lo..lo + span` and `f_bits` of fraction,
+/// then `round`ed. Replays of a black box that multiplies draw 2n values a
+/// trial, so a value is kept to a few instructions: the exponent is scaled
+/// from its bits, not taken modulo the span (a division costs more than the
+/// rest of a draw), and 23 fraction bits take 32 bits, two values from each
+/// random word.
+fn lay_out(
+    x: &mut Vec<f64>,
+    n: usize,
+    rng: &mut impl Rng,
+    lo: i32,
+    span: u64,
+    f_bits: u32,
+    round: impl Fn(f64) -> f64,
+) {
+    let e_bits = if f_bits <= 23 { 8 } else { 11 };
+    let value = |bits: u64| {
+        let e = lo + (((bits & ((1 << e_bits) - 1)) * span) >> e_bits) as i32;
+        let fraction = (bits >> e_bits) & ((1 << f_bits) - 1);
+        let sign = (bits >> (e_bits + f_bits)) & 1;
+        round(f64::from_bits(
+            sign << 63 | ((e + 1023) as u64) << 52 | fraction << (52 - f_bits),
+        ))
+    };
+    // The random words first, in one go; then a loop free of the
+    // generator's state, which the compiler can vectorise.
+    let mut words = vec![0u64; if f_bits <= 23 { n.div_ceil(2) } else { n }];
+    rng.fill(&mut words[..]);
+    x.clear();
+    if f_bits <= 23 {
+        x.extend(
+            words
+                .iter()
+                .flat_map(|&w| [value(w & 0xffff_ffff), value(w >> 32)]),
+        );
+        x.truncate(n);
+    } else {
+        x.extend(words.iter().map(|&w| value(w)));
     }
 }
 

@@ -28,7 +28,9 @@ pub use prerounded::{
     PreRoundable, PreRounded, prerounded_sum, prerounded_sum_on, prerounded_sum_threads,
 };
 
-use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product};
+use petgraph::graph::NodeIndex;
+
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
 use crate::format::Format;
 use crate::tree::SummationTree;
 
@@ -49,9 +51,10 @@ pub struct Replay {
     arithmetic: Option<Vec<NodeArithmetic>>,
     /// The format inputs are rounded to first, where the model says.
     inputs: Option<Format>,
-    /// How each summand's product is rounded, where the model says
-    /// (`None`: exactly, as when `y` is ones).
-    products: Option<Vec<Product>>,
+    /// How the products are rounded, where the model says (`None`:
+    /// exactly, as when `y` is ones): the model's own form, a default and
+    /// the summands that differ, applied to all at once.
+    products: Option<Products>,
 }
 
 impl Replay {
@@ -61,9 +64,33 @@ impl Replay {
     /// # Panics
     /// If the tree has `2^31` summands or more.
     pub fn new(tree: &SummationTree, acc: Format) -> Self {
+        Replay::compile(tree, &evaluation_order(tree), acc)
+    }
+
+    /// Compiles `tree`, each node computing what `model` says of it.
+    pub fn with_arithmetic(tree: &SummationTree, model: &Arithmetic) -> Self {
+        let order = evaluation_order(tree);
+        let mut replay = Replay::compile(tree, &order, model.default.format);
+        if !model.is_uniform() {
+            let keys = NodeKey::all(tree);
+            replay.arithmetic = Some(
+                order
+                    .iter()
+                    .map(|node| model.at(&keys[node.index()]))
+                    .collect(),
+            );
+        } else if model.default != NodeArithmetic::ieee(model.default.format) {
+            replay.arithmetic = Some(vec![model.default; order.len()]);
+        }
+        replay.inputs = model.inputs;
+        replay.products = model.products.clone();
+        replay
+    }
+
+    /// The replay of `tree`'s inner nodes in `order`, adding in `acc`.
+    fn compile(tree: &SummationTree, order: &[NodeIndex], acc: Format) -> Self {
         let n = tree.n();
         assert!(n < 1 << 31, "a replay of at most 2^31 - 1 summands");
-        let order = tree.post_order();
         let mut slot = vec![0u32; tree.graph().node_count()];
         for i in 0..n {
             slot[tree.leaf(i).index()] = i as u32;
@@ -85,26 +112,6 @@ impl Replay {
             inputs: None,
             products: None,
         }
-    }
-
-    /// Compiles `tree`, each node computing what `model` says of it.
-    pub fn with_arithmetic(tree: &SummationTree, model: &Arithmetic) -> Self {
-        let keys = NodeKey::all(tree);
-        let per_node: Vec<NodeArithmetic> = tree
-            .post_order()
-            .iter()
-            .map(|node| model.at(&keys[node.index()]))
-            .collect();
-        let mut replay = Replay::new(tree, model.default.format);
-        if !model.is_uniform() || model.default != NodeArithmetic::ieee(model.default.format) {
-            replay.arithmetic = Some(per_node);
-        }
-        replay.inputs = model.inputs;
-        replay.products = model
-            .products
-            .as_ref()
-            .map(|p| (0..tree.n()).map(|i| p.at(i)).collect());
-        replay
     }
 
     /// Whether the model says how products are rounded: a replay for
@@ -202,19 +209,50 @@ impl Replay {
             None => (x, y),
         };
         values.clear();
-        let mut rest = vec![0.0; self.n];
-        for i in 0..self.n {
-            let product = self.products.as_ref().map_or(Product::Exact, |p| p[i]);
-            let (value, low) = product.of(x[i], y[i]);
-            values.push(value);
-            rest[i] = low;
+        values.extend(x.iter().zip(y).map(|(a, b)| a * b));
+        let exact = Products {
+            default: Product::Exact,
+            leaves: Default::default(),
+        };
+        let products = self.products.as_ref().unwrap_or(&exact);
+        // Most exact products fit an f64 (every product of f32 inputs
+        // does): what one does not is kept beside it, when there is any.
+        let mut rest = Vec::new();
+        let mut keep = |i: usize| {
+            let (_, low) = Product::Exact.of(x[i], y[i]);
+            if low != 0.0 {
+                rest.resize(self.n, 0.0);
+                rest[i] = low;
+            }
+        };
+        match products.default {
+            Product::Exact => (0..self.n).for_each(&mut keep),
+            Product::Rounded(format) => {
+                round_all(format, values);
+                for (&i, _) in products
+                    .leaves
+                    .iter()
+                    .filter(|(_, p)| **p == Product::Exact)
+                {
+                    values[i] = x[i] * y[i];
+                    keep(i);
+                }
+            }
+        }
+        for (&i, &p) in &products.leaves {
+            if let Product::Rounded(format) = p {
+                values[i] = format.round(x[i] * y[i]);
+                if let Some(r) = rest.get_mut(i) {
+                    *r = 0.0;
+                }
+            }
         }
         self.add_up(values, &rest, &[x, y])
     }
 
     /// Evaluates the inner nodes on the summands in `values`; `rest[i]` is
     /// what summand `i`'s exact product has beyond its `f64` value, and
-    /// `xy` its factors (both empty for a plain sum).
+    /// `xy` its factors (both empty when every summand is exact in `f64`).
     fn add_up(&self, values: &mut Vec<f64>, rest: &[f64], xy: &[&[f64]]) -> f64 {
         // IEEE additions in f32 of f32 values are f32's own additions, a
         // fraction of the cost of rounding exactly in software.
@@ -224,6 +262,12 @@ impl Replay {
             && values.iter().all(|v| Format::F32.round(*v) == *v);
         if f32_only {
             self.evaluate(values, rest, xy, |_, a, b| (a as f32 + b as f32) as f64)
+        } else if self.arithmetic.is_none() && self.acc == Format::F32 {
+            // Exact products into f32 additions: the format known here
+            // makes the rounding a few instructions.
+            self.evaluate(values, rest, xy, |_, a, b| {
+                Rounding::NearestEven.add(Format::F32, a, b)
+            })
         } else {
             self.evaluate(values, rest, xy, |node, a, b| {
                 node.rounding.add(node.format, a, b)
@@ -233,6 +277,7 @@ impl Replay {
 
     /// [`Replay::add_up`] with `add(node, a, b)` adding two values that
     /// are not products.
+    #[inline(always)]
     fn evaluate(
         &self,
         values: &mut Vec<f64>,
@@ -240,12 +285,24 @@ impl Replay {
         xy: &[&[f64]],
         add: impl Fn(NodeArithmetic, f64, f64) -> f64,
     ) -> f64 {
+        let inner = self.starts.len() - 1;
+        let node = |k: usize| match &self.arithmetic {
+            Some(nodes) => nodes[k],
+            None => NodeArithmetic::ieee(self.acc),
+        };
+        values.reserve(inner);
+        if rest.is_empty() && self.slots.len() == 2 * inner {
+            // Every node adds two values: the loop a replay spends its
+            // time in, kept free of the general case's branches.
+            for (k, ops) in self.slots.chunks_exact(2).enumerate() {
+                let v = add(node(k), values[ops[0] as usize], values[ops[1] as usize]);
+                values.push(v);
+            }
+            return values.last().copied().unwrap_or(0.0);
+        }
         let mut terms = Vec::new();
         for (k, w) in self.starts.windows(2).enumerate() {
-            let node = match &self.arithmetic {
-                Some(nodes) => nodes[k],
-                None => NodeArithmetic::ieee(self.acc),
-            };
+            let node = node(k);
             let ops = &self.slots[w[0] as usize..w[1] as usize];
             let v = match *ops {
                 [a, b] => {
@@ -273,6 +330,55 @@ impl Replay {
         }
         values.last().copied().unwrap_or(0.0)
     }
+}
+
+/// Rounds every value to `format`, the format chosen once for them all.
+fn round_all(format: Format, values: &mut [f64]) {
+    match format {
+        Format::F32 => values.iter_mut().for_each(|v| *v = *v as f32 as f64),
+        Format::F64 => {}
+        _ => values.iter_mut().for_each(|v| *v = format.round(*v)),
+    }
+}
+
+/// The inner nodes of `tree` by height (in post-order within one height),
+/// so the root comes last. Each node then follows the nodes it reads, and
+/// the nodes of one height are independent: the additions of a kernel's
+/// separate accumulators overlap in the processor instead of each waiting
+/// for the one before, as they would in post-order (a chain at a time).
+fn evaluation_order(tree: &SummationTree) -> Vec<NodeIndex> {
+    let post = tree.post_order();
+    let mut height = vec![0u32; tree.graph().node_count()];
+    let mut count: Vec<usize> = Vec::new();
+    for &v in &post {
+        let h = 1 + tree
+            .children(v)
+            .iter()
+            .map(|c| height[c.index()])
+            .max()
+            .unwrap_or(0);
+        height[v.index()] = h;
+        if count.len() <= h as usize {
+            count.resize(h as usize + 1, 0);
+        }
+        count[h as usize] += 1;
+    }
+    // A counting sort: a sum of millions of summands has millions of nodes.
+    let mut at: Vec<usize> = count
+        .iter()
+        .scan(0, |start, &c| {
+            let here = *start;
+            *start += c;
+            Some(here)
+        })
+        .collect();
+    let mut order = vec![tree.root(); post.len()];
+    for &v in &post {
+        let h = height[v.index()] as usize;
+        order[at[h]] = v;
+        at[h] += 1;
+    }
+    order
 }
 
 /// `x_i * y_i + other` as node `node` computes it: one rounding to nearest

@@ -67,7 +67,27 @@ fn exact_sum(x: &[f64]) -> f64 {
         partials.truncate(kept);
         partials.push(v);
     }
-    partials.iter().sum()
+    // The partials do not overlap and grow in magnitude: add them from the
+    // largest down until one rounds, then settle a tie the rest decides.
+    let (mut hi, mut lo) = (0.0, 0.0);
+    let mut i = partials.len();
+    while i > 0 {
+        i -= 1;
+        let before = hi;
+        hi += partials[i];
+        lo = partials[i] - (hi - before);
+        if lo != 0.0 {
+            break;
+        }
+    }
+    if i > 0 && (lo < 0.0) == (partials[i - 1] < 0.0) && lo != 0.0 {
+        let twice = 2.0 * lo;
+        let up = hi + twice;
+        if up - hi == twice {
+            hi = up;
+        }
+    }
+    hi
 }
 
 #[test]

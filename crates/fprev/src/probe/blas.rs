@@ -167,12 +167,18 @@ impl<T: Real> Run for Buffers<T> {
     fn set_weights(&mut self, y: &[f64]) {
         // Row-major `B` of `gemm` repeats each weight along its row; the
         // vectors hold each once.
-        let cols = match self.kernel {
-            Kernel::Gemm { cols, .. } => cols,
-            _ => 1,
-        };
-        for (row, &v) in self.weights.chunks_exact_mut(cols).zip(y) {
-            row.fill(T::from_f64(v));
+        match self.kernel {
+            Kernel::Gemm { cols, .. } => {
+                for (row, &v) in self.weights.chunks_exact_mut(cols).zip(y) {
+                    row.fill(T::from_f64(v));
+                }
+            }
+            // Once a trial of a confirmation on random x and y: a plain loop.
+            _ => {
+                for (w, &v) in self.weights.iter_mut().zip(y) {
+                    *w = T::from_f64(v);
+                }
+            }
         }
     }
 

@@ -422,9 +422,9 @@ fn model_of(
     })
 }
 
-/// Replays the model of `nodes`, its root as its children; when that
-/// differs from the black box, with each other arithmetic at the root, and
-/// returns the first that matches every trial.
+/// Replays the model of `nodes` with its root as its children, and with
+/// each other arithmetic at the root, and returns the first that matches
+/// every trial.
 fn confirm(
     per_node: &[NodeArithmetic],
     model_of: &dyn Fn(&[NodeArithmetic], Option<NodeArithmetic>) -> Arithmetic,
@@ -447,7 +447,10 @@ fn confirm(
     // The root as its children, then every other arithmetic there.
     let mut models = vec![first.clone()];
     let fused_bits = first
-        .at(&NodeKey::all(tree)[tree.root().index()])
+        .at(&NodeKey {
+            first: 0,
+            size: tree.n(),
+        })
         .fused_bits;
     for rounding in Rounding::ALL {
         for format in FORMATS {
@@ -462,57 +465,32 @@ fn confirm(
             }
         }
     }
-    // The first alone on random inputs, usually right; the others where it
-    // is not. `standing`: the models not yet refuted, and whether random
-    // inputs confirmed each.
-    let (mut report, left) = check_models_all(
-        tree,
-        std::slice::from_ref(&first),
-        probe,
-        opts.trials,
-        opts.seed,
-    )?;
-    let mut spent = report.trials as u64;
-    let mut standing: Vec<(usize, bool)> = if left.is_empty() {
-        let (again, left) = check_models_all(tree, &models[1..], probe, opts.trials, opts.seed)?;
-        spent += again.trials as u64;
-        report = again;
-        left.into_iter().map(|k| (k + 1, true)).collect()
-    } else {
-        (0..models.len()).map(|k| (k, k == 0)).collect()
-    };
     // Random inputs seldom tell a root that rounds twice from one that
-    // rounds once; inputs made to do so settle it.
+    // rounds once; inputs made to do so settle it first, in a few calls,
+    // so that the random ones replay only the models left.
+    let mut standing: Vec<usize> = (0..models.len()).collect();
+    let mut spent = 0;
     let ties = root_ties(tree, probe.format());
-    if standing.len() > 1 && !ties.is_empty() {
-        let mut replays: Vec<(usize, bool, Replay)> = standing
+    if !ties.is_empty() {
+        let replays: Vec<Replay> = models
             .iter()
-            .map(|&(k, random)| (k, random, Replay::with_arithmetic(tree, &models[k])))
+            .map(|m| Replay::with_arithmetic(tree, m))
             .collect();
         for x in &ties {
             let mut out = [0.0];
             probe.sum(x, &mut out)?;
             spent += 1;
-            replays
-                .retain(|(_, _, r)| probe.format().round(r.sum(x)).to_bits() == out[0].to_bits());
+            standing
+                .retain(|&k| probe.format().round(replays[k].sum(x)).to_bits() == out[0].to_bits());
         }
-        standing = replays
-            .into_iter()
-            .map(|(k, random, _)| (k, random))
-            .collect();
     }
-    let found = match standing.first() {
-        Some(&(k, true)) => Some(models[k].clone()),
-        // The first fell to those inputs: the rest must stand random ones.
-        Some(_) => {
-            let rest: Vec<Arithmetic> = standing.iter().map(|&(k, _)| models[k].clone()).collect();
-            let (again, left) = check_models_all(tree, &rest, probe, opts.trials, opts.seed)?;
-            spent += again.trials as u64;
-            report = again;
-            left.first().map(|&k| rest[k].clone())
-        }
-        None => None,
-    };
+    let rest: Vec<Arithmetic> = standing.iter().map(|&k| models[k].clone()).collect();
+    if rest.is_empty() {
+        return Ok((CheckReport::default(), None, spent));
+    }
+    let (mut report, left) = check_models_all(tree, &rest, probe, opts.trials, opts.seed)?;
+    spent += report.trials as u64;
+    let found = left.first().map(|&k| rest[k].clone());
     report.model.clone_from(&found);
     Ok((report, found, spent))
 }
