@@ -120,7 +120,17 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
     let mut from = 0;
     let mut closest = None;
     while from < trees.len() && regimes.len() < MOST_REGIMES {
-        let (mut formula, mut explained) = longest(&trees[from..], largest);
+        // Past a first regime, a vectorised kernel (XLA's sum from 4,096
+        // summands) is tried first: it is checked against every size left,
+        // and each of the many candidates `longest` would build instead
+        // costs a tree as large as the largest.
+        let lanes = (from > 0 && trees.len() - from >= 2)
+            .then(|| vectorised(&trees[from..]))
+            .flatten();
+        let (mut formula, mut explained) = match lanes {
+            Some(lanes) => (lanes, trees.len() - from),
+            None => longest(&trees[from..], largest),
+        };
         // A later regime seen at one size only is no evidence of a rule;
         // a vectorised kernel may explain every size left (a regime of one
         // size being no evidence either).
