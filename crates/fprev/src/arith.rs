@@ -739,8 +739,13 @@ mod tests {
                 } else {
                     // Half an ulp of `a` in `format`, give or take a part f64
                     // loses beside `a`: the f64 sum lands on the midpoint.
+                    // (A zero or infinite `a` takes 1's half ulp.)
                     let a = format.round(a);
-                    let half = 2f64.powi(a.abs().log2().floor() as i32 - format.precision() as i32);
+                    let binade = match a.abs().log2().floor() {
+                        e if e.is_finite() => e as i32,
+                        _ => 0,
+                    };
+                    let half = 2f64.powi(binade - format.precision() as i32);
                     let side = (next() % 3) as f64 - 1.0;
                     half * (1.0 + side * 2f64.powi(-50))
                 };
