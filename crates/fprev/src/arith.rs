@@ -17,9 +17,8 @@
 //!
 //! let tree: SummationTree = "((0+1)+2)".parse().unwrap();
 //! let truncating = Arithmetic::uniform(NodeArithmetic {
-//!     format: Format::F32,
 //!     rounding: Rounding::TowardZero,
-//!     fused_bits: None,
+//!     ..NodeArithmetic::ieee(Format::F32)
 //! });
 //! let replay = Replay::with_arithmetic(&tree, &truncating);
 //! // 1 + 2^-24 + 2^-24 in f32: each addition truncates the half-ulp away.
@@ -40,8 +39,9 @@ use crate::format::{FUSED_FRACTION_BITS, Format, fused_exact, fused_sum};
 use crate::tree::SummationTree;
 
 /// The version of the model's file form this build writes; it reads every
-/// version up to this one. Version 2 adds `inputs` and `products`.
-pub const MODEL_VERSION: u32 = 2;
+/// version up to this one. Version 2 adds `inputs` and `products`,
+/// version 3 `compensated`.
+pub const MODEL_VERSION: u32 = 3;
 
 /// How a node rounds its exact result to its format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -198,6 +198,14 @@ pub struct NodeArithmetic {
     /// (`None`: [`crate::format::FUSED_FRACTION_BITS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fused_bits: Option<u32>,
+    /// A step of Kahan's compensated sum, in `format`: the node adds its
+    /// second child `x` to its first `s` as `y = x - c`, `t = s + y`, and
+    /// carries the error `c' = (t - s) - y` to its parent, `c` being what
+    /// its first child carried (0 unless that child is such a step too).
+    /// The last step of a chain (its parent is not one) returns `t - c'`.
+    /// XLA's sum on CPU adds the sums of its chunks of 64 so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compensated: bool,
 }
 
 impl NodeArithmetic {
@@ -207,6 +215,7 @@ impl NodeArithmetic {
             format,
             rounding: Rounding::NearestEven,
             fused_bits: None,
+            compensated: false,
         }
     }
 
@@ -229,7 +238,7 @@ impl NodeArithmetic {
     }
 }
 
-/// `f32`, `f32 toward-zero`, `f32 fused keeping 26 bits`.
+/// `f32`, `f32 toward-zero`, `f32 fused keeping 26 bits`, `f32 compensated`.
 impl fmt::Display for NodeArithmetic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.format)?;
@@ -238,6 +247,9 @@ impl fmt::Display for NodeArithmetic {
         }
         if let Some(bits) = self.fused_bits {
             write!(f, " fused keeping {bits} bits")?;
+        }
+        if self.compensated {
+            f.write_str(" compensated")?;
         }
         Ok(())
     }

@@ -49,6 +49,9 @@ pub struct Replay {
     /// What each inner node computes, in the same order, where an
     /// arithmetic model says (`None`: IEEE additions in `acc` throughout).
     arithmetic: Option<Vec<NodeArithmetic>>,
+    /// Where the model has compensated nodes: for each inner node, whether
+    /// it ends a chain of them (it returns its sum less its error).
+    chain_ends: Option<Vec<bool>>,
     /// The format inputs are rounded to first, where the model says.
     inputs: Option<Format>,
     /// How the products are rounded, where the model says (`None`:
@@ -73,14 +76,27 @@ impl Replay {
         let mut replay = Replay::compile(tree, &order, model.default.format);
         if !model.is_uniform() {
             let keys = NodeKey::all(tree);
-            replay.arithmetic = Some(
-                order
-                    .iter()
-                    .map(|node| model.at(&keys[node.index()]))
-                    .collect(),
-            );
+            let of = |node: NodeIndex| model.at(&keys[node.index()]);
+            replay.arithmetic = Some(order.iter().map(|&node| of(node)).collect());
+            if model.nodes.values().any(|a| a.compensated) || model.default.compensated {
+                replay.chain_ends = Some(
+                    order
+                        .iter()
+                        .map(|&node| {
+                            of(node).compensated
+                                && tree.parent(node).is_none_or(|p| !of(p).compensated)
+                        })
+                        .collect(),
+                );
+            }
         } else if model.default != NodeArithmetic::ieee(model.default.format) {
             replay.arithmetic = Some(vec![model.default; order.len()]);
+            if model.default.compensated {
+                // Every node a step of one chain: only the root ends one.
+                let mut ends = vec![false; order.len()];
+                ends[order.len() - 1] = true;
+                replay.chain_ends = Some(ends);
+            }
         }
         replay.inputs = model.inputs;
         replay.products = model.products.clone();
@@ -109,6 +125,7 @@ impl Replay {
             slots,
             starts,
             arithmetic: None,
+            chain_ends: None,
             inputs: None,
             products: None,
         }
@@ -291,7 +308,7 @@ impl Replay {
             None => NodeArithmetic::ieee(self.acc),
         };
         values.reserve(inner);
-        if rest.is_empty() && self.slots.len() == 2 * inner {
+        if rest.is_empty() && self.slots.len() == 2 * inner && self.chain_ends.is_none() {
             // Every node adds two values: the loop a replay spends its
             // time in, kept free of the general case's branches.
             for (k, ops) in self.slots.chunks_exact(2).enumerate() {
@@ -301,10 +318,28 @@ impl Replay {
             return values.last().copied().unwrap_or(0.0);
         }
         let mut terms = Vec::new();
+        // What each compensated node carries to its parent (0 for others).
+        let mut carried = match self.chain_ends {
+            Some(_) => vec![0.0; values.len() + inner],
+            None => Vec::new(),
+        };
         for (k, w) in self.starts.windows(2).enumerate() {
             let node = node(k);
             let ops = &self.slots[w[0] as usize..w[1] as usize];
             let v = match *ops {
+                [a, b] if node.compensated => {
+                    let (a, b) = (a as usize, b as usize);
+                    let add = |p: f64, q: f64| node.rounding.add(node.format, p, q);
+                    let (s, c) = (values[a], carried[a]);
+                    let y = add(values[b], -c);
+                    let t = add(s, y);
+                    let error = add(add(t, -s), -y);
+                    carried[values.len()] = error;
+                    match self.chain_ends.as_ref().is_some_and(|ends| ends[k]) {
+                        true => add(t, -error),
+                        false => t,
+                    }
+                }
                 [a, b] => {
                     let (a, b) = (a as usize, b as usize);
                     let inexact = |o: usize| o < rest.len() && rest[o] != 0.0;

@@ -98,6 +98,7 @@ fn draw(rng: &mut ChaCha8Rng) -> NodeArithmetic {
             Rounding::TowardZero
         },
         fused_bits: None,
+        compensated: false,
     }
 }
 
@@ -212,9 +213,9 @@ proptest! {
 fn tensor_core(n: usize, k: usize, extra: u32, rounding: Rounding) -> (SummationTree, Arithmetic) {
     let tree = fprev::Order::Fused(k).tree(n);
     let fused = NodeArithmetic {
-        format: Format::F32,
         rounding,
         fused_bits: Some(23 + extra),
+        ..NodeArithmetic::ieee(Format::F32)
     };
     let model = Arithmetic::from_nodes(&tree, |node| match tree.children(node).len() {
         2 => NodeArithmetic::ieee(Format::F32),
@@ -272,6 +273,77 @@ fn a_kahan_sum_is_named_compensated_not_given_a_model() {
     let e = reveal_arithmetic(&mut kahan, &order.tree, &ArithOptions::default()).unwrap_err();
     assert_eq!(e.exit_code(), 3);
     assert!(e.to_string().contains("compensated"), "{e}");
+}
+
+/// XLA's sum on CPU in small: blocks of `b` summed left to right, their
+/// sums added by Kahan's compensated steps, the last step's error taken
+/// off at the end; the chain's nodes are those above one block.
+fn kahan_chain(n: usize, b: usize) -> (SummationTree, Arithmetic) {
+    let formula: fprev::formula::Formula = format!("blocks({b}, sequential, sequential)")
+        .parse()
+        .unwrap();
+    let tree = formula.tree(n);
+    let keys = NodeKey::all(&tree);
+    let model = Arithmetic::from_nodes(&tree, |node| NodeArithmetic {
+        compensated: keys[node.index()].size > b,
+        ..NodeArithmetic::ieee(Format::F32)
+    });
+    (tree, model)
+}
+
+/// The same sum written out as a loop, apart from the crate's replay.
+fn kahan_loop(x: &[f64], b: usize) -> f64 {
+    let blocks: Vec<f32> = x
+        .chunks(b)
+        .map(|block| block.iter().fold(0f32, |s, &v| s + v as f32))
+        .collect();
+    let (mut s, mut c) = (blocks[0], 0f32);
+    for &v in &blocks[1..] {
+        let y = v - c;
+        let t = s + y;
+        c = (t - s) - y;
+        s = t;
+    }
+    f64::from(s - c)
+}
+
+#[test]
+fn a_compensated_chain_replays_kahan_s_steps() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for (n, b) in [(64, 8), (640, 64), (100, 16)] {
+        let (tree, model) = kahan_chain(n, b);
+        let replay = Replay::with_arithmetic(&tree, &model);
+        let plain = Replay::new(&tree, Format::F32);
+        let mut differs = 0;
+        for trial in 0..300 {
+            let x = Inputs::ALL[trial % 3].draw(Format::F32, n, &mut rng);
+            let want = kahan_loop(&x, b);
+            assert_eq!(
+                replay.sum(&x).to_bits(),
+                want.to_bits(),
+                "n = {n}, trial {trial}"
+            );
+            differs += usize::from(plain.sum(&x) != want);
+        }
+        // Compensation shows: plain additions in the same order differ often.
+        assert!(
+            differs > 30,
+            "n = {n}: plain additions differ {differs} times in 300"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Kahan's steps between blocks come back as compensated nodes, the
+    /// last step of the chain too, and the model replays the black box.
+    #[test]
+    fn compensated_chains_come_back(blocks in 2usize..12, b in 2usize..40, rest in 0usize..8) {
+        let n = blocks * b + rest.min(b - 1);
+        let (tree, truth) = kahan_chain(n, b);
+        assert_revealed(&tree, &truth, Format::F32, Layout::Scattered);
+    }
 }
 
 /// One box of each kind, the model built in and the model found side by

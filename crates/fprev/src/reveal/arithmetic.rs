@@ -413,11 +413,28 @@ fn model_of(
         fused_bits: root_window,
         ..below
     });
-    Arithmetic::from_nodes(tree, |node| {
+    let asked = |node: NodeIndex| {
         if node == tree.root() {
             root_arithmetic
         } else {
             at[node.index()].unwrap_or(below)
+        }
+    };
+    Arithmetic::from_nodes(tree, |node| {
+        let a = asked(node);
+        // The last step of a compensated chain answers as a plain addition
+        // (its parent carries no error on): one that adds to a step of a
+        // chain in its format is taken as that chain's last.
+        let ends_a_chain = !a.compensated
+            && a.fused_bits.is_none()
+            && tree.children(node).first().is_some_and(|&c| {
+                let inner = !tree.children(c).is_empty();
+                let c = asked(c);
+                inner && c.compensated && c.format == a.format && c.rounding == a.rounding
+            });
+        NodeArithmetic {
+            compensated: a.compensated || ends_a_chain,
+            ..a
         }
     })
 }
@@ -458,6 +475,7 @@ fn confirm(
                 format,
                 rounding,
                 fused_bits,
+                compensated: false,
             });
             let model = model_of(per_node, root);
             if !models.contains(&model) {
@@ -764,7 +782,19 @@ impl<'p> Asker<'p> {
                 Format::F64.precision()
             )));
         }
-        let format = FORMATS[lo];
+        let mut format = FORMATS[lo];
+        // A step of Kahan's sum keeps the tie `S 2^-p` of its own format
+        // (the parent takes the error carried off `-S` first) but not
+        // `S 2^-(p+1)` (half of it is a tie in `-S + error`), where an
+        // addition in a wider format keeps both: asked of a node that
+        // seems to keep more than the inputs carry.
+        let compensated = lo > 0
+            && fused_bits.is_none()
+            && format.precision() > self.probe.format().precision()
+            && self.keeps(v, FORMATS[lo - 1].precision() + 1, None)? == Some(false);
+        if compensated {
+            format = FORMATS[lo - 1];
+        }
         // S + 1.5 ulp lies halfway between S + ulp and S + 2 ulp: to nearest
         // (ties to even) gives 2 ulp, truncation 1 ulp. A fused node must
         // keep the half-ulp bit to be asked so.
@@ -787,6 +817,7 @@ impl<'p> Asker<'p> {
             format,
             rounding,
             fused_bits,
+            compensated,
         })
     }
 
