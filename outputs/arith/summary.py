@@ -18,12 +18,19 @@ for path in sorted(glob.glob(os.path.join(here, "sweeps", "*.json"))):
         a = p.get("arithmetic")
         if a is None:
             continue
-        kinds = {(node["format"], node["rounding"]) for node in a.get("nodes", [])}
-        d = a["default"]
-        name = d["format"] + ("" if d["rounding"] == "nearest-even" else " " + d["rounding"])
-        name += "".join(
-            ", nodes " + f + ("" if r == "nearest-even" else " " + r) for f, r in sorted(kinds)
-        )
+        def kind(node):
+            words = [node["format"]]
+            if node["rounding"] != "nearest-even":
+                words.append(node["rounding"])
+            if node.get("compensated"):
+                words.append("compensated")
+            if node.get("drops_error"):
+                words.append("dropping its error")
+            return " ".join(words)
+
+        kinds = {kind(node) for node in a.get("nodes", [])}
+        name = kind(a["default"])
+        name += "".join(", nodes " + k for k in sorted(kinds))
         if a.get("inputs"):
             name += "; inputs rounded to " + a["inputs"]
         products = a.get("products")
