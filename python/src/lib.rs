@@ -188,9 +188,9 @@ impl Tree {
     }
 
     /// What each node computes, where the reveal found it: `version`,
-    /// `default` (`format`, `rounding`), the `nodes` that differ (each with
-    /// `first`, `size`, `format`, `rounding`) and `summary` (`"f32, 3 nodes
-    /// f64"`); `None` when unknown.
+    /// `default` (`format`, `rounding`, and `compensated` or `drops_error`
+    /// where true), the `nodes` that differ (each with `first`, `size` and
+    /// those) and `summary` (`"f32, 3 nodes f64"`); `None` when unknown.
     #[getter]
     fn arithmetic<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let Some(model) = &self.doc.arithmetic else {

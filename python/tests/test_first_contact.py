@@ -1,6 +1,6 @@
 """What a first user meets: every reveal ends by replaying its tree on
-random inputs (tree.confirmed), a compensated sum is revealed but not
-confirmed, the testing helpers compare bits as well as orders, sizes the
+random inputs (tree.confirmed), Kahan's sum is confirmed as compensated
+steps and one fprev cannot model is revealed but not confirmed, the testing helpers compare bits as well as orders, sizes the
 memory cannot hold are refused before allocating, and bad arguments are
 named. The expected trees are built here as text, independently of fprev."""
 
@@ -44,6 +44,28 @@ def kahan(x):
     return s
 
 
+def kahan_right_to_left(x):
+    """Kahan's summation from the last summand to the first: its running
+    sum is the second operand of each addition in canonical order, which
+    fprev's compensated steps (error carried up from the first) do not
+    model."""
+    s, c = np.float32(0), np.float32(0)
+    for i in reversed(range(len(x))):
+        y = x[i] - c
+        t = s + y
+        c = (t - s) - y
+        s = t
+    return s
+
+
+def right_to_left_text(n):
+    """'(0+(1+(2+3)))' for n = 4: a right-to-left sum of n leaves."""
+    text = str(n - 1)
+    for i in reversed(range(n - 1)):
+        text = "(" + str(i) + "+" + text + ")"
+    return text
+
+
 def test_the_expected_text_and_the_two_sums_are_what_they_claim():
     assert left_to_right_text(1) == "0"
     assert left_to_right_text(4) == "(((0+1)+2)+3)"
@@ -53,6 +75,8 @@ def test_the_expected_text_and_the_two_sums_are_what_they_claim():
     assert sequential_sum(x) == np.float32(1.0)
     assert kahan(x) == np.float32(1.0) + np.float32(63 * 2.0**-24)
     assert kahan(x).dtype == sequential_sum(x).dtype == np.float32
+    assert kahan_right_to_left(x[::-1]) == kahan(x)
+    assert right_to_left_text(3) == "(0+(1+2))"
 
 
 def test_numpy_sum_is_confirmed_by_replay():
@@ -84,26 +108,42 @@ def test_confirm_takes_the_number_of_trials():
     assert tree.confirmation["trials"] == 5 and tree.confirmation["passed"] == 5
 
 
-def test_a_kahan_sum_is_revealed_sequential_but_not_confirmed():
+def test_a_kahan_sum_is_confirmed_as_compensated_steps():
     n = 64
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnconfirmedWarning)
+        tree = fprev.reveal(kahan, n, "float32")
+    assert tree.text() == left_to_right_text(n)
+    assert tree.confirmed is True
+    a = tree.arithmetic
+    assert a["version"] == 3
+    assert a["default"]["compensated"] is True
+    # The last step returns its sum, its error dropped.
+    assert [(node["size"], node["drops_error"]) for node in a["nodes"]] == [(n, True)]
+    assert "compensated" in a["summary"]
+
+
+def test_a_compensated_sum_fprev_cannot_model_is_revealed_but_not_confirmed():
+    n = 64
+    kahan = kahan_right_to_left
     with pytest.warns(UnconfirmedWarning, match="tree.confirmed is False"):
         tree = fprev.reveal(kahan, n, "float32")
-    # Masked inputs see the order: left to right.
-    assert tree.text() == left_to_right_text(n)
-    assert tree == Tree.from_json(left_to_right_text(n))
+    # Masked inputs see the order: right to left.
+    assert tree.text() == right_to_left_text(n)
+    assert tree == Tree.from_json(right_to_left_text(n))
     assert tree.depth == n - 1 and tree.is_binary
     # Its bits are not those of plain additions in that order.
     assert tree.confirmed is False
     c = tree.confirmation
     assert 0 <= c["passed"] < c["trials"] <= 48
-    # A plain left-to-right sum, for comparison, is confirmed.
-    plain = fprev.reveal(sequential_sum, n, "float32")
+    # A plain right-to-left sum, for comparison, is confirmed.
+    plain = fprev.reveal(lambda x: sequential_sum(x[::-1]), n, "float32")
     assert plain == tree and plain.confirmed is True
 
 
 def test_the_confirmation_counts_agree_with_the_input_the_warning_names():
     with pytest.warns(UnconfirmedWarning) as record:
-        tree = fprev.reveal(kahan, 64, "float32")
+        tree = fprev.reveal(kahan_right_to_left, 64, "float32")
     message = next(str(w.message) for w in record if issubclass(w.category, UnconfirmedWarning))
     first_differing = int(re.search(r"on random input (\d+)", message).group(1))
     c = tree.confirmation
@@ -164,7 +204,7 @@ def test_a_mixed_precision_sum_is_confirmed_with_its_arithmetic():
         tree = fprev.reveal(body_and_tail, 12, "float32")
     assert tree.confirmed
     a = tree.arithmetic
-    assert a["version"] == 2 and a["default"]["format"] == "f32"
+    assert a["version"] == 3 and a["default"]["format"] == "f32"
     assert {(node["format"], node["rounding"]) for node in a["nodes"]} == {("f64", "nearest-even")}
     # Its nodes: the first eight summands' in float32, those with the tail in float64.
     assert all(node["first"] >= 8 or node["size"] > 8 for node in a["nodes"])

@@ -571,6 +571,20 @@ float kahan_f32(const float *x, size_t n) {
     return s;
 }
 
+/* The same, right to left: the running sum is the second child of each
+   node (it holds the larger summands), which fprev's compensated steps,
+   carrying their error up from the first child, do not model. */
+float kahan_rev_f32(const float *x, size_t n) {
+    volatile float s = 0, c = 0;
+    for (size_t i = n; i > 0; i--) {
+        volatile float y = x[i - 1] - c;
+        volatile float t = s + y;
+        c = (t - s) - y;
+        s = t;
+    }
+    return s;
+}
+
 /* Left to right, every partial sum rounded toward zero. */
 float rz_f32(const float *x, size_t n) {
     int mode = fegetround();
@@ -893,11 +907,23 @@ fn cli_probes_lists_the_library_specs() {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn a_compensated_sum_is_revealed_but_not_confirmed() {
+fn a_compensated_sum_is_modelled_or_named_but_never_confirmed_as_plain() {
     let dir = TempDir::new().unwrap();
     let lib = build_library(dir.path(), "lib").display().to_string();
-    let kahan = format!("dylib:{lib}:kahan_f32");
-    // Its arithmetic is named, not modelled: no rounded additions give it.
+    // Kahan's loop left to right: its order, and each node a compensated
+    // step, the last one returning its sum with its error dropped.
+    let out = run_in(
+        dir.path(),
+        &["reveal", &format!("dylib:{lib}:kahan_f32"), "-n", "40"],
+    );
+    let text = assert_ok(&out);
+    assert_eq!(first_line(&text), sequential(0..40));
+    assert!(
+        text.contains("# arithmetic: f32 compensated, 1 node f32 compensated dropping its error\n"),
+        "{text}"
+    );
+    let kahan = format!("dylib:{lib}:kahan_rev_f32");
+    // Right to left, its arithmetic is named, not modelled.
     let out = run_in(dir.path(), &["reveal", &kahan, "-n", "40", "-o", "k0.json"]);
     assert_eq!(out.status.code(), Some(5));
     assert!(
@@ -905,11 +931,11 @@ fn a_compensated_sum_is_revealed_but_not_confirmed() {
         "{}",
         stderr(&out)
     );
-    // Masked inputs see Kahan's order: left to right.
+    // Masked inputs see its order: right to left.
     let out = run_in(dir.path(), &["reveal", &kahan, "-n", "40"]);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let text = stdout(&out);
-    assert_eq!(first_line(&text), sequential(0..40));
+    assert_eq!(first_line(&text), reverse(40));
     assert!(text.contains("# NOT CONFIRMED"), "{text}");
     assert!(
         stderr(&out).contains("not add as a tree of plain additions"),
@@ -927,13 +953,13 @@ fn a_compensated_sum_is_revealed_but_not_confirmed() {
     let mut got = [0.0];
     probe.sum(&input, &mut got).unwrap();
     assert_eq!(got[0], saved["black_box"].as_f64().unwrap());
-    // The replay that lasted longest, adding left to right in its format.
-    let left_to_right = match saved["accumulator"].as_str().unwrap() {
-        "f32" => f64::from(input.iter().fold(0f32, |s, v| s + *v as f32)),
-        "f64" => f64::from(input.iter().fold(0f64, |s, v| s + v) as f32),
+    // The replay that lasted longest, adding right to left in its format.
+    let right_to_left = match saved["accumulator"].as_str().unwrap() {
+        "f32" => f64::from(input.iter().rev().fold(0f32, |s, v| s + *v as f32)),
+        "f64" => f64::from(input.iter().rev().fold(0f64, |s, v| s + v) as f32),
         other => panic!("replayed in {other}"),
     };
-    assert_eq!(left_to_right, saved["replayed"].as_f64().unwrap());
+    assert_eq!(right_to_left, saved["replayed"].as_f64().unwrap());
     // The saved input is the one the confirmation stopped at.
     let out = run_in(
         dir.path(),

@@ -225,32 +225,41 @@ fn jax_sum_is_windows_of_32() {
     }
 }
 
-/// From 4,096 summands XLA's vectorised sum adds each lane's sums of 64
-/// by Kahan's compensated steps, the last one's error taken off at the
-/// end: the model has one compensated node a step (one per chunk of 64
-/// after a lane's first, and one for a rest), and replays JAX bit for bit
-/// on 200 random inputs (random x and y for the dot product).
+/// From 4,096 summands XLA's vectorised sum adds each lane's sums of 64,
+/// then its rest's, by Kahan's compensated steps: the model has one
+/// compensated node a step (one per chunk of 64 after a lane's first, and
+/// one for a rest); a lane without a rest takes its last error off, one
+/// with a rest of several pieces drops it. The model replays JAX bit for
+/// bit on 200 random inputs (random x and y for the dot product).
 #[test]
 fn jax_s_vectorised_sum_is_kahan_between_chunks_of_64() {
     assert!(
         importable("jax"),
         "jax must be installed (scripts/test.sh installs it)"
     );
-    for (spec, n) in [
+    let cases = [
         ("jax:sum", 4096),
         ("jax:sum", 4097),
+        ("jax:sum", 6000),
         ("jax:sum", 8193),
         ("jax:dot", 4096),
-    ] {
+    ];
+    for (spec, n) in cases {
         let model = reveal_model_and_check(spec, n, Format::F32, None);
-        let steps: usize = (0..16)
-            .map(|lane| {
-                let len = (n - lane).div_ceil(16);
-                len / 64 - 1 + usize::from(len % 64 > 0)
-            })
+        let lanes: Vec<usize> = (0..16).map(|lane| (n - lane).div_ceil(16)).collect();
+        let steps: usize = lanes
+            .iter()
+            .map(|len| len / 64 - 1 + usize::from(len % 64 > 0))
             .sum();
         let compensated = model.nodes.values().filter(|a| a.compensated).count();
         assert_eq!(compensated, steps, "{spec} n = {n}: {model}");
+        let dropping = model.nodes.values().filter(|a| a.drops_error).count();
+        match n {
+            // Every lane ends on a rest of 55: pieces of 16 and of 4.
+            6000 => assert_eq!(dropping, 16, "{spec} n = {n}: {model}"),
+            4096 => assert_eq!(dropping, 0, "{spec} n = {n}: {model}"),
+            _ => {}
+        }
     }
 }
 

@@ -202,10 +202,16 @@ pub struct NodeArithmetic {
     /// second child `x` to its first `s` as `y = x - c`, `t = s + y`, and
     /// carries the error `c' = (t - s) - y` to its parent, `c` being what
     /// its first child carried (0 unless that child is such a step too).
-    /// The last step of a chain (its parent is not one) returns `t - c'`.
-    /// XLA's sum on CPU adds the sums of its chunks of 64 so.
+    /// The last step of a chain (its parent is not one) returns `t - c'`,
+    /// or `t` where it drops its error. XLA's sum on CPU adds the sums of
+    /// its chunks of 64 so (a lane's rest, if any, in a last step that
+    /// drops its error).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub compensated: bool,
+    /// Of the last step of a compensated chain: it returns its sum `t`
+    /// without taking its error off (as Kahan's textbook loop does).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drops_error: bool,
 }
 
 impl NodeArithmetic {
@@ -216,6 +222,7 @@ impl NodeArithmetic {
             rounding: Rounding::NearestEven,
             fused_bits: None,
             compensated: false,
+            drops_error: false,
         }
     }
 
@@ -250,6 +257,9 @@ impl fmt::Display for NodeArithmetic {
         }
         if self.compensated {
             f.write_str(" compensated")?;
+        }
+        if self.drops_error {
+            f.write_str(" dropping its error")?;
         }
         Ok(())
     }

@@ -335,7 +335,8 @@ impl Replay {
                     let t = add(s, y);
                     let error = add(add(t, -s), -y);
                     carried[values.len()] = error;
-                    match self.chain_ends.as_ref().is_some_and(|ends| ends[k]) {
+                    let end = self.chain_ends.as_ref().is_some_and(|ends| ends[k]);
+                    match end && !node.drops_error {
                         true => add(t, -error),
                         false => t,
                     }

@@ -243,6 +243,28 @@ impl SummationTree {
         &self.children[node.index()]
     }
 
+    /// The summands under `node`, ascending.
+    ///
+    /// ```
+    /// use fprev::SummationTree;
+    ///
+    /// let tree: SummationTree = "((0+2)+(1+3))".parse().unwrap();
+    /// let left = tree.children(tree.root())[0];
+    /// assert_eq!(tree.leaves_under(left), vec![0, 2]);
+    /// ```
+    pub fn leaves_under(&self, node: NodeIndex) -> Vec<usize> {
+        let mut leaves = Vec::with_capacity(self.graph[node].size);
+        let mut stack = vec![node];
+        while let Some(v) = stack.pop() {
+            match self.graph[v].leaf {
+                Some(i) => leaves.push(i),
+                None => stack.extend(self.children(v)),
+            }
+        }
+        leaves.sort_unstable();
+        leaves
+    }
+
     /// The underlying petgraph graph (edges point from parent to child).
     pub fn graph(&self) -> &DiGraph<Node, ()> {
         &self.graph

@@ -42,11 +42,14 @@
 mod products;
 
 use petgraph::graph::NodeIndex;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
 use crate::check::{CheckReport, check_models, check_models_all};
 use crate::error::{Error, Result};
 use crate::format::Format;
+use crate::inputs::Inputs;
 use crate::probe::{Batch, Probe};
 use crate::reduce::Replay;
 use crate::tree::SummationTree;
@@ -223,8 +226,26 @@ fn search(
             ks.iter().map(|&k| asker.ask(nodes[k])).collect()
         })?;
         let per_node = fill_runs(&known);
-        let (report, model, spent) = confirm(&per_node, &modeled, asker.probe, tree, opts)?;
         asker.continues = false;
+        let (dropping, spent) = dropping_ends(asker.probe, tree, &modeled(&per_node, None), opts)?;
+        trials += spent;
+        let settled = |per_node: &[NodeArithmetic], root: Option<NodeArithmetic>| {
+            let mut model = modeled(per_node, root);
+            for key in &dropping {
+                let a = model.at(key);
+                if a.compensated {
+                    model.nodes.insert(
+                        *key,
+                        NodeArithmetic {
+                            drops_error: true,
+                            ..a
+                        },
+                    );
+                }
+            }
+            model
+        };
+        let (report, model, spent) = confirm(&per_node, &settled, asker.probe, tree, opts)?;
         trials += spent;
         if let Some(model) = model {
             let method = if asker.asked == nodes.len() {
@@ -439,6 +460,86 @@ fn model_of(
     })
 }
 
+/// The last steps of `model`'s compensated chains that drop their error
+/// rather than take it off, and the calls spent finding them. Both answer
+/// a query as a plain addition would, and random inputs seldom tell them
+/// apart where a chain ends on a short rest; so for each chain, random
+/// inputs under it alone (zero elsewhere: other chains add nothing and
+/// carry no error) are replayed both ways until the two part, and the
+/// black box is asked that input.
+fn dropping_ends(
+    probe: &mut dyn Probe,
+    tree: &SummationTree,
+    model: &Arithmetic,
+    opts: &ArithOptions,
+) -> Result<(Vec<NodeKey>, u64)> {
+    /// Random inputs replayed both ways, at most, to find one they part on
+    /// (a chain ending on a short rest parts on about one in a hundred),
+    /// and the inputs asked, at most, when the answer is neither way.
+    const DRAWS: usize = 2048;
+    const ASKS: usize = 4;
+    let keys = NodeKey::all(tree);
+    let compensated = |v: NodeIndex| model.at(&keys[v.index()]).compensated;
+    let ends: Vec<NodeIndex> = tree
+        .post_order()
+        .into_iter()
+        .filter(|&v| compensated(v) && tree.parent(v).is_none_or(|p| !compensated(p)))
+        .collect();
+    if ends.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let mut dropping = model.clone();
+    for &v in &ends {
+        let key = keys[v.index()];
+        dropping.nodes.insert(
+            key,
+            NodeArithmetic {
+                drops_error: true,
+                ..model.at(&key)
+            },
+        );
+    }
+    let (keeps, drops) = (
+        Replay::with_arithmetic(tree, model),
+        Replay::with_arithmetic(tree, &dropping),
+    );
+    let format = probe.format();
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let (mut found, mut calls) = (Vec::new(), 0);
+    let mut x = vec![0.0; tree.n()];
+    let mut out = [0.0];
+    for &v in &ends {
+        let under = tree.leaves_under(v);
+        let mut asked = 0;
+        for draw in 0..DRAWS {
+            let kind = Inputs::ALL[draw % Inputs::ALL.len()];
+            for (&i, value) in under.iter().zip(kind.draw(format, under.len(), &mut rng)) {
+                x[i] = value;
+            }
+            let (kept, dropped) = (format.round(keeps.sum(&x)), format.round(drops.sum(&x)));
+            if kept.to_bits() == dropped.to_bits() {
+                continue;
+            }
+            probe.sum(&x, &mut out)?;
+            calls += 1;
+            asked += 1;
+            if out[0].to_bits() == dropped.to_bits() {
+                found.push(keys[v.index()]);
+            }
+            if out[0].to_bits() == dropped.to_bits()
+                || out[0].to_bits() == kept.to_bits()
+                || asked == ASKS
+            {
+                break;
+            }
+        }
+        for &i in &under {
+            x[i] = 0.0;
+        }
+    }
+    Ok((found, calls))
+}
+
 /// Replays the model of `nodes` with its root as its children, and with
 /// each other arithmetic at the root, and returns the first that matches
 /// every trial.
@@ -475,7 +576,7 @@ fn confirm(
                 format,
                 rounding,
                 fused_bits,
-                compensated: false,
+                ..NodeArithmetic::ieee(format)
             });
             let model = model_of(per_node, root);
             if !models.contains(&model) {
@@ -814,10 +915,10 @@ impl<'p> Asker<'p> {
             Rounding::NearestEven
         };
         Ok(NodeArithmetic {
-            format,
             rounding,
             fused_bits,
             compensated,
+            ..NodeArithmetic::ieee(format)
         })
     }
 
