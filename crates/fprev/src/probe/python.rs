@@ -422,7 +422,7 @@ impl Values<'_> {
 
 /// The bridge module, loaded once per process.
 fn bridge(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
-    if let Ok(m) = py.import("fprev_bridge") {
+    if let Some(m) = loaded(py, "fprev_bridge")? {
         return Ok(m);
     }
     load(py, "fprev_bridge", BRIDGE, "fprev/probe/python/_bridge.py")
@@ -430,7 +430,7 @@ fn bridge(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
 
 fn library_module<'py>(py: Python<'py>, library: &str) -> PyResult<Bound<'py, PyModule>> {
     let name = format!("fprev_probe_{library}");
-    if let Ok(m) = py.import(name.as_str()) {
+    if let Some(m) = loaded(py, &name)? {
         return Ok(m);
     }
     if let Some(path) = probes_dir()
@@ -451,6 +451,25 @@ fn library_module<'py>(py: Python<'py>, library: &str) -> PyResult<Bound<'py, Py
     load(py, &name, code, &format!("fprev/probe/python/{library}.py"))
 }
 
+/// Set on a module [`load`] made once its code has run.
+const LOADED: &str = "_fprev_loaded";
+
+/// The module `name` once another call's [`load`] of it has finished, or
+/// `None` when it is not loaded. A module is in `sys.modules` while its
+/// code runs, and that code (importing JAX) lets other threads run: one
+/// that took it then would find its functions missing, so it waits.
+fn loaded<'py>(py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyModule>>> {
+    loop {
+        let Ok(m) = py.import(name) else {
+            return Ok(None);
+        };
+        if m.hasattr(LOADED)? {
+            return Ok(Some(m));
+        }
+        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(5)));
+    }
+}
+
 fn load<'py>(
     py: Python<'py>,
     name: &str,
@@ -458,7 +477,9 @@ fn load<'py>(
     file: &str,
 ) -> PyResult<Bound<'py, PyModule>> {
     let c = |s: &str| CString::new(s).expect("no NUL in probe sources");
-    PyModule::from_code(py, &c(code), &c(file), &c(name))
+    let m = PyModule::from_code(py, &c(code), &c(file), &c(name))?;
+    m.setattr(LOADED, true)?;
+    Ok(m)
 }
 
 /// One line describing a Python error: the missing package and how to
