@@ -49,13 +49,7 @@ def kahan_right_to_left(x):
     sum is the second operand of each addition in canonical order, which
     fprev's compensated steps (error carried up from the first) do not
     model."""
-    s, c = np.float32(0), np.float32(0)
-    for i in reversed(range(len(x))):
-        y = x[i] - c
-        t = s + y
-        c = (t - s) - y
-        s = t
-    return s
+    return kahan(x[::-1])
 
 
 def right_to_left_text(n):
@@ -163,13 +157,19 @@ def test_assert_same_order_passes_for_one_function_twice():
 
 def test_assert_order_fails_when_the_bits_are_not_the_orders_replay():
     n = 64
-    tree_of_sequential_sum = fprev.reveal(sequential_sum, n, "float32")
-    assert tree_of_sequential_sum.text() == left_to_right_text(n)
+    def reversed_sum(x):
+        return sequential_sum(x[::-1])
+
+    tree_of_reversed_sum = fprev.reveal(reversed_sum, n, "float32")
+    assert tree_of_reversed_sum.text() == right_to_left_text(n)
     # The plain sum passes against its own order ...
-    assert_order(sequential_sum, tree_of_sequential_sum)
-    # ... Kahan's has the order but not the bits.
+    assert_order(reversed_sum, tree_of_reversed_sum)
+    # ... a compensated sum fprev cannot model has the order but not the bits.
     with pytest.raises(AssertionError, match="its bits are not that order's replay"):
-        assert_order(kahan, tree_of_sequential_sum)
+        assert_order(kahan_right_to_left, tree_of_reversed_sum)
+    # Kahan's left to right has the plain sum's order, and its own model
+    # (compensated steps) replays its bits.
+    assert_order(kahan, fprev.reveal(sequential_sum, n, "float32"))
 
 
 def test_a_size_the_memory_cannot_hold_is_refused_before_allocating():

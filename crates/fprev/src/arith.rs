@@ -713,17 +713,21 @@ mod node_list {
 mod tests {
     use super::*;
 
-    #[test]
-    fn truncation_matches_exact_rational_rounding() {
-        // Exact sums of f32 values fit in f64 when their exponents are
-        // close; truncating that f64 toward zero is the reference.
-        let mut seed = 1u64;
-        let mut next = || {
+    /// Pseudo-random words from `seed` (a 64-bit LCG).
+    fn words(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
             seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             seed
-        };
+        }
+    }
+
+    #[test]
+    fn truncation_matches_exact_rational_rounding() {
+        // Exact sums of f32 values fit in f64 when their exponents are
+        // close; truncating that f64 toward zero is the reference.
+        let mut next = words(1);
         for _ in 0..100_000 {
             let a = f32::from_bits((next() >> 33) as u32 & 0x3fff_ffff | 0x3000_0000);
             let b = -f32::from_bits((next() >> 33) as u32 & 0x3fff_ffff | 0x3000_0000);
@@ -745,13 +749,7 @@ mod tests {
     fn rounding_once_takes_the_short_way_only_off_midpoints() {
         // Pairs of products of f32 values (48 bits, as in a dot product),
         // half of them made to land on or beside a midpoint of the format.
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed
-        };
+        let mut next = words(7);
         for format in [Format::F32, Format::F16, Format::Bf16] {
             for k in 0..200_000 {
                 let f = |bits: u64| f64::from(f32::from_bits((bits >> 33) as u32 & 0x3fff_ffff));
