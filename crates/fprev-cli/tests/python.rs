@@ -213,7 +213,21 @@ fn jax_sum_is_windows_of_32() {
         sequential), sequential), pieces(16, 4, windows(4, sequential))), fold)"
         .parse()
         .unwrap();
-    for n in [4097, 4500, 6000, 12345] {
+    // Past 32,768 summands, blocks of 32,768, each summed so, the block
+    // sums folded in halves (written out from reveals at 65,536, 100,000
+    // and 131,072).
+    let blocked = fprev::formula::Formula::Blocks(
+        32768,
+        Box::new(vectorised.clone()),
+        Box::new(fprev::formula::Formula::Fold),
+    );
+    for (n, formula) in [
+        (4097, &vectorised),
+        (4500, &vectorised),
+        (6000, &vectorised),
+        (12345, &vectorised),
+        (65537, &blocked),
+    ] {
         let opts = ProbeOptions {
             n: Some(n),
             format: Format::F32,
@@ -221,7 +235,7 @@ fn jax_sum_is_windows_of_32() {
         };
         let mut probe = fprev::open("jax:sum", &opts).unwrap();
         let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
-        assert!(vectorised.tree(n) == tree, "{vectorised} at n = {n}");
+        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
 }
 
