@@ -536,6 +536,37 @@ impl Arithmetic {
         self.nodes.is_empty()
     }
 
+    /// For each node of `tree`, by node index: whether it ends a chain of
+    /// compensated steps (it is one, and its parent, if any, is not).
+    pub fn chain_ends(&self, tree: &SummationTree) -> Vec<bool> {
+        let keys = NodeKey::all(tree);
+        let compensated = |v: NodeIndex| self.at(&keys[v.index()]).compensated;
+        let mut ends = vec![false; tree.graph().node_count()];
+        for v in tree.post_order() {
+            ends[v.index()] = compensated(v) && tree.parent(v).is_none_or(|p| !compensated(p));
+        }
+        ends
+    }
+
+    /// This model with the compensated nodes among `keys` dropping their
+    /// error (see [`NodeArithmetic::drops_error`]).
+    pub fn dropping_error_at(&self, keys: &[NodeKey]) -> Arithmetic {
+        let mut model = self.clone();
+        for key in keys {
+            let a = self.at(key);
+            if a.compensated {
+                model.nodes.insert(
+                    *key,
+                    NodeArithmetic {
+                        drops_error: true,
+                        ..a
+                    },
+                );
+            }
+        }
+        model
+    }
+
     /// The first node, from the leaves up, where `self` and `other` differ
     /// on `tree`, with what each computes there.
     pub fn first_difference(

@@ -76,27 +76,18 @@ impl Replay {
         let mut replay = Replay::compile(tree, &order, model.default.format);
         if !model.is_uniform() {
             let keys = NodeKey::all(tree);
-            let of = |node: NodeIndex| model.at(&keys[node.index()]);
-            replay.arithmetic = Some(order.iter().map(|&node| of(node)).collect());
-            if model.nodes.values().any(|a| a.compensated) || model.default.compensated {
-                replay.chain_ends = Some(
-                    order
-                        .iter()
-                        .map(|&node| {
-                            of(node).compensated
-                                && tree.parent(node).is_none_or(|p| !of(p).compensated)
-                        })
-                        .collect(),
-                );
-            }
+            replay.arithmetic = Some(
+                order
+                    .iter()
+                    .map(|node| model.at(&keys[node.index()]))
+                    .collect(),
+            );
         } else if model.default != NodeArithmetic::ieee(model.default.format) {
             replay.arithmetic = Some(vec![model.default; order.len()]);
-            if model.default.compensated {
-                // Every node a step of one chain: only the root ends one.
-                let mut ends = vec![false; order.len()];
-                ends[order.len() - 1] = true;
-                replay.chain_ends = Some(ends);
-            }
+        }
+        if model.default.compensated || model.nodes.values().any(|a| a.compensated) {
+            let ends = model.chain_ends(tree);
+            replay.chain_ends = Some(order.iter().map(|node| ends[node.index()]).collect());
         }
         replay.inputs = model.inputs;
         replay.products = model.products.clone();
@@ -227,10 +218,7 @@ impl Replay {
         };
         values.clear();
         values.extend(x.iter().zip(y).map(|(a, b)| a * b));
-        let exact = Products {
-            default: Product::Exact,
-            leaves: Default::default(),
-        };
+        let exact = Products::from_leaves(&[]);
         let products = self.products.as_ref().unwrap_or(&exact);
         // Most exact products fit an f64 (every product of f32 inputs
         // does): what one does not is kept beside it, when there is any.

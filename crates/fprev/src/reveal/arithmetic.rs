@@ -230,20 +230,7 @@ fn search(
         let (dropping, spent) = dropping_ends(asker.probe, tree, &modeled(&per_node, None), opts)?;
         trials += spent;
         let settled = |per_node: &[NodeArithmetic], root: Option<NodeArithmetic>| {
-            let mut model = modeled(per_node, root);
-            for key in &dropping {
-                let a = model.at(key);
-                if a.compensated {
-                    model.nodes.insert(
-                        *key,
-                        NodeArithmetic {
-                            drops_error: true,
-                            ..a
-                        },
-                    );
-                }
-            }
-            model
+            modeled(per_node, root).dropping_error_at(&dropping)
         };
         let (report, model, spent) = confirm(&per_node, &settled, asker.probe, tree, opts)?;
         trials += spent;
@@ -478,37 +465,27 @@ fn dropping_ends(
     /// and the inputs asked, at most, when the answer is neither way.
     const DRAWS: usize = 2048;
     const ASKS: usize = 4;
-    let keys = NodeKey::all(tree);
-    let compensated = |v: NodeIndex| model.at(&keys[v.index()]).compensated;
+    let is_end = model.chain_ends(tree);
     let ends: Vec<NodeIndex> = tree
         .post_order()
         .into_iter()
-        .filter(|&v| compensated(v) && tree.parent(v).is_none_or(|p| !compensated(p)))
+        .filter(|v| is_end[v.index()])
         .collect();
     if ends.is_empty() {
         return Ok((Vec::new(), 0));
     }
-    let mut dropping = model.clone();
-    for &v in &ends {
-        let key = keys[v.index()];
-        dropping.nodes.insert(
-            key,
-            NodeArithmetic {
-                drops_error: true,
-                ..model.at(&key)
-            },
-        );
-    }
+    let keys = NodeKey::all(tree);
+    let end_keys: Vec<NodeKey> = ends.iter().map(|v| keys[v.index()]).collect();
     let (keeps, drops) = (
         Replay::with_arithmetic(tree, model),
-        Replay::with_arithmetic(tree, &dropping),
+        Replay::with_arithmetic(tree, &model.dropping_error_at(&end_keys)),
     );
     let format = probe.format();
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let (mut found, mut calls) = (Vec::new(), 0);
     let mut x = vec![0.0; tree.n()];
     let mut out = [0.0];
-    for &v in &ends {
+    for (&v, &key) in ends.iter().zip(&end_keys) {
         let under = tree.leaves_under(v);
         let mut asked = 0;
         for draw in 0..DRAWS {
@@ -524,7 +501,7 @@ fn dropping_ends(
             calls += 1;
             asked += 1;
             if out[0].to_bits() == dropped.to_bits() {
-                found.push(keys[v.index()]);
+                found.push(key);
             }
             if out[0].to_bits() == dropped.to_bits()
                 || out[0].to_bits() == kept.to_bits()
@@ -573,7 +550,6 @@ fn confirm(
     for rounding in Rounding::ALL {
         for format in FORMATS {
             let root = Some(NodeArithmetic {
-                format,
                 rounding,
                 fused_bits,
                 ..NodeArithmetic::ieee(format)
