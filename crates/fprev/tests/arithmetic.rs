@@ -359,8 +359,11 @@ proptest! {
 
     /// Kahan's steps between blocks come back as compensated nodes, the
     /// last step of the chain too, and the model replays the black box.
+    /// Three blocks at least (two steps): a chain of one step, at the root, answers every
+    /// query as a plain addition and is not modelled (it differs from one
+    /// only where its error is not exact).
     #[test]
-    fn compensated_chains_come_back(blocks in 2usize..12, b in 2usize..40, rest in 0usize..8) {
+    fn compensated_chains_come_back(blocks in 3usize..12, b in 2usize..40, rest in 0usize..8) {
         let n = blocks * b + rest.min(b - 1);
         let (tree, truth) = kahan_chain(n, b);
         assert_revealed(&tree, &truth, Format::F32, Layout::Scattered);
