@@ -885,6 +885,15 @@ fn bad_input_unknown_spec_exits_2() {
     assert!(assert_error(&out, 2).contains("nope:sum"));
 }
 
+/// x87 is a format nodes are found to round to, not one inputs come in.
+#[test]
+fn bad_input_x87_as_dtype_or_accumulator_exits_2() {
+    for option in ["--dtype", "--acc"] {
+        let out = run(&["reveal", "native:sequential", option, "x87"]);
+        assert!(assert_error(&out, 2).contains("--dtype f64"), "{option}");
+    }
+}
+
 #[test]
 fn bad_input_unknown_native_order_exits_2() {
     let out = run(&["reveal", "native:zigzag"]);

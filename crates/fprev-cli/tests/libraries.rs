@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use fprev::arith::{Arithmetic, NodeArithmetic, Product, Products};
 use fprev::document::TreeDocument;
 use fprev::probe::ProbeOptions;
 use fprev::reveal::Stats;
@@ -596,6 +597,44 @@ float rz_f32(const float *x, size_t n) {
     return s;
 }
 
+/* long double accumulators: x87's 64 significant bits on x86-64. */
+double x87_sum_f64(const double *x, size_t n) {
+    long double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    return (double)s;
+}
+
+float x87_sum_f32(const float *x, size_t n) {
+    long double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    return (float)s;
+}
+
+/* Four double accumulators, added up and finished in a long double. */
+double x87_tail_f64(const double *x, size_t n) {
+    double a[4] = {0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; k++)
+            a[k] += x[i + k];
+    long double s = (long double)a[0] + a[1];
+    s += a[2];
+    s += a[3];
+    for (; i < n; i++)
+        s += x[i];
+    return (double)s;
+}
+
+/* Each product rounded to 64 bits, added in a long double. */
+double x87_dot_f64(const double *x, const double *y, size_t n) {
+    long double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (long double)x[i] * y[i];
+    return (double)s;
+}
+
 /* Reads through a null pointer. */
 float crash_f32(const float *x, size_t n) {
     volatile const float *p = 0;
@@ -636,6 +675,54 @@ fn a_c_sum_rounding_toward_zero_is_modelled_so() {
             &["reveal", &spec, "-n", &n.to_string(), "--no-arith"],
         );
         assert_eq!(out.status.code(), Some(5), "n = {n}");
+    }
+}
+
+/// Sums in x87's `long double` (64 significant bits), in C: each node is
+/// found to round to x87, the body of f64 nodes is told from its x87 tail,
+/// products rounded to 64 bits are told from exact ones, and the model
+/// replays the C function bit for bit where f64 additions in the same
+/// order do not.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn an_x87_accumulator_is_modelled_with_its_64_bits() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "lib").display().to_string();
+    let cases = [
+        ("dylib", "x87_sum_f64", "f64", 300, "x87"),
+        ("dylib", "x87_sum_f32", "f32", 300, "x87"),
+        ("dylib", "x87_tail_f64", "f64", 1003, "f64, 6 nodes x87"),
+        ("dylib-dot", "x87_dot_f64", "f64", 200, "x87; products x87"),
+    ];
+    for (kind, symbol, dtype, n, model) in cases {
+        let spec = format!("{kind}:{lib}:{symbol}");
+        let n = n.to_string();
+        let args = ["reveal", &spec, "-n", &n, "--dtype", dtype, "-o", "t.json"];
+        let out = run_in(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{symbol}: {}", stderr(&out));
+        let file = dir.path().join("t.json");
+        let mut doc = TreeDocument::read(&file).unwrap();
+        let found = doc.arithmetic.as_ref().expect("a model").to_string();
+        assert_eq!(found, model, "{symbol}");
+        let check = ["check", "t.json", &spec, "--trials", "200"];
+        let out = run_in(dir.path(), &check);
+        assert_eq!(out.status.code(), Some(0), "{symbol}: {}", stderr(&out));
+        // The same order in f64 additions gives other bits.
+        let f64_nodes = NodeArithmetic::ieee(Format::F64);
+        let mut plain = Arithmetic::uniform(f64_nodes);
+        plain.products = doc
+            .arithmetic
+            .and_then(|m| m.products)
+            .map(|_| Products::from_leaves(&[Product::Rounded(Format::F64)]));
+        doc.arithmetic = Some(plain);
+        std::fs::write(&file, doc.to_json()).unwrap();
+        let out = run_in(dir.path(), &check);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{symbol} in f64: {}",
+            stdout(&out)
+        );
     }
 }
 

@@ -38,10 +38,14 @@ use serde::{Deserialize, Serialize};
 use crate::format::{FUSED_FRACTION_BITS, Format, fused_exact, fused_sum};
 use crate::tree::SummationTree;
 
+mod extended;
+
+pub use extended::Extended;
+
 /// The version of the model's file form this build writes; it reads every
 /// version up to this one. Version 2 adds `inputs` and `products`,
-/// version 3 `compensated`.
-pub const MODEL_VERSION: u32 = 3;
+/// version 3 `compensated`, version 4 the `x87` format.
+pub const MODEL_VERSION: u32 = 4;
 
 /// How a node rounds its exact result to its format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

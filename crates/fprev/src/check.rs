@@ -222,7 +222,11 @@ fn check_replays(
 ) -> Result<(CheckReport, Vec<usize>)> {
     let n = probe.n();
     let format = probe.format();
-    let mut candidates: Vec<(usize, Replay)> = candidates.into_iter().enumerate().collect();
+    let mut candidates: Vec<(usize, Replay)> = candidates
+        .into_iter()
+        .map(|r| r.returning(format))
+        .enumerate()
+        .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut scratch = Vec::new();
     let mut out = vec![0.0; row + 1];
@@ -261,10 +265,10 @@ fn check_replays(
         }
         let got = out[row];
         candidates.retain(|(_, replay)| {
-            let replayed = format.round(match weights {
+            let replayed = match weights {
                 Some(y) => replay.dot_with(&input, y, &mut scratch),
                 None => replay.sum_with(&input, &mut scratch),
-            });
+            };
             let same = replayed.to_bits() == got.to_bits() || (replayed.is_nan() && got.is_nan());
             if !same {
                 last_failure = Some(Mismatch {

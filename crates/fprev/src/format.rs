@@ -6,7 +6,9 @@
 //! every narrower format here, an `f64` addition followed by
 //! [`Format::round`] is the correctly rounded addition of that format (double
 //! rounding is innocuous), so native orders and tree replay can compute in any
-//! format through one code path.
+//! format through one code path. The one exception is [`Format::X87`], an
+//! accumulator wider than `f64`: a replay carries its partial sums as
+//! [`Extended`](crate::arith::Extended) values.
 //!
 //! ```
 //! use fprev::Format;
@@ -40,10 +42,15 @@ pub enum Format {
     E4m3,
     /// OCP fp8 E5M2 (max 57344; overflow saturates).
     E5m2,
+    /// The x87 80-bit extended format (64 significant bits), `long double`
+    /// on x86: an accumulator format only, never an input's, and not in
+    /// [`Format::ALL`]. An `f64` is one of its values, but not every one of
+    /// its values is an `f64` ([`Extended`](crate::arith::Extended) holds them).
+    X87,
 }
 
 impl Format {
-    /// Every format, widest first.
+    /// Every format inputs can come in, widest first.
     pub const ALL: [Format; 6] = [
         Format::F64,
         Format::F32,
@@ -62,6 +69,7 @@ impl Format {
             Format::Bf16 => "bf16",
             Format::E4m3 => "e4m3",
             Format::E5m2 => "e5m2",
+            Format::X87 => "x87",
         }
     }
 
@@ -69,6 +77,7 @@ impl Format {
     #[inline]
     pub fn precision(self) -> u32 {
         match self {
+            Format::X87 => 64,
             Format::F64 => 53,
             Format::F32 => 24,
             Format::F16 => 11,
@@ -81,7 +90,7 @@ impl Format {
     /// The mask `M` of the masked all-one inputs (docs/ALGORITHMS.md, Masked inputs).
     pub fn mask(self) -> f64 {
         match self {
-            Format::F64 => 2f64.powi(1023),
+            Format::F64 | Format::X87 => 2f64.powi(1023),
             Format::F32 | Format::Bf16 => 2f64.powi(127),
             Format::F16 | Format::E5m2 => 2f64.powi(15),
             Format::E4m3 => 2f64.powi(8),
@@ -91,7 +100,7 @@ impl Format {
     /// The unit `u` every unmasked summand holds.
     pub fn unit(self) -> f64 {
         match self {
-            Format::F64 | Format::F32 | Format::Bf16 => 1.0,
+            Format::X87 | Format::F64 | Format::F32 | Format::Bf16 => 1.0,
             Format::F16 => 2f64.powi(-24),
             Format::E5m2 => 2f64.powi(-16),
             Format::E4m3 => 2f64.powi(-9),
@@ -101,7 +110,7 @@ impl Format {
     /// Largest finite value.
     pub fn max_finite(self) -> f64 {
         match self {
-            Format::F64 => f64::MAX,
+            Format::F64 | Format::X87 => f64::MAX,
             Format::F32 => f32::MAX as f64,
             Format::F16 => f16::MAX.to_f64(),
             Format::Bf16 => bf16::MAX.to_f64(),
@@ -117,6 +126,8 @@ impl Format {
         // Constants, not `2^e` computed: replays ask this of every addition.
         match self {
             Format::F64 => f64::MIN_POSITIVE,
+            // Every f64, subnormal ones too, is a normal x87 value.
+            Format::X87 => 5e-324,
             Format::F32 | Format::Bf16 => f32::MIN_POSITIVE as f64,
             Format::F16 | Format::E5m2 => 1.0 / 16384.0,
             Format::E4m3 => 1.0 / 64.0,
@@ -134,7 +145,7 @@ impl Format {
     #[inline(always)]
     pub fn round(self, x: f64) -> f64 {
         match self {
-            Format::F64 => x,
+            Format::F64 | Format::X87 => x,
             Format::F32 => x as f32 as f64,
             Format::F16 => f16::from_f64(x).to_f64(),
             Format::Bf16 => bf16::from_f64(x).to_f64(),
@@ -155,7 +166,7 @@ impl Format {
     /// ```
     pub fn to_bits(self, x: f64) -> u64 {
         match self {
-            Format::F64 => x.to_bits(),
+            Format::F64 | Format::X87 => x.to_bits(),
             Format::F32 => (x as f32).to_bits().into(),
             Format::F16 => f16::from_f64(x).to_bits().into(),
             Format::Bf16 => bf16::from_f64(x).to_bits().into(),
@@ -203,9 +214,11 @@ impl FromStr for Format {
             "bf16" | "bfloat16" => Format::Bf16,
             "e4m3" | "fp8-e4m3" | "float8_e4m3fn" | "e4m3fn" => Format::E4m3,
             "e5m2" | "fp8-e5m2" | "float8_e5m2" => Format::E5m2,
+            "x87" | "f80" | "float80" | "long-double" => Format::X87,
             _ => {
                 return Err(format!(
-                    "unknown format '{s}': expected one of f64, f32, f16, bf16, e4m3, e5m2"
+                    "unknown format '{s}': expected one of f64, f32, f16, bf16, e4m3, e5m2 \
+                     (or x87, an accumulator)"
                 ));
             }
         };

@@ -22,6 +22,7 @@
 
 mod binary_tree;
 mod prerounded;
+mod wide;
 
 pub use binary_tree::{Real, binary_tree_sum, binary_tree_sum_on, binary_tree_sum_threads};
 pub use prerounded::{
@@ -58,6 +59,11 @@ pub struct Replay {
     /// exactly, as when `y` is ones): the model's own form, a default and
     /// the summands that differ, applied to all at once.
     products: Option<Products>,
+    /// Whether a node is wider than `f64` (x87): the replay then carries
+    /// every partial sum as an [`Extended`](crate::arith::Extended).
+    wide: bool,
+    /// The format the result is rounded to, once, from the root's value.
+    result: Format,
 }
 
 impl Replay {
@@ -91,7 +97,32 @@ impl Replay {
         }
         replay.inputs = model.inputs;
         replay.products = model.products.clone();
+        replay.wide = replay.wide || model.nodes.values().any(|a| a.format == Format::X87);
         replay
+    }
+
+    /// Rounds the result to `format`, the type the black box returns.
+    /// Without it a result is returned in the root's own format, or to
+    /// nearest in `f64` from a root wider than that; rounding that to a
+    /// narrower format afterwards would round twice.
+    ///
+    /// ```
+    /// use fprev::arith::{Arithmetic, NodeArithmetic};
+    /// use fprev::{Format, SummationTree, reduce::Replay};
+    ///
+    /// let tree: SummationTree = "((0+1)+2)".parse().unwrap();
+    /// let x87 = Arithmetic::uniform(NodeArithmetic::ieee(Format::X87));
+    /// let replay = Replay::with_arithmetic(&tree, &x87).returning(Format::F32);
+    /// // (1 + 2^-24) + 2^-60 is just past the tie between two f32 values:
+    /// // an x87 register keeps the 2^-60 and rounds up once; in f64 the
+    /// // 2^-60 is lost and the tie goes to even.
+    /// let x = [1.0, 2f64.powi(-24), 2f64.powi(-60)];
+    /// assert_eq!(replay.sum(&x), 1.0 + 2f64.powi(-23));
+    /// assert_eq!(Replay::new(&tree, Format::F64).returning(Format::F32).sum(&x), 1.0);
+    /// ```
+    pub fn returning(mut self, format: Format) -> Self {
+        self.result = format;
+        self
     }
 
     /// The replay of `tree`'s inner nodes in `order`, adding in `acc`.
@@ -119,6 +150,8 @@ impl Replay {
             chain_ends: None,
             inputs: None,
             products: None,
+            wide: acc == Format::X87,
+            result: Format::F64,
         }
     }
 
@@ -230,22 +263,23 @@ impl Replay {
                 rest[i] = low;
             }
         };
+        // An x87 product keeps 64 of the exact product's bits: the exact
+        // product goes to the wide replay, which rounds it so.
+        let exact = |p: Product| matches!(p, Product::Exact | Product::Rounded(Format::X87));
         match products.default {
-            Product::Exact => (0..self.n).for_each(&mut keep),
-            Product::Rounded(format) => {
+            Product::Rounded(format) if format != Format::X87 => {
                 round_all(format, values);
-                for (&i, _) in products
-                    .leaves
-                    .iter()
-                    .filter(|(_, p)| **p == Product::Exact)
-                {
+                for (&i, _) in products.leaves.iter().filter(|(_, p)| exact(**p)) {
                     values[i] = x[i] * y[i];
                     keep(i);
                 }
             }
+            _ => (0..self.n).for_each(&mut keep),
         }
         for (&i, &p) in &products.leaves {
-            if let Product::Rounded(format) = p {
+            if let Product::Rounded(format) = p
+                && !exact(p)
+            {
                 values[i] = format.round(x[i] * y[i]);
                 if let Some(r) = rest.get_mut(i) {
                     *r = 0.0;
@@ -259,13 +293,19 @@ impl Replay {
     /// what summand `i`'s exact product has beyond its `f64` value, and
     /// `xy` its factors (both empty when every summand is exact in `f64`).
     fn add_up(&self, values: &mut Vec<f64>, rest: &[f64], xy: &[&[f64]]) -> f64 {
+        if self.wide {
+            let node = |k| self.node(k);
+            let ends = self.chain_ends.as_deref();
+            let (slots, starts) = (&self.slots, &self.starts);
+            return wide::evaluate(values, rest, slots, starts, node, ends, self.result);
+        }
         // IEEE additions in f32 of f32 values are f32's own additions, a
         // fraction of the cost of rounding exactly in software.
         let f32_only = self.arithmetic.is_none()
             && self.acc == Format::F32
             && rest.is_empty()
             && values.iter().all(|v| Format::F32.round(*v) == *v);
-        if f32_only {
+        let root = if f32_only {
             self.evaluate(values, rest, xy, |_, a, b| (a as f32 + b as f32) as f64)
         } else if self.arithmetic.is_none() && self.acc == Format::F32 {
             // Exact products into f32 additions: the format known here
@@ -277,6 +317,16 @@ impl Replay {
             self.evaluate(values, rest, xy, |node, a, b| {
                 node.rounding.add(node.format, a, b)
             })
+        };
+        self.result.round(root)
+    }
+
+    /// What inner node `k` (in evaluation order) computes.
+    #[inline(always)]
+    fn node(&self, k: usize) -> NodeArithmetic {
+        match &self.arithmetic {
+            Some(nodes) => nodes[k],
+            None => NodeArithmetic::ieee(self.acc),
         }
     }
 
@@ -291,10 +341,7 @@ impl Replay {
         add: impl Fn(NodeArithmetic, f64, f64) -> f64,
     ) -> f64 {
         let inner = self.starts.len() - 1;
-        let node = |k: usize| match &self.arithmetic {
-            Some(nodes) => nodes[k],
-            None => NodeArithmetic::ieee(self.acc),
-        };
+        let node = |k: usize| self.node(k);
         values.reserve(inner);
         if rest.is_empty() && self.slots.len() == 2 * inner && self.chain_ends.is_none() {
             // Every node adds two values: the loop a replay spends its

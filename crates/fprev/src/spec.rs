@@ -17,6 +17,7 @@
 //! ```
 
 use crate::error::{Error, Result};
+use crate::format::Format;
 use crate::probe::{Native, ReducerProbe, ReplayProbe, blas, dylib, ndarray};
 use crate::probe::{Probe, ProbeOptions};
 
@@ -258,6 +259,13 @@ fn family(prefix: &str) -> Option<Opener> {
 pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
     if let Some(n) = opts.n {
         crate::memory::check_reveal(n)?;
+    }
+    if opts.format == Format::X87 || opts.accumulator == Some(Format::X87) {
+        return Err(Error::Input(
+            "x87 is not a format to give: inputs come as f64 (or narrower), and an x87 \
+             accumulator is what `reveal` finds in a black box's arithmetic; use --dtype f64"
+                .into(),
+        ));
     }
     let (prefix, rest) = spec.split_once(':').unwrap_or((spec, ""));
     let Some(open) = family(prefix) else {

@@ -86,13 +86,10 @@ enum Layout {
     Scattered,
 }
 
-fn draw(rng: &mut ChaCha8Rng) -> NodeArithmetic {
+/// A node rounding to one of `formats`, to nearest or toward zero.
+fn draw(rng: &mut ChaCha8Rng, formats: [Format; 2]) -> NodeArithmetic {
     NodeArithmetic {
-        format: if rng.random_bool(0.5) {
-            Format::F32
-        } else {
-            Format::F64
-        },
+        format: formats[rng.random_range(0..2)],
         rounding: if rng.random_bool(0.5) {
             Rounding::NearestEven
         } else {
@@ -105,11 +102,16 @@ fn draw(rng: &mut ChaCha8Rng) -> NodeArithmetic {
 }
 
 fn model(tree: &SummationTree, layout: Layout, seed: u64) -> Arithmetic {
+    model_in(tree, layout, seed, [Format::F32, Format::F64])
+}
+
+/// [`model`] with nodes in `formats`.
+fn model_in(tree: &SummationTree, layout: Layout, seed: u64, formats: [Format; 2]) -> Arithmetic {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let body = draw(&mut rng);
-    let mut tail = draw(&mut rng);
+    let body = draw(&mut rng, formats);
+    let mut tail = draw(&mut rng, formats);
     while tail == body {
-        tail = draw(&mut rng);
+        tail = draw(&mut rng, formats);
     }
     let inner = tree.post_order();
     let cut = rng.random_range(0..inner.len().max(1));
@@ -119,7 +121,7 @@ fn model(tree: &SummationTree, layout: Layout, seed: u64) -> Arithmetic {
         Layout::Uniform => body,
         Layout::BodyAndTail if position[&node] < cut => body,
         Layout::BodyAndTail => tail,
-        Layout::Scattered => draw(&mut rng),
+        Layout::Scattered => draw(&mut rng, formats),
     })
 }
 
@@ -206,6 +208,16 @@ proptest! {
         let tree = common::random_tree(n, 2, false, seed);
         let truth = model(&tree, Layout::Scattered, seed);
         assert_revealed(&tree, &truth, Format::F32, Layout::Scattered);
+    }
+
+    /// x87 accumulators (64 bits) over f64 inputs: alone, beside f64
+    /// nodes in a body and a tail, or scattered; to nearest or truncating.
+    #[test]
+    fn x87_accumulators_come_back(n in 3usize..150, seed in 0u64..1_000, layout in 0usize..3) {
+        let layout = [Layout::Uniform, Layout::BodyAndTail, Layout::Scattered][layout];
+        let tree = common::random_tree(n, 2, false, seed);
+        let truth = model_in(&tree, layout, seed, [Format::X87, Format::F64]);
+        assert_revealed(&tree, &truth, Format::F64, layout);
     }
 }
 

@@ -360,6 +360,11 @@ impl Raw {
             Format::E4m3 | Format::E5m2 => {
                 Raw::U8(raw.cast::<PyArrayDyn<u8>>()?.clone().unbind(), format)
             }
+            Format::X87 => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "x87 is an accumulator format, not an input's",
+                ));
+            }
         })
     }
 

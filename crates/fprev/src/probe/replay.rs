@@ -49,8 +49,10 @@ impl ReplayProbe {
         // overrides it; its results are of the input format, as the black
         // box's were.
         if let Some(model) = doc.arithmetic.filter(|_| opts.accumulator.is_none()) {
-            let mut probe =
-                ReplayProbe::new(Replay::with_arithmetic(&doc.tree, &model), opts.format);
+            let mut probe = ReplayProbe::new(
+                Replay::with_arithmetic(&doc.tree, &model).returning(opts.format),
+                opts.format,
+            );
             probe.round_output = true;
             return Ok(probe);
         }

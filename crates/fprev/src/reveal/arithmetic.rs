@@ -139,7 +139,13 @@ impl ArithOptions {
 }
 
 /// The formats a node may round to, narrowest first.
-const FORMATS: [Format; 4] = [Format::Bf16, Format::F16, Format::F32, Format::F64];
+const FORMATS: [Format; 5] = [
+    Format::Bf16,
+    Format::F16,
+    Format::F32,
+    Format::F64,
+    Format::X87,
+];
 
 /// Finds what each node of `tree`, the black box's revealed order,
 /// computes, and confirms it by replay.
@@ -476,11 +482,11 @@ fn dropping_ends(
     }
     let keys = NodeKey::all(tree);
     let end_keys: Vec<NodeKey> = ends.iter().map(|v| keys[v.index()]).collect();
-    let (keeps, drops) = (
-        Replay::with_arithmetic(tree, model),
-        Replay::with_arithmetic(tree, &model.dropping_error_at(&end_keys)),
-    );
     let format = probe.format();
+    let (keeps, drops) = (
+        Replay::with_arithmetic(tree, model).returning(format),
+        Replay::with_arithmetic(tree, &model.dropping_error_at(&end_keys)).returning(format),
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let (mut found, mut calls) = (Vec::new(), 0);
     let mut x = vec![0.0; tree.n()];
@@ -493,7 +499,7 @@ fn dropping_ends(
             for (&i, value) in under.iter().zip(kind.draw(format, under.len(), &mut rng)) {
                 x[i] = value;
             }
-            let (kept, dropped) = (format.round(keeps.sum(&x)), format.round(drops.sum(&x)));
+            let (kept, dropped) = (keeps.sum(&x), drops.sum(&x));
             if kept.to_bits() == dropped.to_bits() {
                 continue;
             }
@@ -547,8 +553,14 @@ fn confirm(
             size: tree.n(),
         })
         .fused_bits;
+    // An x87 root is tried only above x87 nodes: its replay is slow, and
+    // above f32 nodes it seldom differs from an f32 root rounding once.
+    let x87_below = per_node.iter().any(|a| a.format == Format::X87);
     for rounding in Rounding::ALL {
-        for format in FORMATS {
+        for format in FORMATS
+            .into_iter()
+            .filter(|f| *f != Format::X87 || x87_below)
+        {
             let root = Some(NodeArithmetic {
                 rounding,
                 fused_bits,
@@ -569,14 +581,13 @@ fn confirm(
     if !ties.is_empty() {
         let replays: Vec<Replay> = models
             .iter()
-            .map(|m| Replay::with_arithmetic(tree, m))
+            .map(|m| Replay::with_arithmetic(tree, m).returning(probe.format()))
             .collect();
         for x in &ties {
             let mut out = [0.0];
             probe.sum(x, &mut out)?;
             spent += 1;
-            standing
-                .retain(|&k| probe.format().round(replays[k].sum(x)).to_bits() == out[0].to_bits());
+            standing.retain(|&k| replays[k].sum(x).to_bits() == out[0].to_bits());
         }
     }
     let rest: Vec<Arithmetic> = standing.iter().map(|&k| models[k].clone()).collect();
@@ -644,7 +655,7 @@ fn errors_on_swamped_summands(
 ) -> Result<(f64, f64)> {
     let format = probe.format();
     let n = probe.n();
-    let replay = Replay::with_arithmetic(tree, model);
+    let replay = Replay::with_arithmetic(tree, model).returning(format);
     let quarter = 2f64.powi(-(format.precision() as i32) - 1);
     let mut out = [0.0];
     let (mut black_box, mut replayed) = (0.0, 0.0);
@@ -654,7 +665,7 @@ fn errors_on_swamped_summands(
         probe.sum(&x, &mut out)?;
         let exact = exact_sum(&x);
         black_box += (out[0] - exact).abs();
-        replayed += (format.round(replay.sum(&x)) - exact).abs();
+        replayed += (replay.sum(&x) - exact).abs();
     }
     Ok((black_box, replayed))
 }
@@ -856,7 +867,7 @@ impl<'p> Asker<'p> {
                  compensated (Kahan, Neumaier) or exact one, which no summation tree of \
                  additions reproduces",
                 self.keys[v.index()],
-                Format::F64.precision()
+                Format::X87.precision()
             )));
         }
         let mut format = FORMATS[lo];

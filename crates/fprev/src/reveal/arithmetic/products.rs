@@ -16,9 +16,11 @@
 //!   `-1.5 2^-k` exactly when the product reaches the addition with them.
 //!   The most bits kept name the format it is rounded to; a product that
 //!   keeps two more bits than its inputs have is taken as exact (an FMA,
-//!   or f32 products formed in f64). A format between that and the exact
-//!   product's width (x87's 64 bits for f64 inputs) is not told apart
-//!   here; the replay that confirms the model then fails and says so.
+//!   or f32 products formed in f64), except that a product of f64 inputs
+//!   is asked once more whether it keeps 66 bits: `x_i = 1 + 2^-33` and
+//!   `y_i = 1 - 2^-33` multiply to `1 - 2^-66`, and `-1` beside it (exact
+//!   however its own product is rounded) leaves the `-2^-66` that x87's
+//!   64 bits round away.
 //!
 //! A product under a fused node (three or more children) is taken as
 //! exact: its window, asked with the node, already says what it keeps.
@@ -36,6 +38,10 @@ use crate::inputs::Inputs;
 use crate::reveal::oracle::Oracle;
 
 use super::FORMATS;
+
+/// The bits asked of a product of f64 inputs that keeps all 55 the
+/// `1.5 (1 - 2^(2-m))` questions can carry: past x87's 64.
+const X87_QUESTION: u32 = 66;
 
 /// The most values the rows of one question call hold: a GEMV of 2^20
 /// summands asks in 64 rows, 512 MiB of `f64`.
@@ -216,18 +222,18 @@ impl<'p> LeafAsker<'p> {
             }
             left = later;
             for (&q, &r) in call.iter().zip(&rows) {
-                let (i, other, tiny) = self.question(questions[q]);
-                self.x[r * n + i] = 1.5;
-                self.x[r * n + other] = -1.5;
-                self.y[i] = 1.0 - tiny;
+                let (i, other, [x, y, partner, _]) = self.question(questions[q]);
+                self.x[r * n + i] = x;
+                self.x[r * n + other] = partner;
+                self.y[i] = y;
             }
             let height = rows[call.len() - 1] + 1;
             self.probe
                 .dot(&self.x[..height * n], &self.y, &mut self.out[..height])?;
             self.calls += 1;
             for (&q, &r) in call.iter().zip(&rows) {
-                let (i, other, tiny) = self.question(questions[q]);
-                answers[q] = self.out[r] == -1.5 * tiny;
+                let (i, other, [.., kept]) = self.question(questions[q]);
+                answers[q] = self.out[r] == kept;
                 self.x[r * n + i] = 0.0;
                 self.x[r * n + other] = 0.0;
                 self.y[i] = 1.0;
@@ -236,11 +242,19 @@ impl<'p> LeafAsker<'p> {
         Ok(answers)
     }
 
-    /// Question `(i, m)`'s summand, its partner, and the `2^(2-m)` that
-    /// `y_i = 1 - 2^(2-m)` carries.
-    fn question(&self, (i, m): (usize, u32)) -> (usize, usize, f64) {
+    /// Question `(i, m)`'s summand, its partner, and the values: `x_i`,
+    /// `y_i`, `x` at the partner, and the answer when `m` bits are kept.
+    /// Up to 55 bits, `1.5 (1 - 2^(2-m))`; at 66, `1 - 2^-66`.
+    fn question(&self, (i, m): (usize, u32)) -> (usize, usize, [f64; 4]) {
         let other = self.partner[i].expect("an askable summand");
-        (i, other, 2f64.powi(2 - m as i32))
+        let values = if m == X87_QUESTION {
+            let a = 2f64.powi(-33);
+            [1.0 + a, 1.0 - a, -1.0, -a * a]
+        } else {
+            let tiny = 2f64.powi(2 - m as i32);
+            [1.5, 1.0 - tiny, -1.5, -1.5 * tiny]
+        };
+        (i, other, values)
     }
 
     /// The rows to ask `questions` questions in: row 0, and where the black
@@ -302,6 +316,9 @@ impl<'p> LeafAsker<'p> {
 enum Search {
     /// To ask whether it keeps `p + 2` bits.
     Start,
+    /// Of f64 inputs, keeping `p + 2`: to ask whether it keeps 66 bits,
+    /// past x87's 64.
+    Past,
     /// To ask whether it keeps `p + 1`.
     Above,
     /// To ask whether it keeps `p`.
@@ -317,6 +334,7 @@ impl Search {
     fn question(&self, p: u32) -> Option<u32> {
         match *self {
             Search::Start => Some(p + 2),
+            Search::Past => Some(X87_QUESTION),
             Search::Above => Some(p + 1),
             Search::Own => Some(p),
             Search::Between(lo, hi) => Some((lo + hi) / 2),
@@ -326,7 +344,9 @@ impl Search {
 
     fn answer(&mut self, kept: bool, p: u32) {
         *self = match (*self, kept) {
-            (Search::Start, true) => Search::Done(None),
+            (Search::Start, true) if p == Format::F64.precision() => Search::Past,
+            (Search::Start, true) | (Search::Past, true) => Search::Done(None),
+            (Search::Past, false) => Search::Done(Some(Format::X87.precision())),
             (Search::Start, false) => Search::Above,
             (Search::Above, true) => Search::Between(p + 1, p + 2),
             (Search::Above, false) => Search::Own,
