@@ -635,6 +635,19 @@ double x87_dot_f64(const double *x, const double *y, size_t n) {
     return (double)s;
 }
 
+/* Kahan's loop in double: it keeps bits past f64 as x87 does, yet is a
+   chain of compensated steps. */
+double kahan_f64(const double *x, size_t n) {
+    volatile double s = 0, c = 0;
+    for (size_t i = 0; i < n; i++) {
+        volatile double y = x[i] - c;
+        volatile double t = s + y;
+        c = (t - s) - y;
+        s = t;
+    }
+    return s;
+}
+
 /* Reads through a null pointer. */
 float crash_f32(const float *x, size_t n) {
     volatile const float *p = 0;
@@ -680,7 +693,8 @@ fn a_c_sum_rounding_toward_zero_is_modelled_so() {
 
 /// Sums in x87's `long double` (64 significant bits), in C: each node is
 /// found to round to x87, the body of f64 nodes is told from its x87 tail,
-/// products rounded to 64 bits are told from exact ones, and the model
+/// products rounded to 64 bits are told from exact ones, Kahan's loop in
+/// double (which keeps bits past f64 too) is told from x87, and the model
 /// replays the C function bit for bit where f64 additions in the same
 /// order do not.
 #[cfg(target_arch = "x86_64")]
@@ -693,6 +707,13 @@ fn an_x87_accumulator_is_modelled_with_its_64_bits() {
         ("dylib", "x87_sum_f32", "f32", 300, "x87"),
         ("dylib", "x87_tail_f64", "f64", 1003, "f64, 6 nodes x87"),
         ("dylib-dot", "x87_dot_f64", "f64", 200, "x87; products x87"),
+        (
+            "dylib",
+            "kahan_f64",
+            "f64",
+            100,
+            "f64 compensated, 1 node f64 compensated dropping its error",
+        ),
     ];
     for (kind, symbol, dtype, n, model) in cases {
         let spec = format!("{kind}:{lib}:{symbol}");

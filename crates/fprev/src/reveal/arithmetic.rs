@@ -850,8 +850,10 @@ impl<'p> Asker<'p> {
             2 => None,
             _ => Some(self.window(v)?),
         };
-        // The narrowest format that does not keep p + 1 bits of its own p.
-        let (mut lo, mut hi) = (0usize, FORMATS.len());
+        // The narrowest format that does not keep p + 1 bits of its own p;
+        // x87, the widest, is asked only of a node that keeps f64's 53, so
+        // that an f64 node costs two queries, as an f32 one does.
+        let (mut lo, mut hi) = (0usize, FORMATS.len() - 1);
         while lo < hi {
             let mid = (lo + hi) / 2;
             match self.keeps(v, FORMATS[mid].precision(), fused_bits)? {
@@ -860,6 +862,11 @@ impl<'p> Asker<'p> {
                 // Too fine to carry in the input format: assume no finer.
                 None => hi = mid,
             }
+        }
+        if lo == FORMATS.len() - 1
+            && self.keeps(v, Format::X87.precision(), fused_bits)? == Some(true)
+        {
+            lo += 1;
         }
         if lo == FORMATS.len() {
             return Err(Error::BlackBox(format!(
