@@ -380,6 +380,52 @@ fn numpy_sum_probe_has_the_order_of_np_sum_itself() {
     }
 }
 
+/// NumPy's sum in `long double` on x86-64: the order of its f64 sum, every
+/// node x87's 64 bits, and the model replays it where f64 additions in the
+/// same order do not.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn numpy_s_long_double_sum_is_x87() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = user_file(
+        dir.path(),
+        "import numpy as np\n\ndef s(x):\n    return float(np.sum(x.astype(np.longdouble)))\n",
+    );
+    let file = dir.path().join("t.json").display().to_string();
+    let spec = format!("python:{path}:s");
+    for n in ["100", "1000"] {
+        let args = ["reveal", &spec, "-n", n, "--dtype", "f64", "-o", &file];
+        let o = fprev(&args, &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut doc = fprev::document::TreeDocument::read(Path::new(&file)).unwrap();
+        assert_eq!(
+            doc.arithmetic.as_ref().unwrap().to_string(),
+            "x87",
+            "n = {n}"
+        );
+        let f64_sum = fprev(&["reveal", "numpy:sum", "-n", n, "--dtype", "f64"], &[]);
+        let first = |o: &Output| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .map(str::to_string)
+        };
+        assert_eq!(first(&f64_sum), Some(doc.tree.to_text()), "n = {n}");
+        let o = fprev(&["check", &file, &spec, "--trials", "200"], &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let f64_nodes = fprev::arith::NodeArithmetic::ieee(Format::F64);
+        doc.arithmetic = Some(fprev::arith::Arithmetic::uniform(f64_nodes));
+        std::fs::write(&file, doc.to_json()).unwrap();
+        let o = fprev(&["check", &file, &spec, "--trials", "200"], &[]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "f64 additions replay it: {}",
+            stderr(&o)
+        );
+    }
+}
+
 #[test]
 fn an_exact_python_sum_is_reported_as_order_independent() {
     let dir = tempfile::tempdir().unwrap();
