@@ -639,8 +639,8 @@ fn packages_of_an_active_virtualenv_are_found() {
 
 /// NumPy's sum is one formula, `fprev explain` finds it, and it gives the
 /// tree revealed at sizes explain never saw, up to 16,384; `--infer`
-/// predicts the tree at 16,384 from it, proven by masked checks and
-/// confirmed by replay there.
+/// predicts the tree at 16,384 from it, proven by masked checks (in under
+/// `n / 8` calls) and confirmed by replay there.
 #[test]
 fn numpy_sum_is_one_formula_at_every_size() {
     let out = fprev(&["explain", "numpy:sum"], &[]);
@@ -665,10 +665,29 @@ fn numpy_sum_is_one_formula_at_every_size() {
         "{text}"
     );
     assert!(
-        text.contains("revealed (predicted, proven by 16383 masked checks)"),
+        text.contains("revealed (predicted, proven by 16382 masked checks)"),
         "{text}"
     );
     assert!(text.contains("# confirmed: replayed"), "{text}");
     let predicted: fprev::SummationTree = text.lines().next().unwrap().parse().unwrap();
     assert_eq!(predicted, formula.tree(16384));
+    // The proof's target: under n / 8 calls of NumPy.
+    let opts = ProbeOptions {
+        n: Some(16384),
+        ..ProbeOptions::default()
+    };
+    let mut numpy = fprev::open("numpy:sum", &opts).unwrap();
+    let proven = fprev::reveal::reveal_predicted(
+        &mut numpy,
+        &Options::default(),
+        &predicted,
+        &mut fprev::reveal::Silent,
+    )
+    .unwrap();
+    assert_eq!(proven.tree, predicted);
+    assert!(
+        proven.stats.calls < 16384 / 8,
+        "{} calls",
+        proven.stats.calls
+    );
 }

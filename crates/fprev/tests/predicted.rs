@@ -1,12 +1,14 @@
 //! Reveals that take a predicted tree as their guess (`reveal_predicted`):
-//! a right prediction is proven with one masked query per node and comes
-//! back as it is; a wrong one is revealed in full, and the tree returned
-//! is the black box's, never the prediction.
+//! a right prediction is proven with one masked check per node below the
+//! root and comes back as it is; a wrong one is revealed in full, and the
+//! tree returned is the black box's, never the prediction.
 
 use fprev::probe::ReplayProbe;
 use fprev::reduce::Replay;
 use fprev::reveal::{Silent, reveal_predicted};
+use fprev::tree::TreeBuilder;
 use fprev::{Format, Options, Order, SummationTree, reveal};
+use petgraph::graph::NodeIndex;
 use proptest::prelude::*;
 
 mod common;
@@ -19,16 +21,26 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
     #[test]
-    fn a_right_prediction_is_proven_with_one_query_a_node(n in 2usize..=600, seed: u64, ordered: bool, f64_: bool) {
+    fn a_right_prediction_is_proven_with_one_check_a_node(n in 2usize..=600, seed: u64, ordered: bool, f64_: bool) {
         let format = if f64_ { Format::F64 } else { Format::F32 };
         let tree = common::random_tree(n, 2, ordered, seed);
         let mut probe = replay(&tree, format);
         let r = reveal_predicted(&mut probe, &Options::default(), &tree, &mut Silent).unwrap();
         prop_assert_eq!(&r.tree, &tree);
-        // Below 32 summands queries are not packed, and a reveal is one.
-        if n >= 32 {
-            prop_assert_eq!(r.stats.queries, n as u64 - 1);
-        }
+        prop_assert_eq!(r.stats.queries, n as u64 - 2);
+    }
+
+    /// One rotation away from the black box's tree, `((A+B)+C)` for
+    /// `(A+(B+C))` or back, anywhere: every node but one is right, and the
+    /// one wrong node's check alone cannot see past its sibling.
+    #[test]
+    fn a_prediction_one_rotation_off_is_caught(n in 3usize..=400, seed: u64, at in 0usize..1000, ordered: bool) {
+        let tree = common::random_tree(n, 2, ordered, seed);
+        let wrong = rotated(&tree, at);
+        prop_assume!(wrong != tree);
+        let mut probe = replay(&tree, Format::F32);
+        let r = reveal_predicted(&mut probe, &Options::default(), &wrong, &mut Silent).unwrap();
+        prop_assert_eq!(&r.tree, &tree);
     }
 
     #[test]
@@ -64,6 +76,46 @@ proptest! {
     }
 }
 
+/// `tree` with one rotation at its `at`-th inner node (in post-order, modulo
+/// their number) that has an inner child: `((A+B)+C)` becomes `(A+(B+C))`.
+fn rotated(tree: &SummationTree, at: usize) -> SummationTree {
+    let inner: Vec<NodeIndex> = tree
+        .post_order()
+        .into_iter()
+        .filter(|&v| {
+            tree.children(v)
+                .iter()
+                .any(|&c| !tree.children(c).is_empty())
+        })
+        .collect();
+    let pivot = inner[at % inner.len()];
+    let mut builder = TreeBuilder::new(tree.n());
+    let root = copy(tree, tree.root(), pivot, &mut builder);
+    builder.finish(root).unwrap()
+}
+
+fn copy(tree: &SummationTree, v: NodeIndex, pivot: NodeIndex, b: &mut TreeBuilder) -> NodeIndex {
+    if let Some(i) = tree.node(v).leaf {
+        return b.leaf(i);
+    }
+    let children = tree.children(v);
+    if v == pivot {
+        let (x, c) = if tree.children(children[0]).is_empty() {
+            (children[1], children[0])
+        } else {
+            (children[0], children[1])
+        };
+        let [a, bb] = [0, 1].map(|k| tree.children(x)[k]);
+        let a = copy(tree, a, pivot, b);
+        let bb = copy(tree, bb, pivot, b);
+        let c = copy(tree, c, pivot, b);
+        let bc = b.sum(&[bb, c]);
+        return b.sum(&[a, bc]);
+    }
+    let copied: Vec<NodeIndex> = children.iter().map(|&c| copy(tree, c, pivot, b)).collect();
+    b.sum(&copied)
+}
+
 #[test]
 fn a_pairwise_sum_of_16384_is_proven_in_far_fewer_calls_than_revealed() {
     let n = 16_384;
@@ -72,9 +124,14 @@ fn a_pairwise_sum_of_16384_is_proven_in_far_fewer_calls_than_revealed() {
     let mut probe = replay(&tree, Format::F32);
     let proven = reveal_predicted(&mut probe, &Options::default(), &tree, &mut Silent).unwrap();
     assert_eq!(proven.tree, tree);
-    assert_eq!(proven.stats.queries, n as u64 - 1);
+    assert_eq!(proven.stats.queries, n as u64 - 2);
     assert!(
-        proven.stats.calls * 2 < revealed.stats.calls,
+        proven.stats.calls < n as u64 / 8,
+        "{} calls",
+        proven.stats.calls
+    );
+    assert!(
+        proven.stats.calls * 8 < revealed.stats.calls,
         "proven in {} calls, revealed in {}",
         proven.stats.calls,
         revealed.stats.calls

@@ -1,0 +1,187 @@
+//! Proving a predicted binary tree with masked inputs, one check a node
+//! (docs/ALGORITHMS.md, Proven predictions).
+//!
+//! The check of node `v` (children `L` and `R`, sibling `s`, not the root)
+//! puts a mask pair at a leaf of `L` and a leaf of `R`, and a unit on every
+//! leaf of `s`: it passes when every unit survives, that is when the pair
+//! meets (`LCA`) below every leaf of `s`. If every check passes, every node
+//! of the prediction is a node of the black box's tree:
+//!
+//! Take a smallest node `v` of the prediction that is not, so its children
+//! are. The pair meets at `N ⊇ v` (the black box's lowest node holding both
+//! children), and `N ∩ s = ∅` (its check), so `N ≠ v` puts some leaf `y`
+//! outside `v` and `s` in `N`. Up the prediction from `v` (parents `w_1,
+//! w_2, …`), the pair of `w_k` has one leaf in `w_{k-1}`, inside the meeting
+//! node `N_{k-1}` of the level below, and one in `w_{k-1}`'s sibling,
+//! outside it (`w_{k-1}`'s check), so it meets at `N_k ⊋ N_{k-1} ∋ y`. The
+//! siblings along the path cover every leaf outside `v`, so `y` lies in the
+//! sibling of some `w_k`, inside `N_k`: that check fails.
+//!
+//! A binary prediction has `n - 1` nodes, a tree of `n` summands at most
+//! `n - 1`, and a tree is its set of nodes: every check passing, the black
+//! box's tree is the prediction.
+//!
+//! Checks share an input when their parents are not nested (neither
+//! under the other): then no check's units lie under another's pair in the
+//! prediction, every unit survives if the prediction is right, and one
+//! missing unit fails the input. The nodes whose parents are at one depth
+//! never nest, so they share inputs, as many as the masks allow.
+
+use petgraph::graph::NodeIndex;
+
+use crate::error::Result;
+use crate::reveal::oracle::{Edits, Masks, Oracle};
+use crate::tree::SummationTree;
+
+/// What the checks found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// Every check passed: the black box's tree is the prediction.
+    Proven,
+    /// A check failed: the prediction is wrong somewhere.
+    Refuted,
+}
+
+/// One check: the mask pair's leaves, and the node whose leaves hold
+/// units (the sibling) with their count.
+struct Check {
+    pair: [usize; 2],
+    sibling: NodeIndex,
+    units: u64,
+}
+
+/// Checks every node of `predicted` (binary, of the oracle's `n`) below
+/// its root, as many a call as the masks and the black box's rows allow.
+pub(super) fn prove(oracle: &mut Oracle, predicted: &SummationTree) -> Result<Verdict> {
+    let n = oracle.n();
+    let masks = oracle.masks().clone();
+    let rows = oracle.rows().max(1);
+    let mut current = vec![0.0; n];
+    let mut edits = Edits::default();
+    let mut set: Vec<usize> = Vec::new();
+    let mut expected: Vec<f64> = Vec::new();
+    let mut checks = 0;
+    for group in groups(predicted) {
+        let mut input: Vec<&Check> = Vec::new();
+        let mut units = 0u64;
+        for check in &group {
+            let more = units + check.units;
+            if !input.is_empty()
+                && (input.len() == masks.max_pairs() || more >= masks.capacity(input.len() + 1))
+            {
+                write(predicted, &mut edits, &mut set, &input, &masks);
+                expected.push(units as f64 * masks.u);
+                input.clear();
+                units = 0;
+                if expected.len() == rows {
+                    if !call(oracle, &mut current, &mut edits, &expected)? {
+                        return Ok(Verdict::Refuted);
+                    }
+                    expected.clear();
+                }
+            }
+            units += check.units;
+            input.push(check);
+            checks += 1;
+        }
+        if !input.is_empty() {
+            write(predicted, &mut edits, &mut set, &input, &masks);
+            expected.push(units as f64 * masks.u);
+            if expected.len() == rows {
+                if !call(oracle, &mut current, &mut edits, &expected)? {
+                    return Ok(Verdict::Refuted);
+                }
+                expected.clear();
+            }
+        }
+    }
+    if !expected.is_empty() && !call(oracle, &mut current, &mut edits, &expected)? {
+        return Ok(Verdict::Refuted);
+    }
+    oracle.counters.queries += checks;
+    Ok(Verdict::Proven)
+}
+
+/// Writes one input holding `input`'s checks as edits of the one before
+/// (whose nonzero summands `set` lists).
+fn write(
+    tree: &SummationTree,
+    edits: &mut Edits,
+    set: &mut Vec<usize>,
+    input: &[&Check],
+    masks: &Masks,
+) {
+    for &at in set.iter() {
+        edits.set(at, 0.0);
+    }
+    set.clear();
+    for (k, check) in input.iter().enumerate() {
+        let m = masks.mask(k);
+        edits.set(check.pair[0], m);
+        edits.set(check.pair[1], -m);
+        set.extend(check.pair);
+        let units = tree.leaves_under(check.sibling);
+        for &at in &units {
+            edits.set(at, masks.u);
+        }
+        set.extend(units);
+    }
+    edits.end_input();
+}
+
+/// One call of the inputs in `edits` (applied to `current` after it):
+/// whether every output is the count of all its units.
+fn call(
+    oracle: &mut Oracle,
+    current: &mut [f64],
+    edits: &mut Edits,
+    expected: &[f64],
+) -> Result<bool> {
+    let out = oracle.sum_inputs(current, edits, true)?;
+    let passed = out.iter().zip(expected).all(|(o, e)| o == e);
+    edits.apply_ended(current);
+    edits.clear();
+    Ok(passed)
+}
+
+/// The checks of `tree`'s nodes below the root, in groups whose checks
+/// may share inputs: by the depth of their parent, then by which child of
+/// it they are.
+fn groups(tree: &SummationTree) -> Vec<Vec<Check>> {
+    let mut depth = vec![0usize; tree.graph().node_count()];
+    let mut order = tree.post_order();
+    order.reverse();
+    let mut groups: Vec<Vec<Check>> = Vec::new();
+    for &w in &order {
+        let children = tree.children(w);
+        for (side, &v) in children.iter().enumerate() {
+            depth[v.index()] = depth[w.index()] + 1;
+            if tree.children(v).is_empty() {
+                continue;
+            }
+            let sibling = children[1 - side];
+            let [l, r] = [0, 1].map(|k| first_leaf(tree, tree.children(v)[k]));
+            let slot = 2 * depth[w.index()] + side;
+            if groups.len() <= slot {
+                groups.resize_with(slot + 1, Vec::new);
+            }
+            groups[slot].push(Check {
+                pair: [l, r],
+                sibling,
+                units: tree.node(sibling).size as u64,
+            });
+        }
+    }
+    groups
+}
+
+/// A leaf under `v`: its leftmost.
+fn first_leaf(tree: &SummationTree, v: NodeIndex) -> usize {
+    let mut v = v;
+    loop {
+        match tree.node(v).leaf {
+            Some(i) => return i,
+            None => v = tree.children(v)[0],
+        }
+    }
+}
