@@ -499,6 +499,7 @@ fn shape_k_gives_n_and_m_gives_the_batch() {
 
 const C_SOURCE: &str = r#"
 #include <fenv.h>
+#include <math.h>
 #include <stddef.h>
 
 /* Four accumulators over the whole chunks of 4, combined pairwise, then
@@ -648,6 +649,20 @@ double kahan_f64(const double *x, size_t n) {
     return s;
 }
 
+/* Neumaier's compensated sum: its errors kept apart, added at the end. */
+float neumaier_f32(const float *x, size_t n) {
+    volatile float s = 0, c = 0;
+    for (size_t i = 0; i < n; i++) {
+        volatile float t = s + x[i];
+        if (fabsf(s) >= fabsf(x[i]))
+            c += (s - t) + x[i];
+        else
+            c += (x[i] - t) + s;
+        s = t;
+    }
+    return s + c;
+}
+
 /* Reads through a null pointer. */
 float crash_f32(const float *x, size_t n) {
     volatile const float *p = 0;
@@ -745,6 +760,27 @@ fn an_x87_accumulator_is_modelled_with_its_64_bits() {
             stdout(&out)
         );
     }
+}
+
+/// Neumaier's sum counts the units a mask swamps (its error term keeps
+/// them), so masked answers fit no tree: exit 3, and the error says that
+/// it is more accurate than additions, as such a compensated sum is.
+#[test]
+fn neumaier_s_sum_is_named_compensated_not_revealed() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "lib").display().to_string();
+    let out = run_in(
+        dir.path(),
+        &["reveal", &format!("dylib:{lib}:neumaier_f32"), "-n", "40"],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(
+        stderr(&out)
+            .contains("a compensated sum that keeps its errors apart (Neumaier's) answers so"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Compiles `C_SOURCE` into `dir/sub/libsums.so` and returns its path.

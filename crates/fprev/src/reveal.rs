@@ -383,10 +383,35 @@ fn reveal_with(
                 oracle.n()
             )));
         }
-        Err(Error::BlackBox(m)) if oracle.rows() > 1 => Err(Error::BlackBox(format!(
-            "{m}; rows of a batched black box may follow different orders that agreed on the \
-             row check's inputs: --batch 1 reveals row 0's order one query per call"
-        ))),
+        Err(Error::BlackBox(m)) => {
+            // FPRev takes fused nodes in its stride: answers that fit no
+            // tree there, from a black box more accurate than additions,
+            // are those of a compensated sum.
+            let acc = oracle.probe().accumulator();
+            let closer = match opts.algorithm {
+                Algorithm::Fprev => arithmetic::closer_than_plain(oracle.probe())?,
+                _ => None,
+            };
+            let m = match closer {
+                Some((error, plain)) => format!(
+                    "{m}; it is also closer to the exact sum than additions: given a 1 and \
+                     many summands too small to change it alone, it errs by {error:.2e} in \
+                     all, where additions in {acc} left to right err by {plain:.2e}: a \
+                     compensated sum that keeps its errors apart (Neumaier's) answers so, \
+                     counting the units a mask swamps"
+                ),
+                None => m,
+            };
+            Err(Error::BlackBox(if oracle.rows() > 1 {
+                format!(
+                    "{m}; rows of a batched black box may follow different orders that \
+                     agreed on the row check's inputs: --batch 1 reveals row 0's order one \
+                     query per call"
+                )
+            } else {
+                m
+            }))
+        }
         tree => tree,
     }?;
     let c = oracle.counters;

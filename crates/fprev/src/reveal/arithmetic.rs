@@ -643,6 +643,21 @@ fn root_ties(tree: &SummationTree, format: Format) -> Vec<Vec<f64>> {
     inputs
 }
 
+/// Whether the black box is much closer to the exact sum than plain
+/// additions in its accumulator, left to right, on the inputs of
+/// [`errors_on_swamped_summands`]: both errors when it is. Of a black box
+/// whose masked answers fit no tree, that names what it likely is.
+pub(super) fn closer_than_plain(probe: &mut dyn Probe) -> Result<Option<(f64, f64)>> {
+    let n = probe.n();
+    if n < 3 {
+        return Ok(None);
+    }
+    let tree = crate::order::Order::Sequential.tree(n);
+    let plain = Arithmetic::uniform(NodeArithmetic::ieee(probe.accumulator()));
+    let (error, plain_error) = errors_on_swamped_summands(&tree, &plain, probe)?;
+    Ok((error * 4.0 < plain_error).then_some((error, plain_error)))
+}
+
 /// The distance from the exact sum of the black box's results, and of a
 /// replay of `model`'s, summed over inputs made to tell a compensated sum
 /// from plain additions: one summand 1, every other a quarter of 1's ulp.
