@@ -221,11 +221,16 @@ fn jax_sum_is_windows_of_32() {
         Box::new(vectorised.clone()),
         Box::new(fprev::formula::Formula::Fold),
     );
+    // Lanes one summand longer are cut as the shortest is: where that
+    // lane's rest is 47 (4,849) or 63 (16,383), cutting by each lane's own
+    // length gives another tree.
     for (n, formula) in [
         (4097, &vectorised),
         (4500, &vectorised),
+        (4849, &vectorised),
         (6000, &vectorised),
         (12345, &vectorised),
+        (16383, &vectorised),
         (65537, &blocked),
     ] {
         let opts = ProbeOptions {

@@ -25,6 +25,9 @@
 //!   `pairwise`, `binary-tree`, `strided:K`, `blocked:B`, `fused:K`;
 //! - `interleave(K, INNER, OUTER)`: `K` interleaved lanes (lane `r` holds
 //!   summands `r, r+K, …`), each summed by `INNER`, the lane sums by `OUTER`;
+//!   a lane one summand longer than the shortest is cut as the shortest is
+//!   (its `body` and its `pieces`), the extra summand joining its last
+//!   piece: a vectorised loop counts its blocks from `n / K`;
 //! - `blocks(B, INNER, OUTER)`: consecutive blocks of `B`, each summed by
 //!   `INNER`, the block sums by `OUTER`;
 //! - `body(M, BODY, then)`: the largest multiple of `M` summands by `BODY`,
@@ -236,20 +239,7 @@ impl Formula {
                 doubling(slots, a).expect("a formula needs at least one summand")
             }
             Formula::Fold => fold(x, a),
-            Formula::Pieces(steps, inner) => {
-                let mut sums = Vec::new();
-                let mut at = 0;
-                for &step in steps {
-                    while x.len() - at >= step {
-                        sums.push(inner.run(&x[at..at + step], a));
-                        at += step;
-                    }
-                }
-                if at < x.len() {
-                    sums.push(inner.run(&x[at..], a));
-                }
-                Order::Sequential.run(&sums, a)
-            }
+            Formula::Pieces(steps, inner) => pieces(x, x.len(), steps, inner, a),
             Formula::KBlocks(q, u, inner) => {
                 let mut sums = Vec::new();
                 let mut at = 0;
@@ -300,6 +290,33 @@ impl Formula {
         }
     }
 
+    /// [`Formula::run`] of `x` planned for `planned` summands: a body and
+    /// pieces are cut as for that many, and the summands past them join
+    /// the last piece (the rest, where there are no pieces).
+    fn run_planned<A: Adder>(&self, x: &[A::Value], planned: usize, a: &mut A) -> A::Value {
+        match self {
+            Formula::Body(m, body, tail) if !matches!(tail, Tail::First) => {
+                let cut = planned - planned % m;
+                if cut == 0 {
+                    return match tail {
+                        Tail::Apart(t) => t.run_planned(x, planned, a),
+                        _ => Order::Sequential.run(x, a),
+                    };
+                }
+                let sum = body.run(&x[..cut], a);
+                match tail {
+                    Tail::Apart(t) if cut < x.len() => {
+                        let r = t.run_planned(&x[cut..], planned - cut, a);
+                        a.add(sum, r)
+                    }
+                    _ => finish_body(sum, &x[cut..], tail, a),
+                }
+            }
+            Formula::Pieces(steps, inner) => pieces(x, planned, steps, inner, a),
+            _ => self.run(x, a),
+        }
+    }
+
     /// [`Formula::run`] of an interleave (or a body of one) whose lane `r`
     /// starts with `seeds[r]` and whose first lane ends with `extra`.
     fn run_lanes<A: Adder>(
@@ -312,6 +329,12 @@ impl Formula {
         match self {
             Formula::Interleave(k, inner, outer) => {
                 let k = (*k).min(x.len()).max(1);
+                // Every lane is summed as the shortest one is, its extra
+                // summand in its last piece: the loop counts its blocks and
+                // pieces from `n / K` (XLA's vectorised reduction). (Lanes
+                // with seeds or extras are peel's and OpenBLAS's.)
+                let plain = seeds.is_empty() && extra.is_empty();
+                let shortest = x.len() / k;
                 let lanes: Vec<A::Value> = (0..k)
                     .map(|r| {
                         let lane: Vec<A::Value> = seeds
@@ -321,7 +344,10 @@ impl Formula {
                             .chain(if r == 0 { extra } else { &[] })
                             .copied()
                             .collect();
-                        inner.run(&lane, a)
+                        match plain {
+                            true => inner.run_planned(&lane, shortest, a),
+                            false => inner.run(&lane, a),
+                        }
                     })
                     .collect();
                 outer.run(&lanes, a)
@@ -521,6 +547,30 @@ fn fold<A: Adder>(x: &[A::Value], a: &mut A) -> A::Value {
 }
 
 /// A body's `sum` with the summands `rest` past it, as `tail` says.
+/// Pieces of `x` as cut for `planned` summands (each step's size while
+/// at least that many remain of them), the rest of `x` as the last piece;
+/// each piece summed by `inner`, the piece sums left to right.
+fn pieces<A: Adder>(
+    x: &[A::Value],
+    planned: usize,
+    steps: &[usize],
+    inner: &Formula,
+    a: &mut A,
+) -> A::Value {
+    let mut sums = Vec::new();
+    let mut at = 0;
+    for &step in steps {
+        while planned.saturating_sub(at) >= step {
+            sums.push(inner.run(&x[at..at + step], a));
+            at += step;
+        }
+    }
+    if at < x.len() {
+        sums.push(inner.run(&x[at..], a));
+    }
+    Order::Sequential.run(&sums, a)
+}
+
 fn finish_body<A: Adder>(sum: A::Value, rest: &[A::Value], tail: &Tail, a: &mut A) -> A::Value {
     match tail {
         _ if rest.is_empty() => sum,
@@ -827,6 +877,23 @@ mod tests {
         ] {
             assert_eq!(f(s).to_string(), s);
         }
+    }
+
+    /// Lanes of 8 and 7 summands: both cut their body and pieces as the
+    /// shorter lane does (a body of 4, one piece of 2), the longer lane's
+    /// extra summand joining its last piece.
+    #[test]
+    fn lanes_are_cut_as_the_shortest_lane_is() {
+        let lanes = f("interleave(2, body(4, sequential, pieces(2, sequential)), sequential)");
+        assert_eq!(
+            lanes.tree(15).to_text(),
+            "(((((0+2)+4)+6)+((8+10)+(12+14)))+((((1+3)+5)+7)+((9+11)+13)))"
+        );
+        // Lanes of one length are cut as they are: bodies of 8, no rest.
+        assert_eq!(
+            lanes.tree(16).to_text(),
+            "((((((((0+2)+4)+6)+8)+10)+12)+14)+(((((((1+3)+5)+7)+9)+11)+13)+15))"
+        );
     }
 
     #[test]
