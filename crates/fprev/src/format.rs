@@ -286,7 +286,7 @@ fn exponent(x: f64) -> i32 {
 
 /// `x * 2^e` without intermediate overflow or underflow for the exponent
 /// ranges fprev uses.
-fn scale_pow2(x: f64, e: i32) -> f64 {
+pub(crate) fn scale_pow2(x: f64, e: i32) -> f64 {
     let mut x = x;
     let mut e = e;
     while e > 1000 {

@@ -20,7 +20,7 @@
 //! ```
 
 use super::Rounding;
-use crate::format::Format;
+use crate::format::{Format, scale_pow2};
 
 /// A finite value `±sig 2^exp` with `sig`'s top bit set (or `sig = 0`), or
 /// an infinity or NaN kept as its `f64`.
@@ -137,7 +137,7 @@ impl Extended {
         if let Some(x) = self.special {
             return x;
         }
-        let magnitude = scale(self.sig as f64, self.exp);
+        let magnitude = scale_pow2(self.sig as f64, self.exp);
         if self.neg { -magnitude } else { magnitude }
     }
 }
@@ -206,21 +206,6 @@ fn round(neg: bool, m: u128, exp: i32, format: Format, rounding: Rounding) -> Ex
         Rounding::TowardZero => false,
     };
     normalised(neg, kept + u128::from(up), last)
-}
-
-/// `x 2^e` for the exponents a sum of `f64` values reaches, rounding only
-/// at the last step (where the result is an `f64` value, exactly).
-fn scale(x: f64, e: i32) -> f64 {
-    let (mut x, mut e) = (x, e);
-    while e > 1000 {
-        x *= 2f64.powi(1000);
-        e -= 1000;
-    }
-    while e < -1000 {
-        x *= 2f64.powi(-1000);
-        e += 1000;
-    }
-    x * 2f64.powi(e)
 }
 
 #[cfg(test)]
