@@ -1535,6 +1535,24 @@ fn openblas_sgemm_is_blocks_of_k() {
     }
 }
 
+/// With square operands (M = N = K = n) OpenBLAS's SGEMM takes a kernel of
+/// 16 lanes from 12 to 16 summands, else the two lanes of K in blocks of
+/// 320: the known formula (found by `fprev explain blas:gemm`) against
+/// reveals on both sides of each switch and past one block.
+#[test]
+fn openblas_sgemm_with_square_operands_is_its_known_formula() {
+    let known = fprev::formula::known::KNOWN
+        .iter()
+        .find(|k| k.found_for.contains("square operands"))
+        .expect("a known formula for square GEMM");
+    let formula: fprev::formula::Formula = known.formula.parse().unwrap();
+    for n in [11, 12, 16, 17, 45, 333, 650] {
+        let mut probe = open("blas:gemm", n, Format::F32, None);
+        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
+    }
+}
+
 /// A sum whose order no formula gives is not explained (exit 1), and the
 /// closest formula is named as failing where it does.
 #[test]

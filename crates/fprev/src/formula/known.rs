@@ -63,6 +63,18 @@ pub const KNOWN: &[Known] = &[
         found_for: "blas:gemm --shape 16,16,K (OpenBLAS's SGEMM)",
     },
     Known {
+        formula: concat!(
+            "kblocks(320, below(12, ",
+            sgemm_block!(),
+            ", below(17, body(16, interleave(16, sequential, interleave(2, sequential, \
+             pairwise)), then), ",
+            sgemm_block!(),
+            ")))"
+        ),
+        found_for: "blas:gemm, numpy:gemm with square operands, M = N = K = n (OpenBLAS's \
+                    SGEMM, to 2,048)",
+    },
+    Known {
         formula: "below(4096, windows(32, sequential), blocks(32768, interleave(16, body(64, \
                   blocks(64, windows(4, sequential), sequential), pieces(16, 4, windows(4, \
                   sequential))), fold), fold))",
