@@ -164,12 +164,75 @@ impl Formula {
         crate::order::tree_of(n, |leaves, b| self.run(leaves, b))
     }
 
+    /// For each node of `tree` (by index), the part of this formula that
+    /// adds it, where the formula gives `tree` (else `None`): 0 for the
+    /// leaves, then 1, 2, … for the parts in the order they first add.
+    /// Nodes of one part (the additions that join a lane's blocks, say) do
+    /// alike in most kernels, so their arithmetic can be asked of a few of
+    /// them
+    /// ([`reveal_arithmetic_by_parts`](crate::reveal::arithmetic::reveal_arithmetic_by_parts)).
+    ///
+    /// ```
+    /// use fprev::formula::Formula;
+    ///
+    /// let f: Formula = "blocks(4, sequential, pairwise)".parse().unwrap();
+    /// let tree = f.tree(8);
+    /// let parts = f.parts(&tree).unwrap();
+    /// let root = tree.root();
+    /// let block = tree.children(root)[0];
+    /// // The blocks' own additions are one part, those joining them another.
+    /// assert_ne!(parts[root.index()], parts[block.index()]);
+    /// assert_eq!(parts[block.index()], parts[tree.children(root)[1].index()]);
+    /// assert!(f.parts(&fprev::Order::Sequential.tree(8)).is_none());
+    /// ```
+    pub fn parts(&self, tree: &SummationTree) -> Option<Vec<u32>> {
+        let n = tree.n();
+        let mut marked = Marked {
+            builder: crate::tree::TreeBuilder::new(n),
+            parts: vec![0; n],
+            names: std::collections::HashMap::new(),
+            entered: Vec::new(),
+        };
+        let leaves: Vec<_> = (0..n).map(|i| marked.builder.leaf(i)).collect();
+        let root = self.run(&leaves, &mut marked);
+        let generated = marked.builder.finish(root).ok()?;
+        if generated != *tree {
+            return None;
+        }
+        // A node is its smallest leaf and its size, in any tree of it.
+        let key = |t: &SummationTree, v| (t.node(v).min_leaf, t.node(v).size);
+        let by_key: std::collections::HashMap<(usize, usize), u32> = generated
+            .graph()
+            .node_indices()
+            .map(|v| (key(&generated, v), marked.parts[v.index()]))
+            .collect();
+        Some(
+            tree.graph()
+                .node_indices()
+                .map(|v| by_key[&key(tree, v)])
+                .collect(),
+        )
+    }
+
     /// Runs the formula over `x` with any adder: numbers or tree nodes.
     ///
     /// # Panics
     /// If `x` is empty.
     pub fn run<A: Adder>(&self, x: &[A::Value], a: &mut A) -> A::Value {
         assert!(!x.is_empty(), "a formula needs at least one summand");
+        a.enter(self.part());
+        let sum = self.run_part(x, a);
+        a.leave();
+        sum
+    }
+
+    /// This part's name while it runs: its address.
+    fn part(&self) -> usize {
+        self as *const Formula as usize
+    }
+
+    /// [`Formula::run`] of this part, its own additions unmarked.
+    fn run_part<A: Adder>(&self, x: &[A::Value], a: &mut A) -> A::Value {
         match self {
             Formula::Order(order) => order.run(x, a),
             Formula::Interleave(..) => self.run_lanes(x, &[], &[], a),
@@ -294,6 +357,13 @@ impl Formula {
     /// pieces are cut as for that many, and the summands past them join
     /// the last piece (the rest, where there are no pieces).
     fn run_planned<A: Adder>(&self, x: &[A::Value], planned: usize, a: &mut A) -> A::Value {
+        a.enter(self.part());
+        let sum = self.run_planned_part(x, planned, a);
+        a.leave();
+        sum
+    }
+
+    fn run_planned_part<A: Adder>(&self, x: &[A::Value], planned: usize, a: &mut A) -> A::Value {
         match self {
             Formula::Body(m, body, tail) if !matches!(tail, Tail::First) => {
                 let cut = planned - planned % m;
@@ -313,7 +383,7 @@ impl Formula {
                 }
             }
             Formula::Pieces(steps, inner) => pieces(x, planned, steps, inner, a),
-            _ => self.run(x, a),
+            _ => self.run_part(x, a),
         }
     }
 
@@ -547,6 +617,46 @@ fn fold<A: Adder>(x: &[A::Value], a: &mut A) -> A::Value {
 }
 
 /// A body's `sum` with the summands `rest` past it, as `tail` says.
+/// Builds a tree and marks each node with the part of the formula that
+/// added it.
+struct Marked {
+    builder: crate::tree::TreeBuilder,
+    parts: Vec<u32>,
+    names: std::collections::HashMap<usize, u32>,
+    entered: Vec<u32>,
+}
+
+impl Marked {
+    fn mark(&mut self, node: petgraph::graph::NodeIndex) -> petgraph::graph::NodeIndex {
+        let part = self.entered.last().copied().unwrap_or(0);
+        if self.parts.len() <= node.index() {
+            self.parts.resize(node.index() + 1, 0);
+        }
+        self.parts[node.index()] = part;
+        node
+    }
+}
+
+impl Adder for Marked {
+    type Value = petgraph::graph::NodeIndex;
+    fn add(&mut self, a: Self::Value, b: Self::Value) -> Self::Value {
+        let node = self.builder.sum(&[a, b]);
+        self.mark(node)
+    }
+    fn fused(&mut self, terms: &[Self::Value]) -> Self::Value {
+        let node = self.builder.sum(terms);
+        self.mark(node)
+    }
+    fn enter(&mut self, part: usize) {
+        let next = self.names.len() as u32 + 1;
+        let name = *self.names.entry(part).or_insert(next);
+        self.entered.push(name);
+    }
+    fn leave(&mut self) {
+        self.entered.pop();
+    }
+}
+
 /// Pieces of `x` as cut for `planned` summands (each step's size while
 /// at least that many remain of them), the rest of `x` as the last piece;
 /// each piece summed by `inner`, the piece sums left to right.

@@ -50,6 +50,11 @@ pub trait Adder {
     fn add(&mut self, a: Self::Value, b: Self::Value) -> Self::Value;
     /// One fused addition of three or more terms.
     fn fused(&mut self, terms: &[Self::Value]) -> Self::Value;
+    /// A part of a formula (named by `part`, unique while it runs) starts
+    /// adding; its additions are its own until [`Adder::leave`].
+    fn enter(&mut self, _part: usize) {}
+    /// The part last entered is done.
+    fn leave(&mut self) {}
 }
 
 /// Adds numbers in an accumulator format; `round` is that format's

@@ -221,6 +221,55 @@ proptest! {
     }
 }
 
+/// A kernel whose f64 steps (joining each lane's blocks of 16) alternate
+/// with f32 ones every 16 nodes along the post-order: a sample and its
+/// runs miss them, and every node is asked; by the formula's parts, a
+/// few nodes of each part are, and the model comes back node for node.
+#[test]
+fn a_formula_s_parts_are_asked_a_few_nodes_each() {
+    let formula: fprev::formula::Formula =
+        "interleave(8, blocks(16, sequential, sequential), pairwise)"
+            .parse()
+            .unwrap();
+    let n = 8 * 16 * 5;
+    let tree = formula.tree(n);
+    // The steps joining a lane's blocks are its nodes of 32 to 80 summands.
+    let truth = Arithmetic::from_nodes(&tree, |v| {
+        let size = tree.node(v).size;
+        NodeArithmetic::ieee(if size > 16 && size <= 80 {
+            Format::F64
+        } else {
+            Format::F32
+        })
+    });
+    let parts = formula.parts(&tree).unwrap();
+    let mut black_box = Modelled::new(&tree, &truth, Format::F32);
+    let by_parts = fprev::reveal::arithmetic::reveal_arithmetic_by_parts(
+        &mut black_box,
+        &tree,
+        &parts,
+        &ArithOptions::default(),
+    )
+    .unwrap();
+    let every = reveal_arithmetic(&mut black_box, &tree, &ArithOptions::default()).unwrap();
+    let keys = NodeKey::all(&tree);
+    for v in tree.post_order().into_iter().filter(|&v| v != tree.root()) {
+        let key = keys[v.index()];
+        assert_eq!(by_parts.model.at(&key), truth.at(&key), "{key}");
+    }
+    assert!(by_parts.confirmation.mismatch.is_none());
+    assert!(
+        by_parts.nodes_asked < 50,
+        "{} nodes asked",
+        by_parts.nodes_asked
+    );
+    assert_eq!(
+        every.nodes_asked,
+        n - 2,
+        "without parts every node is asked"
+    );
+}
+
 /// A tensor-core-like chain of fused nodes of `k` terms (each the running
 /// sum and `k - 1` summands): terms aligned to the largest, truncated to the
 /// accumulator's 23 fraction bits plus `extra` bits, added, rounded once.

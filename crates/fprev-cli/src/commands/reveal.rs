@@ -7,7 +7,9 @@ use fprev::Probe;
 use fprev::check;
 use fprev::document::TreeDocument;
 use fprev::error::{Error, Report, Result};
-use fprev::reveal::{self, arithmetic::ArithOptions, arithmetic::reveal_arithmetic};
+use fprev::formula::Formula;
+use fprev::reveal::arithmetic::{ArithOptions, reveal_arithmetic, reveal_arithmetic_by_parts};
+use fprev::reveal::{self};
 
 use fprev::document::Inferred;
 use fprev::probe::ProbeOptions;
@@ -70,7 +72,11 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
                 every_node: a.confirm.every_node,
                 ..ArithOptions::after(&report, a.confirm.confirm)
             };
-            match reveal_arithmetic(&mut black_box, &tree, &arith) {
+            let found_by = match parts_of(&tree, inferred.as_ref()) {
+                Some(parts) => reveal_arithmetic_by_parts(&mut black_box, &tree, &parts, &arith),
+                None => reveal_arithmetic(&mut black_box, &tree, &arith),
+            };
+            match found_by {
                 Ok(f) => {
                     stats.arithmetic_calls = f.calls;
                     let (products, inputs) = if f.model.products.is_some() {
@@ -167,6 +173,25 @@ fn predict(
             runs(&from)
         )));
     };
+    // A known formula that regenerates every reveal as well was found from
+    // larger reveals than these: it is the one to predict past them with.
+    let known = fprev::formula::known::KNOWN.iter().find_map(|k| {
+        let f: Formula = k.formula.parse().ok()?;
+        (f != formula && trees.iter().all(|t| f.tree(t.n()) == *t)).then_some((k, f))
+    });
+    let formula = match known {
+        Some((k, f)) => {
+            eprintln!(
+                "fprev: note: native:{formula} is inferred from reveals at n = {}, and \
+                 native:{f}, known for {}, regenerates each of them too: the known one, \
+                 found from larger reveals, predicts",
+                runs(&from),
+                k.found_for
+            );
+            f
+        }
+        None => formula,
+    };
     eprintln!(
         "fprev: note: n = {n} predicted by native:{formula}, inferred from reveals at n = {}",
         runs(&from)
@@ -180,6 +205,20 @@ fn predict(
             proven: None,
         },
     ))
+}
+
+/// Each node's part of the formula that gives `tree`: the formula it was
+/// predicted by, or a known one it matches (to 65,536 summands).
+fn parts_of(tree: &SummationTree, inferred: Option<&Inferred>) -> Option<Vec<u32>> {
+    let formula: Formula = match inferred {
+        Some(i) => i.formula.parse().ok()?,
+        None if tree.n() <= 1 << 16 => fprev::formula::known::matching(tree)?
+            .formula
+            .parse()
+            .ok()?,
+        None => return None,
+    };
+    formula.parts(tree)
 }
 
 /// Proves the `predicted` tree with one masked query per node where `-n`

@@ -41,6 +41,8 @@
 
 mod products;
 
+use std::collections::BTreeMap;
+
 use petgraph::graph::NodeIndex;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -159,6 +161,39 @@ pub fn reveal_arithmetic(
     tree: &SummationTree,
     opts: &ArithOptions,
 ) -> Result<ArithmeticRevelation> {
+    reveal_with_parts(probe, tree, None, opts)
+}
+
+/// [`reveal_arithmetic`] of a tree a formula gives, with each node's part
+/// of it (`parts`, from [`Formula::parts`](crate::formula::Formula::parts)):
+/// where the sample's model fails, a few nodes of each part are asked
+/// (the first and the last), and a part whose nodes answered alike is
+/// taken to add alike throughout, before every node is asked. A kernel
+/// whose plain and compensated additions alternate every 64 nodes (XLA's
+/// vectorised sum) is then found in a few calls a part, at any size; the
+/// model is returned only once a replay confirmed it, as always.
+pub fn reveal_arithmetic_by_parts(
+    probe: &mut dyn Probe,
+    tree: &SummationTree,
+    parts: &[u32],
+    opts: &ArithOptions,
+) -> Result<ArithmeticRevelation> {
+    if parts.len() != tree.graph().node_count() {
+        return Err(Error::Input(format!(
+            "{} parts for a tree of {} nodes",
+            parts.len(),
+            tree.graph().node_count()
+        )));
+    }
+    reveal_with_parts(probe, tree, Some(parts), opts)
+}
+
+fn reveal_with_parts(
+    probe: &mut dyn Probe,
+    tree: &SummationTree,
+    parts: Option<&[u32]>,
+    opts: &ArithOptions,
+) -> Result<ArithmeticRevelation> {
     if tree.n() != probe.n() {
         return Err(Error::Input(format!(
             "the tree has {} summands but the black box takes {}",
@@ -171,7 +206,7 @@ pub fn reveal_arithmetic(
     let mut leaves = products::LeafAsker::new(&mut *asker.probe, tree);
     let inputs = leaves.inputs()?;
     let input_calls = leaves.calls;
-    let outcome = search(&mut asker, tree, fallback, inputs, opts);
+    let outcome = search(&mut asker, tree, fallback, inputs, parts, opts);
     // Answers that fit no rounded addition, or a model that replays
     // nothing: a compensated sum is named as such.
     let unexplained = match outcome {
@@ -213,6 +248,7 @@ fn search(
     tree: &SummationTree,
     fallback: NodeArithmetic,
     inputs: Option<Format>,
+    parts: Option<&[u32]>,
     opts: &ArithOptions,
 ) -> Result<std::result::Result<ArithmeticRevelation, Arithmetic>> {
     let nodes = asker.askable();
@@ -227,13 +263,43 @@ fn search(
     };
     let mut known: Vec<Option<NodeArithmetic>> = vec![None; nodes.len()];
     let mut trials = 0u64;
-    for every in [opts.every_node, true] {
-        ask_runs(&mut known, every, &mut |ks| {
-            ks.iter().map(|&k| asker.ask(nodes[k])).collect()
-        })?;
-        let per_node = fill_runs(&known);
+    // A sample and its runs, then (of a formula's tree) a few nodes of
+    // each part, then every node.
+    // A group: the nodes of one part whose parents are of one part (the
+    // last step of a lane's chain, below the lanes' fold, answers unlike
+    // the steps below it).
+    let by_parts = parts.filter(|_| !opts.every_node).map(|parts| {
+        let mut groups: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+        for (k, v) in nodes.iter().enumerate() {
+            let parent = asker.parent[v.index()].expect("not the root");
+            groups
+                .entry((parts[v.index()], parts[parent.index()]))
+                .or_default()
+                .push(k);
+        }
+        groups.into_values().collect::<Vec<_>>()
+    });
+    let stages = [
+        Some(Stage::Runs(opts.every_node)),
+        by_parts.as_deref().map(Stage::Parts),
+        Some(Stage::Runs(true)),
+    ];
+    for stage in stages.into_iter().flatten() {
+        let mut ask = |ks: &[usize]| ks.iter().map(|&k| asker.ask(nodes[k])).collect();
+        let per_node = match stage {
+            Stage::Runs(every) => {
+                ask_runs(&mut known, every, &mut ask)?;
+                fill_runs(&known)
+            }
+            Stage::Parts(groups) => ask_parts(&mut known, groups, &mut ask)?,
+        };
         asker.continues = false;
-        let (dropping, spent) = dropping_ends(asker.probe, tree, &modeled(&per_node, None), opts)?;
+        // Of a formula's tree, chain ends are asked a few a part, whatever
+        // the stage: a sum of 2^20 summands has hundreds of chains, and
+        // each answer costs replays of the whole tree.
+        let ends_by = by_parts.as_deref().map(|groups| (groups, &nodes[..]));
+        let model = modeled(&per_node, None);
+        let (dropping, spent) = dropping_ends(asker.probe, tree, &model, ends_by, opts)?;
         trials += spent;
         let settled = |per_node: &[NodeArithmetic], root: Option<NodeArithmetic>| {
             modeled(per_node, root).dropping_error_at(&dropping)
@@ -260,6 +326,54 @@ fn search(
         }
     }
     Ok(Err(modeled(&fill_runs(&known), None)))
+}
+
+/// How [`search`] picks the nodes it asks.
+#[derive(Clone, Copy)]
+enum Stage<'g> {
+    /// A sample and the boundaries of its runs, or (`true`) every node.
+    Runs(bool),
+    /// The first and last node of each group (a formula's part), every
+    /// node of a group whose two differ.
+    Parts(&'g [Vec<usize>]),
+}
+
+/// Each group's arithmetic from its first and last node, where they
+/// agree; otherwise every node of it is asked.
+fn ask_parts<T: Copy + PartialEq>(
+    known: &mut [Option<T>],
+    groups: &[Vec<usize>],
+    ask: &mut dyn FnMut(&[usize]) -> Result<Vec<T>>,
+) -> Result<Vec<T>> {
+    let mut fill = |known: &mut [Option<T>], ks: &[usize]| -> Result<()> {
+        let ks: Vec<usize> = ks.iter().copied().filter(|&k| known[k].is_none()).collect();
+        if !ks.is_empty() {
+            for (k, v) in ks.iter().zip(ask(&ks)?) {
+                known[*k] = Some(v);
+            }
+        }
+        Ok(())
+    };
+    let ends: Vec<usize> = groups.iter().flat_map(|g| [g[0], g[g.len() - 1]]).collect();
+    fill(known, &ends)?;
+    let mut per_node: Vec<Option<T>> = known.to_vec();
+    for g in groups {
+        let (first, last) = (known[g[0]], known[g[g.len() - 1]]);
+        if first == last {
+            for &k in g {
+                per_node[k] = per_node[k].or(first);
+            }
+        } else {
+            fill(known, g)?;
+            for &k in g {
+                per_node[k] = known[k];
+            }
+        }
+    }
+    Ok(per_node
+        .into_iter()
+        .map(|a| a.expect("every group asked"))
+        .collect())
 }
 
 /// Finds how the black box rounds each product, as [`search`] finds the
@@ -464,6 +578,7 @@ fn dropping_ends(
     probe: &mut dyn Probe,
     tree: &SummationTree,
     model: &Arithmetic,
+    by_parts: Option<(&[Vec<usize>], &[NodeIndex])>,
     opts: &ArithOptions,
 ) -> Result<(Vec<NodeKey>, u64)> {
     /// Random inputs replayed both ways, at most, to find one they part on
@@ -483,23 +598,55 @@ fn dropping_ends(
     let keys = NodeKey::all(tree);
     let end_keys: Vec<NodeKey> = ends.iter().map(|v| keys[v.index()]).collect();
     let format = probe.format();
-    let (keeps, drops) = (
-        Replay::with_arithmetic(tree, model).returning(format),
-        Replay::with_arithmetic(tree, &model.dropping_error_at(&end_keys)).returning(format),
-    );
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let (mut found, mut calls) = (Vec::new(), 0);
     let mut x = vec![0.0; tree.n()];
     let mut out = [0.0];
-    for (&v, &key) in ends.iter().zip(&end_keys) {
+    // Of a formula's tree, the ends of one part are asked at its first and
+    // last end; where those agree, every end of the part goes their way.
+    let mut stand_for: Vec<(NodeIndex, NodeKey, Vec<NodeKey>)> = Vec::new();
+    match by_parts {
+        Some((groups, nodes)) => {
+            let mut part_of = vec![usize::MAX; tree.graph().node_count()];
+            for (g, members) in groups.iter().enumerate() {
+                for &k in members {
+                    part_of[nodes[k].index()] = g;
+                }
+            }
+            let mut by_group: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+            for (e, v) in ends.iter().enumerate() {
+                by_group.entry(part_of[v.index()]).or_default().push(e);
+            }
+            for members in by_group.into_values() {
+                let (first, last) = (members[0], members[members.len() - 1]);
+                let keys: Vec<NodeKey> = members.iter().map(|&e| end_keys[e]).collect();
+                stand_for.push((ends[first], end_keys[first], keys.clone()));
+                if last != first {
+                    stand_for.push((ends[last], end_keys[last], keys));
+                }
+            }
+        }
+        None => stand_for.extend(ends.iter().zip(&end_keys).map(|(&v, &k)| (v, k, vec![k]))),
+    }
+    let mut verdicts: Vec<Option<bool>> = Vec::with_capacity(stand_for.len());
+    for &(v, ..) in &stand_for {
         let under = tree.leaves_under(v);
+        // With 0 elsewhere every node above the end adds it to 0, exactly:
+        // the end's own subtree replays what the whole tree would.
+        let (sub, sub_model) = subtree(tree, v, &keys, model);
+        let sub_end = NodeKey::all(&sub)[sub.root().index()];
+        let keeps = Replay::with_arithmetic(&sub, &sub_model).returning(format);
+        let drops = Replay::with_arithmetic(&sub, &sub_model.dropping_error_at(&[sub_end]))
+            .returning(format);
         let mut asked = 0;
+        let mut verdict = None;
         for draw in 0..DRAWS {
             let kind = Inputs::ALL[draw % Inputs::ALL.len()];
-            for (&i, value) in under.iter().zip(kind.draw(format, under.len(), &mut rng)) {
+            let values = kind.draw(format, under.len(), &mut rng);
+            for (&i, &value) in under.iter().zip(&values) {
                 x[i] = value;
             }
-            let (kept, dropped) = (keeps.sum(&x), drops.sum(&x));
+            let (kept, dropped) = (keeps.sum(&values), drops.sum(&values));
             if kept.to_bits() == dropped.to_bits() {
                 continue;
             }
@@ -507,20 +654,87 @@ fn dropping_ends(
             calls += 1;
             asked += 1;
             if out[0].to_bits() == dropped.to_bits() {
-                found.push(key);
+                verdict = Some(true);
+            } else if out[0].to_bits() == kept.to_bits() {
+                verdict = Some(false);
             }
-            if out[0].to_bits() == dropped.to_bits()
-                || out[0].to_bits() == kept.to_bits()
-                || asked == ASKS
-            {
+            if verdict.is_some() || asked == ASKS {
                 break;
             }
         }
         for &i in &under {
             x[i] = 0.0;
         }
+        verdicts.push(verdict);
+    }
+    // An end stands for its part's ends only where the part's first and
+    // last agree; where they do not, each stands for itself alone (the
+    // others of the part keep their error, as the model has them).
+    let mut k = 0;
+    while k < stand_for.len() {
+        let pair = k + 1 < stand_for.len() && stand_for[k + 1].2 == stand_for[k].2;
+        let (first, second) = (
+            verdicts[k],
+            if pair { verdicts[k + 1] } else { verdicts[k] },
+        );
+        if first == second {
+            if first == Some(true) {
+                found.extend(&stand_for[k].2);
+            }
+        } else {
+            for j in [k, k + 1] {
+                if verdicts[j] == Some(true) {
+                    found.push(stand_for[j].1);
+                }
+            }
+        }
+        k += if pair { 2 } else { 1 };
     }
     Ok((found, calls))
+}
+
+/// The subtree under `v` as a tree of its own (its summands renumbered in
+/// order), and `model` on it.
+fn subtree(
+    tree: &SummationTree,
+    v: NodeIndex,
+    keys: &[NodeKey],
+    model: &Arithmetic,
+) -> (SummationTree, Arithmetic) {
+    let leaves = tree.leaves_under(v);
+    let mut builder = crate::tree::TreeBuilder::new(leaves.len());
+    // Original node by the copy's index, for the model.
+    let mut original: Vec<NodeIndex> = leaves.iter().map(|&i| tree.leaf(i)).collect();
+    let mut copied = vec![None; tree.graph().node_count()];
+    for (k, &i) in leaves.iter().enumerate() {
+        copied[tree.leaf(i).index()] = Some(builder.leaf(k));
+    }
+    let mut stack = vec![(v, false)];
+    while let Some((u, ready)) = stack.pop() {
+        if copied[u.index()].is_some() {
+            continue;
+        }
+        if ready {
+            let children: Vec<NodeIndex> = tree
+                .children(u)
+                .iter()
+                .map(|c| copied[c.index()].expect("children first"))
+                .collect();
+            let node = builder.sum(&children);
+            original.push(u);
+            copied[u.index()] = Some(node);
+        } else {
+            stack.push((u, true));
+            stack.extend(tree.children(u).iter().map(|&c| (c, false)));
+        }
+    }
+    let root = copied[v.index()].expect("copied");
+    let sub = builder.finish(root).expect("a subtree covers its summands");
+    let sub_model = Arithmetic {
+        inputs: model.inputs,
+        ..Arithmetic::from_nodes(&sub, |node| model.at(&keys[original[node.index()].index()]))
+    };
+    (sub, sub_model)
 }
 
 /// Replays the model of `nodes` with its root as its children, and with
