@@ -244,6 +244,39 @@ fn jax_sum_is_windows_of_32() {
     }
 }
 
+/// A reveal whose tree is a known formula's asks the arithmetic of a few
+/// nodes of each of the formula's parts: `jax:sum` at 6,000 (where every
+/// node was asked, 18,000 calls) comes out with the same model in a few
+/// dozen nodes.
+#[test]
+fn jax_s_arithmetic_is_asked_by_its_formula_s_parts() {
+    assert!(
+        importable("jax"),
+        "jax must be installed (scripts/test.sh installs it)"
+    );
+    let o = fprev(&["reveal", "jax:sum", "-n", "6000"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let note = err
+        .lines()
+        .find(|l| l.starts_with("fprev: note: arithmetic: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        note.contains(
+            "f32, 64 nodes f32 compensated, 16 nodes f32 compensated dropping its error ("
+        ),
+        "{note}"
+    );
+    let asked: usize = note
+        .split(" nodes asked")
+        .next()
+        .and_then(|head| head.rsplit('(').next())
+        .and_then(|k| k.parse().ok())
+        .unwrap_or_else(|| panic!("{note}"));
+    assert!(asked < 100, "{note}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("# confirmed: replayed"));
+}
+
 /// From 4,096 summands XLA's vectorised sum adds each lane's sums of 64,
 /// then its rest's, by Kahan's compensated steps: the model has one
 /// compensated node a step (one per chunk of 64 after a lane's first, and
