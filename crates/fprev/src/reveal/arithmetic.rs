@@ -345,17 +345,8 @@ fn ask_parts<T: Copy + PartialEq>(
     groups: &[Vec<usize>],
     ask: &mut dyn FnMut(&[usize]) -> Result<Vec<T>>,
 ) -> Result<Vec<T>> {
-    let mut fill = |known: &mut [Option<T>], ks: &[usize]| -> Result<()> {
-        let ks: Vec<usize> = ks.iter().copied().filter(|&k| known[k].is_none()).collect();
-        if !ks.is_empty() {
-            for (k, v) in ks.iter().zip(ask(&ks)?) {
-                known[*k] = Some(v);
-            }
-        }
-        Ok(())
-    };
     let ends: Vec<usize> = groups.iter().flat_map(|g| [g[0], g[g.len() - 1]]).collect();
-    fill(known, &ends)?;
+    fill(known, ends, ask)?;
     let mut per_node: Vec<Option<T>> = known.to_vec();
     for g in groups {
         let (first, last) = (known[g[0]], known[g[g.len() - 1]]);
@@ -364,7 +355,7 @@ fn ask_parts<T: Copy + PartialEq>(
                 per_node[k] = per_node[k].or(first);
             }
         } else {
-            fill(known, g)?;
+            fill(known, g.clone(), ask)?;
             for &k in g {
                 per_node[k] = known[k];
             }
@@ -453,17 +444,8 @@ fn ask_runs<T: Copy + PartialEq>(
     every: bool,
     ask: &mut dyn FnMut(&[usize]) -> Result<Vec<T>>,
 ) -> Result<()> {
-    let mut fill = |known: &mut [Option<T>], ks: Vec<usize>| -> Result<()> {
-        let ks: Vec<usize> = ks.into_iter().filter(|&k| known[k].is_none()).collect();
-        if !ks.is_empty() {
-            for (k, v) in ks.iter().zip(ask(&ks)?) {
-                known[*k] = Some(v);
-            }
-        }
-        Ok(())
-    };
     if every {
-        return fill(known, (0..known.len()).collect());
+        return fill(known, (0..known.len()).collect(), ask);
     }
     if known.is_empty() {
         return Ok(());
@@ -473,7 +455,7 @@ fn ask_runs<T: Copy + PartialEq>(
         .map(|k| k * (known.len() - 1) / (count - 1).max(1))
         .collect();
     picks.dedup();
-    fill(known, picks.clone())?;
+    fill(known, picks.clone(), ask)?;
     // Intervals whose ends differ, halved a round at a time.
     let mut open: Vec<(usize, usize)> = picks.windows(2).map(|w| (w[0], w[1])).collect();
     loop {
@@ -484,6 +466,7 @@ fn ask_runs<T: Copy + PartialEq>(
         fill(
             known,
             open.iter().map(|&(lo, hi)| lo + (hi - lo) / 2).collect(),
+            ask,
         )?;
         open = open
             .iter()
@@ -493,6 +476,21 @@ fn ask_runs<T: Copy + PartialEq>(
             })
             .collect();
     }
+}
+
+/// Asks the positions `ks` not known yet, all at once.
+fn fill<T>(
+    known: &mut [Option<T>],
+    ks: Vec<usize>,
+    ask: &mut dyn FnMut(&[usize]) -> Result<Vec<T>>,
+) -> Result<()> {
+    let ks: Vec<usize> = ks.into_iter().filter(|&k| known[k].is_none()).collect();
+    if !ks.is_empty() {
+        for (k, v) in ks.iter().zip(ask(&ks)?) {
+            known[*k] = Some(v);
+        }
+    }
+    Ok(())
 }
 
 /// Every position as the nearest asked one before it says (after it, for
