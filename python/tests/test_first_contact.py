@@ -46,10 +46,21 @@ def kahan(x):
 
 def kahan_right_to_left(x):
     """Kahan's summation from the last summand to the first: its running
-    sum is the second operand of each addition in canonical order, which
-    fprev's compensated steps (error carried up from the first) do not
-    model."""
+    sum is the second operand of each addition in canonical order."""
     return kahan(x[::-1])
+
+
+def cascade(x):
+    """A float32 running sum whose rounding errors are summed apart in
+    float64 and added at the end: a compensated sum that no arithmetic
+    model of fprev's holds."""
+    s = np.float32(0)
+    e = 0.0
+    for v in x:
+        t = np.float32(s + v)
+        e += (float(s) + float(v)) - float(t)
+        s = t
+    return np.float32(float(s) + e)
 
 
 def right_to_left_text(n):
@@ -117,27 +128,34 @@ def test_a_kahan_sum_is_confirmed_as_compensated_steps():
     assert "compensated" in a["summary"]
 
 
+def test_kahan_s_sum_right_to_left_is_confirmed_as_compensated_steps():
+    n = 64
+    tree = fprev.reveal(kahan_right_to_left, n, "float32")
+    assert tree.text() == right_to_left_text(n)
+    assert tree.confirmed is True
+    assert "compensated" in tree.arithmetic["summary"]
+
+
 def test_a_compensated_sum_fprev_cannot_model_is_revealed_but_not_confirmed():
     n = 64
-    kahan = kahan_right_to_left
     with pytest.warns(UnconfirmedWarning, match="tree.confirmed is False"):
-        tree = fprev.reveal(kahan, n, "float32")
-    # Masked inputs see the order: right to left.
-    assert tree.text() == right_to_left_text(n)
-    assert tree == Tree.from_json(right_to_left_text(n))
+        tree = fprev.reveal(cascade, n, "float32")
+    # Masked inputs see the order: left to right.
+    assert tree.text() == left_to_right_text(n)
+    assert tree == Tree.from_json(left_to_right_text(n))
     assert tree.depth == n - 1 and tree.is_binary
     # Its bits are not those of plain additions in that order.
     assert tree.confirmed is False
     c = tree.confirmation
     assert 0 <= c["passed"] < c["trials"] <= 48
-    # A plain right-to-left sum, for comparison, is confirmed.
-    plain = fprev.reveal(lambda x: sequential_sum(x[::-1]), n, "float32")
+    # A plain left-to-right sum, for comparison, is confirmed.
+    plain = fprev.reveal(sequential_sum, n, "float32")
     assert plain == tree and plain.confirmed is True
 
 
 def test_the_confirmation_counts_agree_with_the_input_the_warning_names():
     with pytest.warns(UnconfirmedWarning) as record:
-        tree = fprev.reveal(kahan_right_to_left, 64, "float32")
+        tree = fprev.reveal(cascade, 64, "float32")
     message = next(str(w.message) for w in record if issubclass(w.category, UnconfirmedWarning))
     first_differing = int(re.search(r"on random input (\d+)", message).group(1))
     c = tree.confirmation
@@ -166,7 +184,7 @@ def test_assert_order_fails_when_the_bits_are_not_the_orders_replay():
     assert_order(reversed_sum, tree_of_reversed_sum)
     # ... a compensated sum fprev cannot model has the order but not the bits.
     with pytest.raises(AssertionError, match="its bits are not that order's replay"):
-        assert_order(kahan_right_to_left, tree_of_reversed_sum)
+        assert_order(cascade, fprev.reveal(sequential_sum, n, "float32"))
     # Kahan's left to right has the plain sum's order, and its own model
     # (compensated steps) replays its bits.
     assert_order(kahan, fprev.reveal(sequential_sum, n, "float32"))

@@ -574,8 +574,7 @@ float kahan_f32(const float *x, size_t n) {
 }
 
 /* The same, right to left: the running sum is the second child of each
-   node (it holds the larger summands), which fprev's compensated steps,
-   carrying their error up from the first child, do not model. */
+   node in the tree's order (it holds the larger summands). */
 float kahan_rev_f32(const float *x, size_t n) {
     volatile float s = 0, c = 0;
     for (size_t i = n; i > 0; i--) {
@@ -647,6 +646,19 @@ double kahan_f64(const double *x, size_t n) {
         s = t;
     }
     return s;
+}
+
+/* A float running sum whose rounding errors are summed apart in double
+   and added at the end: a compensated sum no model of fprev's holds. */
+float cascade_f32(const float *x, size_t n) {
+    volatile float s = 0;
+    double e = 0;
+    for (size_t i = 0; i < n; i++) {
+        volatile float t = s + x[i];
+        e += ((double)s + x[i]) - t;
+        s = t;
+    }
+    return (float)(s + e);
 }
 
 /* Neumaier's compensated sum: its errors kept apart, added at the end. */
@@ -1066,8 +1078,19 @@ fn a_compensated_sum_is_modelled_or_named_but_never_confirmed_as_plain() {
         text.contains("# arithmetic: f32 compensated, 1 node f32 compensated dropping its error\n"),
         "{text}"
     );
-    let kahan = format!("dylib:{lib}:kahan_rev_f32");
-    // Right to left, its arithmetic is named, not modelled.
+    // Right to left too: each step's running sum is its second child.
+    let out = run_in(
+        dir.path(),
+        &["reveal", &format!("dylib:{lib}:kahan_rev_f32"), "-n", "40"],
+    );
+    let text = assert_ok(&out);
+    assert_eq!(first_line(&text), reverse(40));
+    assert!(
+        text.contains("# arithmetic: f32 compensated, 1 node f32 compensated dropping its error\n"),
+        "{text}"
+    );
+    // Errors summed apart in double: its arithmetic is named, not modelled.
+    let kahan = format!("dylib:{lib}:cascade_f32");
     let out = run_in(dir.path(), &["reveal", &kahan, "-n", "40", "-o", "k0.json"]);
     assert_eq!(out.status.code(), Some(5));
     assert!(
@@ -1075,11 +1098,11 @@ fn a_compensated_sum_is_modelled_or_named_but_never_confirmed_as_plain() {
         "{}",
         stderr(&out)
     );
-    // Masked inputs see its order: right to left.
+    // Masked inputs see its order: left to right.
     let out = run_in(dir.path(), &["reveal", &kahan, "-n", "40"]);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let text = stdout(&out);
-    assert_eq!(first_line(&text), reverse(40));
+    assert_eq!(first_line(&text), sequential(0..40));
     assert!(text.contains("# NOT CONFIRMED"), "{text}");
     assert!(
         stderr(&out).contains("not add as a tree of plain additions"),
@@ -1097,13 +1120,13 @@ fn a_compensated_sum_is_modelled_or_named_but_never_confirmed_as_plain() {
     let mut got = [0.0];
     probe.sum(&input, &mut got).unwrap();
     assert_eq!(got[0], saved["black_box"].as_f64().unwrap());
-    // The replay that lasted longest, adding right to left in its format.
-    let right_to_left = match saved["accumulator"].as_str().unwrap() {
-        "f32" => f64::from(input.iter().rev().fold(0f32, |s, v| s + *v as f32)),
-        "f64" => f64::from(input.iter().rev().fold(0f64, |s, v| s + v) as f32),
+    // The replay that lasted longest, adding left to right in its format.
+    let left_to_right = match saved["accumulator"].as_str().unwrap() {
+        "f32" => f64::from(input.iter().fold(0f32, |s, v| s + *v as f32)),
+        "f64" => f64::from(input.iter().fold(0f64, |s, v| s + v) as f32),
         other => panic!("replayed in {other}"),
     };
-    assert_eq!(right_to_left, saved["replayed"].as_f64().unwrap());
+    assert_eq!(left_to_right, saved["replayed"].as_f64().unwrap());
     // The saved input is the one the confirmation stopped at.
     let out = run_in(
         dir.path(),

@@ -53,6 +53,9 @@ pub struct Replay {
     /// Where the model has compensated nodes: for each inner node, whether
     /// it ends a chain of them (it returns its sum less its error).
     chain_ends: Option<Vec<bool>>,
+    /// Where the model has compensated nodes: for each inner node, whether
+    /// its running sum is its second child (a loop run right to left).
+    running_second: Vec<bool>,
     /// The format inputs are rounded to first, where the model says.
     inputs: Option<Format>,
     /// How the products are rounded, where the model says (`None`:
@@ -94,6 +97,27 @@ impl Replay {
         if model.default.compensated || model.nodes.values().any(|a| a.compensated) {
             let ends = model.chain_ends(tree);
             replay.chain_ends = Some(order.iter().map(|node| ends[node.index()]).collect());
+            let keys = NodeKey::all(tree);
+            let step = |v: NodeIndex| {
+                !tree.children(v).is_empty() && model.at(&keys[v.index()]).compensated
+            };
+            // A chain run right to left has each step's running sum second:
+            // the second child is a step and the first is not, or, at the
+            // chain's first step, its parent step has it second.
+            replay.running_second = order
+                .iter()
+                .map(|&v| match tree.children(v) {
+                    &[first, second] if step(v) => {
+                        (step(second) && !step(first))
+                            || (!step(first)
+                                && !step(second)
+                                && tree
+                                    .parent(v)
+                                    .is_some_and(|p| step(p) && tree.children(p)[1] == v))
+                    }
+                    _ => false,
+                })
+                .collect();
         }
         replay.inputs = model.inputs;
         replay.products = model.products.clone();
@@ -148,6 +172,7 @@ impl Replay {
             starts,
             arithmetic: None,
             chain_ends: None,
+            running_second: Vec::new(),
             inputs: None,
             products: None,
             wide: acc == Format::X87,
@@ -295,9 +320,12 @@ impl Replay {
     fn add_up(&self, values: &mut Vec<f64>, rest: &[f64], xy: &[&[f64]]) -> f64 {
         if self.wide {
             let node = |k| self.node(k);
-            let ends = self.chain_ends.as_deref();
+            let steps = self
+                .chain_ends
+                .as_deref()
+                .map(|ends| (ends, &self.running_second[..]));
             let (slots, starts) = (&self.slots, &self.starts);
-            return wide::evaluate(values, rest, slots, starts, node, ends, self.result);
+            return wide::evaluate(values, rest, slots, starts, node, steps, self.result);
         }
         // IEEE additions in f32 of f32 values are f32's own additions, a
         // fraction of the cost of rounding exactly in software.
@@ -363,7 +391,10 @@ impl Replay {
             let ops = &self.slots[w[0] as usize..w[1] as usize];
             let v = match *ops {
                 [a, b] if node.compensated => {
-                    let (a, b) = (a as usize, b as usize);
+                    let (a, b) = match self.running_second[k] {
+                        true => (b as usize, a as usize),
+                        false => (a as usize, b as usize),
+                    };
                     let add = |p: f64, q: f64| node.rounding.add(node.format, p, q);
                     let (s, c) = (values[a], carried[a]);
                     let y = add(values[b], -c);

@@ -7,8 +7,9 @@ use crate::arith::{Extended, NodeArithmetic};
 use crate::format::Format;
 
 /// Evaluates the nodes (children's slots `slots[starts[k]..starts[k + 1]]`,
-/// each node's arithmetic `node(k)`, `ends[k]` where it ends a compensated
-/// chain) on the summands `values` (`rest[i]`: what summand `i`'s exact
+/// each node's arithmetic `node(k)`; of compensated steps, `steps`: where
+/// each ends a chain and where its running sum is its second child) on
+/// the summands `values` (`rest[i]`: what summand `i`'s exact
 /// product has beyond its `f64` value), and rounds the root to `result`.
 pub(super) fn evaluate(
     values: &[f64],
@@ -16,7 +17,7 @@ pub(super) fn evaluate(
     slots: &[u32],
     starts: &[u32],
     node: impl Fn(usize) -> NodeArithmetic,
-    ends: Option<&[bool]>,
+    steps: Option<(&[bool], &[bool])>,
     result: Format,
 ) -> f64 {
     // A product an `f64` cannot hold enters the wide format rounded to its
@@ -33,7 +34,7 @@ pub(super) fn evaluate(
         .collect();
     let inner = starts.len() - 1;
     wide.reserve(inner);
-    let mut carried = match ends {
+    let mut carried = match steps {
         Some(_) => vec![Extended::from_f64(0.0); wide.len() + inner],
         None => Vec::new(),
     };
@@ -44,12 +45,16 @@ pub(super) fn evaluate(
         let ops = &slots[w[0] as usize..w[1] as usize];
         let v = match *ops {
             [a, b] if node.compensated => {
-                let (s, c) = (wide[a as usize], carried[a as usize]);
-                let y = add(wide[b as usize], -c);
+                let (a, b) = match steps.is_some_and(|(_, second)| second[k]) {
+                    true => (b as usize, a as usize),
+                    false => (a as usize, b as usize),
+                };
+                let (s, c) = (wide[a], carried[a]);
+                let y = add(wide[b], -c);
                 let t = add(s, y);
                 let error = add(add(t, -s), -y);
                 carried[wide.len()] = error;
-                let end = ends.is_some_and(|ends| ends[k]);
+                let end = steps.is_some_and(|(ends, _)| ends[k]);
                 match end && !node.drops_error {
                     true => add(t, -error),
                     false => t,

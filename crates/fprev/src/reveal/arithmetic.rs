@@ -550,10 +550,11 @@ fn model_of(
         let a = asked(node);
         // The last step of a compensated chain answers as a plain addition
         // (its parent carries no error on): one that adds to a step of a
-        // chain in its format is taken as that chain's last.
+        // chain in its format (either child: a loop run right to left has
+        // its running sum second) is taken as that chain's last.
         let ends_a_chain = !a.compensated
             && a.fused_bits.is_none()
-            && tree.children(node).first().is_some_and(|&c| {
+            && tree.children(node).iter().any(|&c| {
                 let inner = !tree.children(c).is_empty();
                 let c = asked(c);
                 inner && c.compensated && c.format == a.format && c.rounding == a.rounding
