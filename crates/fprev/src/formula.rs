@@ -241,17 +241,7 @@ impl Formula {
                 outer.run(&sums, a)
             }
             Formula::Body(_, _, Tail::First) => self.run_lanes(x, &[], &[], a),
-            Formula::Body(m, body, tail) => {
-                let cut = x.len() - x.len() % m;
-                if cut == 0 {
-                    return match tail {
-                        Tail::Apart(t) => t.run(x, a),
-                        _ => Order::Sequential.run(x, a),
-                    };
-                }
-                let sum = body.run(&x[..cut], a);
-                finish_body(sum, &x[cut..], tail, a)
-            }
+            Formula::Body(..) => self.run_planned_part(x, x.len(), a),
             Formula::Halves {
                 leaf,
                 multiple,
@@ -616,7 +606,6 @@ fn fold<A: Adder>(x: &[A::Value], a: &mut A) -> A::Value {
     a.add(e, o)
 }
 
-/// A body's `sum` with the summands `rest` past it, as `tail` says.
 /// Builds a tree and marks each node with the part of the formula that
 /// added it.
 struct Marked {
@@ -627,12 +616,10 @@ struct Marked {
 }
 
 impl Marked {
+    /// Marks `node`, the builder's newest, with the part adding it.
     fn mark(&mut self, node: petgraph::graph::NodeIndex) -> petgraph::graph::NodeIndex {
-        let part = self.entered.last().copied().unwrap_or(0);
-        if self.parts.len() <= node.index() {
-            self.parts.resize(node.index() + 1, 0);
-        }
-        self.parts[node.index()] = part;
+        debug_assert_eq!(node.index(), self.parts.len(), "nodes are added in order");
+        self.parts.push(self.entered.last().copied().unwrap_or(0));
         node
     }
 }
@@ -681,6 +668,7 @@ fn pieces<A: Adder>(
     Order::Sequential.run(&sums, a)
 }
 
+/// A body's `sum` with the summands `rest` past it, as `tail` says.
 fn finish_body<A: Adder>(sum: A::Value, rest: &[A::Value], tail: &Tail, a: &mut A) -> A::Value {
     match tail {
         _ if rest.is_empty() => sum,
