@@ -53,52 +53,46 @@ struct Check {
 /// Checks every node of `predicted` (binary, of the oracle's `n`) below
 /// its root, as many a call as the masks and the black box's rows allow.
 pub(super) fn prove(oracle: &mut Oracle, predicted: &SummationTree) -> Result<Verdict> {
-    let n = oracle.n();
     let masks = oracle.masks().clone();
-    let rows = oracle.rows().max(1);
-    let mut current = vec![0.0; n];
-    let mut edits = Edits::default();
-    let mut set: Vec<usize> = Vec::new();
-    let mut expected: Vec<f64> = Vec::new();
-    let mut checks = 0;
-    for group in groups(predicted) {
+    let groups = groups(predicted);
+    // Each input: its checks and the units they hold together.
+    let mut inputs: Vec<(Vec<&Check>, u64)> = Vec::new();
+    for group in &groups {
         let mut input: Vec<&Check> = Vec::new();
         let mut units = 0u64;
-        for check in &group {
-            let more = units + check.units;
-            if !input.is_empty()
-                && (input.len() == masks.max_pairs() || more >= masks.capacity(input.len() + 1))
-            {
-                write(predicted, &mut edits, &mut set, &input, &masks);
-                expected.push(units as f64 * masks.u);
-                input.clear();
+        for check in group {
+            let full = input.len() == masks.max_pairs()
+                || units + check.units >= masks.capacity(input.len() + 1);
+            if !input.is_empty() && full {
+                inputs.push((std::mem::take(&mut input), units));
                 units = 0;
-                if expected.len() == rows {
-                    if !call(oracle, &mut current, &mut edits, &expected)? {
-                        return Ok(Verdict::Refuted);
-                    }
-                    expected.clear();
-                }
             }
             units += check.units;
             input.push(check);
-            checks += 1;
         }
         if !input.is_empty() {
-            write(predicted, &mut edits, &mut set, &input, &masks);
-            expected.push(units as f64 * masks.u);
-            if expected.len() == rows {
-                if !call(oracle, &mut current, &mut edits, &expected)? {
-                    return Ok(Verdict::Refuted);
-                }
-                expected.clear();
-            }
+            inputs.push((input, units));
         }
     }
-    if !expected.is_empty() && !call(oracle, &mut current, &mut edits, &expected)? {
-        return Ok(Verdict::Refuted);
+    let mut current = vec![0.0; oracle.n()];
+    let mut edits = Edits::default();
+    let mut set: Vec<usize> = Vec::new();
+    for call in inputs.chunks(oracle.rows().max(1)) {
+        for (input, _) in call {
+            write(predicted, &mut edits, &mut set, input, &masks);
+        }
+        let out = oracle.sum_inputs(&current, &edits, true)?;
+        let passed = out
+            .iter()
+            .zip(call)
+            .all(|(&o, (_, units))| o == *units as f64 * masks.u);
+        if !passed {
+            return Ok(Verdict::Refuted);
+        }
+        edits.apply_ended(&mut current);
+        edits.clear();
     }
-    oracle.counters.queries += checks;
+    oracle.counters.queries += groups.iter().map(|g| g.len() as u64).sum::<u64>();
     Ok(Verdict::Proven)
 }
 
@@ -129,21 +123,6 @@ fn write(
     edits.end_input();
 }
 
-/// One call of the inputs in `edits` (applied to `current` after it):
-/// whether every output is the count of all its units.
-fn call(
-    oracle: &mut Oracle,
-    current: &mut [f64],
-    edits: &mut Edits,
-    expected: &[f64],
-) -> Result<bool> {
-    let out = oracle.sum_inputs(current, edits, true)?;
-    let passed = out.iter().zip(expected).all(|(o, e)| o == e);
-    edits.apply_ended(current);
-    edits.clear();
-    Ok(passed)
-}
-
 /// The checks of `tree`'s nodes below the root, in groups whose checks
 /// may share inputs: by the depth of their parent, then by which child of
 /// it they are.
@@ -160,7 +139,7 @@ fn groups(tree: &SummationTree) -> Vec<Vec<Check>> {
                 continue;
             }
             let sibling = children[1 - side];
-            let [l, r] = [0, 1].map(|k| first_leaf(tree, tree.children(v)[k]));
+            let [l, r] = [0, 1].map(|k| tree.node(tree.children(v)[k]).min_leaf);
             let slot = 2 * depth[w.index()] + side;
             if groups.len() <= slot {
                 groups.resize_with(slot + 1, Vec::new);
@@ -173,15 +152,4 @@ fn groups(tree: &SummationTree) -> Vec<Vec<Check>> {
         }
     }
     groups
-}
-
-/// A leaf under `v`: its leftmost.
-fn first_leaf(tree: &SummationTree, v: NodeIndex) -> usize {
-    let mut v = v;
-    loop {
-        match tree.node(v).leaf {
-            Some(i) => return i,
-            None => v = tree.children(v)[0],
-        }
-    }
 }
