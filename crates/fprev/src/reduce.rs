@@ -83,8 +83,9 @@ impl Replay {
     pub fn with_arithmetic(tree: &SummationTree, model: &Arithmetic) -> Self {
         let order = evaluation_order(tree);
         let mut replay = Replay::compile(tree, &order, model.default.format);
-        if !model.is_uniform() {
-            let keys = NodeKey::all(tree);
+        let compensated = model.default.compensated || model.nodes.values().any(|a| a.compensated);
+        let keys = (!model.is_uniform() || compensated).then(|| NodeKey::all(tree));
+        if let Some(keys) = keys.as_ref().filter(|_| !model.is_uniform()) {
             replay.arithmetic = Some(
                 order
                     .iter()
@@ -94,10 +95,9 @@ impl Replay {
         } else if model.default != NodeArithmetic::ieee(model.default.format) {
             replay.arithmetic = Some(vec![model.default; order.len()]);
         }
-        if model.default.compensated || model.nodes.values().any(|a| a.compensated) {
+        if let Some(keys) = keys.as_ref().filter(|_| compensated) {
             let ends = model.chain_ends(tree);
             replay.chain_ends = Some(order.iter().map(|node| ends[node.index()]).collect());
-            let keys = NodeKey::all(tree);
             let step = |v: NodeIndex| {
                 !tree.children(v).is_empty() && model.at(&keys[v.index()]).compensated
             };
@@ -391,21 +391,16 @@ impl Replay {
             let ops = &self.slots[w[0] as usize..w[1] as usize];
             let v = match *ops {
                 [a, b] if node.compensated => {
-                    let (a, b) = match self.running_second[k] {
-                        true => (b as usize, a as usize),
-                        false => (a as usize, b as usize),
-                    };
-                    let add = |p: f64, q: f64| node.rounding.add(node.format, p, q);
-                    let (s, c) = (values[a], carried[a]);
-                    let y = add(values[b], -c);
-                    let t = add(s, y);
-                    let error = add(add(t, -s), -y);
+                    let (s, x) = running_sum_first([a, b], self.running_second[k]);
+                    let ends = self.chain_ends.as_ref().is_some_and(|ends| ends[k]);
+                    let (v, error) = compensated_step(
+                        (values[s], carried[s]),
+                        values[x],
+                        ends && !node.drops_error,
+                        |p, q| node.rounding.add(node.format, p, q),
+                    );
                     carried[values.len()] = error;
-                    let end = self.chain_ends.as_ref().is_some_and(|ends| ends[k]);
-                    match end && !node.drops_error {
-                        true => add(t, -error),
-                        false => t,
-                    }
+                    v
                 }
                 [a, b] => {
                     let (a, b) = (a as usize, b as usize);
@@ -431,6 +426,34 @@ impl Replay {
             values.push(v);
         }
         values.last().copied().unwrap_or(0.0)
+    }
+}
+
+/// The slots of a compensated step's running sum and of its new term.
+fn running_sum_first([a, b]: [u32; 2], running_second: bool) -> (usize, usize) {
+    match running_second {
+        true => (b as usize, a as usize),
+        false => (a as usize, b as usize),
+    }
+}
+
+/// One step of Kahan's compensated sum, in any value type: the running
+/// sum `s` and the error `c` its chain carries, the new term `x`; with
+/// `add` rounding as the node does. Returns the step's value (its sum less
+/// its error where it `takes_error_off`, as the last step of a chain
+/// does) and the error it carries on.
+fn compensated_step<T: Copy + std::ops::Neg<Output = T>>(
+    (s, c): (T, T),
+    x: T,
+    takes_error_off: bool,
+    add: impl Fn(T, T) -> T,
+) -> (T, T) {
+    let y = add(x, -c);
+    let t = add(s, y);
+    let error = add(add(t, -s), -y);
+    match takes_error_off {
+        true => (add(t, -error), error),
+        false => (t, error),
     }
 }
 

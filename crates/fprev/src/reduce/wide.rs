@@ -45,20 +45,17 @@ pub(super) fn evaluate(
         let ops = &slots[w[0] as usize..w[1] as usize];
         let v = match *ops {
             [a, b] if node.compensated => {
-                let (a, b) = match steps.is_some_and(|(_, second)| second[k]) {
-                    true => (b as usize, a as usize),
-                    false => (a as usize, b as usize),
-                };
-                let (s, c) = (wide[a], carried[a]);
-                let y = add(wide[b], -c);
-                let t = add(s, y);
-                let error = add(add(t, -s), -y);
+                let second = steps.is_some_and(|(_, second)| second[k]);
+                let (s, x) = super::running_sum_first([a, b], second);
+                let ends = steps.is_some_and(|(ends, _)| ends[k]);
+                let (v, error) = super::compensated_step(
+                    (wide[s], carried[s]),
+                    wide[x],
+                    ends && !node.drops_error,
+                    add,
+                );
                 carried[wide.len()] = error;
-                let end = steps.is_some_and(|(ends, _)| ends[k]);
-                match end && !node.drops_error {
-                    true => add(t, -error),
-                    false => t,
-                }
+                v
             }
             [a, b] => add(wide[a as usize], wide[b as usize]),
             // A fused node of a wide model is not one the reveal finds: its
