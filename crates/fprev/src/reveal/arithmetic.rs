@@ -264,10 +264,9 @@ fn search(
     let mut known: Vec<Option<NodeArithmetic>> = vec![None; nodes.len()];
     let mut trials = 0u64;
     // A sample and its runs, then (of a formula's tree) a few nodes of
-    // each part, then every node.
-    // A group: the nodes of one part whose parents are of one part (the
-    // last step of a lane's chain, below the lanes' fold, answers unlike
-    // the steps below it).
+    // each group, then every node. A group: the nodes of one part whose
+    // parents are of one part (the last step of a lane's chain, below the
+    // lanes' fold, answers unlike the steps below it).
     let by_parts = parts.filter(|_| !opts.every_node).map(|parts| {
         let mut groups: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
         for (k, v) in nodes.iter().enumerate() {
@@ -294,9 +293,9 @@ fn search(
             Stage::Parts(groups) => ask_parts(&mut known, groups, &mut ask)?,
         };
         asker.continues = false;
-        // Of a formula's tree, chain ends are asked a few a part, whatever
+        // Of a formula's tree, chain ends are asked a few a group, whatever
         // the stage: a sum of 2^20 summands has hundreds of chains, and
-        // each answer costs replays of the whole tree.
+        // each answer costs replays of its chain's subtree.
         let ends_by = by_parts.as_deref().map(|groups| (groups, &nodes[..]));
         let model = modeled(&per_node, None);
         let (dropping, spent) = dropping_ends(asker.probe, tree, &model, ends_by, opts)?;
@@ -802,26 +801,23 @@ fn confirm(
             standing.retain(|&k| replays[k].sum(x).to_bits() == out[0].to_bits());
         }
     }
-    let mut rest: Vec<Arithmetic> = standing.iter().map(|&k| models[k].clone()).collect();
-    // Last, where nothing else is left: one compensated step at the root
-    // (two blocks joined by Kahan's step, its error taken off), which
-    // answers every query as a plain addition, the root being asked none.
-    let compensated = NodeArithmetic {
-        compensated: true,
-        drops_error: false,
-        fused_bits: None,
-        ..below
-    };
-    let last_resort =
-        (fused_bits.is_none() && rest.is_empty()).then(|| model_of(per_node, Some(compensated)));
-    rest.extend(last_resort.clone());
-    if rest.is_empty() {
-        return Ok((CheckReport::default(), None, spent));
+    let rest: Vec<Arithmetic> = standing.iter().map(|&k| models[k].clone()).collect();
+    let (mut report, mut found) = (CheckReport::default(), None);
+    if !rest.is_empty() {
+        let left;
+        (report, left) = check_models_all(tree, &rest, probe, opts.trials, opts.seed)?;
+        spent += report.trials as u64;
+        found = left.first().map(|&k| rest[k].clone());
     }
-    let (mut report, left) = check_models_all(tree, &rest, probe, opts.trials, opts.seed)?;
-    spent += report.trials as u64;
-    let mut found = left.first().map(|&k| rest[k].clone());
-    if found.is_none() && last_resort.is_none() && fused_bits.is_none() {
+    // Last, where nothing else replays it: one compensated step at the
+    // root (two blocks joined by Kahan's step, its error taken off), which
+    // answers every query as a plain addition, the root being asked none.
+    if found.is_none() && fused_bits.is_none() {
+        let compensated = NodeArithmetic {
+            compensated: true,
+            drops_error: false,
+            ..below
+        };
         let model = model_of(per_node, Some(compensated));
         let (again, left) = check_models_all(
             tree,
