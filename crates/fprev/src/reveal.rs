@@ -319,14 +319,7 @@ pub fn reveal_predicted(
     if verdict == Some(proof::Verdict::Proven) {
         return Ok(Revelation {
             tree: predicted.clone(),
-            stats: Stats {
-                queries: spent.queries,
-                inputs: spent.inputs,
-                calls: spent.calls,
-                seconds: started.elapsed().as_secs_f64(),
-                probe_seconds: spent.in_probe.as_secs_f64(),
-                arithmetic_calls: 0,
-            },
+            stats: stats(&spent, started),
             notes,
         });
     }
@@ -414,19 +407,23 @@ fn reveal_with(
         }
         tree => tree,
     }?;
-    let c = oracle.counters;
     Ok(Revelation {
         tree,
-        stats: Stats {
-            queries: c.queries,
-            inputs: c.inputs,
-            calls: c.calls,
-            seconds: started.elapsed().as_secs_f64(),
-            probe_seconds: c.in_probe.as_secs_f64(),
-            arithmetic_calls: 0,
-        },
+        stats: stats(&oracle.counters, started),
         notes,
     })
+}
+
+/// A reveal's stats from its oracle's counters, timed from `started`.
+fn stats(c: &oracle::Counters, started: Instant) -> Stats {
+    Stats {
+        queries: c.queries,
+        inputs: c.inputs,
+        calls: c.calls,
+        seconds: started.elapsed().as_secs_f64(),
+        probe_seconds: c.in_probe.as_secs_f64(),
+        arithmetic_calls: 0,
+    }
 }
 
 /// Runs the algorithm of `opts`, adding its findings to `notes`.

@@ -208,17 +208,16 @@ fn predict(
 }
 
 /// Each node's part of the formula that gives `tree`: the formula it was
-/// predicted by, or a known one it matches (to 65,536 summands).
+/// predicted by, or a known one (as the summary matches them, to
+/// `MATCH_LIMIT` summands) whose tree it is.
 fn parts_of(tree: &SummationTree, inferred: Option<&Inferred>) -> Option<Vec<u32>> {
-    let formula: Formula = match inferred {
-        Some(i) => i.formula.parse().ok()?,
-        None if tree.n() <= 1 << 16 => fprev::formula::known::matching(tree)?
-            .formula
-            .parse()
-            .ok()?,
-        None => return None,
-    };
-    formula.parts(tree)
+    match inferred {
+        Some(i) => i.formula.parse::<Formula>().ok()?.parts(tree),
+        None if tree.n() <= fprev::shape::MATCH_LIMIT => fprev::formula::known::KNOWN
+            .iter()
+            .find_map(|k| k.formula.parse::<Formula>().ok()?.parts(tree)),
+        None => None,
+    }
 }
 
 /// Proves the `predicted` tree with one masked query per node where `-n`
