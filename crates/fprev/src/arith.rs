@@ -541,9 +541,9 @@ impl Arithmetic {
     }
 
     /// For each node of `tree`, by node index: whether it ends a chain of
-    /// compensated steps (it is one, and its parent, if any, is not).
-    pub fn chain_ends(&self, tree: &SummationTree) -> Vec<bool> {
-        let keys = NodeKey::all(tree);
+    /// compensated steps (it is one, and its parent, if any, is not);
+    /// `keys` are the tree's ([`NodeKey::all`]).
+    pub fn chain_ends(&self, tree: &SummationTree, keys: &[NodeKey]) -> Vec<bool> {
         let compensated = |v: NodeIndex| self.at(&keys[v.index()]).compensated;
         let mut ends = vec![false; tree.graph().node_count()];
         for v in tree.post_order() {

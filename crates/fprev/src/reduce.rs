@@ -96,7 +96,7 @@ impl Replay {
             replay.arithmetic = Some(vec![model.default; order.len()]);
         }
         if let Some(keys) = keys.as_ref().filter(|_| compensated) {
-            let ends = model.chain_ends(tree);
+            let ends = model.chain_ends(tree, keys);
             replay.chain_ends = Some(order.iter().map(|node| ends[node.index()]).collect());
             let step = |v: NodeIndex| {
                 !tree.children(v).is_empty() && model.at(&keys[v.index()]).compensated

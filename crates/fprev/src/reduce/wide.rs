@@ -3,7 +3,7 @@
 //! keeps the 64 bits the hardware keeps and the result is rounded to the
 //! black box's type once, from the root's own value.
 
-use crate::arith::{Extended, NodeArithmetic};
+use crate::arith::{Extended, NodeArithmetic, Rounding};
 use crate::format::Format;
 
 /// Evaluates the nodes (children's slots `slots[starts[k]..starts[k + 1]]`,
@@ -26,9 +26,11 @@ pub(super) fn evaluate(
         .iter()
         .enumerate()
         .map(|(i, &v)| match rest.get(i) {
-            Some(&low) if low != 0.0 => {
-                Extended::from_f64(v).add(Extended::from_f64(low), Format::X87, Default::default())
-            }
+            Some(&low) if low != 0.0 => Extended::from_f64(v).add(
+                Extended::from_f64(low),
+                Format::X87,
+                Rounding::NearestEven,
+            ),
             _ => Extended::from_f64(v),
         })
         .collect();

@@ -584,7 +584,8 @@ fn dropping_ends(
     /// and the inputs asked, at most, when the answer is neither way.
     const DRAWS: usize = 2048;
     const ASKS: usize = 4;
-    let is_end = model.chain_ends(tree);
+    let keys = NodeKey::all(tree);
+    let is_end = model.chain_ends(tree, &keys);
     let ends: Vec<NodeIndex> = tree
         .post_order()
         .into_iter()
@@ -593,7 +594,6 @@ fn dropping_ends(
     if ends.is_empty() {
         return Ok((Vec::new(), 0));
     }
-    let keys = NodeKey::all(tree);
     let end_keys: Vec<NodeKey> = ends.iter().map(|v| keys[v.index()]).collect();
     let format = probe.format();
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
