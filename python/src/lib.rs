@@ -13,7 +13,7 @@ use fprev::probe::python::{Described, PythonProbe};
 use fprev::reduce::{
     Replay, binary_tree_sum, binary_tree_sum_threads, prerounded_sum, prerounded_sum_threads,
 };
-use fprev::reveal::arithmetic::{ArithOptions, reveal_arithmetic};
+use fprev::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
 use fprev::reveal::{Algorithm, Observer, Options, Progress, Silent};
 use fprev::{Error, Format, SummationTree};
 use numpy::PyReadonlyArray1;
@@ -444,21 +444,29 @@ fn reveal(
     let mut stats = revelation.stats;
     let mut arithmetic = None;
     let confirmation = if confirm > 0 {
-        let mut report = check_row(&revelation.tree, &mut probe, confirm, 0, 0)
-            .map_err(|e| from_probe(&mut probe, e))?;
         let mut why_not = String::new();
-        if arith {
-            let options = ArithOptions::after(&report, confirm);
-            match reveal_arithmetic(&mut probe, &revelation.tree, &options) {
-                Ok(found) => {
+        let report = if arith {
+            let options = ArithOptions {
+                trials: confirm,
+                ..ArithOptions::default()
+            };
+            let confirmed = confirm_arithmetic(&mut probe, &revelation.tree, None, &options, true)
+                .map_err(|e| from_probe(&mut probe, e))?;
+            let report = confirmed.report().clone();
+            match confirmed.arithmetic {
+                Some(Ok(found)) => {
                     stats.arithmetic_calls = found.calls;
                     arithmetic = Some(found.model);
-                    report = found.confirmation;
                 }
-                Err(Error::BlackBox(why)) => why_not = format!(" ({why})"),
-                Err(e) => return Err(from_probe(&mut probe, e)),
+                Some(Err(Error::BlackBox(why))) => why_not = format!(" ({why})"),
+                Some(Err(e)) => return Err(from_probe(&mut probe, e)),
+                None => {}
             }
-        }
+            report
+        } else {
+            check_row(&revelation.tree, &mut probe, confirm, 0, 0)
+                .map_err(|e| from_probe(&mut probe, e))?
+        };
         if let Some(m) = &report.mismatch {
             let message = format!(
                 "{label}: the order is revealed, but a replay of it in plain rounded additions \

@@ -54,7 +54,9 @@ impl Inputs {
         let span = (hi - lo + 1) as u64;
         match format {
             Format::F64 => lay_out(x, n, rng, lo, span, 52, |v| v),
-            Format::F32 => lay_out(x, n, rng, lo, span, 23, |v| v as f32 as f64),
+            // 23 fraction bits and an exponent within f32's normal range
+            // (from -36 up): an f32 already.
+            Format::F32 => lay_out(x, n, rng, lo, span, 23, |v| v),
             _ => lay_out(x, n, rng, lo, span, 23, |v| format.round(v)),
         }
         if self == Inputs::Cancelling {
@@ -95,19 +97,22 @@ fn lay_out(
     };
     // The random words first, in one go; then a loop free of the
     // generator's state, which the compiler can vectorise.
-    let mut words = vec![0u64; if f_bits <= 23 { n.div_ceil(2) } else { n }];
+    let per_word = if f_bits <= 23 { 2 } else { 1 };
+    let mut words = vec![0u64; n.div_ceil(per_word)];
     rng.fill(&mut words[..]);
     x.clear();
-    if f_bits <= 23 {
-        x.extend(
-            words
-                .iter()
-                .flat_map(|&w| [value(w & 0xffff_ffff), value(w >> 32)]),
-        );
-        x.truncate(n);
+    x.resize(words.len() * per_word, 0.0);
+    if per_word == 2 {
+        for (pair, &w) in x.chunks_exact_mut(2).zip(&words) {
+            pair[0] = value(w & 0xffff_ffff);
+            pair[1] = value(w >> 32);
+        }
     } else {
-        x.extend(words.iter().map(|&w| value(w)));
+        for (v, &w) in x.iter_mut().zip(&words) {
+            *v = value(w);
+        }
     }
+    x.truncate(n);
 }
 
 /// Shuffles `x` uniformly. Fisher-Yates reads and writes anywhere in `x`,

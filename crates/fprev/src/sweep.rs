@@ -27,7 +27,7 @@ use crate::formula::Formula;
 use crate::formula::infer::{Inference, infer};
 use crate::order::Order;
 use crate::probe::{Probe, ProbeOptions};
-use crate::reveal::arithmetic::{ArithOptions, reveal_arithmetic};
+use crate::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
 use crate::reveal::{Options, Silent, Stats, reveal};
 use crate::shape::Shape;
 use crate::tree::SummationTree;
@@ -304,22 +304,24 @@ pub fn sweep_with(
             let mut accumulator = None;
             let (outcome, stats) = match reveal(&mut black_box, opts) {
                 Ok(r) => {
-                    let report = check_row(&r.tree, &mut black_box, confirm, 0, opts.row)?;
-                    if report.mismatch.is_none() && confirm > 0 {
-                        accumulator = report.accumulator;
-                    }
                     let mut stats = r.stats;
                     // Plain additions differ: a model of what each node
                     // computes may still replay the bits. A black box that
-                    // multiplies is asked always: plain additions were
-                    // replayed with y = 1, its products on random y.
-                    let seek = report.mismatch.is_some() || black_box.multiplies();
-                    let found = (seek && confirm > 0 && opts.row == 0)
-                        .then(|| {
-                            let arith = ArithOptions::after(&report, confirm);
-                            reveal_arithmetic(&mut black_box, &r.tree, &arith).ok()
-                        })
-                        .flatten();
+                    // multiplies is asked always, its products on random y.
+                    let (report, found) = if confirm > 0 && opts.row == 0 {
+                        let arith = ArithOptions {
+                            trials: confirm,
+                            ..ArithOptions::default()
+                        };
+                        let c = confirm_arithmetic(&mut black_box, &r.tree, None, &arith, false)?;
+                        (c.report().clone(), c.arithmetic.and_then(|a| a.ok()))
+                    } else {
+                        let report = check_row(&r.tree, &mut black_box, confirm, 0, opts.row)?;
+                        (report, None)
+                    };
+                    if report.mismatch.is_none() && confirm > 0 {
+                        accumulator = report.accumulator;
+                    }
                     if let Some(f) = found {
                         stats.arithmetic_calls = f.calls;
                         arithmetic = Some(f.model);

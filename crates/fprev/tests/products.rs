@@ -386,6 +386,85 @@ fn the_arithmetic_reveal_finds_the_fused_multiply_add_in_c() {
     }
 }
 
+/// A black box that multiplies is confirmed by one replay of its model on
+/// random x and y, which replays the order too: the replay in plain
+/// additions with y = 1 is not made, and the reveal costs exactly its
+/// trials less. Where that model is wrong (a node the sample of nodes did
+/// not ask), the reveal starts again, plain replay first, and finds it.
+#[test]
+fn one_replay_on_random_x_and_y_confirms_a_dot_s_order_and_its_model() {
+    use fprev::arith::{NodeArithmetic, NodeKey};
+    use fprev::check::{check_models, check_row};
+    use fprev::reveal::arithmetic::{ArithOptions, confirm_arithmetic, reveal_arithmetic};
+    let dir = TempDir::new().unwrap();
+    let lib = build_dots(dir.path());
+    let n = 100;
+    let tree = fprev::order::Order::Sequential.tree(n);
+    let opts = ArithOptions::default();
+
+    let spec = dot_spec(&lib, "fma_dot_f32");
+    let mut probe = open(&spec, n, Format::F32, None);
+    let one = confirm_arithmetic(&mut *probe, &tree, None, &opts, true).unwrap();
+    assert!(one.plain.is_none(), "{spec}: a plain replay was made");
+    let found = one.arithmetic.expect("sought").unwrap();
+    assert_eq!(found.confirmation.trials, opts.trials);
+    assert!(found.confirmation.mismatch.is_none());
+    assert!(found.model.products.is_some(), "{}", found.model);
+    // The same reveal after a plain replay, as before: the same model, and
+    // the plain replay's trials more.
+    let plain = check_row(&tree, &mut *probe, opts.trials, 0, 0).unwrap();
+    assert!(plain.mismatch.is_none());
+    let after = ArithOptions::after(&plain, opts.trials);
+    let two = reveal_arithmetic(&mut *probe, &tree, &after).unwrap();
+    assert_eq!(two.model, found.model);
+    assert_eq!(
+        plain.trials as u64 + two.calls,
+        found.calls + opts.trials as u64
+    );
+    // And the model replays the C function on other inputs.
+    let (again, matched) = check_models(
+        &tree,
+        std::slice::from_ref(&found.model),
+        &mut *probe,
+        200,
+        7,
+        0,
+    )
+    .unwrap();
+    assert!(matched.is_some(), "{spec}: {:?}", again.mismatch);
+
+    let spec = dot_spec(&lib, "bf16_step_dot_f32");
+    let mut probe = open(&spec, n, Format::F32, None);
+    let one = confirm_arithmetic(&mut *probe, &tree, None, &opts, true).unwrap();
+    let plain = one
+        .plain
+        .as_ref()
+        .expect("the model failed: a plain replay");
+    assert!(
+        plain.mismatch.is_some(),
+        "plain f32 additions replayed {spec}"
+    );
+    let found = one.arithmetic.expect("sought").unwrap();
+    let model = &found.model;
+    let bf16 = NodeKey { first: 0, size: 38 };
+    for size in 2..=n {
+        let key = NodeKey { first: 0, size };
+        let want = match key == bf16 {
+            true => Format::Bf16,
+            false => Format::F32,
+        };
+        assert_eq!(
+            model.at(&key),
+            NodeArithmetic::ieee(want),
+            "{spec}: {model}"
+        );
+    }
+    assert!(found.confirmation.mismatch.is_none());
+    let (again, matched) =
+        check_models(&tree, std::slice::from_ref(model), &mut *probe, 200, 7, 0).unwrap();
+    assert!(matched.is_some(), "{spec}: {:?}", again.mismatch);
+}
+
 #[test]
 fn dylib_sums_do_not_multiply_and_dylib_dot_errors_are_one_line() {
     let dir = TempDir::new().unwrap();

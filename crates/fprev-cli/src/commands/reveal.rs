@@ -8,7 +8,7 @@ use fprev::check;
 use fprev::document::TreeDocument;
 use fprev::error::{Error, Report, Result};
 use fprev::formula::Formula;
-use fprev::reveal::arithmetic::{ArithOptions, reveal_arithmetic, reveal_arithmetic_by_parts};
+use fprev::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
 use fprev::reveal::{self};
 
 use fprev::document::Inferred;
@@ -65,19 +65,19 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     let mut arithmetic = None;
     let mut confirmation = None;
     if a.confirm.confirm > 0 {
-        let report = check::check_row(&tree, &mut black_box, a.confirm.confirm, 0, options.row)?;
         let mut found = None;
-        if !a.confirm.no_arith && options.row == 0 {
+        let report = if !a.confirm.no_arith && options.row == 0 {
             let arith = ArithOptions {
+                trials: a.confirm.confirm,
                 every_node: a.confirm.every_node,
-                ..ArithOptions::after(&report, a.confirm.confirm)
+                ..ArithOptions::default()
             };
-            let found_by = match parts_of(&tree, inferred.as_ref()) {
-                Some(parts) => reveal_arithmetic_by_parts(&mut black_box, &tree, &parts, &arith),
-                None => reveal_arithmetic(&mut black_box, &tree, &arith),
-            };
-            match found_by {
-                Ok(f) => {
+            let parts = parts_of(&tree, inferred.as_ref());
+            let confirmed =
+                confirm_arithmetic(&mut black_box, &tree, parts.as_deref(), &arith, true)?;
+            let report = confirmed.report().clone();
+            match confirmed.arithmetic {
+                Some(Ok(f)) => {
                     stats.arithmetic_calls = f.calls;
                     let (products, inputs) = if f.model.products.is_some() {
                         (format!(", {} products", f.products_asked), "random x and y")
@@ -93,12 +93,16 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
                 }
                 // Plain additions replayed it, yet its products were not
                 // explained: said, since the tree's confirmation had y = 1.
-                Err(e) if report.mismatch.is_some() || black_box.multiplies() => {
+                Some(Err(e)) if black_box.multiplies() || report.mismatch.is_some() => {
                     eprintln!("fprev: note: arithmetic: {}", Report(&e));
                 }
-                Err(e) => tracing::info!("arithmetic: {}", Report(&e)),
+                Some(Err(e)) => tracing::info!("arithmetic: {}", Report(&e)),
+                None => {}
             }
-        }
+            report
+        } else {
+            check::check_row(&tree, &mut black_box, a.confirm.confirm, 0, options.row)?
+        };
         confirmation = Some(match (&report.mismatch, found) {
             (_, Some(f)) => {
                 let c = check::Confirmation::from(&f.confirmation);

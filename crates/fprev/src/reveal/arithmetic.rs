@@ -48,7 +48,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
-use crate::check::{CheckReport, check_models, check_models_all};
+use crate::check::{CheckReport, check_models, check_models_all, check_row};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::inputs::Inputs;
@@ -161,7 +161,7 @@ pub fn reveal_arithmetic(
     tree: &SummationTree,
     opts: &ArithOptions,
 ) -> Result<ArithmeticRevelation> {
-    reveal_with_parts(probe, tree, None, opts)
+    reveal_with_parts(probe, tree, None, opts, false)
 }
 
 /// [`reveal_arithmetic`] of a tree a formula gives, with each node's part
@@ -178,21 +178,109 @@ pub fn reveal_arithmetic_by_parts(
     parts: &[u32],
     opts: &ArithOptions,
 ) -> Result<ArithmeticRevelation> {
-    if parts.len() != tree.graph().node_count() {
-        return Err(Error::Input(format!(
+    parts_fit(tree, parts)?;
+    reveal_with_parts(probe, tree, Some(parts), opts, false)
+}
+
+/// Whether `parts` gives a part to each node of `tree`.
+fn parts_fit(tree: &SummationTree, parts: &[u32]) -> Result<()> {
+    match parts.len() == tree.graph().node_count() {
+        true => Ok(()),
+        false => Err(Error::Input(format!(
             "{} parts for a tree of {} nodes",
             parts.len(),
             tree.graph().node_count()
-        )));
+        ))),
     }
-    reveal_with_parts(probe, tree, Some(parts), opts)
 }
 
+/// A revealed tree's confirmation by replay, and its arithmetic.
+#[derive(Debug)]
+pub struct Confirmed {
+    /// The tree replayed in plain additions, in the formats
+    /// [`check_row`](crate::check::check_row) tries; `None` where the
+    /// model's own replay confirmed the tree instead (of a black box that
+    /// multiplies, on random `x` and `y`).
+    pub plain: Option<CheckReport>,
+    /// The arithmetic, where it was sought: always of a black box that
+    /// multiplies, else where `seek` said so or plain additions did not
+    /// replay the black box.
+    pub arithmetic: Option<Result<ArithmeticRevelation>>,
+}
+
+impl Confirmed {
+    /// The replay that says whether the tree is confirmed: the model's,
+    /// where one was found, else the one in plain additions.
+    pub fn report(&self) -> &CheckReport {
+        match (&self.arithmetic, &self.plain) {
+            (Some(Ok(found)), _) => &found.confirmation,
+            (_, Some(plain)) => plain,
+            (_, None) => unreachable!("no plain replay only where a model was found"),
+        }
+    }
+}
+
+/// Confirms `tree`, the black box's revealed order, and reveals what its
+/// nodes compute, as `fprev reveal` and `fprev sweep` do, with
+/// `opts.trials` random inputs each replay.
+///
+/// A black box that multiplies (dot, GEMV, GEMM) has its model replayed on
+/// random `x` and `y`, products included, which confirms the order too: a
+/// sample of nodes saying every node adds in plain additions is not
+/// replayed apart first, and no replay in plain additions with `y = 1` is
+/// made, unless that model fails (then the reveal is made again, as for a
+/// black box that only adds). One replay then does the work of two.
+/// Otherwise the tree is replayed in plain additions first, and the
+/// arithmetic (with `parts` of a formula's tree, see
+/// [`reveal_arithmetic_by_parts`]) is sought where `seek` or where those
+/// do not replay the black box, reusing that replay where its sample says
+/// every node adds so.
+pub fn confirm_arithmetic(
+    probe: &mut dyn Probe,
+    tree: &SummationTree,
+    parts: Option<&[u32]>,
+    opts: &ArithOptions,
+    seek: bool,
+) -> Result<Confirmed> {
+    if let Some(parts) = parts {
+        parts_fit(tree, parts)?;
+    }
+    if probe.multiplies() && opts.trials > 0 {
+        match reveal_with_parts(probe, tree, parts, opts, true) {
+            Ok(found) => {
+                return Ok(Confirmed {
+                    plain: None,
+                    arithmetic: Some(Ok(found)),
+                });
+            }
+            Err(Error::BlackBox(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let plain = check_row(tree, probe, opts.trials, 0, 0)?;
+    let arithmetic = (opts.trials > 0 && (seek || probe.multiplies() || plain.mismatch.is_some()))
+        .then(|| {
+            let opts = ArithOptions {
+                confirmed_plain: ArithOptions::after(&plain, opts.trials).confirmed_plain,
+                ..*opts
+            };
+            reveal_with_parts(probe, tree, parts, &opts, false)
+        });
+    Ok(Confirmed {
+        plain: Some(plain),
+        arithmetic,
+    })
+}
+
+/// With `with_products`, a black box that multiplies has a sample that
+/// says every node adds in plain IEEE additions replayed only with its
+/// products ([`confirm_arithmetic`]).
 fn reveal_with_parts(
     probe: &mut dyn Probe,
     tree: &SummationTree,
     parts: Option<&[u32]>,
     opts: &ArithOptions,
+    with_products: bool,
 ) -> Result<ArithmeticRevelation> {
     if tree.n() != probe.n() {
         return Err(Error::Input(format!(
@@ -203,17 +291,26 @@ fn reveal_with_parts(
     }
     let fallback = NodeArithmetic::ieee(probe.accumulator());
     let mut asker = Asker::new(probe, tree)?;
-    let mut leaves = products::LeafAsker::new(&mut *asker.probe, tree);
+    let mut leaves = products::LeafAsker::new(&mut *asker.probe, tree, &asker.keys);
     let inputs = leaves.inputs()?;
     let input_calls = leaves.calls;
-    let outcome = search(&mut asker, tree, fallback, inputs, parts, opts);
+    let with_products = with_products && asker.probe.multiplies();
+    let outcome = search(
+        &mut asker,
+        tree,
+        fallback,
+        inputs,
+        parts,
+        opts,
+        with_products,
+    );
     // Answers that fit no rounded addition, or a model that replays
     // nothing: a compensated sum is named as such.
     let unexplained = match outcome {
         Ok(Ok(mut found)) => {
             found.calls += input_calls;
             if asker.probe.multiplies() {
-                reveal_products(&mut *asker.probe, tree, &mut found, opts)?;
+                reveal_products(&mut *asker.probe, tree, &asker.keys, &mut found, opts)?;
             }
             return Ok(found);
         }
@@ -250,6 +347,7 @@ fn search(
     inputs: Option<Format>,
     parts: Option<&[u32]>,
     opts: &ArithOptions,
+    with_products: bool,
 ) -> Result<std::result::Result<ArithmeticRevelation, Arithmetic>> {
     let nodes = asker.askable();
     // A fused root's window shows without a sibling; its rounding does not.
@@ -298,12 +396,22 @@ fn search(
         // each answer costs replays of its chain's subtree.
         let ends_by = by_parts.as_deref().map(|groups| (groups, &nodes[..]));
         let model = modeled(&per_node, None);
-        let (dropping, spent) = dropping_ends(asker.probe, tree, &model, ends_by, opts)?;
+        let (dropping, spent) =
+            dropping_ends(asker.probe, tree, &asker.keys, &model, ends_by, opts)?;
         trials += spent;
         let settled = |per_node: &[NodeArithmetic], root: Option<NodeArithmetic>| {
             modeled(per_node, root).dropping_error_at(&dropping)
         };
-        let (report, model, spent) = confirm(&per_node, &settled, asker.probe, tree, opts)?;
+        let first = model.dropping_error_at(&dropping);
+        let (report, model, spent) = confirm(
+            first,
+            &per_node,
+            &settled,
+            asker.probe,
+            tree,
+            opts,
+            with_products,
+        )?;
         trials += spent;
         if let Some(model) = model {
             let method = if asker.asked == nodes.len() {
@@ -373,10 +481,11 @@ fn ask_parts<T: Copy + PartialEq>(
 fn reveal_products(
     probe: &mut dyn Probe,
     tree: &SummationTree,
+    keys: &[NodeKey],
     found: &mut ArithmeticRevelation,
     opts: &ArithOptions,
 ) -> Result<()> {
-    let mut leaves = products::LeafAsker::new(probe, tree);
+    let mut leaves = products::LeafAsker::new(probe, tree, keys);
     leaves.rounding_inputs_to(found.model.inputs);
     // Two classes, each asked in runs: summands added to another summand
     // (where an FMA chain starts, with one product rounded: few, so all
@@ -575,6 +684,7 @@ fn model_of(
 fn dropping_ends(
     probe: &mut dyn Probe,
     tree: &SummationTree,
+    keys: &[NodeKey],
     model: &Arithmetic,
     by_parts: Option<(&[Vec<usize>], &[NodeIndex])>,
     opts: &ArithOptions,
@@ -584,8 +694,7 @@ fn dropping_ends(
     /// and the inputs asked, at most, when the answer is neither way.
     const DRAWS: usize = 2048;
     const ASKS: usize = 4;
-    let keys = NodeKey::all(tree);
-    let is_end = model.chain_ends(tree, &keys);
+    let is_end = model.chain_ends(tree, keys);
     let ends: Vec<NodeIndex> = tree
         .post_order()
         .into_iter()
@@ -631,7 +740,7 @@ fn dropping_ends(
         let under = tree.leaves_under(v);
         // With 0 elsewhere every node above the end adds it to 0, exactly:
         // the end's own subtree replays what the whole tree would.
-        let (sub, sub_model) = subtree(tree, v, &keys, model);
+        let (sub, sub_model) = subtree(tree, v, keys, model);
         let sub_end = NodeKey::all(&sub)[sub.root().index()];
         let keeps = Replay::with_arithmetic(&sub, &sub_model).returning(format);
         let drops = Replay::with_arithmetic(&sub, &sub_model.dropping_error_at(&[sub_end]))
@@ -735,17 +844,35 @@ fn subtree(
     (sub, sub_model)
 }
 
-/// Replays the model of `nodes` with its root as its children, and with
-/// each other arithmetic at the root, and returns the first that matches
-/// every trial.
+/// Replays `first`, the model of `nodes` with its root as its children
+/// (`model_of(per_node, None)`), and the model with each other arithmetic
+/// at the root, and returns the first that matches every trial. A model of
+/// plain additions goes unreplayed where they replayed the black box
+/// already, or (`with_products`) where the replay of its products will
+/// replay it too.
 fn confirm(
+    first: Arithmetic,
     per_node: &[NodeArithmetic],
     model_of: &dyn Fn(&[NodeArithmetic], Option<NodeArithmetic>) -> Arithmetic,
     probe: &mut dyn Probe,
     tree: &SummationTree,
     opts: &ArithOptions,
+    with_products: bool,
 ) -> Result<(CheckReport, Option<Arithmetic>, u64)> {
-    let first = model_of(per_node, None);
+    let plain = |format| {
+        first
+            == Arithmetic {
+                inputs: first.inputs,
+                ..Arithmetic::uniform(NodeArithmetic::ieee(format))
+            }
+    };
+    if with_products && plain(first.default.format) {
+        let report = CheckReport {
+            model: Some(first.clone()),
+            ..CheckReport::default()
+        };
+        return Ok((report, Some(first), 0));
+    }
     if let Some(format) = opts.confirmed_plain
         && first == Arithmetic::uniform(NodeArithmetic::ieee(format))
     {

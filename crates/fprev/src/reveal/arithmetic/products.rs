@@ -7,9 +7,10 @@
 //! rounding in question would drop and a second summand that cancels the
 //! rest exactly:
 //!
-//! - **inputs**: `1 + 2^-q` under one child of a node and `-1` under the
-//!   other leave `2^-q` when the inputs keep `q` fraction bits; the
-//!   largest such `q` names the format they are rounded to;
+//! - **inputs**: `1 + 2^-q` and `-1`, two summands added to each other
+//!   (else under the root's two children), leave `2^-q` when the inputs
+//!   keep `q` fraction bits; the largest such `q` names the format they
+//!   are rounded to (no node below them rounds them first);
 //! - **a product**: `x_i = 1.5` and `y_i = 1 - 2^-k` multiply to
 //!   `1.5 - 1.5 2^-k`, which takes `k + 2` significant bits; `-1.5` in the
 //!   other child of `i`'s parent (two bits, exact in any format) leaves
@@ -51,6 +52,8 @@ const MAX_VALUES: usize = 1 << 26;
 pub(super) struct LeafAsker<'p> {
     pub(super) probe: &'p mut dyn Probe,
     tree: &'p SummationTree,
+    /// The tree's node keys ([`NodeKey::all`]).
+    keys: &'p [NodeKey],
     /// For each summand: a summand under its parent's other child, when
     /// that parent adds two terms.
     partner: Vec<Option<usize>>,
@@ -70,10 +73,14 @@ pub(super) struct LeafAsker<'p> {
 }
 
 impl<'p> LeafAsker<'p> {
-    pub(super) fn new(probe: &'p mut dyn Probe, tree: &'p SummationTree) -> Self {
+    /// An asker of `probe`, whose order is `tree`, with node keys `keys`.
+    pub(super) fn new(
+        probe: &'p mut dyn Probe,
+        tree: &'p SummationTree,
+        keys: &'p [NodeKey],
+    ) -> Self {
         let n = tree.n();
         let precision = probe.format().precision();
-        let keys = NodeKey::all(tree);
         let mut partner = vec![None; n];
         for node in tree.post_order() {
             if let [l, r] = tree.children(node)[..] {
@@ -87,6 +94,7 @@ impl<'p> LeafAsker<'p> {
         LeafAsker {
             probe,
             tree,
+            keys,
             partner,
             precision,
             rows: vec![0],
@@ -125,16 +133,20 @@ impl<'p> LeafAsker<'p> {
     /// every bit of its input format.
     pub(super) fn inputs(&mut self) -> Result<Option<Format>> {
         let format = self.probe.format();
-        let root = self.tree.root();
-        let children = self.tree.children(root);
-        if children.len() < 2 {
-            return Ok(None);
-        }
-        let keys = NodeKey::all(self.tree);
-        let (a, b) = (
-            keys[children[0].index()].first,
-            keys[children[1].index()].first,
-        );
+        // Two summands added to each other, where there are: no node below
+        // their sum rounds them, whatever the nodes elsewhere keep.
+        let cherry = (0..self.tree.n())
+            .find(|&i| self.paired(i))
+            .and_then(|i| Some((i, self.partner[i]?)));
+        let children = self.tree.children(self.tree.root());
+        let (a, b) = match cherry {
+            Some(pair) => pair,
+            None if children.len() >= 2 => (
+                self.keys[children[0].index()].first,
+                self.keys[children[1].index()].first,
+            ),
+            None => return Ok(None),
+        };
         let top = format.precision() - 1;
         let mut kept = |q: u32| -> Result<bool> {
             let tiny = 2f64.powi(-(q as i32));
@@ -208,18 +220,25 @@ impl<'p> LeafAsker<'p> {
         while !left.is_empty() {
             let mut call: Vec<usize> = Vec::with_capacity(rows.len());
             let mut later = Vec::new();
-            for q in left {
+            let mut rest = left.into_iter();
+            // Once the call is full the rest wait as they are: a black box
+            // of one row asks one question a call.
+            for q in rest.by_ref() {
                 let i = questions[q].0;
                 let clash = call.iter().any(|&c| {
                     let j = questions[c].0;
                     self.partner[i] == Some(j) || self.partner[j] == Some(i)
                 });
-                if call.len() < rows.len() && !clash {
-                    call.push(q);
-                } else {
+                if clash {
                     later.push(q);
+                    continue;
+                }
+                call.push(q);
+                if call.len() == rows.len() {
+                    break;
                 }
             }
+            later.extend(rest);
             left = later;
             for (&q, &r) in call.iter().zip(&rows) {
                 let (i, other, [x, y, partner, _]) = self.question(questions[q]);
