@@ -1,5 +1,5 @@
 //! What the arithmetic reveal adds to a reveal, next to the order reveal
-//! it follows: calls and wall time, medians of seven runs, for
+//! it follows: calls and wall time, medians of eleven runs, for
 //! `numpy:sum` and `blas:dot` (f32) at n = 1,024 and 16,384, and at 16,383
 //! where sdot has a tail in f64. The target is a share under 25%.
 //!
@@ -26,7 +26,7 @@ use fprev::probe::ProbeOptions;
 use fprev::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
 use fprev::{Format, Options, reveal};
 
-const RUNS: usize = 7;
+const RUNS: usize = 11;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);

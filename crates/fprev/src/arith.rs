@@ -499,21 +499,26 @@ impl Arithmetic {
     ) -> Self {
         let order = tree.post_order();
         let per_node: Vec<NodeArithmetic> = order.iter().map(|&node| of(node)).collect();
-        let mut counts: BTreeMap<(u32, bool, &str), (usize, NodeArithmetic)> = BTreeMap::new();
+        // The classes are few (a format and a rounding each), so a list
+        // scanned per node is quicker than a map; sorted by class after,
+        // ties go to the last class in that order.
+        let mut counts: Vec<((u32, bool, &str), usize, NodeArithmetic)> = Vec::new();
         for a in &per_node {
-            let entry = counts
-                .entry((
-                    a.format.precision(),
-                    a.rounding == Rounding::TowardZero,
-                    a.format.name(),
-                ))
-                .or_insert((0, *a));
-            entry.0 += 1;
+            let class = (
+                a.format.precision(),
+                a.rounding == Rounding::TowardZero,
+                a.format.name(),
+            );
+            match counts.iter_mut().find(|(c, ..)| *c == class) {
+                Some((_, count, _)) => *count += 1,
+                None => counts.push((class, 1, *a)),
+            }
         }
+        counts.sort_by(|a, b| a.0.cmp(&b.0));
         let default = counts
-            .values()
-            .max_by_key(|(count, _)| *count)
-            .map(|(_, a)| *a)
+            .iter()
+            .max_by_key(|(_, count, _)| *count)
+            .map(|(.., a)| *a)
             .unwrap_or(NodeArithmetic::ieee(Format::F64));
         // Keys only where a node differs: most models have none.
         let keys = per_node
