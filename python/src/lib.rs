@@ -452,7 +452,7 @@ fn reveal(
             };
             let confirmed = confirm_arithmetic(&mut probe, &revelation.tree, None, &options, true)
                 .map_err(|e| from_probe(&mut probe, e))?;
-            let report = confirmed.report().clone();
+            let report = confirmed.report;
             match confirmed.arithmetic {
                 Some(Ok(found)) => {
                     stats.arithmetic_calls = found.calls;

@@ -36,7 +36,8 @@ queries each; --every-node asks them all, --no-arith none). The tree is
 confirmed with that model, which the tree file keeps: a mixed-precision
 kernel (OpenBLAS's sdot adds its tail in f64) is confirmed, a compensated sum
 is named. A dot product, GEMV or GEMM is also asked how it rounds each product
-(exact as in an FMA, or to a format first) and replayed on random x and y. A
+(exact as in an FMA, or to a format first) and replayed on random x and y:
+that one replay confirms the order and the model. A
 tree no model replays is still printed, marked as not confirmed, and the first
 input that differs is saved to a file.
 

@@ -314,7 +314,7 @@ pub fn sweep_with(
                             ..ArithOptions::default()
                         };
                         let c = confirm_arithmetic(&mut black_box, &r.tree, None, &arith, false)?;
-                        (c.report().clone(), c.arithmetic.and_then(|a| a.ok()))
+                        (c.report, c.arithmetic.and_then(|a| a.ok()))
                     } else {
                         let report = check_row(&r.tree, &mut black_box, confirm, 0, opts.row)?;
                         (report, None)

@@ -75,7 +75,7 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             let parts = parts_of(&tree, inferred.as_ref());
             let confirmed =
                 confirm_arithmetic(&mut black_box, &tree, parts.as_deref(), &arith, true)?;
-            let report = confirmed.report().clone();
+            let report = confirmed.report;
             match confirmed.arithmetic {
                 Some(Ok(f)) => {
                     stats.arithmetic_calls = f.calls;

@@ -197,6 +197,9 @@ fn parts_fit(tree: &SummationTree, parts: &[u32]) -> Result<()> {
 /// A revealed tree's confirmation by replay, and its arithmetic.
 #[derive(Debug)]
 pub struct Confirmed {
+    /// The replay that says whether the tree is confirmed: the model's,
+    /// where one was found, else the one in plain additions.
+    pub report: CheckReport,
     /// The tree replayed in plain additions, in the formats
     /// [`check_row`](crate::check::check_row) tries; `None` where the
     /// model's own replay confirmed the tree instead (of a black box that
@@ -206,18 +209,6 @@ pub struct Confirmed {
     /// multiplies, else where `seek` said so or plain additions did not
     /// replay the black box.
     pub arithmetic: Option<Result<ArithmeticRevelation>>,
-}
-
-impl Confirmed {
-    /// The replay that says whether the tree is confirmed: the model's,
-    /// where one was found, else the one in plain additions.
-    pub fn report(&self) -> &CheckReport {
-        match (&self.arithmetic, &self.plain) {
-            (Some(Ok(found)), _) => &found.confirmation,
-            (_, Some(plain)) => plain,
-            (_, None) => unreachable!("no plain replay only where a model was found"),
-        }
-    }
 }
 
 /// Confirms `tree`, the black box's revealed order, and reveals what its
@@ -235,6 +226,21 @@ impl Confirmed {
 /// [`reveal_arithmetic_by_parts`]) is sought where `seek` or where those
 /// do not replay the black box, reusing that replay where its sample says
 /// every node adds so.
+///
+/// ```
+/// use fprev::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
+/// use fprev::{Order, probe::ProbeOptions};
+///
+/// let opts = ProbeOptions { n: Some(64), ..Default::default() };
+/// let mut bb = fprev::open("native:pairwise", &opts).unwrap();
+/// let tree = Order::Pairwise.tree(64);
+/// let confirmed = confirm_arithmetic(&mut bb, &tree, None, &ArithOptions::default(), true)
+///     .unwrap();
+/// // A sum: plain additions replayed it, and their replay confirms the model.
+/// assert!(confirmed.plain.as_ref().unwrap().mismatch.is_none());
+/// let found = confirmed.arithmetic.unwrap().unwrap();
+/// assert!(found.model.is_uniform());
+/// ```
 pub fn confirm_arithmetic(
     probe: &mut dyn Probe,
     tree: &SummationTree,
@@ -249,6 +255,7 @@ pub fn confirm_arithmetic(
         match reveal_with_parts(probe, tree, parts, opts, true) {
             Ok(found) => {
                 return Ok(Confirmed {
+                    report: found.confirmation.clone(),
                     plain: None,
                     arithmetic: Some(Ok(found)),
                 });
@@ -266,7 +273,12 @@ pub fn confirm_arithmetic(
             };
             reveal_with_parts(probe, tree, parts, &opts, false)
         });
+    let report = match &arithmetic {
+        Some(Ok(found)) => found.confirmation.clone(),
+        _ => plain.clone(),
+    };
     Ok(Confirmed {
+        report,
         plain: Some(plain),
         arithmetic,
     })
