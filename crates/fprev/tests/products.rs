@@ -463,6 +463,19 @@ fn one_replay_on_random_x_and_y_confirms_a_dot_s_order_and_its_model() {
     let (again, matched) =
         check_models(&tree, std::slice::from_ref(model), &mut *probe, 200, 7, 0).unwrap();
     assert!(matched.is_some(), "{spec}: {:?}", again.mismatch);
+    // Told, wrongly, that plain additions replayed it, the reveal finds no
+    // rounding of the products that does, and says so in one line.
+    let told = ArithOptions {
+        confirmed_plain: Some(Format::F32),
+        ..opts
+    };
+    let error = reveal_arithmetic(&mut *probe, &tree, &told)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("no rounding of its products") && !error.contains("  "),
+        "{error}"
+    );
 }
 
 #[test]

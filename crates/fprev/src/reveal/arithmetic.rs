@@ -549,7 +549,9 @@ fn reveal_products(
         }
     }
     Err(Error::BlackBox(format!(
-        "the black box's nodes add as {}, but no rounding of its products reproduces its          dot products: its products answered as rounded in one format each, yet a replay          on random x and y differs",
+        "the black box's nodes add as {}, but no rounding of its products reproduces its \
+         dot products: its products answered as rounded in one format each, yet a replay \
+         on random x and y differs",
         found.model
     )))
 }
