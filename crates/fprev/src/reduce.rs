@@ -50,12 +50,9 @@ pub struct Replay {
     /// What each inner node computes, in the same order, where an
     /// arithmetic model says (`None`: IEEE additions in `acc` throughout).
     arithmetic: Option<Vec<NodeArithmetic>>,
-    /// Where the model has compensated nodes: for each inner node, whether
-    /// it ends a chain of them (it returns its sum less its error).
-    chain_ends: Option<Vec<bool>>,
-    /// Where the model has compensated nodes: for each inner node, whether
-    /// its running sum is its second child (a loop run right to left).
-    running_second: Vec<bool>,
+    /// Where the model has compensated nodes: each inner node's place in
+    /// a chain of them.
+    steps: Option<Vec<Step>>,
     /// The format inputs are rounded to first, where the model says.
     inputs: Option<Format>,
     /// How the products are rounded, where the model says (`None`:
@@ -97,27 +94,32 @@ impl Replay {
         }
         if let Some(keys) = keys.as_ref().filter(|_| compensated) {
             let ends = model.chain_ends(tree, keys);
-            replay.chain_ends = Some(order.iter().map(|node| ends[node.index()]).collect());
             let step = |v: NodeIndex| {
                 !tree.children(v).is_empty() && model.at(&keys[v.index()]).compensated
             };
             // A chain run right to left has each step's running sum second:
             // the second child is a step and the first is not, or, at the
             // chain's first step, its parent step has it second.
-            replay.running_second = order
-                .iter()
-                .map(|&v| match tree.children(v) {
-                    &[first, second] if step(v) => {
-                        (step(second) && !step(first))
-                            || (!step(first)
-                                && !step(second)
-                                && tree
-                                    .parent(v)
-                                    .is_some_and(|p| step(p) && tree.children(p)[1] == v))
-                    }
-                    _ => false,
-                })
-                .collect();
+            let running_second = |v: NodeIndex| match tree.children(v) {
+                &[first, second] if step(v) => {
+                    (step(second) && !step(first))
+                        || (!step(first)
+                            && !step(second)
+                            && tree
+                                .parent(v)
+                                .is_some_and(|p| step(p) && tree.children(p)[1] == v))
+                }
+                _ => false,
+            };
+            replay.steps = Some(
+                order
+                    .iter()
+                    .map(|&v| Step {
+                        ends_chain: ends[v.index()],
+                        running_second: running_second(v),
+                    })
+                    .collect(),
+            );
         }
         replay.inputs = model.inputs;
         replay.products = model.products.clone();
@@ -171,8 +173,7 @@ impl Replay {
             slots,
             starts,
             arithmetic: None,
-            chain_ends: None,
-            running_second: Vec::new(),
+            steps: None,
             inputs: None,
             products: None,
             wide: acc == Format::X87,
@@ -324,11 +325,7 @@ impl Replay {
     fn add_up(&self, values: &mut Vec<f64>, rest: &[f64], xy: &[&[f64]]) -> f64 {
         if self.wide {
             let node = |k| self.node(k);
-            let steps = self
-                .chain_ends
-                .as_deref()
-                .map(|ends| (ends, &self.running_second[..]));
-            let (slots, starts) = (&self.slots, &self.starts);
+            let (slots, starts, steps) = (&self.slots, &self.starts, self.steps.as_deref());
             return wide::evaluate(values, rest, slots, starts, node, steps, self.result);
         }
         // IEEE additions in f32 of f32 values are f32's own additions, a
@@ -375,7 +372,7 @@ impl Replay {
         let inner = self.starts.len() - 1;
         let node = |k: usize| self.node(k);
         values.reserve(inner);
-        if rest.is_empty() && self.slots.len() == 2 * inner && self.chain_ends.is_none() {
+        if rest.is_empty() && self.slots.len() == 2 * inner && self.steps.is_none() {
             // Every node adds two values: the loop a replay spends its
             // time in, kept free of the general case's branches.
             for (k, ops) in self.slots.chunks_exact(2).enumerate() {
@@ -386,7 +383,7 @@ impl Replay {
         }
         let mut terms = Vec::new();
         // What each compensated node carries to its parent (0 for others).
-        let mut carried = match self.chain_ends {
+        let mut carried = match self.steps {
             Some(_) => vec![0.0; values.len() + inner],
             None => Vec::new(),
         };
@@ -395,12 +392,12 @@ impl Replay {
             let ops = &self.slots[w[0] as usize..w[1] as usize];
             let v = match *ops {
                 [a, b] if node.compensated => {
-                    let (s, x) = running_sum_first([a, b], self.running_second[k]);
-                    let ends = self.chain_ends.as_ref().is_some_and(|ends| ends[k]);
+                    let step = Step::at(self.steps.as_deref(), k);
+                    let (s, x) = step.operands([a, b]);
                     let (v, error) = compensated_step(
                         (values[s], carried[s]),
                         values[x],
-                        ends && !node.drops_error,
+                        step.ends_chain && !node.drops_error,
                         |p, q| node.rounding.add(node.format, p, q),
                     );
                     carried[values.len()] = error;
@@ -433,11 +430,27 @@ impl Replay {
     }
 }
 
-/// The slots of a compensated step's running sum and of its new term.
-fn running_sum_first([a, b]: [u32; 2], running_second: bool) -> (usize, usize) {
-    match running_second {
-        true => (b as usize, a as usize),
-        false => (a as usize, b as usize),
+/// A compensated node's place in its chain.
+#[derive(Clone, Copy, Debug, Default)]
+struct Step {
+    /// It ends the chain: it returns its sum less its error.
+    ends_chain: bool,
+    /// Its running sum is its second child (a loop run right to left).
+    running_second: bool,
+}
+
+impl Step {
+    /// Inner node `k`'s place, of `steps` (none: a step alone).
+    fn at(steps: Option<&[Step]>, k: usize) -> Step {
+        steps.map_or(Step::default(), |steps| steps[k])
+    }
+
+    /// The slots of the step's running sum and of its new term.
+    fn operands(self, [a, b]: [u32; 2]) -> (usize, usize) {
+        match self.running_second {
+            true => (b as usize, a as usize),
+            false => (a as usize, b as usize),
+        }
     }
 }
 

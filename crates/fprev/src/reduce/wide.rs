@@ -7,17 +7,17 @@ use crate::arith::{Extended, NodeArithmetic, Rounding};
 use crate::format::Format;
 
 /// Evaluates the nodes (children's slots `slots[starts[k]..starts[k + 1]]`,
-/// each node's arithmetic `node(k)`; of compensated steps, `steps`: where
-/// each ends a chain and where its running sum is its second child) on
-/// the summands `values` (`rest[i]`: what summand `i`'s exact
-/// product has beyond its `f64` value), and rounds the root to `result`.
+/// each node's arithmetic `node(k)`; of compensated steps, `steps`: each
+/// node's place in its chain) on the summands `values` (`rest[i]`: what
+/// summand `i`'s exact product has beyond its `f64` value), and rounds the
+/// root to `result`.
 pub(super) fn evaluate(
     values: &[f64],
     rest: &[f64],
     slots: &[u32],
     starts: &[u32],
     node: impl Fn(usize) -> NodeArithmetic,
-    steps: Option<(&[bool], &[bool])>,
+    steps: Option<&[super::Step]>,
     result: Format,
 ) -> f64 {
     // A product an `f64` cannot hold enters the wide format rounded to its
@@ -47,13 +47,12 @@ pub(super) fn evaluate(
         let ops = &slots[w[0] as usize..w[1] as usize];
         let v = match *ops {
             [a, b] if node.compensated => {
-                let second = steps.is_some_and(|(_, second)| second[k]);
-                let (s, x) = super::running_sum_first([a, b], second);
-                let ends = steps.is_some_and(|(ends, _)| ends[k]);
+                let step = super::Step::at(steps, k);
+                let (s, x) = step.operands([a, b]);
                 let (v, error) = super::compensated_step(
                     (wide[s], carried[s]),
                     wide[x],
-                    ends && !node.drops_error,
+                    step.ends_chain && !node.drops_error,
                     add,
                 );
                 carried[wide.len()] = error;
