@@ -668,7 +668,11 @@ fn dropping_ends(
         // With 0 elsewhere every node above the end adds it to 0, exactly:
         // the end's own subtree replays what the whole tree would.
         let (sub, sub_model) = subtree(tree, v, keys, model);
-        let sub_end = NodeKey::all(&sub)[sub.root().index()];
+        // The end is the subtree's root: all its summands, renumbered from 0.
+        let sub_end = NodeKey {
+            first: 0,
+            size: under.len(),
+        };
         let keeps = Replay::with_arithmetic(&sub, &sub_model).returning(format);
         let drops = Replay::with_arithmetic(&sub, &sub_model.dropping_error_at(&[sub_end]))
             .returning(format);
