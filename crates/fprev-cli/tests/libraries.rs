@@ -1067,28 +1067,25 @@ fn a_compensated_sum_is_modelled_or_named_but_never_confirmed_as_plain() {
     let dir = TempDir::new().unwrap();
     let lib = build_library(dir.path(), "lib").display().to_string();
     // Kahan's loop left to right: its order, and each node a compensated
-    // step, the last one returning its sum with its error dropped.
-    let out = run_in(
-        dir.path(),
-        &["reveal", &format!("dylib:{lib}:kahan_f32"), "-n", "40"],
-    );
-    let text = assert_ok(&out);
-    assert_eq!(first_line(&text), sequential(0..40));
-    assert!(
-        text.contains("# arithmetic: f32 compensated, 1 node f32 compensated dropping its error\n"),
-        "{text}"
-    );
-    // Right to left too: each step's running sum is its second child.
-    let out = run_in(
-        dir.path(),
-        &["reveal", &format!("dylib:{lib}:kahan_rev_f32"), "-n", "40"],
-    );
-    let text = assert_ok(&out);
-    assert_eq!(first_line(&text), reverse(40));
-    assert!(
-        text.contains("# arithmetic: f32 compensated, 1 node f32 compensated dropping its error\n"),
-        "{text}"
-    );
+    // step, the last one returning its sum with its error dropped; right to
+    // left too, each step's running sum its second child.
+    for (symbol, order) in [
+        ("kahan_f32", sequential(0..40)),
+        ("kahan_rev_f32", reverse(40)),
+    ] {
+        let out = run_in(
+            dir.path(),
+            &["reveal", &format!("dylib:{lib}:{symbol}"), "-n", "40"],
+        );
+        let text = assert_ok(&out);
+        assert_eq!(first_line(&text), order, "{symbol}");
+        assert!(
+            text.contains(
+                "# arithmetic: f32 compensated, 1 node f32 compensated dropping its error\n"
+            ),
+            "{symbol}: {text}"
+        );
+    }
     // Errors summed apart in double: its arithmetic is named, not modelled.
     let kahan = format!("dylib:{lib}:cascade_f32");
     let out = run_in(dir.path(), &["reveal", &kahan, "-n", "40", "-o", "k0.json"]);
