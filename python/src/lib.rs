@@ -936,8 +936,17 @@ fn replay(
 /// The `fprev` command line on `argv` (as `sys.argv`, the program first),
 /// run in this interpreter with the GIL released (its Python black boxes
 /// take it back); returns the exit status. The console script calls it.
+/// The command runs in a child process forked by `os.fork`, which keeps
+/// the interpreter sound in both processes (see `fprev_cli::supervise`).
 #[pyfunction]
 fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> i32 {
+    let fork = || {
+        let pid = py.import("os")?.call_method0("fork")?;
+        pid.extract::<i32>()
+    };
+    if let Some(code) = fprev_cli::supervise(|| fork().ok()) {
+        return code;
+    }
     py.detach(|| fprev_cli::run_main(argv))
 }
 

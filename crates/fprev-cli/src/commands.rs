@@ -57,10 +57,9 @@ pub(crate) fn run(command: Command) -> Result<i32> {
     }
 }
 
-/// Opens `spec` with its calls guarded (crash line, --timeout).
+/// Opens `spec`, the opening and its calls guarded (crash line, --timeout).
 fn open_guarded(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn probe::Probe>> {
-    let inner = fprev::open(spec, opts)?;
-    Ok(Box::new(guard::Guarded::new(inner, spec)))
+    Ok(Box::new(guard::open(spec, || fprev::open(spec, opts))?))
 }
 
 impl GuardArgs {

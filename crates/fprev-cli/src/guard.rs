@@ -10,20 +10,123 @@
 //! lets the signal end the process as it would have.
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use fprev::error::Result;
 use fprev::format::Format;
 use fprev::probe::{Batch, Probe};
 
-/// The black box's spec, for the crash line (leaked once per process).
-static SPEC: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
-static SPEC_LEN: AtomicUsize = AtomicUsize::new(0);
-/// Whether a call of the black box is under way.
-static IN_CALL: AtomicBool = AtomicBool::new(false);
-/// Milliseconds since [`epoch`] when the call under way started.
-static CALL_STARTED: AtomicU64 = AtomicU64::new(0);
+/// What the black box is doing: read by the crash and interrupt handlers,
+/// the watchdog, and, after this process has ended, by the `fprev` process
+/// that supervises it (`supervisor`), through shared memory. Atomics
+/// only, so every reader is safe in a signal handler.
+#[repr(C)]
+pub(crate) struct State {
+    /// [`IDLE`], [`OPENING`] or [`CALLING`].
+    phase: AtomicU8,
+    /// Milliseconds since [`epoch`] when that phase started.
+    started: AtomicU64,
+    /// The exit status this process ends with on purpose, set just before
+    /// it ends; -1 until then.
+    finished: AtomicI32,
+    /// The black box's spec, for the lines that name it (cut to its
+    /// first `SPEC_MAX` bytes).
+    spec_len: AtomicUsize,
+    spec: [AtomicU8; SPEC_MAX],
+}
+
+const SPEC_MAX: usize = 2048;
+
+/// No black box is being opened or called.
+pub(crate) const IDLE: u8 = 0;
+/// The black box is being opened (a library loaded, a module imported).
+pub(crate) const OPENING: u8 = 1;
+/// A call of the black box is under way.
+pub(crate) const CALLING: u8 = 2;
+
+impl State {
+    const fn new() -> Self {
+        State {
+            phase: AtomicU8::new(IDLE),
+            started: AtomicU64::new(0),
+            finished: AtomicI32::new(-1),
+            spec_len: AtomicUsize::new(0),
+            spec: [const { AtomicU8::new(0) }; SPEC_MAX],
+        }
+    }
+
+    /// What the black box was doing.
+    pub(crate) fn phase(&self) -> u8 {
+        self.phase.load(Ordering::SeqCst)
+    }
+
+    /// The status this process ended with on purpose, if it did.
+    pub(crate) fn finished(&self) -> Option<i32> {
+        Some(self.finished.load(Ordering::SeqCst)).filter(|&code| code >= 0)
+    }
+
+    /// The spec of the last black box named, if any.
+    pub(crate) fn spec(&self) -> Option<String> {
+        let len = self.spec_len.load(Ordering::SeqCst);
+        let bytes: Vec<u8> = self.spec[..len]
+            .iter()
+            .map(|b| b.load(Ordering::SeqCst))
+            .collect();
+        (len > 0).then(|| String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    fn enter(&self, phase: u8) {
+        self.started
+            .store(epoch().elapsed().as_millis() as u64, Ordering::SeqCst);
+        self.phase.store(phase, Ordering::SeqCst);
+    }
+}
+
+/// This process's state when no supervisor shares it.
+static LOCAL: State = State::new();
+/// The state in use: [`LOCAL`], or one in memory shared with a supervisor.
+static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
+
+pub(crate) fn state() -> &'static State {
+    let shared = STATE.load(Ordering::SeqCst);
+    if shared.is_null() {
+        &LOCAL
+    } else {
+        // SAFETY: set once by `share` to a mapping never unmapped.
+        unsafe { &*shared }
+    }
+}
+
+/// Moves the state into memory shared with the processes forked after it,
+/// and returns it; `None` when no such memory can be mapped.
+pub(crate) fn share() -> Option<&'static State> {
+    // SAFETY: a fresh anonymous mapping, large enough for a State; zeroed
+    // memory is a valid State but for `finished`, stored below.
+    unsafe {
+        let map = libc::mmap(
+            std::ptr::null_mut(),
+            std::mem::size_of::<State>(),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if map == libc::MAP_FAILED {
+            return None;
+        }
+        let shared = map.cast::<State>();
+        (*shared).finished.store(-1, Ordering::SeqCst);
+        STATE.store(shared, Ordering::SeqCst);
+    }
+    Some(state())
+}
+
+/// Records that this process ends now, on purpose, with `code`, for the
+/// supervisor (async-signal-safe: one atomic store).
+pub(crate) fn finished(code: i32) {
+    state().finished.store(code, Ordering::SeqCst);
+}
 
 fn epoch() -> Instant {
     static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
@@ -85,11 +188,15 @@ unsafe fn set(signal: c_int, handler: usize, previous: *mut libc::sigaction) -> 
     }
 }
 
-/// Names the black box in the crash line.
-pub fn name_black_box(spec: &str) {
-    let leaked: &'static mut [u8] = spec.as_bytes().to_vec().leak();
-    SPEC_LEN.store(leaked.len(), Ordering::SeqCst);
-    SPEC.store(leaked.as_mut_ptr(), Ordering::SeqCst);
+/// Names the black box in the lines that report it.
+fn name_black_box(spec: &str) {
+    let state = state();
+    let bytes = &spec.as_bytes()[..spec.len().min(SPEC_MAX)];
+    state.spec_len.store(0, Ordering::SeqCst);
+    for (to, from) in state.spec.iter().zip(bytes) {
+        to.store(*from, Ordering::SeqCst);
+    }
+    state.spec_len.store(bytes.len(), Ordering::SeqCst);
 }
 
 fn write_stderr(bytes: &[u8]) {
@@ -100,13 +207,16 @@ fn write_stderr(bytes: &[u8]) {
 }
 
 fn write_spec() {
-    let ptr = SPEC.load(Ordering::SeqCst);
-    if ptr.is_null() {
+    let state = state();
+    let len = state.spec_len.load(Ordering::SeqCst);
+    if len == 0 {
         write_stderr(b"the black box");
-    } else {
-        // SAFETY: SPEC points at a leaked buffer of SPEC_LEN bytes.
-        write_stderr(unsafe { std::slice::from_raw_parts(ptr, SPEC_LEN.load(Ordering::SeqCst)) });
     }
+    let mut bytes = [0u8; SPEC_MAX];
+    for (to, from) in bytes.iter_mut().zip(&state.spec[..len]) {
+        *to = from.load(Ordering::SeqCst);
+    }
+    write_stderr(&bytes[..len]);
 }
 
 extern "C" fn on_crash(signal: c_int) {
@@ -114,7 +224,7 @@ extern "C" fn on_crash(signal: c_int) {
     // SAFETY: restores the action in place before install (or the default)
     // and re-raises, so the signal ends the process as it would have.
     unsafe {
-        if IN_CALL.load(Ordering::SeqCst) {
+        if state().phase() != IDLE {
             write_stderr(b"fprev: error: ");
             write_spec();
             write_stderr(b": the black box crashed (");
@@ -144,13 +254,14 @@ extern "C" fn on_crash(signal: c_int) {
 }
 
 extern "C" fn on_interrupt(signal: c_int) {
-    if IN_CALL.load(Ordering::SeqCst) {
+    if state().phase() != IDLE {
         write_stderr(b"\nfprev: interrupted while ");
         write_spec();
         write_stderr(b" ran; nothing was written\n");
     } else {
         write_stderr(b"\nfprev: interrupted; nothing was written\n");
     }
+    finished(128 + signal);
     // SAFETY: _exit ends the process without running anything else.
     unsafe { libc::_exit(128 + signal) }
 }
@@ -162,18 +273,22 @@ pub struct Guarded<P> {
     inner: P,
 }
 
-impl<P: Probe> Guarded<P> {
-    /// Guards `inner`, named `spec` in the lines above.
-    pub fn new(inner: P, spec: &str) -> Self {
-        name_black_box(spec);
-        Guarded { inner }
-    }
+/// Opens the black box `spec` with `open`, guarded as its calls are (the
+/// crash line, the timeout: a library's constructor or a module's import
+/// runs arbitrary code too).
+pub fn open<P: Probe>(spec: &str, open: impl FnOnce() -> Result<P>) -> Result<Guarded<P>> {
+    name_black_box(spec);
+    state().enter(OPENING);
+    let inner = open();
+    state().enter(IDLE);
+    Ok(Guarded { inner: inner? })
+}
 
+impl<P: Probe> Guarded<P> {
     fn call<R>(&mut self, f: impl FnOnce(&mut P) -> R) -> R {
-        CALL_STARTED.store(epoch().elapsed().as_millis() as u64, Ordering::SeqCst);
-        IN_CALL.store(true, Ordering::SeqCst);
+        state().enter(CALLING);
         let r = f(&mut self.inner);
-        IN_CALL.store(false, Ordering::SeqCst);
+        state().enter(IDLE);
         r
     }
 }
@@ -186,19 +301,26 @@ pub fn set_timeout(limit: Duration) {
 
 fn watch(limit: Duration) {
     let tick = (limit / 10).clamp(Duration::from_millis(10), Duration::from_millis(200));
+    let state = state();
     loop {
         std::thread::sleep(tick);
-        let started = CALL_STARTED.load(Ordering::SeqCst);
+        let phase = state.phase();
+        let started = state.started.load(Ordering::SeqCst);
         let now = epoch().elapsed().as_millis() as u64;
-        if IN_CALL.load(Ordering::SeqCst) && now.saturating_sub(started) > limit.as_millis() as u64
-        {
+        if phase != IDLE && now.saturating_sub(started) > limit.as_millis() as u64 {
+            let what = if phase == OPENING {
+                "opening the black box took"
+            } else {
+                "one call of the black box ran"
+            };
             write_stderr(b"fprev: error: ");
             write_spec();
             eprintln!(
-                ": one call of the black box ran longer than --timeout {} s and was stopped with \
-                 fprev; raise --timeout if it is only slow",
+                ": {what} longer than --timeout {} s and was stopped with fprev; raise \
+                 --timeout if it is only slow",
                 limit.as_secs_f64()
             );
+            finished(3);
             // SAFETY: _exit ends the process without unwinding the thread
             // stuck in the black box.
             unsafe { libc::_exit(3) }

@@ -6,7 +6,9 @@
 //! Two programs run it: the `fprev` binary (`src/main.rs`), and the Python
 //! package's `fprev` console script, which calls [`run_main`] inside the
 //! interpreter it was installed into, so that `numpy:`, `jax:`, `torch:`
-//! and `python:` black boxes are that environment's.
+//! and `python:` black boxes are that environment's. Both run it in a
+//! child process that [`supervise`] waits for, so that a black box ending
+//! the process is reported, never taken for the command's status.
 
 mod args;
 mod commands;
@@ -14,7 +16,10 @@ mod guard;
 mod mpi_job;
 mod output;
 mod progress;
+mod supervisor;
 mod write;
+
+pub use supervisor::{fork, supervise};
 
 use clap::Parser;
 
@@ -37,7 +42,14 @@ where
         Ok(session) => session,
         Err(e) => return report(&e),
     };
-    let code = command_line(args);
+    // A panic ends the process too, with Rust's status 101 and its message:
+    // recorded as an end on purpose, not as a black box's doing.
+    let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| command_line(args)))
+        .unwrap_or_else(|panic| {
+            guard::finished(101);
+            std::panic::resume_unwind(panic)
+        });
+    guard::finished(code);
     #[cfg(feature = "mpi")]
     if let Some(session) = session {
         session.finish(code);
