@@ -393,7 +393,9 @@ pub(crate) struct SurveyArgs {
         long,
         value_name = "FORMAT,…",
         value_delimiter = ',',
-        default_value = "f32,f64,f16,bf16"
+        default_value = "f32,f64,f16,bf16",
+        value_parser = PossibleValuesParser::new(Format::ALL.map(Format::name))
+            .map(|s| s.parse::<Format>().expect("a listed format"))
     )]
     pub(crate) dtypes: Vec<Format>,
     /// Sizes the formula is inferred from [default: those of `fprev explain`].

@@ -486,6 +486,29 @@ impl Survey {
         out
     }
 
+    /// Opens each black box of `specs` in each dtype of the plan it is
+    /// surveyed in, at the plan's smallest size, and returns the first
+    /// [`Error::Input`] (a malformed spec, a missing file): every entry of
+    /// it would fail with that error, and no rerun could mend it, so it is
+    /// a usage error found before surveying. Other errors are left to the
+    /// survey, which records them.
+    pub fn preflight(&self, specs: &[String], open: &mut Opener) -> Result<()> {
+        let Some(&n) = self.plan.sizes.0.iter().min() else {
+            return Ok(());
+        };
+        for (spec, dtype) in self.work().iter().filter(|(s, _)| specs.contains(s)) {
+            let opts = ProbeOptions {
+                n: Some(n),
+                ..options_for(spec, *dtype, &self.plan)
+            };
+            match open(spec, &opts) {
+                Err(e @ Error::Input(_)) => return Err(e),
+                _ => continue,
+            }
+        }
+        Ok(())
+    }
+
     /// The entry of `spec` in `dtype`, if surveyed.
     pub fn entry(&self, spec: &str, dtype: &str) -> Option<&Entry> {
         self.entries

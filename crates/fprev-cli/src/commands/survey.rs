@@ -63,12 +63,8 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
     let mut s = Survey::new(plan);
     s.machine.libraries = libraries;
     s.missing = missing;
-    std::fs::create_dir_all(&a.output).map_err(|e| {
-        Error::Input(format!(
-            "cannot create the directory {}: {e}",
-            a.output.display()
-        ))
-    })?;
+    s.preflight(&a.specs, &mut open_guarded)?;
+    let _lock = lock(&a.output)?;
     let json = a.output.join("survey.json");
     if json.exists() && !a.fresh {
         resume(&mut s, &json)?;
@@ -101,6 +97,39 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         return Ok(3);
     }
     Ok(0)
+}
+
+/// Makes the directory `dir` if missing and locks it for this survey: a
+/// second survey writing into it at the same time would replace this one's
+/// results with its own. The lock goes with the returned handle.
+fn lock(dir: &Path) -> Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::Input(format!(
+            "-o names the directory survey.json and index.html go into, and {} is a file: \
+             name a directory",
+            dir.display()
+        )));
+    }
+    let fail = |e: std::io::Error| {
+        Error::Input(format!(
+            "cannot create the directory {}: {}",
+            dir.display(),
+            e.kind()
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let handle = std::fs::File::open(dir).map_err(fail)?;
+    // SAFETY: flock(2) on a descriptor this function owns.
+    if unsafe { libc::flock(handle.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(Error::Input(format!(
+            "another fprev survey is writing into {}: wait for it to end, or give another -o \
+             directory",
+            dir.display()
+        )));
+    }
+    Ok(handle)
 }
 
 /// Keeps what `path` already holds, when it was made on this machine in

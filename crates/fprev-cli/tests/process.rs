@@ -1,0 +1,368 @@
+//! The command line against black boxes that end the process, against two
+//! runs sharing an output, and against output paths and flags that cannot
+//! be honoured: each is one clear line and its exit status, checked before
+//! the work where it can be, and no result is lost or silently inherited.
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+fn fprev() -> std::process::Command {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin!("fprev"))
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    fprev()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("fprev runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts exit `code` with exactly one line `fprev: error: ...` on stderr,
+/// nothing on stdout and no panic; returns that line.
+fn assert_error(out: &Output, code: i32) -> String {
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "expected exit {code}\nstdout: {}\nstderr: {err}",
+        stdout(out)
+    );
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one error line, got: {err:?}");
+    assert!(lines[0].starts_with("fprev: error: "), "{err}");
+    assert!(out.stdout.is_empty(), "stdout: {}", stdout(out));
+    lines[0].to_string()
+}
+
+/// C black boxes that end the process, hang, or add left to right.
+const C_SOURCE: &str = r#"
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+float exits_f32(const float *x, size_t n) { (void)x; (void)n; exit(0); }
+float underscore_exits_f32(const float *x, size_t n) { (void)x; (void)n; _exit(42); }
+float hang_f32(const float *x, size_t n) { (void)x; (void)n; for (;;) pause(); }
+float seq_f32(const float *x, size_t n) {
+    float s = 0.0f;
+    for (size_t i = 0; i < n; i++) s += x[i];
+    return s;
+}
+"#;
+
+/// Compiles [`C_SOURCE`] into `dir/libends.so` with `cc`.
+fn build_library(dir: &Path) -> PathBuf {
+    let source = dir.join("ends.c");
+    std::fs::write(&source, C_SOURCE).unwrap();
+    let lib = dir.join("libends.so");
+    let status = std::process::Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&source)
+        .status()
+        .expect("a C compiler `cc` on the PATH (apt-get install gcc)");
+    assert!(status.success(), "cc failed on {}", source.display());
+    lib
+}
+
+fn dylib(lib: &Path, symbol: &str) -> String {
+    format!("dylib:{}:{symbol}", lib.display())
+}
+
+// ---------------------------------------------------------------------------
+// A black box that ends the process
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_black_box_calling_exit_is_reported_and_never_passes() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path());
+    for symbol in ["exits_f32", "underscore_exits_f32"] {
+        let spec = dylib(&lib, symbol);
+        let out = run_in(dir.path(), &["reveal", &spec, "-n", "8"]);
+        let line = assert_error(&out, 3);
+        assert!(line.contains(&spec), "{line}");
+        assert!(line.contains("ended the process"), "{line}");
+    }
+    // A CI check against it fails too.
+    let tree = dir.path().join("t.json");
+    let out = fprev()
+        .current_dir(dir.path())
+        .args(["reveal", &dylib(&lib, "seq_f32"), "-n", "8", "-o"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = fprev()
+        .current_dir(dir.path())
+        .arg("check")
+        .arg(&tree)
+        .arg(dylib(&lib, "exits_f32"))
+        .output()
+        .unwrap();
+    let line = assert_error(&out, 3);
+    assert!(line.contains("exits_f32"), "{line}");
+}
+
+#[cfg(feature = "python")]
+#[test]
+fn a_python_black_box_calling_os_exit_is_reported() {
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("quits.py");
+    std::fs::write(&file, "import os\n\ndef f(x):\n    os._exit(0)\n").unwrap();
+    let spec = format!("python:{}:f", file.display());
+    let out = run_in(dir.path(), &["reveal", &spec, "-n", "8"]);
+    let line = assert_error(&out, 3);
+    assert!(line.contains(&spec), "{line}");
+    assert!(line.contains("ended the process"), "{line}");
+}
+
+#[cfg(feature = "python")]
+#[test]
+fn the_timeout_covers_opening_the_black_box() {
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("slow.py");
+    std::fs::write(
+        &file,
+        "import time\ntime.sleep(100)\n\ndef f(x):\n    return x.sum()\n",
+    )
+    .unwrap();
+    let spec = format!("python:{}:f", file.display());
+    let started = Instant::now();
+    let out = run_in(dir.path(), &["reveal", &spec, "-n", "8", "--timeout", "1"]);
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let line = assert_error(&out, 3);
+    assert!(line.contains("--timeout 1 s"), "{line}");
+}
+
+// ---------------------------------------------------------------------------
+// Surveys sharing a directory, and usage errors found before surveying
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_survey_directory_in_use_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path());
+    let hang = dylib(&lib, "hang_f32");
+    let survey = |spec: &str| {
+        let mut c = fprev();
+        c.current_dir(dir.path()).args([
+            "survey",
+            "--spec",
+            spec,
+            "--dtypes",
+            "f32",
+            "-n",
+            "2..4",
+            "--no-large",
+            "-o",
+            "here",
+        ]);
+        c
+    };
+    let mut first = survey(&hang)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first survey holds the directory once it has made it.
+    let started = Instant::now();
+    while !dir.path().join("here").exists() {
+        assert!(started.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let second = survey(&dylib(&lib, "seq_f32")).output().unwrap();
+    // SAFETY: kill(2) on the child this test started.
+    unsafe { libc::kill(first.id() as i32, libc::SIGTERM) };
+    let _ = first.wait();
+    let line = assert_error(&second, 2);
+    assert!(line.contains("another fprev survey"), "{line}");
+    assert!(!dir.path().join("here").join("survey.json").exists());
+}
+
+#[test]
+fn survey_o_naming_a_file_says_so() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("taken"), "x").unwrap();
+    let out = run_in(
+        dir.path(),
+        &["survey", "--spec", "native:pairwise", "-o", "taken"],
+    );
+    let line = assert_error(&out, 2);
+    assert!(line.contains("taken is a file"), "{line}");
+}
+
+#[test]
+fn survey_usage_errors_exit_2_before_surveying() {
+    let dir = TempDir::new().unwrap();
+    for args in [
+        (
+            &["--spec", "native:interleave(8"][..],
+            "native:interleave(8",
+        ),
+        (&["--spec", "native:pairwise", "--dtypes", "x87"][..], "x87"),
+    ] {
+        let (args, named) = args;
+        let out = run_in(
+            dir.path(),
+            &[&["survey", "-n", "1..4", "--no-large", "-o", "s"][..], args].concat(),
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("run the same command again"), "{err}");
+        // One line of fprev's, or clap's usage message, naming the culprit.
+        assert!(err.lines().next().unwrap_or("").contains(named), "{err}");
+        assert!(
+            !dir.path().join("s").join("survey.json").exists(),
+            "{args:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Output paths and formats checked before the work
+// ---------------------------------------------------------------------------
+
+#[test]
+fn an_output_path_naming_a_directory_is_refused_before_the_work() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path());
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    // The black box would end the process: exit 2 shows it was never called.
+    let exits = dylib(&lib, "exits_f32");
+    for args in [
+        &["reveal", &exits, "-n", "8", "--mismatch-out", "d"][..],
+        &["reveal", &exits, "-n", "8", "-o", "d"][..],
+        &["sweep", &exits, "-n", "2..4", "-o", "d"][..],
+    ] {
+        let line = assert_error(&run_in(dir.path(), args), 2);
+        assert!(line.contains("is a directory"), "{args:?}: {line}");
+    }
+    let tree = dir.path().join("t.json");
+    let out = fprev()
+        .current_dir(dir.path())
+        .args(["reveal", "native:pairwise", "-n", "8", "-o"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = fprev()
+        .current_dir(dir.path())
+        .arg("check")
+        .arg(&tree)
+        .args([&exits, "--mismatch-out", "d"])
+        .output()
+        .unwrap();
+    let line = assert_error(&out, 2);
+    assert!(line.contains("is a directory"), "{line}");
+}
+
+#[test]
+fn a_format_contradicting_the_extension_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let tree = dir.path().join("t.json");
+    let out = fprev()
+        .args(["reveal", "native:pairwise", "-n", "8", "-o"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let t = tree.to_str().unwrap();
+    for args in [
+        &[
+            "reveal",
+            "native:pairwise",
+            "-n",
+            "8",
+            "--format",
+            "dot",
+            "-o",
+            "x.svg",
+        ][..],
+        &[
+            "reveal",
+            "native:pairwise",
+            "-n",
+            "8",
+            "--format",
+            "text",
+            "-o",
+            "x.JSON",
+        ][..],
+        &["render", t, "--format", "json", "-o", "x.dot"][..],
+        &[
+            "sweep",
+            "native:pairwise",
+            "-n",
+            "2..4",
+            "--format",
+            "table",
+            "-o",
+            "x.json",
+        ][..],
+    ] {
+        let line = assert_error(&run_in(dir.path(), args), 2);
+        assert!(line.contains("--format"), "{args:?}: {line}");
+        let written: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().starts_with("x."))
+            .collect();
+        assert!(written.is_empty(), "{args:?} wrote {written:?}");
+    }
+    // A format and an extension that agree, or an extension naming none.
+    for args in [
+        &[
+            "reveal",
+            "native:pairwise",
+            "-n",
+            "8",
+            "--format",
+            "dot",
+            "-o",
+            "y.gv",
+        ][..],
+        &[
+            "reveal",
+            "native:pairwise",
+            "-n",
+            "8",
+            "--format",
+            "json",
+            "-o",
+            "y.tree",
+        ][..],
+        &[
+            "sweep",
+            "native:pairwise",
+            "-n",
+            "2..4",
+            "--format",
+            "json",
+            "-o",
+            "y.json",
+        ][..],
+    ] {
+        let out = run_in(dir.path(), args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+}
