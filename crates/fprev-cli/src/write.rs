@@ -42,6 +42,12 @@ pub(crate) fn format_of<F: Copy>(
 /// in an unwritable output.
 pub(crate) fn check_writable(path: Option<&Path>) -> Result<()> {
     let Some(path) = path else { return Ok(()) };
+    if path.is_dir() {
+        return Err(Error::Input(format!(
+            "cannot write {}: it is a directory (name a file)",
+            path.display()
+        )));
+    }
     if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().readonly()) {
         return Err(Error::Input(format!(
             "cannot write {}: the file is read-only (make it writable, or name another file)",

@@ -366,3 +366,51 @@ fn a_format_contradicting_the_extension_is_refused() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn a_mismatch_that_cannot_be_saved_does_not_lose_the_result() {
+    // /dev/full passes every check made before the work and fails the write.
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = TempDir::new().unwrap();
+    let tree = dir.path().join("t.json");
+    let out = fprev()
+        .args(["reveal", "native:pairwise", "-n", "8", "-o"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let t = tree.to_str().unwrap();
+    let check = |format: &str| {
+        run_in(
+            dir.path(),
+            &[
+                "check",
+                t,
+                "native:sequential",
+                "--mismatch-out",
+                "/dev/full",
+                "--format",
+                format,
+            ],
+        )
+    };
+    let out = check("text");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write /dev/full"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("could not be saved"),
+        "{}",
+        stdout(&out)
+    );
+    let out = check("json");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["ok"], false);
+    assert!(json["mismatch"]["input_file"].is_null(), "{json}");
+}

@@ -2,7 +2,7 @@
 //! and save the first input on which they differ (reveal's confirmation
 //! saves its mismatch the same way).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fprev::check::{self, Mismatch};
 use fprev::document::TreeDocument;
@@ -11,13 +11,15 @@ use fprev::format::Format;
 use serde_json::json;
 
 use super::open_guarded;
+use super::reveal::saved_to;
 use crate::args::{CheckArgs, Report};
-use crate::write::{self, write_out};
+use crate::write::{self, check_writable, write_out};
 
 /// Runs `fprev check`: 0 when every replay gives the black box's bits, 1
 /// when one differs (its input saved, in every --format and with --quiet).
 pub(super) fn run(a: CheckArgs) -> Result<i32> {
     let doc = TreeDocument::read(&a.tree)?;
+    check_writable(Some(&a.mismatch.mismatch_out))?;
     let mut opts = a.black_box.options(doc.dtype);
     opts.n = opts.n.or(Some(doc.tree.n()));
     a.guard.start();
@@ -32,9 +34,10 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
         None => check::check_row(&doc.tree, &mut black_box, trials, a.seed, a.row)?,
     };
     let file = &a.mismatch.mismatch_out;
-    if let Some(m) = &report.mismatch {
-        save_mismatch(file, &a.spec, black_box.format(), a.row, m)?;
-    }
+    let saved = match &report.mismatch {
+        Some(m) => save_mismatch(file, &a.spec, black_box.format(), a.row, m).then_some(file),
+        None => None,
+    };
     let tree = a.tree.display().to_string();
     match a.report.report() {
         Report::Quiet => {}
@@ -42,7 +45,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
             let (format, declared) = (black_box.format(), black_box.accumulator());
             write::println(report.summary(&tree, &a.spec, format, declared))?;
             if report.mismatch.is_some() {
-                write::println(format_args!("the input is saved to {}", file.display()))?;
+                write::println(saved_to(saved.map(PathBuf::as_path)))?;
             }
         }
         Report::Json => {
@@ -50,7 +53,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
                 json!({
                     "accumulator": m.accumulator.name(),
                     "black_box": m.black_box,
-                    "input_file": file.display().to_string(),
+                    "input_file": saved.map(|f| f.display().to_string()),
                     "kind": m.kind.to_string(),
                     "replayed": m.replayed,
                     "trial": m.trial,
@@ -77,14 +80,16 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
 }
 
 /// Saves the input on which a replay and the black box `spec` differ, with
-/// both results, as JSON.
+/// both results, as JSON; says whether it could. A failure is said in one
+/// line and never loses the result it belongs to (the path was checked
+/// before the work; a disk can still fill).
 pub(super) fn save_mismatch(
     path: &Path,
     spec: &str,
     format: Format,
     row: usize,
     m: &Mismatch,
-) -> Result<()> {
+) -> bool {
     let mut json = serde_json::json!({
         "probe": spec,
         "dtype": format.name(),
@@ -100,5 +105,11 @@ pub(super) fn save_mismatch(
     if let Some(y) = &m.weights {
         json["weights"] = serde_json::json!(y);
     }
-    write_out(format!("{json}\n").as_bytes(), Some(path))
+    match write_out(format!("{json}\n").as_bytes(), Some(path)) {
+        Ok(()) => true,
+        Err(e) => {
+            crate::report(&e);
+            false
+        }
+    }
 }

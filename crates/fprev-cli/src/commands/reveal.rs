@@ -28,6 +28,9 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     // Validate the output before spending time on the reveal.
     let format = a.output.resolve()?;
     check_writable(a.output.path())?;
+    if a.confirm.confirm > 0 {
+        check_writable(Some(&a.confirm.mismatch.mismatch_out))?;
+    }
     let opts = a.black_box.options(None);
     a.guard.start();
     let mut black_box = open_guarded(&a.spec, &opts)?;
@@ -113,9 +116,9 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             (Some(m), None) => {
                 let mut c = check::Confirmation::from(&report);
                 let file = &a.confirm.mismatch.mismatch_out;
-                save_mismatch(file, &a.spec, black_box.format(), options.row, m)?;
-                c.mismatch_file = Some(file.display().to_string());
-                warn_unconfirmed(&a.spec, &black_box, m, file);
+                let saved = save_mismatch(file, &a.spec, black_box.format(), options.row, m);
+                c.mismatch_file = saved.then(|| file.display().to_string());
+                warn_unconfirmed(&a.spec, &black_box, m, saved.then_some(file));
                 c
             }
         });
@@ -270,9 +273,18 @@ fn prove(
     Ok(Some(r))
 }
 
+/// Where the differing input went: `file`, or nowhere when it could not
+/// be written (that error already said why).
+pub(super) fn saved_to(file: Option<&Path>) -> String {
+    match file {
+        Some(file) => format!("the input is saved to {}", file.display()),
+        None => "the input could not be saved".into(),
+    }
+}
+
 /// The warning for an order whose replay, in plain additions and with no
 /// arithmetic model found, differs from the black box on input `m`.
-fn warn_unconfirmed(spec: &str, black_box: &dyn Probe, m: &check::Mismatch, file: &Path) {
+fn warn_unconfirmed(spec: &str, black_box: &dyn Probe, m: &check::Mismatch, file: Option<&Path>) {
     let format = black_box.format();
     let why = if format.round(m.black_box) != m.black_box {
         format!(
@@ -289,11 +301,11 @@ fn warn_unconfirmed(spec: &str, black_box: &dyn Probe, m: &check::Mismatch, file
     eprintln!(
         "fprev: warning: {spec}: the order is revealed, but a replay of it in plain rounded \
          additions ({} or wider) differs from the black box on random input {} ({}): {why}; \
-         the input is saved to {}",
+         {}",
         black_box.accumulator(),
         m.trial + 1,
         m.kind,
-        file.display()
+        saved_to(file)
     );
 }
 
