@@ -40,11 +40,9 @@ impl OutputArgs {
         stdout_or(self.output.as_deref())
     }
 
-    /// The format --format names, else the -o file's extension, else text.
+    /// The format --format names, else the -o file's extension, else text;
+    /// an extension naming another format than --format is an error.
     pub(crate) fn resolve(&self) -> Result<OutputFormat> {
-        if let Some(f) = self.format {
-            return Ok(f);
-        }
         let formats = [
             ("json", OutputFormat::Json),
             ("dot", OutputFormat::Dot),
@@ -52,7 +50,8 @@ impl OutputArgs {
             ("svg", OutputFormat::Svg),
             ("txt", OutputFormat::Text),
         ];
-        Ok(format_of(self.path(), &formats, "fprev")?.unwrap_or(OutputFormat::Text))
+        let format = format_of(self.format, self.path(), &formats, "fprev")?;
+        Ok(format.unwrap_or(OutputFormat::Text))
     }
 
     /// Writes `doc` in `format` (from [`resolve`](Self::resolve), called

@@ -14,27 +14,43 @@ pub(crate) fn stdout_or(path: Option<&Path>) -> Option<&Path> {
     path.filter(|p| p.as_os_str() != "-")
 }
 
-/// The format an output file's extension names, whatever its case; `None`
-/// for stdout or a file without an extension. An extension `formats` does
-/// not name is an error: writing text into `t.png` would only mislead.
-pub(crate) fn format_of<F: Copy>(
+/// The format of an output: `given` (`--format`), else the one the file's
+/// extension names, whatever its case; `None` for stdout or a file without
+/// an extension. An extension `formats` does not name is an error without
+/// `given` (writing text into `t.png` would only mislead), and one naming
+/// another format than `given` always is (DOT text in `t.svg`).
+pub(crate) fn format_of<F: Copy + PartialEq>(
+    given: Option<F>,
     path: Option<&Path>,
     formats: &[(&str, F)],
     command: &str,
 ) -> Result<Option<F>> {
     let Some(ext) = path.and_then(|p| p.extension()) else {
-        return Ok(None);
+        return Ok(given);
     };
     let ext = ext.to_string_lossy().to_lowercase();
-    match formats.iter().find(|(e, _)| *e == ext) {
-        Some((_, f)) => Ok(Some(*f)),
-        None => {
-            let known: Vec<String> = formats.iter().map(|(e, _)| format!(".{e}")).collect();
-            Err(Error::Input(format!(
-                "{command} cannot write a .{ext} file: name one ending in {}, or give --format",
-                known.join(", ")
-            )))
-        }
+    let named = formats.iter().find(|(e, _)| *e == ext).map(|(_, f)| *f);
+    let endings = |of: Option<F>| -> String {
+        let known: Vec<String> = formats
+            .iter()
+            .filter(|(_, f)| of.is_none_or(|of| *f == of))
+            .map(|(e, _)| format!(".{e}"))
+            .collect();
+        known.join(", ")
+    };
+    match (given, named) {
+        (Some(g), Some(n)) if g != n => Err(Error::Input(format!(
+            "--format contradicts -o {}: a .{ext} file holds another format; drop --format, or \
+             name a file ending in {}",
+            path.map_or(String::new(), |p| p.display().to_string()),
+            endings(Some(g))
+        ))),
+        (Some(g), _) => Ok(Some(g)),
+        (None, Some(n)) => Ok(Some(n)),
+        (None, None) => Err(Error::Input(format!(
+            "{command} cannot write a .{ext} file: name one ending in {}, or give --format",
+            endings(None)
+        ))),
     }
 }
 

@@ -414,7 +414,7 @@ fn reveal_output_unknown_extension_writes_text() {
 }
 
 #[test]
-fn reveal_explicit_format_overrides_extension() {
+fn reveal_explicit_format_names_the_format_of_a_file_whose_extension_names_none() {
     let dir = TempDir::new().unwrap();
     let out = run_in(
         dir.path(),
@@ -426,11 +426,11 @@ fn reveal_explicit_format_overrides_extension() {
             "--format",
             "text",
             "-o",
-            "t.json",
+            "t.tree",
         ],
     );
     assert_ok(&out);
-    let text = std::fs::read_to_string(dir.path().join("t.json")).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("t.tree")).unwrap();
     assert_eq!(text.lines().next().unwrap(), pairwise_text(0, 8));
 }
 

@@ -14,13 +14,8 @@ use crate::write::{check_writable, format_of, stdout_or, write_out};
 /// size's tree was not confirmed.
 pub(super) fn run(a: SweepArgs) -> Result<i32> {
     let output = stdout_or(a.output.as_deref());
-    let json = match a.format {
-        Some(f) => f == SweepFormat::Json,
-        None => {
-            let named = format_of(output, &[("json", true), ("txt", false)], "sweep")?;
-            named.unwrap_or(false)
-        }
-    };
+    let formats = [("json", SweepFormat::Json), ("txt", SweepFormat::Table)];
+    let json = format_of(a.format, output, &formats, "sweep")? == Some(SweepFormat::Json);
     check_writable(output)?;
     let threads: Vec<Option<usize>> = if a.threads.is_empty() {
         vec![None]
