@@ -1,8 +1,11 @@
 //! What the command line does when a black box misbehaves beyond a wrong
-//! answer: it hangs (`--timeout`), it crashes the process (a signal), or the
-//! user interrupts it (Ctrl-C, outside an MPI job). Each ends with one line saying so, and the
-//! exit status of the signal or of a black box that broke an assumption
-//! (3); files are written atomically, so none is left half-written.
+//! answer: it hangs (`--timeout`, in a call or while it is opened), it
+//! crashes the process (a signal), or the user interrupts it (Ctrl-C,
+//! outside an MPI job). Each ends with one line saying so, and the exit
+//! status of the signal or of a black box that broke an assumption (3);
+//! files are written atomically, so none is left half-written. One that
+//! ends the process itself is reported by the process supervising this
+//! one (`supervisor`), from the [`State`] kept here.
 //!
 //! A black box runs inside this process (a shared library, the embedded
 //! Python), so a crash cannot be caught and survived, only reported: the

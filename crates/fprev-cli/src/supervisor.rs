@@ -42,22 +42,27 @@ pub fn supervise(fork: impl FnOnce() -> Option<i32>) -> Option<i32> {
     }
     let state = guard::share()?;
     // A SIGCHLD ignored by whoever started fprev would reap the child
-    // before waitpid could see how it ended.
-    // SAFETY: setting and restoring the default action of SIGCHLD.
+    // before waitpid could see how it ended: the parent waits with the
+    // default action, the command runs with the one it was given.
+    // SAFETY: setting and restoring the action of SIGCHLD.
     let sigchld = unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+    let restore = || unsafe { libc::signal(libc::SIGCHLD, sigchld) };
     let parent = std::process::id() as i32;
-    let child = fork();
-    if child != Some(0) {
-        // SAFETY: as above.
-        unsafe { libc::signal(libc::SIGCHLD, sigchld) };
-    }
-    match child {
-        None => None,
+    match fork() {
+        None => {
+            restore();
+            None
+        }
         Some(0) => {
+            restore();
             end_with_parent(parent);
             None
         }
-        Some(child) => Some(wait_for(child, state)),
+        Some(child) => {
+            let code = wait_for(child, state);
+            restore();
+            Some(code)
+        }
     }
 }
 

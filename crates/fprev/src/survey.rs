@@ -497,9 +497,12 @@ impl Survey {
             return Ok(());
         };
         for (spec, dtype) in self.work().iter().filter(|(s, _)| specs.contains(s)) {
+            let opts = options_for(spec, *dtype, &self.plan);
+            // As the sweep opens it: K of a GEMV or GEMM is the size.
             let opts = ProbeOptions {
                 n: Some(n),
-                ..options_for(spec, *dtype, &self.plan)
+                shape: opts.shape.map(|[m, cols, _]| [m, cols, n]),
+                ..opts
             };
             match open(spec, &opts) {
                 Err(e @ Error::Input(_)) => return Err(e),
