@@ -414,3 +414,62 @@ fn a_mismatch_that_cannot_be_saved_does_not_lose_the_result() {
     assert_eq!(json["ok"], false);
     assert!(json["mismatch"]["input_file"].is_null(), "{json}");
 }
+
+/// The processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<i32> {
+    let out = std::process::Command::new("pgrep")
+        .args(["-P", &pid.to_string()])
+        .output()
+        .expect("pgrep runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+/// Whether process `pid` exists and has not ended (a zombie has).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_signal_to_fprev_ends_the_command_with_it_and_leaves_no_process() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path());
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        let mut fprev = fprev()
+            .args(["reveal", &dylib(&lib, "hang_f32"), "-n", "8"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let command = loop {
+            if let Some(&child) = children_of(fprev.id()).first() {
+                break child;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30));
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        // SAFETY: kill(2) on the process this test started.
+        unsafe { libc::kill(fprev.id() as i32, signal) };
+        let status = fprev.wait().unwrap();
+        assert_eq!(status.signal(), Some(signal), "{status:?}");
+        // The command's process ended too.
+        let started = Instant::now();
+        while running(command) {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the command's process {command} outlived fprev"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
