@@ -10,7 +10,10 @@
 //! here from that definition, never taken from an earlier run of fprev.
 //! OpenBLAS and BLIS pick their kernels for the CPU at run time, so their
 //! trees are only checked for consistency with the library; the reference
-//! BLAS adds left to right (its Fortran loops).
+//! BLAS adds left to right (its Fortran loops). The facts asserted of
+//! OpenBLAS's own kernels are those of its Haswell kernels, which every
+//! test here runs ([`OPENBLAS_KERNELS`]) whatever the CPU's newest kernel
+//! (an AVX-512 CPU's Cooperlake kernels add in other orders).
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -29,7 +32,23 @@ use tempfile::TempDir;
 const SIZES: [usize; 5] = [1, 2, 7, 64, 300];
 const FORMATS: [Format; 2] = [Format::F32, Format::F64];
 
+/// The OpenBLAS kernel set these tests run (`OPENBLAS_CORETYPE`, read
+/// when OpenBLAS loads): any x86-64 CPU with AVX2 and FMA runs it.
+const OPENBLAS_KERNELS: &str = "Haswell";
+
+/// Pins [`OPENBLAS_KERNELS`] for the black boxes this process loads; every
+/// in-process open goes through [`options`] or [`open_err`], which call
+/// it first.
+fn pin_openblas_kernels() {
+    static PIN: std::sync::Once = std::sync::Once::new();
+    // SAFETY: set once, before this process loads OpenBLAS (every load
+    // follows `options` or `open_err`), while other tests wait on the Once; no other
+    // thread of a test process writes the environment.
+    PIN.call_once(|| unsafe { std::env::set_var("OPENBLAS_CORETYPE", OPENBLAS_KERNELS) });
+}
+
 fn options(n: usize, format: Format, shape: Option<[usize; 3]>) -> ProbeOptions {
+    pin_openblas_kernels();
     ProbeOptions {
         n: Some(n),
         format,
@@ -44,6 +63,7 @@ fn open(spec: &str, n: usize, format: Format, shape: Option<[usize; 3]>) -> Box<
 }
 
 fn open_err(spec: &str, opts: &ProbeOptions) -> String {
+    pin_openblas_kernels();
     match fprev::open(spec, opts) {
         Ok(_) => panic!("{spec} opened, but should not have"),
         Err(Error::Input(msg)) => {
@@ -925,7 +945,9 @@ fn dylib_bad_specs_are_bad_input_with_one_clear_line() {
 // ---------------------------------------------------------------------------
 
 fn fprev() -> assert_cmd::Command {
-    assert_cmd::cargo::cargo_bin_cmd!("fprev")
+    let mut command = assert_cmd::cargo::cargo_bin_cmd!("fprev");
+    command.env("OPENBLAS_CORETYPE", OPENBLAS_KERNELS);
+    command
 }
 
 fn run(args: &[&str]) -> Output {
