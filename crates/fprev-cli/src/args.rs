@@ -253,7 +253,8 @@ pub(crate) struct RevealArgs {
 pub(crate) struct ConfirmArgs {
     /// Random inputs to replay the revealed tree on, compared with the black
     /// box bit for bit (0: do not confirm).
-    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS)]
+    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS,
+          value_parser = parse_confirm)]
     pub(crate) confirm: usize,
     /// After the order, find what each node computes (the format it rounds
     /// to, nearest or toward zero) by asking a sample of nodes, and confirm
@@ -352,7 +353,8 @@ pub(crate) struct SweepArgs {
     /// Random inputs to replay each revealed tree on, compared with the
     /// black box bit for bit (0: do not confirm); a size whose tree is not
     /// confirmed gets no order name.
-    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS)]
+    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS,
+          value_parser = parse_confirm)]
     pub(crate) confirm: usize,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
@@ -480,7 +482,8 @@ pub(crate) struct ExplainArgs {
     pub(crate) engine: EngineArgs,
     /// Random inputs to replay each revealed tree on (0: do not confirm);
     /// a tree whose replay differs still shows the order, and is used.
-    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS)]
+    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS,
+          value_parser = parse_confirm)]
     pub(crate) confirm: usize,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
@@ -550,8 +553,8 @@ pub(crate) struct CheckArgs {
     #[command(flatten)]
     pub(crate) black_box: BlackBoxArgs,
     /// Random inputs to try.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) trials: u64,
+    #[arg(long, default_value_t = 1000, value_parser = parse_trials)]
+    pub(crate) trials: usize,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
@@ -617,11 +620,37 @@ fn parse_pair(s: &str) -> std::result::Result<[usize; 2], String> {
     }
 }
 
-/// A positive number of seconds.
+/// The longest `--timeout`: about 31 years, past any wait one means.
+const MOST_SECONDS: f64 = 1e9;
+
+/// A positive number of seconds, at most [`MOST_SECONDS`].
 fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(t) if t > 0.0 && t.is_finite() && t < 1e9 => Ok(t),
+        Ok(t) if t > 0.0 && t.is_finite() && t <= MOST_SECONDS => Ok(t),
+        Ok(t) if t > MOST_SECONDS => Err(format!(
+            "'{s}' seconds is too large: a timeout is at most {MOST_SECONDS:.0} seconds"
+        )),
         _ => Err(format!("'{s}' is not a number of seconds above 0")),
+    }
+}
+
+/// `check --trials`: from 1 to [`check::MAX_TRIALS`].
+fn parse_trials(s: &str) -> std::result::Result<usize, String> {
+    trial_count(s, 1)
+}
+
+/// `--confirm`: from 0 (do not confirm) to [`check::MAX_TRIALS`].
+fn parse_confirm(s: &str) -> std::result::Result<usize, String> {
+    trial_count(s, 0)
+}
+
+fn trial_count(s: &str, least: usize) -> std::result::Result<usize, String> {
+    let most = check::MAX_TRIALS;
+    match s.trim().parse::<u128>() {
+        Ok(k) if (least as u128..=most as u128).contains(&k) => Ok(k as usize),
+        Ok(_) | Err(_) => Err(format!(
+            "'{s}' trials: give a whole number from {least} to at most {most}"
+        )),
     }
 }
 

@@ -47,6 +47,11 @@ pub use extended::Extended;
 /// version 3 `compensated`, version 4 the `x87` format.
 pub const MODEL_VERSION: u32 = 4;
 
+/// The most bits a fused node may keep below its largest term: more than
+/// a reveal can find (it asks up to 63) and what the replay's 128-bit
+/// integer sum holds.
+pub const MAX_FUSED_BITS: u32 = 64;
+
 /// How a node rounds its exact result to its format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -538,6 +543,56 @@ impl Arithmetic {
             inputs: None,
             products: None,
         }
+    }
+
+    /// Whether this model, read from a file, can be `tree`'s: a version
+    /// this build reads, nodes and product leaves that are `tree`'s, fused
+    /// windows of at most [`MAX_FUSED_BITS`]; else why not.
+    pub fn fits(&self, tree: &SummationTree) -> Result<(), String> {
+        if self.version > MODEL_VERSION {
+            return Err(format!(
+                "version {} of the model, and this fprev reads up to version {MODEL_VERSION}: \
+                 upgrade fprev",
+                self.version
+            ));
+        }
+        if self.version == 0 {
+            return Err(format!(
+                "version 0 of the model: versions are 1 to {MODEL_VERSION}"
+            ));
+        }
+        let wide = std::iter::once(&self.default)
+            .chain(self.nodes.values())
+            .find_map(|a| a.fused_bits.filter(|b| *b > MAX_FUSED_BITS));
+        if let Some(bits) = wide {
+            return Err(format!(
+                "fused_bits {bits}: a fused node keeps at most {MAX_FUSED_BITS} bits"
+            ));
+        }
+        if !self.nodes.is_empty() {
+            let keys: std::collections::HashSet<NodeKey> = NodeKey::all(tree)
+                .into_iter()
+                .filter(|k| k.size > 1)
+                .collect();
+            if let Some(k) = self.nodes.keys().find(|k| !keys.contains(k)) {
+                return Err(format!(
+                    "\"nodes\" names {k}, and the tree has no node of {} summands from x{}",
+                    k.size, k.first
+                ));
+            }
+        }
+        let n = tree.n();
+        if let Some(leaf) = self
+            .products
+            .iter()
+            .flat_map(|p| p.leaves.keys())
+            .find(|&&i| i >= n)
+        {
+            return Err(format!(
+                "\"products\" names summand {leaf}, and the tree has {n} summands"
+            ));
+        }
+        Ok(())
     }
 
     /// Whether every node computes alike.

@@ -101,6 +101,10 @@ impl CheckReport {
 /// the black box does what the tree says (and not only in that order).
 pub const CONFIRM_TRIALS: usize = 48;
 
+/// The most trials one check runs: a million replays take minutes on a
+/// fast black box, and a count past it is a slip, not a plan.
+pub const MAX_TRIALS: usize = 1_000_000;
+
 impl From<&CheckReport> for Confirmation {
     fn from(report: &CheckReport) -> Self {
         Confirmation {
@@ -220,6 +224,11 @@ fn check_replays(
     seed: u64,
     row: usize,
 ) -> Result<(CheckReport, Vec<usize>)> {
+    if trials > MAX_TRIALS {
+        return Err(Error::Input(format!(
+            "{trials} trials: a check runs at most {MAX_TRIALS}"
+        )));
+    }
     let n = probe.n();
     let format = probe.format();
     let mut candidates: Vec<(usize, Replay)> = candidates

@@ -15,7 +15,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::arith::{Arithmetic, MODEL_VERSION};
+use crate::arith::Arithmetic;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::tree::SummationTree;
@@ -130,13 +130,20 @@ impl TreeDocument {
                     .map_err(|e| Error::Input(format!("bad \"dtype\": {e}")))
             })
             .transpose()?;
+        let arithmetic = raw
+            .arithmetic
+            .map(|model| match model.fits(&tree) {
+                Ok(()) => Ok(model),
+                Err(why) => Err(Error::Input(format!("bad \"arithmetic\": {why}"))),
+            })
+            .transpose()?;
         Ok(TreeDocument {
             tree,
             dtype,
             probe: raw.probe,
             stats: raw.stats,
             confirmation: raw.confirmation,
-            arithmetic: raw.arithmetic.map(checked_model).transpose()?,
+            arithmetic,
             inferred: raw.inferred,
         })
     }
@@ -201,18 +208,6 @@ fn pretty<T: Serialize>(section: &T) -> String {
     serde_json::to_string_pretty(section)
         .expect("a document section serializes")
         .replace('\n', "\n  ")
-}
-
-/// A model read from a file, refused when a newer fprev wrote it.
-fn checked_model(model: Arithmetic) -> Result<Arithmetic> {
-    if model.version > MODEL_VERSION {
-        return Err(Error::Input(format!(
-            "\"arithmetic\" is version {} of the model, and this fprev reads up to version \
-             {MODEL_VERSION}: upgrade fprev",
-            model.version
-        )));
-    }
-    Ok(model)
 }
 
 /// What a reveal cost.

@@ -135,3 +135,24 @@ impl fmt::Display for Report<'_> {
 
 /// Shorthand for results in this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `text` cut to a readable length, for echoing what a user wrote (a spec,
+/// a formula) in a message: a long one is cut, its length said.
+///
+/// ```
+/// use fprev::error::abbreviated;
+///
+/// assert_eq!(abbreviated("native:pairwise"), "native:pairwise");
+/// assert!(abbreviated(&"x".repeat(20_000)).ends_with("… (20000 characters)"));
+/// ```
+pub fn abbreviated(text: &str) -> String {
+    const MOST: usize = 120;
+    if text.len() <= MOST {
+        return text.to_string();
+    }
+    let cut = (0..=MOST)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    format!("{}… ({} characters)", &text[..cut], text.len())
+}

@@ -76,7 +76,8 @@ pub mod known;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::order::{Adder, Order};
+use crate::error::abbreviated;
+use crate::order::{Adder, MAX_PARAMETER, Order};
 use crate::tree::SummationTree;
 
 /// A summation order as a formula over the number of summands.
@@ -271,26 +272,22 @@ impl Formula {
             }
             Formula::Split(p, inner, outer) => {
                 let (len, longer) = (x.len() / p, x.len() % p);
-                let mut sums = Vec::with_capacity(*p);
+                // Blocks past the n-th are empty: the work and the memory
+                // are n's, however many blocks there are.
+                let mut sums = Vec::with_capacity((*p).min(x.len()));
                 let mut at = 0;
-                for k in 0..*p {
+                for k in 0..(*p).min(x.len()) {
                     let take = len + usize::from(k < longer);
-                    sums.push((take > 0).then(|| inner.run(&x[at..at + take], a)));
+                    sums.push(inner.run(&x[at..at + take], a));
                     at += take;
                 }
                 match **outer {
                     // Ranks without summands still take their place.
-                    Formula::Doubling => doubling(sums, a).expect("one block at least"),
-                    _ => {
-                        let sums: Vec<A::Value> = sums.into_iter().flatten().collect();
-                        outer.run(&sums, a)
-                    }
+                    Formula::Doubling => doubling(&sums, *p, a),
+                    _ => outer.run(&sums, a),
                 }
             }
-            Formula::Doubling => {
-                let slots = x.iter().map(|v| Some(*v)).collect();
-                doubling(slots, a).expect("a formula needs at least one summand")
-            }
+            Formula::Doubling => doubling(x, x.len(), a),
             Formula::Fold => fold(x, a),
             Formula::Pieces(steps, inner) => pieces(x, x.len(), steps, inner, a),
             Formula::KBlocks(q, u, inner) => {
@@ -575,24 +572,30 @@ impl Formula {
     }
 }
 
-/// Recursive doubling over `slots` (`None`: a rank with nothing to add):
-/// the first `2(m - 2^k)` folded in pairs, then the `2^k` halved pairwise.
-fn doubling<A: Adder>(slots: Vec<Option<A::Value>>, a: &mut A) -> Option<A::Value> {
-    let add = |x: Option<A::Value>, y: Option<A::Value>, a: &mut A| match (x, y) {
-        (Some(x), Some(y)) => Some(a.add(x, y)),
-        (x, y) => x.or(y),
+/// Recursive doubling over `ranks` slots of which the first hold `values`
+/// and the rest nothing: the first `2(m - 2^k)` folded in pairs, then the
+/// `2^k` halved pairwise. Empty slots only pass a value on, so they are
+/// never listed.
+fn doubling<A: Adder>(values: &[A::Value], ranks: usize, a: &mut A) -> A::Value {
+    // Pairs of slots, either of which may be empty (past `values`).
+    let pairs = |v: &[A::Value], a: &mut A| -> Vec<A::Value> {
+        v.chunks(2)
+            .map(|p| match *p {
+                [x, y] => a.add(x, y),
+                [x] => x,
+                _ => unreachable!("chunks of two"),
+            })
+            .collect()
     };
-    let extra = slots.len() - (1usize << slots.len().ilog2());
-    let mut values: Vec<Option<A::Value>> = slots[..2 * extra]
-        .chunks(2)
-        .map(|pair| add(pair[0], pair[1], a))
-        .collect();
-    values.extend_from_slice(&slots[2 * extra..]);
+    let extra = ranks - (1usize << ranks.ilog2());
+    let folded = (2 * extra).min(values.len());
+    let mut level = pairs(&values[..folded], a);
+    level.extend_from_slice(&values[folded..]);
     // A power of two: neighbours add, then neighbours of those, ...
-    while values.len() > 1 {
-        values = values.chunks(2).map(|p| add(p[0], p[1], a)).collect();
+    while level.len() > 1 {
+        level = pairs(&level, a);
     }
-    values[0]
+    level[0]
 }
 
 /// `x` folded in halves: [`Formula::Fold`].
@@ -743,26 +746,50 @@ impl FromStr for Formula {
     /// optional).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let text: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        let mut parser = Parser { text: &text, at: 0 };
+        let mut parser = Parser {
+            text: &text,
+            at: 0,
+            depth: 0,
+        };
         let formula = parser.formula()?;
         if parser.at != text.len() {
             return Err(format!(
-                "'{s}': unexpected '{}' after a whole formula",
-                &text[parser.at..]
+                "'{}': unexpected '{}' after a whole formula",
+                abbreviated(s),
+                abbreviated(&text[parser.at..])
             ));
         }
         Ok(formula)
     }
 }
 
+/// The deepest a formula nests (the parts inside parts): real kernels
+/// need a handful, and the reader, the printer and the runner recurse once
+/// a level, so the bound keeps them far from the end of the stack.
+pub const MAX_DEPTH: usize = 64;
+
 /// A recursive-descent reader of the grammar in the module docs.
 struct Parser<'t> {
     text: &'t str,
     at: usize,
+    /// Parts open around the one being read.
+    depth: usize,
 }
 
 impl<'t> Parser<'t> {
     fn formula(&mut self) -> Result<Formula, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!(
+                "the formula is nested more than {MAX_DEPTH} parts deep"
+            ));
+        }
+        self.depth += 1;
+        let formula = self.part();
+        self.depth -= 1;
+        formula
+    }
+
+    fn part(&mut self) -> Result<Formula, String> {
         let name = self.name();
         if !self.eat('(') {
             match name {
@@ -799,21 +826,22 @@ impl<'t> Parser<'t> {
                 let body = Box::new(self.formula()?);
                 self.expect(',')?;
                 let rest = &self.text[self.at..];
-                let tail = if rest.starts_with("then)") {
-                    self.at += 4;
-                    Tail::Then
-                } else if rest.starts_with("first)") {
-                    if !matches!(*body, Formula::Interleave(..)) {
+                let word = &rest[..rest.find(['(', ',', ')']).unwrap_or(rest.len())];
+                let tail = match word {
+                    "then" => Tail::Then,
+                    "first" if !matches!(*body, Formula::Interleave(..)) => {
                         return Err(format!(
-                            "body({m}, {body}, first): the rest joins the first lane, so the \
-                             body must be interleave(…)"
+                            "body({m}, {}, first): the rest joins the first lane, so the \
+                             body must be interleave(…)",
+                            abbreviated(&body.to_string())
                         ));
                     }
-                    self.at += 5;
-                    Tail::First
-                } else {
-                    Tail::Apart(Box::new(self.formula()?))
+                    "first" => Tail::First,
+                    _ => Tail::Apart(Box::new(self.formula()?)),
                 };
+                if !matches!(tail, Tail::Apart(_)) {
+                    self.at += word.len();
+                }
                 Formula::Body(m, body, tail)
             }
             "halves" => {
@@ -898,17 +926,19 @@ impl<'t> Parser<'t> {
                     }
                     None => {
                         return Err(format!(
-                            "peel({p}, {lanes}): the peeled summands start lanes, so the \
-                             formula must be interleave(…) or body(M, interleave(…), …)"
+                            "peel({p}, {}): the peeled summands start lanes, so the \
+                             formula must be interleave(…) or body(M, interleave(…), …)",
+                            abbreviated(&lanes.to_string())
                         ));
                     }
                 }
             }
             _ => {
                 return Err(format!(
-                    "unknown formula '{name}(…)': expected interleave, blocks, body, halves, \
+                    "unknown formula '{}(…)': expected interleave, blocks, body, halves, \
                      below, windows, kblocks, split, pieces or peel (or doubling, fold, or an order: sequential, reverse, pairwise, binary-tree, \
-                     strided:K, blocked:B, fused:K)"
+                     strided:K, blocked:B, fused:K)",
+                    abbreviated(name)
                 ));
             }
         };
@@ -924,10 +954,20 @@ impl<'t> Parser<'t> {
         &rest[..len]
     }
 
+    /// A whole number of at most [`MAX_PARAMETER`].
     fn number(&mut self) -> Result<usize, String> {
-        let word = self.name().to_string();
-        word.parse()
-            .map_err(|_| format!("expected a whole number, found '{word}'"))
+        let word = self.name();
+        match word.parse::<usize>() {
+            Ok(v) if v <= MAX_PARAMETER => Ok(v),
+            Err(_) if !word.bytes().all(|b| b.is_ascii_digit()) || word.is_empty() => Err(format!(
+                "expected a whole number, found '{}'",
+                abbreviated(word)
+            )),
+            _ => Err(format!(
+                "{} is too large: a formula's numbers are at most {MAX_PARAMETER}",
+                abbreviated(word)
+            )),
+        }
     }
 
     fn eat(&mut self, c: char) -> bool {
@@ -939,12 +979,15 @@ impl<'t> Parser<'t> {
     }
 
     fn expect(&mut self, c: char) -> Result<(), String> {
+        let rest = &self.text[self.at..];
         if self.eat(c) {
             Ok(())
+        } else if rest.is_empty() {
+            Err(format!("expected '{c}' where the formula ends"))
         } else {
             Err(format!(
                 "expected '{c}' at '{}'",
-                &self.text[self.at..].chars().take(20).collect::<String>()
+                rest.chars().take(20).collect::<String>()
             ))
         }
     }
@@ -1068,6 +1111,49 @@ mod tests {
             f("split(4, sequential, doubling)").tree(10).to_text(),
             "((((0+1)+2)+((3+4)+5))+((6+7)+(8+9)))"
         );
+    }
+
+    /// Recursive doubling as MPI runs it, every rank's slot listed (the
+    /// empty ones as `None`): what `doubling`, which lists only the
+    /// values, must give.
+    fn doubling_over_every_slot(values: &[usize], ranks: usize) -> String {
+        let mut slots: Vec<Option<String>> = values.iter().map(|v| Some(v.to_string())).collect();
+        slots.resize(ranks, None);
+        let add = |x: &Option<String>, y: &Option<String>| match (x, y) {
+            (Some(x), Some(y)) => Some(format!("({x}+{y})")),
+            (x, y) => x.clone().or(y.clone()),
+        };
+        let extra = ranks - (1 << ranks.ilog2());
+        let mut level: Vec<Option<String>> = slots[..2 * extra]
+            .chunks(2)
+            .map(|p| add(&p[0], &p[1]))
+            .collect();
+        level.extend_from_slice(&slots[2 * extra..]);
+        while level.len() > 1 {
+            level = level.chunks(2).map(|p| add(&p[0], &p[1])).collect();
+        }
+        level[0].clone().expect("one value at least")
+    }
+
+    #[test]
+    fn doubling_lists_only_the_ranks_that_hold_summands() {
+        // At most one summand a rank: the ranks past the n-th are empty.
+        for ranks in 1..70 {
+            let split = f(&format!("split({ranks}, sequential, doubling)"));
+            for n in 1..=ranks {
+                let values: Vec<usize> = (0..n).collect();
+                let expected = doubling_over_every_slot(&values, ranks);
+                assert_eq!(split.tree(n).to_text(), expected, "split({ranks}) of {n}");
+            }
+        }
+        // Every rank full: the plain formula.
+        for n in 1..70 {
+            let values: Vec<usize> = (0..n).collect();
+            assert_eq!(
+                f("doubling").tree(n).to_text(),
+                doubling_over_every_slot(&values, n)
+            );
+        }
     }
 
     #[test]

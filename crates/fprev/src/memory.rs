@@ -20,20 +20,30 @@ pub const BYTES_PER_SUMMAND: u64 = 1024;
 /// Refuses `n` summands when a reveal of them would need more memory than
 /// this machine (or the control group the process runs in) has available.
 pub fn check_reveal(n: usize) -> Result<()> {
+    match too_large(n) {
+        Some(why) => Err(Error::Input(format!("{why}: give a smaller -n"))),
+        None => Ok(()),
+    }
+}
+
+/// Why `n` summands are more than this machine can reveal (or hold a tree
+/// of), `None` where they are not: [`check_reveal`] without the remedy, for
+/// sizes read from elsewhere than `-n` (a survey file).
+pub fn too_large(n: usize) -> Option<String> {
     let needed = (n as u64).saturating_mul(BYTES_PER_SUMMAND);
     match available() {
-        Some(free) if needed > free => Err(Error::Input(format!(
+        Some(free) if needed > free => Some(format!(
             "n = {n} summands need about {} of memory to reveal, and this machine has {} \
-             available: give a smaller -n",
+             available",
             human(needed),
             human(free)
-        ))),
+        )),
         // Without /proc/meminfo, at least refuse what no machine has.
-        None if needed > 1 << 50 => Err(Error::Input(format!(
-            "n = {n} summands need about {} of memory to reveal: give a smaller -n",
+        None if needed > 1 << 50 => Some(format!(
+            "n = {n} summands need about {} of memory to reveal",
             human(needed)
-        ))),
-        _ => Ok(()),
+        )),
+        _ => None,
     }
 }
 

@@ -18,6 +18,12 @@ use crate::format::{Format, fused_sum};
 use crate::tree::{SummationTree, TreeBuilder};
 use petgraph::graph::NodeIndex;
 
+/// The largest number an order or a formula takes (a lane count, a block,
+/// a count of ranks): 2^40, past any `n` a reveal can hold (a terabyte at
+/// [`crate::memory::BYTES_PER_SUMMAND`] a summand), and small enough that
+/// sums and products of a few such never overflow.
+pub const MAX_PARAMETER: usize = 1 << 40;
+
 /// A summation order defined by a formula.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Order {
@@ -146,7 +152,9 @@ impl Order {
                 let mut chunks = x.chunks(k - 1);
                 let first = chunks.next().unwrap_or(x);
                 let mut acc = group(first, a);
-                let mut terms = Vec::with_capacity(k);
+                // A node holds the running sum and at most k - 1 summands,
+                // and no more than there are.
+                let mut terms = Vec::with_capacity(k.min(x.len() + 1));
                 for c in chunks {
                     terms.clear();
                     terms.push(acc);
@@ -258,9 +266,11 @@ impl FromStr for Order {
         let number = |what: &str, min: usize| -> Result<usize, String> {
             let a = arg.ok_or_else(|| format!("'{name}' needs {what}, e.g. '{name}:8'"))?;
             match a.parse::<usize>() {
-                Ok(k) if k >= min => Ok(k),
+                Ok(k) if (min..=MAX_PARAMETER).contains(&k) => Ok(k),
                 _ => Err(format!(
-                    "'{name}:{a}': {what} must be a whole number of at least {min}"
+                    "'{name}:{}': {what} must be a whole number of at least {min} and at most \
+                     {MAX_PARAMETER}",
+                    crate::error::abbreviated(a)
                 )),
             }
         };
@@ -274,8 +284,9 @@ impl FromStr for Order {
             "fused" => Order::Fused(number("a group width", 2)?),
             _ => {
                 return Err(format!(
-                    "unknown order '{name}': expected sequential, reverse, pairwise, strided:K, \
-                     blocked:B, binary-tree or fused:K"
+                    "unknown order '{}': expected sequential, reverse, pairwise, strided:K, \
+                     blocked:B, binary-tree or fused:K",
+                    crate::error::abbreviated(name)
                 ));
             }
         };

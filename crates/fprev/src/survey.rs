@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::check::CONFIRM_TRIALS;
+pub use crate::error::abbreviated;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::Formula;
@@ -368,6 +369,61 @@ impl Entry {
         self.formula.as_deref().and_then(|f| f.parse().ok())
     }
 
+    /// Why this entry, read from a file, cannot be one a survey wrote: a
+    /// formula that does not parse, a size twice or past what this
+    /// machine can hold, an unknown outcome, a tree that is not one of its
+    /// size, a model that does not fit its tree.
+    fn check(&self) -> std::result::Result<(), String> {
+        let formula = match self.formula.as_deref().map(str::parse::<Formula>) {
+            Some(Err(e)) => return Err(format!("bad formula: {e}")),
+            Some(Ok(f)) => Some(f),
+            None => None,
+        };
+        let mut seen = std::collections::HashSet::new();
+        for s in &self.sizes {
+            let n = s.n;
+            if n == 0 || !seen.insert(n) {
+                return Err(format!("n = {n} is not a size, or is listed twice"));
+            }
+            if let Some(why) = crate::memory::too_large(n) {
+                return Err(why);
+            }
+            let has_tree = matches!(s.outcome.as_str(), "tree" | "unconfirmed");
+            if !has_tree && !OUTCOMES.contains(&s.outcome.as_str()) {
+                return Err(format!(
+                    "n = {n}: unknown outcome '{}' (expected {})",
+                    abbreviated(&s.outcome),
+                    OUTCOMES.join(", ")
+                ));
+            }
+            let tree = match (&s.tree, &formula) {
+                (Some(text), _) => Some(
+                    text.parse::<SummationTree>()
+                        .map_err(|e| format!("n = {n}: bad tree: {}", e.0))?,
+                ),
+                (None, Some(f)) if has_tree => Some(f.tree(n)),
+                (None, None) if has_tree => {
+                    return Err(format!(
+                        "n = {n}: a {} without a tree or a formula",
+                        s.outcome
+                    ));
+                }
+                (None, _) => None,
+            };
+            match (&tree, &s.arithmetic) {
+                (Some(t), _) if t.n() != n => {
+                    return Err(format!("n = {n}: the tree has {} leaves", t.n()));
+                }
+                (Some(t), Some(model)) => model
+                    .fits(t)
+                    .map_err(|why| format!("n = {n}: bad arithmetic: {why}"))?,
+                (None, Some(_)) => return Err(format!("n = {n}: arithmetic without a tree")),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// The arithmetic model confirmed at `n`, where one was.
     pub fn model_at(&self, n: usize) -> Option<&Arithmetic> {
         self.sizes.iter().find(|s| s.n == n)?.arithmetic.as_ref()
@@ -455,6 +511,22 @@ impl Survey {
                 "a survey of layout {} (this fprev reads up to {SURVEY_VERSION}): update fprev",
                 survey.fprev_survey
             )));
+        }
+        if survey.fprev_survey == 0 {
+            return Err(Error::Input(format!(
+                "a survey of layout 0: layouts are 1 to {SURVEY_VERSION}"
+            )));
+        }
+        // A corrupt entry is refused here, not skipped where it is
+        // compared: a size left out must not read as the same bits.
+        let mut seen = std::collections::HashSet::new();
+        for e in &survey.entries {
+            let name = format!("{} {}", abbreviated(&e.spec), abbreviated(&e.dtype));
+            if !seen.insert((&e.spec, &e.dtype)) {
+                return Err(Error::Input(format!("{name} is surveyed twice")));
+            }
+            e.check()
+                .map_err(|why| Error::Input(format!("{name}: {why}")))?;
         }
         Ok(survey)
     }
@@ -827,6 +899,15 @@ fn explain_entry(entry: &mut Entry, dtype: Format, plan: &Plan, open: &mut Opene
     Ok(())
 }
 
+/// The outcomes a size can have ([`SizeResult::outcome`]).
+const OUTCOMES: [&str; 5] = [
+    "tree",
+    "unconfirmed",
+    "order-independent",
+    "broken",
+    "skipped",
+];
+
 /// A point as the survey keeps it: its tree only where `formula` does not
 /// give it.
 fn size_result(p: &Point, formula: Option<&Formula>) -> SizeResult {
@@ -946,19 +1027,6 @@ fn layered(value: &serde_json::Value, depth: usize, indent: usize) -> String {
         items.join(&format!(",\n{pad}")),
         "  ".repeat(indent)
     )
-}
-
-/// `text` cut to a readable length.
-pub fn abbreviated(text: &str) -> String {
-    const MOST: usize = 120;
-    if text.len() <= MOST {
-        return text.to_string();
-    }
-    let cut = (0..=MOST)
-        .rev()
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(0);
-    format!("{}… ({} characters)", &text[..cut], text.len())
 }
 
 /// `Vec<Format>` as names.

@@ -42,9 +42,16 @@ use crate::tree::SummationTree;
 /// let s: Sizes = "1..4,10..20:5,64".parse().unwrap();
 /// assert_eq!(s.0, [1, 2, 3, 4, 10, 15, 20, 64]);
 /// assert!("8..4".parse::<Sizes>().is_err());
+/// // At most MAX_SIZES sizes, each one a reveal this machine can hold.
+/// assert!("1..1000000000".parse::<Sizes>().is_err());
+/// assert!("1..8,1000000000000000".parse::<Sizes>().is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sizes(pub Vec<usize>);
+
+/// The most sizes one list holds: far more than a sweep reveals in a day,
+/// and a list that takes no memory to speak of.
+pub const MAX_SIZES: usize = 1 << 20;
 
 impl FromStr for Sizes {
     type Err = String;
@@ -74,10 +81,22 @@ impl FromStr for Sizes {
             if a > b {
                 return Err(bad(&format!("the range {a}..{b} is empty")));
             }
+            // Counted before it is listed.
+            if (b - a) / step >= MAX_SIZES.saturating_sub(out.len()) {
+                return Err(bad(&format!(
+                    "{a}..{b} holds more than the {MAX_SIZES} sizes a list may"
+                )));
+            }
             out.extend((a..=b).step_by(step));
+        }
+        if out.len() > MAX_SIZES {
+            return Err(bad(&format!("more than {MAX_SIZES} sizes")));
         }
         out.sort_unstable();
         out.dedup();
+        if let Some(&largest) = out.last() {
+            crate::memory::check_reveal(largest).map_err(|e| e.to_string())?;
+        }
         Ok(Sizes(out))
     }
 }

@@ -24,7 +24,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     opts.n = opts.n.or(Some(doc.tree.n()));
     a.guard.start();
     let mut black_box = open_guarded(&a.spec, &opts)?;
-    let trials = usize::try_from(a.trials).unwrap_or(usize::MAX);
+    let trials = a.trials;
     // A tree file with an arithmetic model is checked with it, bit for bit.
     let report = match &doc.arithmetic {
         Some(model) => {

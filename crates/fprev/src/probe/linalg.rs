@@ -68,6 +68,25 @@ impl Kernel {
         Ok(kernel)
     }
 
+    /// Refuses matrices of more than [`MOST_ELEMENTS`] values together,
+    /// before any library allocates them (a Python library's own
+    /// `MemoryError` comes after gigabytes).
+    pub(crate) fn check_size(self, spec: &str, n: usize) -> Result<()> {
+        let (m, cols) = self.dims();
+        let elements = m
+            .checked_mul(n)
+            .zip(n.checked_mul(cols))
+            .zip(m.checked_mul(cols))
+            .and_then(|((a, b), c)| a.checked_add(b)?.checked_add(c));
+        if elements.is_none_or(|e| e > MOST_ELEMENTS) {
+            return Err(Error::Input(format!(
+                "{spec}: the matrices of n = {n} and this --shape are too large (over \
+                 {MOST_ELEMENTS} values); give a smaller --shape M,N,K"
+            )));
+        }
+        Ok(())
+    }
+
     /// `(M, N)`: rows of `A` and columns of `B` (1 for vectors).
     pub(crate) fn dims(self) -> (usize, usize) {
         match self {
@@ -171,18 +190,7 @@ impl LinalgProbe {
         let n = resolve_n(spec, opts)?;
         let kernel = Kernel::parse(spec, op, n, opts, offered)?;
         let format = ieee_format(spec, opts.format)?;
-        let (m, cols) = kernel.dims();
-        let elements = m
-            .checked_mul(n)
-            .zip(n.checked_mul(cols))
-            .zip(m.checked_mul(cols))
-            .and_then(|((a, b), c)| a.checked_add(b)?.checked_add(c));
-        if elements.is_none_or(|e| e > MOST_ELEMENTS) {
-            return Err(Error::Input(format!(
-                "{spec}: the matrices of n = {n} and this --shape are too large (over \
-                 {MOST_ELEMENTS} values); give a smaller --shape M,N,K"
-            )));
-        }
+        kernel.check_size(spec, n)?;
         check(kernel, n)?;
         Ok(LinalgProbe {
             library,

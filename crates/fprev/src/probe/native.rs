@@ -22,9 +22,10 @@ impl Native {
     /// Opens `native:FORMULA` (`formula` is the text after `native:`); the
     /// accumulator defaults to the input format.
     pub fn new(formula: &str, opts: &ProbeOptions) -> Result<Self> {
-        let parsed: Formula = formula
-            .parse()
-            .map_err(|e| Error::Input(format!("native:{formula}: {e}")))?;
+        let parsed: Formula = formula.parse().map_err(|e| {
+            let spec = crate::error::abbreviated(&format!("native:{formula}"));
+            Error::Input(format!("{spec}: {e}"))
+        })?;
         let n = opts.n.unwrap_or(DEFAULT_N);
         let acc = opts.accumulator.unwrap_or(opts.format);
         let replay = match &parsed {

@@ -19,6 +19,7 @@ use pyo3::types::{PyFloat, PyModule};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
+use crate::probe::linalg::Kernel;
 use crate::probe::{Batch, Probe, ProbeOptions, batch, resolve_n};
 
 /// The library adapters shipped inside the binary.
@@ -157,6 +158,13 @@ impl PythonProbe {
                     return Err(Error::Input(format!(
                         "'{spec}': name an operation, e.g. {library}:sum"
                     )));
+                }
+                // A GEMV's or GEMM's matrices are bounded as ndarray's
+                // are (the adapters size them alike), before the library
+                // allocates them.
+                if matches!(op, "gemv" | "gemm") {
+                    let kernel = Kernel::parse(spec, op, n, opts, &[op])?;
+                    kernel.check_size(spec, n)?;
                 }
                 let module = library_module(py, library).map_err(fail)?;
                 let shape = opts.shape.map(|[m, c, k]| (m, c, k));

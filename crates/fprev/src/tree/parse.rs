@@ -118,26 +118,25 @@ fn place(stack: &mut [Open], top: &mut Option<Item>, item: Item) {
 /// Checks that the leaves are exactly `0..n` and builds the tree. Nodes in
 /// `pending` are listed children-first, so one forward pass builds them.
 fn build(pending: Vec<Vec<Item>>, top: Item) -> Result<SummationTree, TreeError> {
-    let mut seen: Vec<bool> = Vec::new();
-    for item in pending.iter().flatten().chain(std::iter::once(&top)) {
+    let items = || pending.iter().flatten().chain(std::iter::once(&top));
+    let leaves = items().filter(|i| matches!(i, Item::Leaf(_))).count();
+    // A leaf index is bounded by the leaves the text holds before anything
+    // is sized by it: `[0, 18446744073709551615]` is two leaves, not 2^64.
+    let mut seen = vec![false; leaves];
+    for item in items() {
         if let Item::Leaf(i) = *item {
-            if i >= seen.len() {
-                seen.resize(i + 1, false);
+            if i >= leaves {
+                return Err(TreeError(format!(
+                    "leaf {i} is out of range: a tree of {leaves} leaves numbers them 0..{}, \
+                     each exactly once",
+                    leaves - 1
+                )));
             }
             if seen[i] {
                 return Err(TreeError(format!("leaf {i} appears twice")));
             }
             seen[i] = true;
         }
-    }
-    let leaves = seen.iter().filter(|s| **s).count();
-    if let Some(missing) = seen.iter().position(|s| !s) {
-        return Err(TreeError(format!(
-            "leaf {} is out of range: a tree of {leaves} leaves numbers them 0..{}, each exactly \
-             once (leaf {missing} is missing)",
-            seen.len() - 1,
-            leaves - 1
-        )));
     }
     let mut b = TreeBuilder::new(seen.len());
     let mut built: Vec<NodeIndex> = Vec::with_capacity(pending.len());
@@ -173,6 +172,10 @@ mod tests {
             (
                 "(0+2)",
                 "leaf 2 is out of range: a tree of 2 leaves numbers them 0..1",
+            ),
+            (
+                "(0+18446744073709551615)",
+                "leaf 18446744073709551615 is out of range: a tree of 2 leaves",
             ),
             ("(0++1)", "unexpected '+'"),
             ("(0+1)(2+3)", "unexpected text"),
