@@ -416,6 +416,9 @@ fn pairwise_survey(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("s/survey.json")).unwrap()).unwrap()
 }
 
+/// A change that makes a survey file corrupt.
+type Corruption = Box<dyn Fn(&mut Value)>;
+
 /// Size `n`'s result in the survey's one entry.
 fn size(s: &mut Value, n: usize) -> &mut Value {
     &mut s["entries"][0]["sizes"][n - 1]
@@ -429,7 +432,7 @@ fn a_corrupt_survey_is_refused_not_compared_as_same() {
     write(d, "good.json", &good.to_string());
     // The survey compared with itself is the same, exit 0.
     assert_ok(&run_in(d, &["compare", "good.json", "good.json"]));
-    let corruptions: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    let corruptions: Vec<(&str, Corruption)> = vec![
         (
             "duplicate leaf",
             Box::new(|s| size(s, 3)["tree"] = json!("((0+0)+1)")),
