@@ -504,3 +504,29 @@ fn a_corrupt_survey_is_refused_not_compared_as_same() {
         }
     }
 }
+
+#[test]
+fn a_python_black_box_s_rows_are_bounded_as_a_matrix_is() {
+    // An adapter (FPREV_PROBES) whose function says it sums 10^12 rows a
+    // call: refused before NumPy is asked for terabytes.
+    let dir = TempDir::new().unwrap();
+    let probes = dir.path().join("probes");
+    std::fs::create_dir(&probes).unwrap();
+    std::fs::write(
+        probes.join("mylib.py"),
+        "def sum(n, dtype, shape, arg):\n    def fn(X):\n        return X.sum(axis=1)\n\n    \
+         fn.rows = 10**12\n    return fn\n",
+    )
+    .unwrap();
+    let out = assert_cmd::cargo::cargo_bin_cmd!("fprev")
+        .current_dir(dir.path())
+        .env("FPREV_PROBES", &probes)
+        .args(["reveal", "mylib:sum", "-n", "8"])
+        .output()
+        .unwrap();
+    let line = assert_input_error(&out);
+    assert!(
+        line.contains("1000000000000 rows") && line.contains("too many"),
+        "{line}"
+    );
+}

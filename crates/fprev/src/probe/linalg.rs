@@ -8,7 +8,7 @@ use crate::format::Format;
 use crate::probe::{Probe, ProbeOptions, resolve_n};
 
 /// Elements one black box may allocate (all its matrices together).
-const MOST_ELEMENTS: usize = 1 << 30;
+pub(crate) const MOST_ELEMENTS: usize = 1 << 30;
 
 /// What a linear-algebra library black box (`ndarray:`, `blas:`) computes,
 /// with the sizes it runs at; the semantics of

@@ -19,7 +19,7 @@ use pyo3::types::{PyFloat, PyModule};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::probe::linalg::Kernel;
+use crate::probe::linalg::{Kernel, MOST_ELEMENTS};
 use crate::probe::{Batch, Probe, ProbeOptions, batch, resolve_n};
 
 /// The library adapters shipped inside the binary.
@@ -228,6 +228,15 @@ impl PythonProbe {
         if rows == Some(0) {
             return Err(Error::Input(format!(
                 "{spec}: the black box sums 0 rows a call"
+            )));
+        }
+        // The rows are a buffer of rows x n values: bounded as a matrix is.
+        if let Some(r) = rows
+            && r.checked_mul(n).is_none_or(|e| e > MOST_ELEMENTS)
+        {
+            return Err(Error::Input(format!(
+                "{spec}: {r} rows of n = {n} summands a call are too many (over \
+                 {MOST_ELEMENTS} values)"
             )));
         }
         let shape: Vec<usize> = rows.into_iter().chain([n]).collect();
