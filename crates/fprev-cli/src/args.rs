@@ -163,7 +163,8 @@ pub(crate) struct MpiArgs {
 #[derive(Args, Debug)]
 pub(crate) struct GuardArgs {
     /// Seconds one call of the black box may run; a call that runs longer
-    /// (a hang) stops fprev with exit status 3 [default: no limit].
+    /// (a hang) stops fprev with exit status 3 (at most 10^9) [default: no
+    /// limit].
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub(crate) timeout: Option<f64>,
 }
@@ -252,7 +253,7 @@ pub(crate) struct RevealArgs {
 #[derive(Args, Debug)]
 pub(crate) struct ConfirmArgs {
     /// Random inputs to replay the revealed tree on, compared with the black
-    /// box bit for bit (0: do not confirm).
+    /// box bit for bit (0: do not confirm; at most 1,000,000).
     #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS,
           value_parser = parse_confirm)]
     pub(crate) confirm: usize,
@@ -351,8 +352,8 @@ pub(crate) struct SweepArgs {
     #[command(flatten)]
     pub(crate) engine: EngineArgs,
     /// Random inputs to replay each revealed tree on, compared with the
-    /// black box bit for bit (0: do not confirm); a size whose tree is not
-    /// confirmed gets no order name.
+    /// black box bit for bit (0: do not confirm; at most 1,000,000); a size
+    /// whose tree is not confirmed gets no order name.
     #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS,
           value_parser = parse_confirm)]
     pub(crate) confirm: usize,
@@ -480,8 +481,9 @@ pub(crate) struct ExplainArgs {
     pub(crate) mpi: MpiArgs,
     #[command(flatten)]
     pub(crate) engine: EngineArgs,
-    /// Random inputs to replay each revealed tree on (0: do not confirm);
-    /// a tree whose replay differs still shows the order, and is used.
+    /// Random inputs to replay each revealed tree on (0: do not confirm; at
+    /// most 1,000,000); a tree whose replay differs still shows the order,
+    /// and is used.
     #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS,
           value_parser = parse_confirm)]
     pub(crate) confirm: usize,
@@ -552,7 +554,7 @@ pub(crate) struct CheckArgs {
     pub(crate) spec: String,
     #[command(flatten)]
     pub(crate) black_box: BlackBoxArgs,
-    /// Random inputs to try.
+    /// Random inputs to try (at most 1,000,000).
     #[arg(long, default_value_t = 1000, value_parser = parse_trials)]
     pub(crate) trials: usize,
     /// Seed of the random inputs.

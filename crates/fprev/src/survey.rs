@@ -382,8 +382,11 @@ impl Entry {
         let mut seen = std::collections::HashSet::new();
         for s in &self.sizes {
             let n = s.n;
-            if n == 0 || !seen.insert(n) {
-                return Err(format!("n = {n} is not a size, or is listed twice"));
+            if n == 0 {
+                return Err("n = 0 is not a size".into());
+            }
+            if !seen.insert(n) {
+                return Err(format!("n = {n} is listed twice"));
             }
             if let Some(why) = crate::memory::too_large(n) {
                 return Err(why);
