@@ -730,7 +730,7 @@ fn numpy_sum_is_one_formula_at_every_size() {
         "{text}"
     );
     assert!(
-        text.contains("revealed (predicted, proven by 16382 masked checks)"),
+        text.contains("revealed (predicted, proven by 16383 masked checks)"),
         "{text}"
     );
     assert!(text.contains("# confirmed: replayed"), "{text}");

@@ -266,7 +266,7 @@ pub fn reveal_observed(
 /// let r = reveal::reveal_predicted(&mut bb, &Options::default(), &predicted, &mut reveal::Silent)
 ///     .unwrap();
 /// assert_eq!(r.tree, predicted);
-/// assert_eq!(r.stats.queries, 998);
+/// assert_eq!(r.stats.queries, 999);
 /// ```
 pub fn reveal_predicted(
     probe: &mut dyn Probe,

@@ -278,7 +278,8 @@ pub enum Status {
     /// Trees were revealed, but no formula of the order language gives
     /// them all: they are kept as revealed.
     NotExplained,
-    /// No size gave a tree (order-independent or broken at every size).
+    /// No size of three summands or more gave a tree (order-independent or
+    /// broken there; the trees of one or two summands are forced).
     NotRevealed,
     /// The black box could not be surveyed (the error says why); a later
     /// run tries it again.
@@ -882,7 +883,9 @@ fn explain_entry(entry: &mut Entry, dtype: Format, plan: &Plan, open: &mut Opene
         }
     }
     points.sort_by_key(|p| p.n);
-    entry.status = match (&formula, trees.is_empty()) {
+    // Trees of one or two summands are forced: they reveal no order.
+    let revealed = trees.iter().any(|t| !t.is_forced());
+    entry.status = match (&formula, !revealed) {
         (_, true) => Status::NotRevealed,
         (Some(_), false) => Status::Explained,
         (None, false) => Status::NotExplained,

@@ -141,12 +141,12 @@ impl Point {
     /// order does (one or two summands).
     fn class(&self) -> Class {
         match &self.outcome {
-            Outcome::Tree(t) if t.n() <= 2 => Class::Any,
+            Outcome::Tree(t) if t.is_forced() => Class::Any,
             Outcome::Tree(t) => match Shape::orders(t) {
-                names if names.is_empty() => Class::Other("unrecognised"),
+                names if names.is_empty() => Class::Unrecognised,
                 names => Class::Orders(names),
             },
-            Outcome::OrderIndependent => Class::Other("order-independent"),
+            Outcome::OrderIndependent => Class::OrderIndependent,
             Outcome::Broken(_) => Class::Other("broken"),
             Outcome::Unconfirmed(_) => Class::Other("not confirmed by replay"),
         }
@@ -168,8 +168,12 @@ enum Class {
     Any,
     /// The reference orders that fit every size of the run.
     Orders(Vec<Order>),
-    /// No reference order fits: `unrecognised`, `order-independent` or
-    /// `broken`.
+    /// A tree no reference order fits.
+    Unrecognised,
+    /// The same bits in every order (as any one or two summands are).
+    OrderIndependent,
+    /// No tree the black box was seen to follow: `broken` or `not
+    /// confirmed by replay`.
     Other(&'static str),
 }
 
@@ -177,6 +181,9 @@ impl Class {
     /// The class of a run that goes on with `next`, if the run can.
     fn extend(&self, next: &Class) -> Option<Class> {
         match (self, next) {
+            // A forced tree fits every order, but not a size that broke or
+            // whose tree was not confirmed.
+            (Class::Any, Class::Other(_)) | (Class::Other(_), Class::Any) => None,
             (c, Class::Any) | (Class::Any, c) => Some(c.clone()),
             (Class::Orders(a), Class::Orders(b)) => {
                 let common: Vec<Order> = a.iter().filter(|o| b.contains(o)).copied().collect();
@@ -190,6 +197,8 @@ impl Class {
         match self {
             Class::Any => "any order (n <= 2)".into(),
             Class::Orders(names) => names[0].to_string(),
+            Class::Unrecognised => "unrecognised".into(),
+            Class::OrderIndependent => "order-independent".into(),
             Class::Other(name) => name.to_string(),
         }
     }
@@ -607,17 +616,30 @@ impl fmt::Display for Sweep {
         // changes, and the shape names' changes between them are noise.
         let inference = self.formula();
         if let Some(formula) = inference.as_ref().and_then(|i| i.formula.as_ref()) {
+            // The formula speaks for the sizes with a tree only.
+            let (with, without): (Vec<&Point>, Vec<&Point>) =
+                sizes.iter().copied().partition(|p| p.tree().is_some());
+            let (among, all, untreed) = if without.is_empty() {
+                (String::new(), "every size visited", String::new())
+            } else {
+                let n = |ps: &[&Point]| ranges(&ps.iter().map(|p| p.n).collect::<Vec<_>>());
+                (
+                    format!(" among the sizes revealed, n = {}", n(&with)),
+                    "them",
+                    format!("; n = {} revealed no tree", n(&without)),
+                )
+            };
             let switches = switches(formula);
             if switches.is_empty() {
                 writeln!(
                     f,
-                    "change points: none: one formula over every size visited"
+                    "change points: none{among}: one formula over {all}{untreed}"
                 )?;
             } else {
                 let at: Vec<String> = switches.iter().map(usize::to_string).collect();
                 writeln!(
                     f,
-                    "change points: n = {}, where the formula switches rule",
+                    "change points{among}: n = {}, where the formula switches rule{untreed}",
                     at.join(", ")
                 )?;
             }

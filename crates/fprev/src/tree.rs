@@ -216,6 +216,13 @@ impl SummationTree {
         self.graph[self.root].size
     }
 
+    /// Whether the size alone forces this tree: one or two summands have
+    /// one tree each, so revealing it says nothing of an order (nor of
+    /// whether the black box follows one).
+    pub fn is_forced(&self) -> bool {
+        self.n() <= 2
+    }
+
     /// The root node.
     pub fn root(&self) -> NodeIndex {
         self.root

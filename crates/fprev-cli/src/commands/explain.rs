@@ -17,7 +17,7 @@ use crate::write;
 /// 3 when no size could be revealed.
 pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     a.guard.start();
-    let (found, trees) = infer_from(
+    let inferred = infer_from(
         &a.spec,
         &ProbeOptions {
             shape: a.shape,
@@ -26,7 +26,11 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
         &a.sizes,
         &a.engine.options(),
         a.confirm,
-    )?;
+    );
+    let (found, trees) = match inferred {
+        Err(Error::OrderIndependent(why)) => return order_independent(&a.spec, &why),
+        r => r?,
+    };
     let mut revealed: Vec<usize> = trees.iter().map(|t| t.n()).collect();
     revealed.sort_unstable();
     let sizes = runs(&revealed);
@@ -76,6 +80,7 @@ pub(super) fn infer_from(
     confirm: usize,
 ) -> Result<(Inference, Vec<SummationTree>)> {
     let mut skipped = Vec::new();
+    let mut independent = Vec::new();
     let reveal = |sizes: &[usize]| -> Result<Vec<SummationTree>> {
         let s = sweep::sweep_with(
             spec,
@@ -91,17 +96,38 @@ pub(super) fn infer_from(
         for p in s.points {
             match p.outcome {
                 Outcome::Tree(t) | Outcome::Unconfirmed(t) => trees.push(t),
-                Outcome::OrderIndependent => skipped.push(format!("{} (order-independent)", p.n)),
+                Outcome::OrderIndependent => {
+                    independent.push(p.n);
+                    skipped.push(format!("{} (order-independent)", p.n));
+                }
                 Outcome::Broken(why) => skipped.push(format!("{} ({why})", p.n)),
             }
         }
         Ok(trees)
     };
     let (found, trees) = explain(&sizes.0, reveal)?;
-    if trees.is_empty() {
-        return Err(Error::BlackBox(format!(
-            "{spec}: no size could be revealed, so there is nothing to explain"
-        )));
+    // One or two summands have one tree each: such sizes explain nothing.
+    if trees.iter().all(SummationTree::is_forced) {
+        let broke = skipped.len() > independent.len();
+        return Err(if !independent.is_empty() && !broke {
+            Error::OrderIndependent(format!(
+                "the black box sums order-independently at n = {}: every order of random \
+                 inputs gave the same bits (an exact or pre-rounded sum), so no formula \
+                 describes it",
+                runs(&independent)
+            ))
+        } else if skipped.is_empty() {
+            Error::Input(format!(
+                "{spec}: sizes 1 and 2 have one tree each, so they show no order: give sizes \
+                 of 3 summands or more"
+            ))
+        } else {
+            Error::BlackBox(format!(
+                "{spec}: no size of 3 summands or more could be revealed, so there is nothing \
+                 to explain: n = {}",
+                skipped.join(", ")
+            ))
+        });
     }
     if !skipped.is_empty() {
         eprintln!(
@@ -110,6 +136,12 @@ pub(super) fn infer_from(
         );
     }
     Ok((found, trees))
+}
+
+/// Says on stdout that `spec` is order-independent: exit 4, no tree.
+pub(super) fn order_independent(spec: &str, why: &str) -> Result<i32> {
+    write::println(format_args!("order-independent: {spec}: {why}"))?;
+    Ok(4)
 }
 
 fn capitalised(s: &str) -> String {

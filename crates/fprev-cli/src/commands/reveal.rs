@@ -17,11 +17,11 @@ use fprev::sweep::{Sizes, runs};
 use fprev::{Options, SummationTree};
 
 use super::check::save_mismatch;
-use super::explain::infer_from;
+use super::explain::{infer_from, order_independent};
 use super::open_guarded;
 use crate::args::{EXPLAIN_SIZES, FormatArgs, PREDICT_SIZES, RevealArgs};
 use crate::progress::RevealBar;
-use crate::write::{self, check_writable};
+use crate::write::check_writable;
 
 /// Runs `fprev reveal`: 0, 4 (order-independent) or 5 (not confirmed).
 pub(super) fn run(a: RevealArgs) -> Result<i32> {
@@ -39,19 +39,21 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     }
     let options = a.engine.options();
     let (tree, mut stats, inferred) = if a.infer {
-        let (tree, mut inferred) = predict(&a, &opts, &options)?;
-        match prove(&a, &mut black_box, &options, &tree, &mut inferred)? {
-            Some(r) if r.tree == tree => (r.tree, r.stats, Some(inferred)),
+        let (tree, mut inferred) = match predict(&a, &opts, &options) {
+            Err(Error::OrderIndependent(why)) => return order_independent(&a.spec, &why),
+            r => r?,
+        };
+        match prove(&a, &mut black_box, &options, &tree, &mut inferred) {
+            Err(Error::OrderIndependent(why)) => return order_independent(&a.spec, &why),
+            Ok(Some(r)) if r.tree == tree => (r.tree, r.stats, Some(inferred)),
             // The formula mispredicted this size: the reveal stands.
-            Some(r) => (r.tree, r.stats, None),
-            None => (tree, fprev::reveal::Stats::default(), Some(inferred)),
+            Ok(Some(r)) => (r.tree, r.stats, None),
+            Ok(None) => (tree, fprev::reveal::Stats::default(), Some(inferred)),
+            Err(e) => return Err(e),
         }
     } else {
         let r = match reveal::reveal_observed(&mut black_box, &options, &mut RevealBar::default()) {
-            Err(Error::OrderIndependent(why)) => {
-                write::println(format_args!("order-independent: {}: {why}", a.spec))?;
-                return Ok(4);
-            }
+            Err(Error::OrderIndependent(why)) => return order_independent(&a.spec, &why),
             Err(Error::BlackBox(why)) => {
                 return Err(Error::BlackBox(
                     why + &format_hint(&a.spec, &a.black_box.format),

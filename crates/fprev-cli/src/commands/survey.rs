@@ -208,7 +208,7 @@ fn summary(e: &survey::Entry) -> String {
     let mut out = match (e.status, &e.formula) {
         (Status::Explained, Some(f)) => format!("native:{}", formula(f)),
         (Status::NotExplained, _) => "not explained by a formula (trees kept)".into(),
-        (Status::NotRevealed, _) => "no tree at any size".into(),
+        (Status::NotRevealed, _) => "no tree past 2 summands".into(),
         _ => format!(
             "failed: {}",
             survey::abbreviated(e.error.as_deref().unwrap_or("?"))

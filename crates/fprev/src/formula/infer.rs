@@ -105,7 +105,9 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
     trees.sort_by_key(|t| t.n());
     trees.dedup();
     // Two orders at one size: no formula of the size alone gives both.
-    if trees.windows(2).any(|w| w[0].n() == w[1].n()) {
+    // Forced trees alone (one or two summands) fit every formula: no
+    // evidence of any.
+    if trees.windows(2).any(|w| w[0].n() == w[1].n()) || trees.iter().all(|t| t.is_forced()) {
         return Inference {
             formula: None,
             closest: None,
@@ -740,6 +742,15 @@ mod tests {
                 assert!(built.is_ok(), "{c} at n = {n}");
             }
         }
+    }
+
+    #[test]
+    fn forced_trees_alone_explain_nothing() {
+        let forced: Vec<SummationTree> =
+            [1, 2].iter().map(|&n| Order::Sequential.tree(n)).collect();
+        let found = infer(&forced);
+        assert_eq!(found.formula, None);
+        assert_eq!(found.closest, None);
     }
 
     #[test]

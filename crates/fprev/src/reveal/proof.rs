@@ -1,11 +1,13 @@
 //! Proving a predicted binary tree with masked inputs, one check a node
 //! (docs/ALGORITHMS.md, Proven predictions).
 //!
-//! The check of node `v` (children `L` and `R`, sibling `s`, not the root)
-//! puts a mask pair at a leaf of `L` and a leaf of `R`, and a unit on every
-//! leaf of `s`: it passes when every unit survives, that is when the pair
-//! meets (`LCA`) below every leaf of `s`. If every check passes, every node
-//! of the prediction is a node of the black box's tree:
+//! The check of node `v` (children `L` and `R`, sibling `s`, parent `w`)
+//! puts a mask pair at a leaf of `L` and a leaf of `R`, and a unit on
+//! every other leaf of `w`: it passes when exactly the units of `s`
+//! survive, that is when the pair meets (`LCA`) above every other leaf of
+//! `v` and below every leaf of `s`. The root's check (no sibling) passes
+//! when no unit survives. If every check passes, every node of the
+//! prediction is a node of the black box's tree:
 //!
 //! Take a smallest node `v` of the prediction that is not, so its children
 //! are. The pair meets at `N ⊇ v` (the black box's lowest node holding both
@@ -21,11 +23,18 @@
 //! `n - 1`, and a tree is its set of nodes: every check passing, the black
 //! box's tree is the prediction.
 //!
+//! The argument needs only the units of `s` to survive; the units that
+//! must be lost are there for black boxes that are no summation tree. One
+//! that loses no unit (an exact or pre-rounded sum, a compensated one)
+//! keeps every unit of every check, so checks of surviving units alone
+//! pass whatever the prediction; the root's check, and that of every node
+//! of three leaves or more, fail it.
+//!
 //! Checks share an input when their parents are not nested (neither
 //! under the other): then no check's units lie under another's pair in the
-//! prediction, every unit survives if the prediction is right, and one
-//! missing unit fails the input. The nodes whose parents are at one depth
-//! never nest, so they share inputs, as many as the masks allow.
+//! prediction, the units each keeps are its sibling's, and one count off
+//! fails the input. The nodes whose parents are at one depth never nest,
+//! so they share inputs, as many as the masks allow.
 
 use petgraph::graph::NodeIndex;
 
@@ -42,36 +51,41 @@ pub(super) enum Verdict {
     Refuted,
 }
 
-/// One check: the mask pair's leaves, and the node whose leaves hold
-/// units (the sibling) with their count.
+/// One check: the mask pair's leaves, the node whose other leaves hold
+/// units (the parent, or the root for the root's own check), and the
+/// units placed and those that must survive (the sibling's).
 struct Check {
     pair: [usize; 2],
-    sibling: NodeIndex,
+    parent: NodeIndex,
     units: u64,
+    survive: u64,
 }
 
-/// Checks every node of `predicted` (binary, of the oracle's `n`) below
-/// its root, as many a call as the masks and the black box's rows allow.
+/// Checks every node of `predicted` (binary, of the oracle's `n`), as many
+/// a call as the masks and the black box's rows allow.
 pub(super) fn prove(oracle: &mut Oracle, predicted: &SummationTree) -> Result<Verdict> {
     let masks = oracle.masks().clone();
     let groups = groups(predicted);
-    // Each input: its checks and the units they hold together.
+    // Each input: its checks and the units that must survive them.
     let mut inputs: Vec<(Vec<&Check>, u64)> = Vec::new();
     for group in &groups {
         let mut input: Vec<&Check> = Vec::new();
         let mut units = 0u64;
+        let mut survive = 0u64;
         for check in group {
             let full = input.len() == masks.max_pairs()
                 || units + check.units >= masks.capacity(input.len() + 1);
             if !input.is_empty() && full {
-                inputs.push((std::mem::take(&mut input), units));
+                inputs.push((std::mem::take(&mut input), survive));
                 units = 0;
+                survive = 0;
             }
             units += check.units;
+            survive += check.survive;
             input.push(check);
         }
         if !input.is_empty() {
-            inputs.push((input, units));
+            inputs.push((input, survive));
         }
     }
     let mut current = vec![0.0; oracle.n()];
@@ -111,26 +125,39 @@ fn write(
     set.clear();
     for (k, check) in input.iter().enumerate() {
         let m = masks.mask(k);
-        edits.set(check.pair[0], m);
-        edits.set(check.pair[1], -m);
-        set.extend(check.pair);
-        let units = tree.leaves_under(check.sibling);
-        for &at in &units {
+        let units = tree.leaves_under(check.parent);
+        for &at in units.iter().filter(|at| !check.pair.contains(at)) {
             edits.set(at, masks.u);
         }
+        edits.set(check.pair[0], m);
+        edits.set(check.pair[1], -m);
         set.extend(units);
     }
     edits.end_input();
 }
 
-/// The checks of `tree`'s nodes below the root, in groups whose checks
-/// may share inputs: by the depth of their parent, then by which child of
-/// it they are.
+/// The checks of `tree`'s nodes in groups whose checks may share inputs:
+/// the root's alone, then by the depth of their parent, then by which
+/// child of it they are.
 fn groups(tree: &SummationTree) -> Vec<Vec<Check>> {
+    let root = tree.root();
+    let check = |v: NodeIndex, parent: NodeIndex, survive: usize| {
+        let pair = [0, 1].map(|k| tree.node(tree.children(v)[k]).min_leaf);
+        Check {
+            pair,
+            parent,
+            units: tree.node(parent).size as u64 - 2,
+            survive: survive as u64,
+        }
+    };
+    let mut groups: Vec<Vec<Check>> = Vec::new();
+    if tree.children(root).is_empty() {
+        return groups;
+    }
+    groups.push(vec![check(root, root, 0)]);
     let mut depth = vec![0usize; tree.graph().node_count()];
     let mut order = tree.post_order();
     order.reverse();
-    let mut groups: Vec<Vec<Check>> = Vec::new();
     for &w in &order {
         let children = tree.children(w);
         for (side, &v) in children.iter().enumerate() {
@@ -138,17 +165,12 @@ fn groups(tree: &SummationTree) -> Vec<Vec<Check>> {
             if tree.children(v).is_empty() {
                 continue;
             }
-            let sibling = children[1 - side];
-            let [l, r] = [0, 1].map(|k| tree.node(tree.children(v)[k]).min_leaf);
-            let slot = 2 * depth[w.index()] + side;
+            let sibling = tree.node(children[1 - side]).size;
+            let slot = 1 + 2 * depth[w.index()] + side;
             if groups.len() <= slot {
                 groups.resize_with(slot + 1, Vec::new);
             }
-            groups[slot].push(Check {
-                pair: [l, r],
-                sibling,
-                units: tree.node(sibling).size as u64,
-            });
+            groups[slot].push(check(v, w, sibling));
         }
     }
     groups
