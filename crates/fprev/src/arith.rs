@@ -240,7 +240,7 @@ impl NodeArithmetic {
     #[inline]
     pub fn sum(&self, terms: &[f64]) -> f64 {
         match terms {
-            [a, b] => self.rounding.add(self.format, *a, *b),
+            [a, b] if self.fused_bits.is_none() => self.rounding.add(self.format, *a, *b),
             _ if terms.iter().any(|t| !t.is_finite()) => fused_sum(terms, self.format),
             _ => {
                 let bits = self.fused_bits.map_or(FUSED_FRACTION_BITS, |b| b as i32);

@@ -343,9 +343,7 @@ impl Replay {
                 Rounding::NearestEven.add(Format::F32, a, b)
             })
         } else {
-            self.evaluate(values, rest, xy, |node, a, b| {
-                node.rounding.add(node.format, a, b)
-            })
+            self.evaluate(values, rest, xy, |node, a, b| node.sum(&[a, b]))
         };
         self.result.round(root)
     }

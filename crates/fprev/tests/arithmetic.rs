@@ -694,3 +694,72 @@ fn an_fma_loop_is_told_from_rounded_products() {
         );
     }
 }
+
+/// A V100-style chain of fused additions: the running sum and up to 4 new
+/// summands a step (the last step takes what is left), the terms aligned
+/// to the largest exponent, each truncated toward zero to 26 bits below
+/// it, added exactly and rounded once to f32 (to nearest).
+struct V100(usize);
+
+impl V100 {
+    fn step(terms: &[f64]) -> f64 {
+        let Some(emax) = terms
+            .iter()
+            .filter(|t| **t != 0.0)
+            .map(|t| t.abs().log2().floor() as i32)
+            .max()
+        else {
+            return 0.0;
+        };
+        let quantum = 2f64.powi(emax - 26);
+        let sum: i128 = terms.iter().map(|t| (t / quantum).trunc() as i128).sum();
+        f64::from((sum as f64 * quantum) as f32)
+    }
+}
+
+impl Probe for V100 {
+    fn n(&self) -> usize {
+        self.0
+    }
+    fn format(&self) -> Format {
+        Format::F32
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        for (x, o) in inputs.chunks(self.0).zip(out) {
+            let mut s = 0.0;
+            for group in x.chunks(4) {
+                let terms: Vec<f64> = std::iter::once(s).chain(group.iter().copied()).collect();
+                s = V100::step(&terms);
+            }
+            *o = s;
+        }
+        Ok(())
+    }
+}
+
+/// The last step takes 1 to 4 summands (n = 21: one, a fused step of two
+/// terms at the root); every one is modelled, and replays the chain.
+#[test]
+fn a_v100_chain_is_modelled_whatever_its_last_group() {
+    for n in [21, 22, 23, 64, 7] {
+        let mut bb = V100(n);
+        let r = reveal(&mut bb, &Options::default()).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+        let found = reveal_arithmetic(&mut bb, &r.tree, &ArithOptions::default())
+            .unwrap_or_else(|e| panic!("n = {n}: {} {e}", r.tree));
+        let root = found.model.at(&NodeKey { first: 0, size: n });
+        assert_eq!(root.fused_bits, Some(26), "n = {n}: {}", found.model);
+        let replay = Replay::with_arithmetic(&r.tree, &found.model);
+        let mut rng = ChaCha8Rng::seed_from_u64(n as u64);
+        let mut out = [0.0];
+        for trial in 0..300 {
+            let x = Inputs::ALL[trial % Inputs::ALL.len()].draw(Format::F32, n, &mut rng);
+            bb.sum(&x, &mut out).unwrap();
+            assert_eq!(
+                replay.sum(&x).to_bits(),
+                out[0].to_bits(),
+                "n = {n}, trial {trial}: {}",
+                found.model
+            );
+        }
+    }
+}

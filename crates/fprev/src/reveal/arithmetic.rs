@@ -821,7 +821,21 @@ fn confirm(
         first: 0,
         size: tree.n(),
     });
-    let fused_bits = below.fused_bits;
+    // The last step of a fused chain may take fewer summands than the
+    // others, down to one: a root of two terms aligned and truncated as
+    // its fused children's are.
+    let mut windows = vec![below.fused_bits];
+    for &c in tree.children(tree.root()) {
+        if tree.children(c).len() > 2 {
+            let node = tree.node(c);
+            let key = NodeKey {
+                first: node.min_leaf,
+                size: node.size,
+            };
+            windows.push(first.at(&key).fused_bits);
+        }
+    }
+    windows.dedup();
     // An x87 root is tried only above x87 nodes: its replay is slow, and
     // above f32 nodes it seldom differs from an f32 root rounding once.
     let x87_below = per_node.iter().any(|a| a.format == Format::X87);
@@ -830,14 +844,16 @@ fn confirm(
             .into_iter()
             .filter(|f| *f != Format::X87 || x87_below)
         {
-            let root = Some(NodeArithmetic {
-                rounding,
-                fused_bits,
-                ..NodeArithmetic::ieee(format)
-            });
-            let model = model_of(per_node, root);
-            if !models.contains(&model) {
-                models.push(model);
+            for &fused_bits in &windows {
+                let root = Some(NodeArithmetic {
+                    rounding,
+                    fused_bits,
+                    ..NodeArithmetic::ieee(format)
+                });
+                let model = model_of(per_node, root);
+                if !models.contains(&model) {
+                    models.push(model);
+                }
             }
         }
     }
@@ -870,7 +886,7 @@ fn confirm(
     // Last, where nothing else replays it: one compensated step at the
     // root (two blocks joined by Kahan's step, its error taken off), which
     // answers every query as a plain addition, the root being asked none.
-    if found.is_none() && fused_bits.is_none() {
+    if found.is_none() && below.fused_bits.is_none() {
         let compensated = NodeArithmetic {
             compensated: true,
             drops_error: false,
