@@ -231,10 +231,13 @@ fn check_replays(
     }
     let n = probe.n();
     let format = probe.format();
-    let mut candidates: Vec<(usize, Replay)> = candidates
+    // Each candidate returning the black box's format, and (made once the
+    // black box returns a value wider than that: Python's built-in sum of
+    // float32 values returns a Python float) returning its root in f64.
+    let mut candidates: Vec<(usize, Replay, Option<Replay>)> = candidates
         .into_iter()
-        .map(|r| r.returning(format))
         .enumerate()
+        .map(|(k, r)| (k, r.returning(format), None))
         .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut scratch = Vec::new();
@@ -243,7 +246,7 @@ fn check_replays(
     let mut last_failure = None;
     // Products are only asked of a black box that forms them, and only
     // when a model says how it rounds them.
-    let multiplies = probe.multiplies() && candidates.iter().any(|(_, r)| r.has_products());
+    let multiplies = probe.multiplies() && candidates.iter().any(|(_, r, _)| r.has_products());
     let (mut input, mut y) = (Vec::new(), Vec::new());
     for trial in 0..trials {
         let kind = Inputs::ALL[trial % Inputs::ALL.len()];
@@ -273,7 +276,17 @@ fn check_replays(
             probe.sum_batch(&batch, &mut out)?;
         }
         let got = out[row];
-        candidates.retain(|(_, replay)| {
+        let wider = got.is_finite() && format.round(got) != got;
+        if wider {
+            for (_, narrow, wide) in &mut candidates {
+                wide.get_or_insert_with(|| narrow.clone().returning(Format::F64));
+            }
+        }
+        candidates.retain(|(_, narrow, wide)| {
+            let replay = match wide {
+                Some(wide) if wider => wide,
+                _ => narrow,
+            };
             let replayed = match weights {
                 Some(y) => replay.dot_with(&input, y, &mut scratch),
                 None => replay.sum_with(&input, &mut scratch),
@@ -305,10 +318,10 @@ fn check_replays(
     let report = CheckReport {
         trials,
         mismatch: None,
-        accumulator: candidates.first().map(|(_, r)| r.accumulator()),
+        accumulator: candidates.first().map(|(_, r, _)| r.accumulator()),
         model: None,
     };
-    Ok((report, candidates.iter().map(|(k, _)| *k).collect()))
+    Ok((report, candidates.iter().map(|(k, _, _)| *k).collect()))
 }
 
 #[cfg(test)]
