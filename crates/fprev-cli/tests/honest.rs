@@ -280,3 +280,61 @@ fn python_s_built_in_sum_is_named_for_what_it_does() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// C black boxes
+// ---------------------------------------------------------------------------
+
+/// Compiles `source` into a shared library in `dir`.
+fn compile(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let c = write(dir, &format!("{name}.c"), source);
+    let lib = dir.join(format!("lib{name}.so"));
+    let status = std::process::Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&c)
+        .arg("-lm")
+        .status()
+        .expect("a C compiler `cc` on the PATH (apt-get install gcc)");
+    assert!(status.success(), "cc failed on {}", c.display());
+    lib
+}
+
+/// Left to right, each partial sum truncated toward zero in software: the
+/// exact sum of the double sum and its error (TwoSum) decides. (Stepping
+/// toward zero from the double sum alone rounds twice where the double
+/// sum itself was rounded: no toward-zero model replays that, rightly;
+/// see arithmetic.rs, a_toward_zero_replay_truncates_the_exact_sum_of_every_node.)
+const TOWARD_ZERO_C: &str = r#"
+#include <math.h>
+#include <stddef.h>
+float tz_sum(const float *x, size_t n) {
+    float s = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        double a = s, b = x[i];
+        double t = a + b, bb = t - a;
+        double e = (a - (t - bb)) + (b - bb);
+        float r = (float)t;
+        int away = fabs((double)r) > fabs(t)
+            || ((double)r == t && e != 0.0 && (e < 0.0) != (t < 0.0));
+        s = away ? nextafterf(r, 0.0f) : r;
+    }
+    return s;
+}
+"#;
+
+#[test]
+fn a_sum_truncating_in_software_is_modelled_toward_zero_and_confirmed() {
+    let dir = TempDir::new().unwrap();
+    let lib = compile(dir.path(), "tz", TOWARD_ZERO_C);
+    let spec = format!("dylib:{}:tz_sum", lib.display());
+    for n in ["32", "200"] {
+        let out = run_in(dir.path(), &["reveal", &spec, "-n", n]);
+        let text = assert_code(&out, 0);
+        assert!(text.contains("# arithmetic: f32 toward-zero\n"), "{text}");
+        let out = run_in(dir.path(), &["reveal", &spec, "-n", n, "-o", "tz.json"]);
+        assert_code(&out, 0);
+        let out = run_in(dir.path(), &["check", "tz.json", &spec, "--trials", "2000"]);
+        assert_code(&out, 0);
+    }
+}

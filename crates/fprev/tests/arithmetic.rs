@@ -763,3 +763,84 @@ fn a_v100_chain_is_modelled_whatever_its_last_group() {
         }
     }
 }
+
+/// Summands of f32 with exponents in -40..40 are whole multiples of 2^-63,
+/// and every sum of a few of them fits an `i128` of such: exact.
+const QUANTUM_EXP: i32 = 63;
+
+fn fixed(x: f64) -> i128 {
+    (x * 2f64.powi(QUANTUM_EXP)) as i128
+}
+
+/// The exact value `v` (in 2^-63) truncated to f32's 24 bits, as integers.
+fn f32_toward_zero(v: i128) -> f64 {
+    let magnitude = v.unsigned_abs();
+    let bits = 128 - magnitude.leading_zeros();
+    let dropped = bits.saturating_sub(24);
+    let kept = ((magnitude >> dropped) << dropped) as f64 * 2f64.powi(-QUANTUM_EXP);
+    if v < 0 { -kept } else { kept }
+}
+
+/// Random f32 summands whose exponents lie 0 to 80 binades apart, so that
+/// many additions lose bits even in f64 (more than 29 binades apart).
+fn spread_f32(n: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            let m = rng.random_range(1u32 << 23..1 << 24) as f64;
+            let sign = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
+            sign * m * 2f64.powi(rng.random_range(-40..40) - 23)
+        })
+        .collect()
+}
+
+/// A toward-zero replay is the exact sum truncated, at every node: checked
+/// against sums of whole multiples of 2^-63 truncated with integers, left
+/// to right and pairwise, where additions far apart lose bits in f64. A
+/// black box that adds in f64 to nearest and then steps toward zero when
+/// the f32 value rounded away rounds twice, and is not this.
+#[test]
+fn a_toward_zero_replay_truncates_the_exact_sum_of_every_node() {
+    fn pairwise(x: &[f64]) -> f64 {
+        match x {
+            [v] => *v,
+            _ => {
+                let (l, r) = x.split_at(x.len() / 2);
+                f32_toward_zero(fixed(pairwise(l)) + fixed(pairwise(r)))
+            }
+        }
+    }
+    let toward_zero = Arithmetic::uniform(NodeArithmetic {
+        rounding: Rounding::TowardZero,
+        ..NodeArithmetic::ieee(Format::F32)
+    });
+    let n = 64;
+    let sequential = Replay::with_arithmetic(&fprev::Order::Sequential.tree(n), &toward_zero);
+    let halves = Replay::with_arithmetic(&fprev::Order::Pairwise.tree(n), &toward_zero);
+    let mut rng = ChaCha8Rng::seed_from_u64(35);
+    let mut twice_differs = 0;
+    for trial in 0..2000 {
+        let x = spread_f32(n, &mut rng);
+        let (mut exact, mut twice) = (0.0, 0f32);
+        for &v in &x {
+            exact = f32_toward_zero(fixed(exact) + fixed(v));
+            let t = f64::from(twice) + v;
+            let mut r = t as f32;
+            if f64::from(r).abs() > t.abs() {
+                r = f32::from_bits(r.to_bits() - 1);
+            }
+            twice = r;
+        }
+        assert_eq!(
+            sequential.sum(&x).to_bits(),
+            exact.to_bits(),
+            "trial {trial}"
+        );
+        assert_eq!(
+            halves.sum(&x).to_bits(),
+            pairwise(&x).to_bits(),
+            "trial {trial}"
+        );
+        twice_differs += usize::from(f64::from(twice) != exact);
+    }
+    assert!(twice_differs > 0, "the double rounding never showed");
+}
