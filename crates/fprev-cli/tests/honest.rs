@@ -209,6 +209,11 @@ fn a_sweep_names_exactly_the_sizes_that_broke_and_no_formula_over_them() {
         assert_eq!(broken, p["n"].as_u64().unwrap() >= 3, "{p}");
     }
 
+    // Nor does explain find a formula in sizes 1 and 2: the rest broke.
+    let out = run_in(dir.path(), &["explain", &spec, "-n", "1..6"]);
+    assert_code(&out, 3);
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+
     // Revealed up to 5, broken from 6: the formula speaks for 1..5 only.
     let spec = nan_from(dir.path(), 6);
     let out = run_in(dir.path(), &["sweep", &spec, "-n", "1..8"]);
