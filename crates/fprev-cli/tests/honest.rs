@@ -343,3 +343,38 @@ fn a_sum_truncating_in_software_is_modelled_toward_zero_and_confirmed() {
         assert_code(&out, 0);
     }
 }
+
+/// A V100-style chain in Python: the running sum and up to 4 new summands
+/// a step, aligned to the largest, truncated 26 bits below it, added
+/// exactly, rounded once to f32. At n = 21 its last step adds one summand.
+#[cfg(feature = "python")]
+#[test]
+fn a_fused_chain_with_a_short_last_step_is_modelled() {
+    let dir = TempDir::new().unwrap();
+    let path = write(
+        dir.path(),
+        "v100.py",
+        "import math\nimport numpy as np\n\n\
+         def step(terms):\n    \
+             live = [t for t in terms if t != 0.0]\n    \
+             if not live:\n        return 0.0\n    \
+             q = max(math.frexp(t)[1] - 1 for t in live) - 26\n    \
+             total = sum(int(math.ldexp(t, -q)) for t in terms)\n    \
+             return float(np.float32(math.ldexp(total, q)))\n\n\
+         def f(x):\n    \
+             s = 0.0\n    \
+             x = [float(v) for v in x]\n    \
+             for i in range(0, len(x), 4):\n        \
+                 s = step([s] + x[i:i + 4])\n    \
+             return s\n",
+    );
+    let spec = format!("python:{}:f", path.display());
+    for n in ["21", "64"] {
+        let out = run_in(dir.path(), &["reveal", &spec, "-n", n]);
+        let text = assert_code(&out, 0);
+        assert!(
+            text.contains("# arithmetic: f32 fused keeping 26 bits\n"),
+            "n = {n}: {text}"
+        );
+    }
+}
