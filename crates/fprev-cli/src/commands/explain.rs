@@ -14,7 +14,8 @@ use crate::write;
 
 /// Runs `fprev explain`: 0 with a formula that regenerates every revealed
 /// tree, 1 when no formula does (the closest is named, as not explaining),
-/// 3 when no size could be revealed.
+/// 3 when no size past two summands could be revealed, 4 when those sizes
+/// are order-independent.
 pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     a.guard.start();
     let inferred = infer_from(

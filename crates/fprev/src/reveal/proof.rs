@@ -25,7 +25,7 @@
 //!
 //! The argument needs only the units of `s` to survive; the units that
 //! must be lost are there for black boxes that are no summation tree. One
-//! that loses no unit (an exact or pre-rounded sum, a compensated one)
+//! that loses no unit (an exact sum, a compensated one)
 //! keeps every unit of every check, so checks of surviving units alone
 //! pass whatever the prediction; the root's check, and that of every node
 //! of three leaves or more, fail it.
