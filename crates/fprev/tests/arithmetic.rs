@@ -221,6 +221,33 @@ proptest! {
     }
 }
 
+/// An x87 root above f64 nodes (a loop whose last addition stays in a
+/// register, as `long double` code spills its running sum to a double):
+/// the root has no sibling to ask against, so only a replay with it finds
+/// it, each rounding, over nodes of either rounding. Proptest's case
+/// `n = 4, seed = 399` is the first: `((0+(1+2))+3)`, f64 nodes toward
+/// zero and an x87 root toward zero.
+#[test]
+fn an_x87_root_above_f64_nodes_comes_back() {
+    for text in ["((0+(1+2))+3)", "(0+(1+2))", "(((0+3)+1)+(2+4))"] {
+        let tree: SummationTree = text.parse().unwrap();
+        for (below, root) in [Rounding::TowardZero, Rounding::NearestEven]
+            .into_iter()
+            .flat_map(|b| Rounding::ALL.map(|r| (b, r)))
+        {
+            let truth = Arithmetic::from_nodes(&tree, |v| NodeArithmetic {
+                rounding: if v == tree.root() { root } else { below },
+                ..NodeArithmetic::ieee(if v == tree.root() {
+                    Format::X87
+                } else {
+                    Format::F64
+                })
+            });
+            assert_revealed(&tree, &truth, Format::F64, Layout::Scattered);
+        }
+    }
+}
+
 /// A kernel whose f64 steps (joining each lane's blocks of 16) alternate
 /// with f32 ones every 16 nodes along the post-order: a sample and its
 /// runs miss them, and every node is asked; by the formula's parts, a

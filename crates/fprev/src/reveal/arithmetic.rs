@@ -836,9 +836,15 @@ fn confirm(
         }
     }
     windows.dedup();
-    // An x87 root is tried only above x87 nodes: its replay is slow, and
-    // above f32 nodes it seldom differs from an f32 root rounding once.
-    let x87_below = per_node.iter().any(|a| a.format == Format::X87);
+    // An x87 root is tried where values of 53 bits or more reach it (f64
+    // or x87 nodes, or f64 inputs): above f64 nodes it keeps what an f64
+    // root drops (a loop whose last addition stays in a register), and no
+    // query asks the root, which has no sibling. Above narrower values its
+    // exact sum mostly fits f64 and it seldom differs from a root rounding
+    // once, and its replay is slow.
+    let x87_below = std::iter::once(probe.format())
+        .chain(per_node.iter().map(|a| a.format))
+        .any(|f| f.precision() >= Format::F64.precision());
     for rounding in Rounding::ALL {
         for format in FORMATS
             .into_iter()
