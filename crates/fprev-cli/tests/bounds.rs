@@ -10,54 +10,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    assert_cmd::cargo::cargo_bin_cmd!("fprev")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("fprev runs")
-}
-
-fn run(args: &[&str]) -> Output {
-    let dir = TempDir::new().unwrap();
-    run_in(dir.path(), args)
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn assert_ok(out: &Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout: {}\nstderr: {}",
-        stdout(out),
-        stderr(out)
-    );
-    stdout(out)
-}
+mod common;
+use common::{assert_error, assert_ok, run, run_in, stderr};
 
 /// Exit 2, one line `fprev: error: ...` on stderr, nothing on stdout, no
 /// panic; returns the line.
 fn assert_input_error(out: &Output) -> String {
-    let err = stderr(out);
-    assert!(!err.contains("panicked"), "panic: {err}");
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "expected exit 2\nstdout: {}\nstderr: {err}",
-        stdout(out)
-    );
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "expected one error line, got: {err:?}");
-    assert!(lines[0].starts_with("fprev: error: "), "{err}");
-    assert!(stdout(out).is_empty(), "stdout on error: {}", stdout(out));
-    lines[0].to_string()
+    assert_error(out, 2)
 }
 
 /// A usage error as clap reports it (exit 2, no panic); returns stderr.

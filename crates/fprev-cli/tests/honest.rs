@@ -5,50 +5,21 @@
 //! one, a C function compiled here, or a Python file run by the embedded
 //! Python.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+#[cfg(feature = "python")]
+use std::path::Path;
 
-use assert_cmd::Command;
 use tempfile::TempDir;
 
-fn fprev() -> Command {
-    assert_cmd::cargo::cargo_bin_cmd!("fprev")
-}
+mod common;
+use common::{assert_code, compile_c, run_in, stderr, stdout};
 
-/// Runs `fprev ARGS` in `dir` and returns its output, whatever the status.
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    fprev()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("fprev runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
-}
-
-/// Asserts exit `code` without a panic, and returns stdout.
-fn assert_code(out: &Output, code: i32) -> String {
-    assert!(!stderr(out).contains("panicked"), "{}", stderr(out));
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "expected exit {code}\nstdout: {}\nstderr: {}",
-        stdout(out),
-        stderr(out)
-    );
-    stdout(out)
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+/// Writes the Python `source` to `dir/file` and returns the spec of its
+/// `function`.
+#[cfg(feature = "python")]
+fn python_spec(dir: &Path, file: &str, function: &str, source: &str) -> String {
+    let path = dir.join(file);
+    std::fs::write(&path, source).unwrap();
+    format!("python:{}:{function}", path.display())
 }
 
 // ---------------------------------------------------------------------------
@@ -117,9 +88,10 @@ fn a_survey_of_an_order_independent_sum_explains_nothing() {
 /// exact sum rounded once, from there on.
 #[cfg(feature = "python")]
 fn exact_from(dir: &Path, below: usize) -> String {
-    let path = write(
+    python_spec(
         dir,
         "exact_from.py",
+        "f",
         &format!(
             "import math\nimport numpy as np\n\n\
              def f(x):\n    \
@@ -128,20 +100,19 @@ fn exact_from(dir: &Path, below: usize) -> String {
                  for v in x:\n        s = np.float32(s + v)\n    \
                  return float(s)\n"
         ),
-    );
-    format!("python:{}:f", path.display())
+    )
 }
 
 #[cfg(feature = "python")]
 #[test]
 fn an_exact_python_sum_is_never_explained_nor_predicted() {
     let dir = TempDir::new().unwrap();
-    let exact = write(
+    let spec = python_spec(
         dir.path(),
         "exact.py",
+        "exact",
         "import math\n\ndef exact(x):\n    return math.fsum(x)\n",
     );
-    let spec = format!("python:{}:exact", exact.display());
     let out = run_in(dir.path(), &["explain", &spec, "-n", "1..10"]);
     let text = assert_code(&out, 4);
     assert!(text.starts_with("order-independent: "), "{text}");
@@ -168,9 +139,10 @@ fn masked_checks_do_not_prove_a_prediction_for_an_exact_sum() {
 /// Returns NaN from `from` summands on, sums left to right in f32 below.
 #[cfg(feature = "python")]
 fn nan_from(dir: &Path, from: usize) -> String {
-    let path = write(
+    python_spec(
         dir,
         &format!("nan_from_{from}.py"),
+        "f",
         &format!(
             "import numpy as np\n\n\
              def f(x):\n    \
@@ -179,8 +151,7 @@ fn nan_from(dir: &Path, from: usize) -> String {
                  for v in x:\n        s = np.float32(s + v)\n    \
                  return float(s)\n"
         ),
-    );
-    format!("python:{}:f", path.display())
+    )
 }
 
 #[cfg(feature = "python")]
@@ -233,12 +204,12 @@ fn a_sweep_names_exactly_the_sizes_that_broke_and_no_formula_over_them() {
 #[test]
 fn python_float_additions_of_float32_inputs_are_f64_nodes() {
     let dir = TempDir::new().unwrap();
-    let path = write(
+    let spec = python_spec(
         dir.path(),
         "floats.py",
+        "f",
         "def f(x):\n    s = 0.0\n    for v in x:\n        s += float(v)\n    return s\n",
     );
-    let spec = format!("python:{}:f", path.display());
     let out = run_in(dir.path(), &["reveal", &spec, "-n", "32"]);
     let text = assert_code(&out, 0);
     assert!(text.contains("# arithmetic: f64\n"), "{text}");
@@ -253,9 +224,10 @@ fn python_float_additions_of_float32_inputs_are_f64_nodes() {
 fn python_s_built_in_sum_is_named_for_what_it_does() {
     let dir = TempDir::new().unwrap();
     let version = dir.path().join("version");
-    let path = write(
+    let spec = python_spec(
         dir.path(),
         "builtin.py",
+        "f",
         &format!(
             "import sys\n\n\
              def f(x):\n    \
@@ -264,7 +236,6 @@ fn python_s_built_in_sum_is_named_for_what_it_does() {
                  return sum(x.tolist())\n"
         ),
     );
-    let spec = format!("python:{}:f", path.display());
     let out = run_in(dir.path(), &["reveal", &spec, "-n", "32"]);
     let version = std::fs::read_to_string(&version).unwrap();
     let minor: u32 = version.split(' ').nth(1).unwrap().parse().unwrap();
@@ -289,21 +260,6 @@ fn python_s_built_in_sum_is_named_for_what_it_does() {
 // ---------------------------------------------------------------------------
 // C black boxes
 // ---------------------------------------------------------------------------
-
-/// Compiles `source` into a shared library in `dir`.
-fn compile(dir: &Path, name: &str, source: &str) -> PathBuf {
-    let c = write(dir, &format!("{name}.c"), source);
-    let lib = dir.join(format!("lib{name}.so"));
-    let status = std::process::Command::new("cc")
-        .args(["-O2", "-shared", "-fPIC", "-o"])
-        .arg(&lib)
-        .arg(&c)
-        .arg("-lm")
-        .status()
-        .expect("a C compiler `cc` on the PATH (apt-get install gcc)");
-    assert!(status.success(), "cc failed on {}", c.display());
-    lib
-}
 
 /// Left to right, each partial sum truncated toward zero in software: the
 /// exact sum of the double sum and its error (TwoSum) decides. (Stepping
@@ -331,7 +287,7 @@ float tz_sum(const float *x, size_t n) {
 #[test]
 fn a_sum_truncating_in_software_is_modelled_toward_zero_and_confirmed() {
     let dir = TempDir::new().unwrap();
-    let lib = compile(dir.path(), "tz", TOWARD_ZERO_C);
+    let lib = compile_c(dir.path(), "tz", TOWARD_ZERO_C);
     let spec = format!("dylib:{}:tz_sum", lib.display());
     for n in ["32", "200"] {
         let out = run_in(dir.path(), &["reveal", &spec, "-n", n]);
@@ -351,9 +307,10 @@ fn a_sum_truncating_in_software_is_modelled_toward_zero_and_confirmed() {
 #[test]
 fn a_fused_chain_with_a_short_last_step_is_modelled() {
     let dir = TempDir::new().unwrap();
-    let path = write(
+    let spec = python_spec(
         dir.path(),
         "v100.py",
+        "f",
         "import math\nimport numpy as np\n\n\
          def step(terms):\n    \
              live = [t for t in terms if t != 0.0]\n    \
@@ -368,7 +325,6 @@ fn a_fused_chain_with_a_short_last_step_is_modelled() {
                  s = step([s] + x[i:i + 4])\n    \
              return s\n",
     );
-    let spec = format!("python:{}:f", path.display());
     for n in ["21", "64"] {
         let out = run_in(dir.path(), &["reveal", &spec, "-n", n]);
         let text = assert_code(&out, 0);

@@ -4,52 +4,17 @@
 //! the work where it can be, and no result is lost or silently inherited.
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+mod common;
+use common::{assert_error, compile_c, fprev, run_in, stderr, stdout};
+
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-fn fprev() -> std::process::Command {
-    std::process::Command::new(assert_cmd::cargo::cargo_bin!("fprev"))
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    fprev()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("fprev runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Asserts exit `code` with exactly one line `fprev: error: ...` on stderr,
-/// nothing on stdout and no panic; returns that line.
-fn assert_error(out: &Output, code: i32) -> String {
-    let err = stderr(out);
-    assert!(!err.contains("panicked"), "panic: {err}");
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "expected exit {code}\nstdout: {}\nstderr: {err}",
-        stdout(out)
-    );
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "expected one error line, got: {err:?}");
-    assert!(lines[0].starts_with("fprev: error: "), "{err}");
-    assert!(out.stdout.is_empty(), "stdout: {}", stdout(out));
-    lines[0].to_string()
-}
 
 /// C black boxes that end the process, hang, or add left to right.
 const C_SOURCE: &str = r#"
@@ -67,23 +32,21 @@ float seq_f32(const float *x, size_t n) {
 }
 "#;
 
-/// Compiles [`C_SOURCE`] into `dir/libends.so` with `cc`.
+/// Compiles [`C_SOURCE`] into `dir/libends.so`.
 fn build_library(dir: &Path) -> PathBuf {
-    let source = dir.join("ends.c");
-    std::fs::write(&source, C_SOURCE).unwrap();
-    let lib = dir.join("libends.so");
-    let status = std::process::Command::new("cc")
-        .args(["-O2", "-shared", "-fPIC", "-o"])
-        .arg(&lib)
-        .arg(&source)
-        .status()
-        .expect("a C compiler `cc` on the PATH (apt-get install gcc)");
-    assert!(status.success(), "cc failed on {}", source.display());
-    lib
+    compile_c(dir, "ends", C_SOURCE)
 }
 
 fn dylib(lib: &Path, symbol: &str) -> String {
     format!("dylib:{}:{symbol}", lib.display())
+}
+
+/// Reveals `spec` at n = 8 into `dir/t.json`, and returns that path.
+fn saved_tree(dir: &Path, spec: &str) -> PathBuf {
+    let tree = dir.join("t.json");
+    let out = run_in(dir, &["reveal", spec, "-n", "8", "-o", "t.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    tree
 }
 
 // ---------------------------------------------------------------------------
@@ -102,14 +65,7 @@ fn a_black_box_calling_exit_is_reported_and_never_passes() {
         assert!(line.contains("ended the process"), "{line}");
     }
     // A CI check against it fails too.
-    let tree = dir.path().join("t.json");
-    let out = fprev()
-        .current_dir(dir.path())
-        .args(["reveal", &dylib(&lib, "seq_f32"), "-n", "8", "-o"])
-        .arg(&tree)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tree = saved_tree(dir.path(), &dylib(&lib, "seq_f32"));
     let out = fprev()
         .current_dir(dir.path())
         .arg("check")
@@ -256,14 +212,7 @@ fn an_output_path_naming_a_directory_is_refused_before_the_work() {
         let line = assert_error(&run_in(dir.path(), args), 2);
         assert!(line.contains("is a directory"), "{args:?}: {line}");
     }
-    let tree = dir.path().join("t.json");
-    let out = fprev()
-        .current_dir(dir.path())
-        .args(["reveal", "native:pairwise", "-n", "8", "-o"])
-        .arg(&tree)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tree = saved_tree(dir.path(), "native:pairwise");
     let out = fprev()
         .current_dir(dir.path())
         .arg("check")
@@ -278,13 +227,7 @@ fn an_output_path_naming_a_directory_is_refused_before_the_work() {
 #[test]
 fn a_format_contradicting_the_extension_is_refused() {
     let dir = TempDir::new().unwrap();
-    let tree = dir.path().join("t.json");
-    let out = fprev()
-        .args(["reveal", "native:pairwise", "-n", "8", "-o"])
-        .arg(&tree)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tree = saved_tree(dir.path(), "native:pairwise");
     let t = tree.to_str().unwrap();
     for args in [
         &[
@@ -374,13 +317,7 @@ fn a_mismatch_that_cannot_be_saved_does_not_lose_the_result() {
         return;
     }
     let dir = TempDir::new().unwrap();
-    let tree = dir.path().join("t.json");
-    let out = fprev()
-        .args(["reveal", "native:pairwise", "-n", "8", "-o"])
-        .arg(&tree)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tree = saved_tree(dir.path(), "native:pairwise");
     let t = tree.to_str().unwrap();
     let check = |format: &str| {
         run_in(

@@ -1,0 +1,90 @@
+//! What the command line's test files share: running `fprev`, reading what
+//! it printed, asserting its exit status, compiling C black boxes.
+// Each test file uses a part of these helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+/// The `fprev` binary of this build, as a command to run or spawn.
+pub fn fprev() -> Command {
+    Command::new(assert_cmd::cargo::cargo_bin!("fprev"))
+}
+
+/// Runs `fprev ARGS` in `dir` (where a mismatch file lands) and returns its
+/// output, whatever the status.
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    fprev()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("fprev runs")
+}
+
+/// Runs `fprev ARGS` in a fresh directory.
+pub fn run(args: &[&str]) -> Output {
+    let dir = TempDir::new().unwrap();
+    run_in(dir.path(), args)
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts exit `code` without a panic, and returns stdout.
+pub fn assert_code(out: &Output, code: i32) -> String {
+    assert!(!stderr(out).contains("panicked"), "{}", stderr(out));
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "expected exit {code}\nstdout: {}\nstderr: {}",
+        stdout(out),
+        stderr(out)
+    );
+    stdout(out)
+}
+
+/// Asserts exit 0 without a panic, and returns stdout.
+pub fn assert_ok(out: &Output) -> String {
+    assert_code(out, 0)
+}
+
+/// Asserts exit `code` with exactly one line `fprev: error: ...` on
+/// stderr, nothing on stdout and no panic; returns that line.
+pub fn assert_error(out: &Output, code: i32) -> String {
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "expected exit {code}\nstdout: {}\nstderr: {err}",
+        stdout(out)
+    );
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one error line, got: {err:?}");
+    assert!(lines[0].starts_with("fprev: error: "), "{err}");
+    assert!(out.stdout.is_empty(), "stdout on error: {}", stdout(out));
+    lines[0].to_string()
+}
+
+/// Compiles the C `source` into `dir/libNAME.so` with `cc`.
+pub fn compile_c(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, source).unwrap();
+    let lib = dir.join(format!("lib{name}.so"));
+    let status = Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&c)
+        .arg("-lm")
+        .status()
+        .expect("a C compiler `cc` on the PATH (apt-get install gcc)");
+    assert!(status.success(), "cc failed on {}", c.display());
+    lib
+}
