@@ -1,0 +1,33 @@
+//! A Python callable opened as a black box.
+
+use fprev::Format;
+use fprev::probe::python::{Described, PythonProbe};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::errors::to_py;
+
+pub(crate) fn format(name: &str) -> PyResult<Format> {
+    name.parse().map_err(PyValueError::new_err)
+}
+
+pub(crate) fn probe(
+    py: Python<'_>,
+    call: &Bound<'_, PyAny>,
+    label: &str,
+    n: usize,
+    format: Format,
+    described: Described,
+) -> PyResult<PythonProbe> {
+    if !call.is_callable() {
+        return Err(PyTypeError::new_err(format!(
+            "expected a callable that sums a NumPy array, got {}",
+            call.get_type().name()?
+        )));
+    }
+    if n == 0 {
+        return Err(PyValueError::new_err("n must be at least 1"));
+    }
+    fprev::memory::check_reveal(n).map_err(to_py)?;
+    PythonProbe::from_callable(py, call, label, n, format, described).map_err(to_py)
+}

@@ -1,0 +1,207 @@
+//! `fprev.sweep`: reveals across sizes, as `fprev sweep` prints them.
+
+use fprev::Format;
+use fprev::document::TreeDocument;
+use fprev::probe::python::{Described, PythonProbe};
+use fprev::reveal::Options;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::black_box::{format, probe};
+use crate::errors::to_py;
+use crate::tree::Tree;
+
+/// A Python black box opened for each size of a sweep, which keeps what
+/// the callable raised for [`sweep`] to raise in turn (the crate's sweep
+/// drops its probes).
+struct Stashing {
+    probe: PythonProbe,
+    raised: std::rc::Rc<std::cell::RefCell<Option<PyErr>>>,
+}
+
+impl Stashing {
+    fn kept<T>(&mut self, r: fprev::Result<T>) -> fprev::Result<T> {
+        if r.is_err()
+            && let Some(e) = self.probe.take_exception()
+        {
+            *self.raised.borrow_mut() = Some(e);
+        }
+        r
+    }
+}
+
+impl fprev::Probe for Stashing {
+    fn n(&self) -> usize {
+        self.probe.n()
+    }
+    fn format(&self) -> Format {
+        self.probe.format()
+    }
+    fn accumulator(&self) -> Format {
+        self.probe.accumulator()
+    }
+    fn may_fuse(&self) -> bool {
+        self.probe.may_fuse()
+    }
+    fn max_batch(&self) -> usize {
+        self.probe.max_batch()
+    }
+    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        let r = self.probe.sum(inputs, out);
+        self.kept(r)
+    }
+    fn sum_batch(&mut self, batch: &fprev::probe::Batch, out: &mut [f64]) -> fprev::Result<()> {
+        let r = self.probe.sum_batch(batch, out);
+        self.kept(r)
+    }
+    fn multiplies(&self) -> bool {
+        self.probe.multiplies()
+    }
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        let r = self.probe.dot(rows, y, out);
+        self.kept(r)
+    }
+}
+
+/// The reveals of a sweep over sizes, as `fprev sweep` prints them.
+#[pyclass(name = "Sweep", module = "fprev", frozen)]
+pub(crate) struct SweepReport {
+    sweep: fprev::sweep::Sweep,
+}
+
+#[pymethods]
+impl SweepReport {
+    /// The sizes revealed, in increasing order.
+    #[getter]
+    fn sizes(&self) -> Vec<usize> {
+        self.sweep.points.iter().map(|p| p.n).collect()
+    }
+
+    /// Each size's tree (`None` where the reveal found the black box broken
+    /// or order-independent), with its arithmetic where plain additions
+    /// did not replay it.
+    #[getter]
+    fn trees(&self) -> Vec<Option<Tree>> {
+        self.sweep
+            .points
+            .iter()
+            .map(|p| match &p.outcome {
+                fprev::sweep::Outcome::Tree(t) | fprev::sweep::Outcome::Unconfirmed(t) => {
+                    Some(Tree {
+                        doc: TreeDocument {
+                            stats: p.stats,
+                            arithmetic: p.arithmetic.clone(),
+                            dtype: Some(self.sweep.format),
+                            probe: Some(self.sweep.spec.clone()),
+                            ..TreeDocument::new(t.clone())
+                        },
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Where the order's name changes: `(n, from, to)`, `n` the first size
+    /// of the new order.
+    #[getter]
+    fn change_points(&self) -> Vec<(usize, String, String)> {
+        self.sweep
+            .change_points()
+            .into_iter()
+            .map(|c| (c.n, c.from, c.to))
+            .collect()
+    }
+
+    /// The one formula that regenerates every tree revealed, if any.
+    #[getter]
+    fn formula(&self) -> Option<String> {
+        self.sweep
+            .formula()
+            .and_then(|i| i.formula)
+            .map(|f| f.to_string())
+    }
+
+    /// The sweep as the JSON of `fprev sweep --format json`.
+    fn to_json(&self) -> String {
+        self.sweep.to_json()
+    }
+
+    fn __str__(&self) -> String {
+        self.sweep.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<fprev.Sweep of {} at {} sizes>",
+            self.sweep.spec,
+            self.sweep.points.len()
+        )
+    }
+}
+
+/// The sizes `fprev sweep -n` takes: `A..B`, `A..B:S`, lists of them.
+#[pyfunction]
+pub(crate) fn parse_sizes(text: &str) -> PyResult<Vec<usize>> {
+    let sizes: fprev::sweep::Sizes = text.parse().map_err(PyValueError::new_err)?;
+    Ok(sizes.0)
+}
+
+#[pyfunction]
+#[pyo3(signature = (call, sizes, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sweep(
+    py: Python<'_>,
+    call: &Bound<'_, PyAny>,
+    sizes: Vec<usize>,
+    dtype: &str,
+    label: &str,
+    rows: Option<usize>,
+    may_fuse: Option<bool>,
+    accumulator: Option<&str>,
+    confirm: usize,
+) -> PyResult<SweepReport> {
+    let format = format(dtype)?;
+    let described = Described {
+        rows,
+        accumulator: accumulator.map(self::format).transpose()?,
+        may_fuse: may_fuse.unwrap_or(true),
+    };
+    // The first size opened here: a bad callable raises what reveal raises.
+    if let Some(&n) = sizes.first() {
+        probe(py, call, label, n, format, described)?;
+    }
+    let raised = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let (callable, name, kept) = (call.clone().unbind(), label.to_string(), raised.clone());
+    let mut open =
+        move |_: &str, po: &fprev::probe::ProbeOptions| -> fprev::Result<Box<dyn fprev::Probe>> {
+            let n = po.n.expect("a sweep opens each size");
+            let probe = Python::attach(|py| {
+                PythonProbe::from_callable(py, callable.bind(py), &name, n, format, described)
+            })?;
+            Ok(Box::new(Stashing {
+                probe,
+                raised: kept.clone(),
+            }))
+        };
+    let probe_opts = fprev::probe::ProbeOptions {
+        format,
+        ..Default::default()
+    };
+    let outcome = fprev::sweep::sweep_with(
+        label,
+        &probe_opts,
+        &fprev::sweep::Sizes(sizes),
+        &[None],
+        &Options::default(),
+        confirm,
+        &mut open,
+        &mut fprev::reveal::Silent,
+    );
+    if let Some(e) = raised.borrow_mut().take() {
+        return Err(e);
+    }
+    Ok(SweepReport {
+        sweep: outcome.map_err(to_py)?,
+    })
+}
