@@ -1,0 +1,375 @@
+//! The survey file (`survey.json`): the survey, its entries and each
+//! size's result as serde types; the layout written, pretty down to each
+//! size's result so a file reads and diffs; and the checks that refuse,
+//! whole, a file no survey wrote.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Machine, Plan};
+use crate::arith::Arithmetic;
+use crate::error::{Error, Result, abbreviated};
+use crate::formula::Formula;
+use crate::tree::SummationTree;
+
+/// The version of `survey.json`'s layout.
+pub const SURVEY_VERSION: u32 = 1;
+
+/// How far an entry got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// One formula regenerates every tree revealed.
+    Explained,
+    /// Trees were revealed, but no formula of the order language gives
+    /// them all: they are kept as revealed.
+    NotExplained,
+    /// No size of three summands or more gave a tree (order-independent or
+    /// broken there; the trees of one or two summands are forced).
+    NotRevealed,
+    /// The black box could not be surveyed (the error says why); a later
+    /// run tries it again.
+    Failed,
+}
+
+/// What one reveal of an entry found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SizeResult {
+    /// Summands.
+    pub n: usize,
+    /// `tree` (confirmed by replay, with `arithmetic`), `unconfirmed` (its
+    /// replay gave other bits), `order-independent`, `broken`, or `skipped`
+    /// (a size the dtype cannot count to; `problem` says why).
+    pub outcome: String,
+    /// The tree's text, where the entry's formula does not give it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+    /// What each node computes, confirmed by replay (plain additions in
+    /// one format are a uniform model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arithmetic: Option<Arithmetic>,
+    /// What broke, for `broken`; why it was left out, for `skipped`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// Calls of the black box, the arithmetic's included.
+    pub calls: u64,
+}
+
+/// Thread counts compared for one black box.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadCheck {
+    /// The counts, the first the one the others are compared with.
+    pub counts: Vec<usize>,
+    /// The sizes compared.
+    pub sizes: Vec<usize>,
+    /// The sizes whose tree depends on the count.
+    pub dependent: Vec<usize>,
+    /// For each of those, where the trees part (first count's side first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub detail: Vec<String>,
+    /// Why the counts could not be compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One black box in one dtype.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The black box (`numpy:sum`, `blas:gemv@blis`).
+    pub spec: String,
+    /// Its dtype.
+    pub dtype: String,
+    /// How far the survey got.
+    pub status: Status,
+    /// The formula (a `native:` spec without the prefix) that regenerates
+    /// every tree revealed below the large sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub formula: Option<String>,
+    /// The formula in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sentence: Option<String>,
+    /// With no formula: the one that explains the most sizes from the
+    /// smallest, and the first size it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closest: Option<(String, usize)>,
+    /// Ranges not revealed where the formula switches regime: the switch
+    /// lies somewhere in each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uncertain: Vec<(usize, usize)>,
+    /// Every reveal, by size.
+    pub sizes: Vec<SizeResult>,
+    /// Thread counts compared, for black boxes that take one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<ThreadCheck>,
+    /// Why it failed, for `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Calls of the black box.
+    pub calls: u64,
+    /// Wall time, in seconds.
+    pub seconds: f64,
+}
+
+impl Entry {
+    /// The formula, parsed.
+    pub fn formula(&self) -> Option<Formula> {
+        self.formula.as_deref().and_then(|f| f.parse().ok())
+    }
+
+    /// Why this entry, read from a file, cannot be one a survey wrote: a
+    /// formula that does not parse, a size twice or past what this
+    /// machine can hold, an unknown outcome, a tree that is not one of its
+    /// size, a model that does not fit its tree.
+    fn check(&self) -> std::result::Result<(), String> {
+        let formula = match self.formula.as_deref().map(str::parse::<Formula>) {
+            Some(Err(e)) => return Err(format!("bad formula: {e}")),
+            Some(Ok(f)) => Some(f),
+            None => None,
+        };
+        let mut seen = std::collections::HashSet::new();
+        for s in &self.sizes {
+            let n = s.n;
+            if n == 0 {
+                return Err("n = 0 is not a size".into());
+            }
+            if !seen.insert(n) {
+                return Err(format!("n = {n} is listed twice"));
+            }
+            if let Some(why) = crate::memory::too_large(n) {
+                return Err(why);
+            }
+            let has_tree = matches!(s.outcome.as_str(), "tree" | "unconfirmed");
+            if !has_tree && !OUTCOMES.contains(&s.outcome.as_str()) {
+                return Err(format!(
+                    "n = {n}: unknown outcome '{}' (expected {})",
+                    abbreviated(&s.outcome),
+                    OUTCOMES.join(", ")
+                ));
+            }
+            let tree = match (&s.tree, &formula) {
+                (Some(text), _) => Some(
+                    text.parse::<SummationTree>()
+                        .map_err(|e| format!("n = {n}: bad tree: {}", e.0))?,
+                ),
+                (None, Some(f)) if has_tree => Some(f.tree(n)),
+                (None, None) if has_tree => {
+                    return Err(format!(
+                        "n = {n}: a {} without a tree or a formula",
+                        s.outcome
+                    ));
+                }
+                (None, _) => None,
+            };
+            match (&tree, &s.arithmetic) {
+                (Some(t), _) if t.n() != n => {
+                    return Err(format!("n = {n}: the tree has {} leaves", t.n()));
+                }
+                (Some(t), Some(model)) => model
+                    .fits(t)
+                    .map_err(|why| format!("n = {n}: bad arithmetic: {why}"))?,
+                (None, Some(_)) => return Err(format!("n = {n}: arithmetic without a tree")),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The arithmetic model confirmed at `n`, where one was.
+    pub fn model_at(&self, n: usize) -> Option<&Arithmetic> {
+        self.sizes.iter().find(|s| s.n == n)?.arithmetic.as_ref()
+    }
+
+    /// The tree revealed at `n`, where one was: kept as text, or given by
+    /// the formula (which regenerated it when the survey ran).
+    pub fn tree_at(&self, n: usize) -> Option<SummationTree> {
+        let s = self.sizes.iter().find(|s| s.n == n)?;
+        match &s.tree {
+            Some(text) => text.parse().ok(),
+            None if s.outcome == "tree" || s.outcome == "unconfirmed" => {
+                self.formula().map(|f| f.tree(n))
+            }
+            None => None,
+        }
+    }
+
+    /// The formula's regimes: from which size each part holds (`below`
+    /// chains split; one regime from 1 otherwise).
+    pub fn regimes(&self) -> Vec<(usize, String)> {
+        let Some(mut f) = self.formula() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut from = 1;
+        while let Formula::Below(m, small, large) = f {
+            out.push((from, small.to_string()));
+            from = m;
+            f = *large;
+        }
+        out.push((from, f.to_string()));
+        out
+    }
+
+    /// The sizes whose tree differs from the formula's (past the sizes it
+    /// was inferred from).
+    pub fn departures(&self) -> Vec<usize> {
+        self.sizes
+            .iter()
+            .filter(|s| s.tree.is_some() && self.formula.is_some())
+            .map(|s| s.n)
+            .collect()
+    }
+}
+
+/// The outcomes a size can have ([`SizeResult::outcome`]).
+const OUTCOMES: [&str; 5] = [
+    "tree",
+    "unconfirmed",
+    "order-independent",
+    "broken",
+    "skipped",
+];
+
+/// A survey: the machine, the plan, and an entry per black box and dtype
+/// done so far.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Survey {
+    /// [`SURVEY_VERSION`].
+    pub fprev_survey: u32,
+    /// The machine it ran on.
+    pub machine: Machine,
+    /// What was asked.
+    pub plan: Plan,
+    /// Libraries asked for but not found, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<(String, String)>,
+    /// The entries, in the plan's order.
+    pub entries: Vec<Entry>,
+    /// Wall time of all entries, in seconds.
+    pub seconds: f64,
+}
+
+impl Survey {
+    /// An empty survey of `plan` on this machine.
+    pub fn new(plan: Plan) -> Self {
+        Survey {
+            fprev_survey: SURVEY_VERSION,
+            machine: Machine::here(),
+            plan,
+            missing: Vec::new(),
+            entries: Vec::new(),
+            seconds: 0.0,
+        }
+    }
+
+    /// Reads a `survey.json`.
+    pub fn parse(text: &str) -> Result<Self> {
+        let survey: Survey = serde_json::from_str(text)
+            .map_err(|e| Error::Input(format!("not a survey file: {e}")))?;
+        if survey.fprev_survey > SURVEY_VERSION {
+            return Err(Error::Input(format!(
+                "a survey of layout {} (this fprev reads up to {SURVEY_VERSION}): update fprev",
+                survey.fprev_survey
+            )));
+        }
+        if survey.fprev_survey == 0 {
+            return Err(Error::Input(format!(
+                "a survey of layout 0: layouts are 1 to {SURVEY_VERSION}"
+            )));
+        }
+        // A corrupt entry is refused here, not skipped where it is
+        // compared: a size left out must not read as the same bits.
+        let mut seen = std::collections::HashSet::new();
+        for e in &survey.entries {
+            let name = format!("{} {}", abbreviated(&e.spec), abbreviated(&e.dtype));
+            if !seen.insert((&e.spec, &e.dtype)) {
+                return Err(Error::Input(format!("{name} is surveyed twice")));
+            }
+            e.check()
+                .map_err(|why| Error::Input(format!("{name}: {why}")))?;
+        }
+        Ok(survey)
+    }
+
+    /// Reads the survey file at `path`.
+    pub fn read(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Input(format!("cannot read {}: {e}", path.display())))?;
+        Self::parse(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
+    }
+
+    /// The survey as JSON, pretty down to each size's result, which keeps
+    /// one line (a survey of everything stays a file one can read and
+    /// diff).
+    pub fn to_json(&self) -> String {
+        let value = serde_json::to_value(self).expect("a survey serialises");
+        layered(&value, 4, 0)
+    }
+
+    /// The entry of `spec` in `dtype`, if surveyed.
+    pub fn entry(&self, spec: &str, dtype: &str) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|e| e.spec == spec && e.dtype == dtype)
+    }
+}
+
+/// `value` pretty-printed down to `depth` levels, deeper values and lists
+/// of plain values on one line each.
+fn layered(value: &serde_json::Value, depth: usize, indent: usize) -> String {
+    use serde_json::Value;
+    let pad = "  ".repeat(indent + 1);
+    let (open, close, items): (char, char, Vec<String>) = match value {
+        Value::Object(m) if depth > 0 && !m.is_empty() => (
+            '{',
+            '}',
+            m.iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{}: {}",
+                        Value::from(k.as_str()),
+                        layered(v, depth - 1, indent + 1)
+                    )
+                })
+                .collect(),
+        ),
+        Value::Array(a) if depth > 0 && a.iter().any(|v| v.is_object() || v.is_array()) => (
+            '[',
+            ']',
+            a.iter()
+                .map(|v| layered(v, depth - 1, indent + 1))
+                .collect(),
+        ),
+        other => return other.to_string(),
+    };
+    format!(
+        "{open}\n{pad}{}\n{}{close}",
+        items.join(&format!(",\n{pad}")),
+        "  ".repeat(indent)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Format;
+
+    #[test]
+    fn a_survey_file_round_trips_and_a_newer_one_is_refused() {
+        let mut s = Survey::new(Plan {
+            black_boxes: vec!["native:pairwise".into()],
+            dtypes: vec![Format::F32],
+            sizes: "1..6".parse().unwrap(),
+            threads: Vec::new(),
+            ..Plan::default()
+        });
+        s.run(&mut crate::open, &mut |_| {}, &mut |_| Ok(()))
+            .unwrap();
+        let back = Survey::parse(&s.to_json()).unwrap();
+        assert_eq!(back, s);
+        let newer = s
+            .to_json()
+            .replacen("\"fprev_survey\": 1", "\"fprev_survey\": 9", 1);
+        let e = Survey::parse(&newer).unwrap_err().to_string();
+        assert!(e.contains("update fprev"), "{e}");
+        assert!(Survey::parse("{\"n\": 3}").is_err());
+    }
+}

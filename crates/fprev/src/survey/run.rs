@@ -1,0 +1,368 @@
+//! Running a survey: each entry's formula inferred from its reveals and
+//! checked at the large sizes, what each node computes, then the thread
+//! counts compared; entries of an earlier run kept, so a run goes on where
+//! it stopped.
+
+use std::time::Instant;
+
+use super::plan::{op_of, options_for, takes_threads};
+use super::{Entry, Plan, SizeResult, Status, Survey, ThreadCheck};
+use crate::arith::{Arithmetic, NodeArithmetic};
+use crate::check::CONFIRM_TRIALS;
+use crate::error::{Error, Result, abbreviated};
+use crate::format::Format;
+use crate::formula::Formula;
+use crate::formula::infer::explain;
+use crate::reveal::{Options, Silent};
+use crate::sweep::{Opener, Outcome, Point, Sizes, Sweep, sweep_with};
+use crate::tree::SummationTree;
+
+impl Survey {
+    /// Keeps the entries of `earlier` that this survey's plan would make
+    /// again (same sizes, shape and thread counts, not failed), so a run
+    /// goes on where `earlier` stopped. Returns how many were kept.
+    pub fn resume_from(&mut self, earlier: Survey) -> usize {
+        let same_plan = Plan {
+            black_boxes: Vec::new(),
+            dtypes: Vec::new(),
+            ..earlier.plan.clone()
+        } == Plan {
+            black_boxes: Vec::new(),
+            dtypes: Vec::new(),
+            ..self.plan.clone()
+        };
+        if !same_plan {
+            return 0;
+        }
+        let wanted = self.work();
+        let kept: Vec<Entry> = earlier
+            .entries
+            .into_iter()
+            .filter(|e| e.status != Status::Failed)
+            .filter(|e| {
+                wanted
+                    .iter()
+                    .any(|(s, d)| *s == e.spec && d.name() == e.dtype)
+            })
+            .collect();
+        let count = kept.len();
+        self.seconds += kept.iter().map(|e| e.seconds).sum::<f64>();
+        self.entries = kept;
+        count
+    }
+
+    /// Surveys every `(black box, dtype)` of the plan not yet done, opening
+    /// black boxes with `open`: first each one's formula, arithmetic and
+    /// large sizes, then the thread counts (a BLAS's thread count is the
+    /// library's own setting, so it is changed only once every other
+    /// reveal is done). `progress` hears each step; `save` gets the survey
+    /// after each, and its error stops the run.
+    pub fn run(
+        &mut self,
+        open: &mut Opener,
+        progress: &mut dyn FnMut(Step<'_>),
+        save: &mut dyn FnMut(&Survey) -> Result<()>,
+    ) -> Result<()> {
+        let work = self.work();
+        let total = work.len();
+        for (k, (spec, dtype)) in work.iter().enumerate() {
+            if self.entry(spec, dtype.name()).is_some() {
+                continue;
+            }
+            progress(Step::Starting {
+                done: k,
+                total,
+                spec,
+                dtype: *dtype,
+            });
+            let entry = survey_one(spec, *dtype, &self.plan, open);
+            progress(Step::Finished {
+                done: k + 1,
+                total,
+                entry: &entry,
+            });
+            self.seconds += entry.seconds;
+            self.entries.push(entry);
+            // In the plan's order, entries kept from an earlier run included.
+            self.entries.sort_by_key(|e| {
+                work.iter()
+                    .position(|(s, d)| *s == e.spec && d.name() == e.dtype)
+            });
+            save(self)?;
+        }
+        if self.plan.threads.len() < 2 {
+            return Ok(());
+        }
+        for k in 0..self.entries.len() {
+            let e = &self.entries[k];
+            if e.threads.is_some() || e.status == Status::Failed || !takes_threads(&e.spec) {
+                continue;
+            }
+            let (spec, dtype) = (e.spec.clone(), e.dtype.clone());
+            let format: Format = dtype.parse().map_err(Error::Input)?;
+            progress(Step::Threads {
+                spec: &spec,
+                dtype: format,
+                counts: &self.plan.threads,
+            });
+            let started = Instant::now();
+            // A failure here leaves the entry's order as found.
+            self.entries[k].threads = Some(
+                compare_threads(&spec, format, &self.plan, open).unwrap_or_else(|e| ThreadCheck {
+                    counts: self.plan.threads.clone(),
+                    sizes: Vec::new(),
+                    dependent: Vec::new(),
+                    detail: Vec::new(),
+                    error: Some(e.to_string()),
+                }),
+            );
+            let spent = started.elapsed().as_secs_f64();
+            self.entries[k].seconds += spent;
+            self.seconds += spent;
+            progress(Step::Threaded {
+                entry: &self.entries[k],
+                seconds: spent,
+            });
+            save(self)?;
+        }
+        Ok(())
+    }
+}
+
+/// A step of [`Survey::run`], for progress.
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// The black box `spec` in `dtype` starts, after `done` of `total`.
+    Starting {
+        /// Entries before it.
+        done: usize,
+        /// Entries in the plan.
+        total: usize,
+        /// The black box.
+        spec: &'a str,
+        /// Its dtype.
+        dtype: Format,
+    },
+    /// It is done.
+    Finished {
+        /// Entries done.
+        done: usize,
+        /// Entries in the plan.
+        total: usize,
+        /// What it found.
+        entry: &'a Entry,
+    },
+    /// Its thread counts are compared.
+    Threads {
+        /// The black box.
+        spec: &'a str,
+        /// Its dtype.
+        dtype: Format,
+        /// The counts.
+        counts: &'a [usize],
+    },
+    /// They were, in `seconds`: the entry holds what was found.
+    Threaded {
+        /// The entry, its `threads` filled in.
+        entry: &'a Entry,
+        /// Time spent on the thread counts.
+        seconds: f64,
+    },
+}
+
+/// Reveals `spec` in `dtype` at `sizes`, at each thread count of
+/// `threads`.
+fn reveal_at(
+    spec: &str,
+    dtype: Format,
+    plan: &Plan,
+    sizes: &[usize],
+    threads: &[Option<usize>],
+    open: &mut Opener,
+) -> Result<Sweep> {
+    sweep_with(
+        spec,
+        &options_for(spec, dtype, plan),
+        &Sizes(sizes.to_vec()),
+        threads,
+        &Options::default(),
+        CONFIRM_TRIALS,
+        open,
+        &mut Silent,
+    )
+}
+
+/// One entry: the formula from the plan's sizes (narrowing its switches),
+/// then the large sizes, each checked against it. An error becomes a
+/// failed entry.
+fn survey_one(spec: &str, dtype: Format, plan: &Plan, open: &mut Opener) -> Entry {
+    let started = Instant::now();
+    let mut entry = Entry {
+        spec: spec.to_string(),
+        dtype: dtype.name().to_string(),
+        status: Status::Failed,
+        formula: None,
+        sentence: None,
+        closest: None,
+        uncertain: Vec::new(),
+        sizes: Vec::new(),
+        threads: None,
+        error: None,
+        calls: 0,
+        seconds: 0.0,
+    };
+    if let Err(e) = explain_entry(&mut entry, dtype, plan, open) {
+        entry.status = Status::Failed;
+        entry.error = Some(e.to_string());
+    }
+    entry.calls = entry.sizes.iter().map(|s| s.calls).sum();
+    entry.seconds = started.elapsed().as_secs_f64();
+    entry
+}
+
+fn explain_entry(entry: &mut Entry, dtype: Format, plan: &Plan, open: &mut Opener) -> Result<()> {
+    let spec = entry.spec.clone();
+    let mut points: Vec<Point> = Vec::new();
+    let (found, trees) = explain(&plan.sizes.0, |sizes| {
+        let more = reveal_at(&spec, dtype, plan, sizes, &[None], open)?.points;
+        let trees = more.iter().filter_map(|p| p.tree().cloned()).collect();
+        points.extend(more);
+        Ok(trees)
+    })?;
+    let formula = found.formula.clone();
+    // Past the sizes explained: sums, dots and GEMVs (a GEMM's K there
+    // costs minutes).
+    let large: Vec<usize> = plan
+        .large
+        .0
+        .iter()
+        .copied()
+        .filter(|n| !points.iter().any(|p| p.n == *n))
+        .collect();
+    // A large size the dtype cannot count to (f16 past 2,048) is left out,
+    // saying why; the sizes explained stand.
+    let mut skipped = Vec::new();
+    if op_of(&spec) != "gemm" {
+        for n in large {
+            match reveal_at(&spec, dtype, plan, &[n], &[None], open) {
+                Ok(more) => points.extend(more.points),
+                Err(e) if e.kind() == crate::error::Kind::Input => skipped.push(SizeResult {
+                    n,
+                    outcome: "skipped".into(),
+                    tree: None,
+                    arithmetic: None,
+                    problem: Some(e.to_string()),
+                    calls: 0,
+                }),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    points.sort_by_key(|p| p.n);
+    // Trees of one or two summands are forced: they reveal no order.
+    let revealed = trees.iter().any(|t| !t.is_forced());
+    entry.status = match (&formula, !revealed) {
+        (_, true) => Status::NotRevealed,
+        (Some(_), false) => Status::Explained,
+        (None, false) => Status::NotExplained,
+    };
+    if let Some(f) = &formula {
+        entry.formula = Some(f.to_string());
+        entry.sentence = Some(f.sentence());
+    }
+    entry.closest = found.closest.map(|(f, at)| (f.to_string(), at));
+    entry.uncertain = found.gaps;
+    entry.sizes = points
+        .iter()
+        .map(|p| size_result(p, formula.as_ref()))
+        .chain(skipped)
+        .collect();
+    entry.sizes.sort_by_key(|s| s.n);
+    Ok(())
+}
+
+/// A point as the survey keeps it: its tree only where `formula` does not
+/// give it.
+fn size_result(p: &Point, formula: Option<&Formula>) -> SizeResult {
+    let (outcome, problem) = match &p.outcome {
+        Outcome::Tree(_) => ("tree", None),
+        Outcome::Unconfirmed(_) => ("unconfirmed", None),
+        Outcome::OrderIndependent => ("order-independent", None),
+        Outcome::Broken(why) => ("broken", Some(why.clone())),
+    };
+    let tree = p
+        .tree()
+        .filter(|t| formula.is_none_or(|f| f.tree(t.n()) != **t))
+        .map(SummationTree::to_text);
+    let arithmetic = match (&p.outcome, &p.arithmetic, p.accumulator) {
+        (Outcome::Tree(_), Some(model), _) => Some(model.clone()),
+        (Outcome::Tree(_), None, Some(acc)) => Some(Arithmetic::uniform(NodeArithmetic::ieee(acc))),
+        _ => None,
+    };
+    SizeResult {
+        n: p.n,
+        outcome: outcome.to_string(),
+        tree,
+        arithmetic,
+        problem,
+        calls: p.stats.as_ref().map_or(0, |s| s.calls + s.arithmetic_calls),
+    }
+}
+
+/// Reveals `spec` at the plan's thread sizes on each of its thread counts
+/// and names the sizes whose tree depends on the count.
+fn compare_threads(
+    spec: &str,
+    dtype: Format,
+    plan: &Plan,
+    open: &mut Opener,
+) -> Result<ThreadCheck> {
+    let sizes: Vec<usize> = plan
+        .thread_sizes
+        .0
+        .iter()
+        .copied()
+        .filter(|&n| op_of(spec) != "gemm" || n <= 2048)
+        .collect();
+    let counts: Vec<Option<usize>> = plan.threads.iter().map(|&t| Some(t)).collect();
+    let revealed = reveal_at(spec, dtype, plan, &sizes, &counts, open)?;
+    let dependent = revealed.thread_dependent();
+    // Where the first count's tree and each other count's part.
+    let first = counts[0];
+    let at =
+        |n: usize, t: Option<usize>| revealed.points.iter().find(|p| p.n == n && p.threads == t);
+    let mut detail = Vec::new();
+    for &n in &dependent {
+        for &t in &counts[1..] {
+            let (Some(p), Some(q)) = (at(n, first), at(n, t)) else {
+                continue;
+            };
+            match (p.tree(), q.tree()) {
+                (Some(a), Some(b)) => {
+                    if let Some(d) = a.diff(b) {
+                        let [x, y] = d.texts(a, b).map(side);
+                        detail.push(format!(
+                            "n = {n}: {} thread(s) have {x}, {} have {y}",
+                            first.unwrap_or(1),
+                            t.unwrap_or(1),
+                        ));
+                    }
+                }
+                _ => detail.push(format!("n = {n}: the outcomes differ")),
+            }
+        }
+    }
+    Ok(ThreadCheck {
+        counts: plan.threads.clone(),
+        sizes,
+        dependent,
+        detail,
+        error: None,
+    })
+}
+
+/// One side of [`Difference::texts`](crate::tree::Difference::texts),
+/// cut to a readable length.
+pub fn side(text: Option<String>) -> String {
+    text.map_or("nothing the other lacks".to_string(), |t| abbreviated(&t))
+}
