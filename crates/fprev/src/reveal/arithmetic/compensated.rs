@@ -1,0 +1,67 @@
+//! Telling a compensated sum from rounded additions: a black box much
+//! closer to the exact sum than plain additions in its order, on summands
+//! too small to change a 1 alone.
+
+use crate::arith::{Arithmetic, NodeArithmetic};
+use crate::error::Result;
+use crate::probe::Probe;
+use crate::reduce::Replay;
+use crate::tree::SummationTree;
+
+/// Whether the black box is much closer to the exact sum than plain
+/// additions in its accumulator, left to right, on the inputs of
+/// [`errors_on_swamped_summands`]: both errors when it is. Of a black box
+/// whose masked answers fit no tree, that names what it likely is.
+pub(in crate::reveal) fn closer_than_plain(probe: &mut dyn Probe) -> Result<Option<(f64, f64)>> {
+    let n = probe.n();
+    if n < 3 {
+        return Ok(None);
+    }
+    let tree = crate::order::Order::Sequential.tree(n);
+    let plain = Arithmetic::uniform(NodeArithmetic::ieee(probe.accumulator()));
+    let (error, plain_error) = errors_on_swamped_summands(&tree, &plain, probe)?;
+    Ok((error * 4.0 < plain_error).then_some((error, plain_error)))
+}
+
+/// The distance from the exact sum of the black box's results, and of a
+/// replay of `model`'s, summed over inputs made to tell a compensated sum
+/// from plain additions: one summand 1, every other a quarter of 1's ulp.
+/// Plain additions lose each quarter that meets the 1 alone; a compensated
+/// sum carries what it lost into the next addition and keeps nearly all.
+pub(super) fn errors_on_swamped_summands(
+    tree: &SummationTree,
+    model: &Arithmetic,
+    probe: &mut dyn Probe,
+) -> Result<(f64, f64)> {
+    let format = probe.format();
+    let n = probe.n();
+    let replay = Replay::with_arithmetic(tree, model).returning(format);
+    let quarter = 2f64.powi(-(format.precision() as i32) - 1);
+    let mut out = [0.0];
+    let (mut black_box, mut replayed) = (0.0, 0.0);
+    for k in 0..n.min(8) {
+        let mut x = vec![quarter; n];
+        x[k * n / n.min(8)] = 1.0;
+        probe.sum(&x, &mut out)?;
+        let exact = exact_sum(&x);
+        black_box += (out[0] - exact).abs();
+        replayed += (replay.sum(&x) - exact).abs();
+    }
+    Ok((black_box, replayed))
+}
+
+/// The sum of `x`, exact to well below an f64 ulp of the result
+/// (Neumaier's compensated sum with a second-order correction).
+fn exact_sum(x: &[f64]) -> f64 {
+    let (mut s, mut c) = (0f64, 0f64);
+    for &v in x {
+        let t = s + v;
+        c += if s.abs() >= v.abs() {
+            (s - t) + v
+        } else {
+            (v - t) + s
+        };
+        s = t;
+    }
+    s + c
+}
