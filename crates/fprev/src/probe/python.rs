@@ -7,20 +7,29 @@
 //! `mylib:OP`) or replace the built-in ones. Packages are found where the
 //! `python3` on `PATH` and an active virtualenv (`VIRTUAL_ENV`) find them, so
 //! no `PYTHONPATH` is needed. The protocol is documented in
-//! `crates/fprev/src/probe/python/_bridge.py`.
+//! `crates/fprev/src/probe/python/_bridge.py`. Beside this file's
+//! `PythonProbe`: python/described (what is known of a callable),
+//! python/loading (the bridge and adapters loaded), python/values (the
+//! input buffer and the result read back).
 
-use std::ffi::CString;
+mod described;
+mod loading;
+mod values;
+
 use std::path::Path;
 
-use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArray1};
+use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyModule};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::linalg::{Kernel, MOST_ELEMENTS};
 use crate::probe::{Batch, Probe, ProbeOptions, batch, resolve_n};
+
+pub use described::Described;
+use loading::{bridge, describe, library_module};
+use values::{Raw, number};
 
 /// The library adapters shipped inside the binary.
 const LIBRARIES: [(&str, &str); 3] = [
@@ -298,251 +307,6 @@ impl PythonProbe {
     }
 }
 
-/// What is known of a Python black box beyond its callable.
-#[derive(Clone, Copy, Debug)]
-pub struct Described {
-    /// Rows one evaluation sums (`fn(X)`); `None`: one input a call.
-    pub rows: Option<usize>,
-    /// The narrowest format partial sums are rounded to, if known.
-    pub accumulator: Option<Format>,
-    /// Whether it may add in fused (tensor-core) nodes.
-    pub may_fuse: bool,
-}
-
-impl Described {
-    /// Completes what is given with what the bridge found on the callable
-    /// (`(call, rows, accumulator, may_fuse, weights)`, `_described` in
-    /// `crates/fprev/src/probe/python/_bridge.py`): a given accumulator wins, and it may fuse only
-    /// if neither says it does not. The weights pass through.
-    fn complete<'py>(
-        self,
-        opened: &Bound<'py, PyAny>,
-    ) -> PyResult<(Bound<'py, PyAny>, Described, Option<Weights<'py>>)> {
-        let (call, rows, acc, may_fuse, weights): (
-            Bound<PyAny>,
-            Option<usize>,
-            Option<String>,
-            bool,
-            Option<Weights>,
-        ) = opened.extract()?;
-        let accumulator = match (self.accumulator, acc) {
-            (Some(a), _) => Some(a),
-            (None, Some(a)) => Some(a.parse().map_err(pyo3::exceptions::PyValueError::new_err)?),
-            (None, None) => None,
-        };
-        let described = Described {
-            rows,
-            accumulator,
-            may_fuse: self.may_fuse && may_fuse,
-        };
-        Ok((call, described, weights))
-    }
-}
-
-impl Default for Described {
-    fn default() -> Self {
-        Described {
-            rows: None,
-            accumulator: None,
-            may_fuse: true,
-        }
-    }
-}
-
-/// The buffer inputs are written into, typed by how the format's values
-/// are stored: f64 and f32 as themselves, the narrow formats as their bits.
-enum Raw {
-    F64(Py<PyArrayDyn<f64>>),
-    F32(Py<PyArrayDyn<f32>>),
-    U16(Py<PyArrayDyn<u16>>, Format),
-    U8(Py<PyArrayDyn<u8>>, Format),
-}
-
-/// A mutable view of [`Raw`]'s values, held only while no Python runs.
-enum Values<'a> {
-    F64(&'a mut [f64]),
-    F32(&'a mut [f32]),
-    U16(&'a mut [u16], Format),
-    U8(&'a mut [u8], Format),
-}
-
-impl Raw {
-    fn new(raw: &Bound<'_, PyAny>, format: Format) -> PyResult<Self> {
-        Ok(match format {
-            Format::F64 => Raw::F64(raw.cast::<PyArrayDyn<f64>>()?.clone().unbind()),
-            Format::F32 => Raw::F32(raw.cast::<PyArrayDyn<f32>>()?.clone().unbind()),
-            Format::F16 | Format::Bf16 => {
-                Raw::U16(raw.cast::<PyArrayDyn<u16>>()?.clone().unbind(), format)
-            }
-            Format::E4m3 | Format::E5m2 => {
-                Raw::U8(raw.cast::<PyArrayDyn<u8>>()?.clone().unbind(), format)
-            }
-            Format::X87 => {
-                return Err(pyo3::exceptions::PyValueError::new_err(
-                    "x87 is an accumulator format, not an input's",
-                ));
-            }
-        })
-    }
-
-    /// Runs `f` on the values. Nothing else touches the array meanwhile:
-    /// no Python runs inside `f`, and the inputs' array is the bridge's
-    /// own (the weights are the black box's, which reads them only when
-    /// called).
-    fn with<R>(&self, py: Python<'_>, f: impl FnOnce(Values) -> R) -> R {
-        // SAFETY: see above; the array is C-contiguous (made by np.zeros,
-        // or checked so by the bridge's `_weights`).
-        unsafe {
-            let values = match self {
-                Raw::F64(a) => Values::F64(a.bind(py).as_slice_mut().expect("contiguous")),
-                Raw::F32(a) => Values::F32(a.bind(py).as_slice_mut().expect("contiguous")),
-                Raw::U16(a, fmt) => {
-                    Values::U16(a.bind(py).as_slice_mut().expect("contiguous"), *fmt)
-                }
-                Raw::U8(a, fmt) => Values::U8(a.bind(py).as_slice_mut().expect("contiguous"), *fmt),
-            };
-            f(values)
-        }
-    }
-}
-
-impl Values<'_> {
-    fn set(&mut self, at: usize, v: f64) {
-        match self {
-            Values::F64(s) => s[at] = v,
-            Values::F32(s) => s[at] = v as f32,
-            Values::U16(s, f) => s[at] = f.to_bits(v) as u16,
-            Values::U8(s, f) => s[at] = f.to_bits(v) as u8,
-        }
-    }
-
-    fn write(&mut self, at: usize, vs: &[f64]) {
-        for (k, &v) in vs.iter().enumerate() {
-            self.set(at + k, v);
-        }
-    }
-
-    /// Copies `len` values from `from` to `to`.
-    fn copy(&mut self, from: usize, to: usize, len: usize) {
-        match self {
-            Values::F64(s) => s.copy_within(from..from + len, to),
-            Values::F32(s) => s.copy_within(from..from + len, to),
-            Values::U16(s, _) => s.copy_within(from..from + len, to),
-            Values::U8(s, _) => s.copy_within(from..from + len, to),
-        }
-    }
-
-    fn zero(&mut self, range: std::ops::Range<usize>) {
-        match self {
-            Values::F64(s) => s[range].fill(0.0),
-            Values::F32(s) => s[range].fill(0.0),
-            Values::U16(s, _) => s[range].fill(0),
-            Values::U8(s, _) => s[range].fill(0),
-        }
-    }
-}
-
-/// The bridge module, loaded once per process.
-fn bridge(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
-    if let Some(m) = loaded(py, "fprev_bridge")? {
-        return Ok(m);
-    }
-    load(py, "fprev_bridge", BRIDGE, "fprev/probe/python/_bridge.py")
-}
-
-fn library_module<'py>(py: Python<'py>, library: &str) -> PyResult<Bound<'py, PyModule>> {
-    let name = format!("fprev_probe_{library}");
-    if let Some(m) = loaded(py, &name)? {
-        return Ok(m);
-    }
-    if let Some(path) = probes_dir()
-        .map(|d| d.join(format!("{library}.py")))
-        .filter(|p| p.is_file())
-    {
-        let code = std::fs::read_to_string(&path).map_err(|e| {
-            pyo3::exceptions::PyOSError::new_err(format!("cannot read {}: {e}", path.display()))
-        })?;
-        return load(py, &name, &code, &path.display().to_string());
-    }
-    let (_, code) = LIBRARIES
-        .iter()
-        .find(|(l, _)| *l == library)
-        .ok_or_else(|| {
-            pyo3::exceptions::PyLookupError::new_err(format!("no probe module for '{library}'"))
-        })?;
-    load(py, &name, code, &format!("fprev/probe/python/{library}.py"))
-}
-
-/// Set on a module [`load`] made once its code has run.
-const LOADED: &str = "_fprev_loaded";
-
-/// The module `name` once another call's [`load`] of it has finished, or
-/// `None` when it is not loaded. A module is in `sys.modules` while its
-/// code runs, and that code (importing JAX) lets other threads run: one
-/// that took it then would find its functions missing, so it waits.
-fn loaded<'py>(py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyModule>>> {
-    loop {
-        let Ok(m) = py.import(name) else {
-            return Ok(None);
-        };
-        if m.hasattr(LOADED)? {
-            return Ok(Some(m));
-        }
-        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(5)));
-    }
-}
-
-fn load<'py>(
-    py: Python<'py>,
-    name: &str,
-    code: &str,
-    file: &str,
-) -> PyResult<Bound<'py, PyModule>> {
-    let c = |s: &str| CString::new(s).expect("no NUL in probe sources");
-    let m = PyModule::from_code(py, &c(code), &c(file), &c(name))?;
-    m.setattr(LOADED, true)?;
-    Ok(m)
-}
-
-/// One line describing a Python error: the missing package and how to
-/// install it, or the exception with where it was raised.
-fn describe(py: Python<'_>, spec: &str, err: PyErr, while_summing: bool) -> Error {
-    let value = err.value(py);
-    if err.is_instance_of::<pyo3::exceptions::PyModuleNotFoundError>(py) {
-        let module: Option<String> = value.getattr("name").ok().and_then(|n| n.extract().ok());
-        if let Some(module) = module {
-            let top = module.split('.').next().unwrap_or(&module).to_string();
-            return Error::Input(format!(
-                "{spec} needs the Python package '{top}', which is not installed for this \
-                 interpreter: python3 -m pip install {}",
-                pip_name(&top)
-            ));
-        }
-    }
-    let kind = err
-        .get_type(py)
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "Exception".into());
-    let message = value.str().map(|s| s.to_string()).unwrap_or_default();
-    let message = message.lines().next().unwrap_or("").to_string();
-    let place = err
-        .traceback(py)
-        .and_then(|tb| tb.format().ok())
-        .and_then(|text| {
-            text.lines()
-                .rfind(|l| l.trim_start().starts_with("File "))
-                .map(|l| format!(" ({})", l.trim()))
-        })
-        .unwrap_or_default();
-    let line = format!("{spec}: {kind}: {message}{place}");
-    if while_summing {
-        Error::BlackBox(format!("the black box raised an exception: {line}"))
-    } else {
-        Error::Input(line)
-    }
-}
-
 impl Probe for PythonProbe {
     fn n(&self) -> usize {
         self.n
@@ -702,36 +466,4 @@ impl PythonProbe {
         out.copy_from_slice(&sums[..rows]);
         Ok(())
     }
-}
-
-/// A black box's result as a number, or what it was instead.
-fn number(spec: &str, result: &Bound<'_, PyAny>, scalar: &Bound<'_, PyAny>) -> Result<f64> {
-    if let Ok(f) = result.cast::<PyFloat>() {
-        return Ok(f.value());
-    }
-    // NumPy's scalars (numpy.generic) are numbers whatever their type.
-    if result.is_instance(scalar).unwrap_or(false)
-        && let Ok(v) = result.extract::<f64>()
-    {
-        return Ok(v);
-    }
-    if let Ok(shape) = result.getattr("shape")
-        && shape.len().is_ok_and(|l| l > 0)
-    {
-        return Err(Error::BlackBox(format!(
-            "{spec}: the black box returned an array of shape {shape}, not a number"
-        )));
-    }
-    result.extract::<f64>().map_err(|_| {
-        let shown: String = result
-            .repr()
-            .map(|r| r.to_string())
-            .unwrap_or_else(|_| "an object".into())
-            .chars()
-            .take(60)
-            .collect();
-        Error::BlackBox(format!(
-            "{spec}: the black box returned {shown}, not a number"
-        ))
-    })
 }
