@@ -1,0 +1,190 @@
+//! The sweep as a table (`fprev sweep`'s text): one row per run of sizes,
+//! then the change points or the formula, the thread dependence, the
+//! modelled arithmetic and the sizes that broke.
+
+use std::fmt;
+
+use super::sizes::ranges;
+use super::{Outcome, Point, Segment, Sweep, segments};
+use crate::formula::Formula;
+
+/// The sizes where a formula switches between regimes (`below(M, …)`).
+fn switches(formula: &Formula) -> Vec<usize> {
+    match formula {
+        Formula::Below(m, small, large) => {
+            let mut out = switches(small);
+            out.push(*m);
+            out.extend(switches(large));
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn threads_name(t: Option<usize>) -> String {
+    match t {
+        Some(t) => format!("{t} thread{}", if t == 1 { "" } else { "s" }),
+        None => "default threads".into(),
+    }
+}
+
+/// The table: one row per run of sizes over which, on every thread count,
+/// one order name fits and the thread dependence does not change; then the
+/// change points and the thread dependence.
+impl fmt::Display for Sweep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let runs: Vec<Vec<&Point>> = self
+            .threads
+            .iter()
+            .map(|t| self.run(*t).collect())
+            .collect();
+        let Some(sizes) = runs.first() else {
+            return Ok(());
+        };
+        let segments: Vec<Vec<Segment>> = runs.iter().map(|r| segments(r)).collect();
+        let name_at = |k: usize, i: usize| {
+            let s = segments[k].iter().find(|s| s.start <= i && i <= s.end);
+            s.map(|s| s.class.name()).unwrap_or_default()
+        };
+        let dependent = self.thread_dependent();
+        let dep = |i: usize| dependent.contains(&sizes[i].n);
+        let starts = |i: usize| {
+            segments
+                .iter()
+                .any(|segs| segs.iter().any(|s| s.start == i))
+        };
+        let mut header = vec!["n".to_string()];
+        if self.threads == [None] {
+            header.push("order".into());
+        } else {
+            header.extend(self.threads.iter().map(|t| threads_name(*t)));
+            header.push("same tree on every thread count".into());
+        }
+        let mut rows = vec![header];
+        let mut start = 0;
+        for i in 1..=sizes.len() {
+            if i < sizes.len() && !starts(i) && dep(i) == dep(start) {
+                continue;
+            }
+            let (a, b) = (sizes[start].n, sizes[i - 1].n);
+            let mut row = vec![if a == b {
+                a.to_string()
+            } else {
+                format!("{a}..{b}")
+            }];
+            row.extend((0..runs.len()).map(|k| name_at(k, start)));
+            if self.threads != [None] {
+                row.push(if dep(start) { "no" } else { "yes" }.into());
+            }
+            rows.push(row);
+            start = i;
+        }
+        let widths: Vec<usize> = (0..rows[0].len())
+            .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+            .collect();
+        writeln!(f, "{}, {}", self.spec, self.format)?;
+        for row in &rows {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect();
+            writeln!(f, "  {}", cells.join("  ").trim_end())?;
+        }
+        // One formula over every size: its switches are the order's rule
+        // changes, and the shape names' changes between them are noise.
+        let inference = self.formula();
+        if let Some(formula) = inference.as_ref().and_then(|i| i.formula.as_ref()) {
+            // The formula speaks for the sizes with a tree only.
+            let (with, without): (Vec<&Point>, Vec<&Point>) =
+                sizes.iter().copied().partition(|p| p.tree().is_some());
+            let (among, all, untreed) = if without.is_empty() {
+                (String::new(), "every size visited", String::new())
+            } else {
+                let n = |ps: &[&Point]| ranges(&ps.iter().map(|p| p.n).collect::<Vec<_>>());
+                (
+                    format!(" among the sizes revealed, n = {}", n(&with)),
+                    "them",
+                    format!("; n = {} revealed no tree", n(&without)),
+                )
+            };
+            let switches = switches(formula);
+            if switches.is_empty() {
+                writeln!(
+                    f,
+                    "change points: none{among}: one formula over {all}{untreed}"
+                )?;
+            } else {
+                let at: Vec<String> = switches.iter().map(usize::to_string).collect();
+                writeln!(
+                    f,
+                    "change points{among}: n = {}, where the formula switches rule{untreed}",
+                    at.join(", ")
+                )?;
+            }
+            writeln!(f, "formula: native:{formula}")?;
+        } else {
+            let changes = self.change_points();
+            if changes.is_empty() {
+                writeln!(f, "change points: none: one order over every size visited")?;
+            } else {
+                writeln!(f, "change points:")?;
+                for c in changes {
+                    let on = if self.threads.len() > 1 {
+                        format!(" ({})", threads_name(c.threads))
+                    } else {
+                        String::new()
+                    };
+                    writeln!(f, "  n = {}{on}: {} -> {}", c.n, c.from, c.to)?;
+                }
+            }
+            if let Some((closest, at)) = inference.and_then(|i| i.closest) {
+                writeln!(
+                    f,
+                    "formula: none regenerates every size (the closest, native:{closest}, \
+                     fails at n = {at})"
+                )?;
+            }
+        }
+        if self.threads.len() > 1 {
+            if dependent.is_empty() {
+                writeln!(
+                    f,
+                    "threads: the same tree on every thread count, at every size"
+                )?;
+            } else {
+                writeln!(
+                    f,
+                    "threads: the tree depends on the thread count at n = {}",
+                    ranges(&dependent)
+                )?;
+            }
+        }
+        let modelled: Vec<usize> = self
+            .points
+            .iter()
+            .filter(|p| p.arithmetic.is_some())
+            .map(|p| p.n)
+            .collect();
+        if !modelled.is_empty() {
+            writeln!(
+                f,
+                "arithmetic: at n = {} plain additions in one format differ from the black \
+                 box, and a model of each node's format and rounding replays its bits (--format \
+                 json lists them)",
+                ranges(&modelled)
+            )?;
+        }
+        for p in &self.points {
+            if let Outcome::Broken(why) = &p.outcome {
+                writeln!(
+                    f,
+                    "broken at n = {} ({}): {why}",
+                    p.n,
+                    threads_name(p.threads)
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
