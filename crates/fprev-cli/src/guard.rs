@@ -137,7 +137,7 @@ fn epoch() -> Instant {
 }
 
 /// The signals that end the process with a crash, and their names.
-const CRASHES: [(c_int, &str); 5] = [
+pub(crate) const CRASHES: [(c_int, &str); 5] = [
     (libc::SIGSEGV, "SIGSEGV, an invalid memory access"),
     (libc::SIGBUS, "SIGBUS, a bad memory access"),
     (libc::SIGILL, "SIGILL, an illegal instruction"),

@@ -129,8 +129,25 @@ fn wait_for(child: i32, state: &State) -> i32 {
             }
             code
         }
-        // The child's handler has named the black box and the signal.
-        (None, Ended::Signal(signal)) => end_by(signal),
+        // The child's handler names a crash; any other signal (SIGKILL
+        // from the out-of-memory killer, a SIGTERM) is named here.
+        (None, Ended::Signal(signal)) => {
+            if !guard::CRASHES.iter().any(|(crash, _)| *crash == signal) {
+                eprintln!(
+                    "fprev: error: {}: the process running the command was ended by signal \
+                     {signal} ({}){}",
+                    spec.as_deref().unwrap_or("fprev"),
+                    signal_name(signal),
+                    if signal == libc::SIGKILL {
+                        "; the system's out-of-memory killer sends it: if memory ran short, \
+                         give a smaller -n"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            end_by(signal)
+        }
         (None, Ended::Exit(code)) => {
             let when = match state.phase() {
                 CALLING => "during a call, where it should have returned its sum",
@@ -149,6 +166,20 @@ fn wait_for(child: i32, state: &State) -> i32 {
             };
             crate::report(&Error::BlackBox(why))
         }
+    }
+}
+
+/// The system's name of `signal` ("Killed", "Terminated").
+fn signal_name(signal: c_int) -> String {
+    // SAFETY: strsignal returns a string the C library owns, read at once.
+    unsafe {
+        let name = libc::strsignal(signal);
+        if name.is_null() {
+            return format!("signal {signal}");
+        }
+        std::ffi::CStr::from_ptr(name)
+            .to_string_lossy()
+            .into_owned()
     }
 }
 

@@ -410,3 +410,39 @@ fn a_signal_to_fprev_ends_the_command_with_it_and_leaves_no_process() {
         }
     }
 }
+
+/// The command's process killed from outside (as the out-of-memory killer
+/// does) is said in one line naming the black box and the signal, and
+/// fprev ends with that signal: never a silent end.
+#[test]
+fn a_command_killed_from_outside_is_named_with_its_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path());
+    let spec = dylib(&lib, "hang_f32");
+    let fprev = fprev()
+        .args(["reveal", &spec, "-n", "8"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let command = loop {
+        if let Some(&child) = children_of(fprev.id()).first() {
+            break child;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on the command's process, which this test started.
+    unsafe { libc::kill(command, libc::SIGKILL) };
+    let out = fprev.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!("fprev: error: {spec}: "))
+            && err.contains("ended by signal 9")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}
