@@ -14,6 +14,9 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+mod common;
+use common::{assert_error, assert_ok, run, run_in, stderr, stdout};
+
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
@@ -22,70 +25,8 @@ fn fprev() -> Command {
     assert_cmd::cargo::cargo_bin_cmd!("fprev")
 }
 
-/// Runs `fprev ARGS` in `dir` and returns its output, whatever the status.
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    fprev()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("fprev runs")
-}
-
-/// Runs `fprev ARGS` in a fresh directory.
-fn run(args: &[&str]) -> Output {
-    let dir = TempDir::new().unwrap();
-    run_in(dir.path(), args)
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
-}
-
 fn first_line(out: &Output) -> String {
     stdout(out).lines().next().unwrap_or("").to_string()
-}
-
-/// Asserts a successful run with no panic, and returns its stdout.
-fn assert_ok(out: &Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "expected exit 0\nstdout: {}\nstderr: {}",
-        stdout(out),
-        stderr(out)
-    );
-    assert!(!stderr(out).contains("panicked"), "{}", stderr(out));
-    stdout(out)
-}
-
-/// Asserts that the run failed with `code`, printed exactly one line
-/// `fprev: error: ...` on stderr, nothing on stdout, and did not panic.
-/// Returns that line.
-fn assert_error(out: &Output, code: i32) -> String {
-    let err = stderr(out);
-    assert!(!err.contains("panicked"), "panic: {err}");
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "expected exit {code}\nstdout: {}\nstderr: {err}",
-        stdout(out)
-    );
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "expected one error line, got: {err:?}");
-    assert!(
-        lines[0].starts_with("fprev: error: "),
-        "error line lacks the `fprev: error: ` prefix: {err:?}"
-    );
-    assert!(
-        lines[0].len() > "fprev: error: ".len() + 5,
-        "empty error message: {err:?}"
-    );
-    assert!(stdout(out).is_empty(), "stdout on error: {}", stdout(out));
-    lines[0].to_string()
 }
 
 /// Asserts a usage error as clap reports it: exit 2, no panic, nothing on

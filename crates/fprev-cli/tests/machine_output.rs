@@ -13,43 +13,17 @@ use std::process::Output;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+mod common;
+use common::{assert_code, run_in, stderr, stdout};
+
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
 
-/// Runs `fprev ARGS` in `dir` and returns its output, whatever the status.
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    assert_cmd::cargo::cargo_bin_cmd!("fprev")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("fprev runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
-}
-
-/// Asserts that the run exited with `code` without a panic.
-fn assert_status(out: &Output, code: i32) {
-    assert!(!stderr(out).contains("panicked"), "{}", stderr(out));
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "expected exit {code}\nstdout: {}\nstderr: {}",
-        stdout(out),
-        stderr(out)
-    );
-}
-
 /// Asserts exit `code`, and that stdout is exactly one JSON object, pretty
 /// printed, whose keys are `keys` in that (alphabetical) order; returns it.
 fn json_output(out: &Output, code: i32, keys: &[&str]) -> Value {
-    assert_status(out, code);
+    assert_code(out, code);
     let text = stdout(out);
     // `from_str` refuses anything after the one value.
     let value: Value =
@@ -71,7 +45,7 @@ fn json_output(out: &Output, code: i32, keys: &[&str]) -> Value {
 
 /// Asserts exit `code` and that nothing at all was printed on stdout or stderr.
 fn assert_silent(out: &Output, code: i32) {
-    assert_status(out, code);
+    assert_code(out, code);
     assert_eq!(stdout(out), "", "stdout with --quiet");
     assert_eq!(stderr(out), "", "stderr with --quiet and no error");
 }
@@ -79,7 +53,7 @@ fn assert_silent(out: &Output, code: i32) {
 /// Asserts exit 2, nothing on stdout, and exactly one line on stderr that
 /// starts with `prefix`; returns stderr.
 fn assert_one_error_line(out: &Output, prefix: &str) -> String {
-    assert_status(out, 2);
+    assert_code(out, 2);
     assert_eq!(stdout(out), "", "stdout on error");
     let err = stderr(out);
     let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -95,7 +69,7 @@ fn reveal(dir: &Path, spec: &str, n: usize, name: &str, extra: &[&str]) {
     let mut args = vec!["reveal", spec, "-n", &n, "-o", name];
     args.extend_from_slice(extra);
     let out = run_in(dir, &args);
-    assert_status(&out, 0);
+    assert_code(&out, 0);
     assert!(dir.join(name).is_file(), "{name} was not written");
 }
 
@@ -209,7 +183,7 @@ fn diff_json_of_different_orders_names_where_they_part_and_exits_1() {
     );
     // The text says the same subtrees.
     let text = run_in(dir.path(), &["diff", "seq.json", "pair.json"]);
-    assert_status(&text, 1);
+    assert_code(&text, 1);
     assert_eq!(
         stdout(&text),
         "different: the trees part at\n  seq.json: ((0+1)+2)\n  pair.json: (2+3)\n"
@@ -250,7 +224,7 @@ fn diff_json_of_one_order_in_two_arithmetics_names_the_node_and_exits_1() {
     assert_eq!(v["node"], "the node of 2 summands from x0");
     // The text names the same node and formats.
     let text = run_in(dir.path(), &["diff", "pair.json", "pair64.json"]);
-    assert_status(&text, 1);
+    assert_code(&text, 1);
     assert!(
         stdout(&text).contains(
             "at the node of 2 summands from x0 pair.json computes f32 and pair64.json computes f64"
@@ -290,7 +264,7 @@ fn diff_quiet_prints_nothing_and_keeps_the_exit_status() {
         }
         // The text, the default, exits the same way.
         let text = run_in(dir.path(), &["diff", a, b]);
-        assert_status(&text, code);
+        assert_code(&text, code);
         assert!(!stdout(&text).is_empty());
     }
 }
@@ -429,7 +403,7 @@ fn check_json_against_another_black_box_names_the_mismatch_and_exits_1() {
     assert_eq!(saved["input"].as_array().map(Vec::len), Some(16));
     // The text reports the same trial (counting from 1) and results.
     let text = run_in(dir.path(), &["check", "seq.json", "native:pairwise"]);
-    assert_status(&text, 1);
+    assert_code(&text, 1);
     let first = stdout(&text).lines().next().unwrap_or("").to_string();
     assert!(
         first.starts_with(&format!("mismatch on trial {} (", trial + 1)),
@@ -462,8 +436,8 @@ fn check_quiet_prints_nothing_keeps_the_exit_status_and_still_saves_the_input() 
     );
     assert!(d.join("q.json").is_file(), "the mismatch is saved with -q");
     // The text, the default, exits the same way.
-    assert_status(&run_in(d, &["check", "pair.json", "native:pairwise"]), 0);
-    assert_status(&run_in(d, &["check", "seq.json", "native:pairwise"]), 1);
+    assert_code(&run_in(d, &["check", "pair.json", "native:pairwise"]), 0);
+    assert_code(&run_in(d, &["check", "seq.json", "native:pairwise"]), 1);
 }
 
 #[test]
@@ -524,7 +498,7 @@ fn quiet_with_format_is_a_usage_error() {
         ][..],
     ] {
         let out = run_in(dir.path(), args);
-        assert_status(&out, 2);
+        assert_code(&out, 2);
         assert_eq!(stdout(&out), "", "{args:?}");
         // clap names the two in the order given.
         let err = stderr(&out);
@@ -544,7 +518,7 @@ fn format_takes_text_or_json_only() {
             &["check", "pair.json", "native:pairwise", "--format", format][..],
         ] {
             let out = run_in(dir.path(), args);
-            assert_status(&out, 2);
+            assert_code(&out, 2);
             assert_eq!(stdout(&out), "");
             let err = stderr(&out);
             assert!(err.contains(&format!("invalid value '{format}'")), "{err}");
@@ -558,7 +532,7 @@ fn help_names_the_new_flags_in_one_line_each() {
     let dir = TempDir::new().unwrap();
     for command in ["diff", "check"] {
         let out = run_in(dir.path(), &[command, "--help"]);
-        assert_status(&out, 0);
+        assert_code(&out, 0);
         let help = stdout(&out);
         let line = |flag: &str| {
             help.lines()

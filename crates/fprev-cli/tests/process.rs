@@ -375,6 +375,21 @@ fn running(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
+/// The process running `fprev`'s command (its child), once it has had
+/// time to call the black box.
+fn command_process(fprev: &std::process::Child) -> i32 {
+    let started = Instant::now();
+    let command = loop {
+        if let Some(&child) = children_of(fprev.id()).first() {
+            break child;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    command
+}
+
 #[test]
 fn a_signal_to_fprev_ends_the_command_with_it_and_leaves_no_process() {
     use std::os::unix::process::ExitStatusExt;
@@ -386,15 +401,7 @@ fn a_signal_to_fprev_ends_the_command_with_it_and_leaves_no_process() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let started = Instant::now();
-        let command = loop {
-            if let Some(&child) = children_of(fprev.id()).first() {
-                break child;
-            }
-            assert!(started.elapsed() < Duration::from_secs(30));
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        std::thread::sleep(Duration::from_millis(300));
+        let command = command_process(&fprev);
         // SAFETY: kill(2) on the process this test started.
         unsafe { libc::kill(fprev.id() as i32, signal) };
         let status = fprev.wait().unwrap();
@@ -425,15 +432,7 @@ fn a_command_killed_from_outside_is_named_with_its_signal() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    let command = loop {
-        if let Some(&child) = children_of(fprev.id()).first() {
-            break child;
-        }
-        assert!(started.elapsed() < Duration::from_secs(30));
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    std::thread::sleep(Duration::from_millis(300));
+    let command = command_process(&fprev);
     // SAFETY: kill(2) on the command's process, which this test started.
     unsafe { libc::kill(command, libc::SIGKILL) };
     let out = fprev.wait_with_output().unwrap();

@@ -30,11 +30,11 @@ pub fn run(args: &[&str]) -> Output {
 }
 
 pub fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
 }
 
 pub fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
 }
 
 /// Asserts exit `code` without a panic, and returns stdout.
@@ -68,7 +68,14 @@ pub fn assert_error(out: &Output, code: i32) -> String {
     );
     let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "expected one error line, got: {err:?}");
-    assert!(lines[0].starts_with("fprev: error: "), "{err}");
+    assert!(
+        lines[0].starts_with("fprev: error: "),
+        "error line lacks the `fprev: error: ` prefix: {err:?}"
+    );
+    assert!(
+        lines[0].len() > "fprev: error: ".len() + 5,
+        "empty error message: {err:?}"
+    );
     assert!(out.stdout.is_empty(), "stdout on error: {}", stdout(out));
     lines[0].to_string()
 }
