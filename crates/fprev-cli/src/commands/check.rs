@@ -24,14 +24,13 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     opts.n = opts.n.or(Some(doc.tree.n()));
     a.guard.start();
     let mut black_box = open_guarded(&a.spec, &opts)?;
-    let trials = a.trials;
     // A tree file with an arithmetic model is checked with it, bit for bit.
     let report = match &doc.arithmetic {
         Some(model) => {
             let models = std::slice::from_ref(model);
-            check::check_models(&doc.tree, models, &mut black_box, trials, a.seed, a.row)?.0
+            check::check_models(&doc.tree, models, &mut black_box, a.trials, a.seed, a.row)?.0
         }
-        None => check::check_row(&doc.tree, &mut black_box, trials, a.seed, a.row)?,
+        None => check::check_row(&doc.tree, &mut black_box, a.trials, a.seed, a.row)?,
     };
     let file = &a.mismatch.mismatch_out;
     let saved = match &report.mismatch {

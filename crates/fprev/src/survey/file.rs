@@ -125,6 +125,17 @@ impl Entry {
             Some(Ok(f)) => Some(f),
             None => None,
         };
+        // Before any tree is built: the largest size is the one the
+        // memory check (monotonic in n) would refuse first.
+        if let Some(why) = self
+            .sizes
+            .iter()
+            .map(|s| s.n)
+            .max()
+            .and_then(crate::memory::too_large)
+        {
+            return Err(why);
+        }
         let mut seen = std::collections::HashSet::new();
         for s in &self.sizes {
             let n = s.n;
@@ -133,9 +144,6 @@ impl Entry {
             }
             if !seen.insert(n) {
                 return Err(format!("n = {n} is listed twice"));
-            }
-            if let Some(why) = crate::memory::too_large(n) {
-                return Err(why);
             }
             let has_tree = matches!(s.outcome.as_str(), "tree" | "unconfirmed");
             if !has_tree && !OUTCOMES.contains(&s.outcome.as_str()) {
