@@ -277,6 +277,15 @@ fn rows_of_a_batched_black_box_that_differ_are_found_and_named() {
         "{}",
         r.notes[0]
     );
+    // Row 13 sums as rows 0-5 do, which come before it in every call.
+    let thirteen = Options {
+        row: 13,
+        ..Options::default()
+    };
+    assert_eq!(
+        reveal(&mut probe, &thirteen).unwrap().tree,
+        Order::Sequential.tree(40)
+    );
     let beyond = Options {
         row: 32,
         ..Options::default()

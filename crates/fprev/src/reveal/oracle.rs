@@ -248,6 +248,9 @@ impl<'p> Oracle<'p> {
         self.slots
             .extend((0..most).filter(|&r| r != row && agree[r]));
         self.slots.truncate(cap.unwrap_or(usize::MAX));
+        // Each input of a call builds on the one before it, row after row:
+        // the rows in ascending order, the reference row among them.
+        self.slots.sort_unstable();
         if !differs.contains(&true) {
             return Ok(None);
         }

@@ -1,0 +1,115 @@
+//! Lists of sizes (what a sweep visits, what an explanation reveals): the size list (`1..64`, `8..1024:8`, `16,32`)
+//! and its parser, and ascending sizes written back as runs.
+
+use std::str::FromStr;
+
+/// The sizes a sweep visits: `A..B` (every size from A to B inclusive),
+/// `A..B:S` (every S-th), or a comma-separated list of those and of single
+/// sizes.
+///
+/// ```
+/// use fprev::sweep::Sizes;
+///
+/// let s: Sizes = "1..4,10..20:5,64".parse().unwrap();
+/// assert_eq!(s.0, [1, 2, 3, 4, 10, 15, 20, 64]);
+/// assert!("8..4".parse::<Sizes>().is_err());
+/// // At most MAX_SIZES sizes, each one a reveal this machine can hold.
+/// assert!("1..1000000000".parse::<Sizes>().is_err());
+/// assert!("1..8,1000000000000000".parse::<Sizes>().is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sizes(pub Vec<usize>);
+
+/// The most sizes one list holds: far more than a sweep reveals in a day,
+/// and a list that takes no memory to speak of.
+pub const MAX_SIZES: usize = 1 << 20;
+
+impl FromStr for Sizes {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = |why: &str| {
+            format!("'{s}' is not a list of sizes: {why} (e.g. 1..64, 8..1024:8, 16,32)")
+        };
+        let number = |t: &str| {
+            t.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| bad(&format!("'{t}' is not a whole number of at least 1")))
+        };
+        let mut out = Vec::new();
+        for part in s.split(',') {
+            let Some((a, rest)) = part.split_once("..") else {
+                out.push(number(part)?);
+                continue;
+            };
+            let (b, step) = match rest.split_once(':') {
+                Some((b, step)) => (b, number(step)?),
+                None => (rest, 1),
+            };
+            let (a, b) = (number(a)?, number(b)?);
+            if a > b {
+                return Err(bad(&format!("the range {a}..{b} is empty")));
+            }
+            // Counted before it is listed.
+            if (b - a) / step >= MAX_SIZES.saturating_sub(out.len()) {
+                return Err(bad(&format!(
+                    "{a}..{b} holds more than the {MAX_SIZES} sizes a list may"
+                )));
+            }
+            out.extend((a..=b).step_by(step));
+        }
+        if out.len() > MAX_SIZES {
+            return Err(bad(&format!("more than {MAX_SIZES} sizes")));
+        }
+        out.sort_unstable();
+        out.dedup();
+        if let Some(&largest) = out.last() {
+            crate::memory::check_reveal(largest).map_err(|e| e.to_string())?;
+        }
+        Ok(Sizes(out))
+    }
+}
+
+/// `1, 2, 3, 7` as `1..3, 7`.
+pub(crate) fn ranges(sizes: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sizes.len() {
+        let mut j = i;
+        while j + 1 < sizes.len() && sizes[j + 1] == sizes[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            sizes[i].to_string()
+        } else {
+            format!("{}..{}", sizes[i], sizes[j])
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+/// Ascending sizes as runs, as `-n` takes them.
+///
+/// ```
+/// assert_eq!(fprev::sweep::runs(&[1, 2, 3, 7, 8, 10]), "1..3,7,8,10");
+/// ```
+pub fn runs(sizes: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < sizes.len() {
+        let mut end = k;
+        while end + 1 < sizes.len() && sizes[end + 1] == sizes[end] + 1 {
+            end += 1;
+        }
+        out.push(match end - k {
+            0 => sizes[k].to_string(),
+            1 => format!("{},{}", sizes[k], sizes[end]),
+            _ => format!("{}..{}", sizes[k], sizes[end]),
+        });
+        k = end + 1;
+    }
+    out.join(",")
+}
