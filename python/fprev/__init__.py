@@ -220,6 +220,13 @@ def explain(
         An :class:`Explanation`, true when a formula regenerates every
         revealed tree; a size ``fn`` cannot be revealed at
         (:class:`BlackBoxError`, :class:`OrderIndependentError`) is left out.
+
+    Raises:
+        OrderIndependentError: every size past two summands is
+            order-independent: no formula describes ``fn``.
+        BlackBoxError: no size past two summands could be revealed.
+        ValueError: the sizes hold nothing past two summands.
+        Exception: whatever ``fn`` raised, with its traceback.
     """
     if not callable(fn):
         raise TypeError("fn must be callable, got %s" % type(fn).__name__)
@@ -227,22 +234,16 @@ def explain(
     if not wanted:
         raise ValueError("sizes must hold at least one size")
 
-    def one(n: int) -> Optional[Tree]:
-        try:
-            return reveal(
-                fn,
-                n,
-                dtype,
-                rows=rows,
-                may_fuse=may_fuse,
-                accumulator=accumulator,
-                confirm=confirm,
-                arith=False,
-            )
-        except (BlackBoxError, OrderIndependentError):
-            return None
-
-    found, closest, revealed, gaps = _fprev.explain(one, wanted)
+    found, closest, revealed, gaps = _fprev.explain(
+        fn,
+        wanted,
+        _format_name(dtype),
+        _label(fn),
+        rows=None if rows is None else _count("rows", rows),
+        may_fuse=may_fuse,
+        accumulator=None if accumulator is None else _format_name(accumulator),
+        confirm=_count("confirm", confirm, least=0),
+    )
     return Explanation(found, closest, revealed, gaps)
 
 

@@ -131,5 +131,12 @@ def binary_tree_sum(x: Any, threads: Optional[int] = None) -> float: ...
 def prerounded_sum(x: Any, threads: Optional[int] = None) -> float: ...
 EXPLAIN_SIZES: list[int]
 def explain(
-    reveal: Any, sizes: list[int]
+    call: Any,
+    sizes: list[int],
+    dtype: str,
+    label: str,
+    rows: Optional[int] = None,
+    may_fuse: Optional[bool] = None,
+    accumulator: Optional[str] = None,
+    confirm: int = 48,
 ) -> tuple[Optional[tuple[str, str]], Optional[tuple[str, int]], list[int], list[tuple[int, int]]]: ...

@@ -33,7 +33,6 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         (_, Error::File { source, .. }) => PyOSError::new_err((source.raw_os_error(), message)),
         (Kind::Input, _) => PyValueError::new_err(message),
         (Kind::BlackBox, _) => BlackBoxError::new_err(message),
-        (Kind::OrderIndependent, _) => OrderIndependentError::new_err(message),
     }
 }
 

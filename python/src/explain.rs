@@ -1,56 +1,80 @@
-//! `fprev.explain`: the formula behind the trees of several sizes.
+//! `fprev.explain`: the formula behind the trees of several sizes (the
+//! library's explain workflow over a Python callable).
 
-use fprev::SummationTree;
+use fprev::probe::python::Described;
+use fprev::reveal::Options;
+use fprev::workflow::{self, Confirm, Explained, Silent};
+use fprev::{Probe, SummationTree};
 use pyo3::prelude::*;
 
-use crate::errors::to_py;
-use crate::tree::Tree;
+use crate::black_box::{format, probe};
+use crate::errors::{OrderIndependentError, to_py};
 
 /// What `explain` found: the formula and its sentence (or `None`), the
 /// closest formula and the first size it fails (or `None`), the sizes
 /// revealed, and the ranges where a switch was not narrowed down.
-type Explained = (
+type Found = (
     Option<(String, String)>,
     Option<(String, usize)>,
     Vec<usize>,
     Vec<(usize, usize)>,
 );
 
-/// Reveals with `reveal(n)` (a `Tree`, or `None` where `n` could not be
-/// revealed) at `sizes`, and between two regimes until the switch is exact,
-/// and infers the one formula behind every tree (`fprev explain`).
+/// Reveals `call` at `sizes`, and between two regimes until the switch is
+/// exact, and infers the one formula behind every tree (`fprev explain`).
 #[pyfunction]
-pub(crate) fn explain(reveal: &Bound<'_, PyAny>, sizes: Vec<usize>) -> PyResult<Explained> {
-    let mut raised: Option<PyErr> = None;
-    let each = |sizes: &[usize]| -> fprev::Result<Vec<SummationTree>> {
-        let mut trees = Vec::new();
-        for &n in sizes {
-            let got = reveal.call1((n,)).and_then(|t| {
-                if t.is_none() {
-                    Ok(None)
-                } else {
-                    Ok(Some(t.extract::<PyRef<Tree>>()?.tree().clone()))
-                }
-            });
-            match got {
-                Ok(tree) => trees.extend(tree),
-                Err(e) => {
-                    raised = Some(e);
-                    return Err(fprev::Error::Input("the reveal raised".into()));
-                }
-            }
-        }
-        Ok(trees)
+#[pyo3(signature = (call, sizes, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn explain(
+    py: Python<'_>,
+    call: &Bound<'_, PyAny>,
+    sizes: Vec<usize>,
+    dtype: &str,
+    label: &str,
+    rows: Option<usize>,
+    may_fuse: Option<bool>,
+    accumulator: Option<&str>,
+    confirm: usize,
+) -> PyResult<Found> {
+    let format = format(dtype)?;
+    let described = Described {
+        rows,
+        accumulator: accumulator.map(self::format).transpose()?,
+        may_fuse: may_fuse.unwrap_or(true),
     };
-    let outcome = fprev::formula::infer::explain(&sizes, each);
+    // What the callable raised, to raise in turn: the workflow drops each
+    // size's black box.
+    let mut raised = None;
+    let mut open_at = |n| -> fprev::Result<Box<dyn Probe>> {
+        let at = probe(py, call, label, n, format, described).map_err(|e| {
+            let message = e.to_string();
+            raised = Some(e);
+            fprev::Error::Input(message)
+        })?;
+        Ok(Box::new(at))
+    };
+    let confirm = Confirm {
+        trials: confirm,
+        ..Confirm::default()
+    };
+    let explained = workflow::explain(
+        &sizes,
+        &Options::default(),
+        &confirm,
+        label,
+        &mut open_at,
+        &mut Silent,
+    );
     if let Some(e) = raised {
         return Err(e);
     }
-    let (found, trees) = outcome.map_err(to_py)?;
-    Ok((
-        found.formula.map(|f| (f.to_string(), f.sentence())),
-        found.closest.map(|(f, at)| (f.to_string(), at)),
-        trees.iter().map(SummationTree::n).collect(),
-        found.gaps,
-    ))
+    match explained.map_err(to_py)? {
+        Explained::Found { inference, trees } => Ok((
+            inference.formula.map(|f| (f.to_string(), f.sentence())),
+            inference.closest.map(|(f, at)| (f.to_string(), at)),
+            trees.iter().map(SummationTree::n).collect(),
+            inference.gaps,
+        )),
+        Explained::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),
+    }
 }

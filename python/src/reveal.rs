@@ -1,19 +1,18 @@
 //! `fprev.reveal`: the order of a Python callable, its arithmetic and
-//! their confirmation, with a progress line for long reveals.
+//! their confirmation (the library's reveal workflow), with a progress line
+//! for long reveals and the workflow's notes as Python warnings.
 
 use std::time::{Duration, Instant};
 
-use fprev::Error;
-use fprev::check::{Confirmation, check_row};
-use fprev::document::TreeDocument;
+use fprev::error::Report;
 use fprev::probe::python::Described;
-use fprev::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
-use fprev::reveal::{Algorithm, Observer, Options, Progress, Silent};
+use fprev::reveal::{Algorithm, Observer, Options, Progress};
+use fprev::workflow::{self, Confirm, Note, Outcome, Request, Seek};
 use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 
 use crate::black_box::{format, probe};
-use crate::errors::{UnconfirmedWarning, from_probe};
+use crate::errors::{OrderIndependentError, UnconfirmedWarning, from_probe};
 use crate::tree::Tree;
 
 /// A one-line progress report on Python's `sys.stderr` (so that Jupyter
@@ -67,6 +66,74 @@ impl Observer for ProgressLine {
     }
 }
 
+/// The Python side of a workflow: the progress line, and the notes kept to
+/// be warned about once the workflow returns.
+struct Watch {
+    line: Option<ProgressLine>,
+    notes: Vec<Note>,
+}
+
+impl Observer for Watch {
+    fn started(&mut self, n: usize) {
+        if let Some(line) = &mut self.line {
+            line.started(n);
+        }
+    }
+
+    fn placed(&mut self, p: &Progress) {
+        if let Some(line) = &mut self.line {
+            line.placed(p);
+        }
+    }
+
+    fn finished(&mut self) {
+        if let Some(line) = &mut self.line {
+            line.finished();
+        }
+    }
+}
+
+impl workflow::Observer for Watch {
+    fn note(&mut self, note: Note) {
+        self.notes.push(note);
+    }
+}
+
+impl Watch {
+    /// Warns about the notes a Python user needs: the engine's findings,
+    /// and an order its replay does not confirm (with why no model of its
+    /// nodes does).
+    fn warn(self, py: Python<'_>) -> PyResult<()> {
+        let why_not = self.notes.iter().find_map(|n| match n {
+            Note::NoArithmetic {
+                why,
+                worth_saying: true,
+            } => Some(format!(" ({})", Report(why))),
+            _ => None,
+        });
+        for note in &self.notes {
+            let (kind, message) = match note {
+                Note::Engine(_) => (py.get_type::<PyRuntimeWarning>(), note.to_string()),
+                Note::Unconfirmed { .. } => (
+                    py.get_type::<UnconfirmedWarning>(),
+                    format!(
+                        "{note}{}; tree.confirmed is False",
+                        why_not.as_deref().unwrap_or("")
+                    ),
+                ),
+                _ => continue,
+            };
+            PyErr::warn(
+                py,
+                &kind,
+                &std::ffi::CString::new(message).unwrap_or_default(),
+                2,
+            )?;
+        }
+        Ok(())
+    }
+}
+
 #[pyfunction]
 #[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true))]
 #[allow(clippy::too_many_arguments)]
@@ -92,85 +159,38 @@ pub(crate) fn reveal(
         accumulator: accumulator.map(self::format).transpose()?,
         may_fuse: may_fuse.unwrap_or(true),
     };
-    let mut probe = probe(py, call, label, n, format, described)?;
-    let opts = Options {
-        algorithm,
-        pack,
-        ..Options::default()
-    };
-    let mut line = ProgressLine {
-        started: Instant::now(),
-        drawn: None,
-        width: 0,
-    };
-    let observer: &mut dyn Observer = if progress { &mut line } else { &mut Silent };
-    let revelation = fprev::reveal::reveal_observed(&mut probe, &opts, observer)
-        .map_err(|e| from_probe(&mut probe, e))?;
-    for note in &revelation.notes {
-        PyErr::warn(
-            py,
-            &py.get_type::<PyRuntimeWarning>(),
-            &std::ffi::CString::new(note.as_str()).unwrap_or_default(),
-            2,
-        )?;
-    }
-    let mut stats = revelation.stats;
-    let mut arithmetic = None;
-    let confirmation = if confirm > 0 {
-        let mut why_not = String::new();
-        let report = if arith {
-            let options = ArithOptions {
-                trials: confirm,
-                ..ArithOptions::default()
-            };
-            let confirmed = confirm_arithmetic(&mut probe, &revelation.tree, None, &options, true)
-                .map_err(|e| from_probe(&mut probe, e))?;
-            let report = confirmed.report;
-            match confirmed.arithmetic {
-                Some(Ok(found)) => {
-                    stats.arithmetic_calls = found.calls;
-                    arithmetic = Some(found.model);
-                }
-                Some(Err(Error::BlackBox(why))) => why_not = format!(" ({why})"),
-                Some(Err(e)) => return Err(from_probe(&mut probe, e)),
-                None => {}
-            }
-            report
-        } else {
-            check_row(&revelation.tree, &mut probe, confirm, 0, 0)
-                .map_err(|e| from_probe(&mut probe, e))?
-        };
-        if let Some(m) = &report.mismatch {
-            let message = format!(
-                "{label}: the order is revealed, but a replay of it in plain rounded additions \
-                 ({} or wider) gave {:e} where {label} gave {:e} on random input {} ({}): it does \
-                 not add as a tree of plain additions{why_not}; tree.confirmed is False",
-                fprev::Probe::accumulator(&probe),
-                m.replayed,
-                m.black_box,
-                m.trial + 1,
-                m.kind
-            );
-            PyErr::warn(
-                py,
-                &py.get_type::<UnconfirmedWarning>(),
-                &std::ffi::CString::new(message).unwrap_or_default(),
-                2,
-            )?;
-        }
-        Some(Confirmation::from(&report))
-    } else {
-        None
-    };
-    Ok(Tree {
-        doc: TreeDocument {
-            tree: revelation.tree,
-            dtype: Some(format),
-            probe: Some(label.to_string()),
-            stats: Some(stats),
-            confirmation,
-            arithmetic,
-            inferred: None,
+    let mut black_box = probe(py, call, label, n, format, described)?;
+    let request = Request {
+        engine: Options {
+            algorithm,
+            pack,
+            ..Options::default()
         },
-    })
+        confirm: Confirm {
+            trials: confirm,
+            arithmetic: if arith { Seek::Always } else { Seek::Never },
+            every_node: false,
+        },
+        infer: None,
+    };
+    let mut open_at = |n| -> fprev::Result<Box<dyn fprev::Probe>> {
+        let at = probe(py, call, label, n, format, described)
+            .map_err(|e| fprev::Error::Input(e.to_string()))?;
+        Ok(Box::new(at))
+    };
+    let mut watch = Watch {
+        line: progress.then(|| ProgressLine {
+            started: Instant::now(),
+            drawn: None,
+            width: 0,
+        }),
+        notes: Vec::new(),
+    };
+    let outcome = workflow::reveal(&mut black_box, label, &request, &mut open_at, &mut watch)
+        .map_err(|e| from_probe(&mut black_box, e))?;
+    watch.warn(py)?;
+    match outcome {
+        Outcome::Revealed(r) => Ok(Tree { doc: r.document }),
+        Outcome::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),
+    }
 }

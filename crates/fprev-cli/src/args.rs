@@ -12,6 +12,7 @@ use fprev::format::Format;
 use fprev::probe::ProbeOptions;
 use fprev::reveal::{Algorithm, Options, Pivot};
 use fprev::sweep::Sizes;
+use fprev::workflow::{self, PROVE_UP_TO};
 
 /// The spec `fprev reveal` reveals when given none.
 const DEFAULT_SPEC: &str = "native:strided:8";
@@ -311,6 +312,21 @@ pub(crate) struct EngineArgs {
     pub(crate) no_guess: bool,
 }
 
+impl ConfirmArgs {
+    /// How the revealed tree is confirmed.
+    pub(crate) fn options(&self) -> workflow::Confirm {
+        workflow::Confirm {
+            trials: self.confirm,
+            arithmetic: if self.no_arith {
+                workflow::Seek::Never
+            } else {
+                workflow::Seek::Always
+            },
+            every_node: self.every_node,
+        }
+    }
+}
+
 impl EngineArgs {
     /// The reveal engine's options.
     pub(crate) fn options(&self) -> Options {
@@ -452,15 +468,6 @@ pub(crate) struct CompareArgs {
     #[command(flatten)]
     pub(crate) report: ReportArgs,
 }
-
-/// Sizes `reveal --infer` reveals beyond `EXPLAIN_SIZES` (those up to half
-/// the size it predicts): past the blocks of 4,096 that OpenBLAS's GEMV
-/// works in.
-pub(crate) const PREDICT_SIZES: &str = "4095,4096,4097,5001,8193";
-
-/// Sizes up to which `reveal --infer` proves its prediction by default: a
-/// proof costs about `n / 8` calls of an O(n) black box.
-const PROVE_UP_TO: usize = 65_536;
 
 #[derive(Args, Debug)]
 pub(crate) struct ExplainArgs {

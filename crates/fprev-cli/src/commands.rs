@@ -62,6 +62,13 @@ fn open_guarded(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn probe::Probe>
     Ok(Box::new(guard::open(spec, || fprev::open(spec, opts))?))
 }
 
+/// Says on stdout that `spec` is order-independent, and why: exit 4, no
+/// tree.
+fn order_independent(spec: &str, why: &str) -> Result<i32> {
+    write::println(format_args!("order-independent: {spec}: {why}"))?;
+    Ok(4)
+}
+
 impl GuardArgs {
     /// Starts the watchdog when a timeout is given.
     fn start(&self) {

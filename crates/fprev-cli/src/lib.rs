@@ -17,6 +17,7 @@ mod mpi_job;
 mod output;
 mod progress;
 mod supervisor;
+mod watch;
 mod write;
 
 pub use supervisor::{fork, supervise};

@@ -89,7 +89,9 @@ fn reveal_checked(
     assert_eq!(probe.accumulator(), format, "{what}");
     assert!(!probe.may_fuse(), "{what}");
     let revealed = reveal(&mut probe, &Options::default())
-        .unwrap_or_else(|e| panic!("{what}: reveal failed: {e}"));
+        .unwrap_or_else(|e| panic!("{what}: reveal failed: {e}"))
+        .revealed()
+        .expect("an order");
     let tree = revealed.tree;
     assert_eq!(tree.n(), n, "{what}");
     assert!(tree.is_binary(), "{what}: {tree}");
@@ -288,14 +290,22 @@ fn openblas_sdot_adds_its_tail_in_double() {
     for n in [7, 31, 34, 100, 300, 1000] {
         let n1 = n & !31;
         let mut probe = open("blas:dot", n, Format::F32, None);
-        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        let tree = reveal(&mut probe, &Options::default())
+            .unwrap()
+            .revealed()
+            .expect("an order")
+            .tree;
         let tail = sequential(n1..n);
         if n1 == 0 {
             assert_eq!(tree.to_text(), tail, "n = {n}");
             continue;
         }
         let mut kernel = open("blas:dot", n1, Format::F32, None);
-        let kernel_tree = reveal(&mut kernel, &Options::default()).unwrap().tree;
+        let kernel_tree = reveal(&mut kernel, &Options::default())
+            .unwrap()
+            .revealed()
+            .expect("an order")
+            .tree;
         assert_eq!(
             tree.to_text(),
             add(&kernel_tree.to_text(), &tail),
@@ -326,7 +336,11 @@ fn openblas_sdot_arithmetic_is_its_f32_kernel_and_f64_tail() {
     for n in (2..=300).chain([1000, 4096]) {
         let n1 = n & !31;
         let mut probe = open("blas:dot", n, Format::F32, None);
-        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        let tree = reveal(&mut probe, &Options::default())
+            .unwrap()
+            .revealed()
+            .expect("an order")
+            .tree;
         let found = reveal_arithmetic(&mut probe, &tree, &ArithOptions::default())
             .unwrap_or_else(|e| panic!("n = {n}: {e}"));
         let keys = NodeKey::all(&tree);
@@ -1530,7 +1544,11 @@ fn explain_names_the_formula_of_each_library() {
         let formula = explained(spec);
         for n in sizes {
             let mut probe = open(spec, n, Format::F32, None);
-            let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+            let tree = reveal(&mut probe, &Options::default())
+                .unwrap()
+                .revealed()
+                .expect("an order")
+                .tree;
             // Trees of thousands of summands are not printed.
             assert!(formula.tree(n) == tree, "{spec}: {formula} at n = {n}");
         }
@@ -1551,7 +1569,11 @@ fn openblas_sgemv_works_in_blocks_of_4096() {
         .unwrap();
     for n in [31, 4100, 5007, 8197, 12290] {
         let mut probe = open("blas:gemv", n, Format::F32, Some([16, 1, n]));
-        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        let tree = reveal(&mut probe, &Options::default())
+            .unwrap()
+            .revealed()
+            .expect("an order")
+            .tree;
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
 }
@@ -1572,7 +1594,11 @@ fn openblas_sgemm_is_blocks_of_k() {
         .unwrap();
     for n in [77, 300, 333, 555, 700, 1000, 1025, 1150] {
         let mut probe = open("blas:gemm", n, Format::F32, Some([16, 16, n]));
-        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        let tree = reveal(&mut probe, &Options::default())
+            .unwrap()
+            .revealed()
+            .expect("an order")
+            .tree;
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
 }
@@ -1590,7 +1616,11 @@ fn openblas_sgemm_with_square_operands_is_its_known_formula() {
     let formula: fprev::formula::Formula = known.formula.parse().unwrap();
     for n in [11, 12, 16, 17, 45, 333, 650] {
         let mut probe = open("blas:gemm", n, Format::F32, None);
-        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        let tree = reveal(&mut probe, &Options::default())
+            .unwrap()
+            .revealed()
+            .expect("an order")
+            .tree;
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
 }

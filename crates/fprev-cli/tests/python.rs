@@ -34,7 +34,9 @@ fn reveal_and_check(
     };
     let mut bb = fprev::open(spec, &opts).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let r = reveal(&mut bb, &Options::default())
-        .unwrap_or_else(|e| panic!("{spec} n = {n} {format}: {e}"));
+        .unwrap_or_else(|e| panic!("{spec} n = {n} {format}: {e}"))
+        .revealed()
+        .expect("an order");
     let report = check(&r.tree, &mut bb, 100, 3).unwrap();
     assert!(
         report.mismatch.is_none(),
@@ -65,6 +67,8 @@ fn reveal_model_and_check(
     let mut bb = fprev::open(spec, &opts).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let tree = reveal(&mut bb, &Options::default())
         .unwrap_or_else(|e| panic!("{what}: {e}"))
+        .revealed()
+        .expect("an order")
         .tree;
     let found = reveal_arithmetic(&mut bb, &tree, &ArithOptions::default())
         .unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -266,7 +270,11 @@ fn jax_sum_is_windows_of_32() {
             ..Default::default()
         };
         let mut probe = fprev::open("jax:sum", &opts).unwrap();
-        let tree = reveal(&mut probe, &Options::default()).unwrap().tree;
+        let tree = reveal(&mut probe, &Options::default())
+            .unwrap()
+            .revealed()
+            .expect("an order")
+            .tree;
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
 }
@@ -748,7 +756,9 @@ fn numpy_sum_is_one_formula_at_every_size() {
         &predicted,
         &mut fprev::reveal::Silent,
     )
-    .unwrap();
+    .unwrap()
+    .revealed()
+    .expect("an order");
     assert_eq!(proven.tree, predicted);
     assert!(
         proven.stats.calls < 16384 / 8,

@@ -126,7 +126,10 @@ fn run(c: &Case, baseline_seconds: Option<f64>) -> Option<f64> {
             }
         };
         let started = Instant::now();
-        let r = reveal(&mut bb, o).unwrap_or_else(|e| panic!("{}: {e}", c.spec));
+        let r = reveal(&mut bb, o)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.spec))
+            .revealed()
+            .expect("an order");
         times.push(started.elapsed().as_secs_f64());
         last = Some((r, bb));
     }

@@ -203,7 +203,10 @@ fn reveal_once(spec: &str, n: usize, options: &Options) -> Result<(SummationTree
         ..Default::default()
     };
     let mut black_box = fprev::open(spec, &probe_options).map_err(|e| e.to_string())?;
-    let revealed = reveal(&mut black_box, options).map_err(|e| e.to_string())?;
+    let revealed = reveal(&mut black_box, options)
+        .map_err(|e| e.to_string())?
+        .revealed()
+        .ok_or("order-independent")?;
     Ok((revealed.tree, revealed.stats))
 }
 

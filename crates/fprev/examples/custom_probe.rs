@@ -9,6 +9,7 @@
 //! cargo run --example custom_probe
 //! ```
 
+use fprev::reveal::Outcome;
 use fprev::{Format, Options, Probe, SummationTree, reveal, shape::Shape};
 
 /// The code under test.
@@ -57,7 +58,11 @@ impl Probe for Unrolled {
 fn reveal_unrolled(n: usize) -> SummationTree {
     let mut probe = Unrolled { n, buf: Vec::new() };
     match reveal(&mut probe, &Options::default()) {
-        Ok(r) => r.tree,
+        Ok(Outcome::Revealed(r)) => r.tree,
+        Ok(Outcome::OrderIndependent(why)) => {
+            eprintln!("order-independent: {why}");
+            std::process::exit(4);
+        }
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(e.exit_code());

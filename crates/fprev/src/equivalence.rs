@@ -128,6 +128,9 @@ pub enum Differ {
     Order(Parted),
     /// Their orders agree, their bits do not.
     Bits(BitsDiffer),
+    /// One sums order-independently (every order gives the same bits), so
+    /// it has no order to agree with the other's: names it.
+    OrderIndependent(String),
 }
 
 impl fmt::Display for Differ {
@@ -135,6 +138,11 @@ impl fmt::Display for Differ {
         match self {
             Differ::Order(p) => p.fmt(f),
             Differ::Bits(b) => b.fmt(f),
+            Differ::OrderIndependent(which) => write!(
+                f,
+                "{which} sums order-independently (every order of random inputs gives the same \
+                 bits): no summation tree describes it, so it has no order to compare"
+            ),
         }
     }
 }
@@ -202,12 +210,24 @@ pub fn compare(
 
 /// Reveals both black boxes and compares their orders, then their bits on
 /// [`CONFIRM_TRIALS`] random inputs: `Ok(Ok(()))` when both agree,
-/// `Ok(Err(differ))` when either differs, `Err` when a reveal fails.
+/// `Ok(Err(differ))` when either differs, `Err` when a reveal fails. Two
+/// order-independent black boxes agree where their bits do; one alone
+/// differs.
 pub fn same_order(a: &mut dyn Probe, b: &mut dyn Probe) -> Result<Result<(), Differ>> {
-    let left = reveal(a, &Options::default())?.tree;
-    let right = reveal(b, &Options::default())?.tree;
-    if let Err(parted) = compare(&left, "the first black box", &right, "the second black box") {
-        return Ok(Err(Differ::Order(parted)));
+    let left = reveal(a, &Options::default())?.revealed();
+    let right = reveal(b, &Options::default())?.revealed();
+    match (left, right) {
+        (Some(left), Some(right)) => {
+            let (first, second) = ("the first black box", "the second black box");
+            if let Err(parted) = compare(&left.tree, first, &right.tree, second) {
+                return Ok(Err(Differ::Order(parted)));
+            }
+        }
+        (None, None) => {}
+        (None, Some(_)) => return Ok(Err(Differ::OrderIndependent("the first black box".into()))),
+        (Some(_), None) => {
+            return Ok(Err(Differ::OrderIndependent("the second black box".into())));
+        }
     }
     Ok(same_bits(a, b, CONFIRM_TRIALS, 0)?.map_err(Differ::Bits))
 }
@@ -233,7 +253,10 @@ pub fn assert_same_order(a: &mut dyn Probe, b: &mut dyn Probe) {
 /// missing or different file is (re)written with the revealed tree
 /// instead, and the order check passes (the bits are still checked).
 pub fn check_order(probe: &mut dyn Probe, path: &Path) -> Result<Result<(), Differ>> {
-    let revealed = reveal(probe, &Options::default())?.tree;
+    let Some(revealed) = reveal(probe, &Options::default())?.revealed() else {
+        return Ok(Err(Differ::OrderIndependent("the black box".into())));
+    };
+    let revealed = revealed.tree;
     let report = check::check(&revealed, probe, CONFIRM_TRIALS, 0)?;
     if let Some(m) = report.mismatch {
         let name = format!(

@@ -31,10 +31,6 @@ pub enum Error {
     /// inconsistent answer.
     #[error("{0}")]
     BlackBox(String),
-    /// Not a fault: the black box gives the same bits in every order (an
-    /// exact or pre-rounded sum), so no summation tree describes it.
-    #[error("{0}")]
-    OrderIndependent(String),
     /// A file that could not be read or written.
     #[error("cannot {action} {}", path.display())]
     File {
@@ -75,9 +71,6 @@ pub enum Kind {
     Input,
     /// The black box broke an assumption of the method. Exit status 3.
     BlackBox,
-    /// The black box is order-independent: no tree describes it. Exit
-    /// status 4.
-    OrderIndependent,
 }
 
 impl Error {
@@ -94,7 +87,6 @@ impl Error {
     pub fn kind(&self) -> Kind {
         match self {
             Error::BlackBox(_) => Kind::BlackBox,
-            Error::OrderIndependent(_) => Kind::OrderIndependent,
             Error::Input(_) | Error::File { .. } | Error::Json { .. } | Error::System { .. } => {
                 Kind::Input
             }
@@ -106,7 +98,6 @@ impl Error {
         match self.kind() {
             Kind::Input => 2,
             Kind::BlackBox => 3,
-            Kind::OrderIndependent => 4,
         }
     }
 }

@@ -14,7 +14,7 @@
 //! let opts = probe::ProbeOptions { n: Some(32), ..Default::default() };
 //! let mut black_box = fprev::open("native:strided:8", &opts).unwrap();
 //!
-//! let revealed = reveal(&mut black_box, &Options::default()).unwrap();
+//! let revealed = reveal(&mut black_box, &Options::default()).unwrap().revealed().unwrap();
 //! assert_eq!(revealed.tree, Order::Strided(8).tree(32));
 //! println!("{}", revealed.tree); // ((((0+8)+16)+24)+...
 //! ```
@@ -39,6 +39,9 @@
 //! - [`spec`]: probe specs, every family in one table, and [`open`];
 //! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
 //! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
+//! - [`sizes`]: lists of sizes (`1..64`, `8..1024:8`) and their runs;
+//! - [`workflow`]: what every front end runs: reveal (or predict and prove), confirm and
+//!   find the arithmetic, explain; notes as data, order-independence as an outcome;
 //! - [`survey`]: every black box of a machine surveyed, two surveys compared (the porting report).
 
 pub mod arith;
@@ -58,10 +61,12 @@ pub mod reduce;
 pub mod render;
 pub mod reveal;
 pub mod shape;
+pub mod sizes;
 pub mod spec;
 pub mod survey;
 pub mod sweep;
 pub mod tree;
+pub mod workflow;
 
 pub use error::{Error, Result};
 pub use format::Format;

@@ -24,7 +24,7 @@
 //!     }
 //! }
 //!
-//! let tree = reveal(&mut OddsThenEvens(4), &Options::default()).unwrap().tree;
+//! let tree = reveal(&mut OddsThenEvens(4), &Options::default()).unwrap().revealed().unwrap().tree;
 //! assert_eq!(tree.to_text(), "((0+2)+(1+3))");
 //! ```
 
@@ -172,6 +172,26 @@ pub struct ProbeOptions {
     pub threads: Option<usize>,
     /// MPI ranks an `mpi:` black box must run on (the job's size).
     pub ranks: Option<usize>,
+}
+
+impl ProbeOptions {
+    /// The same options at `n` summands: a GEMV or GEMM keeps its `M` and
+    /// `N`, and `K` is `n`.
+    ///
+    /// ```
+    /// use fprev::probe::ProbeOptions;
+    ///
+    /// let gemm = ProbeOptions { shape: Some([4, 8, 16]), ..Default::default() };
+    /// assert_eq!(gemm.at(32).shape, Some([4, 8, 32]));
+    /// assert_eq!(gemm.at(32).n, Some(32));
+    /// ```
+    pub fn at(&self, n: usize) -> ProbeOptions {
+        ProbeOptions {
+            n: Some(n),
+            shape: self.shape.map(|[m, cols, _]| [m, cols, n]),
+            ..self.clone()
+        }
+    }
 }
 
 /// Summand count used when none is given.

@@ -5,7 +5,7 @@
 //!
 //! let opts = probe::ProbeOptions { n: Some(8), ..Default::default() };
 //! let mut bb = fprev::open("native:strided:4", &opts).unwrap();
-//! let r = reveal(&mut bb, &Options::default()).unwrap();
+//! let r = reveal(&mut bb, &Options::default()).unwrap().revealed().unwrap();
 //! assert_eq!(r.tree.to_text(), "(((0+4)+(1+5))+((2+6)+(3+7)))");
 //! assert!(r.stats.queries <= 8 * 7 / 2);
 //! ```
@@ -185,6 +185,46 @@ pub struct Revelation {
     pub notes: Vec<String>,
 }
 
+/// What a reveal ends with when nothing failed: the black box's tree (a
+/// [`Revelation`], or a workflow's document of it), or the finding that
+/// no tree describes it. Not an error: an exact or pre-rounded sum gives
+/// the same bits in every order, and that is the answer.
+///
+/// ```
+/// use fprev::{probe::ProbeOptions, reveal, Options};
+///
+/// let opts = ProbeOptions { n: Some(16), ..Default::default() };
+/// let mut exact = fprev::open("reduce:prerounded", &opts).unwrap();
+/// let outcome = reveal(&mut exact, &Options::default()).unwrap();
+/// assert!(matches!(outcome, reveal::Outcome::OrderIndependent(_)));
+/// ```
+#[derive(Clone, Debug)]
+pub enum Outcome<T> {
+    /// The tree, with what is known of it.
+    Revealed(T),
+    /// The black box gives the same bits in every order (an exact or
+    /// pre-rounded sum): no summation tree describes it. Says why.
+    OrderIndependent(String),
+}
+
+impl<T> Outcome<T> {
+    /// The tree's revelation, `None` for an order-independent black box.
+    pub fn revealed(self) -> Option<T> {
+        match self {
+            Outcome::Revealed(r) => Some(r),
+            Outcome::OrderIndependent(_) => None,
+        }
+    }
+
+    /// The revelation mapped by `f`; an order-independent outcome stays so.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Outcome<U> {
+        match self {
+            Outcome::Revealed(r) => Outcome::Revealed(f(r)),
+            Outcome::OrderIndependent(why) => Outcome::OrderIndependent(why),
+        }
+    }
+}
+
 /// The fewest masked inputs that can reveal `tree`, counting only what its
 /// fused nodes force: the most, over paths from the root to a leaf, of
 /// `k(k-1)/2` summed over the fused nodes of `k` children on the path (0
@@ -227,9 +267,9 @@ pub fn fused_pair_bound(tree: &SummationTree) -> u64 {
 ///
 /// Every answer is validated; a black box that breaks the method's
 /// assumptions yields [`Error::BlackBox`], never a tree, and one whose bits
-/// do not depend on the order at all (an exact or pre-rounded sum) yields
-/// [`Error::OrderIndependent`].
-pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Revelation> {
+/// do not depend on the order at all (an exact or pre-rounded sum) is
+/// [`Outcome::OrderIndependent`].
+pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Outcome<Revelation>> {
     reveal_observed(probe, opts, &mut Silent)
 }
 
@@ -240,7 +280,7 @@ pub fn reveal_observed(
     probe: &mut dyn Probe,
     opts: &Options,
     observer: &mut dyn Observer,
-) -> Result<Revelation> {
+) -> Result<Outcome<Revelation>> {
     reveal_with(probe, opts, observer, None)
 }
 
@@ -264,6 +304,8 @@ pub fn reveal_observed(
 /// let mut bb = fprev::open("native:pairwise", &opts).unwrap();
 /// let predicted = Order::Pairwise.tree(1_000);
 /// let r = reveal::reveal_predicted(&mut bb, &Options::default(), &predicted, &mut reveal::Silent)
+///     .unwrap()
+///     .revealed()
 ///     .unwrap();
 /// assert_eq!(r.tree, predicted);
 /// assert_eq!(r.stats.queries, 999);
@@ -273,7 +315,7 @@ pub fn reveal_predicted(
     opts: &Options,
     predicted: &SummationTree,
     observer: &mut dyn Observer,
-) -> Result<Revelation> {
+) -> Result<Outcome<Revelation>> {
     if predicted.n() != probe.n() {
         return Err(Error::Input(format!(
             "the predicted tree has {} summands but the black box takes {}",
@@ -317,20 +359,22 @@ pub fn reveal_predicted(
         (verdict, notes, oracle.counters)
     };
     if verdict == Some(proof::Verdict::Proven) {
-        return Ok(Revelation {
+        return Ok(Outcome::Revealed(Revelation {
             tree: predicted.clone(),
             stats: stats(&spent, started),
             notes,
-        });
+        }));
     }
     // Wrong somewhere, and most likely right in most places: the guess of
     // a reveal, whose tree is the black box's either way.
-    let mut r = reveal_with(probe, opts, observer, Some(predicted))?;
-    r.stats.inputs += spent.inputs;
-    r.stats.calls += spent.calls;
-    r.stats.probe_seconds += spent.in_probe.as_secs_f64();
-    r.stats.seconds = started.elapsed().as_secs_f64();
-    Ok(r)
+    let outcome = reveal_with(probe, opts, observer, Some(predicted))?;
+    Ok(outcome.map(|mut r| {
+        r.stats.inputs += spent.inputs;
+        r.stats.calls += spent.calls;
+        r.stats.probe_seconds += spent.in_probe.as_secs_f64();
+        r.stats.seconds = started.elapsed().as_secs_f64();
+        r
+    }))
 }
 
 fn reveal_with(
@@ -338,7 +382,7 @@ fn reveal_with(
     opts: &Options,
     observer: &mut dyn Observer,
     prediction: Option<&SummationTree>,
-) -> Result<Revelation> {
+) -> Result<Outcome<Revelation>> {
     let started = Instant::now();
     crate::memory::check_reveal(probe.n())?;
     if opts.batch == Some(0) {
@@ -369,7 +413,7 @@ fn reveal_with(
         Err(Error::BlackBox(m))
             if opts.algorithm == Algorithm::Fprev && oracle.order_independent()? =>
         {
-            return Err(Error::OrderIndependent(format!(
+            return Ok(Outcome::OrderIndependent(format!(
                 "the black box sums its {} summands order-independently: every order of \
                  random inputs gave the same bits (an exact or pre-rounded sum), so no \
                  summation tree describes it; masked inputs said: {m}",
@@ -407,11 +451,11 @@ fn reveal_with(
         }
         tree => tree,
     }?;
-    Ok(Revelation {
+    Ok(Outcome::Revealed(Revelation {
         tree,
         stats: stats(&oracle.counters, started),
         notes,
-    })
+    }))
 }
 
 /// A reveal's stats from its oracle's counters, timed from `started`.

@@ -15,11 +15,10 @@
 //! ```
 
 mod run;
-mod sizes;
 mod table;
 
+pub use crate::sizes::{MAX_SIZES, Sizes, runs};
 pub use run::{Observer, Opener, sweep, sweep_with};
-pub use sizes::{MAX_SIZES, Sizes, runs};
 
 use serde::Serialize;
 

@@ -137,7 +137,9 @@ fn assert_revealed(tree: &SummationTree, truth: &Arithmetic, format: Format, lay
         .all(|a| a.rounding == Rounding::NearestEven);
     if nearest {
         let order = reveal(&mut black_box, &Options::default())
-            .unwrap_or_else(|e| panic!("order of {tree} under {truth}: {e}"));
+            .unwrap_or_else(|e| panic!("order of {tree} under {truth}: {e}"))
+            .revealed()
+            .expect("an order");
         assert_eq!(&order.tree, tree);
     }
     // Every node asked where the nodes differ one by one: a sample then
@@ -361,7 +363,10 @@ impl Probe for Kahan {
 #[test]
 fn a_kahan_sum_is_modelled_as_compensated_steps() {
     let mut kahan = Kahan(64);
-    let order = reveal(&mut kahan, &Options::default()).unwrap();
+    let order = reveal(&mut kahan, &Options::default())
+        .unwrap()
+        .revealed()
+        .expect("an order");
     assert_eq!(order.tree, fprev::Order::Sequential.tree(64));
     let found = reveal_arithmetic(&mut kahan, &order.tree, &ArithOptions::default()).unwrap();
     let keys = NodeKey::all(&order.tree);
@@ -631,7 +636,7 @@ proptest! {
         truth.inputs = (rounds_inputs && !wide).then_some(Format::Bf16);
         truth.products = Some(products(n, truth.inputs.unwrap_or(format), seed));
         let mut black_box = Modelled::new(&tree, &truth, format);
-        let order = reveal(&mut black_box, &Options::default()).unwrap();
+        let order = reveal(&mut black_box, &Options::default()).unwrap().revealed().expect("an order");
         prop_assert_eq!(&order.tree, &tree);
         let found = reveal_arithmetic(&mut black_box, &tree, &ArithOptions::default())
             .unwrap_or_else(|e| panic!("{truth} on {tree}: {e}"));
@@ -770,7 +775,10 @@ impl Probe for V100 {
 fn a_v100_chain_is_modelled_whatever_its_last_group() {
     for n in [21, 22, 23, 64, 7] {
         let mut bb = V100(n);
-        let r = reveal(&mut bb, &Options::default()).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+        let r = reveal(&mut bb, &Options::default())
+            .unwrap_or_else(|e| panic!("n = {n}: {e}"))
+            .revealed()
+            .expect("an order");
         let found = reveal_arithmetic(&mut bb, &r.tree, &ArithOptions::default())
             .unwrap_or_else(|e| panic!("n = {n}: {} {e}", r.tree));
         let root = found.model.at(&NodeKey { first: 0, size: n });

@@ -4,6 +4,7 @@
 
 use fprev::probe::ReplayProbe;
 use fprev::reduce::Replay;
+use fprev::reveal::Outcome;
 use fprev::{Error, Format, Options, Order, Probe, SummationTree, reveal};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -36,7 +37,8 @@ impl<F: FnMut(&[f64]) -> f64> Probe for Custom<F> {
 fn reveal_err(n: usize, f: impl FnMut(&[f64]) -> f64) -> Error {
     let mut probe = Custom { n, f };
     match reveal(&mut probe, &Options::default()) {
-        Ok(r) => panic!("a tree was built from a broken black box: {}", r.tree),
+        Ok(Outcome::Revealed(r)) => panic!("a tree was built from a broken black box: {}", r.tree),
+        Ok(Outcome::OrderIndependent(why)) => panic!("a broken black box is no exact sum: {why}"),
         Err(e) => e,
     }
 }
@@ -147,10 +149,13 @@ fn an_order_that_changes_between_calls_is_inconsistent() {
 #[test]
 fn an_exact_sum_is_reported_as_order_independent() {
     for n in [3, 4, 17, 100] {
-        let e = reveal_err(n, exact_sum);
-        assert!(matches!(e, Error::OrderIndependent(_)), "n = {n}: {e}");
-        assert_eq!(e.exit_code(), 4);
-        assert!(e.to_string().contains("order-independently"), "{e}");
+        let mut probe = Custom { n, f: exact_sum };
+        match reveal(&mut probe, &Options::default()) {
+            Ok(Outcome::OrderIndependent(why)) => {
+                assert!(why.contains("order-independently"), "{why}")
+            }
+            r => panic!("n = {n}: an exact sum is order-independent, not {r:?}"),
+        }
     }
 }
 
@@ -185,13 +190,19 @@ fn a_narrower_accumulator_than_declared_is_not_packed_into_a_wrong_tree() {
     // revealed wrong before the accumulator was checked.
     let tree = SummationTree::random(36, 2, 139);
     let mut bf16 = misbehaving(1, 36, 139);
-    let r = reveal(&mut bf16, &Options::default()).expect("single counts are exact");
+    let r = reveal(&mut bf16, &Options::default())
+        .expect("single counts are exact")
+        .revealed()
+        .expect("an order");
     assert_eq!(r.tree, tree);
     assert_eq!(r.stats.inputs, r.stats.queries, "one query an input");
     assert!(r.notes.iter().any(|n| n.contains("--acc")), "{:?}", r.notes);
     // Summed in f32 as declared, the same tree packs, without a note.
     let mut f32 = ReplayProbe::new(Replay::new(&tree, Format::F32), Format::F32);
-    let r = reveal(&mut f32, &Options::default()).unwrap();
+    let r = reveal(&mut f32, &Options::default())
+        .unwrap()
+        .revealed()
+        .expect("an order");
     assert_eq!(r.tree, tree);
     assert!(r.stats.inputs < r.stats.queries && r.notes.is_empty());
 }
@@ -250,7 +261,10 @@ impl Probe for SplitRows {
 #[test]
 fn rows_of_a_batched_black_box_that_differ_are_found_and_named() {
     let mut probe = SplitRows { n: 40, rows: 32 };
-    let r = reveal(&mut probe, &Options::default()).unwrap();
+    let r = reveal(&mut probe, &Options::default())
+        .unwrap()
+        .revealed()
+        .expect("an order");
     assert_eq!(r.tree, Order::Sequential.tree(40));
     assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
     assert!(
@@ -268,7 +282,10 @@ fn rows_of_a_batched_black_box_that_differ_are_found_and_named() {
         row: 6,
         ..Options::default()
     };
-    let r = reveal(&mut probe, &six).unwrap();
+    let r = reveal(&mut probe, &six)
+        .unwrap()
+        .revealed()
+        .expect("an order");
     assert_eq!(r.tree, Order::Reverse.tree(40));
     assert!(
         r.notes[0].contains(
@@ -283,7 +300,11 @@ fn rows_of_a_batched_black_box_that_differ_are_found_and_named() {
         ..Options::default()
     };
     assert_eq!(
-        reveal(&mut probe, &thirteen).unwrap().tree,
+        reveal(&mut probe, &thirteen)
+            .unwrap()
+            .revealed()
+            .expect("an order")
+            .tree,
         Order::Sequential.tree(40)
     );
     let beyond = Options {
@@ -305,13 +326,19 @@ fn rows_of_a_batched_black_box_that_differ_are_found_and_named() {
         batch: Some(1),
         ..Options::default()
     };
-    let r = reveal(&mut probe, &one).unwrap();
+    let r = reveal(&mut probe, &one)
+        .unwrap()
+        .revealed()
+        .expect("an order");
     assert!(r.notes.is_empty());
     assert_eq!(r.tree, Order::Sequential.tree(40));
 
     // All rows alike: no note, every row used.
     let mut alike = SplitRows { n: 40, rows: 6 };
-    let r = reveal(&mut alike, &Options::default()).unwrap();
+    let r = reveal(&mut alike, &Options::default())
+        .unwrap()
+        .revealed()
+        .expect("an order");
     assert!(r.notes.is_empty(), "{:?}", r.notes);
 }
 
@@ -433,9 +460,10 @@ proptest! {
         let unpacked = Options { pack: false, ..Options::default() };
         let one = reveal(&mut misbehaving(kind, n, seed), &unpacked);
         let packed = reveal(&mut Rows(misbehaving(kind, n, seed), rows), &Options::default());
-        if let Ok(p) = packed {
+        if let Ok(Outcome::Revealed(p)) = packed {
             match one {
-                Ok(u) => prop_assert_eq!(p.tree, u.tree, "kind {}", kind),
+                Ok(Outcome::Revealed(u)) => prop_assert_eq!(p.tree, u.tree, "kind {}", kind),
+                Ok(Outcome::OrderIndependent(why)) => prop_assert!(false, "kind {}: packed gave {}, unpacked: {}", kind, p.tree, why),
                 Err(e) => prop_assert!(false, "kind {}: packed gave {}, unpacked: {}", kind, p.tree, e),
             }
         }
@@ -460,7 +488,7 @@ fn a_unit_of_noise_is_caught_in_most_reveals_packed_or_not() {
                     pack,
                     ..Options::default()
                 };
-                reveal(&mut misbehaving(4, n, seed), &options).is_ok_and(|r| r.tree != truth)
+                matches!(reveal(&mut misbehaving(4, n, seed), &options), Ok(Outcome::Revealed(r)) if r.tree != truth)
             };
             packed += usize::from(fooled(true));
             single += usize::from(fooled(false));

@@ -359,6 +359,8 @@ fn the_arithmetic_reveal_finds_the_fused_multiply_add_in_c() {
                 let mut probe = open(&spec, n, format, None);
                 let tree = fprev::reveal(&mut *probe, &fprev::Options::default())
                     .unwrap_or_else(|e| panic!("{what}: {e}"))
+                    .revealed()
+                    .expect("an order")
                     .tree;
                 assert_eq!(tree, fprev::order::Order::Sequential.tree(n), "{what}");
                 let found = reveal_arithmetic(&mut *probe, &tree, &ArithOptions::default())

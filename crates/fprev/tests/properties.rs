@@ -4,7 +4,7 @@
 
 use fprev::probe::{ProbeOptions, ReplayProbe};
 use fprev::reduce::Replay;
-use fprev::reveal::{Algorithm, Pivot, fused_pair_bound};
+use fprev::reveal::{Algorithm, Outcome, Pivot, fused_pair_bound};
 use fprev::{Format, Options, SummationTree, reveal};
 use proptest::prelude::*;
 
@@ -34,7 +34,8 @@ fn reveal_replay(
 ) -> SummationTree {
     let mut probe = ReplayProbe::new(Replay::new(tree, acc), format);
     match reveal(&mut probe, opts) {
-        Ok(r) => r.tree,
+        Ok(Outcome::Revealed(r)) => r.tree,
+        Ok(Outcome::OrderIndependent(why)) => panic!("order-independent: {why}"),
         Err(e) => panic!("{format} (acc {acc}) {}: {e}", tree),
     }
 }
@@ -132,7 +133,9 @@ proptest! {
             let inner = ReplayProbe::new(Replay::new(&tree, acc), format);
             let mut probe = Rows(inner, rows);
             let got = reveal(&mut probe, &options)
-                .map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;
+                .map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?
+                .revealed()
+                .expect("an order");
             prop_assert_eq!(&got.tree, &want, "{}, {} summed in {}", name, format, acc);
             prop_assert!(got.stats.inputs >= fused_pair_bound(&tree), "{}: {}", name, got.stats);
         }
@@ -158,10 +161,11 @@ fn fused_nodes_beyond_the_masks_reach_are_refused_not_misread() {
             .expect("some random tree has a fused node");
         let mut probe = ReplayProbe::new(Replay::new(&tree, format), format);
         match reveal(&mut probe, &Options::default()) {
-            Ok(r) => {
+            Ok(Outcome::Revealed(r)) => {
                 assert!(allowed, "{format} n = {n} should be refused");
                 assert_eq!(r.tree, tree);
             }
+            Ok(Outcome::OrderIndependent(why)) => panic!("order-independent: {why}"),
             Err(e) => {
                 assert!(!allowed, "{format} n = {n}: {e}");
                 assert_eq!(e.exit_code(), 2, "{e}");
@@ -359,7 +363,7 @@ fn reveal_native(
         ..Options::default()
     };
     match reveal(&mut bb, &options) {
-        Ok(r) => {
+        Ok(Outcome::Revealed(r)) => {
             assert!(
                 r.stats.queries as usize <= n * (n - 1) / 2,
                 "{order} n = {n}: {} queries",
@@ -367,6 +371,7 @@ fn reveal_native(
             );
             r
         }
+        Ok(Outcome::OrderIndependent(why)) => panic!("order-independent: {why}"),
         Err(e) => panic!("native:{order} n = {n} {format}: {e}"),
     }
 }
@@ -523,7 +528,10 @@ fn pairwise_blocks(n: usize, block: usize, odd: Option<usize>) -> SummationTree 
 
 fn stats_of(tree: &SummationTree, options: &Options) -> (SummationTree, fprev::reveal::Stats) {
     let mut probe = ReplayProbe::new(Replay::new(tree, Format::F32), Format::F32);
-    let r = reveal(&mut probe, options).expect("a replayed tree reveals");
+    let r = reveal(&mut probe, options)
+        .expect("a replayed tree reveals")
+        .revealed()
+        .expect("an order");
     (r.tree, r.stats)
 }
 

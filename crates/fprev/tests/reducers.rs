@@ -103,7 +103,11 @@ fn the_revealed_order_is_the_documented_tree_for_every_n_up_to_1000() {
                 ..Default::default()
             };
             let mut bb = fprev::open(spec, &opts).unwrap();
-            let got = reveal(&mut bb, &Options::default()).unwrap().tree;
+            let got = reveal(&mut bb, &Options::default())
+                .unwrap()
+                .revealed()
+                .expect("an order")
+                .tree;
             assert_eq!(got, want, "{spec} n = {n}");
         }
     }

@@ -2,11 +2,11 @@
 //! confirmed by replay, and the observer told as each reveal starts.
 
 use super::{Outcome, Point, Sizes, Sweep};
-use crate::check::{CONFIRM_TRIALS, check_row};
+use crate::check::CONFIRM_TRIALS;
 use crate::error::{Error, Result};
 use crate::probe::{Probe, ProbeOptions};
-use crate::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
-use crate::reveal::{Options, Silent, reveal};
+use crate::reveal::{Options, Silent};
+use crate::workflow;
 
 /// Reveals `spec` at every size of `sizes`, for every thread count of
 /// `threads` (`[None]` keeps the black box's default). A reveal that finds
@@ -62,6 +62,17 @@ pub fn sweep_with(
     open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<Sweep> {
+    // A black box that multiplies has its products explained always, one
+    // that adds only where plain additions do not replay it.
+    let request = workflow::Request {
+        engine: *opts,
+        confirm: workflow::Confirm {
+            trials: confirm,
+            arithmetic: workflow::Seek::WhereNeeded,
+            every_node: false,
+        },
+        infer: None,
+    };
     let total = sizes.0.len() * threads.len();
     let mut points = Vec::with_capacity(total);
     for &t in threads {
@@ -69,45 +80,37 @@ pub fn sweep_with(
             observer.revealing(n, points.len(), total);
             // A GEMV or GEMM keeps its M and N; K is the size swept.
             let po = ProbeOptions {
-                n: Some(n),
                 threads: t,
-                shape: probe_opts.shape.map(|[m, cols, _]| [m, cols, n]),
-                ..probe_opts.clone()
+                ..probe_opts.at(n)
             };
             let mut black_box = open(spec, &po)?;
-            let mut arithmetic = None;
-            let mut accumulator = None;
-            let (outcome, stats) = match reveal(&mut black_box, opts) {
-                Ok(r) => {
-                    let mut stats = r.stats;
-                    // Plain additions differ: a model of what each node
-                    // computes may still replay the bits. A black box that
-                    // multiplies is asked always, its products on random y.
-                    let (report, found) = if confirm > 0 && opts.row == 0 {
-                        let arith = ArithOptions {
-                            trials: confirm,
-                            ..ArithOptions::default()
-                        };
-                        let c = confirm_arithmetic(&mut black_box, &r.tree, None, &arith, false)?;
-                        (c.report, c.arithmetic.and_then(|a| a.ok()))
-                    } else {
-                        let report = check_row(&r.tree, &mut black_box, confirm, 0, opts.row)?;
-                        (report, None)
+            let revealed = workflow::reveal(
+                &mut black_box,
+                spec,
+                &request,
+                &mut |_| Err(Error::Input("a sweep predicts no size".into())),
+                &mut Silent,
+            );
+            let (outcome, stats, arithmetic, accumulator) = match revealed {
+                Ok(workflow::Outcome::Revealed(r)) => {
+                    let doc = r.document;
+                    // The replay that matched every trial: the model's or
+                    // plain additions'.
+                    let accumulator = doc
+                        .confirmation
+                        .as_ref()
+                        .filter(|c| c.confirmed() && c.trials > 0)
+                        .and_then(|c| c.accumulator.as_deref()?.parse().ok());
+                    let outcome = match r.mismatch {
+                        None => Outcome::Tree(doc.tree),
+                        Some(_) => Outcome::Unconfirmed(doc.tree),
                     };
-                    if report.mismatch.is_none() && confirm > 0 {
-                        accumulator = report.accumulator;
-                    }
-                    if let Some(f) = found {
-                        stats.arithmetic_calls = f.calls;
-                        arithmetic = Some(f.model);
-                    }
-                    match (report.mismatch, &arithmetic) {
-                        (None, _) | (_, Some(_)) => (Outcome::Tree(r.tree), Some(stats)),
-                        (Some(_), None) => (Outcome::Unconfirmed(r.tree), Some(stats)),
-                    }
+                    (outcome, doc.stats, doc.arithmetic, accumulator)
                 }
-                Err(Error::OrderIndependent(_)) => (Outcome::OrderIndependent, None),
-                Err(Error::BlackBox(why)) => (Outcome::Broken(why), None),
+                Ok(workflow::Outcome::OrderIndependent(_)) => {
+                    (Outcome::OrderIndependent, None, None, None)
+                }
+                Err(Error::BlackBox(why)) => (Outcome::Broken(why), None, None, None),
                 Err(e) => return Err(e),
             };
             points.push(Point {

@@ -4,9 +4,9 @@
 
 use std::fmt;
 
-use super::sizes::ranges;
 use super::{Outcome, Point, Segment, Sweep, segments};
 use crate::formula::Formula;
+use crate::sizes::ranges;
 
 /// The sizes where a formula switches between regimes (`below(M, …)`).
 fn switches(formula: &Formula) -> Vec<usize> {

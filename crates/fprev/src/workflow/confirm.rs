@@ -1,0 +1,142 @@
+//! Confirming a revealed tree by replay, with what each node computes: the
+//! step after every reveal, of one size or of a sweep's.
+
+use crate::arith::Arithmetic;
+use crate::check::{CONFIRM_TRIALS, CheckReport, Confirmation, Mismatch, check_row};
+use crate::error::Result;
+use crate::probe::Probe;
+use crate::reveal::Stats;
+use crate::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
+use crate::tree::SummationTree;
+
+use super::{Note, Observer};
+
+/// When to find what each node computes (its format and rounding).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Seek {
+    /// Always: the tree document then keeps the model.
+    #[default]
+    Always,
+    /// Only where plain rounded additions do not replay the black box, or
+    /// it multiplies (its products must be explained): a sweep's and an
+    /// explanation's reveals.
+    WhereNeeded,
+    /// Never: the order is confirmed in plain rounded additions only.
+    Never,
+}
+
+/// How a revealed tree is confirmed.
+#[derive(Clone, Copy, Debug)]
+pub struct Confirm {
+    /// Random inputs the tree is replayed on, compared with the black box
+    /// bit for bit (0: not confirmed).
+    pub trials: usize,
+    /// When to find each node's arithmetic.
+    pub arithmetic: Seek,
+    /// Ask every node what it computes, not a sample.
+    pub every_node: bool,
+}
+
+impl Default for Confirm {
+    fn default() -> Self {
+        Confirm {
+            trials: CONFIRM_TRIALS,
+            arithmetic: Seek::Always,
+            every_node: false,
+        }
+    }
+}
+
+/// A tree's confirmation: the replay's record, the model where one was
+/// found, and the input the replay differed on where it did.
+#[derive(Clone, Debug, Default)]
+pub struct Confirmed {
+    /// The replay's record for the tree document (`None`: not confirmed,
+    /// no trials asked).
+    pub confirmation: Option<Confirmation>,
+    /// What each node computes, confirmed by its replay.
+    pub arithmetic: Option<Arithmetic>,
+    /// The replay that decided, as the check reports it.
+    pub report: CheckReport,
+    /// The input whose bits differ, where neither plain additions nor a
+    /// model replayed the black box.
+    pub mismatch: Option<Mismatch>,
+}
+
+/// Confirms `tree`, revealed from `probe` at `row`, as `confirm` says,
+/// telling `observer` the arithmetic found (or why none was) and adding
+/// its calls to `stats`. `parts` are the tree's parts of the formula it
+/// follows, where one is known (see
+/// [`reveal_arithmetic_by_parts`](crate::reveal::arithmetic::reveal_arithmetic_by_parts)).
+///
+/// A row other than 0 is confirmed by replay in plain additions: the
+/// arithmetic reveal asks row 0.
+pub fn confirm(
+    probe: &mut dyn Probe,
+    tree: &SummationTree,
+    parts: Option<&[u32]>,
+    row: usize,
+    confirm: &Confirm,
+    stats: &mut Stats,
+    observer: &mut dyn Observer,
+) -> Result<Confirmed> {
+    if confirm.trials == 0 {
+        return Ok(Confirmed::default());
+    }
+    if confirm.arithmetic == Seek::Never || row != 0 {
+        let report = check_row(tree, probe, confirm.trials, 0, row)?;
+        return Ok(Confirmed {
+            confirmation: Some(Confirmation::from(&report)),
+            mismatch: report.mismatch.clone(),
+            report,
+            arithmetic: None,
+        });
+    }
+    let arith = ArithOptions {
+        trials: confirm.trials,
+        every_node: confirm.every_node,
+        ..ArithOptions::default()
+    };
+    let seek = confirm.arithmetic == Seek::Always;
+    let confirmed = confirm_arithmetic(probe, tree, parts, &arith, seek)?;
+    let report = confirmed.report;
+    match confirmed.arithmetic {
+        Some(Ok(found)) => {
+            stats.arithmetic_calls = found.calls;
+            observer.note(Note::Arithmetic {
+                model: found.model.clone(),
+                nodes_asked: found.nodes_asked,
+                products_asked: found
+                    .model
+                    .products
+                    .is_some()
+                    .then_some(found.products_asked),
+                calls: found.calls,
+                trials: found.confirmation.trials,
+            });
+            Ok(Confirmed {
+                confirmation: Some(Confirmation::from(&found.confirmation)),
+                arithmetic: Some(found.model),
+                report,
+                mismatch: None,
+            })
+        }
+        not_found => {
+            // No model is a finding, not a failure: the order stands,
+            // confirmed or not by plain additions.
+            if let Some(Err(why)) = not_found {
+                // Plain additions replayed it, yet its products were not
+                // explained: worth saying, since the tree's confirmation
+                // had y = 1.
+                let worth_saying = probe.multiplies() || report.mismatch.is_some();
+                observer.note(Note::NoArithmetic { why, worth_saying });
+            }
+            Ok(Confirmed {
+                confirmation: Some(Confirmation::from(&report)),
+                arithmetic: None,
+                mismatch: report.mismatch.clone(),
+                report,
+            })
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! What a workflow finds on the way, as data: each front end says it to its
+//! users its own way (a `fprev: note:` line, a Python warning).
+
+use std::fmt;
+
+use crate::arith::Arithmetic;
+use crate::error::{Error, Report};
+use crate::format::Format;
+use crate::inputs::Inputs;
+use crate::sizes::runs;
+
+/// A finding of a workflow, told to its [`Observer`](super::Observer) as
+/// it is made. `Display` says it in one neutral line (no command's flags);
+/// [`Note::is_warning`] says whether it puts the result in doubt.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Note {
+    /// A finding of the reveal engine (rows of a GEMM that sum in other
+    /// orders than row 0, queries unpacked).
+    Engine(String),
+    /// What each node computes, found and confirmed by its replay.
+    Arithmetic {
+        /// The model.
+        model: Arithmetic,
+        /// Nodes asked one by one.
+        nodes_asked: usize,
+        /// Products asked one by one, where the model says how products
+        /// are rounded.
+        products_asked: Option<usize>,
+        /// Calls of the black box it took.
+        calls: u64,
+        /// Random inputs its replay matched.
+        trials: usize,
+    },
+    /// No model of what the nodes compute was found.
+    NoArithmetic {
+        /// Why.
+        why: Error,
+        /// Whether it matters to the user: the black box multiplies (its
+        /// products stay unexplained), or plain additions did not replay
+        /// it either. Otherwise it is a detail for a log.
+        worth_saying: bool,
+    },
+    /// A formula known from larger reveals regenerates every reveal a
+    /// prediction rests on, as the inferred one does: the known one
+    /// predicts.
+    KnownFormula {
+        /// The formula inferred.
+        inferred: String,
+        /// The known formula.
+        known: String,
+        /// What it is known for.
+        found_for: &'static str,
+        /// The sizes revealed.
+        from: Vec<usize>,
+    },
+    /// The tree at `n` is predicted by a formula.
+    Predicted {
+        /// The size predicted.
+        n: usize,
+        /// The formula.
+        formula: String,
+        /// The sizes it was inferred from.
+        from: Vec<usize>,
+    },
+    /// The prediction was not proven with masked inputs.
+    NotProven(Error),
+    /// The prediction is proven: every node's masked check answered as
+    /// the predicted tree says.
+    Proven {
+        /// The size.
+        n: usize,
+        /// Masked checks asked, one per node.
+        checks: u64,
+        /// Calls of the black box.
+        calls: u64,
+    },
+    /// The formula mispredicts `n`: the tree was revealed in full.
+    Mispredicted {
+        /// The formula.
+        formula: String,
+        /// The size.
+        n: usize,
+        /// The black box's subtree the formula lacks, where short.
+        adds: Option<String>,
+        /// Calls of the full reveal.
+        calls: u64,
+    },
+    /// The order is revealed, but its replay in plain rounded additions
+    /// differs from the black box, and no model of the nodes replays it.
+    Unconfirmed {
+        /// The black box, as named.
+        label: String,
+        /// The format of its inputs.
+        format: Format,
+        /// The narrowest accumulator replayed.
+        accumulator: Format,
+        /// The trial that differed (0-based).
+        trial: usize,
+        /// The kind of input it was.
+        kind: Inputs,
+        /// What the replay gave.
+        replayed: f64,
+        /// What the black box gave.
+        black_box: f64,
+    },
+    /// Sizes an explanation could not reveal, so did not explain, each
+    /// with why.
+    NotRevealed(Vec<(usize, String)>),
+}
+
+impl Note {
+    /// Whether the note puts the result in doubt (a warning, not a note).
+    pub fn is_warning(&self) -> bool {
+        matches!(self, Note::Mispredicted { .. } | Note::Unconfirmed { .. })
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::Engine(text) => f.write_str(text),
+            Note::Arithmetic {
+                model,
+                nodes_asked,
+                products_asked,
+                calls,
+                trials,
+            } => {
+                let (products, inputs) = match products_asked {
+                    Some(p) => (format!(", {p} products"), "random x and y"),
+                    None => (String::new(), "random inputs"),
+                };
+                write!(
+                    f,
+                    "arithmetic: {model} ({nodes_asked} nodes{products} asked, {calls} calls; \
+                     replayed on {trials} {inputs}, the same bits)"
+                )
+            }
+            Note::NoArithmetic { why, .. } => write!(f, "arithmetic: {}", Report(why)),
+            Note::KnownFormula {
+                inferred,
+                known,
+                found_for,
+                from,
+            } => write!(
+                f,
+                "native:{inferred} is inferred from reveals at n = {}, and native:{known}, \
+                 known for {found_for}, regenerates each of them too: the known one, found \
+                 from larger reveals, predicts",
+                runs(from)
+            ),
+            Note::Predicted { n, formula, from } => write!(
+                f,
+                "n = {n} predicted by native:{formula}, inferred from reveals at n = {}",
+                runs(from)
+            ),
+            Note::NotProven(why) => write!(f, "not proven: {}", Report(why)),
+            Note::Proven { n, checks, calls } => write!(
+                f,
+                "n = {n} revealed: the prediction is proven by {checks} masked checks \
+                 ({calls} calls)"
+            ),
+            Note::Mispredicted {
+                formula,
+                n,
+                adds,
+                calls,
+            } => {
+                let at = adds
+                    .as_ref()
+                    .map(|text| format!(": the black box adds {text}, which the formula does not"))
+                    .unwrap_or_default();
+                write!(
+                    f,
+                    "native:{formula} mispredicts n = {n}{at}; the tree is revealed in full \
+                     ({calls} calls)"
+                )
+            }
+            Note::Unconfirmed {
+                label,
+                format,
+                accumulator,
+                trial,
+                kind,
+                replayed: _,
+                black_box,
+            } => {
+                write!(
+                    f,
+                    "{label}: the order is revealed, but a replay of it in plain rounded \
+                     additions ({accumulator} or wider) differs from the black box on random \
+                     input {} ({kind}): ",
+                    trial + 1
+                )?;
+                if format.round(*black_box) != *black_box {
+                    write!(
+                        f,
+                        "its result {black_box:e} is not a {format} value: it returns a wider \
+                         result than its inputs (Python's built-in sum of x.tolist() adds and \
+                         returns Python floats, f64); reveal it on f64 inputs"
+                    )
+                } else {
+                    f.write_str(
+                        "it does not add as a tree of plain additions (a compensated sum? \
+                         parts in other precisions?)",
+                    )
+                }
+            }
+            Note::NotRevealed(sizes) => {
+                let sizes: Vec<String> = sizes
+                    .iter()
+                    .map(|(n, why)| format!("{n} ({why})"))
+                    .collect();
+                write!(
+                    f,
+                    "not revealed, so not explained: n = {}",
+                    sizes.join(", ")
+                )
+            }
+        }
+    }
+}

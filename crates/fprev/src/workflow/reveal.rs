@@ -1,0 +1,140 @@
+//! Revealing one black box at one size: the tree (revealed, or predicted
+//! and proven), its confirmation and arithmetic, as a tree document.
+
+use crate::check::Mismatch;
+use crate::document::TreeDocument;
+use crate::error::Result;
+use crate::probe::Probe;
+use crate::reveal::Outcome as Found;
+use crate::reveal::{Options, Stats, reveal_observed};
+
+use super::confirm::{Confirm, confirm};
+use super::predict::{Infer, Prediction, parts_of, predict, prove};
+use super::{Note, Observer, OpenAt};
+
+/// What to do: how to reveal, how to confirm, and whether to predict.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// How the engine reveals.
+    pub engine: Options,
+    /// How the tree is confirmed.
+    pub confirm: Confirm,
+    /// Predict the tree from smaller sizes instead of revealing it in
+    /// full (`None`: reveal it).
+    pub infer: Option<Infer>,
+}
+
+/// How a reveal ended, when nothing failed: the tree document, or the
+/// finding that the black box is order-independent.
+pub type Outcome = crate::reveal::Outcome<Box<Revealed>>;
+
+/// A revealed (or predicted) tree and its confirmation.
+#[derive(Debug)]
+pub struct Revealed {
+    /// The tree document: the tree, its stats, confirmation, arithmetic,
+    /// and the formula it was predicted by.
+    pub document: TreeDocument,
+    /// The input on which the replay differed from the black box, where
+    /// neither plain additions nor a model of its nodes replayed it (the
+    /// document's confirmation then says not confirmed).
+    pub mismatch: Option<Mismatch>,
+}
+
+impl Revealed {
+    /// Whether the tree is confirmed by replay, or not asked to be.
+    pub fn confirmed(&self) -> bool {
+        self.document
+            .confirmation
+            .as_ref()
+            .is_none_or(|c| c.confirmed())
+    }
+}
+
+/// Reveals the tree of `black_box` (named `label` in the document and
+/// notes) as `request` says, confirms it by replay and finds what its
+/// nodes compute, telling `observer` what it finds. With
+/// [`Request::infer`], the tree is predicted by the formula that reveals
+/// at smaller sizes follow (each black box opened by `open_at`) and proven
+/// with masked checks where it can be; otherwise `open_at` is not called.
+///
+/// A black box that breaks an assumption of the method fails with
+/// [`Error::BlackBox`]; one whose bits do not depend on the order is
+/// [`Outcome::OrderIndependent`].
+pub fn reveal(
+    black_box: &mut dyn Probe,
+    label: &str,
+    request: &Request,
+    open_at: &mut OpenAt,
+    observer: &mut dyn Observer,
+) -> Result<Outcome> {
+    let engine = &request.engine;
+    let (tree, mut stats, inferred) = match &request.infer {
+        Some(infer) => {
+            let n = black_box.n();
+            let predicted = predict(n, infer, engine, &request.confirm, label, open_at, observer)?;
+            let (tree, mut inferred) = match predicted {
+                Prediction::Tree(tree, inferred) => (tree, inferred),
+                Prediction::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
+            };
+            let proof = prove(
+                black_box,
+                engine,
+                infer.prove_up_to,
+                &tree,
+                &mut inferred,
+                observer,
+            );
+            match proof? {
+                Some(Found::OrderIndependent(why)) => return Ok(Outcome::OrderIndependent(why)),
+                Some(Found::Revealed(r)) if r.tree == tree => (r.tree, r.stats, Some(inferred)),
+                // The formula mispredicted this size: the reveal stands.
+                Some(Found::Revealed(r)) => (r.tree, r.stats, None),
+                None => (tree, Stats::default(), Some(inferred)),
+            }
+        }
+        None => {
+            let r = match reveal_observed(black_box, engine, &mut *observer)? {
+                Found::Revealed(r) => r,
+                Found::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
+            };
+            for note in r.notes {
+                observer.note(Note::Engine(note));
+            }
+            tracing::info!("revealed: {}", r.stats);
+            (r.tree, r.stats, None)
+        }
+    };
+    let parts = parts_of(&tree, inferred.as_ref());
+    let confirmed = confirm(
+        black_box,
+        &tree,
+        parts.as_deref(),
+        engine.row,
+        &request.confirm,
+        &mut stats,
+        observer,
+    )?;
+    if let Some(m) = &confirmed.mismatch {
+        observer.note(Note::Unconfirmed {
+            label: label.to_string(),
+            format: black_box.format(),
+            accumulator: black_box.accumulator(),
+            trial: m.trial,
+            kind: m.kind,
+            replayed: m.replayed,
+            black_box: m.black_box,
+        });
+    }
+    Ok(Outcome::Revealed(Box::new(Revealed {
+        document: TreeDocument {
+            tree,
+            dtype: Some(black_box.format()),
+            probe: Some(label.to_string()),
+            stats: Some(stats),
+            confirmation: confirmed.confirmation,
+            arithmetic: confirmed.arithmetic,
+            inferred,
+        },
+        mismatch: confirmed.mismatch,
+    })))
+}
