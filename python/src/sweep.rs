@@ -173,17 +173,16 @@ pub(crate) fn sweep(
     }
     let raised = std::rc::Rc::new(std::cell::RefCell::new(None));
     let (callable, name, kept) = (call.clone().unbind(), label.to_string(), raised.clone());
-    let mut open =
-        move |_: &str, po: &fprev::probe::ProbeOptions| -> fprev::Result<Box<dyn fprev::Probe>> {
-            let n = po.n.expect("a sweep opens each size");
-            let probe = Python::attach(|py| {
-                PythonProbe::from_callable(py, callable.bind(py), &name, n, format, described)
-            })?;
-            Ok(Box::new(Stashing {
-                probe,
-                raised: kept.clone(),
-            }))
-        };
+    let mut open = move |po: &fprev::probe::ProbeOptions| -> fprev::Result<Box<dyn fprev::Probe>> {
+        let n = po.n.expect("a sweep opens each size");
+        let probe = Python::attach(|py| {
+            PythonProbe::from_callable(py, callable.bind(py), &name, n, format, described)
+        })?;
+        Ok(Box::new(Stashing {
+            probe,
+            raised: kept.clone(),
+        }))
+    };
     let probe_opts = fprev::probe::ProbeOptions {
         format,
         ..Default::default()

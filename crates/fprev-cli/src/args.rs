@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use fprev::Spec;
 use fprev::check;
 use fprev::format::Format;
 use fprev::probe::ProbeOptions;
@@ -225,7 +226,7 @@ impl Command {
 pub(crate) struct RevealArgs {
     /// The black box, e.g. native:pairwise, replay:tree.json (see `fprev probes`).
     #[arg(default_value = DEFAULT_SPEC)]
-    pub(crate) spec: String,
+    pub(crate) spec: Spec,
     #[command(flatten)]
     pub(crate) black_box: BlackBoxArgs,
     #[command(flatten)]
@@ -348,7 +349,7 @@ impl EngineArgs {
 #[derive(Args, Debug)]
 pub(crate) struct SweepArgs {
     /// The black box, e.g. numpy:sum, reduce:binary-tree (see `fprev probes`).
-    pub(crate) spec: String,
+    pub(crate) spec: Spec,
     /// Sizes to reveal: A..B (every size), A..B:S (every S-th), or a list: 1..64,128,256.
     #[arg(short = 'n', long = "n", value_name = "SIZES")]
     pub(crate) sizes: Sizes,
@@ -400,7 +401,7 @@ pub(crate) struct SurveyArgs {
     /// several): your own kernels (python:PATH.py:FUNC, dylib:PATH.so:SYMBOL)
     /// or one library op (blas:dot@blis).
     #[arg(long = "spec", value_name = "SPEC", conflicts_with_all = ["only", "ops"])]
-    pub(crate) specs: Vec<String>,
+    pub(crate) specs: Vec<Spec>,
     /// Ops to survey.
     #[arg(long, value_name = "OP,OP,…", value_delimiter = ',',
           default_value = "sum,dot,gemv,gemm",
@@ -472,7 +473,7 @@ pub(crate) struct CompareArgs {
 #[derive(Args, Debug)]
 pub(crate) struct ExplainArgs {
     /// The black box, e.g. numpy:sum, blas:dot (see `fprev probes`).
-    pub(crate) spec: String,
+    pub(crate) spec: Spec,
     /// Sizes to reveal and explain: A..B, A..B:S or a list [default:
     /// 1..40 and sizes around 64, 128, 256, 512, 1024, up to 2048].
     #[arg(short = 'n', long = "n", value_name = "SIZES", default_value = EXPLAIN_SIZES,
@@ -558,7 +559,7 @@ pub(crate) struct CheckArgs {
     /// The tree file to confirm.
     pub(crate) tree: PathBuf,
     /// The black box to compare it with.
-    pub(crate) spec: String,
+    pub(crate) spec: Spec,
     #[command(flatten)]
     pub(crate) black_box: BlackBoxArgs,
     /// Random inputs to try (at most 1,000,000).

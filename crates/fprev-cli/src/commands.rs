@@ -10,6 +10,7 @@ mod reveal;
 mod survey;
 mod sweep;
 
+use fprev::Spec;
 use fprev::document::TreeDocument;
 use fprev::error::Result;
 use fprev::probe::{self, ProbeOptions};
@@ -58,13 +59,13 @@ pub(crate) fn run(command: Command) -> Result<i32> {
 }
 
 /// Opens `spec`, the opening and its calls guarded (crash line, --timeout).
-fn open_guarded(spec: &str, opts: &ProbeOptions) -> Result<Box<dyn probe::Probe>> {
-    Ok(Box::new(guard::open(spec, || fprev::open(spec, opts))?))
+fn open_guarded(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn probe::Probe>> {
+    Ok(Box::new(guard::open(spec.as_str(), || spec.open(opts))?))
 }
 
 /// Says on stdout that `spec` is order-independent, and why: exit 4, no
 /// tree.
-fn order_independent(spec: &str, why: &str) -> Result<i32> {
+fn order_independent(spec: &Spec, why: &str) -> Result<i32> {
     write::println(format_args!("order-independent: {spec}: {why}"))?;
     Ok(4)
 }

@@ -67,6 +67,12 @@ where
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
+            // A value the library refused (a spec no family names) is said
+            // as the library's other errors are, in one line.
+            let refused = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<Error>());
+            if let Some(refused) = refused {
+                return report(refused);
+            }
             // --help and --version on stdout; a usage error with clap's whole
             // message (what was wrong, the possible values or "did you mean",
             // the usage line) on stderr.

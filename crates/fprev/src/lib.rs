@@ -36,7 +36,7 @@
 //! - `mpi` (feature `mpi`): MPI jobs, the `mpi:` probes, the distributed reduction;
 //! - [`reveal`](mod@reveal): the engine (FPRev's BuildSubtree, BasicFPRev, NaiveSol) and
 //!   the arithmetic reveal;
-//! - [`spec`]: probe specs, every family in one table, and [`open`];
+//! - [`spec`]: probe specs ([`Spec`], parsed once), every family in one table, and [`open`];
 //! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
 //! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
 //! - [`sizes`]: lists of sizes (`1..64`, `8..1024:8`) and their runs;
@@ -73,5 +73,5 @@ pub use format::Format;
 pub use order::Order;
 pub use probe::Probe;
 pub use reveal::{Options, Revelation, reveal};
-pub use spec::open;
+pub use spec::{Spec, open};
 pub use tree::SummationTree;

@@ -19,7 +19,7 @@
 //!     ..Plan::default()
 //! };
 //! let mut survey = Survey::new(plan);
-//! survey.run(&mut fprev::open, &mut |_| {}, &mut |_| Ok(())).unwrap();
+//! survey.run(&mut fprev::Spec::open, &mut |_| {}, &mut |_| Ok(())).unwrap();
 //! let entry = &survey.entries[0];
 //! assert_eq!(entry.formula.as_deref(), Some("strided:4"));
 //! // Every tree comes back from the formula, bit for bit confirmed by replay.
@@ -38,5 +38,5 @@ pub use crate::error::abbreviated;
 pub use file::{Entry, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck};
 pub use library::{Libraries, Library, facts_of, libraries, selects};
 pub use machine::Machine;
-pub use plan::{LARGE_SIZES, OPS, Plan, THREAD_SIZES, label_of, op_of, supports};
-pub use run::{Step, side};
+pub use plan::{LARGE_SIZES, OPS, Plan, THREAD_SIZES};
+pub use run::{Opener, Step, side};

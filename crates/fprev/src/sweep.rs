@@ -7,8 +7,8 @@
 //! use fprev::{Options, probe::ProbeOptions};
 //!
 //! let sizes: Sizes = "2..12".parse().unwrap();
-//! let s = sweep("native:strided:4", &ProbeOptions::default(), &sizes, &[None], &Options::default())
-//!     .unwrap();
+//! let spec = "native:strided:4".parse().unwrap();
+//! let s = sweep(&spec, &ProbeOptions::default(), &sizes, &[None], &Options::default()).unwrap();
 //! // Up to 4 summands, 4 lanes of one summand each are pairwise halving.
 //! let change = &s.change_points()[0];
 //! assert_eq!((change.n, change.to.as_str()), (5, "strided:4"));
@@ -180,7 +180,7 @@ pub struct ChangePoint {
 /// The reveals of a sweep, sizes in increasing order for each thread count.
 #[derive(Clone, Debug)]
 pub struct Sweep {
-    /// The black box.
+    /// The black box: its spec, or the name it was swept under.
     pub spec: String,
     /// Its input format.
     pub format: Format,

@@ -445,7 +445,7 @@ fn base_survey() -> &'static Value {
             ..Plan::default()
         });
         survey
-            .run(&mut fprev::open, &mut |_| {}, &mut |_| Ok(()))
+            .run(&mut fprev::Spec::open, &mut |_| {}, &mut |_| Ok(()))
             .unwrap();
         let mut value: Value = serde_json::from_str(&survey.to_json()).unwrap();
         let formula: Formula = "pairwise".parse().unwrap();

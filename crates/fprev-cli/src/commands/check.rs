@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fprev::Spec;
 use fprev::check::{self, Mismatch};
 use fprev::document::TreeDocument;
 use fprev::error::Result;
@@ -42,7 +43,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
         Report::Quiet => {}
         Report::Text => {
             let (format, declared) = (black_box.format(), black_box.accumulator());
-            write::println(report.summary(&tree, &a.spec, format, declared))?;
+            write::println(report.summary(&tree, a.spec.as_str(), format, declared))?;
             if report.mismatch.is_some() {
                 write::println(saved_to(saved.map(PathBuf::as_path)))?;
             }
@@ -68,7 +69,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
                 "passed": report.passed(),
                 "row": a.row,
                 "seed": a.seed,
-                "spec": a.spec,
+                "spec": a.spec.as_str(),
                 "tree": tree,
                 "trials": report.trials,
             });
@@ -84,13 +85,13 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
 /// before the work; a disk can still fill).
 pub(super) fn save_mismatch(
     path: &Path,
-    spec: &str,
+    spec: &Spec,
     format: Format,
     row: usize,
     m: &Mismatch,
 ) -> bool {
     let mut json = serde_json::json!({
-        "probe": spec,
+        "probe": spec.as_str(),
         "dtype": format.name(),
         "n": m.input.len(),
         "row": row,

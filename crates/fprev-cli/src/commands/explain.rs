@@ -29,7 +29,7 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
         &a.sizes.0,
         &a.engine.options(),
         &confirm,
-        &a.spec,
+        a.spec.as_str(),
         &mut |n| open_guarded(&a.spec, &opts.at(n)),
         &mut Watch::default(),
     )?;

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use fprev::Spec;
 use fprev::error::{Error, Result};
 use fprev::workflow::{self, Infer, Outcome, Request, Revealed};
 
@@ -37,7 +38,13 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     };
     let mut open_at = |n| open_guarded(&a.spec, &opts.at(n));
     let mut watch = Watch::default();
-    let outcome = workflow::reveal(&mut black_box, &a.spec, &request, &mut open_at, &mut watch);
+    let outcome = workflow::reveal(
+        &mut black_box,
+        a.spec.as_str(),
+        &request,
+        &mut open_at,
+        &mut watch,
+    );
     let revealed = match outcome {
         Ok(Outcome::Revealed(r)) => r,
         Ok(Outcome::OrderIndependent(why)) => return order_independent(&a.spec, &why),
@@ -84,8 +91,8 @@ pub(super) fn saved_to(file: Option<&Path>) -> String {
 /// values may not be of the format it was given (a C function taking
 /// `double` fed floats), or it may add in a wider format than its inputs
 /// (Python's built-in `sum` of float32 values adds Python floats).
-fn format_hint(spec: &str, given: &FormatArgs) -> String {
-    let arbitrary = spec.starts_with("dylib:") || spec.starts_with("python:");
+fn format_hint(spec: &Spec, given: &FormatArgs) -> String {
+    let arbitrary = matches!(spec.prefix(), "dylib" | "python");
     if !arbitrary {
         return String::new();
     }

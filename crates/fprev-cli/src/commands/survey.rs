@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use fprev::Spec;
 use fprev::error::{Error, Result};
 use fprev::survey::{self, Plan, Status, Step, Survey, html};
 use fprev::sweep::Sizes;
@@ -30,7 +31,7 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
             .collect();
         (black_boxes, libraries, found.missing)
     } else {
-        let mut labels: Vec<String> = a.specs.iter().map(|s| survey::label_of(s)).collect();
+        let mut labels: Vec<String> = a.specs.iter().map(Spec::label).collect();
         labels.sort();
         labels.dedup();
         let libraries = labels
@@ -40,7 +41,8 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
                 (l, facts)
             })
             .collect();
-        (a.specs.clone(), libraries, Vec::new())
+        let black_boxes = a.specs.iter().map(Spec::to_string).collect();
+        (black_boxes, libraries, Vec::new())
     };
     let threads = match (a.no_threads, a.threads.is_empty()) {
         (true, _) => Vec::new(),

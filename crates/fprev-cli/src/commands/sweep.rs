@@ -24,7 +24,7 @@ pub(super) fn run(a: SweepArgs) -> Result<i32> {
     };
     a.guard.start();
     let s = sweep::sweep_with(
-        &a.spec,
+        a.spec.as_str(),
         &ProbeOptions {
             shape: a.shape,
             ..a.number.options(None)
@@ -33,7 +33,7 @@ pub(super) fn run(a: SweepArgs) -> Result<i32> {
         &threads,
         &a.engine.options(),
         a.confirm,
-        &mut open_guarded,
+        &mut |po| open_guarded(&a.spec, po),
         &mut SweepBar::default(),
     )?;
     let text = if json {

@@ -33,13 +33,9 @@ pub struct MpiProbe {
 }
 
 impl MpiProbe {
-    /// Opens `mpi:OP[:ARG]` (`rest` is the text after `mpi:`) on every rank
-    /// of the job this process is rank 0 of.
-    pub fn open(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<Self> {
-        let (op, arg) = match rest.split_once(':') {
-            Some((op, arg)) => (op, Some(arg)),
-            None => (rest, None),
-        };
+    /// Opens `mpi:OP[:ARG]` on every rank of the job this process is rank
+    /// 0 of.
+    pub fn open(spec: &str, op: &str, arg: Option<&str>, opts: &ProbeOptions) -> Result<Self> {
         let combine = match (op, arg) {
             ("allreduce", local) => {
                 let local: Order = local

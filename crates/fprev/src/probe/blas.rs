@@ -43,10 +43,15 @@ use crate::probe::ProbeOptions;
 use crate::probe::linalg::{Kernel, LinalgProbe, Run, fill_front};
 use library::{Cblas, NO_TRANS, ROW_MAJOR, Routines};
 
-/// Opens `blas:OP[@LIB]` (`rest` is the text after `blas:`).
-pub fn open(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<LinalgProbe> {
-    let (op, choice) = match rest.split_once('@') {
-        Some((_, "")) => {
+/// Opens `blas:OP[@LIB]` (`choice` is its `LIB`).
+pub fn open(
+    spec: &str,
+    op: &str,
+    choice: Option<&str>,
+    opts: &ProbeOptions,
+) -> Result<LinalgProbe> {
+    let choice = match choice {
+        Some("") => {
             return Err(Error::Input(format!(
                 "'{spec}': name a library after '@': one of {}, or a path",
                 library::KNOWN
@@ -56,8 +61,7 @@ pub fn open(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<LinalgProbe> 
                     .join(", ")
             )));
         }
-        Some((op, lib)) => (op, Some(lib)),
-        None => (rest, None),
+        choice => choice,
     };
     let mut about = None;
     let mut probe = LinalgProbe::open(

@@ -186,19 +186,32 @@ impl std::fmt::Debug for DylibProbe {
 }
 
 impl DylibProbe {
-    /// Opens `dylib:PATH.so:SYMBOL` (`rest` is the text after `dylib:`).
-    pub fn open(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<Self> {
-        Self::open_kind(spec, rest, opts, Kind::Sum)
+    /// Opens `dylib:PATH.so:SYMBOL` (`PATH.so` and `SYMBOL` as the spec
+    /// splits them, `None` where it could not).
+    pub fn open(
+        spec: &str,
+        path_symbol: Option<(&str, &str)>,
+        opts: &ProbeOptions,
+    ) -> Result<Self> {
+        Self::open_kind(spec, path_symbol, opts, Kind::Sum)
     }
 
-    /// Opens `dylib-dot:PATH.so:SYMBOL` (`rest` is the text after
-    /// `dylib-dot:`).
-    pub fn open_dot(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<Self> {
-        Self::open_kind(spec, rest, opts, Kind::Dot)
+    /// Opens `dylib-dot:PATH.so:SYMBOL`.
+    pub fn open_dot(
+        spec: &str,
+        path_symbol: Option<(&str, &str)>,
+        opts: &ProbeOptions,
+    ) -> Result<Self> {
+        Self::open_kind(spec, path_symbol, opts, Kind::Dot)
     }
 
     /// Opens `PREFIX:PATH.so:SYMBOL`, a function of `kind`'s signature.
-    fn open_kind(spec: &str, rest: &str, opts: &ProbeOptions, kind: Kind) -> Result<Self> {
+    fn open_kind(
+        spec: &str,
+        path_symbol: Option<(&str, &str)>,
+        opts: &ProbeOptions,
+        kind: Kind,
+    ) -> Result<Self> {
         let usage = || {
             Error::Input(format!(
                 "'{spec}': expected {}:PATH.so:SYMBOL, naming a C function `{}` (T = float \
@@ -207,7 +220,7 @@ impl DylibProbe {
                 kind.signature("T", "SYMBOL")
             ))
         };
-        let (path, symbol) = rest.rsplit_once(':').ok_or_else(usage)?;
+        let (path, symbol) = path_symbol.ok_or_else(usage)?;
         if path.is_empty() || symbol.is_empty() {
             return Err(usage());
         }

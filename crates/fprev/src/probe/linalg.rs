@@ -28,9 +28,11 @@ pub(crate) enum Kernel {
 }
 
 impl Kernel {
-    /// Parses the operation `op` of `spec` among `offered` (some of `sum`,
-    /// `dot`, `gemv`, `gemm`): `M` and `N` come from `--shape`, else `n`.
+    /// Parses the operation `op` of `spec`, a spec of `library`, among
+    /// `offered` (some of `sum`, `dot`, `gemv`, `gemm`): `M` and `N` come
+    /// from `--shape`, else `n`.
     pub(crate) fn parse(
+        library: &str,
         spec: &str,
         op: &str,
         n: usize,
@@ -38,7 +40,6 @@ impl Kernel {
         offered: &[&str],
     ) -> Result<Self> {
         let unknown = || {
-            let library = spec.split(':').next().unwrap_or(spec);
             let ops: Vec<String> = offered.iter().map(|o| format!("{library}:{o}")).collect();
             Error::Input(if op.is_empty() {
                 format!("'{spec}': name an operation: {}", ops.join(", "))
@@ -188,7 +189,7 @@ impl LinalgProbe {
         make: impl FnOnce(Kernel, usize, Format) -> Result<Box<dyn Run>>,
     ) -> Result<Self> {
         let n = resolve_n(spec, opts)?;
-        let kernel = Kernel::parse(spec, op, n, opts, offered)?;
+        let kernel = Kernel::parse(library, spec, op, n, opts, offered)?;
         let format = ieee_format(spec, opts.format)?;
         kernel.check_size(spec, n)?;
         check(kernel, n)?;

@@ -142,43 +142,68 @@ pub struct PythonProbe {
 type Weights<'py> = (Bound<'py, PyAny>, String);
 
 impl PythonProbe {
-    /// Opens `LIBRARY:OP[:ARG]` or `python:PATH.py:FUNC`.
-    pub fn open(spec: &str, opts: &ProbeOptions) -> Result<Self> {
+    /// Opens `python:PATH.py:FUNC` (`PATH.py` and `FUNC` as the spec
+    /// splits them, `None` where it could not).
+    pub fn open_user(
+        spec: &str,
+        path_func: Option<(&str, &str)>,
+        opts: &ProbeOptions,
+    ) -> Result<Self> {
+        Self::open_with(spec, opts, |_, bridge, n, dtype| {
+            let (path, func) = path_func
+                .ok_or_else(|| Error::Input(format!("'{spec}': expected python:PATH.py:FUNC")))?;
+            if !Path::new(path).is_file() {
+                return Err(Error::Input(format!("{spec}: no such file: {path}")));
+            }
+            Ok(bridge.call_method1("open_user", (path, func, n, dtype)))
+        })
+    }
+
+    /// Opens `LIBRARY:OP[:ARG]`.
+    pub fn open_library(
+        spec: &str,
+        library: &str,
+        op: &str,
+        arg: Option<&str>,
+        opts: &ProbeOptions,
+    ) -> Result<Self> {
+        Self::open_with(spec, opts, |py, bridge, n, dtype| {
+            if op.is_empty() {
+                return Err(Error::Input(format!(
+                    "'{spec}': name an operation, e.g. {library}:sum"
+                )));
+            }
+            // A GEMV's or GEMM's matrices are bounded as ndarray's
+            // are (the adapters size them alike), before the library
+            // allocates them.
+            if matches!(op, "gemv" | "gemm") {
+                let kernel = Kernel::parse(library, spec, op, n, opts, &[op])?;
+                kernel.check_size(spec, n)?;
+            }
+            let module = library_module(py, library).map_err(|e| describe(py, spec, e, false))?;
+            let shape = opts.shape.map(|[m, c, k]| (m, c, k));
+            Ok(bridge.call_method1("open_library", (module, op, n, dtype, shape, arg)))
+        })
+    }
+
+    /// Opens the callable `open` has the bridge make for `n` summands in
+    /// `dtype`, completing what it says of itself with `opts`.
+    fn open_with(
+        spec: &str,
+        opts: &ProbeOptions,
+        open: impl for<'py> FnOnce(
+            Python<'py>,
+            &Bound<'py, PyAny>,
+            usize,
+            &str,
+        ) -> Result<PyResult<Bound<'py, PyAny>>>,
+    ) -> Result<Self> {
         let n = resolve_n(spec, opts)?;
-        let (library, rest) = spec.split_once(':').unwrap_or((spec, ""));
         let dtype = opts.format.name();
         attach(|py| {
             let fail = |e| describe(py, spec, e, false);
             let bridge = bridge(py).map_err(fail)?;
-            let opened = if library == "python" {
-                let (path, func) = rest.rsplit_once(':').ok_or_else(|| {
-                    Error::Input(format!("'{spec}': expected python:PATH.py:FUNC"))
-                })?;
-                if !Path::new(path).is_file() {
-                    return Err(Error::Input(format!("{spec}: no such file: {path}")));
-                }
-                bridge.call_method1("open_user", (path, func, n, dtype))
-            } else {
-                let (op, arg) = match rest.split_once(':') {
-                    Some((op, arg)) => (op, Some(arg)),
-                    None => (rest, None),
-                };
-                if op.is_empty() {
-                    return Err(Error::Input(format!(
-                        "'{spec}': name an operation, e.g. {library}:sum"
-                    )));
-                }
-                // A GEMV's or GEMM's matrices are bounded as ndarray's
-                // are (the adapters size them alike), before the library
-                // allocates them.
-                if matches!(op, "gemv" | "gemm") {
-                    let kernel = Kernel::parse(spec, op, n, opts, &[op])?;
-                    kernel.check_size(spec, n)?;
-                }
-                let module = library_module(py, library).map_err(fail)?;
-                let shape = opts.shape.map(|[m, c, k]| (m, c, k));
-                bridge.call_method1("open_library", (module, op, n, dtype, shape, arg))
-            };
+            let opened = open(py, &bridge, n, dtype)?;
             let given = Described {
                 accumulator: opts.accumulator,
                 ..Described::default()

@@ -40,12 +40,14 @@ impl ReducerProbe {
 }
 
 impl ReducerProbe {
-    /// Opens `reduce:REDUCER[:THREADS]` (`rest` is the text after `reduce:`).
-    pub fn open(spec: &str, rest: &str, opts: &ProbeOptions) -> Result<Self> {
-        let (name, in_spec) = match rest.split_once(':') {
-            Some((name, t)) => (name, Some(t)),
-            None => (rest, None),
-        };
+    /// Opens `reduce:REDUCER[:THREADS]` (`name` is its `REDUCER`,
+    /// `in_spec` its `THREADS`).
+    pub fn open(
+        spec: &str,
+        name: &str,
+        in_spec: Option<&str>,
+        opts: &ProbeOptions,
+    ) -> Result<Self> {
         let reducer = match name {
             "binary-tree" => Reducer::BinaryTree,
             "prerounded" => Reducer::PreRounded,

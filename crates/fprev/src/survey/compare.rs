@@ -29,6 +29,7 @@
 use serde::Serialize;
 
 use super::{Entry, Survey, abbreviated, side};
+use crate::spec::Spec;
 
 /// What two surveys say of one black box in one dtype.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -289,9 +290,18 @@ fn counts(c: &[usize]) -> String {
 /// The machine facts of `machine` that bear on `spec`: the CPU, its
 /// library's own facts, and the environment variables that steer it.
 fn suspects(spec: &str, machine: &[(String, String, String)]) -> Vec<String> {
-    let library = super::label_of(spec);
+    // A survey read from a file may name a family this build lacks (a
+    // Python library without the `python` feature): its prefix labels it.
+    let parsed = spec.parse::<Spec>();
+    let (library, prefix) = match &parsed {
+        Ok(s) => (s.label(), s.prefix()),
+        Err(_) => {
+            let prefix = spec.split_once(':').map_or(spec, |(p, _)| p);
+            (prefix.to_string(), prefix)
+        }
+    };
     // A black box of the user's own (python:, dylib:) may read any of them.
-    let variables: &[&str] = match spec.split(':').next().unwrap_or(spec) {
+    let variables: &[&str] = match prefix {
         "blas" => &["OPENBLAS_", "GOTO_", "OMP_", "BLIS_", "MKL_", "FPREV_BLAS"],
         "numpy" => &["NPY_", "OPENBLAS_", "OMP_"],
         "jax" => &["XLA_", "TF_"],
@@ -384,7 +394,7 @@ mod tests {
             threads: Vec::new(),
             ..Plan::default()
         });
-        let mut open = move |_: &str, o: &ProbeOptions| {
+        let mut open = move |_: &Spec, o: &ProbeOptions| {
             let o = ProbeOptions {
                 accumulator: Some(acc),
                 ..o.clone()

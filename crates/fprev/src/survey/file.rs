@@ -369,7 +369,7 @@ mod tests {
             threads: Vec::new(),
             ..Plan::default()
         });
-        s.run(&mut crate::open, &mut |_| {}, &mut |_| Ok(()))
+        s.run(&mut crate::Spec::open, &mut |_| {}, &mut |_| Ok(()))
             .unwrap();
         let back = Survey::parse(&s.to_json()).unwrap();
         assert_eq!(back, s);

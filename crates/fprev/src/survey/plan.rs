@@ -1,18 +1,18 @@
 //! What a survey is asked to do: the plan (black boxes, dtypes, sizes,
 //! shape, thread counts), the work it makes (each black box in the dtypes
 //! its library has), the check that every black box opens before any is
-//! surveyed, and what a spec says of itself (its op, its library, whether
-//! it takes a thread count).
+//! surveyed, and whether a black box's thread count can be set.
 
 use serde::{Deserialize, Serialize};
 
+use super::Opener;
 use super::Survey;
-use super::library::PYTHON_LIBRARIES;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::infer::EXPLAIN_SIZES;
 use crate::probe::ProbeOptions;
-use crate::sweep::{Opener, Sizes};
+use crate::spec::Spec;
+use crate::sweep::Sizes;
 
 /// Sizes revealed past [`EXPLAIN_SIZES`] for sums, dots and GEMVs, where
 /// libraries switch to blocked or threaded kernels; each is checked
@@ -72,15 +72,17 @@ pub const OPS: [&str; 4] = ["sum", "dot", "gemv", "gemm"];
 
 impl Survey {
     /// The `(black box, dtype)` pairs of the plan, in order: each black box
-    /// in the plan's dtypes it supports ([`supports`]).
-    pub fn work(&self) -> Vec<(String, Format)> {
+    /// in the plan's dtypes it supports ([`Spec::supports`]). Fails on a
+    /// black box no family names.
+    pub fn work(&self) -> Result<Vec<(Spec, Format)>> {
         let mut out = Vec::new();
         for spec in &self.plan.black_boxes {
-            for &dtype in self.plan.dtypes.iter().filter(|&&d| supports(spec, d)) {
+            let spec: Spec = spec.parse()?;
+            for &dtype in self.plan.dtypes.iter().filter(|&&d| spec.supports(d)) {
                 out.push((spec.clone(), dtype));
             }
         }
-        out
+        Ok(out)
     }
 
     /// Opens each black box of `specs` in each dtype of the plan it is
@@ -89,11 +91,11 @@ impl Survey {
     /// it would fail with that error, and no rerun could mend it, so it is
     /// a usage error found before surveying. Other errors are left to the
     /// survey, which records them.
-    pub fn preflight(&self, specs: &[String], open: &mut Opener) -> Result<()> {
+    pub fn preflight(&self, specs: &[Spec], open: &mut Opener) -> Result<()> {
         let Some(&n) = self.plan.sizes.0.iter().min() else {
             return Ok(());
         };
-        for (spec, dtype) in self.work().iter().filter(|(s, _)| specs.contains(s)) {
+        for (spec, dtype) in self.work()?.iter().filter(|(s, _)| specs.contains(s)) {
             let opts = options_for(spec, *dtype, &self.plan);
             // As the sweep opens it: K of a GEMV or GEMM is the size.
             let opts = ProbeOptions {
@@ -110,57 +112,25 @@ impl Survey {
     }
 }
 
-/// The library a black box belongs to, as surveys label it: `numpy` of
-/// `numpy:sum`, `blas@blis` of `blas:dot@blis`, `blas` of `blas:dot`.
-pub fn label_of(spec: &str) -> String {
-    let (family, rest) = spec.split_once(':').unwrap_or((spec, ""));
-    match rest.split_once('@') {
-        Some((_, lib)) if family == "blas" => format!("blas@{lib}"),
-        _ => family.to_string(),
-    }
-}
-
-/// The op of a spec: `gemv` of `blas:gemv@blis`.
-pub fn op_of(spec: &str) -> &str {
-    let rest = spec.split_once(':').map_or(spec, |(_, r)| r);
-    rest.split([':', '@']).next().unwrap_or(rest)
-}
-
-/// Whether a survey asks `spec` in `dtype`: a CBLAS and ndarray know f32
-/// and f64 only; NumPy, JAX and PyTorch also f16 and bf16 (the 8-bit
-/// formats are no dtype of their sums); a black box of one's own, any.
-pub fn supports(spec: &str, dtype: Format) -> bool {
-    let wide = [Format::F64, Format::F32];
-    match spec.split(':').next().unwrap_or(spec) {
-        "blas" | "ndarray" => wide.contains(&dtype),
-        family if PYTHON_LIBRARIES.contains(&family) => {
-            wide.contains(&dtype) || [Format::F16, Format::Bf16].contains(&dtype)
-        }
-        _ => true,
-    }
-}
-
-/// Whether the black box takes a thread count (`--threads`): a BLAS whose
-/// count fprev can set, or fprev's own reducers.
-pub(super) fn takes_threads(spec: &str) -> bool {
+/// Whether the survey compares thread counts of `spec`: one that takes
+/// a thread count ([`Spec::takes_threads`]) and, a BLAS, only where fprev
+/// can set the library's count.
+pub(super) fn threads_settable(spec: &Spec) -> bool {
     use crate::probe::blas::library::Cblas;
-    let label = label_of(spec);
-    match label.split_once('@') {
-        _ if label == "blas" => Cblas::open(None).is_ok_and(|c| c.controls_threads()),
-        Some(("blas", lib)) => Cblas::open(Some(lib)).is_ok_and(|c| c.controls_threads()),
-        _ => label == "reduce",
-    }
+    spec.takes_threads()
+        && (spec.prefix() != "blas"
+            || Cblas::open(spec.library()).is_ok_and(|c| c.controls_threads()))
 }
 
 /// The probe options of `spec` in `dtype`: a GEMV or GEMM gets the plan's
 /// `M` and `N` (the sweep sets `K`).
-pub(super) fn options_for(spec: &str, dtype: Format, plan: &Plan) -> ProbeOptions {
+pub(super) fn options_for(spec: &Spec, dtype: Format, plan: &Plan) -> ProbeOptions {
     let [m, cols] = plan.shape;
     ProbeOptions {
         format: dtype,
-        shape: match op_of(spec) {
-            "gemv" => Some([m, 1, 1]),
-            "gemm" => Some([m, cols, 1]),
+        shape: match spec.op() {
+            Some("gemv") => Some([m, 1, 1]),
+            Some("gemm") => Some([m, cols, 1]),
             _ => None,
         },
         ..ProbeOptions::default()
@@ -206,35 +176,33 @@ mod tests {
 
     #[test]
     fn each_black_box_is_surveyed_in_the_dtypes_its_library_has() {
+        let mut black_boxes = vec!["blas:dot@blis".to_string(), "dylib:x.so:f".into()];
+        let mut expected = vec![
+            "blas:dot@blis f32",
+            "dylib:x.so:f f32",
+            "dylib:x.so:f bf16",
+            "dylib:x.so:f e4m3",
+        ];
+        if cfg!(feature = "python") {
+            black_boxes.insert(1, "numpy:sum".into());
+            expected.splice(1..1, ["numpy:sum f32", "numpy:sum bf16"]);
+        }
         let s = Survey::new(Plan {
-            black_boxes: vec![
-                "blas:dot@blis".into(),
-                "numpy:sum".into(),
-                "dylib:x.so:f".into(),
-            ],
+            black_boxes,
             dtypes: vec![Format::F32, Format::Bf16, Format::E4m3],
             ..Plan::default()
         });
-        let work: Vec<String> = s.work().iter().map(|(b, d)| format!("{b} {d}")).collect();
-        assert_eq!(
-            work,
-            [
-                "blas:dot@blis f32",
-                "numpy:sum f32",
-                "numpy:sum bf16",
-                "dylib:x.so:f f32",
-                "dylib:x.so:f bf16",
-                "dylib:x.so:f e4m3"
-            ]
-        );
+        let work = s.work().unwrap();
+        let work: Vec<String> = work.iter().map(|(b, d)| format!("{b} {d}")).collect();
+        assert_eq!(work, expected);
     }
 
     #[test]
-    fn labels_and_ops_of_specs() {
-        assert_eq!(label_of("blas:gemv@blis"), "blas@blis");
-        assert_eq!(label_of("blas:gemv"), "blas");
-        assert_eq!(label_of("numpy:sum"), "numpy");
-        assert_eq!(op_of("blas:gemv@blis"), "gemv");
-        assert_eq!(op_of("torch:gemm:cuda"), "gemm");
+    fn a_plan_naming_no_family_is_refused() {
+        let s = Survey::new(Plan {
+            black_boxes: vec!["nope:sum".into()],
+            ..Plan::default()
+        });
+        assert!(s.work().is_err());
     }
 }

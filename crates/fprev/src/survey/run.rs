@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::plan::{op_of, options_for, takes_threads};
+use super::plan::{options_for, threads_settable};
 use super::{Entry, Plan, SizeResult, Status, Survey, ThreadCheck};
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::check::CONFIRM_TRIALS;
@@ -13,8 +13,14 @@ use crate::error::{Error, Result, abbreviated};
 use crate::format::Format;
 use crate::formula::Formula;
 use crate::formula::infer::explain;
+use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Silent};
-use crate::sweep::{Opener, Outcome, Point, Sizes, Sweep, sweep_with};
+use crate::spec::Spec;
+use crate::sweep::{Outcome, Point, Sizes, Sweep, sweep_with};
+
+/// Opens a black box from its spec and options, as [`Spec::open`] does (or
+/// one wrapping it, as the `fprev` command's guard does).
+pub type Opener = dyn FnMut(&Spec, &ProbeOptions) -> Result<Box<dyn Probe>>;
 use crate::tree::SummationTree;
 
 impl Survey {
@@ -34,7 +40,9 @@ impl Survey {
         if !same_plan {
             return 0;
         }
-        let wanted = self.work();
+        let Ok(wanted) = self.work() else {
+            return 0;
+        };
         let kept: Vec<Entry> = earlier
             .entries
             .into_iter()
@@ -42,7 +50,7 @@ impl Survey {
             .filter(|e| {
                 wanted
                     .iter()
-                    .any(|(s, d)| *s == e.spec && d.name() == e.dtype)
+                    .any(|(s, d)| s.as_str() == e.spec && d.name() == e.dtype)
             })
             .collect();
         let count = kept.len();
@@ -63,10 +71,10 @@ impl Survey {
         progress: &mut dyn FnMut(Step<'_>),
         save: &mut dyn FnMut(&Survey) -> Result<()>,
     ) -> Result<()> {
-        let work = self.work();
+        let work = self.work()?;
         let total = work.len();
         for (k, (spec, dtype)) in work.iter().enumerate() {
-            if self.entry(spec, dtype.name()).is_some() {
+            if self.entry(spec.as_str(), dtype.name()).is_some() {
                 continue;
             }
             progress(Step::Starting {
@@ -86,7 +94,7 @@ impl Survey {
             // In the plan's order, entries kept from an earlier run included.
             self.entries.sort_by_key(|e| {
                 work.iter()
-                    .position(|(s, d)| *s == e.spec && d.name() == e.dtype)
+                    .position(|(s, d)| s.as_str() == e.spec && d.name() == e.dtype)
             });
             save(self)?;
         }
@@ -95,11 +103,15 @@ impl Survey {
         }
         for k in 0..self.entries.len() {
             let e = &self.entries[k];
-            if e.threads.is_some() || e.status == Status::Failed || !takes_threads(&e.spec) {
+            // An entry of the plan: its spec parsed as the plan's did.
+            let Some((spec, _)) = work.iter().find(|(s, _)| s.as_str() == e.spec) else {
+                continue;
+            };
+            if e.threads.is_some() || e.status == Status::Failed || !threads_settable(spec) {
                 continue;
             }
-            let (spec, dtype) = (e.spec.clone(), e.dtype.clone());
-            let format: Format = dtype.parse().map_err(Error::Input)?;
+            let spec = spec.clone();
+            let format: Format = e.dtype.parse().map_err(Error::Input)?;
             progress(Step::Threads {
                 spec: &spec,
                 dtype: format,
@@ -139,7 +151,7 @@ pub enum Step<'a> {
         /// Entries in the plan.
         total: usize,
         /// The black box.
-        spec: &'a str,
+        spec: &'a Spec,
         /// Its dtype.
         dtype: Format,
     },
@@ -155,7 +167,7 @@ pub enum Step<'a> {
     /// Its thread counts are compared.
     Threads {
         /// The black box.
-        spec: &'a str,
+        spec: &'a Spec,
         /// Its dtype.
         dtype: Format,
         /// The counts.
@@ -173,7 +185,7 @@ pub enum Step<'a> {
 /// Reveals `spec` in `dtype` at `sizes`, at each thread count of
 /// `threads`.
 fn reveal_at(
-    spec: &str,
+    spec: &Spec,
     dtype: Format,
     plan: &Plan,
     sizes: &[usize],
@@ -181,13 +193,13 @@ fn reveal_at(
     open: &mut Opener,
 ) -> Result<Sweep> {
     sweep_with(
-        spec,
+        spec.as_str(),
         &options_for(spec, dtype, plan),
         &Sizes(sizes.to_vec()),
         threads,
         &Options::default(),
         CONFIRM_TRIALS,
-        open,
+        &mut |po| open(spec, po),
         &mut Silent,
     )
 }
@@ -195,7 +207,7 @@ fn reveal_at(
 /// One entry: the formula from the plan's sizes (narrowing its switches),
 /// then the large sizes, each checked against it. An error becomes a
 /// failed entry.
-fn survey_one(spec: &str, dtype: Format, plan: &Plan, open: &mut Opener) -> Entry {
+fn survey_one(spec: &Spec, dtype: Format, plan: &Plan, open: &mut Opener) -> Entry {
     let started = Instant::now();
     let mut entry = Entry {
         spec: spec.to_string(),
@@ -211,7 +223,7 @@ fn survey_one(spec: &str, dtype: Format, plan: &Plan, open: &mut Opener) -> Entr
         calls: 0,
         seconds: 0.0,
     };
-    if let Err(e) = explain_entry(&mut entry, dtype, plan, open) {
+    if let Err(e) = explain_entry(&mut entry, spec, dtype, plan, open) {
         entry.status = Status::Failed;
         entry.error = Some(e.to_string());
     }
@@ -220,11 +232,16 @@ fn survey_one(spec: &str, dtype: Format, plan: &Plan, open: &mut Opener) -> Entr
     entry
 }
 
-fn explain_entry(entry: &mut Entry, dtype: Format, plan: &Plan, open: &mut Opener) -> Result<()> {
-    let spec = entry.spec.clone();
+fn explain_entry(
+    entry: &mut Entry,
+    spec: &Spec,
+    dtype: Format,
+    plan: &Plan,
+    open: &mut Opener,
+) -> Result<()> {
     let mut points: Vec<Point> = Vec::new();
     let (found, trees) = explain(&plan.sizes.0, |sizes| {
-        let more = reveal_at(&spec, dtype, plan, sizes, &[None], open)?.points;
+        let more = reveal_at(spec, dtype, plan, sizes, &[None], open)?.points;
         let trees = more.iter().filter_map(|p| p.tree().cloned()).collect();
         points.extend(more);
         Ok(trees)
@@ -242,9 +259,9 @@ fn explain_entry(entry: &mut Entry, dtype: Format, plan: &Plan, open: &mut Opene
     // A large size the dtype cannot count to (f16 past 2,048) is left out,
     // saying why; the sizes explained stand.
     let mut skipped = Vec::new();
-    if op_of(&spec) != "gemm" {
+    if spec.op() != Some("gemm") {
         for n in large {
-            match reveal_at(&spec, dtype, plan, &[n], &[None], open) {
+            match reveal_at(spec, dtype, plan, &[n], &[None], open) {
                 Ok(more) => points.extend(more.points),
                 Err(e) if e.kind() == crate::error::Kind::Input => skipped.push(SizeResult {
                     n,
@@ -312,7 +329,7 @@ fn size_result(p: &Point, formula: Option<&Formula>) -> SizeResult {
 /// Reveals `spec` at the plan's thread sizes on each of its thread counts
 /// and names the sizes whose tree depends on the count.
 fn compare_threads(
-    spec: &str,
+    spec: &Spec,
     dtype: Format,
     plan: &Plan,
     open: &mut Opener,
@@ -322,7 +339,7 @@ fn compare_threads(
         .0
         .iter()
         .copied()
-        .filter(|&n| op_of(spec) != "gemm" || n <= 2048)
+        .filter(|&n| spec.op() != Some("gemm") || n <= 2048)
         .collect();
     let counts: Vec<Option<usize>> = plan.threads.iter().map(|&t| Some(t)).collect();
     let revealed = reveal_at(spec, dtype, plan, &sizes, &counts, open)?;

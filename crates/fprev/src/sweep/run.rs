@@ -6,6 +6,7 @@ use crate::check::CONFIRM_TRIALS;
 use crate::error::{Error, Result};
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Silent};
+use crate::spec::Spec;
 use crate::workflow;
 
 /// Reveals `spec` at every size of `sizes`, for every thread count of
@@ -13,20 +14,20 @@ use crate::workflow;
 /// the black box broken or order-independent is recorded and the sweep goes
 /// on; bad input (a spec, or a size the format cannot count to) stops it.
 pub fn sweep(
-    spec: &str,
+    spec: &Spec,
     probe_opts: &ProbeOptions,
     sizes: &Sizes,
     threads: &[Option<usize>],
     opts: &Options,
 ) -> Result<Sweep> {
     sweep_with(
-        spec,
+        spec.as_str(),
         probe_opts,
         sizes,
         threads,
         opts,
         CONFIRM_TRIALS,
-        &mut crate::open,
+        &mut |po| spec.open(po),
         &mut Silent,
     )
 }
@@ -44,22 +45,22 @@ pub trait Observer {
 
 impl Observer for Silent {}
 
-/// Opens a black box from its spec and options, as [`crate::open`] does.
-pub type Opener = dyn FnMut(&str, &ProbeOptions) -> Result<Box<dyn Probe>>;
+/// Opens the swept black box with one reveal's options (its size, its
+/// thread count), as [`Spec::open`] does a spec's.
+pub type Opener<'a> = dyn FnMut(&ProbeOptions) -> Result<Box<dyn Probe>> + 'a;
 
-/// [`sweep()`], replaying each revealed tree on `confirm` random inputs (0:
-/// none) and opening each black box with `open` (a spec and its options
-/// to a probe, [`crate::open`] or one wrapping it), telling `observer`
-/// as each reveal starts.
+/// [`sweep()`] of the black box `name`, replaying each revealed tree on
+/// `confirm` random inputs (0: none) and opening the black box with `open`
+/// at each size, telling `observer` as each reveal starts.
 #[allow(clippy::too_many_arguments)]
 pub fn sweep_with(
-    spec: &str,
+    name: &str,
     probe_opts: &ProbeOptions,
     sizes: &Sizes,
     threads: &[Option<usize>],
     opts: &Options,
     confirm: usize,
-    open: &mut Opener,
+    open: &mut Opener<'_>,
     observer: &mut dyn Observer,
 ) -> Result<Sweep> {
     // A black box that multiplies has its products explained always, one
@@ -83,10 +84,10 @@ pub fn sweep_with(
                 threads: t,
                 ..probe_opts.at(n)
             };
-            let mut black_box = open(spec, &po)?;
+            let mut black_box = open(&po)?;
             let revealed = workflow::reveal(
                 &mut black_box,
-                spec,
+                name,
                 &request,
                 &mut |_| Err(Error::Input("a sweep predicts no size".into())),
                 &mut Silent,
@@ -125,7 +126,7 @@ pub fn sweep_with(
     }
     observer.finished();
     Ok(Sweep {
-        spec: spec.to_string(),
+        spec: name.to_string(),
         format: probe_opts.format,
         threads: threads.to_vec(),
         points,
