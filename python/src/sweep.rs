@@ -1,6 +1,5 @@
 //! `fprev.sweep`: reveals across sizes, as `fprev sweep` prints them.
 
-use fprev::Format;
 use fprev::document::TreeDocument;
 use fprev::probe::python::{Described, PythonProbe};
 use fprev::reveal::Options;
@@ -20,7 +19,13 @@ struct Stashing {
 }
 
 impl Stashing {
-    fn kept<T>(&mut self, r: fprev::Result<T>) -> fprev::Result<T> {
+    /// Runs one call of the probe, keeping aside the exception behind
+    /// its error.
+    fn call<T>(
+        &mut self,
+        f: impl FnOnce(&mut PythonProbe) -> fprev::Result<T>,
+    ) -> fprev::Result<T> {
+        let r = f(&mut self.probe);
         if r.is_err()
             && let Some(e) = self.probe.take_exception()
         {
@@ -30,38 +35,7 @@ impl Stashing {
     }
 }
 
-impl fprev::Probe for Stashing {
-    fn n(&self) -> usize {
-        self.probe.n()
-    }
-    fn format(&self) -> Format {
-        self.probe.format()
-    }
-    fn accumulator(&self) -> Format {
-        self.probe.accumulator()
-    }
-    fn may_fuse(&self) -> bool {
-        self.probe.may_fuse()
-    }
-    fn max_batch(&self) -> usize {
-        self.probe.max_batch()
-    }
-    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
-        let r = self.probe.sum(inputs, out);
-        self.kept(r)
-    }
-    fn sum_batch(&mut self, batch: &fprev::probe::Batch, out: &mut [f64]) -> fprev::Result<()> {
-        let r = self.probe.sum_batch(batch, out);
-        self.kept(r)
-    }
-    fn multiplies(&self) -> bool {
-        self.probe.multiplies()
-    }
-    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> fprev::Result<()> {
-        let r = self.probe.dot(rows, y, out);
-        self.kept(r)
-    }
-}
+fprev::forward_probe!([] Stashing, |s| s.probe, through call);
 
 /// The reveals of a sweep over sizes, as `fprev sweep` prints them.
 #[pyclass(name = "Sweep", module = "fprev", frozen)]

@@ -17,8 +17,7 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, 
 use std::time::{Duration, Instant};
 
 use fprev::error::Result;
-use fprev::format::Format;
-use fprev::probe::{Batch, Probe};
+use fprev::probe::Probe;
 
 /// What the black box is doing: read by the crash and interrupt handlers,
 /// the watchdog, and, after this process has ended, by the `fprev` process
@@ -331,35 +330,4 @@ fn watch(limit: Duration) {
     }
 }
 
-impl<P: Probe> Probe for Guarded<P> {
-    fn n(&self) -> usize {
-        self.inner.n()
-    }
-    fn format(&self) -> Format {
-        self.inner.format()
-    }
-    fn accumulator(&self) -> Format {
-        self.inner.accumulator()
-    }
-    fn may_fuse(&self) -> bool {
-        self.inner.may_fuse()
-    }
-    fn max_batch(&self) -> usize {
-        self.inner.max_batch()
-    }
-    fn about(&self) -> Option<String> {
-        self.inner.about()
-    }
-    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
-        self.call(|p| p.sum(inputs, out))
-    }
-    fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
-        self.call(|p| p.sum_batch(batch, out))
-    }
-    fn multiplies(&self) -> bool {
-        self.inner.multiplies()
-    }
-    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
-        self.call(|p| p.dot(rows, y, out))
-    }
-}
+fprev::forward_probe!([P: Probe] Guarded<P>, |g| g.inner, through call);

@@ -74,7 +74,7 @@ fn reveal_model_and_check(
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(
         found.model.products.is_some(),
-        bb.multiplies(),
+        bb.as_dot().is_some(),
         "{what}: {}",
         found.model
     );

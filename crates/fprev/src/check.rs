@@ -246,7 +246,8 @@ fn check_replays(
     let mut last_failure = None;
     // Products are only asked of a black box that forms them, and only
     // when a model says how it rounds them.
-    let multiplies = probe.multiplies() && candidates.iter().any(|(_, r, _)| r.has_products());
+    let multiplies =
+        probe.as_dot().is_some() && candidates.iter().any(|(_, r, _)| r.has_products());
     let (mut input, mut y) = (Vec::new(), Vec::new());
     for trial in 0..trials {
         let kind = Inputs::ALL[trial % Inputs::ALL.len()];
@@ -255,12 +256,14 @@ fn check_replays(
             Inputs::Close.draw_into(format, n, &mut rng, &mut y);
             &y
         });
-        if let Some(y) = weights {
+        if let Some(y) = weights
+            && let Some(dot) = probe.as_dot()
+        {
             // The input in every row up to `row`, as below.
             if row == 0 {
-                probe.dot(&input, y, &mut out)?;
+                dot.dot(&input, y, &mut out)?;
             } else {
-                probe.dot(&input.repeat(row + 1), y, &mut out)?;
+                dot.dot(&input.repeat(row + 1), y, &mut out)?;
             }
         } else if row == 0 {
             probe.sum(&input, &mut out)?;

@@ -71,7 +71,7 @@ pub mod workflow;
 pub use error::{Error, Result};
 pub use format::Format;
 pub use order::Order;
-pub use probe::Probe;
+pub use probe::{Dot, Probe};
 pub use reveal::{Options, Revelation, reveal};
 pub use spec::{Spec, open};
 pub use tree::SummationTree;

@@ -1,6 +1,9 @@
 //! The black box, and how a probe spec names one.
 //!
-//! A [`Probe`] is anything that sums `n` values in some fixed, unknown order.
+//! A [`Probe`] is anything that sums `n` values in some fixed, unknown order;
+//! one that multiplies (a dot product, GEMV or GEMM) is also a [`Dot`],
+//! which [`Probe::as_dot`] hands out. A type that wraps a probe gets every
+//! method forwarded by [`forward_probe!`](crate::forward_probe).
 //! The engine only ever asks it to "sum these inputs"; masks, units and the
 //! validation of answers are the engine's job. Implement the trait to reveal
 //! your own code:
@@ -92,24 +95,13 @@ pub trait Probe {
     /// exactly representable in [`Probe::format`]) into `out`.
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()>;
 
-    /// Whether each summand is a product `x_i * y_i` that the black box
-    /// forms itself (a dot product, GEMV or GEMM), so that
-    /// [`Probe::dot`] answers and the arithmetic reveal can ask how the
-    /// products are rounded. [`Probe::sum`] then takes `y` as ones.
-    /// Defaults to `false`.
-    fn multiplies(&self) -> bool {
-        false
-    }
-
-    /// Sums `x_i * y_i` over every row `x` of `rows` (`out.len()` rows of
-    /// `n`) with the one vector `y` of `n` (a GEMV's vector, column 0 of a
-    /// GEMM's `B`). Only called when [`Probe::multiplies`]; the default
-    /// refuses.
-    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
-        let _ = (rows, y, out);
-        Err(Error::Input(
-            "this black box sums its inputs; it does not multiply them".into(),
-        ))
+    /// The black box as a [`Dot`], when each summand is a product
+    /// `x_i * y_i` that it forms itself (a dot product, GEMV or GEMM): the
+    /// arithmetic reveal then asks how the products are rounded, and
+    /// [`Probe::sum`] takes `y` as ones. Defaults to `None`: it sums its
+    /// inputs.
+    fn as_dot(&mut self) -> Option<&mut dyn Dot> {
+        None
     }
 
     /// Sums every input of `batch` into `out`; the engine hands at most
@@ -121,38 +113,140 @@ pub trait Probe {
     }
 }
 
-impl<P: Probe + ?Sized> Probe for Box<P> {
-    fn n(&self) -> usize {
-        (**self).n()
-    }
-    fn format(&self) -> Format {
-        (**self).format()
-    }
-    fn accumulator(&self) -> Format {
-        (**self).accumulator()
-    }
-    fn may_fuse(&self) -> bool {
-        (**self).may_fuse()
-    }
-    fn max_batch(&self) -> usize {
-        (**self).max_batch()
-    }
-    fn about(&self) -> Option<String> {
-        (**self).about()
-    }
-    fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
-        (**self).sum(inputs, out)
-    }
-    fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
-        (**self).sum_batch(batch, out)
-    }
-    fn multiplies(&self) -> bool {
-        (**self).multiplies()
-    }
-    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
-        (**self).dot(rows, y, out)
-    }
+/// A black box that multiplies: each summand is a product `x_i * y_i` it
+/// forms itself (a dot product, GEMV or GEMM). [`Probe::as_dot`] hands it
+/// out.
+pub trait Dot: Probe {
+    /// Sums `x_i * y_i` over every row `x` of `rows` (`out.len()` rows of
+    /// `n`) with the one vector `y` of `n` (a GEMV's vector, column 0 of a
+    /// GEMM's `B`).
+    fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()>;
 }
+
+/// Implements [`Probe`] for a type that holds another probe, forwarding
+/// every method to it, so that no wrapper forgets one.
+///
+/// `forward_probe!([GENERICS] TYPE, |w| INNER)` names the inner probe as an
+/// expression of `w`, the wrapper; its multiplying side is the inner
+/// probe's own. `forward_probe!([GENERICS] TYPE, |w| INNER, through CALL)`
+/// makes every call of the black box (`sum`, `sum_batch`, `dot`) through
+/// the wrapper's method `fn CALL<T>(&mut self, f: impl FnOnce(&mut Inner)
+/// -> Result<T>) -> Result<T>` (a watchdog, an error kept aside), and
+/// implements [`Dot`] for the wrapper too: [`Probe::as_dot`] hands it out
+/// where the inner probe multiplies (its `dot` refuses, as an input error,
+/// where it does not).
+///
+/// ```
+/// use fprev::probe::{Probe, ProbeOptions};
+///
+/// /// Counts the calls of the black box it holds.
+/// struct Counted<P> {
+///     inner: P,
+///     calls: usize,
+/// }
+///
+/// impl<P: Probe> Counted<P> {
+///     fn call<T>(&mut self, f: impl FnOnce(&mut P) -> fprev::Result<T>) -> fprev::Result<T> {
+///         self.calls += 1;
+///         f(&mut self.inner)
+///     }
+/// }
+///
+/// fprev::forward_probe!([P: Probe] Counted<P>, |w| w.inner, through call);
+///
+/// let opts = ProbeOptions { n: Some(8), ..Default::default() };
+/// let mut counted = Counted { inner: fprev::open("ndarray:dot", &opts).unwrap(), calls: 0 };
+/// let mut out = [0.0];
+/// counted.as_dot().unwrap().dot(&[1.0; 8], &[2.0; 8], &mut out).unwrap();
+/// counted.sum(&[1.0; 8], &mut out).unwrap();
+/// assert_eq!((out[0], counted.calls), (8.0, 2));
+/// ```
+#[macro_export]
+macro_rules! forward_probe {
+    ([$($generics:tt)*] $wrapper:ty, |$w:ident| $inner:expr) => {
+        impl<$($generics)*> $crate::probe::Probe for $wrapper {
+            $crate::forward_probe!(@questions |$w| $inner);
+            fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> $crate::Result<()> {
+                let $w = self;
+                $crate::probe::Probe::sum(&mut $inner, inputs, out)
+            }
+            fn sum_batch(
+                &mut self,
+                batch: &$crate::probe::Batch,
+                out: &mut [f64],
+            ) -> $crate::Result<()> {
+                let $w = self;
+                $crate::probe::Probe::sum_batch(&mut $inner, batch, out)
+            }
+            fn as_dot(&mut self) -> Option<&mut dyn $crate::probe::Dot> {
+                let $w = self;
+                $crate::probe::Probe::as_dot(&mut $inner)
+            }
+        }
+    };
+    ([$($generics:tt)*] $wrapper:ty, |$w:ident| $inner:expr, through $call:ident) => {
+        impl<$($generics)*> $crate::probe::Probe for $wrapper {
+            $crate::forward_probe!(@questions |$w| $inner);
+            fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> $crate::Result<()> {
+                self.$call(|p| $crate::probe::Probe::sum(p, inputs, out))
+            }
+            fn sum_batch(
+                &mut self,
+                batch: &$crate::probe::Batch,
+                out: &mut [f64],
+            ) -> $crate::Result<()> {
+                self.$call(|p| $crate::probe::Probe::sum_batch(p, batch, out))
+            }
+            fn as_dot(&mut self) -> Option<&mut dyn $crate::probe::Dot> {
+                let multiplies = {
+                    let $w = &mut *self;
+                    $crate::probe::Probe::as_dot(&mut $inner).is_some()
+                };
+                if multiplies { Some(self) } else { None }
+            }
+        }
+        impl<$($generics)*> $crate::probe::Dot for $wrapper {
+            fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> $crate::Result<()> {
+                self.$call(|p| match $crate::probe::Probe::as_dot(p) {
+                    Some(d) => $crate::probe::Dot::dot(d, rows, y, out),
+                    // Reached only by calling `dot` on the wrapper itself:
+                    // `as_dot` hands it out where the inner probe multiplies.
+                    None => Err($crate::error::Error::Input(
+                        "this black box sums its inputs; it does not multiply them".into(),
+                    )),
+                })
+            }
+        }
+    };
+    (@questions |$w:ident| $inner:expr) => {
+        fn n(&self) -> usize {
+            let $w = self;
+            $crate::probe::Probe::n(&$inner)
+        }
+        fn format(&self) -> $crate::Format {
+            let $w = self;
+            $crate::probe::Probe::format(&$inner)
+        }
+        fn accumulator(&self) -> $crate::Format {
+            let $w = self;
+            $crate::probe::Probe::accumulator(&$inner)
+        }
+        fn may_fuse(&self) -> bool {
+            let $w = self;
+            $crate::probe::Probe::may_fuse(&$inner)
+        }
+        fn max_batch(&self) -> usize {
+            let $w = self;
+            $crate::probe::Probe::max_batch(&$inner)
+        }
+        fn about(&self) -> Option<String> {
+            let $w = self;
+            $crate::probe::Probe::about(&$inner)
+        }
+    };
+}
+
+forward_probe!([P: Probe + ?Sized] Box<P>, |b| (**b));
 
 /// The options that shape a black box besides its spec.
 #[derive(Clone, Debug, Default)]

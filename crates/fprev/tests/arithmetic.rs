@@ -9,7 +9,7 @@ use fprev::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Round
 use fprev::inputs::Inputs;
 use fprev::reduce::Replay;
 use fprev::reveal::arithmetic::{ArithOptions, Method, reveal_arithmetic};
-use fprev::{Format, Options, Probe, SummationTree, reveal};
+use fprev::{Dot, Format, Options, Probe, SummationTree, reveal};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -64,9 +64,16 @@ impl Probe for Modelled {
         }
         Ok(())
     }
-    fn multiplies(&self) -> bool {
-        self.replay.has_products()
+    fn as_dot(&mut self) -> Option<&mut dyn Dot> {
+        if self.replay.has_products() {
+            Some(self)
+        } else {
+            None
+        }
     }
+}
+
+impl Dot for Modelled {
     fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> fprev::Result<()> {
         for (x, o) in rows.chunks(self.n()).zip(out) {
             *o = self.format.round(self.replay.dot(x, y));

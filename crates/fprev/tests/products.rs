@@ -1,7 +1,7 @@
-//! Black boxes that multiply ([`Probe::multiplies`]): the dot products,
+//! Black boxes that multiply ([`Probe::as_dot`], [`Dot`]): the dot products,
 //! GEMVs and GEMMs of `blas:`, `ndarray:`, `dylib-dot:` (C functions
 //! compiled here with `cc`) and the Python libraries, called with a vector
-//! `y` other than ones ([`Probe::dot`]), on the real libraries, no mocks.
+//! `y` other than ones ([`Dot::dot`]), on the real libraries, no mocks.
 //!
 //! Each is held to what follows from the definition of a dot product:
 //! (a) `dot` with `y` = ones is `sum`, bit for bit; (b) with `y` of powers
@@ -94,10 +94,12 @@ fn bits(v: &[f64]) -> Vec<u64> {
 
 /// Checks (a) to (d) on `probe` with a full batch of random rows.
 fn check_products(probe: &mut dyn Probe, what: &str, seed: u64) {
+    let probe = probe
+        .as_dot()
+        .unwrap_or_else(|| panic!("{what}: does not multiply"));
     let n = probe.n();
     let format = probe.format();
     let rows = probe.max_batch();
-    assert!(probe.multiplies(), "{what}: does not multiply");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let x: Vec<f64> = (0..rows * n)
         .map(|_| full(format, -2..=2, &mut rng))
@@ -189,6 +191,7 @@ fn input_error<T>(result: fprev::Result<T>, what: &str) -> String {
 
 /// A probe that multiplies refuses a `y` or rows of the wrong length.
 fn check_lengths(probe: &mut dyn Probe, what: &str) {
+    let probe = probe.as_dot().expect("a probe that multiplies");
     let n = probe.n();
     let mut out = [0.0];
     let msg = input_error(probe.dot(&vec![1.0; n], &vec![1.0; n + 1], &mut out), what);
@@ -212,8 +215,7 @@ fn ndarray_dot_gemv_gemm_multiply_by_y() {
 #[test]
 fn ndarray_sum_does_not_multiply_and_bad_lengths_are_refused() {
     let mut sum = open("ndarray:sum", 8, Format::F32, None);
-    assert!(!sum.multiplies());
-    input_error(sum.dot(&[1.0; 8], &[1.0; 8], &mut [0.0]), "ndarray:sum");
+    assert!(sum.as_dot().is_none());
     for op in ["dot", "gemv", "gemm"] {
         let spec = format!("ndarray:{op}");
         check_lengths(&mut *open(&spec, 8, Format::F64, Some([2, 2, 8])), &spec);
@@ -330,8 +332,8 @@ fn dylib_dot_tells_a_fused_multiply_add_from_a_plain_one() {
             None,
         );
         let (mut f, mut p) = ([0.0], [0.0]);
-        fma.dot(&x, &y, &mut f).unwrap();
-        plain.dot(&x, &y, &mut p).unwrap();
+        fma.as_dot().unwrap().dot(&x, &y, &mut f).unwrap();
+        plain.as_dot().unwrap().dot(&x, &y, &mut p).unwrap();
         assert_eq!(p[0], c, "{format}: the plain dot");
         assert_eq!(f[0], c + 2.0 * e, "{format}: the FMA dot");
         // Their sums (y = ones) round nothing away, and agree.
@@ -486,13 +488,12 @@ fn dylib_sums_do_not_multiply_and_dylib_dot_errors_are_one_line() {
     let lib = build_dots(dir.path());
     let f32_4 = options(4, Format::F32, None);
     let mut sum = fprev::open(&format!("dylib:{}:sum_f32", lib.display()), &f32_4).unwrap();
-    assert!(!sum.multiplies());
-    let msg = input_error(sum.dot(&[1.0; 4], &[1.0; 4], &mut [0.0]), "dylib:");
-    assert!(msg.contains("dylib-dot:"), "{msg}");
+    assert!(sum.as_dot().is_none());
     assert!(
         fprev::open(&dot_spec(&lib, "plain_dot_f32"), &f32_4)
             .unwrap()
-            .multiplies()
+            .as_dot()
+            .is_some()
     );
 
     let msg = input_error(fprev::open(&dot_spec(&lib, "nothing"), &f32_4), "no symbol");
@@ -543,8 +544,7 @@ fn numpy_dot_gemv_gemm_multiply_by_y() {
         eprintln!("SKIPPED numpy bf16: ml_dtypes is not importable");
     }
     let mut sum = open("numpy:sum", 8, Format::F32, None);
-    assert!(!sum.multiplies());
-    input_error(sum.dot(&[1.0; 8], &[1.0; 8], &mut [0.0]), "numpy:sum");
+    assert!(sum.as_dot().is_none());
     check_lengths(&mut *open("numpy:dot", 8, Format::F32, None), "numpy:dot");
 }
 
@@ -565,7 +565,7 @@ fn jax_dot_gemv_gemm_multiply_by_y() {
             check_products(&mut *probe, &format!("{spec} {format}"), 33);
         }
     }
-    assert!(!open("jax:sum", 8, Format::F32, None).multiplies());
+    assert!(open("jax:sum", 8, Format::F32, None).as_dot().is_none());
 }
 
 #[cfg(feature = "python")]

@@ -15,7 +15,7 @@
 //!   `M` and `N` default to `n`.
 //!
 //! `y` is ones, so that each query is a plain sum, except in
-//! [`Probe::dot`](crate::Probe::dot), which supplies it.
+//! [`Dot::dot`](crate::Dot::dot), which supplies it.
 //!
 //! The same semantics as `crates/fprev/src/probe/python/numpy.py`. OpenBLAS and BLIS pick their
 //! kernels for the CPU at run time and may use several threads (their

@@ -11,7 +11,7 @@
 //! T SYMBOL(const T *x, const T *y, size_t n);
 //! ```
 //!
-//! (`y` = ones for a plain sum, the given `y` in [`Probe::dot`]). `T` is
+//! (`y` = ones for a plain sum, the given `y` in [`Dot::dot`](crate::Dot::dot)). `T` is
 //! `float` for `--dtype f32` and `double` for `--dtype f64`. The spec is
 //! split at its last `:`, so `PATH` may itself hold colons.
 //!
@@ -28,7 +28,7 @@ use libloading::Library;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::linalg::ieee_format;
-use crate::probe::{Probe, ProbeOptions, resolve_n};
+use crate::probe::{Dot, Probe, ProbeOptions, resolve_n};
 
 /// What the C function computes, which fixes its signature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -317,11 +317,18 @@ impl Probe for DylibProbe {
         }
         Ok(())
     }
-    fn multiplies(&self) -> bool {
-        self.kind == Kind::Dot
+    fn as_dot(&mut self) -> Option<&mut dyn Dot> {
+        if self.kind == Kind::Dot {
+            Some(self)
+        } else {
+            None
+        }
     }
+}
+
+impl Dot for DylibProbe {
     fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
-        if !self.multiplies() {
+        if self.kind != Kind::Dot {
             return Err(Error::Input(
                 "dylib probe: a sum function does not multiply; open it as dylib-dot: to \
                  give it y"

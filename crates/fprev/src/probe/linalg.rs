@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::probe::{Probe, ProbeOptions, resolve_n};
+use crate::probe::{Dot, Probe, ProbeOptions, resolve_n};
 
 /// Elements one black box may allocate (all its matrices together).
 pub(crate) const MOST_ELEMENTS: usize = 1 << 30;
@@ -18,7 +18,7 @@ pub(crate) enum Kernel {
     /// The sum of one vector of `n`.
     Sum,
     /// `x . y` for one vector `x` of `n`; `y` defaults to ones and
-    /// [`Probe::dot`] supplies it.
+    /// [`Dot::dot`](crate::Dot::dot) supplies it.
     Dot,
     /// `A @ y` with `A` of `m x n`: one query per row; `y` as for `Dot`.
     Gemv { m: usize },
@@ -256,11 +256,18 @@ impl Probe for LinalgProbe {
         self.run.run(inputs, out);
         Ok(())
     }
-    fn multiplies(&self) -> bool {
-        self.kernel != Kernel::Sum
+    fn as_dot(&mut self) -> Option<&mut dyn Dot> {
+        if self.kernel != Kernel::Sum {
+            Some(self)
+        } else {
+            None
+        }
     }
+}
+
+impl Dot for LinalgProbe {
     fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
-        if !self.multiplies() {
+        if self.kernel == Kernel::Sum {
             return Err(Error::Input(format!(
                 "{} probe: its sum does not multiply; only dot, gemv and gemm do",
                 self.library

@@ -11,7 +11,7 @@
 //!   holds one query per row; `M` and `N` default to `n`.
 //!
 //! `y` is ones, so that the products are exact and only the order of the
-//! additions shows, except in [`Probe::dot`](crate::Probe::dot), which
+//! additions shows, except in [`Dot::dot`](crate::Dot::dot), which
 //! supplies it.
 //!
 //! The same semantics as `crates/fprev/src/probe/python/numpy.py`. This crate builds ndarray

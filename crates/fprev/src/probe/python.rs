@@ -25,7 +25,7 @@ use pyo3::prelude::*;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::linalg::{Kernel, MOST_ELEMENTS};
-use crate::probe::{Batch, Probe, ProbeOptions, batch, resolve_n};
+use crate::probe::{Batch, Dot, Probe, ProbeOptions, batch, resolve_n};
 
 pub use described::Described;
 use loading::{bridge, describe, library_module};
@@ -130,7 +130,7 @@ pub struct PythonProbe {
     /// The exception that ended the last call, for the Python package.
     raised: Option<PyErr>,
     /// `fn.weights`, in its format's own bits, where the black box
-    /// multiplies (see [`Probe::dot`]).
+    /// multiplies (see [`Dot::dot`](crate::Dot::dot)).
     weights: Option<Raw>,
     /// `weights` may differ from ones (a dot wrote them), so a plain sum
     /// must restore the ones first.
@@ -365,10 +365,16 @@ impl Probe for PythonProbe {
         self.run_batch(batch, out)
     }
 
-    fn multiplies(&self) -> bool {
-        self.weights.is_some()
+    fn as_dot(&mut self) -> Option<&mut dyn Dot> {
+        if self.weights.is_some() {
+            Some(self)
+        } else {
+            None
+        }
     }
+}
 
+impl Dot for PythonProbe {
     fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
         let n = self.n;
         let Some(weights) = &self.weights else {

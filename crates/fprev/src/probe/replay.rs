@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::document::TreeDocument;
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::probe::{Probe, ProbeOptions};
+use crate::probe::{Dot, Probe, ProbeOptions};
 use crate::reduce::Replay;
 
 /// Tree replay as a probe: the first reproducible reducer, and the test
@@ -82,9 +82,16 @@ impl Probe for ReplayProbe {
         Ok(())
     }
     /// A model that says how products are rounded replays a dot product.
-    fn multiplies(&self) -> bool {
-        self.replay.has_products()
+    fn as_dot(&mut self) -> Option<&mut dyn Dot> {
+        if self.replay.has_products() {
+            Some(self)
+        } else {
+            None
+        }
     }
+}
+
+impl Dot for ReplayProbe {
     fn dot(&mut self, rows: &[f64], y: &[f64], out: &mut [f64]) -> Result<()> {
         if y.len() != self.replay.n() {
             return Err(Error::Input(format!(

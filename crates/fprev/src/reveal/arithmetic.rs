@@ -216,7 +216,8 @@ fn reveal_with_parts(
     let mut leaves = products::LeafAsker::new(&mut *asker.probe, tree, &asker.keys);
     let inputs = leaves.inputs()?;
     let input_calls = leaves.calls;
-    let with_products = with_products && asker.probe.multiplies();
+    let multiplies = asker.probe.as_dot().is_some();
+    let with_products = with_products && multiplies;
     let outcome = search(
         &mut asker,
         tree,
@@ -231,8 +232,8 @@ fn reveal_with_parts(
     let unexplained = match outcome {
         Ok(Ok(mut found)) => {
             found.calls += input_calls;
-            if asker.probe.multiplies() {
-                reveal_products(&mut *asker.probe, tree, &asker.keys, &mut found, opts)?;
+            if let Some(dot) = asker.probe.as_dot() {
+                reveal_products(dot, tree, &asker.keys, &mut found, opts)?;
             }
             return Ok(found);
         }

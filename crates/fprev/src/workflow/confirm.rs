@@ -128,7 +128,7 @@ pub fn confirm(
                 // Plain additions replayed it, yet its products were not
                 // explained: worth saying, since the tree's confirmation
                 // had y = 1.
-                let worth_saying = probe.multiplies() || report.mismatch.is_some();
+                let worth_saying = probe.as_dot().is_some() || report.mismatch.is_some();
                 observer.note(Note::NoArithmetic { why, worth_saying });
             }
             Ok(Confirmed {

@@ -68,7 +68,8 @@ pub fn confirm_arithmetic(
     if let Some(parts) = parts {
         parts_fit(tree, parts)?;
     }
-    if probe.multiplies() && opts.trials > 0 {
+    let multiplies = probe.as_dot().is_some();
+    if multiplies && opts.trials > 0 {
         match reveal_with_parts(probe, tree, parts, opts, true) {
             Ok(found) => {
                 return Ok(Confirmed {
@@ -82,8 +83,8 @@ pub fn confirm_arithmetic(
         }
     }
     let plain = check_row(tree, probe, opts.trials, 0, 0)?;
-    let arithmetic = (opts.trials > 0 && (seek || probe.multiplies() || plain.mismatch.is_some()))
-        .then(|| {
+    let arithmetic =
+        (opts.trials > 0 && (seek || multiplies || plain.mismatch.is_some())).then(|| {
             let opts = ArithOptions {
                 confirmed_plain: ArithOptions::after(&plain, opts.trials).confirmed_plain,
                 ..*opts

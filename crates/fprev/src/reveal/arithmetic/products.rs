@@ -29,7 +29,7 @@
 use crate::arith::{NodeKey, Product};
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::probe::Probe;
+use crate::probe::{Dot, Probe};
 use crate::tree::SummationTree;
 
 use rand::SeedableRng;
@@ -247,8 +247,7 @@ impl<'p> LeafAsker<'p> {
                 self.y[i] = y;
             }
             let height = rows[call.len() - 1] + 1;
-            self.probe
-                .dot(&self.x[..height * n], &self.y, &mut self.out[..height])?;
+            dot(self.probe)?.dot(&self.x[..height * n], &self.y, &mut self.out[..height])?;
             self.calls += 1;
             for (&q, &r) in call.iter().zip(&rows) {
                 let (i, other, [.., kept]) = self.question(questions[q]);
@@ -301,7 +300,7 @@ impl<'p> LeafAsker<'p> {
                     for row in self.x.chunks_exact_mut(n) {
                         row.copy_from_slice(&x);
                     }
-                    self.probe.dot(&self.x, &y, &mut self.out)?;
+                    dot(self.probe)?.dot(&self.x, &y, &mut self.out)?;
                     self.calls += 1;
                     for (d, v) in differs.iter_mut().zip(&self.out) {
                         *d |= v.to_bits() != self.out[0].to_bits();
@@ -318,13 +317,21 @@ impl<'p> LeafAsker<'p> {
     fn call(&mut self, multiply: bool) -> Result<f64> {
         let n = self.tree.n();
         if multiply {
-            self.probe.dot(&self.x[..n], &self.y, &mut self.out[..1])?;
+            dot(self.probe)?.dot(&self.x[..n], &self.y, &mut self.out[..1])?;
         } else {
             self.probe.sum(&self.x[..n], &mut self.out[..1])?;
         }
         self.calls += 1;
         Ok(self.out[0])
     }
+}
+
+/// `probe` as a dot product: products are asked only of a black box that
+/// multiplies ([`Probe::as_dot`]).
+fn dot(probe: &mut dyn Probe) -> Result<&mut dyn Dot> {
+    probe.as_dot().ok_or_else(|| {
+        Error::Input("this black box sums its inputs; it does not multiply them".into())
+    })
 }
 
 /// Where one summand's product search stands, for inputs of `p`

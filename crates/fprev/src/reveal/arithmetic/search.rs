@@ -9,7 +9,7 @@ use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products};
 use crate::check::check_models;
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::probe::Probe;
+use crate::probe::Dot;
 use crate::tree::SummationTree;
 
 use super::asker::Asker;
@@ -171,7 +171,7 @@ fn ask_parts<T: Copy + PartialEq>(
 /// fails its replay on random `x` and `y`. That replay, which confirms the
 /// nodes too, becomes `found`'s confirmation.
 pub(super) fn reveal_products(
-    probe: &mut dyn Probe,
+    probe: &mut dyn Dot,
     tree: &SummationTree,
     keys: &[NodeKey],
     found: &mut ArithmeticRevelation,
