@@ -411,6 +411,8 @@ fn family(prefix: &str) -> Option<&'static Family> {
 pub struct Spec {
     text: String,
     family: &'static Family,
+    /// Where the text before the first `:` ends.
+    prefix_end: usize,
     parts: Parts,
 }
 
@@ -473,6 +475,7 @@ impl std::str::FromStr for Spec {
         Ok(Spec {
             text: text.to_string(),
             family,
+            prefix_end: prefix.len(),
             parts,
         })
     }
@@ -506,12 +509,12 @@ impl Spec {
     /// The text before the first `:`: `blas` of `blas:dot@blis`, `mylib`
     /// of a `FPREV_PROBES` library's `mylib:sum`.
     pub fn prefix(&self) -> &str {
-        self.text.split_once(':').map_or(&self.text, |(p, _)| p)
+        &self.text[..self.prefix_end]
     }
 
     /// The text after the prefix's `:` (empty when there is none).
     pub fn rest(&self) -> &str {
-        self.text.split_once(':').map_or("", |(_, r)| r)
+        self.text.get(self.prefix_end + 1..).unwrap_or_default()
     }
 
     /// The operation, where the family names one: `gemv` of
