@@ -1,0 +1,373 @@
+//! The families of probe specs: one row of [`FAMILIES`] each, saying
+//! what its specs look like, what they take and how to open them.
+
+#[cfg(any(not(feature = "mpi"), not(feature = "python")))]
+use crate::error::Error;
+use crate::error::Result;
+use crate::format::Format;
+use crate::probe::{Native, ReducerProbe, ReplayProbe, blas, dylib, ndarray};
+use crate::probe::{Probe, ProbeOptions};
+
+use super::Spec;
+
+/// How a family opens a spec.
+pub(super) type Open = fn(&Spec, &ProbeOptions) -> Result<Box<dyn Probe>>;
+
+/// How the text after a family's prefix reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Grammar {
+    /// One whole: a formula (`native:`), a path (`replay:`).
+    Whole,
+    /// `OP[:ARG]`: `reduce:binary-tree:4`, `torch:gemm:cuda`.
+    Op,
+    /// `OP[@LIB]`: `blas:dot@blis`.
+    OpAtLibrary,
+    /// `PATH:SYMBOL`, split at the last `:`: `dylib:./libsum.so:sum`.
+    PathSymbol,
+}
+
+/// The dtypes a CBLAS and ndarray take.
+const IEEE: &[Format] = &[Format::F64, Format::F32];
+/// The dtypes of NumPy's, JAX's and PyTorch's sums (the 8-bit formats are
+/// no dtype of theirs).
+#[cfg(feature = "python")]
+const ARRAY_LIBRARY: &[Format] = &[Format::F64, Format::F32, Format::F16, Format::Bf16];
+
+/// One family of probe specs.
+#[derive(Clone, Copy)]
+pub struct Family {
+    /// The spec's prefix, before the first `:`.
+    pub prefix: &'static str,
+    /// The spec pattern, e.g. `native:strided:K`.
+    pub pattern: &'static str,
+    /// What the black box is, in one line.
+    pub about: &'static str,
+    pub(super) grammar: Grammar,
+    /// The dtypes it takes; `None`: any (a black box of one's own).
+    pub(super) dtypes: Option<&'static [Format]>,
+    /// Whether it takes a thread count (`--threads`).
+    pub(super) threads: bool,
+    /// Whether it runs on MPI ranks (`--ranks`).
+    pub(super) ranks: bool,
+    /// `Err(what to install)` when it cannot run on this machine.
+    available: fn() -> std::result::Result<(), String>,
+    pub(super) open: Open,
+}
+
+/// A row of [`FAMILIES`] with the common defaults: any dtype, no thread
+/// count, no ranks, available.
+const fn row(
+    prefix: &'static str,
+    pattern: &'static str,
+    about: &'static str,
+    grammar: Grammar,
+    open: Open,
+) -> Family {
+    Family {
+        prefix,
+        pattern,
+        about,
+        grammar,
+        dtypes: None,
+        threads: false,
+        ranks: false,
+        available: ok,
+        open,
+    }
+}
+
+impl Family {
+    /// Whether this family can run here; `Err` says what it needs.
+    pub fn available(&self) -> std::result::Result<(), String> {
+        (self.available)()
+    }
+}
+
+impl std::fmt::Debug for Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Family")
+            .field("pattern", &self.pattern)
+            .finish_non_exhaustive()
+    }
+}
+
+fn ok() -> std::result::Result<(), String> {
+    Ok(())
+}
+
+fn native(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
+    Ok(Box::new(Native::new(spec.rest(), opts)?))
+}
+
+const fn native_row(pattern: &'static str, about: &'static str) -> Family {
+    row("native", pattern, about, Grammar::Whole, native)
+}
+
+fn reducer(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
+    let name = spec.op().unwrap_or_default();
+    Ok(Box::new(ReducerProbe::open(
+        spec.as_str(),
+        name,
+        spec.argument(),
+        opts,
+    )?))
+}
+
+#[cfg(feature = "python")]
+fn python(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
+    Ok(Box::new(crate::probe::python::PythonProbe::open_library(
+        spec.as_str(),
+        spec.prefix(),
+        spec.op().unwrap_or_default(),
+        spec.argument(),
+        opts,
+    )?))
+}
+
+#[cfg(feature = "python")]
+macro_rules! python_row {
+    ($prefix:literal, $pattern:literal, $about:literal, $module:literal) => {
+        Family {
+            dtypes: Some(ARRAY_LIBRARY),
+            available: || crate::probe::python::available($module),
+            ..row($prefix, $pattern, $about, Grammar::Op, python)
+        }
+    };
+}
+
+/// The family of a Python library of `FPREV_PROBES` (a `LIBRARY.py`
+/// there), which no row of [`FAMILIES`] names.
+#[cfg(feature = "python")]
+static PROBES_LIBRARY: Family = Family {
+    available: || crate::probe::python::available("numpy"),
+    ..row(
+        "LIBRARY",
+        "LIBRARY:OP[:ARG]",
+        "a Python library of FPREV_PROBES",
+        Grammar::Op,
+        python,
+    )
+};
+
+#[cfg(any(not(feature = "mpi"), not(feature = "python")))]
+fn unbuilt(feature: &'static str) -> std::result::Result<(), String> {
+    Err(format!(
+        "this fprev was built without the '{feature}' feature"
+    ))
+}
+
+/// Every probe family this build knows, in the order `fprev probes` lists
+/// them. Families of a feature left out of the build are listed as
+/// unavailable, saying so.
+pub static FAMILIES: &[Family] = &[
+    native_row("native:sequential", "left to right"),
+    native_row("native:reverse", "right to left"),
+    native_row("native:pairwise", "recursive halving at floor(n/2)"),
+    native_row(
+        "native:strided:K",
+        "K interleaved lanes, combined pairwise (NumPy style)",
+    ),
+    native_row(
+        "native:blocked:B",
+        "blocks of B left to right, block sums left to right",
+    ),
+    native_row(
+        "native:binary-tree",
+        "Binary Tree Reduction: S[0,n) = S[0,P) + S[P,n)",
+    ),
+    native_row("native:fused:K", "K-term fused nodes, tensor-core style"),
+    Family {
+        threads: true,
+        ..row(
+            "reduce",
+            "reduce:binary-tree[:THREADS]",
+            "fprev's Binary Tree Reduction, same bits on any thread count",
+            Grammar::Op,
+            reducer,
+        )
+    },
+    Family {
+        threads: true,
+        ..row(
+            "reduce",
+            "reduce:prerounded[:THREADS]",
+            "pre-rounded order-independent sum, same bits in any order and on any \
+             thread count",
+            Grammar::Op,
+            reducer,
+        )
+    },
+    row(
+        "replay",
+        "replay:PATH.json",
+        "a saved tree evaluated as a black box",
+        Grammar::Whole,
+        |spec, opts| Ok(Box::new(ReplayProbe::open(spec.rest(), opts)?)),
+    ),
+    Family {
+        dtypes: Some(IEEE),
+        ..row(
+            "ndarray",
+            "ndarray:sum|dot|gemv|gemm",
+            "the ndarray crate (matrixmultiply for GEMM), f32 and f64",
+            Grammar::Op,
+            // The whole rest, so that `ndarray:sum:x` is an unknown operation.
+            |spec, opts| Ok(Box::new(ndarray::open(spec.as_str(), spec.rest(), opts)?)),
+        )
+    },
+    Family {
+        dtypes: Some(IEEE),
+        threads: true,
+        available: || {
+            blas::library::Cblas::open(None)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+        ..row(
+            "blas",
+            "blas:dot|gemv|gemm[@LIB]",
+            "a CBLAS loaded at run time (LIB: openblas, blis, refblas, mkl, atlas, or a \
+             path), f32 and f64",
+            Grammar::OpAtLibrary,
+            |spec, opts| {
+                let op = spec.op().unwrap_or_default();
+                Ok(Box::new(blas::open(
+                    spec.as_str(),
+                    op,
+                    spec.library(),
+                    opts,
+                )?))
+            },
+        )
+    },
+    row(
+        "dylib",
+        "dylib:PATH.so:SYMBOL",
+        "a C function T SYMBOL(const T *x, size_t n), T = float (f32) or double (f64)",
+        Grammar::PathSymbol,
+        |spec, opts| {
+            Ok(Box::new(dylib::DylibProbe::open(
+                spec.as_str(),
+                spec.path_symbol(),
+                opts,
+            )?))
+        },
+    ),
+    row(
+        "dylib-dot",
+        "dylib-dot:PATH.so:SYMBOL",
+        "a C dot product T SYMBOL(const T *x, const T *y, size_t n), y = ones for a \
+         sum",
+        Grammar::PathSymbol,
+        |spec, opts| {
+            Ok(Box::new(dylib::DylibProbe::open_dot(
+                spec.as_str(),
+                spec.path_symbol(),
+                opts,
+            )?))
+        },
+    ),
+    Family {
+        ranks: true,
+        #[cfg(feature = "mpi")]
+        available: || {
+            let mpirun = std::process::Command::new("mpirun")
+                .arg("--version")
+                .output()
+                .is_ok();
+            if mpirun || crate::mpi::in_job() {
+                Ok(())
+            } else {
+                Err("mpirun is not installed (Debian: apt-get install openmpi-bin)".into())
+            }
+        },
+        #[cfg(not(feature = "mpi"))]
+        available: || unbuilt("mpi"),
+        ..row(
+            "mpi",
+            "mpi:allreduce[:LOCAL]|binary-tree",
+            "MPI_Allreduce(SUM) of each rank's block summed in LOCAL order; the \
+             distributed Binary Tree Reduction (--ranks P)",
+            Grammar::Op,
+            #[cfg(feature = "mpi")]
+            |spec, opts| {
+                let op = spec.op().unwrap_or_default();
+                Ok(Box::new(crate::mpi::MpiProbe::open(
+                    spec.as_str(),
+                    op,
+                    spec.argument(),
+                    opts,
+                )?))
+            },
+            #[cfg(not(feature = "mpi"))]
+            |spec, _| {
+                Err(Error::Input(format!(
+                    "{spec}: this fprev was built without the 'mpi' feature: rebuild with \
+                     `cargo build --features mpi` (needs libopenmpi-dev)"
+                )))
+            },
+        )
+    },
+    #[cfg(feature = "python")]
+    python_row!(
+        "numpy",
+        "numpy:sum|dot|gemv|gemm",
+        "NumPy (bf16 and fp8 through ml_dtypes)",
+        "numpy"
+    ),
+    #[cfg(feature = "python")]
+    python_row!("jax", "jax:sum|dot|gemv|gemm", "JAX on the CPU", "jax"),
+    #[cfg(feature = "python")]
+    python_row!(
+        "torch",
+        "torch:sum|dot|gemv|gemm[:cuda]",
+        "PyTorch, CPU or CUDA",
+        "torch"
+    ),
+    #[cfg(feature = "python")]
+    Family {
+        available: || crate::probe::python::available("numpy"),
+        ..row(
+            "python",
+            "python:PATH.py:FUNC",
+            "any FUNC(x: numpy.ndarray) -> float",
+            Grammar::PathSymbol,
+            |spec, opts| {
+                Ok(Box::new(crate::probe::python::PythonProbe::open_user(
+                    spec.as_str(),
+                    spec.path_symbol(),
+                    opts,
+                )?))
+            },
+        )
+    },
+    #[cfg(not(feature = "python"))]
+    Family {
+        available: || unbuilt("python"),
+        ..row(
+            "python",
+            "numpy: jax: torch: python:",
+            "Python libraries through the embedded bridge",
+            Grammar::PathSymbol,
+            |spec, _| {
+                Err(Error::Input(format!(
+                    "{spec}: this fprev was built without the 'python' feature: rebuild with \
+                     `cargo build --features python`"
+                )))
+            },
+        )
+    },
+];
+
+/// The family a spec's prefix names. A prefix no row has may still be a
+/// Python library of `FPREV_PROBES` (a `LIBRARY.py` there).
+pub(super) fn family(prefix: &str) -> Option<&'static Family> {
+    if let Some(f) = FAMILIES.iter().find(|f| f.prefix == prefix) {
+        return Some(f);
+    }
+    #[cfg(feature = "python")]
+    if crate::probe::python::serves(prefix) {
+        return Some(&PROBES_LIBRARY);
+    }
+    None
+}
