@@ -5,6 +5,7 @@ use fprev::Format;
 use fprev::check::{check_models, check_row};
 use fprev::equivalence::same_bits;
 use fprev::probe::python::Described;
+use fprev_present::check::summary;
 use pyo3::prelude::*;
 
 use crate::black_box::{format, probe};
@@ -103,7 +104,7 @@ pub(crate) fn check(
         ok: report.mismatch.is_none(),
         trials: report.trials,
         accumulator: report.accumulator.map(Format::name),
-        message: report.summary("the tree", label, format, declared),
+        message: summary(&report, "the tree", label, format, declared),
         mismatch: report.mismatch.as_ref().map(|m| m.trial),
         replayed: report.mismatch.as_ref().map(|m| m.replayed),
         returned: report.mismatch.as_ref().map(|m| m.black_box),

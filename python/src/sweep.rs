@@ -3,6 +3,7 @@
 use fprev::document::TreeDocument;
 use fprev::probe::python::{Described, PythonProbe};
 use fprev::reveal::Options;
+use fprev_present::sweep::Table;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -102,7 +103,7 @@ impl SweepReport {
     }
 
     fn __str__(&self) -> String {
-        self.sweep.to_string()
+        Table(&self.sweep).to_string()
     }
 
     fn __repr__(&self) -> String {

@@ -143,11 +143,11 @@ impl Tree {
     }
 
     fn to_dot(&self) -> String {
-        fprev::render::dot(self.tree())
+        fprev_present::render::dot(self.tree())
     }
 
     fn to_svg(&self) -> PyResult<String> {
-        let svg = fprev::render::svg(self.tree()).map_err(to_py)?;
+        let svg = fprev_present::render::svg(self.tree()).map_err(to_py)?;
         String::from_utf8(svg).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
@@ -161,7 +161,7 @@ impl Tree {
     /// dtype and formula, and collapsed when too large to draw whole;
     /// `None` (the text repr) without `dot`.
     fn _repr_svg_(&self) -> Option<String> {
-        let svg = fprev::render::Drawing::of(&self.doc).svg().ok()?;
+        let svg = fprev_present::render::Drawing::of(&self.doc).svg().ok()?;
         String::from_utf8(svg).ok()
     }
 

@@ -62,34 +62,6 @@ pub struct CheckReport {
 }
 
 impl CheckReport {
-    /// One line saying how the check of `tree` (a name for it) against the
-    /// black box `spec` in `format` ended; `declared` is the black box's
-    /// declared accumulator.
-    pub fn summary(&self, tree: &str, spec: &str, format: Format, declared: Format) -> String {
-        match &self.mismatch {
-            None => {
-                let adding = match &self.model {
-                    Some(m) => format!("nodes adding as {m}"),
-                    None => format!("adding in {}", self.accumulator.unwrap_or(declared)),
-                };
-                format!(
-                    "ok: {} random {format} inputs, replay of {tree} ({adding}) matched {spec} \
-                     bit for bit",
-                    self.trials
-                )
-            }
-            Some(m) => format!(
-                "mismatch on trial {} ({} input): replay gave {:e}, {spec} gave {:e}",
-                m.trial + 1,
-                m.kind,
-                m.replayed,
-                m.black_box
-            ),
-        }
-    }
-}
-
-impl CheckReport {
     /// Trials that matched bit for bit before the first mismatch (all of
     /// them when none did).
     pub fn passed(&self) -> usize {

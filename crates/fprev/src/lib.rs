@@ -29,7 +29,8 @@
 //! - [`inputs`]: random inputs whose sums depend on the order;
 //! - [`error`]: the [`Error`] type, its [`Kind`](error::Kind) and exit status;
 //! - [`reduce`]: reproducible reducers, starting with tree [`Replay`](reduce::Replay);
-//! - [`document`], [`shape`], [`render`]: saving, summarising and drawing trees;
+//! - [`document`], [`shape`]: saving and summarising trees (drawing them, and every
+//!   other text, table and page for people, is the `fprev-present` crate's);
 //! - [`memory`]: refusing sizes this machine cannot hold, before allocating;
 //! - [`probe`]: the [`Probe`] trait (the black box) and the probes of each library;
 //! - [`check`](mod@check): confirming a tree by replay on random inputs;
@@ -58,7 +59,6 @@ pub mod mpi;
 pub mod order;
 pub mod probe;
 pub mod reduce;
-pub mod render;
 pub mod reveal;
 pub mod shape;
 pub mod sizes;

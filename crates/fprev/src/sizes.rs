@@ -72,25 +72,6 @@ impl FromStr for Sizes {
     }
 }
 
-/// `1, 2, 3, 7` as `1..3, 7`.
-pub(crate) fn ranges(sizes: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < sizes.len() {
-        let mut j = i;
-        while j + 1 < sizes.len() && sizes[j + 1] == sizes[j] + 1 {
-            j += 1;
-        }
-        out.push(if i == j {
-            sizes[i].to_string()
-        } else {
-            format!("{}..{}", sizes[i], sizes[j])
-        });
-        i = j + 1;
-    }
-    out.join(", ")
-}
-
 /// Ascending sizes as runs, as `-n` takes them.
 ///
 /// ```

@@ -2,8 +2,8 @@
 //! PyTorch, each BLAS found at run time, ndarray), each op (sum, dot, GEMV,
 //! GEMM) and dtype, explained over a spread of sizes: the order's formula
 //! and where it changes, what each node computes, and whether the thread
-//! count changes the tree. Two surveys are compared by [`compare`], and
-//! drawn as a page by [`html`].
+//! count changes the tree. Two surveys are compared by [`compare`]; the
+//! `fprev-present` crate draws either as a page.
 //!
 //! A survey is built entry by entry ([`Survey::run`]), so a caller can save
 //! it after each one and a later run goes on where an earlier one stopped.
@@ -28,7 +28,6 @@
 
 pub mod compare;
 mod file;
-pub mod html;
 mod library;
 pub mod machine;
 mod plan;

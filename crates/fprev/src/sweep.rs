@@ -15,7 +15,6 @@
 //! ```
 
 mod run;
-mod table;
 
 pub use crate::sizes::{MAX_SIZES, Sizes, runs};
 pub use run::{Observer, Opener, sweep, sweep_with};
@@ -135,14 +134,27 @@ impl Class {
 
 /// A run of consecutive visited sizes (indices into one thread count's
 /// points) that one order name fits.
-struct Segment {
-    start: usize,
-    end: usize,
+#[derive(Clone, Debug)]
+pub struct Segment {
+    /// The index of its first point.
+    pub start: usize,
+    /// The index of its last point.
+    pub end: usize,
     class: Class,
 }
 
-/// Splits one thread count's points into the longest runs one name fits.
-fn segments(run: &[&Point]) -> Vec<Segment> {
+impl Segment {
+    /// The order's name over the run: a reference order, `unrecognised`,
+    /// `order-independent`, `any order (n <= 2)`, `broken` or `not
+    /// confirmed by replay`.
+    pub fn name(&self) -> String {
+        self.class.name()
+    }
+}
+
+/// Splits one thread count's points (as [`Sweep::run`] gives them) into
+/// the longest runs one name fits.
+pub fn segments(run: &[&Point]) -> Vec<Segment> {
     let mut out: Vec<Segment> = Vec::new();
     for (i, p) in run.iter().enumerate() {
         let class = p.class();
@@ -192,7 +204,7 @@ pub struct Sweep {
 
 impl Sweep {
     /// The points of one thread count, by increasing size.
-    fn run(&self, t: Option<usize>) -> impl Iterator<Item = &Point> {
+    pub fn run(&self, t: Option<usize>) -> impl Iterator<Item = &Point> {
         self.points.iter().filter(move |p| p.threads == t)
     }
 
@@ -398,14 +410,5 @@ mod tests {
             ]
         );
         assert!(s.any_broken());
-        let table = s.to_string();
-        assert!(
-            table.contains("depends on the thread count at n = 4..7"),
-            "{table}"
-        );
-        assert!(
-            table.contains("broken at n = 7 (2 threads): NaN"),
-            "{table}"
-        );
     }
 }

@@ -9,6 +9,7 @@ use fprev::check::{self, Mismatch};
 use fprev::document::TreeDocument;
 use fprev::error::Result;
 use fprev::format::Format;
+use fprev_present::check::summary;
 use serde_json::json;
 
 use super::open_guarded;
@@ -43,7 +44,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
         Report::Quiet => {}
         Report::Text => {
             let (format, declared) = (black_box.format(), black_box.accumulator());
-            write::println(report.summary(&tree, a.spec.as_str(), format, declared))?;
+            write::println(summary(&report, &tree, a.spec.as_str(), format, declared))?;
             if report.mismatch.is_some() {
                 write::println(saved_to(saved.map(PathBuf::as_path)))?;
             }

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use fprev::error::Result;
-use fprev::survey::{Survey, compare, html};
+use fprev::survey::{Survey, compare};
+use fprev_present::html;
 
 use crate::args::{CompareArgs, Report};
 use crate::write::{self, check_writable, write_out};

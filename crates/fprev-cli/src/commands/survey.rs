@@ -5,8 +5,9 @@ use std::path::Path;
 
 use fprev::Spec;
 use fprev::error::{Error, Result};
-use fprev::survey::{self, Plan, Status, Step, Survey, html};
+use fprev::survey::{self, Plan, Status, Step, Survey};
 use fprev::sweep::Sizes;
+use fprev_present::html;
 
 use super::open_guarded;
 use crate::args::SurveyArgs;

@@ -4,6 +4,7 @@
 use fprev::error::Result;
 use fprev::probe::ProbeOptions;
 use fprev::sweep;
+use fprev_present::sweep::Table;
 
 use super::open_guarded;
 use crate::args::{SweepArgs, SweepFormat};
@@ -39,7 +40,7 @@ pub(super) fn run(a: SweepArgs) -> Result<i32> {
     let text = if json {
         s.to_json() + "\n"
     } else {
-        s.to_string()
+        Table(&s).to_string()
     };
     write_out(text.as_bytes(), output)?;
     Ok(if s.any_broken() {

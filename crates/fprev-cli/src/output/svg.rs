@@ -2,7 +2,7 @@
 
 use fprev::document::TreeDocument;
 use fprev::error::Result;
-use fprev::render;
+use fprev_present::render;
 
 use super::Output;
 

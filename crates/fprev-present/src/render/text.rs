@@ -1,7 +1,7 @@
 //! The text form's outline: for a tree too large to draw whole, a few `#`
 //! lines that say what its collapsed drawing shows.
 
-use crate::tree::SummationTree;
+use fprev::tree::SummationTree;
 
 use super::legend::Legend;
 use super::outline::Outline;

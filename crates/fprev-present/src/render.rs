@@ -2,7 +2,8 @@
 //! text form with a summary.
 //!
 //! ```
-//! use fprev::{render, SummationTree};
+//! use fprev_present::render;
+//! use fprev::SummationTree;
 //!
 //! let t: SummationTree = "((0+1)+2)".parse().unwrap();
 //! let dot = render::dot(&t);
@@ -17,7 +18,7 @@
 //!
 //! ```
 //! use fprev::formula::Formula;
-//! use fprev::render;
+//! use fprev_present::render;
 //!
 //! let numpy: Formula = "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))"
 //!     .parse()
@@ -36,12 +37,12 @@ mod spans;
 mod svg;
 mod text;
 
-use crate::arith::Arithmetic;
-use crate::document::TreeDocument;
-use crate::error::Result;
-use crate::formula::known;
-use crate::shape::{MATCH_LIMIT, Shape};
-use crate::tree::SummationTree;
+use fprev::arith::Arithmetic;
+use fprev::document::TreeDocument;
+use fprev::error::Result;
+use fprev::formula::known;
+use fprev::shape::{MATCH_LIMIT, Shape};
+use fprev::tree::SummationTree;
 
 pub use caption::Caption;
 pub use outline::Outline;
@@ -55,12 +56,12 @@ pub const DRAW_WHOLE: usize = 256;
 /// where it comes from.
 ///
 /// ```
-/// use fprev::render::{Caption, Drawing};
+/// use fprev_present::render::{Caption, Drawing};
 /// use fprev::Order;
 ///
 /// let t = Order::Sequential.tree(3);
 /// let plain = Drawing::new(&t).dot();
-/// assert_eq!(plain, fprev::render::dot(&t));
+/// assert_eq!(plain, fprev_present::render::dot(&t));
 /// let captioned = Drawing::new(&t)
 ///     .caption(Caption { black_box: Some("native:sequential".into()), ..Caption::default() })
 ///     .dot();
@@ -129,7 +130,8 @@ pub fn dot(tree: &SummationTree) -> String {
 ///
 /// ```
 /// use fprev::arith::{Arithmetic, NodeArithmetic, NodeKey};
-/// use fprev::{render, Format, SummationTree};
+/// use fprev_present::render;
+/// use fprev::{Format, SummationTree};
 ///
 /// let t: SummationTree = "((0+1)+2)".parse().unwrap();
 /// let mut model = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
@@ -156,11 +158,12 @@ pub fn svg_with(tree: &SummationTree, model: Option<&Arithmetic>) -> Result<Vec<
 /// The text form on the first line, then a summary line, then for a tree
 /// too large to draw whole, a few lines on its outline. Where no reference
 /// order gives the tree, the summary names the formula found for a real
-/// library that does ([`crate::formula::known`]), up to
+/// library that does ([`fprev::formula::known`]), up to
 /// [`MATCH_LIMIT`] summands.
 ///
 /// ```
-/// use fprev::{render, Order};
+/// use fprev_present::render;
+/// use fprev::Order;
 /// use fprev::formula::Formula;
 ///
 /// let small = render::text(&Order::Pairwise.tree(4));

@@ -11,8 +11,8 @@ use std::time::Instant;
 use fprev::arith::{Arithmetic, NodeArithmetic, NodeKey};
 use fprev::document::{Inferred, TreeDocument};
 use fprev::formula::Formula;
-use fprev::render::{self, Caption, Drawing, Outline, Shapes};
 use fprev::{Format, Order, SummationTree};
+use fprev_present::render::{self, Caption, Drawing, Outline, Shapes};
 
 /// NumPy's pairwise sum without its small-`n` case: 128 blocks of 128
 /// summands at n = 16,384, each 8 interleaved lanes.

@@ -4,7 +4,7 @@
 
 use petgraph::graph::NodeIndex;
 
-use crate::tree::SummationTree;
+use fprev::tree::SummationTree;
 
 /// The largest summand under every node and, where the summands under it
 /// are evenly spaced, their spacing.

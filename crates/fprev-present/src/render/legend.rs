@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use petgraph::graph::NodeIndex;
 
-use crate::shape::Shape;
-use crate::tree::{SummationTree, TreeBuilder};
+use fprev::shape::Shape;
+use fprev::tree::{SummationTree, TreeBuilder};
 
 use super::outline::Outline;
 use super::shapes::Shapes;

@@ -5,7 +5,7 @@ use std::collections::{BinaryHeap, HashSet};
 
 use petgraph::graph::NodeIndex;
 
-use crate::tree::SummationTree;
+use fprev::tree::SummationTree;
 
 use super::DRAW_WHOLE;
 
@@ -35,7 +35,7 @@ pub(crate) const MAIN: Limits = Limits {
 /// A subtree cut into sums drawn one by one and ends drawn as one box each.
 ///
 /// ```
-/// use fprev::render::Outline;
+/// use fprev_present::render::Outline;
 /// use fprev::Order;
 ///
 /// // Small trees are drawn whole.

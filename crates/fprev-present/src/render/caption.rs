@@ -1,14 +1,14 @@
 //! The caption written above a drawing: which black box, how many
 //! summands, in what format, and the formula the tree follows.
 
-use crate::document::TreeDocument;
-use crate::format::Format;
+use fprev::document::TreeDocument;
+use fprev::format::Format;
 
 /// Where a drawn tree comes from. Every part is optional; a caption
 /// without any adds nothing to the drawing.
 ///
 /// ```
-/// use fprev::render::{Caption, Drawing};
+/// use fprev_present::render::{Caption, Drawing};
 /// use fprev::{Format, Order};
 ///
 /// let t = Order::Pairwise.tree(4);

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 
 use petgraph::graph::NodeIndex;
 
-use crate::arith::{Arithmetic, NodeKey};
-use crate::shape::Shape;
-use crate::tree::SummationTree;
+use fprev::arith::{Arithmetic, NodeKey};
+use fprev::shape::Shape;
+use fprev::tree::SummationTree;
 
 use super::caption::Caption;
 use super::legend::{self, Entry, Legend};

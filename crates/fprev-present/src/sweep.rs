@@ -1,12 +1,11 @@
-//! The sweep as a table (`fprev sweep`'s text): one row per run of sizes,
+//! A sweep as a table (`fprev sweep`'s text): one row per run of sizes,
 //! then the change points or the formula, the thread dependence, the
 //! modelled arithmetic and the sizes that broke.
 
 use std::fmt;
 
-use super::{Outcome, Point, Segment, Sweep, segments};
-use crate::formula::Formula;
-use crate::sizes::ranges;
+use fprev::formula::Formula;
+use fprev::sweep::{Outcome, Point, Segment, Sweep, segments};
 
 /// The sizes where a formula switches between regimes (`below(M, …)`).
 fn switches(formula: &Formula) -> Vec<usize> {
@@ -21,6 +20,25 @@ fn switches(formula: &Formula) -> Vec<usize> {
     }
 }
 
+/// `1, 2, 3, 7` as `1..3, 7`.
+fn ranges(sizes: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sizes.len() {
+        let mut j = i;
+        while j + 1 < sizes.len() && sizes[j + 1] == sizes[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            sizes[i].to_string()
+        } else {
+            format!("{}..{}", sizes[i], sizes[j])
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
 fn threads_name(t: Option<usize>) -> String {
     match t {
         Some(t) => format!("{t} thread{}", if t == 1 { "" } else { "s" }),
@@ -28,15 +46,32 @@ fn threads_name(t: Option<usize>) -> String {
     }
 }
 
-/// The table: one row per run of sizes over which, on every thread count,
-/// one order name fits and the thread dependence does not change; then the
-/// change points and the thread dependence.
-impl fmt::Display for Sweep {
+/// The table of a sweep: one row per run of sizes over which, on every
+/// thread count, one order name fits and the thread dependence does not
+/// change; then the change points and the thread dependence.
+///
+/// ```
+/// use fprev::sweep::{Sizes, sweep};
+/// use fprev::{Options, probe::ProbeOptions};
+/// use fprev_present::sweep::Table;
+///
+/// let sizes: Sizes = "2..12".parse().unwrap();
+/// let spec = "native:strided:4".parse().unwrap();
+/// let s = sweep(&spec, &ProbeOptions::default(), &sizes, &[None], &Options::default()).unwrap();
+/// let table = Table(&s).to_string();
+/// assert!(table.starts_with("native:strided:4, f32\n"), "{table}");
+/// assert!(table.contains("formula: native:"), "{table}");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Table<'a>(pub &'a Sweep);
+
+impl fmt::Display for Table<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let runs: Vec<Vec<&Point>> = self
+        let sweep = self.0;
+        let runs: Vec<Vec<&Point>> = sweep
             .threads
             .iter()
-            .map(|t| self.run(*t).collect())
+            .map(|t| sweep.run(*t).collect())
             .collect();
         let Some(sizes) = runs.first() else {
             return Ok(());
@@ -44,9 +79,9 @@ impl fmt::Display for Sweep {
         let segments: Vec<Vec<Segment>> = runs.iter().map(|r| segments(r)).collect();
         let name_at = |k: usize, i: usize| {
             let s = segments[k].iter().find(|s| s.start <= i && i <= s.end);
-            s.map(|s| s.class.name()).unwrap_or_default()
+            s.map(|s| s.name()).unwrap_or_default()
         };
-        let dependent = self.thread_dependent();
+        let dependent = sweep.thread_dependent();
         let dep = |i: usize| dependent.contains(&sizes[i].n);
         let starts = |i: usize| {
             segments
@@ -54,10 +89,10 @@ impl fmt::Display for Sweep {
                 .any(|segs| segs.iter().any(|s| s.start == i))
         };
         let mut header = vec!["n".to_string()];
-        if self.threads == [None] {
+        if sweep.threads == [None] {
             header.push("order".into());
         } else {
-            header.extend(self.threads.iter().map(|t| threads_name(*t)));
+            header.extend(sweep.threads.iter().map(|t| threads_name(*t)));
             header.push("same tree on every thread count".into());
         }
         let mut rows = vec![header];
@@ -73,7 +108,7 @@ impl fmt::Display for Sweep {
                 format!("{a}..{b}")
             }];
             row.extend((0..runs.len()).map(|k| name_at(k, start)));
-            if self.threads != [None] {
+            if sweep.threads != [None] {
                 row.push(if dep(start) { "no" } else { "yes" }.into());
             }
             rows.push(row);
@@ -82,7 +117,7 @@ impl fmt::Display for Sweep {
         let widths: Vec<usize> = (0..rows[0].len())
             .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
             .collect();
-        writeln!(f, "{}, {}", self.spec, self.format)?;
+        writeln!(f, "{}, {}", sweep.spec, sweep.format)?;
         for row in &rows {
             let cells: Vec<String> = row
                 .iter()
@@ -93,7 +128,7 @@ impl fmt::Display for Sweep {
         }
         // One formula over every size: its switches are the order's rule
         // changes, and the shape names' changes between them are noise.
-        let inference = self.formula();
+        let inference = sweep.formula();
         if let Some(formula) = inference.as_ref().and_then(|i| i.formula.as_ref()) {
             // The formula speaks for the sizes with a tree only.
             let (with, without): (Vec<&Point>, Vec<&Point>) =
@@ -124,13 +159,13 @@ impl fmt::Display for Sweep {
             }
             writeln!(f, "formula: native:{formula}")?;
         } else {
-            let changes = self.change_points();
+            let changes = sweep.change_points();
             if changes.is_empty() {
                 writeln!(f, "change points: none: one order over every size visited")?;
             } else {
                 writeln!(f, "change points:")?;
                 for c in changes {
-                    let on = if self.threads.len() > 1 {
+                    let on = if sweep.threads.len() > 1 {
                         format!(" ({})", threads_name(c.threads))
                     } else {
                         String::new()
@@ -146,7 +181,7 @@ impl fmt::Display for Sweep {
                 )?;
             }
         }
-        if self.threads.len() > 1 {
+        if sweep.threads.len() > 1 {
             if dependent.is_empty() {
                 writeln!(
                     f,
@@ -160,7 +195,7 @@ impl fmt::Display for Sweep {
                 )?;
             }
         }
-        let modelled: Vec<usize> = self
+        let modelled: Vec<usize> = sweep
             .points
             .iter()
             .filter(|p| p.arithmetic.is_some())
@@ -175,7 +210,7 @@ impl fmt::Display for Sweep {
                 ranges(&modelled)
             )?;
         }
-        for p in &self.points {
+        for p in &sweep.points {
             if let Outcome::Broken(why) = &p.outcome {
                 writeln!(
                     f,
@@ -186,5 +221,56 @@ impl fmt::Display for Sweep {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fprev::{Format, Order};
+
+    fn point(n: usize, threads: usize, outcome: Outcome) -> Point {
+        Point {
+            n,
+            threads: Some(threads),
+            outcome,
+            stats: None,
+            arithmetic: None,
+            accumulator: None,
+        }
+    }
+
+    #[test]
+    fn the_table_names_the_thread_dependence_and_what_broke() {
+        // Two threads split 4 or more summands into halves; one thread
+        // goes left to right.
+        let mut points = Vec::new();
+        for t in [1, 2] {
+            for n in 3..=6 {
+                let order = if t == 2 && n >= 4 {
+                    Order::Pairwise
+                } else {
+                    Order::Sequential
+                };
+                points.push(point(n, t, Outcome::Tree(order.tree(n))));
+            }
+        }
+        points.push(point(7, 1, Outcome::OrderIndependent));
+        points.push(point(7, 2, Outcome::Broken("NaN".into())));
+        let s = Sweep {
+            spec: "test".into(),
+            format: Format::F64,
+            threads: vec![Some(1), Some(2)],
+            points,
+        };
+        let table = Table(&s).to_string();
+        assert!(
+            table.contains("depends on the thread count at n = 4..7"),
+            "{table}"
+        );
+        assert!(
+            table.contains("broken at n = 7 (2 threads): NaN"),
+            "{table}"
+        );
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use petgraph::graph::NodeIndex;
 
-use crate::tree::SummationTree;
+use fprev::tree::SummationTree;
 
 /// Every node's shape as a small integer. Two nodes share an id when their
 /// subtrees are equal up to shifting their leaf indices: the eight lanes of
@@ -14,7 +14,7 @@ use crate::tree::SummationTree;
 /// the blocks of a blocked sum; every leaf has the same id.
 ///
 /// ```
-/// use fprev::render::Shapes;
+/// use fprev_present::render::Shapes;
 /// use fprev::SummationTree;
 ///
 /// let t: SummationTree = "(((0+2)+(1+3))+((4+5)+(6+7)))".parse().unwrap();

@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use crate::error::{Error, Result};
+use fprev::error::{Error, Result};
 
 /// The SVG that `dot -Tsvg` makes of `source`; an error that says how to
 /// install it when `dot` is not on `PATH`.

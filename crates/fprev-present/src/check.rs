@@ -1,0 +1,51 @@
+//! A check's outcome in words (`fprev check`'s line, Python's
+//! `CheckResult.message`).
+
+use fprev::check::CheckReport;
+use fprev::format::Format;
+
+/// One line saying how the check of `tree` (a name for it) against the
+/// black box `spec` in `format` ended; `declared` is the black box's
+/// declared accumulator.
+///
+/// ```
+/// use fprev::{check, probe, Format, Order};
+/// use fprev_present::check::summary;
+///
+/// let opts = probe::ProbeOptions { n: Some(8), ..Default::default() };
+/// let mut bb = fprev::open("native:pairwise", &opts).unwrap();
+/// let report = check::check(&Order::Pairwise.tree(8), &mut bb, 10, 1).unwrap();
+/// assert_eq!(
+///     summary(&report, "the tree", "native:pairwise", Format::F32, Format::F32),
+///     "ok: 10 random f32 inputs, replay of the tree (adding in f32) matched native:pairwise \
+///      bit for bit"
+/// );
+/// ```
+pub fn summary(
+    report: &CheckReport,
+    tree: &str,
+    spec: &str,
+    format: Format,
+    declared: Format,
+) -> String {
+    match &report.mismatch {
+        None => {
+            let adding = match &report.model {
+                Some(m) => format!("nodes adding as {m}"),
+                None => format!("adding in {}", report.accumulator.unwrap_or(declared)),
+            };
+            format!(
+                "ok: {} random {format} inputs, replay of {tree} ({adding}) matched {spec} \
+                 bit for bit",
+                report.trials
+            )
+        }
+        Some(m) => format!(
+            "mismatch on trial {} ({} input): replay gave {:e}, {spec} gave {:e}",
+            m.trial + 1,
+            m.kind,
+            m.replayed,
+            m.black_box
+        ),
+    }
+}

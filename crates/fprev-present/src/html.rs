@@ -1,0 +1,290 @@
+//! A survey, and a comparison of two, as one self-contained HTML page:
+//! inline styles and drawings (SVG by Graphviz's `dot`), no scripts, no
+//! files beside it, so it can be mailed or kept as a CI artefact.
+//!
+//! The pages are askama templates (`templates/page.html`, `survey.html`,
+//! `compare.html`), checked at compile time and escaping every value; the
+//! code here only gathers what each cell says.
+
+use std::collections::BTreeMap;
+
+use askama::Template;
+use fprev::arith::Arithmetic;
+use fprev::survey::compare::{Comparison, EntryComparison, Verdict};
+use fprev::survey::{Entry, Status, Survey};
+use fprev::sweep::runs;
+use fprev::tree::SummationTree;
+
+use crate::render::{Caption, DRAW_WHOLE, Drawing};
+
+/// The largest size a survey page draws for an entry (collapsed past
+/// [`DRAW_WHOLE`]).
+pub const DRAWN_UP_TO: usize = 1024;
+
+/// Past this many models, an entry's arithmetic cell names the one at the
+/// largest size and lists the rest a click away.
+const FEW_MODELS: usize = 3;
+
+/// The page of `survey`: the machine, then one row per black box and
+/// dtype with its formula in words, where it changes, the arithmetic, the
+/// thread counts, and a drawing (where `draw` and Graphviz allow).
+pub fn survey_page(survey: &Survey, draw: bool) -> String {
+    let page = SurveyPage {
+        title: format!("fprev survey: {}", survey.machine.cpu),
+        survey,
+        facts: survey.machine.facts(),
+        draw,
+        rows: survey
+            .entries
+            .iter()
+            .enumerate()
+            // The first drawing open, the others a click away.
+            .map(|(k, e)| Row::of(e, draw, k == 0))
+            .collect(),
+    };
+    page.render().expect("a survey page renders") + "\n"
+}
+
+/// The page of a comparison of surveys `a` and `b` (named `names`): the
+/// machine facts that differ, then each black box with its verdict and
+/// why, and for one that differs, both trees at the first size where they
+/// part.
+pub fn compare_page(
+    c: &Comparison,
+    a: &Survey,
+    b: &Survey,
+    names: [&str; 2],
+    draw: bool,
+) -> String {
+    let page = ComparePage {
+        title: "fprev compare".into(),
+        c,
+        sides: [(names[0], a), (names[1], b)].map(|(name, s)| (name, s.machine.cpu.as_str())),
+        counts: [Verdict::Same, Verdict::Differ, Verdict::Unknown].map(|v| c.count(v)),
+        rows: c
+            .entries
+            .iter()
+            .map(|e| Compared::of(e, [a, b], draw))
+            .collect(),
+        only: [("A", &c.only_a), ("B", &c.only_b)]
+            .into_iter()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(side, list)| (side, list.join(", ")))
+            .collect(),
+    };
+    page.render().expect("a comparison page renders") + "\n"
+}
+
+#[derive(Template)]
+#[template(path = "survey.html")]
+struct SurveyPage<'a> {
+    title: String,
+    survey: &'a Survey,
+    facts: Vec<(String, String)>,
+    draw: bool,
+    rows: Vec<Row<'a>>,
+}
+
+/// What one entry's row says, cell by cell.
+struct Row<'a> {
+    e: &'a Entry,
+    /// `explained`, `not-explained`, `not revealed` or `failed`.
+    status: &'static str,
+    /// The status as a class name.
+    class: String,
+    /// The sizes with a tree, as runs.
+    trees: String,
+    /// The sizes where the formula does not hold, as runs (empty: none).
+    departures: String,
+    /// Where the rule changes: `(from n, formula)` after the first.
+    changes: Vec<(usize, String)>,
+    /// Each model and the sizes it was confirmed at, as runs.
+    models: Vec<(String, String)>,
+    /// With more than [`FEW_MODELS`]: the largest size with a model, and
+    /// that model.
+    largest: Option<(usize, String)>,
+    threads: Threads,
+    drawing: Option<Drawn>,
+}
+
+/// An entry's thread cell.
+enum Threads {
+    NotVaried,
+    NotCompared(String),
+    Same { counts: String, sizes: String },
+    Depends { sizes: String, detail: Vec<String> },
+}
+
+/// An entry's drawing: the tree at its largest size up to
+/// [`DRAWN_UP_TO`], open or a click away.
+struct Drawn {
+    open: bool,
+    n: usize,
+    collapsed: bool,
+    svg: Result<String, String>,
+}
+
+impl<'a> Row<'a> {
+    fn of(e: &'a Entry, draw: bool, open: bool) -> Self {
+        let mut by_model: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for s in &e.sizes {
+            let what = match (&s.arithmetic, s.outcome.as_str()) {
+                (Some(m), _) => m.to_string(),
+                (None, "unconfirmed") => "not plain additions: no model found".into(),
+                (None, other) => other.to_string(),
+            };
+            by_model.entry(what).or_default().push(s.n);
+        }
+        let largest = e
+            .sizes
+            .iter()
+            .filter(|s| s.arithmetic.is_some())
+            .max_by_key(|s| s.n)
+            .filter(|_| by_model.len() > FEW_MODELS)
+            .map(|s| {
+                (
+                    s.n,
+                    s.arithmetic
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default(),
+                )
+            });
+        let trees: Vec<usize> = e
+            .sizes
+            .iter()
+            .filter(|s| s.outcome == "tree")
+            .map(|s| s.n)
+            .collect();
+        let threads = match &e.threads {
+            None => Threads::NotVaried,
+            Some(t) if t.error.is_some() => {
+                Threads::NotCompared(t.error.clone().unwrap_or_default())
+            }
+            Some(t) if t.dependent.is_empty() => Threads::Same {
+                counts: t
+                    .counts
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                sizes: runs(&t.sizes),
+            },
+            Some(t) => Threads::Depends {
+                sizes: runs(&t.dependent),
+                detail: t.detail.clone(),
+            },
+        };
+        let status = match e.status {
+            Status::Explained => "explained",
+            Status::NotExplained => "not-explained",
+            Status::NotRevealed => "not revealed",
+            Status::Failed => "failed",
+        };
+        Row {
+            e,
+            status,
+            class: status.replace(' ', "-"),
+            trees: runs(&trees),
+            departures: runs(&e.departures()),
+            changes: e.regimes().into_iter().skip(1).collect(),
+            models: by_model.into_iter().map(|(m, n)| (m, runs(&n))).collect(),
+            largest,
+            threads,
+            drawing: draw.then(|| Drawn::of(e, open)).flatten(),
+        }
+    }
+}
+
+impl Drawn {
+    /// `e`'s tree at the largest size up to [`DRAWN_UP_TO`] revealed,
+    /// collapsed past [`DRAW_WHOLE`] summands.
+    fn of(e: &Entry, open: bool) -> Option<Self> {
+        let n = e
+            .sizes
+            .iter()
+            .filter(|s| s.outcome == "tree" && s.n <= DRAWN_UP_TO)
+            .map(|s| s.n)
+            .max()?;
+        let tree = e.tree_at(n)?;
+        let caption = Caption {
+            black_box: Some(format!("{} {}", e.spec, e.dtype)),
+            ..Caption::default()
+        };
+        Some(Drawn {
+            open,
+            n,
+            collapsed: n > DRAW_WHOLE,
+            svg: svg(&tree, e.model_at(n), caption),
+        })
+    }
+}
+
+/// `tree` as inline SVG, or why there is none.
+fn svg(
+    tree: &SummationTree,
+    model: Option<&Arithmetic>,
+    caption: Caption,
+) -> Result<String, String> {
+    let bytes = Drawing::new(tree)
+        .arithmetic(model)
+        .caption(caption)
+        .svg()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&bytes);
+    // The XML prologue and doctype have no place inside HTML.
+    Ok(text
+        .find("<svg")
+        .map_or_else(String::new, |at| text[at..].to_string()))
+}
+
+#[derive(Template)]
+#[template(path = "compare.html")]
+struct ComparePage<'a> {
+    title: String,
+    c: &'a Comparison,
+    /// Each survey's name and CPU.
+    sides: [(&'a str, &'a str); 2],
+    /// How many black boxes are the same, differ, and are unknown.
+    counts: [usize; 3],
+    rows: Vec<Compared<'a>>,
+    /// The side, and what only it surveyed.
+    only: Vec<(&'static str, String)>,
+}
+
+/// One black box's row of a comparison.
+struct Compared<'a> {
+    e: &'a EntryComparison,
+    /// `same`, `differ` or `unknown`.
+    class: &'static str,
+    /// The facts behind the verdict, below its reason.
+    extras: Vec<&'a String>,
+    /// For a difference, each side's tree at the first differing size.
+    drawings: [Option<(usize, Result<String, String>)>; 2],
+}
+
+impl<'a> Compared<'a> {
+    fn of(e: &'a EntryComparison, surveys: [&Survey; 2], draw: bool) -> Self {
+        // The facts behind a difference; a black box whose bits held
+        // needs none.
+        let suspects = e.suspects.iter().filter(|_| e.verdict != Verdict::Same);
+        let drawings = match (e.first_differing, draw && e.verdict == Verdict::Differ) {
+            (Some(n), true) => surveys.map(|s| {
+                let entry = s.entry(&e.spec, &e.dtype)?;
+                let tree = entry.tree_at(n)?;
+                Some((n, svg(&tree, entry.model_at(n), Caption::default())))
+            }),
+            _ => [None, None],
+        };
+        Compared {
+            e,
+            class: match e.verdict {
+                Verdict::Same => "same",
+                Verdict::Differ => "differ",
+                Verdict::Unknown => "unknown",
+            },
+            extras: e.threads.iter().chain(suspects).collect(),
+            drawings,
+        }
+    }
+}

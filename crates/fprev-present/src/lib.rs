@@ -1,0 +1,28 @@
+//! # fprev-present: what fprev shows people
+//!
+//! The [`fprev`] library finds trees, formulas, sweeps, checks and
+//! surveys, and keeps them as data; this crate turns that data into text,
+//! drawings and pages. The `fprev` command and the Python package both
+//! print through it, so a tree reads the same from either.
+//!
+//! One module per output format or concern:
+//!
+//! - [`render`]: a tree drawn: its text form with a summary, Graphviz DOT,
+//!   and SVG by the `dot` program (one file per form under `render/`, with
+//!   the collapsed outline, shapes and legend of large trees);
+//! - [`sweep`]: a sweep as a table ([`sweep::Table`]);
+//! - [`check`]: a check's outcome in one line ([`check::summary`]);
+//! - [`html`]: a survey, and a comparison of two, as one self-contained
+//!   HTML page (askama templates under `templates/`).
+//!
+//! ```
+//! use fprev::Order;
+//!
+//! let t = Order::Pairwise.tree(4);
+//! assert_eq!(fprev_present::render::text(&t).lines().next(), Some(t.to_text().as_str()));
+//! ```
+
+pub mod check;
+pub mod html;
+pub mod render;
+pub mod sweep;
