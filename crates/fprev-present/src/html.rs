@@ -75,6 +75,28 @@ pub fn compare_page(
     page.render().expect("a comparison page renders") + "\n"
 }
 
+/// How the pages escape text: `&`, `<`, `>` and `"` as named entities
+/// (`askama.toml` makes it the escaper of `.html` templates).
+#[derive(Clone, Copy, Debug)]
+struct Escape;
+
+impl askama::filters::Escaper for Escape {
+    fn write_escaped_str<W: std::fmt::Write>(&self, mut dest: W, text: &str) -> std::fmt::Result {
+        let mut rest = text;
+        while let Some(at) = rest.find(['&', '<', '>', '"']) {
+            dest.write_str(&rest[..at])?;
+            dest.write_str(match rest.as_bytes()[at] {
+                b'&' => "&amp;",
+                b'<' => "&lt;",
+                b'>' => "&gt;",
+                _ => "&quot;",
+            })?;
+            rest = &rest[at + 1..];
+        }
+        dest.write_str(rest)
+    }
+}
+
 #[derive(Template)]
 #[template(path = "survey.html")]
 struct SurveyPage<'a> {
@@ -286,5 +308,21 @@ impl<'a> Compared<'a> {
             extras: e.threads.iter().chain(suspects).collect(),
             drawings,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use askama::filters::Escaper;
+
+    use super::Escape;
+
+    #[test]
+    fn text_is_escaped_by_name_as_it_always_was() {
+        let mut out = String::new();
+        Escape
+            .write_escaped_str(&mut out, r#"a <b> & "c" 'd'"#)
+            .unwrap();
+        assert_eq!(out, "a &lt;b&gt; &amp; &quot;c&quot; 'd'");
     }
 }

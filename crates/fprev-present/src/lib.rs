@@ -12,6 +12,7 @@
 //!   the collapsed outline, shapes and legend of large trees);
 //! - [`sweep`]: a sweep as a table ([`sweep::Table`]);
 //! - [`check`]: a check's outcome in one line ([`check::summary`]);
+//! - [`compare`]: a comparison of two surveys in text ([`compare::text`]);
 //! - [`html`]: a survey, and a comparison of two, as one self-contained
 //!   HTML page (askama templates under `templates/`).
 //!
@@ -23,6 +24,7 @@
 //! ```
 
 pub mod check;
+pub mod compare;
 pub mod html;
 pub mod render;
 pub mod sweep;

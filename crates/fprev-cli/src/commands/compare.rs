@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use fprev::error::Result;
 use fprev::survey::{Survey, compare};
-use fprev_present::html;
+use fprev_present::{compare::text, html};
 
 use crate::args::{CompareArgs, Report};
 use crate::write::{self, check_writable, write_out};
@@ -26,7 +26,7 @@ pub(super) fn run(a: CompareArgs) -> Result<i32> {
         Report::Quiet => {}
         Report::Json => write::println(c.to_json())?,
         Report::Text => {
-            write::print(compare::text(&c, &names[0], &names[1]).as_bytes())?;
+            write::print(text(&c, &names[0], &names[1]).as_bytes())?;
             if c.entries.is_empty() {
                 write::println("no black box and dtype is in both surveys: nothing was compared")?;
             }
