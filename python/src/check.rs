@@ -9,7 +9,7 @@ use fprev_present::check::summary;
 use pyo3::prelude::*;
 
 use crate::black_box::{format, probe};
-use crate::errors::{from_probe, to_py};
+use crate::errors::to_py;
 use crate::tree::Tree;
 
 /// How a check ended; true when the tree reproduced every trial.
@@ -57,10 +57,7 @@ pub(crate) fn same_bits_(
     let format = format(dtype)?;
     let mut a = probe(py, call_a, label_a, n, format, Described::default())?;
     let mut b = probe(py, call_b, label_b, n, format, Described::default())?;
-    let outcome = same_bits(&mut a, &mut b, trials, seed).map_err(|e| {
-        let taken = a.take_exception().or_else(|| b.take_exception());
-        taken.unwrap_or_else(|| to_py(e))
-    })?;
+    let outcome = same_bits(&mut a, &mut b, trials, seed).map_err(to_py)?;
     Ok(outcome.err().map(|mut d| {
         d.left_name = label_a.to_string();
         d.right_name = label_b.to_string();
@@ -98,7 +95,7 @@ pub(crate) fn check(
         }
         None => check_row(tree.tree(), &mut probe, trials, seed, row),
     }
-    .map_err(|e| from_probe(&mut probe, e))?;
+    .map_err(to_py)?;
     let declared = fprev::Probe::accumulator(&probe);
     Ok(Check {
         ok: report.mismatch.is_none(),

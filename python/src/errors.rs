@@ -1,8 +1,9 @@
-//! The Python exceptions of the crate's errors.
+//! The Python exceptions of the crate's errors, each remedy worded in the
+//! keyword arguments that carry it out (`give a smaller n`,
+//! `give algo="fprev"`).
 
 use fprev::Error;
-use fprev::error::{Kind, Report};
-use fprev::probe::python::PythonProbe;
+use fprev::error::{Kind, Remedy, Setting, report_with};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
@@ -26,18 +27,62 @@ create_exception!(
     "The black box gives the same bits in every order (an exact or pre-rounded sum): no summation tree describes it."
 );
 
-/// The Python exception for an error of the crate.
+/// The Python exception for an error of the crate: the one the black box
+/// raised, where it raised one.
 pub(crate) fn to_py(e: Error) -> PyErr {
-    let message = Report(&e).to_string();
-    match (e.kind(), e) {
-        (_, Error::File { source, .. }) => PyOSError::new_err((source.raw_os_error(), message)),
-        (Kind::Input, _) => PyValueError::new_err(message),
-        (Kind::BlackBox, _) => BlackBoxError::new_err(message),
+    let message = line(&e);
+    let (kind, os_error) = match &e {
+        Error::File { source, .. } => (e.kind(), Some(source.raw_os_error())),
+        _ => (e.kind(), None),
+    };
+    if let Some(Ok(raised)) = e.raised().map(|raised| raised.downcast::<PyErr>()) {
+        return *raised;
+    }
+    match (kind, os_error) {
+        (_, Some(errno)) => PyOSError::new_err((errno, message)),
+        (Kind::Input, None) => PyValueError::new_err(message),
+        (Kind::BlackBox, None) => BlackBoxError::new_err(message),
     }
 }
 
-/// The error of a call that ran the black box: what the callable raised
-/// (with its traceback), else the crate's error.
-pub(crate) fn from_probe(probe: &mut PythonProbe, e: Error) -> PyErr {
-    probe.take_exception().unwrap_or_else(|| to_py(e))
+/// `e` and every cause below it on one line, remedies in keyword arguments.
+pub(crate) fn line(e: &Error) -> String {
+    report_with(e, &words)
+}
+
+/// The keyword argument of the Python API that gives a setting, where
+/// one does.
+fn keyword(setting: Setting) -> Option<&'static str> {
+    match setting {
+        Setting::N => Some("n"),
+        Setting::Algorithm => Some("algo"),
+        Setting::Dtype => Some("dtype"),
+        Setting::Accumulator => Some("accumulator"),
+        Setting::Threads => Some("threads"),
+        Setting::Shape | Setting::Batch | Setting::Ranks | Setting::OutputFormat => None,
+    }
+}
+
+/// A remedy in keyword arguments (`give algo="fprev"`); in plain words
+/// where the Python API has no keyword for a setting it names.
+fn words(remedy: &Remedy) -> String {
+    let named = |s: &Setting| keyword(*s).ok_or(());
+    let worded = match remedy {
+        Remedy::Smaller(s) => named(s).map(|k| format!("give a smaller {k}")),
+        Remedy::Give(Setting::OutputFormat, _) => Ok("Tree.to_dot() gives the source".into()),
+        Remedy::Give(s, values) => named(s).map(|k| {
+            let given: Vec<String> = values.iter().map(|v| format!("{k}=\"{v}\"")).collect();
+            format!("give {}", given.join(" or "))
+        }),
+        Remedy::AtLeast(s, least) => named(s).map(|k| format!("give {k}={least} or more")),
+        Remedy::Wider(settings) => settings
+            .iter()
+            .map(named)
+            .collect::<Result<Vec<_>, _>>()
+            .map(|ks| format!("use a wider {}", ks.join(" or "))),
+        Remedy::Drop(s) => named(s).map(|k| format!("leave out {k}")),
+        Remedy::AppliesTo(s, what) => named(s).map(|k| format!("{k} applies to {what}")),
+        Remedy::Or(remedy, other) => Ok(format!("{}, or {other}", words(remedy))),
+    };
+    worded.unwrap_or_else(|()| remedy.to_string())
 }

@@ -42,15 +42,13 @@ pub(crate) fn explain(
         accumulator: accumulator.map(self::format).transpose()?,
         may_fuse: may_fuse.unwrap_or(true),
     };
-    // What the callable raised, to raise in turn: the workflow drops each
-    // size's black box.
-    let mut raised = None;
+    // What the callable raised travels in the error, to raise in turn.
     let mut open_at = |n| -> fprev::Result<Box<dyn Probe>> {
-        let at = probe(py, call, label, n, format, described).map_err(|e| {
-            let message = e.to_string();
-            raised = Some(e);
-            fprev::Error::Input(message)
-        })?;
+        let at =
+            probe(py, call, label, n, format, described).map_err(|e| fprev::Error::Raised {
+                error: Box::new(fprev::Error::Input(e.to_string())),
+                raised: Box::new(e),
+            })?;
         Ok(Box::new(at))
     };
     let confirm = Confirm {
@@ -65,9 +63,6 @@ pub(crate) fn explain(
         &mut open_at,
         &mut Silent,
     );
-    if let Some(e) = raised {
-        return Err(e);
-    }
     match explained.map_err(to_py)? {
         Explained::Found { inference, trees } => Ok((
             inference.formula.map(|f| (f.to_string(), f.sentence())),

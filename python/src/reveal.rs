@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use fprev::error::Report;
 use fprev::probe::python::Described;
 use fprev::reveal::{Algorithm, Observer, Options, Progress};
 use fprev::workflow::{self, Confirm, Note, Outcome, Request, Seek};
@@ -12,7 +11,7 @@ use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 
 use crate::black_box::{format, probe};
-use crate::errors::{OrderIndependentError, UnconfirmedWarning, from_probe};
+use crate::errors::{OrderIndependentError, UnconfirmedWarning, line, to_py};
 use crate::tree::Tree;
 
 /// A one-line progress report on Python's `sys.stderr` (so that Jupyter
@@ -108,7 +107,7 @@ impl Watch {
             Note::NoArithmetic {
                 why,
                 worth_saying: true,
-            } => Some(format!(" ({})", Report(why))),
+            } => Some(format!(" ({})", line(why))),
             _ => None,
         });
         for note in &self.notes {
@@ -187,7 +186,7 @@ pub(crate) fn reveal(
         notes: Vec::new(),
     };
     let outcome = workflow::reveal(&mut black_box, label, &request, &mut open_at, &mut watch)
-        .map_err(|e| from_probe(&mut black_box, e))?;
+        .map_err(to_py)?;
     watch.warn(py)?;
     match outcome {
         Outcome::Revealed(r) => Ok(Tree { doc: r.document }),

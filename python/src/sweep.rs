@@ -13,7 +13,7 @@ use crate::tree::Tree;
 
 /// A Python black box opened for each size of a sweep, which keeps what
 /// the callable raised for [`sweep`] to raise in turn (the crate's sweep
-/// drops its probes).
+/// records a size that broke as text, and goes on).
 struct Stashing {
     probe: PythonProbe,
     raised: std::rc::Rc<std::cell::RefCell<Option<PyErr>>>,
@@ -27,10 +27,10 @@ impl Stashing {
         f: impl FnOnce(&mut PythonProbe) -> fprev::Result<T>,
     ) -> fprev::Result<T> {
         let r = f(&mut self.probe);
-        if r.is_err()
-            && let Some(e) = self.probe.take_exception()
+        if let Err(fprev::Error::Raised { raised, .. }) = &r
+            && let Some(raised) = raised.downcast_ref::<PyErr>()
         {
-            *self.raised.borrow_mut() = Some(e);
+            *self.raised.borrow_mut() = Some(Python::attach(|py| raised.clone_ref(py)));
         }
         r
     }

@@ -1,7 +1,8 @@
 //! The `fprev` command line, a thin layer over the library: this file is the
 //! entry point only (crash guard, MPI session, parsing, exit status).
 //! `args` says what the command line means, `commands` runs it, `output`
-//! and `write` put its results on stdout or in files.
+//! and `write` put its results on stdout or in files, `errors` its errors
+//! (in flags) on stderr, with their exit statuses.
 //!
 //! Two programs run it: the `fprev` binary (`src/main.rs`), and the Python
 //! package's `fprev` console script, which calls [`run_main`] inside the
@@ -12,6 +13,7 @@
 
 mod args;
 mod commands;
+mod errors;
 mod guard;
 mod mpi_job;
 mod output;
@@ -24,9 +26,8 @@ pub use supervisor::{fork, supervise};
 
 use clap::Parser;
 
-use fprev::error::{Error, Report};
-
 use args::Cli;
+use errors::report;
 
 /// Runs the command line `args` (the program's name first, as
 /// `std::env::args_os` gives it) and returns the process exit status,
@@ -69,7 +70,8 @@ where
         Err(e) => {
             // A value the library refused (a spec no family names) is said
             // as the library's other errors are, in one line.
-            let refused = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<Error>());
+            let refused =
+                std::error::Error::source(&e).and_then(|s| s.downcast_ref::<fprev::Error>());
             if let Some(refused) = refused {
                 return report(refused);
             }
@@ -82,13 +84,6 @@ where
     };
     init_logging(cli.verbose);
     commands::run(cli.command).unwrap_or_else(|e| report(&e))
-}
-
-/// Prints `e` with every cause below it (`cannot read t.json: No such file
-/// or directory`) on one line, and returns the exit status its kind maps to.
-fn report(e: &Error) -> i32 {
-    eprintln!("fprev: error: {}", Report(e));
-    e.exit_code()
 }
 
 /// Logs on stderr at `-v` (debug) or `-vv` (trace), or as `RUST_LOG` says

@@ -1,11 +1,11 @@
 //! What a user sees while a workflow runs: its progress bars, and its notes
 //! as `fprev: note:` and `fprev: warning:` lines on stderr.
 
-use fprev::error::Report;
 use fprev::reveal::{self, Progress};
 use fprev::sweep::Observer as _;
 use fprev::workflow::{self, Note};
 
+use crate::errors::line;
 use crate::progress::{RevealBar, SweepBar};
 
 /// Draws a workflow's progress and says its notes as they come; the
@@ -19,13 +19,16 @@ pub(crate) struct Watch {
     pub(crate) unconfirmed: Option<Note>,
 }
 
-/// Says `note` on stderr, as a note or a warning.
+/// Says `note` on stderr, as a note or a warning (an error in it with its
+/// remedy in flags).
 pub(crate) fn say(note: &Note) {
     match note {
         Note::NoArithmetic {
             why,
             worth_saying: false,
-        } => tracing::info!("arithmetic: {}", Report(why)),
+        } => tracing::info!("arithmetic: {}", line(why)),
+        Note::NoArithmetic { why, .. } => eprintln!("fprev: note: arithmetic: {}", line(why)),
+        Note::NotProven(why) => eprintln!("fprev: note: not proven: {}", line(why)),
         n if n.is_warning() => eprintln!("fprev: warning: {n}"),
         n => eprintln!("fprev: note: {n}"),
     }

@@ -205,8 +205,8 @@ impl fmt::Display for Table<'_> {
             writeln!(
                 f,
                 "arithmetic: at n = {} plain additions in one format differ from the black \
-                 box, and a model of each node's format and rounding replays its bits (--format \
-                 json lists them)",
+                 box, and a model of each node's format and rounding replays its bits (the \
+                 JSON form lists them)",
                 ranges(&modelled)
             )?;
         }

@@ -173,7 +173,7 @@ pub(crate) fn check_models_all(
 fn check_shape(tree: &SummationTree, probe: &dyn Probe, row: usize) -> Result<()> {
     if row >= probe.max_batch().max(1) {
         return Err(Error::Input(format!(
-            "--row {row}: this black box sums {} rows a call",
+            "no row {row}: this black box sums {} rows a call",
             probe.max_batch().max(1)
         )));
     }

@@ -1,5 +1,6 @@
-//! The error type, the [`Kind`] of fault each error is, and the exit status
-//! each kind maps to (docs/DESIGN.md, Exit codes).
+//! The error type, the [`Kind`] of fault each error is (a front end maps
+//! kinds to what it reports: the command line to exit statuses, docs/DESIGN.md,
+//! Exit codes), and the [`Remedy`] an error may carry.
 //!
 //! Where a cause exists (a file the system would not read, JSON that did not
 //! parse) it is kept as the error's [`source`](std::error::Error::source),
@@ -11,10 +12,25 @@
 //!
 //! let e = TreeDocument::read("no/such/tree.json".as_ref()).unwrap_err();
 //! assert_eq!(e.kind(), Kind::Input);
-//! assert_eq!(e.exit_code(), 2);
 //! assert!(std::error::Error::source(&e).is_some());
 //! let line = Report(&e).to_string();
 //! assert!(line.starts_with("cannot read no/such/tree.json: "), "{line}");
+//! ```
+//!
+//! What to do about an error is data, a [`Remedy`] in terms of the
+//! [`Setting`]s a user gives: the library words it with plain names, and a
+//! front end with its own (a flag, a keyword) through [`report_with`].
+//!
+//! ```
+//! use fprev::error::{Error, Remedy, Report, Setting, report_with};
+//!
+//! let e = Error::Input("n = 900 is too large".into()).advise(Remedy::Smaller(Setting::N));
+//! assert_eq!(Report(&e).to_string(), "n = 900 is too large; give a smaller n");
+//! let flags = |r: &Remedy| match r {
+//!     Remedy::Smaller(Setting::N) => "give a smaller -n".to_string(),
+//!     other => other.to_string(),
+//! };
+//! assert_eq!(report_with(&e, &flags), "n = 900 is too large; give a smaller -n");
 //! ```
 
 use std::fmt;
@@ -61,15 +77,120 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// An error a foreign black box raised (a Python exception): `error`
+    /// says it in one line for a report, and `raised` is the original, for
+    /// a front end that hands it back (by downcasting). `raised` is not a
+    /// [`source`](std::error::Error::source): the line already quotes it.
+    #[error("{error}")]
+    Raised {
+        /// The error in the crate's terms, with its kind.
+        error: Box<Error>,
+        /// The foreign error itself.
+        raised: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// An error and what to do about it. The remedy is data, for a front
+    /// end to word with its own names for settings ([`report_with`]); the
+    /// inner error is not a [`source`](std::error::Error::source), so that a
+    /// report says it once.
+    #[error("{error}; {remedy}")]
+    Advised {
+        /// What went wrong.
+        error: Box<Error>,
+        /// What to do about it.
+        remedy: Remedy,
+    },
 }
 
-/// Whose fault an error is, which decides the exit status.
+/// What a user sets, named in a [`Remedy`]: each front end has its own
+/// name for it (a flag, a keyword argument).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// The summand count `n`.
+    N,
+    /// The matrix shape `M,N,K` of a GEMV or GEMM.
+    Shape,
+    /// The algorithm that reveals the order.
+    Algorithm,
+    /// The input format (the dtype).
+    Dtype,
+    /// The format the black box accumulates in.
+    Accumulator,
+    /// Inputs a call, for a black box that sums several.
+    Batch,
+    /// The number of MPI ranks of the job.
+    Ranks,
+    /// The thread count.
+    Threads,
+    /// The format of the output.
+    OutputFormat,
+}
+
+impl Setting {
+    /// The setting's plain name: `the accumulator`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Setting::N => "n",
+            Setting::Shape => "the shape",
+            Setting::Algorithm => "the algorithm",
+            Setting::Dtype => "the input format",
+            Setting::Accumulator => "the accumulator",
+            Setting::Batch => "the batch",
+            Setting::Ranks => "the number of MPI ranks",
+            Setting::Threads => "the thread count",
+            Setting::OutputFormat => "the output format",
+        }
+    }
+}
+
+/// What to do about an error, in terms of [`Setting`]s. Its `Display`
+/// words it with plain names; a front end words it with its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Remedy {
+    /// Give a smaller value of the setting.
+    Smaller(Setting),
+    /// Give the setting one of these values (a placeholder such as `P`
+    /// where the user picks it).
+    Give(Setting, &'static [&'static str]),
+    /// Give the setting this value or more.
+    AtLeast(Setting, usize),
+    /// Give a wider format for one of these settings.
+    Wider(&'static [Setting]),
+    /// Leave the setting out.
+    Drop(Setting),
+    /// The setting applies only to these black boxes, not this one.
+    AppliesTo(Setting, &'static str),
+    /// The remedy, or else what the text says.
+    Or(Box<Remedy>, &'static str),
+}
+
+impl fmt::Display for Remedy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Remedy::Smaller(s) => write!(f, "give a smaller {}", s.name()),
+            Remedy::Give(s, values) => write!(f, "set {} to {}", s.name(), values.join(" or ")),
+            Remedy::AtLeast(s, least) => write!(f, "set {} to {least} or more", s.name()),
+            Remedy::Wider(settings) => {
+                let names: Vec<&str> = settings
+                    .iter()
+                    .map(|s| s.name().trim_start_matches("the "))
+                    .collect();
+                write!(f, "use a wider {}", names.join(" or "))
+            }
+            Remedy::Drop(s) => write!(f, "leave out {}", s.name()),
+            Remedy::AppliesTo(s, what) => write!(f, "{} applies to {what}", s.name()),
+            Remedy::Or(remedy, other) => write!(f, "{remedy}, or {other}"),
+        }
+    }
+}
+
+/// Whose fault an error is, which decides how a front end reports it (the
+/// command line's exit status).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// Bad usage or input, or a system that refused what fprev needs
-    /// (a file, a thread, a process). Exit status 2.
+    /// (a file, a thread, a process).
     Input,
-    /// The black box broke an assumption of the method. Exit status 3.
+    /// The black box broke an assumption of the method.
     BlackBox,
 }
 
@@ -83,6 +204,32 @@ impl Error {
         }
     }
 
+    /// This error with what to do about it.
+    pub fn advise(self, remedy: Remedy) -> Self {
+        Error::Advised {
+            error: Box::new(self),
+            remedy,
+        }
+    }
+
+    /// This error without what it carries besides (a remedy, a foreign
+    /// error): what went wrong, to match on.
+    pub fn plain(&self) -> &Error {
+        match self {
+            Error::Advised { error, .. } | Error::Raised { error, .. } => error.plain(),
+            e => e,
+        }
+    }
+
+    /// The foreign error (a Python exception) this error carries, if any.
+    pub fn raised(self) -> Option<Box<dyn std::error::Error + Send + Sync>> {
+        match self {
+            Error::Raised { raised, .. } => Some(raised),
+            Error::Advised { error, .. } => error.raised(),
+            _ => None,
+        }
+    }
+
     /// Whose fault this error is.
     pub fn kind(&self) -> Kind {
         match self {
@@ -90,14 +237,7 @@ impl Error {
             Error::Input(_) | Error::File { .. } | Error::Json { .. } | Error::System { .. } => {
                 Kind::Input
             }
-        }
-    }
-
-    /// The process exit status for this error.
-    pub fn exit_code(&self) -> i32 {
-        match self.kind() {
-            Kind::Input => 2,
-            Kind::BlackBox => 3,
+            Error::Advised { error, .. } | Error::Raised { error, .. } => error.kind(),
         }
     }
 }
@@ -114,14 +254,33 @@ pub struct Report<'a>(pub &'a (dyn std::error::Error + 'static));
 
 impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut cause = self.0.source();
-        while let Some(e) = cause {
-            write!(f, ": {e}")?;
-            cause = e.source();
-        }
-        Ok(())
+        f.write_str(&report_with(self.0, &|r| r.to_string()))
     }
+}
+
+/// `e` and every cause below it on one line, as [`Report`] writes it, with
+/// each [`Remedy`] worded by `words`: a front end's names for settings.
+pub fn report_with(
+    e: &(dyn std::error::Error + 'static),
+    words: &dyn Fn(&Remedy) -> String,
+) -> String {
+    let mut line = String::new();
+    let mut cause = Some(e);
+    while let Some(e) = cause {
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        if let Some(Error::Advised { error, remedy }) = e.downcast_ref::<Error>() {
+            let error: &Error = error;
+            line.push_str(&report_with(error, words));
+            line.push_str("; ");
+            line.push_str(&words(remedy));
+            break;
+        }
+        line.push_str(&e.to_string());
+        cause = e.source();
+    }
+    line
 }
 
 /// Shorthand for results in this crate.

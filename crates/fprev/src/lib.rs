@@ -27,7 +27,8 @@
 //! - [`arith`]: what each node computes (format, rounding, a fused node's window);
 //! - [`order`]: reference orders ([`Order`]) as loops and as trees;
 //! - [`inputs`]: random inputs whose sums depend on the order;
-//! - [`error`]: the [`Error`] type, its [`Kind`](error::Kind) and exit status;
+//! - [`error`]: the [`Error`] type, its [`Kind`](error::Kind) and the
+//!   [`Remedy`](error::Remedy) it may carry, in terms of settings;
 //! - [`reduce`]: reproducible reducers, starting with tree [`Replay`](reduce::Replay);
 //! - [`document`], [`shape`]: saving and summarising trees (drawing them, and every
 //!   other text, table and page for people, is the `fprev-present` crate's);

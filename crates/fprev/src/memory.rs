@@ -9,7 +9,7 @@
 //! assert!(memory::check_reveal(1 << 50).is_err());
 //! ```
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 
 /// Bytes a reveal holds per summand, with room to spare: the engine's
 /// trees, subproblems and inputs came to about 700 bytes a summand for a
@@ -21,7 +21,7 @@ pub const BYTES_PER_SUMMAND: u64 = 1024;
 /// this machine (or the control group the process runs in) has available.
 pub fn check_reveal(n: usize) -> Result<()> {
     match too_large(n) {
-        Some(why) => Err(Error::Input(format!("{why}: give a smaller -n"))),
+        Some(why) => Err(Error::Input(why).advise(Remedy::Smaller(Setting::N))),
         None => Ok(()),
     }
 }

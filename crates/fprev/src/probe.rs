@@ -305,7 +305,7 @@ pub const DEFAULT_N: usize = 32;
 pub fn resolve_n(spec: &str, opts: &ProbeOptions) -> Result<usize> {
     match (opts.n, opts.shape) {
         (Some(n), Some([_, _, k])) if n != k => Err(Error::Input(format!(
-            "{spec}: -n {n} disagrees with --shape's K = {k} (the reduced dimension)"
+            "{spec}: n = {n} disagrees with the shape's K = {k} (the reduced dimension)"
         ))),
         (Some(n), _) => Ok(n),
         (None, Some([_, _, k])) => Ok(k),

@@ -56,7 +56,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use crate::document::Stats;
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 use crate::probe::Probe;
 use crate::tree::SummationTree;
 use observer::Placement;
@@ -386,9 +386,10 @@ fn reveal_with(
     let started = Instant::now();
     crate::memory::check_reveal(probe.n())?;
     if opts.batch == Some(0) {
-        return Err(Error::Input(
-            "a batch of 0 inputs a call reveals nothing: give --batch 1 or more".into(),
-        ));
+        return Err(
+            Error::Input("a batch of 0 inputs a call reveals nothing".into())
+                .advise(Remedy::AtLeast(Setting::Batch, 1)),
+        );
     }
     let mut oracle = Oracle::new(probe)?;
     let mut notes: Vec<String> = oracle
@@ -410,9 +411,12 @@ fn reveal_with(
     let tree = match tree {
         // Only FPRev tells a fused node (itself order-independent) from
         // an order-independent sum; the binary-only algorithms say so.
-        Err(Error::BlackBox(m))
-            if opts.algorithm == Algorithm::Fprev && oracle.order_independent()? =>
+        Err(e)
+            if matches!(e.plain(), Error::BlackBox(_))
+                && opts.algorithm == Algorithm::Fprev
+                && oracle.order_independent()? =>
         {
+            let m = e.plain();
             return Ok(Outcome::OrderIndependent(format!(
                 "the black box sums its {} summands order-independently: every order of \
                  random inputs gave the same bits (an exact or pre-rounded sum), so no \
@@ -420,7 +424,8 @@ fn reveal_with(
                 oracle.n()
             )));
         }
-        Err(Error::BlackBox(m)) => {
+        Err(e) if matches!(e.plain(), Error::BlackBox(_)) => {
+            let m = e.plain().to_string();
             // FPRev takes fused nodes in its stride: answers that fit no
             // tree there, from a black box more accurate than additions,
             // are those of a compensated sum.
@@ -439,15 +444,23 @@ fn reveal_with(
                 ),
                 None => m,
             };
-            Err(Error::BlackBox(if oracle.rows() > 1 {
+            let said = Error::BlackBox(if oracle.rows() > 1 {
                 format!(
                     "{m}; rows of a batched black box may follow different orders that \
-                     agreed on the row check's inputs: --batch 1 reveals row 0's order one \
+                     agreed on the row check's inputs: a batch of 1 reveals row 0's order one \
                      query per call"
                 )
             } else {
                 m
-            }))
+            });
+            // An exception the black box raised stays with what is said of it.
+            Err(match e.raised() {
+                Some(raised) => Error::Raised {
+                    error: Box::new(said),
+                    raised,
+                },
+                None => said,
+            })
         }
         tree => tree,
     }?;

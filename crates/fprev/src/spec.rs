@@ -27,7 +27,7 @@ use std::ops::Range;
 pub use families::{FAMILIES, Family};
 use families::{Grammar, family};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
 use crate::probe::{Probe, ProbeOptions};
 
@@ -235,24 +235,26 @@ impl Spec {
         if opts.format == Format::X87 || opts.accumulator == Some(Format::X87) {
             return Err(Error::Input(
                 "x87 is not a format to give: inputs come as f64 (or narrower), and an x87 \
-                 accumulator is what `reveal` finds in a black box's arithmetic; use --dtype f64"
+                 accumulator is what a reveal finds in a black box's arithmetic"
                     .into(),
-            ));
+            )
+            .advise(Remedy::Give(Setting::Dtype, &["f64"])));
         }
         let probe = (self.family.open)(self, opts)?;
         if probe.n() == 0 {
             return Err(Error::Input("n must be at least 1".into()));
         }
         if opts.ranks.is_some() && !self.runs_on_ranks() {
-            return Err(Error::Input(format!(
-                "{self}: this black box does not run on MPI ranks: --ranks applies to mpi:…"
-            )));
+            return Err(
+                Error::Input(format!("{self}: this black box does not run on MPI ranks"))
+                    .advise(Remedy::AppliesTo(Setting::Ranks, "mpi:…")),
+            );
         }
         if opts.threads.is_some() && !self.takes_threads() {
             return Err(Error::Input(format!(
-                "{self}: this black box does not take a thread count: --threads applies to \
-                 reduce:… and blas:…"
-            )));
+                "{self}: this black box does not take a thread count"
+            ))
+            .advise(Remedy::AppliesTo(Setting::Threads, "reduce:… and blas:…")));
         }
         Ok(probe)
     }

@@ -2,6 +2,7 @@
 //! (exit status 3), never turned into a tree; ones that sum in no order at
 //! all are reported as order-independent (exit status 4).
 
+use fprev::error::Kind;
 use fprev::probe::ReplayProbe;
 use fprev::reduce::Replay;
 use fprev::reveal::Outcome;
@@ -95,26 +96,26 @@ fn exact_sum(x: &[f64]) -> f64 {
 #[test]
 fn nan_is_reported() {
     let e = reveal_err(16, |_| f64::NAN);
-    assert_eq!(e.exit_code(), 3);
+    assert_eq!(e.kind(), Kind::BlackBox);
     assert!(e.to_string().contains("NaN"), "{e}");
 }
 
 #[test]
 fn a_fraction_is_reported() {
     let e = reveal_err(16, |x| sequential(x) + 0.5);
-    assert_eq!(e.exit_code(), 3);
+    assert_eq!(e.kind(), Kind::BlackBox);
     assert!(e.to_string().contains("not a whole number of units"), "{e}");
 }
 
 #[test]
 fn infinity_and_out_of_range_answers_are_reported() {
     let e = reveal_err(16, |_| f64::INFINITY);
-    assert_eq!(e.exit_code(), 3, "{e}");
+    assert_eq!(e.kind(), Kind::BlackBox, "{e}");
     let e = reveal_err(16, |x| sequential(x) + 100.0);
-    assert_eq!(e.exit_code(), 3);
+    assert_eq!(e.kind(), Kind::BlackBox);
     assert!(e.to_string().contains("unmasked"), "{e}");
     let e = reveal_err(16, |x| -sequential(x) - 1.0);
-    assert_eq!(e.exit_code(), 3, "{e}");
+    assert_eq!(e.kind(), Kind::BlackBox, "{e}");
 }
 
 #[test]
@@ -125,7 +126,7 @@ fn random_answers_are_inconsistent() {
             let units = x.iter().filter(|v| **v == 1.0).count();
             rng.random_range(0..=units) as f64
         });
-        assert_eq!(e.exit_code(), 3, "{e}");
+        assert_eq!(e.kind(), Kind::BlackBox, "{e}");
         assert!(e.to_string().contains("inconsistent"), "seed {seed}: {e}");
     }
 }
@@ -142,7 +143,7 @@ fn an_order_that_changes_between_calls_is_inconsistent() {
         };
         order.sum(x, Format::F64)
     });
-    assert_eq!(e.exit_code(), 3);
+    assert_eq!(e.kind(), Kind::BlackBox);
     assert!(e.to_string().contains("inconsistent"), "{e}");
 }
 
@@ -165,7 +166,7 @@ fn answers_only_an_order_independent_sum_gives_are_not_enough() {
     // function is no sum (it returns n - 2 units whatever is unmasked): it
     // is caught, not reported as order-independent.
     let e = reveal_err(20, |x| (x.len() - 2) as f64);
-    assert_eq!(e.exit_code(), 3, "{e}");
+    assert_eq!(e.kind(), Kind::BlackBox, "{e}");
     assert!(e.to_string().contains("does not compute a sum"), "{e}");
     // A sum that is order-independent for masked inputs only (it adds the
     // masks first, then the rest in order) is an order-based sum after all.
@@ -173,14 +174,14 @@ fn answers_only_an_order_independent_sum_gives_are_not_enough() {
         let (big, small): (Vec<f64>, Vec<f64>) = x.iter().partition(|v| v.abs() > 1e300);
         big.iter().sum::<f64>() + sequential(&small)
     });
-    assert_eq!(e.exit_code(), 3, "{e}");
+    assert_eq!(e.kind(), Kind::BlackBox, "{e}");
 }
 
 #[test]
 fn a_narrower_accumulator_than_declared_is_not_turned_into_a_tree() {
     // Declared f64, but every partial sum is rounded to bf16.
     let e = reveal_err(1000, |x| Order::Pairwise.sum(x, Format::Bf16));
-    assert_eq!(e.exit_code(), 3, "{e}");
+    assert_eq!(e.kind(), Kind::BlackBox, "{e}");
 }
 
 #[test]
@@ -196,7 +197,13 @@ fn a_narrower_accumulator_than_declared_is_not_packed_into_a_wrong_tree() {
         .expect("an order");
     assert_eq!(r.tree, tree);
     assert_eq!(r.stats.inputs, r.stats.queries, "one query an input");
-    assert!(r.notes.iter().any(|n| n.contains("--acc")), "{:?}", r.notes);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("declaring its accumulator")),
+        "{:?}",
+        r.notes
+    );
     // Summed in f32 as declared, the same tree packs, without a note.
     let mut f32 = ReplayProbe::new(Replay::new(&tree, Format::F32), Format::F32);
     let r = reveal(&mut f32, &Options::default())
@@ -312,7 +319,7 @@ fn rows_of_a_batched_black_box_that_differ_are_found_and_named() {
         ..Options::default()
     };
     let e = reveal(&mut probe, &beyond).unwrap_err();
-    assert_eq!(e.exit_code(), 2, "{e}");
+    assert_eq!(e.kind(), Kind::Input, "{e}");
     assert!(e.to_string().contains("rows 0 to 31"), "{e}");
     // Queries went 18 to a call (at most one call per level of the
     // recursion not full), after the row check's calls.

@@ -2,6 +2,7 @@
 //! trees replayed and revealed back, and every native order against its
 //! definition, written here as text without using the crate's `Order`.
 
+use fprev::error::Kind;
 use fprev::probe::{ProbeOptions, ReplayProbe};
 use fprev::reduce::Replay;
 use fprev::reveal::{Algorithm, Outcome, Pivot, fused_pair_bound};
@@ -168,7 +169,7 @@ fn fused_nodes_beyond_the_masks_reach_are_refused_not_misread() {
             Ok(Outcome::OrderIndependent(why)) => panic!("order-independent: {why}"),
             Err(e) => {
                 assert!(!allowed, "{format} n = {n}: {e}");
-                assert_eq!(e.exit_code(), 2, "{e}");
+                assert_eq!(e.kind(), Kind::Input, "{e}");
                 assert!(e.to_string().contains("fused"), "{e}");
             }
         }
@@ -182,7 +183,7 @@ fn fused_nodes_beyond_the_masks_reach_are_refused_not_misread() {
     };
     let mut bb = fprev::open("native:sequential", &opts).unwrap();
     let err = reveal(&mut bb, &Options::default()).unwrap_err();
-    assert_eq!(err.exit_code(), 2);
+    assert_eq!(err.kind(), Kind::Input);
     assert!(err.to_string().contains("cannot be probed"), "{err}");
 }
 
@@ -424,7 +425,11 @@ fn native_orders_match_in_every_format_and_with_the_min_pivot() {
                     };
                     let mut bb = fprev::open(&format!("native:{order}"), &opts).unwrap();
                     let e = reveal(&mut bb, &Options::default()).unwrap_err();
-                    assert_eq!(e.exit_code(), 2, "native:{order} n = {n} {format}: {e}");
+                    assert_eq!(
+                        e.kind(),
+                        Kind::Input,
+                        "native:{order} n = {n} {format}: {e}"
+                    );
                     continue;
                 }
                 let want: SummationTree = expected(order, n).parse().unwrap();

@@ -4,6 +4,7 @@
 //! against the exact sum.
 
 use fprev::Probe;
+use fprev::error::Kind;
 use fprev::probe::ProbeOptions;
 use fprev::reduce::{
     PreRoundable, PreRounded, binary_tree_sum, binary_tree_sum_threads, prerounded_sum,
@@ -129,7 +130,7 @@ fn bad_reducer_specs_are_input_errors() {
         let e = fprev::open(spec, &opts)
             .err()
             .unwrap_or_else(|| panic!("{spec} opened"));
-        assert_eq!(e.exit_code(), 2, "{spec}: {e}");
+        assert_eq!(e.kind(), Kind::Input, "{spec}: {e}");
     }
     let f16 = ProbeOptions {
         format: Format::F16,
@@ -139,8 +140,8 @@ fn bad_reducer_specs_are_input_errors() {
         fprev::open("reduce:binary-tree", &f16)
             .err()
             .unwrap()
-            .exit_code(),
-        2
+            .kind(),
+        Kind::Input
     );
 }
 

@@ -48,9 +48,9 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     let revealed = match outcome {
         Ok(Outcome::Revealed(r)) => r,
         Ok(Outcome::OrderIndependent(why)) => return order_independent(&a.spec, &why),
-        Err(Error::BlackBox(why)) if !a.infer => {
+        Err(e) if matches!(e.plain(), Error::BlackBox(_)) && !a.infer => {
             return Err(Error::BlackBox(
-                why + &format_hint(&a.spec, &a.black_box.format),
+                e.to_string() + &format_hint(&a.spec, &a.black_box.format),
             ));
         }
         Err(e) => return Err(e),

@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use fprev::error::{Error, Result};
+use fprev::error::{Error, Remedy, Result, Setting};
 
 /// The SVG that `dot -Tsvg` makes of `source`; an error that says how to
 /// install it when `dot` is not on `PATH`.
@@ -13,9 +13,10 @@ pub(super) fn run_dot(source: String) -> Result<Vec<u8>> {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::Input(
                 "SVG needs the `dot` program from Graphviz, which is not installed \
-                 (apt-get install graphviz); --format dot writes the source instead"
+                 (apt-get install graphviz)"
                     .into(),
             )
+            .advise(Remedy::Give(Setting::OutputFormat, &["dot"]))
         } else {
             Error::Input(format!("the dot program failed: {e}"))
         }

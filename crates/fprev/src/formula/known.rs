@@ -60,7 +60,7 @@ pub const KNOWN: &[Known] = &[
             sgemm_block!(),
             "))"
         ),
-        found_for: "blas:gemm --shape 16,16,K (OpenBLAS's SGEMM)",
+        found_for: "blas:gemm of shape 16,16,K (OpenBLAS's SGEMM)",
     },
     Known {
         formula: concat!(

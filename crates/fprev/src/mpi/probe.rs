@@ -17,7 +17,7 @@
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::session::{self, Combine, Setup};
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
 use crate::order::Order;
 use crate::probe::linalg::ieee_format;
@@ -58,15 +58,17 @@ impl MpiProbe {
             }
         };
         if !session::in_job() {
-            return Err(Error::Input(format!(
-                "{spec} runs in an MPI job: give --ranks P (fprev starts mpirun), or run fprev \
-                 under mpirun"
-            )));
+            return Err(
+                Error::Input(format!("{spec} runs in an MPI job")).advise(Remedy::Or(
+                    Box::new(Remedy::Give(Setting::Ranks, &["P"])),
+                    "run fprev under mpirun",
+                )),
+            );
         }
         let ranks = SimpleCommunicator::world().size() as usize;
         if let Some(p) = opts.ranks.filter(|&p| p != ranks) {
             return Err(Error::Input(format!(
-                "{spec}: --ranks {p}, but this MPI job has {ranks} ranks"
+                "{spec}: {p} ranks asked for, but this MPI job has {ranks}"
             )));
         }
         let setup = Setup {

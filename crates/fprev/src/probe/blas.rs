@@ -77,7 +77,7 @@ pub fn open(
                 Ok(())
             } else {
                 Err(Error::Input(format!(
-                    "{spec}: n = {n} or a dimension of --shape exceeds CBLAS's limit of {}",
+                    "{spec}: n = {n} or a dimension of the shape exceeds CBLAS's limit of {}",
                     c_int::MAX
                 )))
             }

@@ -3,7 +3,7 @@
 //! `crates/fprev/src/probe/python/numpy.py`), the size limits, and the [`Probe`] implementation;
 //! each library supplies only the code that runs its kernel ([`Run`]).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
 use crate::probe::{Dot, Probe, ProbeOptions, resolve_n};
 
@@ -63,7 +63,7 @@ impl Kernel {
         };
         if m == 0 || cols == 0 {
             return Err(Error::Input(format!(
-                "{spec}: --shape dimensions must be at least 1"
+                "{spec}: the shape's dimensions must be at least 1"
             )));
         }
         Ok(kernel)
@@ -81,9 +81,10 @@ impl Kernel {
             .and_then(|((a, b), c)| a.checked_add(b)?.checked_add(c));
         if elements.is_none_or(|e| e > MOST_ELEMENTS) {
             return Err(Error::Input(format!(
-                "{spec}: the matrices of n = {n} and this --shape are too large (over \
-                 {MOST_ELEMENTS} values); give a smaller --shape M,N,K"
-            )));
+                "{spec}: the matrices of n = {n} and this shape are too large (over \
+                 {MOST_ELEMENTS} values)"
+            ))
+            .advise(Remedy::Smaller(Setting::Shape)));
         }
         Ok(())
     }
@@ -112,9 +113,9 @@ pub(crate) fn ieee_format(spec: &str, format: Format) -> Result<Format> {
     match format {
         Format::F32 | Format::F64 => Ok(format),
         other => Err(Error::Input(format!(
-            "{spec} does not take --dtype {other}: this probe supports f32 and f64 only \
-             (use --dtype f32 or --dtype f64)"
-        ))),
+            "{spec} does not take {other} inputs: this probe supports f32 and f64 only"
+        ))
+        .advise(Remedy::Give(Setting::Dtype, &["f32", "f64"]))),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The built-in orders as black boxes: `native:ORDER` for a reference
 //! order or any formula of the order language (`native:FORMULA`).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
 use crate::formula::Formula;
 use crate::probe::{DEFAULT_N, Probe, ProbeOptions};
@@ -70,8 +70,9 @@ impl Probe for Native {
                 (_, Some(replay)) => replay.sum(x),
                 (_, None) => {
                     return Err(Error::Input(
-                        "native: a formula needs at least one summand (-n 1 or more)".into(),
-                    ));
+                        "native: a formula needs at least one summand".into(),
+                    )
+                    .advise(Remedy::AtLeast(Setting::N, 1)));
                 }
             });
         }

@@ -127,8 +127,6 @@ pub struct PythonProbe {
     synced: bool,
     /// Rows of `raw` (in the rows form) written by an earlier call.
     dirty_rows: usize,
-    /// The exception that ended the last call, for the Python package.
-    raised: Option<PyErr>,
     /// `fn.weights`, in its format's own bits, where the black box
     /// multiplies (see [`Dot::dot`](crate::Dot::dot)).
     weights: Option<Raw>,
@@ -311,24 +309,18 @@ impl PythonProbe {
             scalar,
             synced: false,
             dirty_rows: 0,
-            raised: None,
             weights,
             weighted: false,
         })
     }
 
-    /// The Python exception the black box raised (or a `TypeError` for what
-    /// it returned instead of numbers) that ended the last call in error.
-    pub fn take_exception(&mut self) -> Option<PyErr> {
-        self.raised.take()
-    }
-
-    /// Records a failed call: the exception, kept for [`Self::take_exception`],
-    /// and the one-line error for the engine.
-    fn raised(&mut self, py: Python<'_>, err: PyErr) -> Error {
-        let line = describe(py, &self.spec, err.clone_ref(py), true);
-        self.raised = Some(err);
-        line
+    /// The error of a failed call: its one line for the engine, carrying
+    /// the exception for the Python package to raise again.
+    fn raised(&self, py: Python<'_>, err: PyErr) -> Error {
+        Error::Raised {
+            error: Box::new(describe(py, &self.spec, err.clone_ref(py), true)),
+            raised: Box::new(err),
+        }
     }
 }
 
@@ -445,8 +437,10 @@ impl PythonProbe {
                 }
             });
             let result = call.call1((&view,)).map_err(|e| self.raised(py, e))?;
-            *o = number(&self.spec, &result, &scalar).inspect_err(|e| {
-                self.raised = Some(PyTypeError::new_err(e.to_string()));
+            // What it returned instead of a number is a `TypeError` to Python.
+            *o = number(&self.spec, &result, &scalar).map_err(|e| Error::Raised {
+                raised: Box::new(PyTypeError::new_err(e.to_string())),
+                error: Box::new(e),
             })?;
         }
         Ok(())

@@ -63,7 +63,7 @@ impl ReducerProbe {
             Some(Ok(t)) if (1..=1024).contains(&t) && opts.threads.is_none_or(|o| o == t) => t,
             Some(Ok(t)) if (1..=1024).contains(&t) => {
                 return Err(Error::Input(format!(
-                    "'{spec}': {t} threads in the spec disagree with --threads {}",
+                    "'{spec}': {t} threads in the spec disagree with the {} threads given",
                     opts.threads.unwrap_or(1)
                 )));
             }

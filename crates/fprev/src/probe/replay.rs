@@ -41,7 +41,7 @@ impl ReplayProbe {
         let doc = TreeDocument::read(Path::new(path))?;
         if let Some(n) = opts.n.filter(|n| *n != doc.tree.n()) {
             return Err(Error::Input(format!(
-                "{path} holds a tree of {} summands, but -n {n} was asked for",
+                "{path} holds a tree of {} summands, but n = {n} was asked for",
                 doc.tree.n()
             )));
         }

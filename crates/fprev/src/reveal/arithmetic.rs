@@ -242,7 +242,7 @@ fn reveal_with_parts(
              rounded additions ({model}), but replays of that model with every format and \
              rounding at the root differ from it"
         )),
-        Err(Error::BlackBox(why)) => Error::BlackBox(why),
+        Err(e) if matches!(e.plain(), Error::BlackBox(_)) => e,
         Err(e) => return Err(e),
     };
     // Against plain additions in the format it declares.

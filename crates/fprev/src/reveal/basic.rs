@@ -4,7 +4,7 @@
 use petgraph::unionfind::UnionFind;
 
 use super::oracle::Oracle;
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 use crate::tree::{SummationTree, TreeBuilder};
 
 pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
@@ -17,10 +17,11 @@ pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
             let l = l.ok_or_else(|| {
                 Error::Input(format!(
                     "basic counts up to n - 2 = {} units per answer, more than the accumulator \
-                     counts exactly ({}); use --algo fprev, which splits such reveals",
+                     counts exactly ({}), and does not split such reveals as fprev does",
                     n - 2,
                     oracle.masks().exact_below
                 ))
+                .advise(Remedy::Give(Setting::Algorithm, &["fprev"]))
             })?;
             triples.push((l, i, j));
         }
@@ -39,7 +40,7 @@ pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
             return Err(Error::BlackBox(format!(
                 "inconsistent answers for basic: l_{{{i},{j}}} = {l}, but summands {i} and {j} \
                  first meet in a subtree of {} leaves; the tree may have fused nodes \
-                 (use --algo fprev) or the order depends on the values",
+                 (which the fprev algorithm reveals) or the order depends on the values",
                 builder.size(node)
             )));
         }

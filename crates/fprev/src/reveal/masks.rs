@@ -1,7 +1,7 @@
 //! The masks and units of masked inputs (docs/ALGORITHMS.md, Masked
 //! inputs), and inputs written as edits of the one before.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::{FUSED_FRACTION_BITS, Format};
 
 /// The masks, the unit `u` and the counting limits for one black box.
@@ -64,9 +64,10 @@ impl Masks {
         if n as u64 > most {
             return Err(Error::Input(format!(
                 "n = {n} is too large for {input} inputs accumulated in {acc}: the mask {m:e} \
-                 swamps at most {} units of {u:e}; use a wider --dtype or --acc",
+                 swamps at most {} units of {u:e}",
                 most - 2
-            )));
+            ))
+            .advise(Remedy::Wider(&[Setting::Dtype, Setting::Accumulator])));
         }
         let most_fused = below_window(m) + 1;
         if may_fuse && n as u64 > most_fused {
@@ -78,8 +79,11 @@ impl Masks {
             return Err(Error::Input(format!(
                 "n = {n} is too large for {input} inputs if the black box may add in fused \
                  (tensor-core) nodes: such a node keeps {FUSED_FRACTION_BITS} bits below its \
-                 largest term, and the mask {m:e} {why}; use a wider --dtype, or a black box \
-                 that declares IEEE additions only"
+                 largest term, and the mask {m:e} {why}"
+            ))
+            .advise(Remedy::Or(
+                Box::new(Remedy::Wider(&[Setting::Dtype])),
+                "a black box that declares IEEE additions only",
             )));
         }
         // A fused node also truncates terms far below its largest one: a

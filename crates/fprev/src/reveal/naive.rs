@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::oracle::Oracle;
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
 use crate::inputs::random_input;
 use crate::tree::{SummationTree, TreeBuilder};
@@ -83,8 +83,9 @@ pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
     let n = oracle.n();
     if n > MAX_N {
         return Err(Error::Input(format!(
-            "naive tries all (2n-3)!! binary trees and stops at n = {MAX_N}; use --algo fprev"
-        )));
+            "naive tries all (2n-3)!! binary trees and stops at n = {MAX_N}"
+        ))
+        .advise(Remedy::Give(Setting::Algorithm, &["fprev"])));
     }
     let format = oracle.probe().format();
     let acc = oracle.probe().accumulator();
@@ -108,7 +109,8 @@ pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
         }
         [] => Err(Error::BlackBox(format!(
             "no binary tree adding in {acc} reproduces the black box on random inputs: it may \
-             have fused nodes (use --algo fprev) or a different accumulator (--acc)"
+             have fused nodes (which the fprev algorithm reveals) or add in another format than \
+             declared"
         ))),
         many => Err(Error::BlackBox(format!(
             "{} binary trees still match the black box after {TRIALS} random inputs",

@@ -201,10 +201,10 @@ impl<'p> Oracle<'p> {
         let most = self.probe.max_batch().max(1);
         if row >= most {
             return Err(Error::Input(if most == 1 {
-                format!("--row {row}: this black box sums one input a call, row 0")
+                format!("no row {row}: this black box sums one input a call, row 0")
             } else {
                 format!(
-                    "--row {row}: this black box sums {most} rows a call, rows 0 to {}",
+                    "no row {row}: this black box sums {most} rows a call, rows 0 to {}",
                     most - 1
                 )
             }));
@@ -257,7 +257,7 @@ impl<'p> Oracle<'p> {
         Ok(Some(format!(
             "rows {} of this black box sum in a different order from row {row} (the same \
              input in every row gave different results); this is row {row}'s order, revealed \
-             with rows {} ({} per call; --row K reveals row K's)",
+             with rows {} ({} per call; asking for row K reveals row K's)",
             row_ranges(&differs),
             row_ranges(&agree),
             self.slots.len()
@@ -289,7 +289,7 @@ impl<'p> Oracle<'p> {
         Ok(Some(format!(
             "this black box summed {total} units to {}, but a {} accumulator holds that sum \
              exactly: it rounds to a narrower format, so each query had an input of its own \
-             (declare its accumulator with --acc to pack them)",
+             (declaring its accumulator packs them)",
             y / u,
             self.probe.accumulator()
         )))

@@ -171,7 +171,7 @@ impl Levels {
 pub(super) fn inconsistent(what: &str) -> Error {
     Error::BlackBox(format!(
         "inconsistent answers: {what}. The black box's order may depend on the values or \
-         vary between calls, or it accumulates in a narrower format than declared (see --acc)"
+         vary between calls, or it accumulates in a narrower format than declared"
     ))
 }
 

@@ -287,7 +287,7 @@ pub static FAMILIES: &[Family] = &[
             "mpi",
             "mpi:allreduce[:LOCAL]|binary-tree",
             "MPI_Allreduce(SUM) of each rank's block summed in LOCAL order; the \
-             distributed Binary Tree Reduction (--ranks P)",
+             distributed Binary Tree Reduction (on P MPI ranks)",
             Grammar::Op,
             #[cfg(feature = "mpi")]
             |spec, opts| {

@@ -59,9 +59,9 @@ pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
             continue;
         }
         return Err(match missing.iter().find(|(label, _)| label == o) {
-            Some((_, why)) => Error::Input(format!("--only {o}: not usable here: {why}")),
+            Some((_, why)) => Error::Input(format!("library {o}: not usable here: {why}")),
             None => Error::Input(format!(
-                "--only {o}: no such library here (name numpy, jax, torch, ndarray, or a BLAS \
+                "library {o}: none such here (name numpy, jax, torch, ndarray, or a BLAS \
                  found: {})",
                 here.iter()
                     .filter(|l| l.starts_with("blas"))

@@ -104,7 +104,7 @@ impl Survey {
                 ..opts
             };
             match open(spec, &opts) {
-                Err(e @ Error::Input(_)) => return Err(e),
+                Err(e) if matches!(e.plain(), Error::Input(_)) => return Err(e),
                 _ => continue,
             }
         }

@@ -111,7 +111,9 @@ pub fn sweep_with(
                 Ok(workflow::Outcome::OrderIndependent(_)) => {
                     (Outcome::OrderIndependent, None, None, None)
                 }
-                Err(Error::BlackBox(why)) => (Outcome::Broken(why), None, None, None),
+                Err(e) if matches!(e.plain(), Error::BlackBox(_)) => {
+                    (Outcome::Broken(e.to_string()), None, None, None)
+                }
                 Err(e) => return Err(e),
             };
             points.push(Point {

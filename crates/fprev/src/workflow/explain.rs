@@ -87,7 +87,9 @@ pub fn explain(
                     independent.push(n);
                     skipped.push((n, "order-independent".into()));
                 }
-                Err(Error::BlackBox(why)) => skipped.push((n, why)),
+                Err(e) if matches!(e.plain(), Error::BlackBox(_)) => {
+                    skipped.push((n, e.to_string()))
+                }
                 Err(e) => return Err(e),
             }
         }

@@ -152,7 +152,7 @@ pub(super) fn prove(
         return Ok(None);
     }
     let r = match reveal_predicted(black_box, engine, predicted, &mut *observer) {
-        Err(why @ Error::Input(_)) => {
+        Err(why) if matches!(why.plain(), Error::Input(_)) => {
             observer.note(Note::NotProven(why));
             return Ok(None);
         }

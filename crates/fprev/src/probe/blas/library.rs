@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use libloading::Library;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 
 /// The environment variable naming the library `blas:OP` loads (a short
 /// name or a path) instead of searching [`SEARCH`].
@@ -332,9 +332,12 @@ impl Cblas {
             Some(Threads::Blis(f)) => unsafe { f(i64::try_from(threads).map_err(|_| too_many())?) },
             None => {
                 return Err(Error::Input(format!(
-                    "{} has no thread control fprev knows (OpenBLAS's, BLIS's, MKL's): leave \
-                     out --threads, or set the library's own environment variable",
+                    "{} has no thread control fprev knows (OpenBLAS's, BLIS's, MKL's)",
                     self.path.display()
+                ))
+                .advise(Remedy::Or(
+                    Box::new(Remedy::Drop(Setting::Threads)),
+                    "set the library's own environment variable",
                 )));
             }
         }

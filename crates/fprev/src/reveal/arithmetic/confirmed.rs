@@ -78,7 +78,7 @@ pub fn confirm_arithmetic(
                     arithmetic: Some(Ok(found)),
                 });
             }
-            Err(Error::BlackBox(_)) => {}
+            Err(e) if matches!(e.plain(), Error::BlackBox(_)) => {}
             Err(e) => return Err(e),
         }
     }

@@ -1,0 +1,81 @@
+//! How the command line says an error: one line, each remedy in the flags
+//! that carry it out (`give a smaller -n`), and the exit status of each
+//! kind of error (docs/DESIGN.md, Exit codes).
+
+use fprev::error::{Error, Kind, Remedy, Setting, report_with};
+
+/// Prints `e` with every cause below it (`cannot read t.json: No such file
+/// or directory`) on one line, and returns the exit status its kind maps to.
+pub(crate) fn report(e: &Error) -> i32 {
+    eprintln!("fprev: error: {}", line(e));
+    exit_code(e.kind())
+}
+
+/// `e` and every cause below it on one line, remedies in flags.
+pub(crate) fn line(e: &Error) -> String {
+    report_with(e, &words)
+}
+
+/// The process exit status of an error of this kind.
+pub(crate) fn exit_code(kind: Kind) -> i32 {
+    match kind {
+        Kind::Input => 2,
+        Kind::BlackBox => 3,
+    }
+}
+
+/// The flag that gives a setting.
+fn flag(setting: Setting) -> &'static str {
+    match setting {
+        Setting::N => "-n",
+        Setting::Shape => "--shape",
+        Setting::Algorithm => "--algo",
+        Setting::Dtype => "--dtype",
+        Setting::Accumulator => "--acc",
+        Setting::Batch => "--batch",
+        Setting::Ranks => "--ranks",
+        Setting::Threads => "--threads",
+        Setting::OutputFormat => "--format",
+    }
+}
+
+/// A remedy in flags: `give --algo fprev`, `give --batch 1 or more`.
+fn words(remedy: &Remedy) -> String {
+    match remedy {
+        Remedy::Smaller(Setting::Shape) => "give a smaller --shape M,N,K".into(),
+        Remedy::Smaller(s) => format!("give a smaller {}", flag(*s)),
+        Remedy::Give(Setting::OutputFormat, values) => {
+            format!("--format {} writes the source instead", values.join(" or "))
+        }
+        Remedy::Give(s, values) => {
+            let given: Vec<String> = values.iter().map(|v| format!("{} {v}", flag(*s))).collect();
+            format!("give {}", given.join(" or "))
+        }
+        Remedy::AtLeast(s, least) => format!("give {} {least} or more", flag(*s)),
+        Remedy::Wider(settings) => {
+            let flags: Vec<&str> = settings.iter().map(|s| flag(*s)).collect();
+            format!("use a wider {}", flags.join(" or "))
+        }
+        Remedy::Drop(s) => format!("leave out {}", flag(*s)),
+        Remedy::AppliesTo(s, what) => format!("{} applies to {what}", flag(*s)),
+        Remedy::Or(remedy, other) => format!("{}, or {other}", words(remedy)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remedies_name_the_flags() {
+        let e = Error::Input("naive stops at n = 9".into())
+            .advise(Remedy::Give(Setting::Algorithm, &["fprev"]));
+        assert_eq!(line(&e), "naive stops at n = 9; give --algo fprev");
+        assert_eq!(exit_code(e.kind()), 2);
+        let e = Error::Input("x".into()).advise(Remedy::Or(
+            Box::new(Remedy::Wider(&[Setting::Dtype, Setting::Accumulator])),
+            "y",
+        ));
+        assert_eq!(line(&e), "x; use a wider --dtype or --acc, or y");
+    }
+}
