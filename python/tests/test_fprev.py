@@ -204,6 +204,7 @@ def test_a_callable_that_raises_surfaces_with_its_traceback():
         (np.sum, {"n": 2.5}, TypeError, "whole number"),
         (np.sum, {"dtype": "int8"}, ValueError, "unsupported dtype"),
         (np.sum, {"algo": "magic"}, ValueError, "algo must be one of"),
+        (np.sum, {"algo": "naive", "n": 9}, ValueError, 'stops at n = 8; give algo="fprev"'),
         (np.sum, {"rows": 0}, ValueError, "at least 1"),
         (lambda x: float("nan"), {}, BlackBoxError, "NaN"),
     ],
