@@ -1,6 +1,7 @@
 //! A Python callable opened as a black box.
 
 use fprev::Format;
+use fprev::probe::ProbeOptions;
 use fprev::probe::python::{Described, PythonProbe};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -30,4 +31,28 @@ pub(crate) fn probe(
     }
     fprev::memory::check_reveal(n).map_err(to_py)?;
     PythonProbe::from_callable(py, call, label, n, format, described).map_err(to_py)
+}
+
+/// Opens `call` again at the size of each options it is given: the
+/// reveals an explanation or a prediction rests on. What the callable
+/// raises travels in the error, to be raised in turn.
+pub(crate) fn opener<'a, 'py>(
+    py: Python<'py>,
+    call: &'a Bound<'py, PyAny>,
+    label: &'a str,
+    format: Format,
+    described: Described,
+) -> impl FnMut(&ProbeOptions) -> fprev::Result<Box<dyn fprev::Probe>> + 'a
+where
+    'py: 'a,
+{
+    move |o| {
+        let n = o.n.unwrap_or(fprev::probe::DEFAULT_N);
+        let at =
+            probe(py, call, label, n, format, described).map_err(|e| fprev::Error::Raised {
+                error: Box::new(fprev::Error::Input(e.to_string())),
+                raised: Box::new(e),
+            })?;
+        Ok(Box::new(at))
+    }
 }

@@ -1,13 +1,14 @@
 //! `fprev.explain`: the formula behind the trees of several sizes (the
 //! library's explain workflow over a Python callable).
 
+use fprev::SummationTree;
+use fprev::probe::ProbeOptions;
 use fprev::probe::python::Described;
 use fprev::reveal::Options;
 use fprev::workflow::{self, Confirm, Explained, Silent};
-use fprev::{Probe, SummationTree};
 use pyo3::prelude::*;
 
-use crate::black_box::{format, probe};
+use crate::black_box::{format, opener};
 use crate::errors::{OrderIndependentError, to_py};
 
 /// What `explain` found: the formula and its sentence (or `None`), the
@@ -42,25 +43,20 @@ pub(crate) fn explain(
         accumulator: accumulator.map(self::format).transpose()?,
         may_fuse: may_fuse.unwrap_or(true),
     };
-    // What the callable raised travels in the error, to raise in turn.
-    let mut open_at = |n| -> fprev::Result<Box<dyn Probe>> {
-        let at =
-            probe(py, call, label, n, format, described).map_err(|e| fprev::Error::Raised {
-                error: Box::new(fprev::Error::Input(e.to_string())),
-                raised: Box::new(e),
-            })?;
-        Ok(Box::new(at))
-    };
     let confirm = Confirm {
         trials: confirm,
         ..Confirm::default()
     };
     let explained = workflow::explain(
         &sizes,
+        &ProbeOptions {
+            format,
+            ..ProbeOptions::default()
+        },
         &Options::default(),
         &confirm,
         label,
-        &mut open_at,
+        &mut opener(py, call, label, format, described),
         &mut Silent,
     );
     match explained.map_err(to_py)? {

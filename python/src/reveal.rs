@@ -4,13 +4,14 @@
 
 use std::time::{Duration, Instant};
 
+use fprev::probe::ProbeOptions;
 use fprev::probe::python::Described;
 use fprev::reveal::{Algorithm, Observer, Options, Progress};
 use fprev::workflow::{self, Confirm, Note, Outcome, Request, Seek};
 use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 
-use crate::black_box::{format, probe};
+use crate::black_box::{format, opener, probe};
 use crate::errors::{OrderIndependentError, UnconfirmedWarning, line, to_py};
 use crate::tree::Tree;
 
@@ -160,6 +161,11 @@ pub(crate) fn reveal(
     };
     let mut black_box = probe(py, call, label, n, format, described)?;
     let request = Request {
+        probe: ProbeOptions {
+            n: Some(n),
+            format,
+            ..ProbeOptions::default()
+        },
         engine: Options {
             algorithm,
             pack,
@@ -172,11 +178,6 @@ pub(crate) fn reveal(
         },
         infer: None,
     };
-    let mut open_at = |n| -> fprev::Result<Box<dyn fprev::Probe>> {
-        let at = probe(py, call, label, n, format, described)
-            .map_err(|e| fprev::Error::Input(e.to_string()))?;
-        Ok(Box::new(at))
-    };
     let mut watch = Watch {
         line: progress.then(|| ProgressLine {
             started: Instant::now(),
@@ -185,8 +186,14 @@ pub(crate) fn reveal(
         }),
         notes: Vec::new(),
     };
-    let outcome = workflow::reveal(&mut black_box, label, &request, &mut open_at, &mut watch)
-        .map_err(to_py)?;
+    let outcome = workflow::reveal(
+        &mut black_box,
+        label,
+        &request,
+        &mut opener(py, call, label, format, described),
+        &mut watch,
+    )
+    .map_err(to_py)?;
     watch.warn(py)?;
     match outcome {
         Outcome::Revealed(r) => Ok(Tree { doc: r.document }),

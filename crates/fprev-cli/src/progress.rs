@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use fprev::reveal::{Observer, Progress};
-use fprev::sweep;
+use fprev::workflow;
 use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Counts the summands a reveal has placed, drawn only once the reveal has
@@ -85,7 +85,9 @@ pub(crate) struct SweepBar {
     bar: Option<ProgressBar>,
 }
 
-impl sweep::Observer for SweepBar {
+impl Observer for SweepBar {}
+
+impl workflow::Observer for SweepBar {
     fn revealing(&mut self, n: usize, done: usize, total: usize) {
         let bar = self.bar.get_or_insert_with(|| {
             let bar = ProgressBar::new(total as u64);
@@ -102,7 +104,7 @@ impl sweep::Observer for SweepBar {
         bar.set_position(done as u64);
     }
 
-    fn finished(&mut self) {
+    fn sizes_done(&mut self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

@@ -2,7 +2,6 @@
 //! as `fprev: note:` and `fprev: warning:` lines on stderr.
 
 use fprev::reveal::{self, Progress};
-use fprev::sweep::Observer as _;
 use fprev::workflow::{self, Note};
 
 use crate::errors::line;
@@ -61,6 +60,6 @@ impl workflow::Observer for Watch {
     }
 
     fn sizes_done(&mut self) {
-        std::mem::take(&mut self.sizes).finished();
+        std::mem::take(&mut self.sizes).sizes_done();
     }
 }

@@ -17,7 +17,7 @@
 mod run;
 
 pub use crate::sizes::{MAX_SIZES, Sizes, runs};
-pub use run::{Observer, Opener, sweep, sweep_with};
+pub use run::{sweep, sweep_with};
 
 use serde::Serialize;
 

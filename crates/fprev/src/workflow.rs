@@ -22,9 +22,9 @@
 //!
 //! let opts = ProbeOptions { n: Some(16), ..Default::default() };
 //! let mut black_box = fprev::open("native:pairwise", &opts).unwrap();
-//! let mut other_sizes = |n| fprev::open("native:pairwise", &ProbeOptions { n: Some(n), ..opts.clone() });
+//! let mut open = |o: &ProbeOptions| fprev::open("native:pairwise", o);
 //! let outcome = workflow::reveal(&mut black_box, "native:pairwise", &Request::default(),
-//!                                &mut other_sizes, &mut Silent).unwrap();
+//!                                &mut open, &mut Silent).unwrap();
 //! let Outcome::Revealed(found) = outcome else { panic!("a pairwise sum has a tree") };
 //! assert_eq!(found.document.tree, fprev::Order::Pairwise.tree(16));
 //! assert!(found.document.confirmation.unwrap().confirmed());
@@ -42,26 +42,27 @@ pub use note::Note;
 pub use predict::{Infer, PREDICT_SIZES, PROVE_UP_TO};
 pub use reveal::{Outcome, Request, Revealed, reveal};
 
-use crate::probe::Probe;
+use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::Observer as RevealObserver;
 
-/// Opens the same black box at another number of summands: the reveals of
-/// smaller sizes that an explanation or a prediction rests on.
-pub type OpenAt<'a> = dyn FnMut(usize) -> crate::Result<Box<dyn Probe>> + 'a;
+/// Opens the same black box with other options (another size, another
+/// thread count): the reveals an explanation, a prediction or a sweep
+/// rests on.
+pub type Opener<'a> = dyn FnMut(&ProbeOptions) -> crate::Result<Box<dyn Probe>> + 'a;
 
-/// Watches a workflow: the notes found, as they are found, and the
-/// progress of each reveal (a progress bar, a log). Every method does
-/// nothing unless implemented.
+/// Watches a workflow or a sweep: the notes found, as they are found, the
+/// sizes revealed one after another, and the progress of each reveal (a
+/// progress bar, a log). Every method does nothing unless implemented.
 #[allow(unused_variables)]
 pub trait Observer: RevealObserver {
     /// Something worth telling the user was found.
     fn note(&mut self, note: Note) {}
 
-    /// The reveal at size `n` starts, after `done` of `total` sizes (an
-    /// explanation, or the reveals a prediction rests on).
+    /// The reveal at size `n` starts, after `done` of `total` sizes (a
+    /// sweep, an explanation, the reveals a prediction rests on).
     fn revealing(&mut self, n: usize, done: usize, total: usize) {}
 
-    /// The reveals at other sizes are done.
+    /// Those sizes are revealed.
     fn sizes_done(&mut self) {}
 }
 

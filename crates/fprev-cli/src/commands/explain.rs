@@ -27,10 +27,11 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     };
     let explained = workflow::explain(
         &a.sizes.0,
+        &opts,
         &a.engine.options(),
         &confirm,
         a.spec.as_str(),
-        &mut |n| open_guarded(&a.spec, &opts.at(n)),
+        &mut |o| open_guarded(&a.spec, o),
         &mut Watch::default(),
     )?;
     let (found, trees) = match explained {

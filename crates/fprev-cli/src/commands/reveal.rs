@@ -29,6 +29,7 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         eprintln!("fprev: note: {}: {about}", a.spec);
     }
     let request = Request {
+        probe: opts,
         engine: a.engine.options(),
         confirm: a.confirm.options(),
         infer: a.infer.then_some(Infer {
@@ -36,13 +37,12 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             prove_up_to: a.prove_up_to,
         }),
     };
-    let mut open_at = |n| open_guarded(&a.spec, &opts.at(n));
     let mut watch = Watch::default();
     let outcome = workflow::reveal(
         &mut black_box,
         a.spec.as_str(),
         &request,
-        &mut open_at,
+        &mut |o| open_guarded(&a.spec, o),
         &mut watch,
     );
     let revealed = match outcome {

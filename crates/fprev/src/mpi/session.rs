@@ -78,7 +78,10 @@ impl Drop for Session {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Combine {
     /// Each rank sums its block in `local`, then `MPI_Allreduce(SUM)`.
-    Allreduce { local: Order },
+    Allreduce {
+        /// The order each rank sums its own block in.
+        local: Order,
+    },
     /// The distributed Binary Tree Reduction over all blocks.
     BinaryTree,
 }
@@ -86,8 +89,11 @@ pub enum Combine {
 /// An `mpi:` black box as every rank of the job sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Setup {
+    /// What the ranks combine.
     pub combine: Combine,
+    /// Summands in all, over every rank's block.
     pub n: usize,
+    /// The format of the summands.
     pub format: Format,
     /// Inputs per call: one per element of the vectors combined.
     pub rows: usize,

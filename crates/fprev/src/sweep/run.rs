@@ -4,7 +4,7 @@
 use super::{Outcome, Point, Sizes, Sweep};
 use crate::check::CONFIRM_TRIALS;
 use crate::error::{Error, Result};
-use crate::probe::{Probe, ProbeOptions};
+use crate::probe::ProbeOptions;
 use crate::reveal::{Options, Silent};
 use crate::spec::Spec;
 use crate::workflow;
@@ -32,23 +32,6 @@ pub fn sweep(
     )
 }
 
-/// Watches a sweep ([`sweep_with`]); the `fprev` command draws its progress
-/// bar so. Every method does nothing unless implemented.
-#[allow(unused_variables)]
-pub trait Observer {
-    /// The reveal of size `n` starts, after `done` of the sweep's `total`.
-    fn revealing(&mut self, n: usize, done: usize, total: usize) {}
-
-    /// Every reveal is done.
-    fn finished(&mut self) {}
-}
-
-impl Observer for Silent {}
-
-/// Opens the swept black box with one reveal's options (its size, its
-/// thread count), as [`Spec::open`] does a spec's.
-pub type Opener<'a> = dyn FnMut(&ProbeOptions) -> Result<Box<dyn Probe>> + 'a;
-
 /// [`sweep()`] of the black box `name`, replaying each revealed tree on
 /// `confirm` random inputs (0: none) and opening the black box with `open`
 /// at each size, telling `observer` as each reveal starts.
@@ -60,12 +43,13 @@ pub fn sweep_with(
     threads: &[Option<usize>],
     opts: &Options,
     confirm: usize,
-    open: &mut Opener<'_>,
-    observer: &mut dyn Observer,
+    open: &mut workflow::Opener<'_>,
+    observer: &mut dyn workflow::Observer,
 ) -> Result<Sweep> {
     // A black box that multiplies has its products explained always, one
     // that adds only where plain additions do not replay it.
     let request = workflow::Request {
+        probe: probe_opts.clone(),
         engine: *opts,
         confirm: workflow::Confirm {
             trials: confirm,
@@ -126,7 +110,7 @@ pub fn sweep_with(
             });
         }
     }
-    observer.finished();
+    observer.sizes_done();
     Ok(Sweep {
         spec: name.to_string(),
         format: probe_opts.format,

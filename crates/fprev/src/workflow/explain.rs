@@ -4,13 +4,13 @@
 
 use crate::error::{Error, Result};
 use crate::formula::infer::{self, Inference};
-use crate::probe::Probe;
+use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Silent};
 use crate::sizes::runs;
 use crate::tree::SummationTree;
 
 use super::reveal::{Outcome, Request, reveal};
-use super::{Confirm, Note, Observer, OpenAt, Seek};
+use super::{Confirm, Note, Observer, Opener, Seek};
 
 /// What an explanation found.
 #[derive(Debug)]
@@ -28,10 +28,11 @@ pub enum Explained {
     OrderIndependent(String),
 }
 
-/// Reveals the black box at `sizes` (each opened by `open_at`, confirmed on
-/// `confirm.trials` random inputs, its arithmetic sought only where plain
-/// additions do not replay it or it multiplies) and infers its formula, revealing sizes between two where
-/// the order switches until the switch is exact. Sizes that could not be
+/// Reveals the black box at `sizes` (each opened by `open` with `probe` at
+/// that size, confirmed on `confirm.trials` random inputs, its arithmetic
+/// sought only where plain additions do not replay it or it multiplies)
+/// and infers its formula, revealing sizes between two where the order
+/// switches until the switch is exact. Sizes that could not be
 /// revealed are left out, and said.
 ///
 /// Fails with [`Error::Input`] where the sizes hold nothing past two
@@ -43,22 +44,25 @@ pub enum Explained {
 /// use fprev::workflow::{self, Confirm, Explained, Silent};
 /// use fprev::Order;
 ///
-/// let mut at = |n| fprev::open("native:strided:4", &ProbeOptions { n: Some(n), ..Default::default() });
-/// let explained = workflow::explain(&[3, 4, 8, 16, 33], &Default::default(), &Confirm::default(),
-///                                   "lanes", &mut at, &mut Silent).unwrap();
+/// let mut open = |o: &ProbeOptions| fprev::open("native:strided:4", o);
+/// let explained = workflow::explain(&[3, 4, 8, 16, 33], &ProbeOptions::default(),
+///                                   &Default::default(), &Confirm::default(), "lanes",
+///                                   &mut open, &mut Silent).unwrap();
 /// let Explained::Found { inference, .. } = explained else { panic!("it has an order") };
 /// // The formula gives the order at a size never revealed.
 /// assert_eq!(inference.formula.unwrap().tree(100), Order::Strided(4).tree(100));
 /// ```
 pub fn explain(
     sizes: &[usize],
+    probe: &ProbeOptions,
     engine: &Options,
     confirm: &Confirm,
     label: &str,
-    open_at: &mut OpenAt,
+    open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<Explained> {
     let request = Request {
+        probe: probe.clone(),
         engine: *engine,
         confirm: Confirm {
             trials: confirm.trials,
@@ -73,7 +77,7 @@ pub fn explain(
         let mut trees = Vec::new();
         for (done, &n) in sizes.iter().enumerate() {
             observer.revealing(n, done, sizes.len());
-            let mut black_box: Box<dyn Probe> = open_at(n)?;
+            let mut black_box: Box<dyn Probe> = open(&probe.at(n))?;
             let outcome = reveal(
                 &mut black_box,
                 label,

@@ -13,7 +13,7 @@ use crate::sizes::{Sizes, runs};
 use crate::tree::SummationTree;
 
 use super::explain::{Explained, explain};
-use super::{Confirm, Note, Observer, OpenAt};
+use super::{Note, Observer, Opener, Request};
 
 /// Sizes a prediction reveals beyond [`EXPLAIN_SIZES`] (those up to half
 /// the size it predicts): past the blocks of 4,096 that OpenBLAS's GEMV
@@ -73,11 +73,10 @@ pub(super) enum Prediction {
 /// follow.
 pub(super) fn predict(
     n: usize,
+    request: &Request,
     infer: &Infer,
-    engine: &Options,
-    confirm: &Confirm,
     label: &str,
-    open_at: &mut OpenAt,
+    open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<Prediction> {
     let below = infer.sizes_below(n)?;
@@ -87,7 +86,15 @@ pub(super) fn predict(
              reveal it"
         )));
     }
-    let (found, trees) = match explain(&below, engine, confirm, label, open_at, observer)? {
+    let (found, trees) = match explain(
+        &below,
+        &request.probe,
+        &request.engine,
+        &request.confirm,
+        label,
+        open,
+        observer,
+    )? {
         Explained::Found { inference, trees } => (inference, trees),
         Explained::OrderIndependent(why) => return Ok(Prediction::OrderIndependent(why)),
     };

@@ -4,17 +4,20 @@
 use crate::check::Mismatch;
 use crate::document::TreeDocument;
 use crate::error::Result;
-use crate::probe::Probe;
+use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::Outcome as Found;
 use crate::reveal::{Options, Stats, reveal_observed};
 
 use super::confirm::{Confirm, confirm};
 use super::predict::{Infer, Prediction, parts_of, predict, prove};
-use super::{Note, Observer, OpenAt};
+use super::{Note, Observer, Opener};
 
 /// What to do: how to reveal, how to confirm, and whether to predict.
 #[derive(Clone, Debug, Default)]
 pub struct Request {
+    /// The options the black box was opened with: the reveals at other
+    /// sizes a prediction rests on are opened with them, at their size.
+    pub probe: ProbeOptions,
     /// How the engine reveals.
     pub engine: Options,
     /// How the tree is confirmed.
@@ -54,8 +57,9 @@ impl Revealed {
 /// notes) as `request` says, confirms it by replay and finds what its
 /// nodes compute, telling `observer` what it finds. With
 /// [`Request::infer`], the tree is predicted by the formula that reveals
-/// at smaller sizes follow (each black box opened by `open_at`) and proven
-/// with masked checks where it can be; otherwise `open_at` is not called.
+/// at smaller sizes follow (each opened by `open` with
+/// [`Request::probe`] at its size) and proven with masked checks where it
+/// can be; otherwise `open` is not called.
 ///
 /// A black box that breaks an assumption of the method fails with
 /// [`Error::BlackBox`]; one whose bits do not depend on the order is
@@ -64,14 +68,14 @@ pub fn reveal(
     black_box: &mut dyn Probe,
     label: &str,
     request: &Request,
-    open_at: &mut OpenAt,
+    open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<Outcome> {
     let engine = &request.engine;
     let (tree, mut stats, inferred) = match &request.infer {
         Some(infer) => {
             let n = black_box.n();
-            let predicted = predict(n, infer, engine, &request.confirm, label, open_at, observer)?;
+            let predicted = predict(n, request, infer, label, open, observer)?;
             let (tree, mut inferred) = match predicted {
                 Prediction::Tree(tree, inferred) => (tree, inferred),
                 Prediction::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
