@@ -5,7 +5,8 @@ use fprev::SummationTree;
 use fprev::probe::ProbeOptions;
 use fprev::probe::python::Described;
 use fprev::reveal::Options;
-use fprev::workflow::{self, Confirm, Explained, Silent};
+use fprev::reveal::Silent;
+use fprev::workflow::{self, Confirm, Explained};
 use pyo3::prelude::*;
 
 use crate::black_box::{format, opener};

@@ -54,7 +54,7 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::parse_sizes, m)?)?;
     m.add_class::<sweep::SweepReport>()?;
-    let sizes: fprev::sweep::Sizes = fprev::formula::infer::EXPLAIN_SIZES
+    let sizes: fprev::sizes::Sizes = fprev::formula::infer::EXPLAIN_SIZES
         .parse()
         .map_err(PyValueError::new_err)?;
     m.add("EXPLAIN_SIZES", sizes.0)?;

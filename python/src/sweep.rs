@@ -118,7 +118,7 @@ impl SweepReport {
 /// The sizes `fprev sweep -n` takes: `A..B`, `A..B:S`, lists of them.
 #[pyfunction]
 pub(crate) fn parse_sizes(text: &str) -> PyResult<Vec<usize>> {
-    let sizes: fprev::sweep::Sizes = text.parse().map_err(PyValueError::new_err)?;
+    let sizes: fprev::sizes::Sizes = text.parse().map_err(PyValueError::new_err)?;
     Ok(sizes.0)
 }
 
@@ -165,7 +165,7 @@ pub(crate) fn sweep(
     let outcome = fprev::sweep::sweep_with(
         label,
         &probe_opts,
-        &fprev::sweep::Sizes(sizes),
+        &fprev::sizes::Sizes(sizes),
         &[None],
         &Options::default(),
         confirm,

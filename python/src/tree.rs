@@ -1,6 +1,6 @@
 //! `fprev.Tree`: a summation tree with where it came from, and `diff`.
 
-use fprev::check::Confirmation;
+use fprev::document::Confirmation;
 use fprev::document::TreeDocument;
 use fprev::{Format, SummationTree};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};

@@ -12,7 +12,7 @@ use fprev::check;
 use fprev::format::Format;
 use fprev::probe::ProbeOptions;
 use fprev::reveal::{Algorithm, Options, Pivot};
-use fprev::sweep::Sizes;
+use fprev::sizes::Sizes;
 use fprev::workflow::{self, PROVE_UP_TO};
 
 /// The spec `fprev reveal` reveals when given none.

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use fprev::arith::{Arithmetic, NodeArithmetic, Product, Products};
+use fprev::document::Stats;
 use fprev::document::TreeDocument;
 use fprev::probe::ProbeOptions;
-use fprev::reveal::Stats;
 use fprev::{Error, Format, Options, Order, Probe, SummationTree, check, reveal};
 use tempfile::TempDir;
 
@@ -315,7 +315,7 @@ fn openblas_sdot_adds_its_tail_in_double() {
         // The values, from the definition.
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(n as u64);
         for _ in 0..50 {
-            let x = check::random_input(Format::F32, n, &mut rng);
+            let x = fprev::inputs::random_input(Format::F32, n, &mut rng);
             let (mut got, mut head) = ([0.0], [0.0]);
             probe.sum(&x, &mut got).unwrap();
             kernel.sum(&x[..n1], &mut head).unwrap();

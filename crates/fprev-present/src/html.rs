@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 
 use askama::Template;
 use fprev::arith::Arithmetic;
+use fprev::sizes::runs;
 use fprev::survey::compare::{Comparison, EntryComparison, Verdict};
 use fprev::survey::{Entry, Status, Survey};
-use fprev::sweep::runs;
 use fprev::tree::SummationTree;
 
 use crate::render::{Caption, DRAW_WHOLE, Drawing};

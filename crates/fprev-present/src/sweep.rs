@@ -51,7 +51,8 @@ fn threads_name(t: Option<usize>) -> String {
 /// change; then the change points and the thread dependence.
 ///
 /// ```
-/// use fprev::sweep::{Sizes, sweep};
+/// use fprev::sizes::Sizes;
+/// use fprev::sweep::sweep;
 /// use fprev::{Options, probe::ProbeOptions};
 /// use fprev_present::sweep::Table;
 ///

@@ -42,9 +42,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use fprev::check::check;
+use fprev::document::Stats;
 use fprev::probe::{Probe, ProbeOptions, ReplayProbe};
 use fprev::reduce::Replay;
-use fprev::reveal::{Pivot, Stats, fused_pair_bound};
+use fprev::reveal::{Pivot, fused_pair_bound};
 use fprev::{Format, Options, Order, SummationTree, reveal};
 use serde::Serialize;
 

@@ -31,8 +31,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use fprev::document::Stats;
 use fprev::probe::ProbeOptions;
-use fprev::reveal::{Algorithm, Pivot, Stats};
+use fprev::reveal::{Algorithm, Pivot};
 use fprev::{Format, Options, Order, SummationTree, reveal};
 use serde::Serialize;
 

@@ -15,12 +15,11 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use crate::document::Confirmation;
-pub use crate::inputs::{Inputs, random_input};
-
 use crate::arith::Arithmetic;
+use crate::document::Confirmation;
 use crate::error::{Error, Result};
 use crate::format::Format;
+use crate::inputs::Inputs;
 use crate::probe::Probe;
 use crate::reduce::Replay;
 use crate::tree::SummationTree;

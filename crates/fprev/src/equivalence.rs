@@ -36,9 +36,10 @@ use std::path::Path;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::check::{self, CONFIRM_TRIALS, Inputs};
+use crate::check::{self, CONFIRM_TRIALS};
 use crate::document::TreeDocument;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::probe::Probe;
 use crate::reveal::{Options, reveal};
 use crate::tree::SummationTree;

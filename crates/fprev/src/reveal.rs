@@ -55,7 +55,7 @@ use std::time::Instant;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use crate::document::Stats;
+use crate::document::Stats;
 use crate::error::{Error, Remedy, Result, Setting};
 use crate::probe::Probe;
 use crate::tree::SummationTree;

@@ -8,7 +8,7 @@ use std::str::FromStr;
 /// sizes.
 ///
 /// ```
-/// use fprev::sweep::Sizes;
+/// use fprev::sizes::Sizes;
 ///
 /// let s: Sizes = "1..4,10..20:5,64".parse().unwrap();
 /// assert_eq!(s.0, [1, 2, 3, 4, 10, 15, 20, 64]);
@@ -75,7 +75,7 @@ impl FromStr for Sizes {
 /// Ascending sizes as runs, as `-n` takes them.
 ///
 /// ```
-/// assert_eq!(fprev::sweep::runs(&[1, 2, 3, 7, 8, 10]), "1..3,7,8,10");
+/// assert_eq!(fprev::sizes::runs(&[1, 2, 3, 7, 8, 10]), "1..3,7,8,10");
 /// ```
 pub fn runs(sizes: &[usize]) -> String {
     let mut out: Vec<String> = Vec::new();

@@ -33,7 +33,6 @@ pub mod machine;
 mod plan;
 mod run;
 
-pub use crate::error::abbreviated;
 pub use file::{Entry, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck};
 pub use library::{Libraries, Library, facts_of, libraries, selects};
 pub use machine::Machine;

@@ -3,7 +3,8 @@
 //! where it depends on the thread count (`fprev sweep`).
 //!
 //! ```
-//! use fprev::sweep::{Sizes, sweep};
+//! use fprev::sizes::Sizes;
+//! use fprev::sweep::sweep;
 //! use fprev::{Options, probe::ProbeOptions};
 //!
 //! let sizes: Sizes = "2..12".parse().unwrap();
@@ -16,16 +17,15 @@
 
 mod run;
 
-pub use crate::sizes::{MAX_SIZES, Sizes, runs};
 pub use run::{sweep, sweep_with};
 
 use serde::Serialize;
 
 use crate::arith::Arithmetic;
+use crate::document::Stats;
 use crate::format::Format;
 use crate::formula::infer::{Inference, infer};
 use crate::order::Order;
-use crate::reveal::Stats;
 use crate::shape::Shape;
 use crate::tree::SummationTree;
 

@@ -18,7 +18,8 @@
 //!
 //! ```
 //! use fprev::probe::ProbeOptions;
-//! use fprev::workflow::{self, Outcome, Request, Silent};
+//! use fprev::reveal::Silent;
+//! use fprev::workflow::{self, Outcome, Request};
 //!
 //! let opts = ProbeOptions { n: Some(16), ..Default::default() };
 //! let mut black_box = fprev::open("native:pairwise", &opts).unwrap();
@@ -36,7 +37,7 @@ mod note;
 mod predict;
 mod reveal;
 
-pub use confirm::{Confirm, Confirmed, Seek, confirm};
+pub use confirm::{Confirm, Seek};
 pub use explain::{Explained, explain};
 pub use note::Note;
 pub use predict::{Infer, PREDICT_SIZES, PROVE_UP_TO};
@@ -66,7 +67,4 @@ pub trait Observer: RevealObserver {
     fn sizes_done(&mut self) {}
 }
 
-/// An observer that watches nothing.
-pub use crate::reveal::Silent;
-
-impl Observer for Silent {}
+impl Observer for crate::reveal::Silent {}

@@ -441,7 +441,7 @@ fn base_survey() -> &'static Value {
             black_boxes: vec!["native:strided:4".into(), "native:pairwise".into()],
             dtypes: vec![Format::F32],
             sizes: "1..12".parse().unwrap(),
-            large: fprev::sweep::Sizes(Vec::new()),
+            large: fprev::sizes::Sizes(Vec::new()),
             ..Plan::default()
         });
         survey

@@ -531,7 +531,7 @@ fn pairwise_blocks(n: usize, block: usize, odd: Option<usize>) -> SummationTree 
     b.finish(root).expect("every leaf in one tree")
 }
 
-fn stats_of(tree: &SummationTree, options: &Options) -> (SummationTree, fprev::reveal::Stats) {
+fn stats_of(tree: &SummationTree, options: &Options) -> (SummationTree, fprev::document::Stats) {
     let mut probe = ReplayProbe::new(Replay::new(tree, Format::F32), Format::F32);
     let r = reveal(&mut probe, options)
         .expect("a replayed tree reveals")

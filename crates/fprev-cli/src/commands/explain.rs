@@ -3,7 +3,7 @@
 
 use fprev::error::Result;
 use fprev::probe::ProbeOptions;
-use fprev::sweep::runs;
+use fprev::sizes::runs;
 use fprev::workflow::{self, Confirm, Explained};
 
 use super::{open_guarded, order_independent};

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use fprev::Spec;
 use fprev::error::{Error, Result};
+use fprev::sizes::Sizes;
 use fprev::survey::{self, Plan, Status, Step, Survey};
-use fprev::sweep::Sizes;
 use fprev_present::html;
 
 use super::open_guarded;
@@ -196,7 +196,7 @@ fn progress(step: Step<'_>) {
                 Some(t) if t.dependent.is_empty() => "the same tree".to_string(),
                 Some(t) => format!(
                     "the tree depends on the count at n = {}",
-                    fprev::sweep::runs(&t.dependent)
+                    fprev::sizes::runs(&t.dependent)
                 ),
                 None => String::new(),
             };
@@ -207,24 +207,24 @@ fn progress(step: Step<'_>) {
 
 /// What an entry found, in a few words.
 fn summary(e: &survey::Entry) -> String {
-    let formula = |f: &str| survey::abbreviated(f);
+    let formula = |f: &str| fprev::error::abbreviated(f);
     let mut out = match (e.status, &e.formula) {
         (Status::Explained, Some(f)) => format!("native:{}", formula(f)),
         (Status::NotExplained, _) => "not explained by a formula (trees kept)".into(),
         (Status::NotRevealed, _) => "no tree past 2 summands".into(),
         _ => format!(
             "failed: {}",
-            survey::abbreviated(e.error.as_deref().unwrap_or("?"))
+            fprev::error::abbreviated(e.error.as_deref().unwrap_or("?"))
         ),
     };
     let departures = e.departures();
     if !departures.is_empty() {
-        out += &format!("; other trees at n = {}", fprev::sweep::runs(&departures));
+        out += &format!("; other trees at n = {}", fprev::sizes::runs(&departures));
     }
     if let Some(t) = e.threads.as_ref().filter(|t| !t.dependent.is_empty()) {
         out += &format!(
             "; thread-dependent at n = {}",
-            fprev::sweep::runs(&t.dependent)
+            fprev::sizes::runs(&t.dependent)
         );
     }
     out

@@ -24,7 +24,7 @@ impl Output for Text {
                 s += &format!(
                     ": predicted by native:{}, inferred from reveals at n = {}; {how}",
                     i.formula,
-                    fprev::sweep::runs(&i.from)
+                    fprev::sizes::runs(&i.from)
                 );
             } else if let Some(st) = doc.stats {
                 s += &format!(": {st}");

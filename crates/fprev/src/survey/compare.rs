@@ -28,7 +28,8 @@
 
 use serde::Serialize;
 
-use super::{Entry, Survey, abbreviated, side};
+use super::{Entry, Survey, side};
+use crate::error::abbreviated;
 use crate::spec::Spec;
 
 /// What two surveys say of one black box in one dtype.
@@ -195,7 +196,7 @@ fn compare_entry(a: &Entry, b: &Entry, machine: &[(String, String, String)]) -> 
     c.differing.sort_unstable();
     c.first_differing = c.differing.first().copied();
     c.rule = first_rule(a, b);
-    let covered = crate::sweep::runs(&c.sizes);
+    let covered = crate::sizes::runs(&c.sizes);
     if let Some(n) = c.first_differing {
         c.verdict = Verdict::Differ;
         let share = format!("{} of {common} sizes", c.differing.len());
@@ -219,7 +220,7 @@ fn compare_entry(a: &Entry, b: &Entry, machine: &[(String, String, String)]) -> 
         c.reason = format!(
             "same order at n = {covered}, but at n = {} a replay did not reproduce the bits, \
              so they were not compared",
-            crate::sweep::runs(&unconfirmed)
+            crate::sizes::runs(&unconfirmed)
         );
     } else if c.sizes.is_empty() {
         c.verdict = Verdict::Unknown;
@@ -268,7 +269,7 @@ fn thread_difference(a: &Entry, b: &Entry) -> Option<String> {
         if d.is_empty() {
             "at no size".to_string()
         } else {
-            format!("at n = {}", crate::sweep::runs(d))
+            format!("at n = {}", crate::sizes::runs(d))
         }
     };
     Some(format!(

@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::infer::EXPLAIN_SIZES;
 use crate::probe::ProbeOptions;
+use crate::sizes::Sizes;
 use crate::spec::Spec;
-use crate::sweep::Sizes;
 
 /// Sizes revealed past [`EXPLAIN_SIZES`] for sums, dots and GEMVs, where
 /// libraries switch to blocked or threaded kernels; each is checked
@@ -159,7 +159,7 @@ mod formats {
 mod sizes {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use crate::sweep::Sizes;
+    use crate::sizes::Sizes;
 
     pub fn serialize<S: Serializer>(v: &Sizes, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(v.0.iter())

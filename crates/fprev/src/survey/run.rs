@@ -15,8 +15,9 @@ use crate::formula::Formula;
 use crate::formula::infer::explain;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Silent};
+use crate::sizes::Sizes;
 use crate::spec::Spec;
-use crate::sweep::{Outcome, Point, Sizes, Sweep, sweep_with};
+use crate::sweep::{Outcome, Point, Sweep, sweep_with};
 
 /// Opens a black box from its spec and options, as [`Spec::open`] does (or
 /// one wrapping it, as the `fprev` command's guard does).

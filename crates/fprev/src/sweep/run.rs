@@ -1,11 +1,12 @@
 //! Running a sweep: a reveal at every size and thread count, each tree
 //! confirmed by replay, and the observer told as each reveal starts.
 
-use super::{Outcome, Point, Sizes, Sweep};
+use super::{Outcome, Point, Sweep};
 use crate::check::CONFIRM_TRIALS;
 use crate::error::{Error, Result};
 use crate::probe::ProbeOptions;
 use crate::reveal::{Options, Silent};
+use crate::sizes::Sizes;
 use crate::spec::Spec;
 use crate::workflow;
 

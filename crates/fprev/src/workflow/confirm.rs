@@ -2,10 +2,11 @@
 //! step after every reveal, of one size or of a sweep's.
 
 use crate::arith::Arithmetic;
-use crate::check::{CONFIRM_TRIALS, CheckReport, Confirmation, Mismatch, check_row};
+use crate::check::{CONFIRM_TRIALS, Mismatch, check_row};
+use crate::document::Confirmation;
+use crate::document::Stats;
 use crate::error::Result;
 use crate::probe::Probe;
-use crate::reveal::Stats;
 use crate::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
 use crate::tree::SummationTree;
 
@@ -50,17 +51,15 @@ impl Default for Confirm {
 /// A tree's confirmation: the replay's record, the model where one was
 /// found, and the input the replay differed on where it did.
 #[derive(Clone, Debug, Default)]
-pub struct Confirmed {
+pub(super) struct Confirmed {
     /// The replay's record for the tree document (`None`: not confirmed,
     /// no trials asked).
-    pub confirmation: Option<Confirmation>,
+    pub(super) confirmation: Option<Confirmation>,
     /// What each node computes, confirmed by its replay.
-    pub arithmetic: Option<Arithmetic>,
-    /// The replay that decided, as the check reports it.
-    pub report: CheckReport,
+    pub(super) arithmetic: Option<Arithmetic>,
     /// The input whose bits differ, where neither plain additions nor a
     /// model replayed the black box.
-    pub mismatch: Option<Mismatch>,
+    pub(super) mismatch: Option<Mismatch>,
 }
 
 /// Confirms `tree`, revealed from `probe` at `row`, as `confirm` says,
@@ -71,7 +70,7 @@ pub struct Confirmed {
 ///
 /// A row other than 0 is confirmed by replay in plain additions: the
 /// arithmetic reveal asks row 0.
-pub fn confirm(
+pub(super) fn confirm(
     probe: &mut dyn Probe,
     tree: &SummationTree,
     parts: Option<&[u32]>,
@@ -87,8 +86,7 @@ pub fn confirm(
         let report = check_row(tree, probe, confirm.trials, 0, row)?;
         return Ok(Confirmed {
             confirmation: Some(Confirmation::from(&report)),
-            mismatch: report.mismatch.clone(),
-            report,
+            mismatch: report.mismatch,
             arithmetic: None,
         });
     }
@@ -117,7 +115,6 @@ pub fn confirm(
             Ok(Confirmed {
                 confirmation: Some(Confirmation::from(&found.confirmation)),
                 arithmetic: Some(found.model),
-                report,
                 mismatch: None,
             })
         }
@@ -135,7 +132,6 @@ pub fn confirm(
                 confirmation: Some(Confirmation::from(&report)),
                 arithmetic: None,
                 mismatch: report.mismatch.clone(),
-                report,
             })
         }
     }

@@ -41,7 +41,8 @@ pub enum Explained {
 ///
 /// ```
 /// use fprev::probe::ProbeOptions;
-/// use fprev::workflow::{self, Confirm, Explained, Silent};
+/// use fprev::reveal::Silent;
+/// use fprev::workflow::{self, Confirm, Explained};
 /// use fprev::Order;
 ///
 /// let mut open = |o: &ProbeOptions| fprev::open("native:strided:4", o);

@@ -2,11 +2,12 @@
 //! and proven), its confirmation and arithmetic, as a tree document.
 
 use crate::check::Mismatch;
+use crate::document::Stats;
 use crate::document::TreeDocument;
 use crate::error::Result;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::Outcome as Found;
-use crate::reveal::{Options, Stats, reveal_observed};
+use crate::reveal::{Options, reveal_observed};
 
 use super::confirm::{Confirm, confirm};
 use super::predict::{Infer, Prediction, parts_of, predict, prove};
