@@ -27,7 +27,7 @@ import os as _os
 import typing as _typing
 
 from . import _fprev
-from ._fprev import BlackBoxError, Check, OrderIndependentError, Sweep, Tree, UnconfirmedWarning
+from ._fprev import BlackBoxError, Check, OrderIndependentError, Sweep, Tree, UnconfirmedWarning, VariesError
 from ._dtypes import format_name as _format_name
 
 if _typing.TYPE_CHECKING:  # annotations only: not names of the package
@@ -39,6 +39,7 @@ __all__ = [
     "Check",
     "Explanation",
     "OrderIndependentError",
+    "VariesError",
     "Tree",
     "UnconfirmedWarning",
     "check",
@@ -80,6 +81,7 @@ def reveal(
     progress: Optional[bool] = None,
     confirm: int = 48,
     arith: bool = True,
+    runs: int = 0,
 ) -> Tree:
     """Reveal the summation tree of ``fn`` summing ``n`` values of ``dtype``.
 
@@ -112,6 +114,10 @@ def reveal(
             add in plain rounded additions (a compensated sum, a
             mixed-precision kernel) still gets a tree, marked
             ``tree.confirmed == False``, with an :class:`UnconfirmedWarning`.
+        runs: before revealing, sum each of 8 random inputs ``runs`` times
+            and compare the bits, to find a ``fn`` whose answers vary from
+            call to call (``0``: only where a reveal or its replay fails,
+            which costs a deterministic ``fn`` nothing).
         arith: after the order, find what each node computes (its format
             and rounding) and confirm the tree with that model:
             ``tree.arithmetic``. A mixed-precision kernel is then confirmed;
@@ -128,6 +134,8 @@ def reveal(
         BlackBoxError: ``fn`` broke an assumption of the method (NaN, a
             fraction, an inconsistent answer); no tree is returned.
         OrderIndependentError: ``fn`` gives the same bits in every order.
+        VariesError: ``fn`` answers the same input differently on different
+            calls (another order each time); the message gives the spread.
         Exception: whatever ``fn`` raised, with its traceback.
     """
     if algo not in ALGORITHMS:
@@ -145,6 +153,7 @@ def reveal(
         progress=_in_notebook() if progress is None else bool(progress),
         confirm=_count("confirm", confirm, least=0),
         arith=bool(arith),
+        runs=_runs(runs),
     )
 
 
@@ -366,6 +375,14 @@ def _in_notebook() -> bool:
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
     return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _runs(runs: Any) -> int:
+    """``runs`` of :func:`reveal`: 0, or 2 and more."""
+    r = _count("runs", runs, least=0)
+    if r == 1:
+        raise ValueError("runs must be 0 or at least 2: one call shows no variation")
+    return r
 
 
 def _count(name: str, value: Any, least: int = 1) -> int:

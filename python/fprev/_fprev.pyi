@@ -12,6 +12,9 @@ class UnconfirmedWarning(RuntimeWarning):
 class OrderIndependentError(Exception):
     """The black box gives the same bits in every order: no tree describes it."""
 
+class VariesError(Exception):
+    """The black box answers the same input differently on different calls: no one tree describes it."""
+
 class Tree:
     """A summation tree, with the black box and format it was revealed from."""
 
@@ -111,6 +114,7 @@ def reveal(
     progress: bool = False,
     confirm: int = 48,
     arith: bool = True,
+    runs: int = 0,
 ) -> Tree: ...
 def check(
     tree: Tree,

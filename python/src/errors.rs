@@ -27,6 +27,13 @@ create_exception!(
     "The black box gives the same bits in every order (an exact or pre-rounded sum): no summation tree describes it."
 );
 
+create_exception!(
+    fprev,
+    VariesError,
+    PyException,
+    "The black box answers the same input differently on different calls (another order each time): no one summation tree describes it."
+);
+
 /// The Python exception for an error of the crate: the one the black box
 /// raised, where it raised one.
 pub(crate) fn to_py(e: Error) -> PyErr {

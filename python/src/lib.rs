@@ -15,7 +15,7 @@ mod tree;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use errors::{BlackBoxError, OrderIndependentError, UnconfirmedWarning};
+use errors::{BlackBoxError, OrderIndependentError, UnconfirmedWarning, VariesError};
 
 /// The `fprev` command line on `argv` (as `sys.argv`, the program first),
 /// run in this interpreter with the GIL released (its Python black boxes
@@ -45,6 +45,7 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "OrderIndependentError",
         py.get_type::<OrderIndependentError>(),
     )?;
+    m.add("VariesError", py.get_type::<VariesError>())?;
     m.add_function(wrap_pyfunction!(reveal::reveal, m)?)?;
     m.add_function(wrap_pyfunction!(check::check, m)?)?;
     m.add_function(wrap_pyfunction!(tree::diff, m)?)?;

@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 
 use crate::black_box::{format, opener, probe};
-use crate::errors::{OrderIndependentError, UnconfirmedWarning, line, to_py};
+use crate::errors::{OrderIndependentError, UnconfirmedWarning, VariesError, line, to_py};
 use crate::tree::Tree;
 
 /// A one-line progress report on Python's `sys.stderr` (so that Jupyter
@@ -135,7 +135,7 @@ impl Watch {
 }
 
 #[pyfunction]
-#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true))]
+#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true, runs=0))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reveal(
     py: Python<'_>,
@@ -151,6 +151,7 @@ pub(crate) fn reveal(
     progress: bool,
     confirm: usize,
     arith: bool,
+    runs: usize,
 ) -> PyResult<Tree> {
     let format = format(dtype)?;
     let algorithm: Algorithm = algo.parse().map_err(PyValueError::new_err)?;
@@ -177,6 +178,7 @@ pub(crate) fn reveal(
             every_node: false,
         },
         infer: None,
+        runs,
     };
     let mut watch = Watch {
         line: progress.then(|| ProgressLine {
@@ -198,5 +200,6 @@ pub(crate) fn reveal(
     match outcome {
         Outcome::Revealed(r) => Ok(Tree { doc: r.document }),
         Outcome::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),
+        Outcome::Varies(v) => Err(VariesError::new_err(v.to_string())),
     }
 }

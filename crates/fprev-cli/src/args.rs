@@ -52,7 +52,9 @@ Exit status: 0 ok, 1 trees differ, a check failed or no formula explains,
 2 usage or bad input,
 3 the black box broke an assumption, 4 the black box is order-independent
 (the same bits in every order: reported, no tree), 5 the order was revealed
-but a replay of it does not reproduce the black box's bits.";
+but a replay of it does not reproduce the black box's bits, 6 the black box
+answers the same input differently on different calls (it varies: reported
+with the spread, no tree).";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -246,6 +248,13 @@ pub(crate) struct RevealArgs {
     /// never; a wrong prediction is revealed in full instead).
     #[arg(long, value_name = "N", default_value_t = PROVE_UP_TO, requires = "infer")]
     pub(crate) prove_up_to: usize,
+    /// Before revealing, look for answers that change from call to call:
+    /// sum each of 8 random inputs R times and compare the bits (exit 6 and
+    /// the spread, in ulps and against the sum's condition number, when
+    /// they differ). Without it, variation is looked for only where a
+    /// reveal or its replay fails, at no cost to a deterministic black box.
+    #[arg(long, value_name = "R", default_value_t = 0, value_parser = parse_runs)]
+    pub(crate) runs: usize,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
     #[command(flatten)]
@@ -652,6 +661,19 @@ fn parse_trials(s: &str) -> std::result::Result<usize, String> {
 /// `--confirm`: from 0 (do not confirm) to [`check::MAX_TRIALS`].
 fn parse_confirm(s: &str) -> std::result::Result<usize, String> {
     trial_count(s, 0)
+}
+
+/// Calls of each input `--runs` asks: 0 (none), or 2 and more, bounded as
+/// trials are.
+fn parse_runs(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<u128>() {
+        Ok(0) => Ok(0),
+        Ok(r) if (2..=check::MAX_TRIALS as u128).contains(&r) => Ok(r as usize),
+        Ok(_) | Err(_) => Err(format!(
+            "'{s}' runs: give 0, or a whole number from 2 to at most {}",
+            check::MAX_TRIALS
+        )),
+    }
 }
 
 fn trial_count(s: &str, least: usize) -> std::result::Result<usize, String> {

@@ -14,6 +14,7 @@ use fprev::Spec;
 use fprev::document::TreeDocument;
 use fprev::error::Result;
 use fprev::probe::{self, ProbeOptions};
+use fprev::variation::Variation;
 
 use crate::args::{Command, GuardArgs};
 use crate::{guard, mpi_job, write};
@@ -68,6 +69,16 @@ fn open_guarded(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn probe::Probe
 fn order_independent(spec: &Spec, why: &str) -> Result<i32> {
     write::println(format_args!("order-independent: {spec}: {why}"))?;
     Ok(4)
+}
+
+/// Says on stdout that `spec` answers one input differently on different
+/// calls, and what repeating inputs showed: exit 6, no tree.
+fn varies(spec: &Spec, v: &Variation) -> Result<i32> {
+    write::println(format_args!(
+        "varies: {spec}: its answer to the same input changes from call to call (another \
+         order each time), so no one tree describes it: {v}"
+    ))?;
+    Ok(6)
 }
 
 impl GuardArgs {

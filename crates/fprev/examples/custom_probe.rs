@@ -63,6 +63,10 @@ fn reveal_unrolled(n: usize) -> SummationTree {
             eprintln!("order-independent: {why}");
             std::process::exit(4);
         }
+        Ok(Outcome::Varies(v)) => {
+            eprintln!("varies: {v}");
+            std::process::exit(6);
+        }
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(2);

@@ -41,8 +41,9 @@ use crate::document::TreeDocument;
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
 use crate::probe::Probe;
-use crate::reveal::{Options, reveal};
+use crate::reveal::{Options, Outcome, reveal};
 use crate::tree::SummationTree;
+use crate::variation::Variation;
 
 /// Environment variable that lets [`assert_order`] write its snapshot.
 pub const UPDATE_VAR: &str = "FPREV_UPDATE";
@@ -132,6 +133,10 @@ pub enum Differ {
     /// One sums order-independently (every order gives the same bits), so
     /// it has no order to agree with the other's: names it.
     OrderIndependent(String),
+    /// One answers the same input differently on different calls, so no
+    /// one order of it can agree with anything: names it, and what
+    /// repeating inputs showed.
+    Varies(String, Variation),
 }
 
 impl fmt::Display for Differ {
@@ -139,6 +144,11 @@ impl fmt::Display for Differ {
         match self {
             Differ::Order(p) => p.fmt(f),
             Differ::Bits(b) => b.fmt(f),
+            Differ::Varies(which, v) => write!(
+                f,
+                "{which} adds in another order from call to call: {v}; no one order of it can \
+                 be the same as another"
+            ),
             Differ::OrderIndependent(which) => write!(
                 f,
                 "{which} sums order-independently (every order of random inputs gives the same \
@@ -215,11 +225,16 @@ pub fn compare(
 /// order-independent black boxes agree where their bits do; one alone
 /// differs.
 pub fn same_order(a: &mut dyn Probe, b: &mut dyn Probe) -> Result<Result<(), Differ>> {
-    let left = reveal(a, &Options::default())?.revealed();
-    let right = reveal(b, &Options::default())?.revealed();
-    match (left, right) {
+    let (first, second) = ("the first black box", "the second black box");
+    let left = reveal(a, &Options::default())?;
+    let right = reveal(b, &Options::default())?;
+    for (outcome, which) in [(&left, first), (&right, second)] {
+        if let Outcome::Varies(v) = outcome {
+            return Ok(Err(Differ::Varies(which.into(), v.clone())));
+        }
+    }
+    match (left.revealed(), right.revealed()) {
         (Some(left), Some(right)) => {
-            let (first, second) = ("the first black box", "the second black box");
             if let Err(parted) = compare(&left.tree, first, &right.tree, second) {
                 return Ok(Err(Differ::Order(parted)));
             }
@@ -254,8 +269,12 @@ pub fn assert_same_order(a: &mut dyn Probe, b: &mut dyn Probe) {
 /// missing or different file is (re)written with the revealed tree
 /// instead, and the order check passes (the bits are still checked).
 pub fn check_order(probe: &mut dyn Probe, path: &Path) -> Result<Result<(), Differ>> {
-    let Some(revealed) = reveal(probe, &Options::default())?.revealed() else {
-        return Ok(Err(Differ::OrderIndependent("the black box".into())));
+    let revealed = match reveal(probe, &Options::default())? {
+        Outcome::Revealed(r) => r,
+        Outcome::OrderIndependent(_) => {
+            return Ok(Err(Differ::OrderIndependent("the black box".into())));
+        }
+        Outcome::Varies(v) => return Ok(Err(Differ::Varies("the black box".into(), v))),
     };
     let revealed = revealed.tree;
     let report = check::check(&revealed, probe, CONFIRM_TRIALS, 0)?;

@@ -134,6 +134,32 @@ impl Format {
         }
     }
 
+    /// The spacing of this format's values at `x`'s magnitude (a unit in
+    /// the last place), the subnormals' below the smallest normal value.
+    ///
+    /// ```
+    /// use fprev::Format;
+    ///
+    /// assert_eq!(Format::F32.ulp(1.0), f32::EPSILON as f64);
+    /// assert_eq!(Format::F32.ulp(-3.0), 2.0 * f32::EPSILON as f64);
+    /// assert_eq!(Format::F64.ulp(0.0), Format::F64.ulp(f64::MIN_POSITIVE));
+    /// ```
+    pub fn ulp(self, x: f64) -> f64 {
+        // The exponent of |x| from its bits: exact where log2 may round.
+        let of = |v: f64| ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+        let e = if x.abs() >= f64::MIN_POSITIVE {
+            of(x.abs())
+        } else {
+            i32::MIN
+        };
+        let emin = match self {
+            // x87 values reach below f64's normals; f64's subnormals bound it.
+            Format::X87 => of(f64::MIN_POSITIVE),
+            _ => of(self.min_normal()),
+        };
+        2f64.powi(e.max(emin) - self.precision() as i32 + 1)
+    }
+
     /// How many units this format counts exactly when it accumulates them:
     /// every integer up to `2^p` is representable, so a sum of at most that
     /// many units is exact in any order.

@@ -42,6 +42,7 @@
 //! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
 //! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
 //! - [`sizes`]: lists of sizes (`1..64`, `8..1024:8`) and their runs;
+//! - [`variation`]: whether the same input gives other bits on other calls, and by how much;
 //! - [`workflow`]: what every front end runs: reveal (or predict and prove), confirm and
 //!   find the arithmetic, explain; notes as data, order-independence as an outcome;
 //! - [`survey`]: every black box of a machine surveyed, two surveys compared (the porting report).
@@ -67,6 +68,7 @@ pub mod spec;
 pub mod survey;
 pub mod sweep;
 pub mod tree;
+pub mod variation;
 pub mod workflow;
 
 pub use error::{Error, Result};

@@ -59,6 +59,7 @@ use crate::document::Stats;
 use crate::error::{Error, Remedy, Result, Setting};
 use crate::probe::Probe;
 use crate::tree::SummationTree;
+use crate::variation::{self, Variation};
 use observer::Placement;
 pub use observer::{Observer, Progress, Silent};
 use oracle::Oracle;
@@ -68,6 +69,14 @@ use oracle::Oracle;
 /// a black box this many times before its first query (and once more to
 /// check its accumulator where it packs queries).
 pub const ROW_TRIALS: usize = Oracle::ROW_TRIALS;
+
+/// Random inputs, and calls of each, that tell a black box whose answers
+/// vary from call to call from one that breaks the method otherwise: asked
+/// only once a reveal has failed, so a deterministic reveal costs nothing
+/// more.
+pub const VARIATION_INPUTS: usize = 8;
+/// See [`VARIATION_INPUTS`].
+pub const VARIATION_RUNS: usize = 4;
 
 /// Which revelation algorithm to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -205,6 +214,10 @@ pub enum Outcome<T> {
     /// The black box gives the same bits in every order (an exact or
     /// pre-rounded sum): no summation tree describes it. Says why.
     OrderIndependent(String),
+    /// The black box's answer to one input changes from call to call (it
+    /// adds in another order each time): no one tree describes it. What
+    /// repeating inputs showed.
+    Varies(Variation),
 }
 
 impl<T> Outcome<T> {
@@ -212,7 +225,7 @@ impl<T> Outcome<T> {
     pub fn revealed(self) -> Option<T> {
         match self {
             Outcome::Revealed(r) => Some(r),
-            Outcome::OrderIndependent(_) => None,
+            Outcome::OrderIndependent(_) | Outcome::Varies(_) => None,
         }
     }
 
@@ -221,6 +234,7 @@ impl<T> Outcome<T> {
         match self {
             Outcome::Revealed(r) => Outcome::Revealed(f(r)),
             Outcome::OrderIndependent(why) => Outcome::OrderIndependent(why),
+            Outcome::Varies(v) => Outcome::Varies(v),
         }
     }
 }
@@ -408,6 +422,16 @@ fn reveal_with(
         ))),
         _ => Ok(t),
     });
+    // Answers that fit no tree from a black box that answers one input
+    // differently on different calls: another order each time.
+    if let Err(e) = &tree
+        && matches!(e.plain(), Error::BlackBox(_))
+    {
+        let v = variation::measure(oracle.probe(), VARIATION_INPUTS, VARIATION_RUNS, 5)?;
+        if v.varies() {
+            return Ok(Outcome::Varies(v));
+        }
+    }
     let tree = match tree {
         // Only FPRev tells a fused node (itself order-independent) from
         // an order-independent sum; the binary-only algorithms say so.

@@ -6,7 +6,7 @@ use fprev::probe::ProbeOptions;
 use fprev::sizes::runs;
 use fprev::workflow::{self, Confirm, Explained};
 
-use super::{open_guarded, order_independent};
+use super::{open_guarded, order_independent, varies};
 use crate::args::ExplainArgs;
 use crate::watch::Watch;
 use crate::write;
@@ -37,6 +37,7 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     let (found, trees) = match explained {
         Explained::Found { inference, trees } => (inference, trees),
         Explained::OrderIndependent(why) => return order_independent(&a.spec, &why),
+        Explained::Varies(v) => return varies(&a.spec, &v),
     };
     let mut revealed: Vec<usize> = trees.iter().map(|t| t.n()).collect();
     revealed.sort_unstable();

@@ -9,7 +9,7 @@ use fprev::error::{Error, Result};
 use fprev::workflow::{self, Infer, Outcome, Request, Revealed};
 
 use super::check::save_mismatch;
-use super::{open_guarded, order_independent};
+use super::{open_guarded, order_independent, varies};
 use crate::args::{FormatArgs, RevealArgs};
 use crate::watch::Watch;
 use crate::write::check_writable;
@@ -36,6 +36,7 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             sizes: None,
             prove_up_to: a.prove_up_to,
         }),
+        runs: a.runs,
     };
     let mut watch = Watch::default();
     let outcome = workflow::reveal(
@@ -48,6 +49,7 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     let revealed = match outcome {
         Ok(Outcome::Revealed(r)) => r,
         Ok(Outcome::OrderIndependent(why)) => return order_independent(&a.spec, &why),
+        Ok(Outcome::Varies(v)) => return varies(&a.spec, &v),
         Err(e) if matches!(e.plain(), Error::BlackBox(_)) && !a.infer => {
             return Err(Error::BlackBox(
                 e.to_string() + &format_hint(&a.spec, &a.black_box.format),

@@ -58,6 +58,7 @@ pub fn sweep_with(
             every_node: false,
         },
         infer: None,
+        runs: 0,
     };
     let total = sizes.0.len() * threads.len();
     let mut points = Vec::with_capacity(total);
@@ -93,6 +94,12 @@ pub fn sweep_with(
                     };
                     (outcome, doc.stats, doc.arithmetic, accumulator)
                 }
+                Ok(workflow::Outcome::Varies(v)) => (
+                    Outcome::Broken(format!("its answers vary from call to call: {v}")),
+                    None,
+                    None,
+                    None,
+                ),
                 Ok(workflow::Outcome::OrderIndependent(_)) => {
                     (Outcome::OrderIndependent, None, None, None)
                 }

@@ -8,6 +8,7 @@ use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Silent};
 use crate::sizes::runs;
 use crate::tree::SummationTree;
+use crate::variation::Variation;
 
 use super::reveal::{Outcome, Request, reveal};
 use super::{Confirm, Note, Observer, Opener, Seek};
@@ -26,6 +27,10 @@ pub enum Explained {
     /// Every size past two summands revealed is order-independent: no
     /// formula describes the black box. Says at which sizes.
     OrderIndependent(String),
+    /// At some size the black box answers one input differently on
+    /// different calls, so no formula describes it: what repeating inputs
+    /// showed there.
+    Varies(Variation),
 }
 
 /// Reveals the black box at `sizes` (each opened by `open` with `probe` at
@@ -71,9 +76,11 @@ pub fn explain(
             every_node: false,
         },
         infer: None,
+        runs: 0,
     };
     let mut skipped: Vec<(usize, String)> = Vec::new();
     let mut independent = Vec::new();
+    let mut varying = None;
     let mut reveal_at = |sizes: &[usize]| -> Result<Vec<SummationTree>> {
         let mut trees = Vec::new();
         for (done, &n) in sizes.iter().enumerate() {
@@ -88,6 +95,10 @@ pub fn explain(
             );
             match outcome {
                 Ok(Outcome::Revealed(r)) => trees.push(r.document.tree),
+                Ok(Outcome::Varies(v)) => {
+                    skipped.push((n, format!("varies from call to call: {v}")));
+                    varying.get_or_insert(v);
+                }
                 Ok(Outcome::OrderIndependent(_)) => {
                     independent.push(n);
                     skipped.push((n, "order-independent".into()));
@@ -102,6 +113,11 @@ pub fn explain(
         Ok(trees)
     };
     let (inference, trees) = infer::explain(sizes, &mut reveal_at)?;
+    // A black box that adds in another order from call to call at some
+    // size has no formula, whatever the sizes where it held still say.
+    if let Some(v) = varying {
+        return Ok(Explained::Varies(v));
+    }
     // One or two summands have one tree each: such sizes explain nothing.
     if trees.iter().all(SummationTree::is_forced) {
         let broke = skipped.len() > independent.len();

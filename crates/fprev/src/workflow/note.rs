@@ -8,6 +8,7 @@ use crate::error::{Error, Report};
 use crate::format::Format;
 use crate::inputs::Inputs;
 use crate::sizes::runs;
+use crate::variation::Variation;
 
 /// A finding of a workflow, told to its [`Observer`](super::Observer) as
 /// it is made. `Display` says it in one neutral line (no command's flags);
@@ -104,6 +105,8 @@ pub enum Note {
         /// What the black box gave.
         black_box: f64,
     },
+    /// Repeating random inputs on purpose showed the same bits every call.
+    Deterministic(Variation),
     /// Sizes an explanation could not reveal, so did not explain, each
     /// with why.
     NotRevealed(Vec<(usize, String)>),
@@ -207,6 +210,7 @@ impl fmt::Display for Note {
                     )
                 }
             }
+            Note::Deterministic(v) => write!(f, "deterministic: {v}"),
             Note::NotRevealed(sizes) => {
                 let sizes: Vec<String> = sizes
                     .iter()

@@ -11,6 +11,7 @@ use crate::probe::Probe;
 use crate::reveal::{Options, Outcome, Revelation, reveal_predicted};
 use crate::sizes::{Sizes, runs};
 use crate::tree::SummationTree;
+use crate::variation::Variation;
 
 use super::explain::{Explained, explain};
 use super::{Note, Observer, Opener, Request};
@@ -67,6 +68,8 @@ pub(super) enum Prediction {
     Tree(SummationTree, Inferred),
     /// The smaller sizes are order-independent: why.
     OrderIndependent(String),
+    /// The smaller sizes vary from call to call.
+    Varies(Variation),
 }
 
 /// The tree at `n` predicted by the formula that reveals at smaller sizes
@@ -97,6 +100,7 @@ pub(super) fn predict(
     )? {
         Explained::Found { inference, trees } => (inference, trees),
         Explained::OrderIndependent(why) => return Ok(Prediction::OrderIndependent(why)),
+        Explained::Varies(v) => return Ok(Prediction::Varies(v)),
     };
     let from: Vec<usize> = trees.iter().map(|t| t.n()).collect();
     let Some(formula) = found.formula else {

@@ -7,7 +7,8 @@ use crate::document::TreeDocument;
 use crate::error::Result;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::Outcome as Found;
-use crate::reveal::{Options, reveal_observed};
+use crate::reveal::{Options, VARIATION_INPUTS, VARIATION_RUNS, reveal_observed};
+use crate::variation;
 
 use super::confirm::{Confirm, confirm};
 use super::predict::{Infer, Prediction, parts_of, predict, prove};
@@ -26,6 +27,11 @@ pub struct Request {
     /// Predict the tree from smaller sizes instead of revealing it in
     /// full (`None`: reveal it).
     pub infer: Option<Infer>,
+    /// Before revealing, look for answers that vary from call to call on
+    /// purpose: each of [`VARIATION_INPUTS`] random inputs summed this
+    /// many times, bit for bit (0: only where a reveal or its replay fails,
+    /// which costs a deterministic black box nothing).
+    pub runs: usize,
 }
 
 /// How a reveal ended, when nothing failed: the tree document, or the
@@ -63,8 +69,9 @@ impl Revealed {
 /// can be; otherwise `open` is not called.
 ///
 /// A black box that breaks an assumption of the method fails with
-/// [`Error::BlackBox`]; one whose bits do not depend on the order is
-/// [`Outcome::OrderIndependent`].
+/// [`Error::BlackBox`](crate::Error::BlackBox); one whose bits do not
+/// depend on the order is [`Outcome::OrderIndependent`], and one whose
+/// answer to an input changes from call to call is [`Outcome::Varies`].
 pub fn reveal(
     black_box: &mut dyn Probe,
     label: &str,
@@ -73,6 +80,13 @@ pub fn reveal(
     observer: &mut dyn Observer,
 ) -> Result<Outcome> {
     let engine = &request.engine;
+    if request.runs > 1 {
+        let v = variation::measure(black_box, VARIATION_INPUTS, request.runs, 5)?;
+        if v.varies() {
+            return Ok(Outcome::Varies(v));
+        }
+        observer.note(Note::Deterministic(v));
+    }
     let (tree, mut stats, inferred) = match &request.infer {
         Some(infer) => {
             let n = black_box.n();
@@ -80,6 +94,7 @@ pub fn reveal(
             let (tree, mut inferred) = match predicted {
                 Prediction::Tree(tree, inferred) => (tree, inferred),
                 Prediction::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
+                Prediction::Varies(v) => return Ok(Outcome::Varies(v)),
             };
             let proof = prove(
                 black_box,
@@ -91,6 +106,7 @@ pub fn reveal(
             );
             match proof? {
                 Some(Found::OrderIndependent(why)) => return Ok(Outcome::OrderIndependent(why)),
+                Some(Found::Varies(v)) => return Ok(Outcome::Varies(v)),
                 Some(Found::Revealed(r)) if r.tree == tree => (r.tree, r.stats, Some(inferred)),
                 // The formula mispredicted this size: the reveal stands.
                 Some(Found::Revealed(r)) => (r.tree, r.stats, None),
@@ -101,6 +117,7 @@ pub fn reveal(
             let r = match reveal_observed(black_box, engine, &mut *observer)? {
                 Found::Revealed(r) => r,
                 Found::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
+                Found::Varies(v) => return Ok(Outcome::Varies(v)),
             };
             for note in r.notes {
                 observer.note(Note::Engine(note));
@@ -120,6 +137,12 @@ pub fn reveal(
         observer,
     )?;
     if let Some(m) = &confirmed.mismatch {
+        // A replay that differs from a black box that answers one input
+        // differently on different calls says nothing of precision.
+        let v = variation::measure(black_box, VARIATION_INPUTS, VARIATION_RUNS, 5)?;
+        if v.varies() {
+            return Ok(Outcome::Varies(v));
+        }
         observer.note(Note::Unconfirmed {
             label: label.to_string(),
             format: black_box.format(),

@@ -1,0 +1,92 @@
+//! `fprev reveal` and `fprev explain` of black boxes whose answers change
+//! from call to call: exit 6 and the spread, never a precision or
+//! compensation diagnosis; deterministic ones are never reported so.
+
+mod common;
+
+use tempfile::TempDir;
+
+use common::{assert_code, run_in, stderr};
+
+/// The issue's black box: fixed chunks of 8 summed left to right, joined
+/// in a random order on every call.
+#[cfg(feature = "python")]
+const RANDOM_JOINS: &str = "\
+import random
+import numpy as np
+
+def f(x):
+    chunks = [np.float32(0)] * 0
+    for k in range(0, len(x), 8):
+        s = np.float32(0)
+        for v in x[k:k + 8]:
+            s = np.float32(s + v)
+        chunks.append(s)
+    random.shuffle(chunks)
+    t = np.float32(0)
+    for c in chunks:
+        t = np.float32(t + c)
+    return t
+";
+
+#[cfg(feature = "python")]
+#[test]
+fn chunks_joined_at_random_vary_and_say_so() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("joins.py"), RANDOM_JOINS).unwrap();
+    let spec = format!("python:{}:f", dir.path().join("joins.py").display());
+    for args in [
+        vec!["reveal", &spec, "-n", "128"],
+        vec!["explain", &spec, "-n", "16,64"],
+    ] {
+        let out = run_in(dir.path(), &args);
+        let text = assert_code(&out, 6);
+        assert!(text.starts_with(&format!("varies: {spec}: ")), "{text}");
+        assert!(
+            text.contains("ulps") && text.contains("condition number"),
+            "{text}"
+        );
+        let said = text.clone() + &stderr(&out);
+        for wrong in [
+            "Neumaier",
+            "compensated",
+            "closer to the exact sum",
+            "--dtype f64",
+        ] {
+            assert!(!said.contains(wrong), "{args:?} blames precision: {said}");
+        }
+    }
+}
+
+#[cfg(feature = "python")]
+#[test]
+fn runs_look_for_variation_on_purpose() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("joins.py"), RANDOM_JOINS).unwrap();
+    let spec = format!("python:{}:f", dir.path().join("joins.py").display());
+    let out = run_in(dir.path(), &["reveal", &spec, "-n", "64", "--runs", "10"]);
+    assert_code(&out, 6);
+    // NumPy's sum adds in one order: revealed as ever, and said to be fixed.
+    let out = run_in(
+        dir.path(),
+        &["reveal", "numpy:sum", "-n", "64", "--runs", "10"],
+    );
+    assert_code(&out, 0);
+    assert!(
+        stderr(&out).contains("fprev: note: deterministic: the same bits on every one of 10 calls"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn runs_are_bounded_and_one_run_shows_nothing() {
+    let dir = TempDir::new().unwrap();
+    for bad in ["1", "x", "1000001"] {
+        let out = run_in(dir.path(), &["reveal", "native:pairwise", "--runs", bad]);
+        assert_code(&out, 2);
+    }
+    // Deterministic native orders never vary.
+    let out = run_in(dir.path(), &["reveal", "native:pairwise", "--runs", "5"]);
+    assert_code(&out, 0);
+}

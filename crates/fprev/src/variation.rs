@@ -1,0 +1,143 @@
+//! Whether a black box's answer to the same input changes from call to
+//! call (work stealing, dynamic schedules, atomics), and by how much.
+//!
+//! A reveal assumes one fixed order. A black box that regroups its sum on
+//! every call breaks that assumption in a way of its own: not a wrong
+//! precision, not a compensated sum, but another order each time. Asking
+//! the same input again tells it apart, at the cost of the repeats.
+//!
+//! ```
+//! use fprev::{Format, Probe, variation};
+//!
+//! /// Sums left to right, or right to left every other call.
+//! struct Flips(bool);
+//! impl Probe for Flips {
+//!     fn n(&self) -> usize { 64 }
+//!     fn format(&self) -> Format { Format::F32 }
+//!     fn sum(&mut self, x: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+//!         self.0 = !self.0;
+//!         let order = if self.0 { fprev::Order::Sequential } else { fprev::Order::Reverse };
+//!         out[0] = order.sum(x, Format::F32);
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let v = variation::measure(&mut Flips(false), 8, 4, 1).unwrap();
+//! assert!(v.varies());
+//! let numpy_like = &mut fprev::open("native:pairwise", &Default::default()).unwrap();
+//! assert!(!variation::measure(numpy_like, 8, 4, 1).unwrap().varies());
+//! ```
+
+use std::fmt;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::error::Result;
+use crate::inputs::Inputs;
+use crate::probe::Probe;
+
+/// What repeating the same inputs showed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variation {
+    /// Random inputs tried.
+    pub inputs: usize,
+    /// Calls of the black box on each.
+    pub runs: usize,
+    /// Inputs on which the results' bits differed between calls.
+    pub varied: usize,
+    /// The most distinct results seen for one input.
+    pub most_distinct: usize,
+    /// The largest difference between two results for one input, in units
+    /// in the last place of the input format at the exact sum's magnitude.
+    pub spread_ulps: f64,
+    /// That difference relative to the exact sum's magnitude.
+    pub spread_relative: f64,
+    /// The condition number `κ = Σ|x| / |Σx|` of the input that spread
+    /// most: two orders of `n` summands differ by at most about
+    /// `(n - 1) ε κ` of the sum, `ε` the format's machine epsilon.
+    pub condition: f64,
+}
+
+impl Variation {
+    /// Whether any input gave different bits on different calls.
+    pub fn varies(&self) -> bool {
+        self.varied > 0
+    }
+}
+
+impl fmt::Display for Variation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.varies() {
+            return write!(
+                f,
+                "the same bits on every one of {} calls of each of {} random inputs",
+                self.runs, self.inputs
+            );
+        }
+        write!(
+            f,
+            "{} of {} random inputs gave different bits on {} calls each (up to {} distinct \
+             results for one input); the results spread by up to {:.3} ulps ({:.2e} of the \
+             sum), on an input of condition number {:.3e}",
+            self.varied,
+            self.inputs,
+            self.runs,
+            self.most_distinct,
+            self.spread_ulps,
+            self.spread_relative,
+            self.condition
+        )
+    }
+}
+
+/// Sums each of `inputs` seeded random inputs (cycling through the kinds
+/// of [`Inputs`]) `runs` times with `probe` and compares the results bit
+/// for bit: `inputs × runs` calls.
+pub fn measure(probe: &mut dyn Probe, inputs: usize, runs: usize, seed: u64) -> Result<Variation> {
+    let n = probe.n();
+    let format = probe.format();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut found = Variation {
+        inputs,
+        runs,
+        varied: 0,
+        most_distinct: 1,
+        spread_ulps: 0.0,
+        spread_relative: 0.0,
+        condition: 1.0,
+    };
+    let mut out = [0.0];
+    for trial in 0..inputs {
+        let x = Inputs::ALL[trial % Inputs::ALL.len()].draw(format, n, &mut rng);
+        let mut results: Vec<f64> = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            probe.sum(&x, &mut out)?;
+            results.push(out[0]);
+        }
+        let mut bits: Vec<u64> = results.iter().map(|y| y.to_bits()).collect();
+        bits.sort_unstable();
+        bits.dedup();
+        if bits.len() == 1 {
+            continue;
+        }
+        found.varied += 1;
+        found.most_distinct = found.most_distinct.max(bits.len());
+        let (lo, hi) = results
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &y| {
+                (lo.min(y), hi.max(y))
+            });
+        let exact: f64 = x.iter().sum();
+        let magnitude: f64 = x.iter().map(|v| v.abs()).sum();
+        let scale = exact.abs().max(f64::MIN_POSITIVE);
+        let ulp = format.ulp(scale);
+        let spread = hi - lo;
+        if spread / ulp > found.spread_ulps || !spread.is_finite() {
+            found.spread_ulps = spread / ulp;
+            found.spread_relative = spread / scale;
+            found.condition = magnitude / scale;
+        }
+    }
+    Ok(found)
+}

@@ -1,0 +1,139 @@
+//! Black boxes whose answer to one input changes from call to call are
+//! reported as varying, never blamed on precision or compensation; ones
+//! that do not are never reported so.
+
+use fprev::probe::ProbeOptions;
+use fprev::reveal::{Outcome, Silent};
+use fprev::workflow::{self, Note, Request};
+use fprev::{Format, Options, Order, Probe, reveal};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+/// Sums fixed chunks of 8 left to right, in f32, and joins the chunk sums
+/// in a random order on every call (the chunks joined at random).
+struct RandomJoins {
+    n: usize,
+    rng: ChaCha8Rng,
+}
+
+impl Probe for RandomJoins {
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn format(&self) -> Format {
+        Format::F32
+    }
+    fn sum(&mut self, x: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        let mut chunks: Vec<f64> = x
+            .chunks(8)
+            .map(|c| Order::Sequential.sum(c, Format::F32))
+            .collect();
+        chunks.shuffle(&mut self.rng);
+        out[0] = chunks.iter().fold(0.0, |s, &c| Format::F32.add(s, c));
+        Ok(())
+    }
+}
+
+#[test]
+fn chunks_joined_in_a_random_order_are_reported_as_varying() {
+    for n in [32, 128, 1000] {
+        let mut probe = RandomJoins {
+            n,
+            rng: ChaCha8Rng::seed_from_u64(n as u64),
+        };
+        match reveal(&mut probe, &Options::default()) {
+            Ok(Outcome::Varies(v)) => {
+                assert!(v.varies() && v.most_distinct >= 2, "n = {n}: {v:?}");
+                assert!(v.spread_ulps > 0.0, "n = {n}: {v:?}");
+            }
+            r => panic!("n = {n}: a black box that regroups every call varies, not {r:?}"),
+        }
+    }
+}
+
+/// Each notes list of a workflow, and its outcome.
+struct Notes(Vec<Note>);
+
+impl fprev::reveal::Observer for Notes {}
+impl workflow::Observer for Notes {
+    fn note(&mut self, note: Note) {
+        self.0.push(note);
+    }
+}
+
+#[test]
+fn runs_find_a_varying_black_box_before_any_reveal_and_pass_a_fixed_one() {
+    let request = Request {
+        runs: 10,
+        ..Request::default()
+    };
+    let mut varying = RandomJoins {
+        n: 64,
+        rng: ChaCha8Rng::seed_from_u64(3),
+    };
+    let outcome = workflow::reveal(
+        &mut varying,
+        "random joins",
+        &request,
+        &mut |_| unreachable!("no other size is opened"),
+        &mut Silent,
+    )
+    .unwrap();
+    assert!(matches!(outcome, Outcome::Varies(_)), "{outcome:?}");
+
+    // A fixed order: the same tree as without runs, and a note saying so.
+    let opts = ProbeOptions {
+        n: Some(64),
+        ..Default::default()
+    };
+    let mut fixed = fprev::open("native:pairwise", &opts).unwrap();
+    let mut notes = Notes(Vec::new());
+    let outcome = workflow::reveal(
+        &mut fixed,
+        "native:pairwise",
+        &request,
+        &mut |_| unreachable!("no other size is opened"),
+        &mut notes,
+    )
+    .unwrap();
+    let Outcome::Revealed(r) = outcome else {
+        panic!("a pairwise sum has a tree: {outcome:?}")
+    };
+    assert_eq!(r.document.tree, Order::Pairwise.tree(64));
+    assert!(
+        notes
+            .0
+            .iter()
+            .any(|n| matches!(n, Note::Deterministic(v) if !v.varies() && v.runs == 10)),
+        "{:?}",
+        notes.0
+    );
+}
+
+#[test]
+fn a_deterministic_reveal_asks_no_repeats() {
+    // Without runs, the reveal of a fixed order costs what the engine's does.
+    let opts = ProbeOptions {
+        n: Some(200),
+        ..Default::default()
+    };
+    let mut a = fprev::open("native:strided:8", &opts).unwrap();
+    let engine = reveal(&mut a, &Options::default())
+        .unwrap()
+        .revealed()
+        .unwrap();
+    let mut b = fprev::open("native:strided:8", &opts).unwrap();
+    let request = Request {
+        confirm: workflow::Confirm {
+            trials: 0,
+            ..Default::default()
+        },
+        ..Request::default()
+    };
+    let outcome = workflow::reveal(&mut b, "s", &request, &mut |_| unreachable!(), &mut Silent);
+    let Ok(Outcome::Revealed(r)) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(r.document.stats.unwrap().calls, engine.stats.calls);
+}

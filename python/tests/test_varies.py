@@ -1,0 +1,35 @@
+"""A callable whose answer to one input changes from call to call raises
+VariesError with the spread; a fixed one never does."""
+
+import random
+
+import numpy as np
+import pytest
+
+import fprev
+
+
+def random_joins(x):
+    """Chunks of 8 summed left to right, joined in a random order."""
+    chunks = [np.float32(np.sum(x[k : k + 8], dtype=np.float32)) for k in range(0, len(x), 8)]
+    random.shuffle(chunks)
+    total = np.float32(0)
+    for c in chunks:
+        total = np.float32(total + c)
+    return total
+
+
+def test_a_varying_callable_raises_varies_error_with_the_spread():
+    with pytest.raises(fprev.VariesError, match="ulps"):
+        fprev.reveal(random_joins, 128)
+    with pytest.raises(fprev.VariesError, match="condition number"):
+        fprev.explain(random_joins, [24, 64])
+
+
+def test_runs_look_for_variation_on_purpose_and_pass_numpy():
+    with pytest.raises(fprev.VariesError):
+        fprev.reveal(random_joins, 64, runs=10)
+    tree = fprev.reveal(np.sum, 64, runs=10)
+    assert tree.confirmed
+    with pytest.raises(ValueError, match="runs"):
+        fprev.reveal(np.sum, 64, runs=1)
