@@ -90,3 +90,56 @@ fn runs_are_bounded_and_one_run_shows_nothing() {
     let out = run_in(dir.path(), &["reveal", "native:pairwise", "--runs", "5"]);
     assert_code(&out, 0);
 }
+
+#[test]
+fn rayon_sum_varies_on_several_threads_and_is_a_tree_on_one() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            "rayon:sum",
+            "-n",
+            "100000",
+            "--threads",
+            "4",
+            "--runs",
+            "20",
+        ],
+    );
+    let text = assert_code(&out, 6);
+    assert!(text.starts_with("varies: rayon:sum: "), "{text}");
+    assert!(
+        stderr(&out).contains("rayon on 4 threads"),
+        "{}",
+        stderr(&out)
+    );
+    // One thread: one order, revealed and confirmed by replay.
+    let out = run_in(
+        dir.path(),
+        &["reveal", "rayon:sum:1", "-n", "1000", "--runs", "10"],
+    );
+    let text = assert_code(&out, 0);
+    assert!(text.contains("# confirmed: replayed"), "{text}");
+    assert!(stderr(&out).contains("deterministic"), "{}", stderr(&out));
+}
+
+#[test]
+fn blas_dot_on_one_thread_never_varies() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            "blas:dot",
+            "-n",
+            "4096",
+            "--threads",
+            "1",
+            "--runs",
+            "10",
+        ],
+    );
+    let text = assert_code(&out, 0);
+    assert!(text.contains("# confirmed"), "{text}");
+}

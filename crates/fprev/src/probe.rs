@@ -39,9 +39,11 @@ mod native;
 pub mod ndarray;
 #[cfg(feature = "python")]
 pub mod python;
+mod rayon;
 mod reducer;
 mod replay;
 
+pub use self::rayon::RayonProbe;
 pub use batch::Batch;
 pub use linalg::LinalgProbe;
 pub use native::Native;

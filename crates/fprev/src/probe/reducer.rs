@@ -58,28 +58,8 @@ impl ReducerProbe {
                 )));
             }
         };
-        let threads = match in_spec.map(str::parse::<usize>) {
-            None => opts.threads.unwrap_or(1),
-            Some(Ok(t)) if (1..=1024).contains(&t) && opts.threads.is_none_or(|o| o == t) => t,
-            Some(Ok(t)) if (1..=1024).contains(&t) => {
-                return Err(Error::Input(format!(
-                    "'{spec}': {t} threads in the spec disagree with the {} threads given",
-                    opts.threads.unwrap_or(1)
-                )));
-            }
-            Some(_) => {
-                return Err(Error::Input(format!(
-                    "'{spec}': the thread count must be a whole number from 1 to 1024"
-                )));
-            }
-        };
-        let pool = (threads > 1)
-            .then(|| rayon::ThreadPoolBuilder::new().num_threads(threads).build())
-            .transpose()
-            .map_err(|e| Error::System {
-                what: format!("'{spec}': cannot start {threads} threads"),
-                source: e.into(),
-            })?;
+        let threads = threads(spec, in_spec, opts)?;
+        let pool = (threads > 1).then(|| pool(spec, threads)).transpose()?;
         Ok(ReducerProbe {
             n: resolve_n(spec, opts)?,
             format: ieee_format(spec, opts.format)?,
@@ -88,6 +68,33 @@ impl ReducerProbe {
             buf: Vec::new(),
         })
     }
+}
+
+/// The thread count of `spec`, whose own count is `in_spec`: that one,
+/// else the one given in `opts`, else 1; the two must agree.
+pub(super) fn threads(spec: &str, in_spec: Option<&str>, opts: &ProbeOptions) -> Result<usize> {
+    match in_spec.map(str::parse::<usize>) {
+        None => Ok(opts.threads.unwrap_or(1)),
+        Some(Ok(t)) if (1..=1024).contains(&t) && opts.threads.is_none_or(|o| o == t) => Ok(t),
+        Some(Ok(t)) if (1..=1024).contains(&t) => Err(Error::Input(format!(
+            "'{spec}': {t} threads in the spec disagree with the {} threads given",
+            opts.threads.unwrap_or(1)
+        ))),
+        Some(_) => Err(Error::Input(format!(
+            "'{spec}': the thread count must be a whole number from 1 to 1024"
+        ))),
+    }
+}
+
+/// A Rayon pool of `threads` threads for `spec`.
+pub(super) fn pool(spec: &str, threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::System {
+            what: format!("'{spec}': cannot start {threads} threads"),
+            source: e.into(),
+        })
 }
 
 impl Probe for ReducerProbe {

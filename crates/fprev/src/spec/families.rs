@@ -5,7 +5,7 @@
 use crate::error::Error;
 use crate::error::Result;
 use crate::format::Format;
-use crate::probe::{Native, ReducerProbe, ReplayProbe, blas, dylib, ndarray};
+use crate::probe::{Native, RayonProbe, ReducerProbe, ReplayProbe, blas, dylib, ndarray};
 use crate::probe::{Probe, ProbeOptions};
 
 use super::Spec;
@@ -103,6 +103,16 @@ const fn native_row(pattern: &'static str, about: &'static str) -> Family {
     row("native", pattern, about, Grammar::Whole, native)
 }
 
+fn rayon(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
+    let op = spec.op().unwrap_or_default();
+    Ok(Box::new(RayonProbe::open(
+        spec.as_str(),
+        op,
+        spec.argument(),
+        opts,
+    )?))
+}
+
 fn reducer(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
     let name = spec.op().unwrap_or_default();
     Ok(Box::new(ReducerProbe::open(
@@ -195,6 +205,18 @@ pub static FAMILIES: &[Family] = &[
              thread count",
             Grammar::Op,
             reducer,
+        )
+    },
+    Family {
+        threads: true,
+        dtypes: Some(IEEE),
+        ..row(
+            "rayon",
+            "rayon:sum|dot[:THREADS]",
+            "Rayon's par_iter().sum() (and of products), f32 and f64; work stealing \
+             regroups it from call to call on two threads or more",
+            Grammar::Op,
+            rayon,
         )
     },
     row(
