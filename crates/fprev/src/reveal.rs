@@ -75,8 +75,13 @@ pub const ROW_TRIALS: usize = Oracle::ROW_TRIALS;
 /// only once a reveal has failed, so a deterministic reveal costs nothing
 /// more.
 pub const VARIATION_INPUTS: usize = 8;
-/// See [`VARIATION_INPUTS`].
+/// See [`VARIATION_INPUTS`]: calls of each input at least, after a failed
+/// reveal or a replay that differs.
 pub const VARIATION_RUNS: usize = 4;
+/// Calls of each input at most after a failed reveal (a tenth of the calls
+/// it made, between [`VARIATION_RUNS`] and this), stopping at the first
+/// that differs.
+pub const MOST_VARIATION_RUNS: usize = 2_500;
 
 /// Which revelation algorithm to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -427,7 +432,11 @@ fn reveal_with(
     if let Err(e) = &tree
         && matches!(e.plain(), Error::BlackBox(_))
     {
-        let v = variation::measure(oracle.probe(), VARIATION_INPUTS, VARIATION_RUNS, 5)?;
+        // Up to a tenth of the calls the reveal made before failing: a
+        // pool that seldom regroups needs many calls to show it.
+        let most_runs = (oracle.counters.calls as usize / VARIATION_INPUTS / 10)
+            .clamp(VARIATION_RUNS, MOST_VARIATION_RUNS);
+        let v = variation::look_for(oracle.probe(), VARIATION_INPUTS, most_runs, 5)?;
         if v.varies() {
             return Ok(Outcome::Varies(v));
         }

@@ -95,27 +95,67 @@ impl fmt::Display for Variation {
 /// of [`Inputs`]) `runs` times with `probe` and compares the results bit
 /// for bit: `inputs × runs` calls.
 pub fn measure(probe: &mut dyn Probe, inputs: usize, runs: usize, seed: u64) -> Result<Variation> {
+    sample(probe, inputs, runs, seed, false)
+}
+
+/// [`measure`], stopping after the first round of calls in which some
+/// input's bits changed: at most `inputs × most_runs` calls, fewer for a
+/// black box that varies. Variation that shows once in many calls (a pool
+/// whose work stealing seldom regroups) needs many rounds to be seen.
+pub fn look_for(
+    probe: &mut dyn Probe,
+    inputs: usize,
+    most_runs: usize,
+    seed: u64,
+) -> Result<Variation> {
+    sample(probe, inputs, most_runs, seed, true)
+}
+
+fn sample(
+    probe: &mut dyn Probe,
+    inputs: usize,
+    runs: usize,
+    seed: u64,
+    stop_early: bool,
+) -> Result<Variation> {
     let n = probe.n();
     let format = probe.format();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let xs: Vec<Vec<f64>> = (0..inputs)
+        .map(|k| Inputs::ALL[k % Inputs::ALL.len()].draw(format, n, &mut rng))
+        .collect();
+    let mut results: Vec<Vec<f64>> = vec![Vec::with_capacity(runs); inputs];
+    let mut out = [0.0];
+    let mut done = 0;
+    while done < runs {
+        // Every other round in reverse, so that a black box whose order
+        // changes with the count of calls (every second one, every eighth)
+        // does not answer each input in the same phase every round.
+        let mut order: Vec<usize> = (0..inputs).collect();
+        if done % 2 == 1 {
+            order.reverse();
+        }
+        for k in order {
+            probe.sum(&xs[k], &mut out)?;
+            results[k].push(out[0]);
+        }
+        done += 1;
+        let changed = |seen: &Vec<f64>| seen.iter().any(|y| y.to_bits() != seen[0].to_bits());
+        if stop_early && results.iter().any(changed) {
+            break;
+        }
+    }
     let mut found = Variation {
         inputs,
-        runs,
+        runs: done,
         varied: 0,
         most_distinct: 1,
         spread_ulps: 0.0,
         spread_relative: 0.0,
         condition: 1.0,
     };
-    let mut out = [0.0];
-    for trial in 0..inputs {
-        let x = Inputs::ALL[trial % Inputs::ALL.len()].draw(format, n, &mut rng);
-        let mut results: Vec<f64> = Vec::with_capacity(runs);
-        for _ in 0..runs {
-            probe.sum(&x, &mut out)?;
-            results.push(out[0]);
-        }
-        let mut bits: Vec<u64> = results.iter().map(|y| y.to_bits()).collect();
+    for (x, seen) in xs.iter().zip(&results) {
+        let mut bits: Vec<u64> = seen.iter().map(|y| y.to_bits()).collect();
         bits.sort_unstable();
         bits.dedup();
         if bits.len() == 1 {
@@ -123,7 +163,7 @@ pub fn measure(probe: &mut dyn Probe, inputs: usize, runs: usize, seed: u64) -> 
         }
         found.varied += 1;
         found.most_distinct = found.most_distinct.max(bits.len());
-        let (lo, hi) = results
+        let (lo, hi) = seen
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &y| {
                 (lo.min(y), hi.max(y))
@@ -131,10 +171,10 @@ pub fn measure(probe: &mut dyn Probe, inputs: usize, runs: usize, seed: u64) -> 
         let exact: f64 = x.iter().sum();
         let magnitude: f64 = x.iter().map(|v| v.abs()).sum();
         let scale = exact.abs().max(f64::MIN_POSITIVE);
-        let ulp = format.ulp(scale);
         let spread = hi - lo;
-        if spread / ulp > found.spread_ulps || !spread.is_finite() {
-            found.spread_ulps = spread / ulp;
+        let ulps = spread / format.ulp(scale);
+        if ulps > found.spread_ulps || !spread.is_finite() {
+            found.spread_ulps = ulps;
             found.spread_relative = spread / scale;
             found.condition = magnitude / scale;
         }
