@@ -143,3 +143,46 @@ fn blas_dot_on_one_thread_never_varies() {
     let text = assert_code(&out, 0);
     assert!(text.contains("# confirmed"), "{text}");
 }
+
+/// An OpenMP reduction with a dynamic schedule: which thread takes which
+/// chunk, and in which order the threads' partial sums are joined, change
+/// from call to call.
+const OPENMP: &str = "\
+#include <stddef.h>
+float sum_dynamic(const float *x, size_t n) {
+    float s = 0.0f;
+    #pragma omp parallel for reduction(+:s) schedule(dynamic, 64)
+    for (long i = 0; i < (long)n; i++) s += x[i];
+    return s;
+}
+";
+
+#[test]
+fn an_openmp_reduction_varies_on_several_threads_and_is_a_tree_on_one() {
+    let dir = TempDir::new().unwrap();
+    let c = dir.path().join("omp.c");
+    std::fs::write(&c, OPENMP).unwrap();
+    let lib = dir.path().join("libomp_sum.so");
+    let status = std::process::Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-fopenmp", "-o"])
+        .arg(&lib)
+        .arg(&c)
+        .status()
+        .expect("a C compiler `cc` with OpenMP (apt-get install gcc)");
+    assert!(status.success(), "cc -fopenmp failed");
+    let spec = format!("dylib:{}:sum_dynamic", lib.display());
+    let reveal = |threads: &str| {
+        common::fprev()
+            .current_dir(dir.path())
+            .env("OMP_NUM_THREADS", threads)
+            .args(["reveal", &spec, "-n", "20000", "--runs", "50"])
+            .output()
+            .unwrap()
+    };
+    let text = assert_code(&reveal("4"), 6);
+    assert!(text.starts_with(&format!("varies: {spec}: ")), "{text}");
+    let one = reveal("1");
+    let text = assert_code(&one, 0);
+    assert!(text.contains("# confirmed"), "{text}");
+    assert!(stderr(&one).contains("deterministic"), "{}", stderr(&one));
+}
