@@ -116,6 +116,9 @@ def reveal(
     arith: bool = True,
     runs: int = 0,
 ) -> Tree: ...
+def variation(
+    call: Callable[[Any], Any], n: int, dtype: str, label: str, runs: int, rows: Optional[int] = None
+) -> Optional[str]: ...
 def check(
     tree: Tree,
     call: Callable[[Any], Any],

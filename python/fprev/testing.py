@@ -27,7 +27,7 @@ import warnings
 from . import Tree, UnconfirmedWarning, _fprev, _label, _parts, _tree, reveal
 from ._dtypes import format_name
 
-__all__ = ["assert_order", "assert_same_order"]
+__all__ = ["assert_deterministic", "assert_order", "assert_same_order"]
 
 
 def assert_same_order(
@@ -56,6 +56,32 @@ def assert_same_order(
     if differ is not None:
         raise AssertionError("%s and %s: %s" % (a.label, b.label, differ))
     return a
+
+
+def assert_deterministic(
+    fn: Callable[[Any], Any],
+    n: int,
+    dtype: Any = "float32",
+    runs: int = 20,
+    rows: Optional[int] = None,
+) -> None:
+    """Assert that ``fn`` answers the same input with the same bits on every
+    call: each of 8 random inputs of ``n`` values is summed ``runs`` times.
+
+    Raises ``AssertionError`` saying how many inputs varied, the most
+    distinct results for one input and the spread (in ulps, and against
+    the sum's condition number). Equal bits on ``8 * runs`` calls do not
+    prove ``fn`` fixed; raise ``runs`` to look harder.
+
+    >>> import numpy as np
+    >>> from fprev.testing import assert_deterministic
+    >>> assert_deterministic(np.sum, 1000)
+    """
+    if runs < 2:
+        raise ValueError("runs must be at least 2: one call shows no variation")
+    varied = _fprev.variation(fn, n, format_name(dtype), _label(fn), runs, rows=rows)
+    if varied is not None:
+        raise AssertionError("%s is not deterministic: %s" % (_label(fn), varied))
 
 
 def _quiet_reveal(fn: Callable[[Any], Any], n: int, dtype: Any, options: dict) -> Tree:

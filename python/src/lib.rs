@@ -11,6 +11,7 @@ mod reduce;
 mod reveal;
 mod sweep;
 mod tree;
+mod variation;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -47,6 +48,7 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("VariesError", py.get_type::<VariesError>())?;
     m.add_function(wrap_pyfunction!(reveal::reveal, m)?)?;
+    m.add_function(wrap_pyfunction!(variation::variation, m)?)?;
     m.add_function(wrap_pyfunction!(check::check, m)?)?;
     m.add_function(wrap_pyfunction!(tree::diff, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::replay, m)?)?;

@@ -33,3 +33,13 @@ def test_runs_look_for_variation_on_purpose_and_pass_numpy():
     assert tree.confirmed
     with pytest.raises(ValueError, match="runs"):
         fprev.reveal(np.sum, 64, runs=1)
+
+
+def test_assert_deterministic_fails_with_the_spread_and_passes_numpy():
+    from fprev.testing import assert_deterministic
+
+    with pytest.raises(AssertionError, match="not deterministic: .* ulps"):
+        assert_deterministic(random_joins, 128, runs=10)
+    assert_deterministic(np.sum, 1000, runs=10)
+    with pytest.raises(ValueError, match="runs"):
+        assert_deterministic(np.sum, 10, runs=1)
