@@ -146,9 +146,7 @@ def reveal(
         _format_name(dtype),
         algo,
         _label(fn),
-        rows=None if rows is None else _count("rows", rows),
-        may_fuse=may_fuse,
-        accumulator=None if accumulator is None else _format_name(accumulator),
+        **_described(rows, may_fuse, accumulator),
         pack=bool(pack),
         progress=_in_notebook() if progress is None else bool(progress),
         confirm=_count("confirm", confirm, least=0),
@@ -248,9 +246,7 @@ def explain(
         wanted,
         _format_name(dtype),
         _label(fn),
-        rows=None if rows is None else _count("rows", rows),
-        may_fuse=may_fuse,
-        accumulator=None if accumulator is None else _format_name(accumulator),
+        **_described(rows, may_fuse, accumulator),
         confirm=_count("confirm", confirm, least=0),
     )
     return Explanation(found, closest, revealed, gaps)
@@ -336,9 +332,7 @@ def sweep(
         listed,
         _format_name(dtype),
         _label(fn),
-        rows=None if rows is None else _count("rows", rows),
-        may_fuse=may_fuse,
-        accumulator=None if accumulator is None else _format_name(accumulator),
+        **_described(rows, may_fuse, accumulator),
         confirm=_count("confirm", confirm, least=0),
     )
 
@@ -375,6 +369,16 @@ def _in_notebook() -> bool:
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
     return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _described(rows: Any, may_fuse: Any, accumulator: Any) -> dict:
+    """The keywords that describe a callable beyond itself, checked, as
+    :func:`reveal`, :func:`explain` and :func:`sweep` pass them on."""
+    return {
+        "rows": None if rows is None else _count("rows", rows),
+        "may_fuse": may_fuse,
+        "accumulator": None if accumulator is None else _format_name(accumulator),
+    }
 
 
 def _runs(runs: Any) -> int:

@@ -12,6 +12,21 @@ pub(crate) fn format(name: &str) -> PyResult<Format> {
     name.parse().map_err(PyValueError::new_err)
 }
 
+/// What a Python caller says of its callable beyond the callable: the rows
+/// it sums a call, whether it may fuse (default: it may), and its
+/// accumulator's format name.
+pub(crate) fn described(
+    rows: Option<usize>,
+    may_fuse: Option<bool>,
+    accumulator: Option<&str>,
+) -> PyResult<Described> {
+    Ok(Described {
+        rows,
+        accumulator: accumulator.map(format).transpose()?,
+        may_fuse: may_fuse.unwrap_or(true),
+    })
+}
+
 pub(crate) fn probe(
     py: Python<'_>,
     call: &Bound<'_, PyAny>,

@@ -3,13 +3,12 @@
 
 use fprev::SummationTree;
 use fprev::probe::ProbeOptions;
-use fprev::probe::python::Described;
 use fprev::reveal::Options;
 use fprev::reveal::Silent;
 use fprev::workflow::{self, Confirm, Explained};
 use pyo3::prelude::*;
 
-use crate::black_box::{format, opener};
+use crate::black_box::{described, format, opener};
 use crate::errors::{OrderIndependentError, VariesError, to_py};
 
 /// What `explain` found: the formula and its sentence (or `None`), the
@@ -39,11 +38,7 @@ pub(crate) fn explain(
     confirm: usize,
 ) -> PyResult<Found> {
     let format = format(dtype)?;
-    let described = Described {
-        rows,
-        accumulator: accumulator.map(self::format).transpose()?,
-        may_fuse: may_fuse.unwrap_or(true),
-    };
+    let described = described(rows, may_fuse, accumulator)?;
     let confirm = Confirm {
         trials: confirm,
         ..Confirm::default()

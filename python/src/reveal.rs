@@ -5,13 +5,12 @@
 use std::time::{Duration, Instant};
 
 use fprev::probe::ProbeOptions;
-use fprev::probe::python::Described;
 use fprev::reveal::{Algorithm, Observer, Options, Progress};
 use fprev::workflow::{self, Confirm, Note, Outcome, Request, Seek};
 use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 
-use crate::black_box::{format, opener, probe};
+use crate::black_box::{described, format, opener, probe};
 use crate::errors::{OrderIndependentError, UnconfirmedWarning, VariesError, line, to_py};
 use crate::tree::Tree;
 
@@ -155,11 +154,7 @@ pub(crate) fn reveal(
 ) -> PyResult<Tree> {
     let format = format(dtype)?;
     let algorithm: Algorithm = algo.parse().map_err(PyValueError::new_err)?;
-    let described = Described {
-        rows,
-        accumulator: accumulator.map(self::format).transpose()?,
-        may_fuse: may_fuse.unwrap_or(true),
-    };
+    let described = described(rows, may_fuse, accumulator)?;
     let mut black_box = probe(py, call, label, n, format, described)?;
     let request = Request {
         probe: ProbeOptions {

@@ -1,13 +1,13 @@
 //! `fprev.sweep`: reveals across sizes, as `fprev sweep` prints them.
 
 use fprev::document::TreeDocument;
-use fprev::probe::python::{Described, PythonProbe};
+use fprev::probe::python::PythonProbe;
 use fprev::reveal::Options;
 use fprev_present::sweep::Table;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::black_box::{format, probe};
+use crate::black_box::{described, format, probe};
 use crate::errors::to_py;
 use crate::tree::Tree;
 
@@ -137,11 +137,7 @@ pub(crate) fn sweep(
     confirm: usize,
 ) -> PyResult<SweepReport> {
     let format = format(dtype)?;
-    let described = Described {
-        rows,
-        accumulator: accumulator.map(self::format).transpose()?,
-        may_fuse: may_fuse.unwrap_or(true),
-    };
+    let described = described(rows, may_fuse, accumulator)?;
     // The first size opened here: a bad callable raises what reveal raises.
     if let Some(&n) = sizes.first() {
         probe(py, call, label, n, format, described)?;

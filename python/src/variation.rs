@@ -22,8 +22,7 @@ pub(crate) fn variation(
 ) -> PyResult<Option<String>> {
     let described = Described {
         rows,
-        accumulator: None,
-        may_fuse: true,
+        ..Described::default()
     };
     let mut black_box = probe(py, call, label, n, format(dtype)?, described)?;
     let inputs = fprev::reveal::VARIATION_INPUTS;
