@@ -20,7 +20,7 @@ pub(crate) struct Watch {
 
 /// Says `note` on stderr, as a note or a warning (an error in it with its
 /// remedy in flags).
-pub(crate) fn say(note: &Note) {
+fn say(note: &Note) {
     match note {
         Note::NoArithmetic {
             why,

@@ -51,6 +51,15 @@ use crate::reveal::Observer as RevealObserver;
 /// rests on.
 pub type Opener<'a> = dyn FnMut(&ProbeOptions) -> crate::Result<Box<dyn Probe>> + 'a;
 
+/// The opener of a reveal that predicts nothing ([`Request::infer`] is
+/// `None`), which opens no other size: a sweep's and an explanation's
+/// reveal of one size.
+pub(crate) fn opens_no_other(_: &ProbeOptions) -> crate::Result<Box<dyn Probe>> {
+    Err(crate::Error::Input(
+        "a reveal of one size opens no other".into(),
+    ))
+}
+
 /// Watches a workflow or a sweep: the notes found, as they are found, the
 /// sizes revealed one after another, and the progress of each reveal (a
 /// progress bar, a log). Every method does nothing unless implemented.

@@ -75,7 +75,7 @@ pub fn sweep_with(
                 &mut black_box,
                 name,
                 &request,
-                &mut |_| Err(Error::Input("a sweep predicts no size".into())),
+                &mut workflow::opens_no_other,
                 &mut Silent,
             );
             let (outcome, stats, arithmetic, accumulator) = match revealed {

@@ -11,7 +11,7 @@ use crate::tree::SummationTree;
 use crate::variation::Variation;
 
 use super::reveal::{Outcome, Request, reveal};
-use super::{Confirm, Note, Observer, Opener, Seek};
+use super::{Confirm, Note, Observer, Opener, Seek, opens_no_other};
 
 /// What an explanation found.
 #[derive(Debug)]
@@ -90,7 +90,7 @@ pub fn explain(
                 &mut black_box,
                 label,
                 &request,
-                &mut |_| unreachable_open(),
+                &mut opens_no_other,
                 &mut Silent,
             );
             match outcome {
@@ -149,9 +149,4 @@ pub fn explain(
         observer.note(Note::NotRevealed(skipped));
     }
     Ok(Explained::Found { inference, trees })
-}
-
-/// A reveal of one size never predicts, so never opens another size.
-fn unreachable_open() -> Result<Box<dyn Probe>> {
-    Err(Error::Input("a reveal of one size opens no other".into()))
 }
