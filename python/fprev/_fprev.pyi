@@ -15,6 +15,9 @@ class OrderIndependentError(Exception):
 class VariesError(Exception):
     """The black box answers the same input differently on different calls: no one tree describes it."""
 
+    skeleton: Optional[Tree]
+    """The subtrees every call shares, joined at the joins that vary (``Tree.varies``), where found."""
+
 class Tree:
     """A summation tree, with the black box and format it was revealed from."""
 
@@ -51,6 +54,11 @@ class Tree:
     @property
     def arithmetic(self) -> Optional[dict[str, Any]]:
         """version, default, nodes and summary of what each node computes."""
+    @property
+    def varies(self) -> Optional[dict[str, Any]]:
+        """For a varying black box's skeleton: inputs, runs, varied, most_distinct, spread_ulps,
+        spread_relative, condition, varying_joins ((smallest summand, summands) each), repeats,
+        most_answers, queries, calls and skeleton (one sentence a varying join)."""
     @property
     def confirmed(self) -> Optional[bool]:
         """Whether a replay matched the black box on every random input tried."""
@@ -117,8 +125,14 @@ def reveal(
     runs: int = 0,
 ) -> Tree: ...
 def variation(
-    call: Callable[[Any], Any], n: int, dtype: str, label: str, runs: int, rows: Optional[int] = None
-) -> Optional[str]: ...
+    call: Callable[[Any], Any],
+    n: int,
+    dtype: str,
+    label: str,
+    runs: int,
+    rows: Optional[int] = None,
+    skeleton: bool = True,
+) -> Optional[list[str]]: ...
 def check(
     tree: Tree,
     call: Callable[[Any], Any],

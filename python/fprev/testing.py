@@ -64,14 +64,18 @@ def assert_deterministic(
     dtype: Any = "float32",
     runs: int = 20,
     rows: Optional[int] = None,
+    skeleton: bool = True,
 ) -> None:
     """Assert that ``fn`` answers the same input with the same bits on every
     call: each of 8 random inputs of ``n`` values is summed ``runs`` times.
 
     Raises ``AssertionError`` saying how many inputs varied, the most
     distinct results for one input and the spread (in ulps, and against
-    the sum's condition number). Equal bits on ``8 * runs`` calls do not
-    prove ``fn`` fixed; raise ``runs`` to look harder.
+    the sum's condition number), and, with ``skeleton``, what stays fixed:
+    the subtrees every call shares (found with masked inputs, each asked
+    ``runs`` times, about ``runs * n`` calls or more) and the joins whose
+    order varies. Equal bits on ``8 * runs`` calls do not prove ``fn``
+    fixed; raise ``runs`` to look harder.
 
     >>> import numpy as np
     >>> from fprev.testing import assert_deterministic
@@ -79,9 +83,11 @@ def assert_deterministic(
     """
     if runs < 2:
         raise ValueError("runs must be at least 2: one call shows no variation")
-    varied = _fprev.variation(fn, n, format_name(dtype), _label(fn), runs, rows=rows)
+    varied = _fprev.variation(
+        fn, n, format_name(dtype), _label(fn), runs, rows=rows, skeleton=skeleton
+    )
     if varied is not None:
-        raise AssertionError("%s is not deterministic: %s" % (_label(fn), varied))
+        raise AssertionError("%s is not deterministic: %s" % (_label(fn), "\n".join(varied)))
 
 
 def _quiet_reveal(fn: Callable[[Any], Any], n: int, dtype: Any, options: dict) -> Tree:

@@ -174,6 +174,7 @@ pub(crate) fn reveal(
         },
         infer: None,
         runs,
+        skeleton: true,
     };
     let mut watch = Watch {
         line: progress.then(|| ProgressLine {
@@ -195,6 +196,36 @@ pub(crate) fn reveal(
     match outcome {
         Outcome::Revealed(r) => Ok(Tree { doc: r.document }),
         Outcome::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),
-        Outcome::Varies(v) => Err(VariesError::new_err(v.to_string())),
+        Outcome::Varies(v) => Err(varies_error(py, v, label, format)),
+    }
+}
+
+/// `VariesError` saying what varied and what stays fixed, with the
+/// skeleton as a `Tree` (its `skeleton` attribute; `None` where none was
+/// found).
+pub(crate) fn varies_error(
+    py: Python<'_>,
+    v: fprev::variation::Variation,
+    label: &str,
+    format: fprev::Format,
+) -> PyErr {
+    let mut message = format!("{label} varies from call to call: {v}");
+    for line in v.skeleton.iter().flat_map(|s| s.describe()) {
+        message += &format!("; skeleton: {line}");
+    }
+    let skeleton = v.skeleton.is_some().then(|| {
+        let mut doc = fprev::document::TreeDocument::of_skeleton(v);
+        doc.probe = Some(label.to_string());
+        doc.dtype = Some(format);
+        Tree { doc }
+    });
+    let e = VariesError::new_err(message);
+    let set = skeleton
+        .map(|t| Py::new(py, t))
+        .transpose()
+        .and_then(|t| e.value(py).setattr("skeleton", t));
+    match set {
+        Ok(()) => e,
+        Err(failed) => failed,
     }
 }

@@ -129,6 +129,35 @@ impl Tree {
 
     /// True when a replay of the tree matched the black box on every
     /// random input tried, False when one differed, None when not tried.
+    /// Where the black box's order varies from call to call (the tree is
+    /// then its skeleton): what its results showed and the joins that
+    /// varied; `None` for the tree of one order.
+    #[getter]
+    fn varies<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(v) = &self.doc.varies else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("inputs", v.inputs)?;
+        d.set_item("runs", v.runs)?;
+        d.set_item("varied", v.varied)?;
+        d.set_item("most_distinct", v.most_distinct)?;
+        d.set_item("spread_ulps", v.spread_ulps)?;
+        d.set_item("spread_relative", v.spread_relative)?;
+        d.set_item("condition", v.condition)?;
+        if let Some(s) = &v.skeleton {
+            let joins: Vec<(usize, usize)> =
+                s.varying.iter().map(|j| (j.first, j.leaves)).collect();
+            d.set_item("varying_joins", joins)?;
+            d.set_item("repeats", s.repeats)?;
+            d.set_item("most_answers", s.most_answers)?;
+            d.set_item("queries", s.queries)?;
+            d.set_item("calls", s.calls)?;
+            d.set_item("skeleton", s.describe())?;
+        }
+        Ok(Some(d))
+    }
+
     #[getter]
     fn confirmed(&self) -> Option<bool> {
         self.doc.confirmation.as_ref().map(Confirmation::confirmed)

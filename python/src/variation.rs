@@ -1,16 +1,20 @@
 //! `fprev.testing.assert_deterministic`: whether a callable's answer to one
-//! input changes from call to call, and by how much.
+//! input changes from call to call, by how much, and what stays fixed.
 
 use fprev::probe::python::Described;
+use fprev::reveal::Silent;
 use pyo3::prelude::*;
 
 use crate::black_box::{format, probe};
 use crate::errors::to_py;
 
 /// Sums each of 8 random inputs `runs` times with `call` and compares the
-/// bits: `None` when every call agreed, else what varied (its spread).
+/// bits: `None` when every call agreed, else what varied (its spread) and,
+/// with `skeleton`, the subtrees every call shares (each masked query
+/// asked `runs` times), one line each.
 #[pyfunction]
-#[pyo3(signature = (call, n, dtype, label, runs, rows=None))]
+#[pyo3(signature = (call, n, dtype, label, runs, rows=None, skeleton=true))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn variation(
     py: Python<'_>,
     call: &Bound<'_, PyAny>,
@@ -19,7 +23,8 @@ pub(crate) fn variation(
     label: &str,
     runs: usize,
     rows: Option<usize>,
-) -> PyResult<Option<String>> {
+    skeleton: bool,
+) -> PyResult<Option<Vec<String>>> {
     let described = Described {
         rows,
         ..Described::default()
@@ -27,5 +32,22 @@ pub(crate) fn variation(
     let mut black_box = probe(py, call, label, n, format(dtype)?, described)?;
     let inputs = fprev::reveal::VARIATION_INPUTS;
     let v = fprev::variation::measure(&mut black_box, inputs, runs, 5).map_err(to_py)?;
-    Ok(v.varies().then(|| v.to_string()))
+    if !v.varies() {
+        return Ok(None);
+    }
+    let v = fprev::workflow::characterise(&mut black_box, v, runs, skeleton, &mut Silent)
+        .map_err(to_py)?;
+    let mut said = vec![v.to_string()];
+    if let Some(s) = &v.skeleton {
+        said.extend(
+            s.describe()
+                .into_iter()
+                .map(|line| format!("skeleton: {line}")),
+        );
+        said.push(format!(
+            "fixed: every such subtree was one in each of {} calls of each of {} masked queries",
+            s.repeats, s.queries
+        ));
+    }
+    Ok(Some(said))
 }

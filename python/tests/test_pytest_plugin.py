@@ -95,3 +95,50 @@ def reverse_sequential(n):
     for i in range(n - 2, -1, -1):
         text = "(%s+%d)" % (text, i)
     return text
+
+
+# Chunks of 4 added left to right, the chunk sums joined in a random order
+# (or, once the file says so, chunks of 8).
+VARYING = '''
+import pathlib
+import random
+import numpy as np
+
+def joins(x):
+    size = int(pathlib.Path(__file__).with_name("chunk").read_text())
+    chunks = []
+    for k in range(0, len(x), size):
+        s = x[k]
+        for v in x[k + 1 : k + size]:
+            s = np.float32(s + v)
+        chunks.append(s)
+    random.shuffle(chunks)
+    t = chunks[0]
+    for c in chunks[1:]:
+        t = np.float32(t + c)
+    return t
+
+def test_joins(fprev_golden):
+    fprev_golden(joins, 32)
+'''
+
+
+def test_a_varying_black_box_has_its_skeleton_as_golden_file(pytester):
+    pytester.makepyfile(test_joins=VARYING)
+    chunk = pytester.path / "chunk"
+    chunk.write_text("4")
+    golden = pytester.path / "fprev_golden" / "test_joins.json"
+    result = pytester.runpytest("--fprev-update")
+    assert outcome(result).get("passed") == 1, result.stdout.str()
+    saved = json.loads(golden.read_text())
+    chains = ["(((%d+%d)+%d)+%d)" % (a, a + 1, a + 2, a + 3) for a in range(0, 32, 4)]
+    assert fprev.Tree.load(golden) == fprev.Tree.from_json("(%s)" % "+".join(chains))
+    assert saved["varies"]["skeleton"]["varying"] == [[0, 32]], saved["varies"]
+
+    # The same skeleton found again passes; other chunks fail.
+    result = pytester.runpytest()
+    assert outcome(result).get("passed") == 1, result.stdout.str()
+    chunk.write_text("8")
+    result = pytester.runpytest()
+    assert outcome(result).get("failed") == 1, result.stdout.str()
+    assert "no longer sums in the golden order" in result.stdout.str()

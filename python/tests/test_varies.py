@@ -43,3 +43,40 @@ def test_assert_deterministic_fails_with_the_spread_and_passes_numpy():
     assert_deterministic(np.sum, 1000, runs=10)
     with pytest.raises(ValueError, match="runs"):
         assert_deterministic(np.sum, 10, runs=1)
+
+
+def chunk_tree(a):
+    """NumPy's sum of 8 float32 values from ``a``: eight accumulators of
+    one value each, combined pairwise."""
+    k = [str(a + i) for i in range(8)]
+    return "(((%s+%s)+(%s+%s))+((%s+%s)+(%s+%s)))" % tuple(k)
+
+
+def test_reveal_of_a_varying_callable_carries_its_skeleton():
+    with pytest.raises(fprev.VariesError) as raised:
+        fprev.reveal(random_joins, 128)
+    message = str(raised.value)
+    assert "skeleton: 16 runs of 8 consecutive summands, each in the order native:pairwise" in message
+    skeleton = raised.value.skeleton
+    expected = "(%s)" % "+".join(chunk_tree(a) for a in range(0, 128, 8))
+    assert skeleton == fprev.Tree.from_json(expected)
+    varies = skeleton.varies
+    assert varies["varying_joins"] == [(0, 128)]
+    assert varies["runs"] == 50 and varies["repeats"] == 50, varies
+    assert varies["varied"] >= 1 and varies["spread_ulps"] > 0, varies
+    assert varies["most_answers"] >= 2, varies
+    # Saved and read back, it is the same skeleton.
+    again = fprev.Tree.from_json(skeleton.to_json())
+    assert again == skeleton and again.varies == varies
+    assert fprev.reveal(np.sum, 128).varies is None
+
+
+def test_assert_deterministic_fails_with_the_skeleton():
+    from fprev.testing import assert_deterministic
+
+    with pytest.raises(AssertionError) as raised:
+        assert_deterministic(random_joins, 64, runs=20)
+    assert "8 runs of 8 consecutive summands, each in the order native:pairwise" in str(raised.value)
+    with pytest.raises(AssertionError) as raised:
+        assert_deterministic(random_joins, 64, runs=10, skeleton=False)
+    assert "skeleton" not in str(raised.value)

@@ -54,7 +54,8 @@ Exit status: 0 ok, 1 trees differ, a check failed or no formula explains,
 (the same bits in every order: reported, no tree), 5 the order was revealed
 but a replay of it does not reproduce the black box's bits, 6 the black box
 answers the same input differently on different calls (it varies: reported
-with the spread, no tree).";
+with the spread, and reveal writes its skeleton, the subtrees every call
+shares, instead of a tree).";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -251,10 +252,18 @@ pub(crate) struct RevealArgs {
     /// Before revealing, look for answers that change from call to call:
     /// sum each of 8 random inputs R times and compare the bits (exit 6 and
     /// the spread, in ulps and against the sum's condition number, when
-    /// they differ). Without it, variation is looked for only where a
-    /// reveal or its replay fails, at no cost to a deterministic black box.
+    /// they differ), then find its skeleton with each masked query asked R
+    /// times. Without it, variation is looked for only where a reveal or
+    /// its replay fails, at no cost to a deterministic black box, and a
+    /// varying one is summarised over 50 calls of each input.
     #[arg(long, value_name = "R", default_value_t = 0, value_parser = parse_runs)]
     pub(crate) runs: usize,
+    /// Where the black box varies, say so and how much, but do not look
+    /// for its skeleton: the subtrees every call shares, found with each
+    /// masked query asked R times (or min(50, max(4, 400000/N)) without
+    /// --runs), about that many times the calls of a reveal.
+    #[arg(long)]
+    pub(crate) no_skeleton: bool,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
     #[command(flatten)]

@@ -72,13 +72,18 @@ fn order_independent(spec: &Spec, why: &str) -> Result<i32> {
 }
 
 /// Says on stdout that `spec` answers one input differently on different
-/// calls, and what repeating inputs showed: exit 6, no tree.
+/// calls, and what repeating inputs showed: exit 6.
 fn varies(spec: &Spec, v: &Variation) -> Result<i32> {
-    write::println(format_args!(
+    write::println(format_args!("{}", varies_line(spec, v)))?;
+    Ok(6)
+}
+
+/// The line [`varies`] says.
+fn varies_line(spec: &Spec, v: &Variation) -> String {
+    format!(
         "varies: {spec}: its answer to the same input changes from call to call (another \
          order each time), so no one tree describes it: {v}"
-    ))?;
-    Ok(6)
+    )
 }
 
 impl GuardArgs {

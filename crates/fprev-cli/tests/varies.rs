@@ -105,10 +105,12 @@ fn rayon_sum_varies_on_several_threads_and_is_a_tree_on_one() {
             "4",
             "--runs",
             "20",
+            "--no-skeleton",
         ],
     );
     let text = assert_code(&out, 6);
     assert!(text.starts_with("varies: rayon:sum: "), "{text}");
+    assert!(!text.contains("skeleton"), "{text}");
     assert!(
         stderr(&out).contains("rayon on 4 threads"),
         "{}",
@@ -175,7 +177,15 @@ fn an_openmp_reduction_varies_on_several_threads_and_is_a_tree_on_one() {
         common::fprev()
             .current_dir(dir.path())
             .env("OMP_NUM_THREADS", threads)
-            .args(["reveal", &spec, "-n", "20000", "--runs", "50"])
+            .args([
+                "reveal",
+                &spec,
+                "-n",
+                "20000",
+                "--runs",
+                "50",
+                "--no-skeleton",
+            ])
             .output()
             .unwrap()
     };
@@ -185,4 +195,79 @@ fn an_openmp_reduction_varies_on_several_threads_and_is_a_tree_on_one() {
     let text = assert_code(&one, 0);
     assert!(text.contains("# confirmed"), "{text}");
     assert!(stderr(&one).contains("deterministic"), "{}", stderr(&one));
+}
+
+/// The issue's callable at n = 128: its skeleton is its 16 chunks, each
+/// left to right (written here from the callable's description), under
+/// one join that varies; the file keeps it, `render` draws the join
+/// dashed, and `replay:` and `check` refuse it (it has no one order).
+#[cfg(feature = "python")]
+#[test]
+fn the_skeleton_of_chunks_joined_at_random_is_found_saved_and_drawn() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("joins.py"), RANDOM_JOINS).unwrap();
+    let spec = format!("python:{}:f", dir.path().join("joins.py").display());
+    let out = run_in(dir.path(), &["reveal", &spec, "-n", "128", "--runs", "50"]);
+    let text = assert_code(&out, 6);
+    let chains: Vec<String> = (0..128)
+        .step_by(8)
+        .map(|a| (a + 1..a + 8).fold(a.to_string(), |t, k| format!("({t}+{k})")))
+        .collect();
+    let expected = format!("({})", chains.join("+"));
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with(&format!("varies: {spec}: ")), "{text}");
+    assert!(lines[0].contains("on 50 calls each"), "{text}");
+    assert_eq!(lines[1], expected);
+    assert!(
+        text.contains(
+            "# skeleton: 16 runs of 8 consecutive summands, each left to right, joined in an \
+             order that varies"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("# fixed: every subtree above was a subtree in each of 50 calls"));
+
+    let out = run_in(
+        dir.path(),
+        &["reveal", &spec, "-n", "128", "-o", "skeleton.json"],
+    );
+    assert_code(&out, 6);
+    let saved = std::fs::read_to_string(dir.path().join("skeleton.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(doc["varies"]["version"], 1);
+    assert_eq!(
+        doc["varies"]["skeleton"]["varying"],
+        serde_json::json!([[0, 128]])
+    );
+    assert_eq!(doc["varies"]["runs"], 50);
+    let tree: fprev::SummationTree = expected.parse().unwrap();
+    assert_eq!(
+        fprev::document::TreeDocument::parse(&saved).unwrap().tree,
+        tree
+    );
+    let out = run_in(dir.path(), &["render", "skeleton.json", "--format", "dot"]);
+    let dot = assert_code(&out, 0);
+    assert_eq!(dot.matches("style=\"dashed\"]").count(), 1 + 16, "{dot}");
+    assert!(dot.contains("label=\"varies\\n16 parts\""), "{dot}");
+    let out = run_in(dir.path(), &["render", "skeleton.json"]);
+    assert!(assert_code(&out, 0).contains("widest varying join 16 parts"));
+    // Never "equal": a varying black box has no one order.
+    let out = run_in(dir.path(), &["diff", "skeleton.json", "skeleton.json"]);
+    assert!(assert_code(&out, 1).contains("both vary from call to call, with the same skeleton"));
+    std::fs::write(dir.path().join("chains.txt"), &expected).unwrap();
+    let out = run_in(dir.path(), &["diff", "skeleton.json", "chains.txt"]);
+    let said = assert_code(&out, 1);
+    assert!(
+        said.contains("skeleton.json varies from call to call"),
+        "{said}"
+    );
+    assert!(said.contains("chains.txt sums in one order"), "{said}");
+    for args in [
+        vec!["reveal", "replay:skeleton.json"],
+        vec!["check", "skeleton.json", &spec],
+    ] {
+        let out = run_in(dir.path(), &args);
+        let said = common::assert_error(&out, 2);
+        assert!(said.contains("varies"), "{args:?}: {said}");
+    }
 }

@@ -42,6 +42,7 @@ use fprev::document::TreeDocument;
 use fprev::error::Result;
 use fprev::formula::known;
 use fprev::shape::{MATCH_LIMIT, Shape};
+use fprev::skeleton::Skeleton;
 use fprev::tree::SummationTree;
 
 pub use caption::Caption;
@@ -72,6 +73,7 @@ pub struct Drawing<'a> {
     tree: &'a SummationTree,
     model: Option<&'a Arithmetic>,
     caption: Option<Caption>,
+    skeleton: Option<&'a Skeleton>,
 }
 
 impl<'a> Drawing<'a> {
@@ -81,15 +83,18 @@ impl<'a> Drawing<'a> {
             tree,
             model: None,
             caption: None,
+            skeleton: None,
         }
     }
 
     /// `doc`'s tree with all the document knows: its arithmetic and a
     /// caption of its black box, dtype and formula.
     pub fn of(doc: &'a TreeDocument) -> Self {
-        Self::new(&doc.tree)
+        let mut drawing = Self::new(&doc.tree)
             .arithmetic(doc.arithmetic.as_ref())
-            .caption(Caption::of(doc))
+            .caption(Caption::of(doc));
+        drawing.skeleton = doc.varies.as_ref().and_then(|v| v.skeleton.as_ref());
+        drawing
     }
 
     /// With what each node computes, as [`dot_with()`] draws it.
@@ -106,7 +111,7 @@ impl<'a> Drawing<'a> {
 
     /// The DOT source.
     pub fn dot(&self) -> String {
-        dot::source(self.tree, self.model, self.caption.as_ref())
+        dot::source(self.tree, self.model, self.caption.as_ref(), self.skeleton)
     }
 
     /// The SVG drawing, by the `dot` program (Graphviz), which must be on
@@ -195,6 +200,26 @@ pub fn text(tree: &SummationTree) -> String {
     format!(
         "{}\n# {formula}{shape}\n{}",
         tree.to_text(),
+        text::outline(tree)
+    )
+}
+
+/// The text form of a varying black box's skeleton: its nodes of more
+/// than two children are joins whose order varies, not fused nodes.
+///
+/// ```
+/// use fprev_present::render;
+///
+/// let skeleton = "(((0+1)+2)+((3+4)+5)+((6+7)+8))".parse().unwrap();
+/// let text = render::skeleton_text(&skeleton);
+/// assert_eq!(text.lines().nth(1), Some("# skeleton: depth 3; widest varying join 3 parts"));
+/// ```
+pub fn skeleton_text(tree: &SummationTree) -> String {
+    format!(
+        "{}\n# skeleton: depth {}; widest varying join {} parts\n{}",
+        tree.to_text(),
+        tree.depth(),
+        tree.widest(),
         text::outline(tree)
     )
 }

@@ -18,7 +18,9 @@ use serde_json::value::RawValue;
 use crate::arith::Arithmetic;
 use crate::error::{Error, Result};
 use crate::format::Format;
+use crate::skeleton::{self, Skeleton};
 use crate::tree::SummationTree;
+use crate::variation::Variation;
 
 /// A tree with what is known about where it came from.
 #[derive(Clone, Debug)]
@@ -40,6 +42,23 @@ pub struct TreeDocument {
     /// Where the tree is a prediction, not a reveal: the formula inferred
     /// from reveals at other sizes that gave it (`"inferred"`).
     pub inferred: Option<Inferred>,
+    /// Where the black box's order varies from call to call: what its
+    /// results showed, and its skeleton, which is then the document's
+    /// tree (`"varies"`, versioned; files without one still read).
+    pub varies: Option<Variation>,
+}
+
+/// The layout version of `"varies"` this build writes and reads.
+pub const VARIES_VERSION: u32 = 1;
+
+/// `"varies"`: the variation, and the skeleton's record beside the tree.
+#[derive(Serialize, Deserialize)]
+struct VariesRecord {
+    version: u32,
+    #[serde(flatten)]
+    variation: Variation,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skeleton: Option<skeleton::Record>,
 }
 
 /// A tree predicted by a formula rather than revealed at its size.
@@ -67,6 +86,7 @@ struct Raw<'a> {
     confirmation: Option<Confirmation>,
     arithmetic: Option<Arithmetic>,
     inferred: Option<Inferred>,
+    varies: Option<VariesRecord>,
 }
 
 impl TreeDocument {
@@ -80,6 +100,25 @@ impl TreeDocument {
             confirmation: None,
             arithmetic: None,
             inferred: None,
+            varies: None,
+        }
+    }
+
+    /// The document of a varying black box's skeleton: its tree, with
+    /// `variation` (which holds the skeleton).
+    ///
+    /// # Panics
+    /// If `variation` holds no skeleton.
+    pub fn of_skeleton(variation: Variation) -> Self {
+        let tree = variation
+            .skeleton
+            .as_ref()
+            .expect("a variation with its skeleton")
+            .tree
+            .clone();
+        TreeDocument {
+            varies: Some(variation),
+            ..Self::new(tree)
         }
     }
 
@@ -138,12 +177,13 @@ impl TreeDocument {
             })
             .transpose()?;
         Ok(TreeDocument {
-            tree,
             dtype,
             probe: raw.probe,
             stats: raw.stats,
             confirmation: raw.confirmation,
             arithmetic,
+            varies: raw.varies.map(|r| varies(r, &tree)).transpose()?,
+            tree,
             inferred: raw.inferred,
         })
     }
@@ -182,6 +222,14 @@ impl TreeDocument {
             ));
         }
         lines.push(format!("\"tree\": {}", self.tree.to_json_tree()));
+        if let Some(v) = &self.varies {
+            let record = VariesRecord {
+                version: VARIES_VERSION,
+                variation: v.clone(),
+                skeleton: v.skeleton.as_ref().map(Skeleton::record),
+            };
+            lines.push(format!("\"varies\": {}", pretty(&record)));
+        }
         if let Some(i) = &self.inferred {
             lines.push(format!("\"inferred\": {}", pretty(i)));
         }
@@ -201,6 +249,24 @@ impl TreeDocument {
         }
         format!("{{\n  {}\n}}", lines.join(",\n  "))
     }
+}
+
+/// The variation a file records, its skeleton's tree being the file's.
+fn varies(record: VariesRecord, tree: &SummationTree) -> Result<Variation> {
+    if record.version != VARIES_VERSION {
+        return Err(Error::Input(format!(
+            "\"varies\" has layout version {}, but this fprev reads version {VARIES_VERSION}: \
+             upgrade fprev to read it",
+            record.version
+        )));
+    }
+    let mut v = record.variation;
+    v.skeleton = record
+        .skeleton
+        .map(|r| Skeleton::from_record(tree.clone(), r))
+        .transpose()
+        .map_err(|why| Error::Input(format!("bad \"varies\": {why}")))?;
+    Ok(v)
 }
 
 /// A section of the document, pretty-printed and indented one level.

@@ -43,6 +43,7 @@
 //! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
 //! - [`sizes`]: lists of sizes (`1..64`, `8..1024:8`) and their runs;
 //! - [`variation`]: whether the same input gives other bits on other calls, and by how much;
+//!   [`skeleton`](mod@skeleton): what stays fixed where it does (the engine finds it);
 //! - [`workflow`]: what every front end runs: reveal (or predict and prove), confirm and
 //!   find the arithmetic, explain; notes as data, order-independence as an outcome;
 //! - [`survey`]: every black box of a machine surveyed, two surveys compared (the porting report).
@@ -64,6 +65,7 @@ pub mod reduce;
 pub mod reveal;
 pub mod shape;
 pub mod sizes;
+pub mod skeleton;
 pub mod spec;
 pub mod survey;
 pub mod sweep;

@@ -45,6 +45,7 @@ mod observer;
 mod oracle;
 mod packed;
 mod proof;
+mod skeleton;
 mod stack;
 mod subtree;
 
@@ -63,6 +64,7 @@ use crate::variation::{self, Variation};
 use observer::Placement;
 pub use observer::{Observer, Progress, Silent};
 use oracle::Oracle;
+pub use skeleton::{budget as skeleton_budget, skeleton};
 
 /// Random inputs on which the rows of a batched black box (a GEMM's rows)
 /// must agree with the revealed row to share its order: a reveal calls such

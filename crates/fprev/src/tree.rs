@@ -272,6 +272,46 @@ impl SummationTree {
         leaves
     }
 
+    /// The subtree under `node` as a tree of its own, its leaves numbered
+    /// `0..` in the order of their summands: its shape can then be named
+    /// as any tree's.
+    ///
+    /// ```
+    /// use fprev::SummationTree;
+    ///
+    /// let tree: SummationTree = "(((4+5)+6)+((0+1)+(2+3)))".parse().unwrap();
+    /// let run = tree.children(tree.root())[1];
+    /// assert_eq!(tree.leaves_under(run), vec![4, 5, 6]);
+    /// assert_eq!(tree.subtree(run).to_text(), "((0+1)+2)");
+    /// ```
+    pub fn subtree(&self, node: NodeIndex) -> SummationTree {
+        let leaves = self.leaves_under(node);
+        let mut b = TreeBuilder::new(leaves.len());
+        let mut built = vec![None; self.graph.node_count()];
+        let mut inner: Vec<NodeIndex> = Vec::new();
+        let mut stack = vec![node];
+        while let Some(v) = stack.pop() {
+            if let Some(i) = self.graph[v].leaf {
+                let rank = leaves.binary_search(&i).expect("a leaf under the node");
+                built[v.index()] = Some(b.leaf(rank));
+            } else {
+                inner.push(v);
+                stack.extend(self.children(v));
+            }
+        }
+        // Parents were pushed before their children: build in reverse.
+        for &v in inner.iter().rev() {
+            let children: Vec<NodeIndex> = self
+                .children(v)
+                .iter()
+                .map(|c| built[c.index()].expect("children are built first"))
+                .collect();
+            built[v.index()] = Some(b.sum(&children));
+        }
+        let root = built[node.index()].expect("the node is built");
+        b.finish(root).expect("a subtree covers its own leaves")
+    }
+
     /// The underlying petgraph graph (edges point from parent to child).
     pub fn graph(&self) -> &DiGraph<Node, ()> {
         &self.graph

@@ -32,13 +32,16 @@ use std::fmt;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::probe::Probe;
+use crate::skeleton::Skeleton;
 
-/// What repeating the same inputs showed.
-#[derive(Clone, Debug, PartialEq)]
+/// What repeating the same inputs showed: a tree file of a varying black
+/// box records it (`"varies"`), with its skeleton's counts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Variation {
     /// Random inputs tried.
     pub inputs: usize,
@@ -57,6 +60,11 @@ pub struct Variation {
     /// most: two orders of `n` summands differ by at most about
     /// `(n - 1) ε κ` of the sum, `ε` the format's machine epsilon.
     pub condition: f64,
+    /// The subtrees every call shared and the joins that varied, where
+    /// they were looked for ([`reveal::skeleton`](crate::reveal::skeleton())).
+    /// A tree file holds its tree as the file's tree.
+    #[serde(skip)]
+    pub skeleton: Option<Skeleton>,
 }
 
 impl Variation {
@@ -153,6 +161,7 @@ fn sample(
         spread_ulps: 0.0,
         spread_relative: 0.0,
         condition: 1.0,
+        skeleton: None,
     };
     for (x, seen) in xs.iter().zip(&results) {
         let mut bits: Vec<u64> = seen.iter().map(|y| y.to_bits()).collect();

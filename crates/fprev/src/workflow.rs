@@ -36,12 +36,14 @@ mod explain;
 mod note;
 mod predict;
 mod reveal;
+mod varies;
 
 pub use confirm::{Confirm, Seek};
 pub use explain::{Explained, explain};
 pub use note::Note;
 pub use predict::{Infer, PREDICT_SIZES, PROVE_UP_TO};
 pub use reveal::{Outcome, Request, Revealed, reveal};
+pub use varies::{SKELETON_CALLS, SUMMARY_RUNS, characterise, skeleton_repeats};
 
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::Observer as RevealObserver;

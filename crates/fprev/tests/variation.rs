@@ -137,3 +137,69 @@ fn a_deterministic_reveal_asks_no_repeats() {
     };
     assert_eq!(r.document.stats.unwrap().calls, engine.stats.calls);
 }
+
+/// The skeleton of chunks joined at random is the chunks, each revealed as
+/// the left-to-right tree it is, under one join that varies; the tree is
+/// checked node for node against one built from the chunks' description.
+#[test]
+fn the_skeleton_of_chunks_joined_at_random_is_the_chunks() {
+    for n in [24, 128, 100] {
+        let mut probe = RandomJoins {
+            n,
+            rng: ChaCha8Rng::seed_from_u64(7),
+        };
+        let s = reveal::skeleton(&mut probe, 50, &mut Silent).unwrap();
+        let chunks: Vec<String> = (0..n)
+            .step_by(8)
+            .map(|a| {
+                let mut t = a.to_string();
+                for k in a + 1..(a + 8).min(n) {
+                    t = format!("({t}+{k})");
+                }
+                t
+            })
+            .collect();
+        let expected: fprev::SummationTree = format!("({})", chunks.join("+")).parse().unwrap();
+        assert_eq!(s.tree, expected, "n = {n}");
+        assert_eq!(s.varying.len(), 1, "n = {n}");
+        assert_eq!((s.varying[0].first, s.varying[0].leaves), (0, n));
+        assert!(s.most_answers >= 2, "n = {n}: {}", s.most_answers);
+        assert_eq!(s.repeats, 50);
+    }
+    let mut probe = RandomJoins {
+        n: 128,
+        rng: ChaCha8Rng::seed_from_u64(1),
+    };
+    let s = reveal::skeleton(&mut probe, 50, &mut Silent).unwrap();
+    assert_eq!(
+        s.describe(),
+        vec![
+            "16 runs of 8 consecutive summands, each left to right, joined in an order that varies"
+        ]
+    );
+}
+
+/// A black box that does not vary has itself as its skeleton: no join
+/// varies, whatever the shape.
+#[test]
+fn a_fixed_order_is_its_own_skeleton() {
+    for order in [
+        Order::Pairwise,
+        Order::Strided(4),
+        Order::Reverse,
+        Order::Blocked(8),
+    ] {
+        let opts = ProbeOptions {
+            n: Some(50),
+            ..Default::default()
+        };
+        let mut probe = fprev::open(&format!("native:{order}"), &opts).unwrap();
+        let s = reveal::skeleton(&mut probe, 3, &mut Silent).unwrap();
+        assert_eq!(s.tree, order.tree(50), "{order}");
+        assert!(
+            s.is_whole() && s.most_answers == 1,
+            "{order}: {:?}",
+            s.varying
+        );
+    }
+}

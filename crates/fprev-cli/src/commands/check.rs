@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use fprev::Spec;
 use fprev::check::{self, Mismatch};
 use fprev::document::TreeDocument;
-use fprev::error::Result;
+use fprev::error::{Error, Result};
 use fprev::format::Format;
 use fprev_present::check::summary;
 use serde_json::json;
@@ -21,6 +21,14 @@ use crate::write::{self, check_writable, write_out};
 /// when one differs (its input saved, in every --format and with --quiet).
 pub(super) fn run(a: CheckArgs) -> Result<i32> {
     let doc = TreeDocument::read(&a.tree)?;
+    if doc.varies.is_some() {
+        return Err(Error::Input(format!(
+            "{} is the skeleton of a black box whose order varies from call to call: its \
+             varying joins have no one order to replay; `fprev reveal SPEC --runs R` asks \
+             whether SPEC varies",
+            a.tree.display()
+        )));
+    }
     check_writable(Some(&a.mismatch.mismatch_out))?;
     let mut opts = a.black_box.options(doc.dtype);
     opts.n = opts.n.or(Some(doc.tree.n()));

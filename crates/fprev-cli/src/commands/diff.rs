@@ -21,12 +21,18 @@ struct Comparison {
     arithmetic: [Option<String>; 2],
     /// Where they part (`None`: they agree).
     difference: Option<Difference>,
+    /// Which files hold the skeleton of a black box whose order varies.
+    varies: [bool; 2],
 }
 
 /// Where two trees part, from the first thing compared.
 enum Difference {
     /// Different numbers of summands.
     Size,
+    /// One file or both hold a varying black box's skeleton: no one order
+    /// to be equal. Where both do, the skeletons' trees are compared, and
+    /// where they part (`None`: the same skeleton).
+    Varies(Option<[Option<String>; 2]>),
     /// Different orders: in each tree, the smallest subtree the other lacks
     /// (`None`: every node of it is in the other).
     Order([Option<String>; 2]),
@@ -56,8 +62,10 @@ pub(super) fn run(a: DiffArgs) -> Result<i32> {
 /// arithmetic models (the first node, from the leaves up, where they part).
 fn compare(a: &DiffArgs, left: &TreeDocument, right: &TreeDocument) -> Comparison {
     let (l, r) = (&left.tree, &right.tree);
+    let varies = [left.varies.is_some(), right.varies.is_some()];
     let difference = match l.diff(r) {
         Some(_) if l.n() != r.n() => Some(Difference::Size),
+        d if varies.contains(&true) => Some(Difference::Varies(d.map(|d| d.texts(l, r)))),
         Some(d) => Some(Difference::Order(d.texts(l, r))),
         None => match (&left.arithmetic, &right.arithmetic) {
             // Models name nodes by their leaves, so either tree serves.
@@ -77,7 +85,20 @@ fn compare(a: &DiffArgs, left: &TreeDocument, right: &TreeDocument) -> Compariso
         arithmetic: [&left.arithmetic, &right.arithmetic]
             .map(|m| m.as_ref().map(|m| m.to_string())),
         difference,
+        varies,
     }
+}
+
+/// Each file's part where two trees part, one line each.
+fn parting(a: &str, b: &str, parts: &[Option<String>; 2]) -> String {
+    let mut text = String::new();
+    for (path, part) in [a, b].into_iter().zip(parts) {
+        let part = part
+            .as_deref()
+            .unwrap_or("(every node is in the other tree)");
+        text += &format!("  {path}: {part}\n");
+    }
+    text
 }
 
 impl Comparison {
@@ -87,7 +108,7 @@ impl Comparison {
         self.arithmetic.iter().all(Option::is_some)
             && !matches!(
                 self.difference,
-                Some(Difference::Size | Difference::Order(_))
+                Some(Difference::Size | Difference::Order(_) | Difference::Varies(_))
             )
     }
 
@@ -98,15 +119,28 @@ impl Comparison {
             Some(Difference::Size) => {
                 format!("different: {a} has {n} summands, {b} has {nb}\n")
             }
-            Some(Difference::Order(parts)) => {
-                let mut text = "different: the trees part at\n".to_string();
-                for (path, part) in [a, b].into_iter().zip(parts) {
-                    let part = part
-                        .as_deref()
-                        .unwrap_or("(every node is in the other tree)");
-                    text += &format!("  {path}: {part}\n");
+            Some(Difference::Varies(parts)) => {
+                let one = |path: &str, varies: bool| match varies {
+                    true => {
+                        format!("{path} varies from call to call (the file holds its skeleton)")
+                    }
+                    false => format!("{path} sums in one order"),
+                };
+                match (self.varies, parts) {
+                    ([true, true], None) => "different: both vary from call to call, with the \
+                                             same skeleton (fixed subtrees and varying joins), \
+                                             so neither has one order nor the other's bits\n"
+                        .to_string(),
+                    ([true, true], Some(parts)) => {
+                        "different: both vary from call to call, and their skeletons part at\n"
+                            .to_string()
+                            + &parting(a, b, parts)
+                    }
+                    ([x, y], _) => format!("different: {}; {}\n", one(a, x), one(b, y)),
                 }
-                text
+            }
+            Some(Difference::Order(parts)) => {
+                "different: the trees part at\n".to_string() + &parting(a, b, parts)
             }
             Some(Difference::Node(key, [x, y])) => format!(
                 "same order, different arithmetic: the trees of {n} summands agree modulo child \
@@ -140,6 +174,10 @@ impl Comparison {
         let (differs_in, a_has, b_has, node, detail) = match &self.difference {
             None => (None, None, None, None, None),
             Some(Difference::Size) => (Some("size"), None, None, None, None),
+            Some(Difference::Varies(parts)) => {
+                let [x, y] = parts.clone().unwrap_or_default();
+                (Some("varies"), x, y, None, None)
+            }
             Some(Difference::Order([x, y])) => (Some("order"), x.clone(), y.clone(), None, None),
             Some(Difference::Node(key, [x, y])) => (
                 Some("arithmetic"),
@@ -166,8 +204,9 @@ impl Comparison {
             "same": self.difference.is_none(),
             "same_order": !matches!(
                 self.difference,
-                Some(Difference::Size | Difference::Order(_))
+                Some(Difference::Size | Difference::Order(_) | Difference::Varies(_))
             ),
+            "varies": self.varies,
         })
     }
 }

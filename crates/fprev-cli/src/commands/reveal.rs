@@ -5,12 +5,13 @@
 use std::path::Path;
 
 use fprev::Spec;
+use fprev::document::TreeDocument;
 use fprev::error::{Error, Result};
 use fprev::workflow::{self, Infer, Outcome, Request, Revealed};
 
 use super::check::save_mismatch;
-use super::{open_guarded, order_independent, varies};
-use crate::args::{FormatArgs, RevealArgs};
+use super::{open_guarded, order_independent, varies, varies_line};
+use crate::args::{FormatArgs, OutputFormat, RevealArgs};
 use crate::watch::Watch;
 use crate::write::check_writable;
 
@@ -37,6 +38,7 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             prove_up_to: a.prove_up_to,
         }),
         runs: a.runs,
+        skeleton: !a.no_skeleton,
     };
     let mut watch = Watch::default();
     let outcome = workflow::reveal(
@@ -49,7 +51,25 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     let revealed = match outcome {
         Ok(Outcome::Revealed(r)) => r,
         Ok(Outcome::OrderIndependent(why)) => return order_independent(&a.spec, &why),
-        Ok(Outcome::Varies(v)) => return varies(&a.spec, &v),
+        Ok(Outcome::Varies(v)) => {
+            // The skeleton is written as any tree; a JSON, DOT or SVG
+            // document on stdout keeps stdout to itself.
+            let alone = a.output.path().is_none() && format != OutputFormat::Text;
+            let code = match v.skeleton.is_some() && alone {
+                true => {
+                    eprintln!("fprev: {}", varies_line(&a.spec, &v));
+                    6
+                }
+                false => varies(&a.spec, &v)?,
+            };
+            if v.skeleton.is_some() {
+                let mut document = TreeDocument::of_skeleton(v);
+                document.probe = Some(a.spec.to_string());
+                document.dtype = Some(black_box.format());
+                a.output.write(&document, format)?;
+            }
+            return Ok(code);
+        }
         Err(e) if matches!(e.plain(), Error::BlackBox(_)) && !a.infer => {
             return Err(Error::BlackBox(
                 e.to_string() + &format_hint(&a.spec, &a.black_box.format),

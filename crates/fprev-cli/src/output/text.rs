@@ -13,7 +13,10 @@ pub(crate) struct Text;
 
 impl Output for Text {
     fn render(&self, doc: &TreeDocument) -> Result<Vec<u8>> {
-        let mut s = render::text(&doc.tree);
+        let mut s = match doc.varies {
+            Some(_) => render::skeleton_text(&doc.tree),
+            None => render::text(&doc.tree),
+        };
         if let (Some(p), Some(d)) = (&doc.probe, doc.dtype) {
             s += &format!("# {p}, n = {}, {d}", doc.tree.n());
             if let Some(i) = &doc.inferred {
@@ -26,6 +29,8 @@ impl Output for Text {
                     i.formula,
                     fprev::sizes::runs(&i.from)
                 );
+            } else if let Some(v) = &doc.varies {
+                s += &format!(": its order varies from call to call: {v}");
             } else if let Some(st) = doc.stats {
                 s += &format!(": {st}");
                 // Tree files keep no times unless written with --timings.
@@ -40,6 +45,10 @@ impl Output for Text {
                 s += &format!(", and {} calls finding its arithmetic", st.arithmetic_calls);
             }
             s.push('\n');
+            if let Some(v) = &doc.varies {
+                s += &skeleton_lines(v);
+                return Ok(s.into_bytes());
+            }
             if let Some(a) = &doc.arithmetic {
                 s += &format!("# arithmetic: {a}\n");
             }
@@ -74,4 +83,30 @@ impl Output for Text {
         }
         Ok(s.into_bytes())
     }
+}
+
+/// The `#` lines of a varying black box's skeleton: what is fixed, what
+/// varies, and what finding it cost.
+fn skeleton_lines(v: &fprev::variation::Variation) -> String {
+    let Some(sk) = &v.skeleton else {
+        return "# no skeleton: the subtrees every call shares were not looked for\n".into();
+    };
+    let mut s = String::new();
+    if sk.is_whole() {
+        s += &format!(
+            "# skeleton: no join varied in {} calls of each masked query, yet the bits did: \
+             the tree above is every call's as far as the masked inputs show\n",
+            sk.repeats
+        );
+    }
+    for line in sk.describe() {
+        s += &format!("# skeleton: {line}\n");
+    }
+    s += &format!(
+        "# fixed: every subtree above was a subtree in each of {} calls of each of {} masked \
+         queries ({} calls); a node of more than two terms is a join whose order varied (at \
+         least {} distinct answers to one query, so at least that many distinct trees)\n",
+        sk.repeats, sk.queries, sk.calls, sk.most_answers
+    );
+    s
 }

@@ -8,6 +8,7 @@ use petgraph::graph::NodeIndex;
 
 use fprev::arith::{Arithmetic, NodeKey};
 use fprev::shape::Shape;
+use fprev::skeleton::Skeleton;
 use fprev::tree::SummationTree;
 
 use super::caption::Caption;
@@ -31,6 +32,7 @@ pub(super) fn source(
     tree: &SummationTree,
     model: Option<&Arithmetic>,
     caption: Option<&Caption>,
+    skeleton: Option<&Skeleton>,
 ) -> String {
     let outline = Outline::of(tree);
     let mut boxes = (!outline.boxes().is_empty()).then(|| Boxes::new(tree, &outline));
@@ -39,6 +41,9 @@ pub(super) fn source(
     );
     let mut lines = caption.map_or_else(Vec::new, |c| c.lines(tree.n()));
     lines.extend(model.map(|m| format!("arithmetic: {}", title(m))));
+    if skeleton.is_some() {
+        lines.push("the subtrees every call shares; dashed: a join whose order varies".into());
+    }
     if let Some(b) = &boxes {
         // Many boxes side by side: keep them close and their labels small.
         s.push_str("  graph[nodesep=\"0.1\"]\n  node[fontsize=\"10\"]\n");
@@ -77,7 +82,20 @@ pub(super) fn source(
         let label = b.label(end, 0, "x") + &model.map_or(String::new(), |m| differs(tree, end, m));
         let _ = writeln!(s, "  n{}[label=\"{label}\" shape=\"box3d\"]", end.index());
     }
+    let varying = |node: NodeIndex| skeleton.is_some_and(|sk| sk.is_varying(node));
     for &node in outline.sums() {
+        if varying(node) {
+            let k = tree.children(node).len();
+            let _ = writeln!(
+                s,
+                "  n{}[label=\"varies\\n{k} parts\" shape=\"octagon\" style=\"dashed\"]",
+                node.index()
+            );
+            for c in tree.children(node) {
+                let _ = writeln!(s, "  n{} -> n{}[style=\"dashed\"]", c.index(), node.index());
+            }
+            continue;
+        }
         let mut label = sum_label(tree, node);
         if let Some((m, keys)) = model {
             let own = m.at(&keys[node.index()]);

@@ -1,12 +1,11 @@
 //! A saved tree evaluated as a black box (`replay:PATH.json`).
 
-use std::path::Path;
-
-use crate::document::TreeDocument;
+use crate::arith::Arithmetic;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::{Dot, Probe, ProbeOptions};
 use crate::reduce::Replay;
+use crate::tree::SummationTree;
 
 /// Tree replay as a probe: the first reproducible reducer, and the test
 /// oracle (reveal a replayed tree and you must get the tree back).
@@ -30,34 +29,21 @@ impl ReplayProbe {
         }
     }
 
-    /// Opens `replay:PATH` (`path` is the text after `replay:`). The
+    /// Replays `tree` (with the arithmetic `model` of its file, where it
+    /// has one and no `--acc` overrides it) on inputs of `opts.format`; the
     /// accumulator defaults to the input format.
-    pub fn open(path: &str, opts: &ProbeOptions) -> Result<Self> {
-        if path.is_empty() {
-            return Err(Error::Input(
-                "replay needs a tree file: replay:PATH.json".into(),
-            ));
-        }
-        let doc = TreeDocument::read(Path::new(path))?;
-        if let Some(n) = opts.n.filter(|n| *n != doc.tree.n()) {
-            return Err(Error::Input(format!(
-                "{path} holds a tree of {} summands, but n = {n} was asked for",
-                doc.tree.n()
-            )));
-        }
-        // The file's arithmetic model, where it has one and no --acc
-        // overrides it; its results are of the input format, as the black
-        // box's were.
-        if let Some(model) = doc.arithmetic.filter(|_| opts.accumulator.is_none()) {
+    pub fn of(tree: &SummationTree, model: Option<&Arithmetic>, opts: &ProbeOptions) -> Self {
+        // Results of the input format, as the black box's were.
+        if let Some(model) = model.filter(|_| opts.accumulator.is_none()) {
             let mut probe = ReplayProbe::new(
-                Replay::with_arithmetic(&doc.tree, &model).returning(opts.format),
+                Replay::with_arithmetic(tree, model).returning(opts.format),
                 opts.format,
             );
             probe.round_output = true;
-            return Ok(probe);
+            return probe;
         }
         let acc = opts.accumulator.unwrap_or(opts.format);
-        Ok(ReplayProbe::new(Replay::new(&doc.tree, acc), opts.format))
+        ReplayProbe::new(Replay::new(tree, acc), opts.format)
     }
 }
 

@@ -1,7 +1,9 @@
 //! The families of probe specs: one row of [`FAMILIES`] each, saying
 //! what its specs look like, what they take and how to open them.
 
-#[cfg(any(not(feature = "mpi"), not(feature = "python")))]
+use std::path::Path;
+
+use crate::document::TreeDocument;
 use crate::error::Error;
 use crate::error::Result;
 use crate::format::Format;
@@ -224,7 +226,7 @@ pub static FAMILIES: &[Family] = &[
         "replay:PATH.json",
         "a saved tree evaluated as a black box",
         Grammar::Whole,
-        |spec, opts| Ok(Box::new(ReplayProbe::open(spec.rest(), opts)?)),
+        |spec, opts| Ok(Box::new(replay(spec.rest(), opts)?)),
     ),
     Family {
         dtypes: Some(IEEE),
@@ -392,4 +394,28 @@ pub(super) fn family(prefix: &str) -> Option<&'static Family> {
         return Some(&PROBES_LIBRARY);
     }
     None
+}
+
+/// Opens `replay:PATH` (`path` is the text after `replay:`): a tree file
+/// of one order, not a varying black box's skeleton.
+fn replay(path: &str, opts: &ProbeOptions) -> Result<ReplayProbe> {
+    if path.is_empty() {
+        return Err(Error::Input(
+            "replay needs a tree file: replay:PATH.json".into(),
+        ));
+    }
+    let doc = TreeDocument::read(Path::new(path))?;
+    if doc.varies.is_some() {
+        return Err(Error::Input(format!(
+            "{path} is the skeleton of a black box whose order varies from call to call: its \
+             varying joins have no one order to replay"
+        )));
+    }
+    if let Some(n) = opts.n.filter(|n| *n != doc.tree.n()) {
+        return Err(Error::Input(format!(
+            "{path} holds a tree of {} summands, but n = {n} was asked for",
+            doc.tree.n()
+        )));
+    }
+    Ok(ReplayProbe::of(&doc.tree, doc.arithmetic.as_ref(), opts))
 }

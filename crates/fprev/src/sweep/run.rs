@@ -59,6 +59,7 @@ pub fn sweep_with(
         },
         infer: None,
         runs: 0,
+        skeleton: false,
     };
     let total = sizes.0.len() * threads.len();
     let mut points = Vec::with_capacity(total);

@@ -77,6 +77,7 @@ pub fn explain(
         },
         infer: None,
         runs: 0,
+        skeleton: false,
     };
     let mut skipped: Vec<(usize, String)> = Vec::new();
     let mut independent = Vec::new();

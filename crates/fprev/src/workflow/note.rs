@@ -107,6 +107,14 @@ pub enum Note {
     },
     /// Repeating random inputs on purpose showed the same bits every call.
     Deterministic(Variation),
+    /// The black box varies: its skeleton is looked for, each masked query
+    /// asked `repeats` times.
+    Skeleton {
+        /// Calls of each masked query.
+        repeats: usize,
+    },
+    /// The skeleton of a varying black box could not be found.
+    NoSkeleton(Error),
     /// Sizes an explanation could not reveal, so did not explain, each
     /// with why.
     NotRevealed(Vec<(usize, String)>),
@@ -211,6 +219,12 @@ impl fmt::Display for Note {
                 }
             }
             Note::Deterministic(v) => write!(f, "deterministic: {v}"),
+            Note::Skeleton { repeats } => write!(
+                f,
+                "varies: looking for the subtrees every call shares, each masked query asked \
+                 {repeats} times"
+            ),
+            Note::NoSkeleton(why) => write!(f, "no skeleton: {}", Report(why)),
             Note::NotRevealed(sizes) => {
                 let sizes: Vec<String> = sizes
                     .iter()

@@ -12,6 +12,7 @@ use crate::variation;
 
 use super::confirm::{Confirm, confirm};
 use super::predict::{Infer, Prediction, parts_of, predict, prove};
+use super::varies::characterise;
 use super::{Note, Observer, Opener};
 
 /// What to do: how to reveal, how to confirm, and whether to predict.
@@ -32,6 +33,12 @@ pub struct Request {
     /// many times, bit for bit (0: only where a reveal or its replay fails,
     /// which costs a deterministic black box nothing).
     pub runs: usize,
+    /// Where the black box varies, summarise it over `runs` calls of each
+    /// input (or [`SUMMARY_RUNS`](super::SUMMARY_RUNS)) and find its
+    /// skeleton, each masked query asked `runs` times (or
+    /// [`skeleton_repeats`](super::skeleton_repeats)): the subtrees every
+    /// call shares. Not done for a prediction's smaller sizes.
+    pub skeleton: bool,
 }
 
 /// How a reveal ended, when nothing failed: the tree document, or the
@@ -83,7 +90,8 @@ pub fn reveal(
     if request.runs > 1 {
         let v = variation::measure(black_box, VARIATION_INPUTS, request.runs, 5)?;
         if v.varies() {
-            return Ok(Outcome::Varies(v));
+            return characterise(black_box, v, request.runs, request.skeleton, observer)
+                .map(Outcome::Varies);
         }
         observer.note(Note::Deterministic(v));
     }
@@ -117,7 +125,10 @@ pub fn reveal(
             let r = match reveal_observed(black_box, engine, &mut *observer)? {
                 Found::Revealed(r) => r,
                 Found::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
-                Found::Varies(v) => return Ok(Outcome::Varies(v)),
+                Found::Varies(v) => {
+                    return characterise(black_box, v, request.runs, request.skeleton, observer)
+                        .map(Outcome::Varies);
+                }
             };
             for note in r.notes {
                 observer.note(Note::Engine(note));
@@ -141,7 +152,8 @@ pub fn reveal(
         // differently on different calls says nothing of precision.
         let v = variation::measure(black_box, VARIATION_INPUTS, VARIATION_RUNS, 5)?;
         if v.varies() {
-            return Ok(Outcome::Varies(v));
+            return characterise(black_box, v, request.runs, request.skeleton, observer)
+                .map(Outcome::Varies);
         }
         observer.note(Note::Unconfirmed {
             label: label.to_string(),
@@ -162,6 +174,7 @@ pub fn reveal(
             confirmation: confirmed.confirmation,
             arithmetic: confirmed.arithmetic,
             inferred,
+            varies: None,
         },
         mismatch: confirmed.mismatch,
     })))
