@@ -146,9 +146,11 @@ fn blas_dot_on_one_thread_never_varies() {
     assert!(text.contains("# confirmed"), "{text}");
 }
 
-/// An OpenMP reduction with a dynamic schedule: which thread takes which
-/// chunk, and in which order the threads' partial sums are joined, change
-/// from call to call.
+/// OpenMP reductions of one loop under two schedules. Dynamic: which
+/// thread takes which chunk changes from call to call. Static: thread t of
+/// T always sums the same contiguous block left to right (GCC gives the
+/// first n mod T threads one summand more); the threads' partial sums are
+/// then joined with an atomic add in the order the threads finish.
 const OPENMP: &str = "\
 #include <stddef.h>
 float sum_dynamic(const float *x, size_t n) {
@@ -157,27 +159,51 @@ float sum_dynamic(const float *x, size_t n) {
     for (long i = 0; i < (long)n; i++) s += x[i];
     return s;
 }
+float sum_static(const float *x, size_t n) {
+    float s = 0.0f;
+    #pragma omp parallel for reduction(+:s) schedule(static)
+    for (long i = 0; i < (long)n; i++) s += x[i];
+    return s;
+}
 ";
+
+/// [`OPENMP`] compiled with `cc -fopenmp` into `dir`: its `dylib:` spec
+/// of `symbol`.
+fn openmp(dir: &std::path::Path, symbol: &str) -> String {
+    let lib = dir.join("libomp_sum.so");
+    if !lib.exists() {
+        let c = dir.join("omp.c");
+        std::fs::write(&c, OPENMP).unwrap();
+        let status = std::process::Command::new("cc")
+            .args(["-O2", "-shared", "-fPIC", "-fopenmp", "-o"])
+            .arg(&lib)
+            .arg(&c)
+            .status()
+            .expect("a C compiler `cc` with OpenMP (apt-get install gcc)");
+        assert!(status.success(), "cc -fopenmp failed");
+    }
+    format!("dylib:{}:{symbol}", lib.display())
+}
+
+/// `fprev ARGS` in `dir` on `threads` OpenMP threads.
+fn on_omp_threads(dir: &std::path::Path, threads: &str, args: &[&str]) -> std::process::Output {
+    common::fprev()
+        .current_dir(dir)
+        .env("OMP_NUM_THREADS", threads)
+        .args(args)
+        .output()
+        .unwrap()
+}
 
 #[test]
 fn an_openmp_reduction_varies_on_several_threads_and_is_a_tree_on_one() {
     let dir = TempDir::new().unwrap();
-    let c = dir.path().join("omp.c");
-    std::fs::write(&c, OPENMP).unwrap();
-    let lib = dir.path().join("libomp_sum.so");
-    let status = std::process::Command::new("cc")
-        .args(["-O2", "-shared", "-fPIC", "-fopenmp", "-o"])
-        .arg(&lib)
-        .arg(&c)
-        .status()
-        .expect("a C compiler `cc` with OpenMP (apt-get install gcc)");
-    assert!(status.success(), "cc -fopenmp failed");
-    let spec = format!("dylib:{}:sum_dynamic", lib.display());
-    let reveal = |threads: &str| {
-        common::fprev()
-            .current_dir(dir.path())
-            .env("OMP_NUM_THREADS", threads)
-            .args([
+    let spec = openmp(dir.path(), "sum_dynamic");
+    let reveal = |threads| {
+        on_omp_threads(
+            dir.path(),
+            threads,
+            &[
                 "reveal",
                 &spec,
                 "-n",
@@ -185,9 +211,8 @@ fn an_openmp_reduction_varies_on_several_threads_and_is_a_tree_on_one() {
                 "--runs",
                 "50",
                 "--no-skeleton",
-            ])
-            .output()
-            .unwrap()
+            ],
+        )
     };
     let text = assert_code(&reveal("4"), 6);
     assert!(text.starts_with(&format!("varies: {spec}: ")), "{text}");
@@ -269,5 +294,253 @@ fn the_skeleton_of_chunks_joined_at_random_is_found_saved_and_drawn() {
         let out = run_in(dir.path(), &args);
         let said = common::assert_error(&out, 2);
         assert!(said.contains("varies"), "{args:?}: {said}");
+    }
+}
+
+/// The static schedule on 2 threads: block 0 (the first ceil(n/2)
+/// summands) and block 1, each left to right, joined; the join of two
+/// partial sums commutes, so the finishing order cannot show and the box
+/// is deterministic. On 4 threads the order the threads finish in joins
+/// the partial sums differently from call to call: the skeleton is the 4
+/// threads' blocks (the first `n % 4` of `n / 4 + 1` summands, the rest
+/// of `n / 4`, as the schedule deals them), each left to right, under one
+/// varying join.
+#[test]
+fn an_openmp_static_schedule_is_its_blocks_on_two_threads_and_varies_on_four() {
+    let dir = TempDir::new().unwrap();
+    let spec = openmp(dir.path(), "sum_static");
+    let n = 1001;
+    let (q, r) = (n / 2, n % 2);
+    let blocks = format!("native:blocked:{}", q + r.min(1));
+    let out = on_omp_threads(
+        dir.path(),
+        "2",
+        &[
+            "reveal", &spec, "-n", "1001", "--runs", "50", "-o", "omp.json",
+        ],
+    );
+    assert_code(&out, 0);
+    assert!(stderr(&out).contains("deterministic"), "{}", stderr(&out));
+    let out = run_in(
+        dir.path(),
+        &["reveal", &blocks, "-n", "1001", "-o", "blocks.json"],
+    );
+    assert_code(&out, 0);
+    let out = run_in(dir.path(), &["diff", "omp.json", "blocks.json"]);
+    let text = assert_code(&out, 0);
+    assert!(text.starts_with("equal"), "{text}");
+    let out = on_omp_threads(
+        dir.path(),
+        "4",
+        &[
+            "reveal",
+            &spec,
+            "-n",
+            "1001",
+            "--runs",
+            "30",
+            "-o",
+            "omp4.json",
+        ],
+    );
+    let text = assert_code(&out, 6);
+    assert!(text.starts_with(&format!("varies: {spec}: ")), "{text}");
+    let (q, r) = (n / 4, n % 4);
+    let mut start = 0;
+    let mut chains = Vec::new();
+    for t in 0..4 {
+        let size = q + usize::from(t < r);
+        let chain = (start + 1..start + size).fold(start.to_string(), |c, k| format!("({c}+{k})"));
+        chains.push(chain);
+        start += size;
+    }
+    let expected: fprev::SummationTree = format!("({})", chains.join("+")).parse().unwrap();
+    let saved = std::fs::read_to_string(dir.path().join("omp4.json")).unwrap();
+    let doc = fprev::document::TreeDocument::parse(&saved).unwrap();
+    assert_eq!(doc.tree, expected);
+    let skeleton = doc.varies.and_then(|v| v.skeleton).unwrap();
+    assert_eq!(skeleton.varying.len(), 1);
+}
+
+/// A Python callable summing 16 chunks in a `ThreadPoolExecutor` (each
+/// left to right, NumPy letting go of the GIL while it adds) and adding
+/// the chunk sums as they complete (`completed`) or as they were
+/// submitted (`submitted`).
+#[cfg(feature = "python")]
+const THREADED: &str = "\
+from concurrent.futures import ThreadPoolExecutor, as_completed
+import numpy as np
+
+_pool = ThreadPoolExecutor(max_workers=4)
+
+def _chunk_sum(c):
+    return np.cumsum(c)[-1]
+
+def _partials(x, chunks=16):
+    size = -(-len(x) // chunks)
+    return [_pool.submit(_chunk_sum, x[k:k + size]) for k in range(0, len(x), size)]
+
+def completed(x):
+    t = x.dtype.type(0)
+    for f in as_completed(_partials(x)):
+        t = t + f.result()
+    return t
+
+def submitted(x):
+    t = x.dtype.type(0)
+    for f in _partials(x):
+        t = t + f.result()
+    return t
+";
+
+#[cfg(feature = "python")]
+#[test]
+fn a_thread_pool_joining_in_completion_order_varies_and_in_submission_order_is_its_chunks() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("pool.py"), THREADED).unwrap();
+    let spec = |f: &str| format!("python:{}:{f}", dir.path().join("pool.py").display());
+    // Chunks of 4096: long enough for the threads to finish out of order.
+    let completed = spec("completed");
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            &completed,
+            "-n",
+            "65536",
+            "--runs",
+            "20",
+            "--no-skeleton",
+        ],
+    );
+    let text = assert_code(&out, 6);
+    assert!(
+        text.starts_with(&format!("varies: {completed}: ")),
+        "{text}"
+    );
+    let submitted = spec("submitted");
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            &submitted,
+            "-n",
+            "1024",
+            "--runs",
+            "20",
+            "-o",
+            "pool.json",
+        ],
+    );
+    assert_code(&out, 0);
+    assert!(stderr(&out).contains("deterministic"), "{}", stderr(&out));
+    // 16 chunks of 1024 / 16 summands, the chunk sums left to right.
+    let blocks = format!("native:blocked:{}", 1024 / 16);
+    let out = run_in(
+        dir.path(),
+        &["reveal", &blocks, "-n", "1024", "-o", "blocks.json"],
+    );
+    assert_code(&out, 0);
+    let out = run_in(dir.path(), &["diff", "pool.json", "blocks.json"]);
+    assert_code(&out, 0);
+}
+
+/// DuckDB splits a scan into partitions of 102,400 rows that its threads
+/// take as they come: on 2 threads, 300,000 rows are summed in an order
+/// that varies; on 1 thread, in one order.
+#[cfg(feature = "python")]
+#[test]
+fn duckdb_sum_varies_on_two_threads_and_is_a_tree_on_one() {
+    let dir = TempDir::new().unwrap();
+    for args in [
+        vec!["reveal", "duckdb:sum:2"],
+        vec!["reveal", "duckdb:sum", "--threads", "2"],
+    ] {
+        let args = [
+            args,
+            vec![
+                "-n",
+                "300000",
+                "--dtype",
+                "f64",
+                "--runs",
+                "20",
+                "--no-skeleton",
+            ],
+        ]
+        .concat();
+        let out = run_in(dir.path(), &args);
+        let text = assert_code(&out, 6);
+        assert!(
+            text.starts_with(&format!("varies: {}: ", args[1])),
+            "{text}"
+        );
+    }
+    let out = run_in(
+        dir.path(),
+        &["reveal", "duckdb:sum:1", "-n", "1000", "--dtype", "f64"],
+    );
+    let text = assert_code(&out, 0);
+    assert!(text.contains("# confirmed"), "{text}");
+    assert!(text.contains("(native:sequential)"), "{text}");
+}
+
+/// Polars' Series.sum() adds one column on one thread whatever its pool:
+/// on 1 thread and on 2, a confirmed tree and never reported as varying.
+#[cfg(feature = "python")]
+#[test]
+fn polars_sum_is_a_tree_on_one_thread_and_on_two() {
+    let dir = TempDir::new().unwrap();
+    for threads in ["1", "2"] {
+        for dtype in ["f32", "f64"] {
+            let out = run_in(
+                dir.path(),
+                &[
+                    "reveal",
+                    "polars:sum",
+                    "--threads",
+                    threads,
+                    "-n",
+                    "10000",
+                    "--dtype",
+                    dtype,
+                    "--runs",
+                    "20",
+                ],
+            );
+            let text = assert_code(&out, 0);
+            assert!(text.contains("# confirmed"), "{text}");
+            assert!(stderr(&out).contains("deterministic"), "{}", stderr(&out));
+        }
+    }
+    // The spec's count and --threads must agree.
+    let out = run_in(
+        dir.path(),
+        &["reveal", "polars:sum:1", "--threads", "2", "-n", "8"],
+    );
+    common::assert_error(&out, 2);
+}
+
+/// Deterministic boxes, asked 20 times each: never reported as varying.
+#[cfg(feature = "python")]
+#[test]
+fn deterministic_boxes_never_vary() {
+    let dir = TempDir::new().unwrap();
+    for args in [
+        vec!["numpy:sum", "-n", "1000"],
+        vec!["blas:dot", "--threads", "1", "-n", "4096"],
+        vec!["polars:sum:1", "-n", "1000"],
+        vec!["duckdb:sum:1", "-n", "1000"],
+    ] {
+        let args = [vec!["reveal"], args, vec!["--runs", "20"]].concat();
+        let out = run_in(dir.path(), &args);
+        let text = assert_code(&out, 0);
+        assert!(text.contains("# confirmed"), "{args:?}: {text}");
+        assert!(
+            stderr(&out)
+                .contains("fprev: note: deterministic: the same bits on every one of 20 calls"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! The embedded Python bridge: `numpy:OP`, `jax:OP`, `torch:OP[:DEVICE]` and
+//! The embedded Python bridge: `numpy:OP`, `jax:OP`, `torch:OP[:DEVICE]`,
+//! `polars:sum[:THREADS]`, `duckdb:sum[:THREADS]` and
 //! `python:PATH.py:FUNC` black boxes, run in an interpreter inside the `fprev`
 //! binary.
 //!
@@ -25,6 +26,7 @@ use pyo3::prelude::*;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::linalg::{Kernel, MOST_ELEMENTS};
+use crate::probe::reducer::threads;
 use crate::probe::{Batch, Dot, Probe, ProbeOptions, batch, resolve_n};
 
 pub use described::Described;
@@ -32,10 +34,12 @@ use loading::{bridge, describe, library_module};
 use values::{Raw, number};
 
 /// The library adapters shipped inside the binary.
-const LIBRARIES: [(&str, &str); 3] = [
+const LIBRARIES: [(&str, &str); 5] = [
     ("numpy", include_str!("python/numpy.py")),
     ("jax", include_str!("python/jax.py")),
     ("torch", include_str!("python/torch.py")),
+    ("polars", include_str!("python/polars.py")),
+    ("duckdb", include_str!("python/duckdb.py")),
 ];
 
 const BRIDGE: &str = include_str!("python/_bridge.py");
@@ -155,6 +159,24 @@ impl PythonProbe {
             }
             Ok(bridge.call_method1("open_user", (path, func, n, dtype)))
         })
+    }
+
+    /// Opens `LIBRARY:OP[:THREADS]` of a library that takes a thread
+    /// count (`polars:`, `duckdb:`): the adapter gets the count of the
+    /// spec or of `--threads` (they must agree) as its `arg`, or `None`
+    /// for the library's own where neither gives one.
+    pub fn open_threaded(
+        spec: &str,
+        library: &str,
+        op: &str,
+        in_spec: Option<&str>,
+        opts: &ProbeOptions,
+    ) -> Result<Self> {
+        let threads = match (in_spec, opts.threads) {
+            (None, None) => None,
+            _ => Some(threads(spec, in_spec, opts)?.to_string()),
+        };
+        Self::open_library(spec, library, op, threads.as_deref(), opts)
     }
 
     /// Opens `LIBRARY:OP[:ARG]`.

@@ -136,6 +136,18 @@ fn python(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
     )?))
 }
 
+/// A Python library taking a thread count: `polars:`, `duckdb:`.
+#[cfg(feature = "python")]
+fn python_threaded(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
+    Ok(Box::new(crate::probe::python::PythonProbe::open_threaded(
+        spec.as_str(),
+        spec.prefix(),
+        spec.op().unwrap_or_default(),
+        spec.argument(),
+        opts,
+    )?))
+}
+
 #[cfg(feature = "python")]
 macro_rules! python_row {
     ($prefix:literal, $pattern:literal, $about:literal, $module:literal) => {
@@ -348,6 +360,32 @@ pub static FAMILIES: &[Family] = &[
         "PyTorch, CPU or CUDA",
         "torch"
     ),
+    #[cfg(feature = "python")]
+    Family {
+        dtypes: Some(IEEE),
+        threads: true,
+        open: python_threaded,
+        ..python_row!(
+            "polars",
+            "polars:sum[:THREADS]",
+            "Polars' Series.sum() of a float column, f32 and f64 (THREADS: \
+             POLARS_MAX_THREADS, fixed when polars is imported)",
+            "polars"
+        )
+    },
+    #[cfg(feature = "python")]
+    Family {
+        dtypes: Some(IEEE),
+        threads: true,
+        open: python_threaded,
+        ..python_row!(
+            "duckdb",
+            "duckdb:sum[:THREADS]",
+            "DuckDB's SELECT sum(x) over a DOUBLE or FLOAT column (THREADS: the \
+             connection's threads)",
+            "duckdb"
+        )
+    },
     #[cfg(feature = "python")]
     Family {
         available: || crate::probe::python::available("numpy"),
