@@ -26,11 +26,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-# The Python bridge's tests use real NumPy (ml_dtypes for bf16/fp8) and JAX.
-# PyTorch is too heavy for CI: its tests skip, saying so, when it is absent.
-# maturin builds the Python package; pytest runs its suite.
+# The Python bridge's tests use real NumPy (ml_dtypes for bf16/fp8), JAX,
+# Polars and DuckDB. PyTorch is too heavy for CI: its tests skip, saying
+# so, when it is absent. maturin builds the Python package; pytest runs its
+# suite.
 need_pip=()
-for pkg in numpy ml_dtypes jax maturin pytest ipykernel nbclient nbformat; do
+for pkg in numpy ml_dtypes jax polars duckdb maturin pytest ipykernel nbclient nbformat; do
   python3 -c "import $pkg" 2>/dev/null || need_pip+=("$pkg")
 done
 if [ ${#need_pip[@]} -gt 0 ]; then

@@ -80,3 +80,28 @@ def test_assert_deterministic_fails_with_the_skeleton():
     with pytest.raises(AssertionError) as raised:
         assert_deterministic(random_joins, 64, runs=10, skeleton=False)
     assert "skeleton" not in str(raised.value)
+
+
+def test_a_polars_sum_is_revealed_and_never_varies():
+    pl = pytest.importorskip("polars")
+
+    def polars_sum(x):
+        return pl.Series(x).sum()
+
+    tree = fprev.reveal(polars_sum, 1000, "float64", runs=20)
+    assert tree.confirmed
+    from fprev.testing import assert_deterministic
+
+    assert_deterministic(polars_sum, 10**5, runs=10)
+
+
+def test_a_duckdb_sum_on_two_threads_varies_past_two_partitions():
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect(config={"threads": 2})
+
+    def duckdb_sum(x):
+        con.register("t", {"x": x})
+        return con.execute("SELECT sum(x) FROM t").fetchall()[0][0]
+
+    with pytest.raises(fprev.VariesError, match="ulps"):
+        fprev.reveal(duckdb_sum, 300_000, "float64", runs=20, skeleton=False)

@@ -418,3 +418,61 @@ fn the_compare_page_loads_in_a_real_browser_without_errors() {
     assert!(dom.contains("class=\"differ\""), "{dom}");
     assert_eq!(dom.matches("<svg").count(), 2, "both trees drawn");
 }
+
+/// Polars and DuckDB, installed, are libraries a survey visits: their sum
+/// in f32 and f64, with their versions among the machine's facts; DuckDB's
+/// on each thread count compared, Polars' on the one count it was imported
+/// with only.
+#[cfg(feature = "python")]
+#[test]
+fn a_survey_visits_polars_and_duckdb() {
+    let dir = TempDir::new().unwrap();
+    let args = [
+        "survey",
+        "--only",
+        "polars,duckdb",
+        "-n",
+        "1..8",
+        "--dtypes",
+        "f32,f64",
+        "--no-large",
+        "--threads",
+        "1,2",
+        "--thread-sizes",
+        "64",
+        "-o",
+        "s",
+    ];
+    assert_exit(&fprev(dir.path(), &args, &[]), 0);
+    let text = std::fs::read_to_string(dir.path().join("s/survey.json")).unwrap();
+    let survey: Value = serde_json::from_str(&text).unwrap();
+    let entries = survey["entries"].as_array().unwrap();
+    let mut seen: Vec<String> = entries
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["spec"].as_str().unwrap(),
+                e["dtype"].as_str().unwrap()
+            )
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            "duckdb:sum f32",
+            "duckdb:sum f64",
+            "polars:sum f32",
+            "polars:sum f64"
+        ]
+    );
+    for e in entries {
+        let compared = e["threads"]["counts"] == serde_json::json!([1, 2]);
+        assert_eq!(compared, e["spec"] == "duckdb:sum", "{e}");
+    }
+    for library in ["polars", "duckdb"] {
+        let facts = &survey["machine"]["libraries"][library];
+        assert!(facts["version"].is_string(), "{library}: {facts}");
+    }
+}

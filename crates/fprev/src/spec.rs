@@ -216,8 +216,8 @@ impl Spec {
         self.family.dtypes.is_none_or(|d| d.contains(&dtype))
     }
 
-    /// Whether it takes a thread count (`--threads`): `reduce:…` and
-    /// `blas:…`.
+    /// Whether it takes a thread count (`--threads`): `reduce:…`,
+    /// `rayon:…`, `blas:…`, `polars:…` and `duckdb:…`.
     pub fn takes_threads(&self) -> bool {
         self.family.threads
     }
@@ -254,7 +254,10 @@ impl Spec {
             return Err(Error::Input(format!(
                 "{self}: this black box does not take a thread count"
             ))
-            .advise(Remedy::AppliesTo(Setting::Threads, "reduce:… and blas:…")));
+            .advise(Remedy::AppliesTo(
+                Setting::Threads,
+                "reduce:…, rayon:…, blas:…, polars:… and duckdb:…",
+            )));
         }
         Ok(probe)
     }

@@ -83,16 +83,24 @@ fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
     Python::attach(f)
 }
 
-/// Whether the Python package `module` imports here; else what to install.
+/// Whether the Python package `module` is installed here; else what to
+/// install. Found, not imported: importing fixes what some packages read
+/// once (Polars' thread count) before a black box sets it.
 pub fn available(module: &str) -> std::result::Result<(), String> {
     attach(|py| {
         bridge(py).map_err(|e| e.to_string())?;
-        py.import(module).map(|_| ()).map_err(|_| {
-            format!(
+        let found = py
+            .import("importlib.util")
+            .and_then(|u| u.call_method1("find_spec", (module,)))
+            .is_ok_and(|spec| !spec.is_none());
+        if found {
+            Ok(())
+        } else {
+            Err(format!(
                 "needs the Python package '{module}': python3 -m pip install {}",
                 pip_name(module)
-            )
-        })
+            ))
+        }
     })
 }
 
@@ -512,5 +520,36 @@ impl PythonProbe {
             .map_err(|e| Error::BlackBox(format!("{}: unreadable result: {e}", self.spec)))?;
         out.copy_from_slice(&sums[..rows]);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Polars takes its thread count once, on import: a second count in
+    /// the same process is refused, naming both, never run on the first.
+    #[test]
+    fn polars_keeps_the_thread_count_it_was_imported_with() {
+        available("polars").unwrap();
+        let opts = |threads| ProbeOptions {
+            n: Some(8),
+            format: Format::F64,
+            threads,
+            ..ProbeOptions::default()
+        };
+        let open = |spec: &str, given, threads| {
+            PythonProbe::open_threaded(spec, "polars", "sum", given, &opts(threads))
+        };
+        // No other test of this binary imports polars.
+        if let Err(e) = open("polars:sum:1", Some("1"), None) {
+            panic!("{e}");
+        }
+        assert!(open("polars:sum", None, Some(1)).is_ok());
+        let err = open("polars:sum", None, Some(2)).map(|_| ());
+        let err = err.expect_err("a second thread count is refused");
+        assert!(err.to_string().contains("imported on 1 threads"), "{err}");
+        // The spec's count and --threads must agree.
+        assert!(open("polars:sum:1", Some("1"), Some(2)).is_err());
     }
 }

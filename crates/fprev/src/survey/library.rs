@@ -1,5 +1,5 @@
 //! The libraries a survey can visit on this machine: the Python ones the
-//! embedded bridge reaches, the BLAS `blas:` loads and each other BLAS
+//! embedded bridge reaches (NumPy, JAX, PyTorch, Polars, DuckDB), the BLAS `blas:` loads and each other BLAS
 //! found at run time, ndarray; each with its black boxes, and what it says
 //! of itself.
 
@@ -9,13 +9,23 @@ use super::OPS;
 use crate::error::{Error, Result};
 
 /// The Python libraries a survey visits through the embedded bridge.
-pub(super) const PYTHON_LIBRARIES: [&str; 3] = ["numpy", "jax", "torch"];
+pub(super) const PYTHON_LIBRARIES: [&str; 5] = ["numpy", "jax", "torch", "polars", "duckdb"];
+
+/// The ops of [`OPS`] a Python library offers: Polars and DuckDB sum a
+/// column, and multiply none.
+fn python_ops(library: &str) -> &'static [&'static str] {
+    match library {
+        "polars" | "duckdb" => &["sum"],
+        _ => &OPS,
+    }
+}
 
 /// A library a survey can visit: its label (`numpy`, `blas@blis`), the
 /// specs of its ops, and what it says of itself.
 #[derive(Clone, Debug)]
 pub struct Library {
-    /// `numpy`, `jax`, `torch`, `ndarray`, `blas` (the BLAS `blas:` loads),
+    /// `numpy`, `jax`, `torch`, `polars`, `duckdb`, `ndarray`, `blas` (the
+    /// BLAS `blas:` loads),
     /// `blas@NAME` (another one found).
     pub label: String,
     /// Its black boxes, one per op it offers.
@@ -39,7 +49,7 @@ pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
         match family.available() {
             Ok(()) => found.push(Library {
                 label: family.prefix.to_string(),
-                black_boxes: specs(family.prefix, &OPS, "", ops),
+                black_boxes: specs(family.prefix, python_ops(family.prefix), "", ops),
                 facts: facts_of(family.prefix),
             }),
             Err(why) => missing.push((family.prefix.to_string(), why)),
@@ -61,8 +71,8 @@ pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
         return Err(match missing.iter().find(|(label, _)| label == o) {
             Some((_, why)) => Error::Input(format!("library {o}: not usable here: {why}")),
             None => Error::Input(format!(
-                "library {o}: none such here (name numpy, jax, torch, ndarray, or a BLAS \
-                 found: {})",
+                "library {o}: none such here (name numpy, jax, torch, polars, duckdb, \
+                 ndarray, or a BLAS found: {})",
                 here.iter()
                     .filter(|l| l.starts_with("blas"))
                     .cloned()

@@ -114,12 +114,16 @@ impl Survey {
 
 /// Whether the survey compares thread counts of `spec`: one that takes
 /// a thread count ([`Spec::takes_threads`]) and, a BLAS, only where fprev
-/// can set the library's count.
+/// can set the library's count. Polars fixes its count when it is
+/// imported, once a process, so a survey cannot compare two.
 pub(super) fn threads_settable(spec: &Spec) -> bool {
     use crate::probe::blas::library::Cblas;
-    spec.takes_threads()
-        && (spec.prefix() != "blas"
-            || Cblas::open(spec.library()).is_ok_and(|c| c.controls_threads()))
+    match spec.prefix() {
+        _ if !spec.takes_threads() => false,
+        "polars" => false,
+        "blas" => Cblas::open(spec.library()).is_ok_and(|c| c.controls_threads()),
+        _ => true,
+    }
 }
 
 /// The probe options of `spec` in `dtype`: a GEMV or GEMM gets the plan's

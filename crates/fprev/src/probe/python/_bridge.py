@@ -44,6 +44,7 @@ which `fprev survey` records as machine facts. Its leading underscore keeps
 it from being an operation.
 """
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -210,7 +211,12 @@ def facts(adapter, package):
     picked), as strings."""
     out = {}
     try:
-        out["version"] = str(importlib.import_module(package).__version__)
+        # Read from the installed package where it is not imported yet:
+        # importing it here would fix settings a black box sets on import
+        # (Polars' thread count).
+        loaded = sys.modules.get(package)
+        version = loaded.__version__ if loaded else importlib.metadata.version(package)
+        out["version"] = str(version)
     except Exception:  # a library without a version still has facts
         pass
     own = getattr(adapter, "_facts", None)

@@ -40,7 +40,9 @@ def sum(n, dtype, shape, arg):
 
 
 def _facts():
-    """Polars' thread pool and its build."""
-    import polars as pl
+    """Polars' thread pool, once polars is imported (importing it here
+    would fix the count before a black box asks for one)."""
+    import sys
 
-    return {"threads": pl.thread_pool_size()}
+    pl = sys.modules.get("polars")
+    return {} if pl is None else {"threads": pl.thread_pool_size()}
