@@ -125,21 +125,17 @@ fn reducer(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
     )?))
 }
 
+/// A Python library's spec; one that takes a thread count (`polars:`,
+/// `duckdb:`) has its `ARG` read as one.
 #[cfg(feature = "python")]
 fn python(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
-    Ok(Box::new(crate::probe::python::PythonProbe::open_library(
-        spec.as_str(),
-        spec.prefix(),
-        spec.op().unwrap_or_default(),
-        spec.argument(),
-        opts,
-    )?))
-}
-
-/// A Python library taking a thread count: `polars:`, `duckdb:`.
-#[cfg(feature = "python")]
-fn python_threaded(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn Probe>> {
-    Ok(Box::new(crate::probe::python::PythonProbe::open_threaded(
+    use crate::probe::python::PythonProbe;
+    let open = if spec.takes_threads() {
+        PythonProbe::open_threaded
+    } else {
+        PythonProbe::open_library
+    };
+    Ok(Box::new(open(
         spec.as_str(),
         spec.prefix(),
         spec.op().unwrap_or_default(),
@@ -364,7 +360,6 @@ pub static FAMILIES: &[Family] = &[
     Family {
         dtypes: Some(IEEE),
         threads: true,
-        open: python_threaded,
         ..python_row!(
             "polars",
             "polars:sum[:THREADS]",
@@ -377,7 +372,6 @@ pub static FAMILIES: &[Family] = &[
     Family {
         dtypes: Some(IEEE),
         threads: true,
-        open: python_threaded,
         ..python_row!(
             "duckdb",
             "duckdb:sum[:THREADS]",
