@@ -409,7 +409,7 @@ fn a_thread_pool_joining_in_completion_order_varies_and_in_submission_order_is_i
             "-n",
             "65536",
             "--runs",
-            "20",
+            "50",
             "--no-skeleton",
         ],
     );
@@ -464,7 +464,7 @@ fn duckdb_sum_varies_on_two_threads_and_is_a_tree_on_one() {
                 "--dtype",
                 "f64",
                 "--runs",
-                "20",
+                "50",
                 "--no-skeleton",
             ],
         ]
