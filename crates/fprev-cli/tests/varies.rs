@@ -445,9 +445,9 @@ fn a_thread_pool_joining_in_completion_order_varies_and_in_submission_order_is_i
     assert_code(&out, 0);
 }
 
-/// DuckDB splits a scan into partitions of 102,400 rows that its threads
-/// take as they come: on 2 threads, 300,000 rows are summed in an order
-/// that varies; on 1 thread, in one order.
+/// DuckDB's threads share a scan out as they come: on 2 threads, 300,000
+/// rows (past one scan partition) are summed in an order that varies; on 1
+/// thread, left to right.
 #[cfg(feature = "python")]
 #[test]
 fn duckdb_sum_varies_on_two_threads_and_is_a_tree_on_one() {

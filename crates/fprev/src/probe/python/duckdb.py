@@ -2,9 +2,10 @@
 
 `arg` is the thread count of `duckdb:sum:THREADS` (or `--threads`), given
 to the connection's config (`threads`); without one, DuckDB's own (a
-thread a core). DuckDB splits a scan into partitions of 102,400 rows that
-its threads take as they come, so on two threads or more a column longer
-than that is summed in an order that varies from call to call.
+thread a core). DuckDB's threads share a scan out as they come, so on two
+threads or more a column longer than one scan partition is summed in an
+order that varies from call to call (seen here from 110,000 rows on, never
+at 102,400 or fewer).
 """
 
 import duckdb
