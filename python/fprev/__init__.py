@@ -82,6 +82,7 @@ def reveal(
     confirm: int = 48,
     arith: bool = True,
     runs: int = 0,
+    skeleton: bool = True,
 ) -> Tree:
     """Reveal the summation tree of ``fn`` summing ``n`` values of ``dtype``.
 
@@ -117,7 +118,13 @@ def reveal(
         runs: before revealing, sum each of 8 random inputs ``runs`` times
             and compare the bits, to find a ``fn`` whose answers vary from
             call to call (``0``: only where a reveal or its replay fails,
-            which costs a deterministic ``fn`` nothing).
+            which costs a deterministic ``fn`` nothing). A ``fn`` that
+            varies is summarised over ``runs`` calls of each (default 50).
+        skeleton: where ``fn`` varies, find what every call shares (its
+            skeleton, on the :class:`VariesError`), each masked query asked
+            ``runs`` times (default ``min(50, max(4, 400000 // n))``): about
+            that many times the calls of a reveal. ``False``: the spread
+            only.
         arith: after the order, find what each node computes (its format
             and rounding) and confirm the tree with that model:
             ``tree.arithmetic``. A mixed-precision kernel is then confirmed;
@@ -135,7 +142,9 @@ def reveal(
             fraction, an inconsistent answer); no tree is returned.
         OrderIndependentError: ``fn`` gives the same bits in every order.
         VariesError: ``fn`` answers the same input differently on different
-            calls (another order each time); the message gives the spread.
+            calls (another order each time); the message gives the spread
+            and what stays fixed, its ``skeleton`` attribute the subtrees
+            every call shares as a :class:`Tree` (``tree.varies``).
         Exception: whatever ``fn`` raised, with its traceback.
     """
     if algo not in ALGORITHMS:
@@ -152,6 +161,7 @@ def reveal(
         confirm=_count("confirm", confirm, least=0),
         arith=bool(arith),
         runs=_runs(runs),
+        skeleton=bool(skeleton),
     )
 
 

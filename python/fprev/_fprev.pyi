@@ -123,6 +123,7 @@ def reveal(
     confirm: int = 48,
     arith: bool = True,
     runs: int = 0,
+    skeleton: bool = True,
 ) -> Tree: ...
 def variation(
     call: Callable[[Any], Any],

@@ -134,7 +134,7 @@ impl Watch {
 }
 
 #[pyfunction]
-#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true, runs=0))]
+#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true, runs=0, skeleton=true))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reveal(
     py: Python<'_>,
@@ -151,6 +151,7 @@ pub(crate) fn reveal(
     confirm: usize,
     arith: bool,
     runs: usize,
+    skeleton: bool,
 ) -> PyResult<Tree> {
     let format = format(dtype)?;
     let algorithm: Algorithm = algo.parse().map_err(PyValueError::new_err)?;
@@ -174,7 +175,7 @@ pub(crate) fn reveal(
         },
         infer: None,
         runs,
-        skeleton: true,
+        skeleton,
     };
     let mut watch = Watch {
         line: progress.then(|| ProgressLine {
