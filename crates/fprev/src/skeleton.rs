@@ -205,9 +205,10 @@ impl Skeleton {
             .collect();
         if self.unexplored > 0 {
             said.push(format!(
-                "{} summands are shown as single parts of joins of more than {} parts, \
-                 unexplored: subtrees among them were not looked for",
-                self.unexplored, MOST_PARTS
+                "{} summands are shown as single parts, unexplored (under joins of more than \
+                 {MOST_PARTS} parts, or past the calls a skeleton may spend): subtrees among \
+                 them were not looked for",
+                self.unexplored
             ));
         }
         said

@@ -203,3 +203,57 @@ fn a_fixed_order_is_its_own_skeleton() {
         );
     }
 }
+
+/// Adds two of its partial sums, picked at random, until one is left: a
+/// new random tree every call, of which only the whole sum is shared.
+struct RandomTree(ChaCha8Rng);
+
+impl Probe for RandomTree {
+    fn n(&self) -> usize {
+        200
+    }
+    fn format(&self) -> Format {
+        Format::F64
+    }
+    fn sum(&mut self, x: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        use rand::Rng;
+        let mut parts = x.to_vec();
+        while parts.len() > 1 {
+            let a = parts.swap_remove(self.0.random_range(0..parts.len()));
+            let b = parts.swap_remove(self.0.random_range(0..parts.len()));
+            parts.push(Format::F64.add(a, b));
+        }
+        out[0] = parts[0];
+        Ok(())
+    }
+}
+
+/// Where nothing is fixed, the skeleton is one join of single summands;
+/// past `MOST_PARTS` parts found one by one (each a pass over the rest)
+/// the rest are not looked at, and the skeleton says how many.
+#[test]
+fn a_black_box_with_nothing_fixed_is_one_join_and_its_cost_is_bounded() {
+    let mut probe = RandomTree(ChaCha8Rng::seed_from_u64(3));
+    let s = reveal::skeleton(&mut probe, 10, &mut Silent).unwrap();
+    let root = s.tree.root();
+    assert_eq!(s.tree.children(root).len(), 200, "{}", s.tree);
+    assert_eq!(s.varying.len(), 1);
+    let explored = fprev::skeleton::MOST_PARTS;
+    assert!(
+        s.unexplored > 0 && s.unexplored <= 200 - explored,
+        "{}",
+        s.unexplored
+    );
+    // Each part explored costs a pass over the rest, each query asked 10
+    // times and at most 4 times again: bounded by the parts, not by n².
+    assert!(
+        s.calls <= 5 * 10 * 200 * (explored as u64 + 1),
+        "{}",
+        s.calls
+    );
+    assert!(
+        s.describe().last().unwrap().contains("unexplored"),
+        "{:?}",
+        s.describe()
+    );
+}
