@@ -9,7 +9,8 @@ use fprev::workflow::{self, Confirm, Explained};
 use pyo3::prelude::*;
 
 use crate::black_box::{described, format, opener};
-use crate::errors::{OrderIndependentError, VariesError, to_py};
+use crate::errors::{OrderIndependentError, to_py};
+use crate::reveal::varies_error;
 
 /// What `explain` found: the formula and its sentence (or `None`), the
 /// closest formula and the first size it fails (or `None`), the sizes
@@ -63,6 +64,6 @@ pub(crate) fn explain(
             inference.gaps,
         )),
         Explained::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),
-        Explained::Varies(v) => Err(VariesError::new_err(v.to_string())),
+        Explained::Varies(v) => Err(varies_error(py, v, label, format)),
     }
 }

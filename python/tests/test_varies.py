@@ -22,8 +22,10 @@ def random_joins(x):
 def test_a_varying_callable_raises_varies_error_with_the_spread():
     with pytest.raises(fprev.VariesError, match="ulps"):
         fprev.reveal(random_joins, 128)
-    with pytest.raises(fprev.VariesError, match="condition number"):
+    with pytest.raises(fprev.VariesError, match="condition number") as raised:
         fprev.explain(random_joins, [24, 64])
+    # An explanation looks for no skeleton.
+    assert raised.value.skeleton is None
 
 
 def test_runs_look_for_variation_on_purpose_and_pass_numpy():
