@@ -311,6 +311,7 @@ def sweep(
     may_fuse: Optional[bool] = None,
     accumulator: Any = None,
     confirm: int = 48,
+    runs: int = 0,
 ) -> Sweep:
     """Reveal ``fn`` at every size of ``sizes`` and say where its order
     changes, as ``fprev sweep`` does.
@@ -323,13 +324,20 @@ def sweep(
         confirm: random inputs each tree is replayed on (0: none); where
             plain additions do not give ``fn``'s bits, its arithmetic is
             found and replayed instead.
+        runs: before each reveal, sum each of 8 random inputs ``runs`` times
+            and compare the bits (0: look for variation only where a reveal
+            fails or its replay differs); a size whose answers varied is
+            ``"varies"``, with no tree.
 
     Returns:
         A :class:`Sweep`: ``str(s)`` is the command's table, ``s.sizes``,
         ``s.trees`` (each size's :class:`Tree`, ``None`` where ``fn`` was
-        found broken or order-independent), ``s.change_points`` (``(n,
-        from, to)``), ``s.formula`` (the one formula that regenerates every
-        tree, if any) and ``s.to_json()``.
+        found broken, order-independent or varying), ``s.varies`` (``(n,
+        what repeating the same inputs showed)`` for each size whose answers
+        changed from call to call), ``s.change_points`` (``(n, from, to)``;
+        none is claimed at or across a size that varied), ``s.formula`` (the
+        one formula that regenerates every tree, if any) and
+        ``s.to_json()``.
     """
     if isinstance(sizes, str):
         listed = _fprev.parse_sizes(sizes)
@@ -344,6 +352,7 @@ def sweep(
         _label(fn),
         **_described(rows, may_fuse, accumulator),
         confirm=_count("confirm", confirm, least=0),
+        runs=_runs(runs),
     )
 
 

@@ -94,6 +94,7 @@ class Sweep:
 
     sizes: list[int]
     trees: list[Optional[Tree]]
+    varies: list[tuple[int, str]]
     change_points: list[tuple[int, str, str]]
     formula: Optional[str]
     def to_json(self) -> str: ...
@@ -108,6 +109,7 @@ def sweep(
     may_fuse: Optional[bool] = None,
     accumulator: Optional[str] = None,
     confirm: int = 48,
+    runs: int = 0,
 ) -> Sweep: ...
 def reveal(
     call: Callable[[Any], Any],

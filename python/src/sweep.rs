@@ -52,9 +52,9 @@ impl SweepReport {
         self.sweep.points.iter().map(|p| p.n).collect()
     }
 
-    /// Each size's tree (`None` where the reveal found the black box broken
-    /// or order-independent), with its arithmetic where plain additions
-    /// did not replay it.
+    /// Each size's tree (`None` where the reveal found the black box broken,
+    /// order-independent or varying from call to call), with its arithmetic
+    /// where plain additions did not replay it.
     #[getter]
     fn trees(&self) -> Vec<Option<Tree>> {
         self.sweep
@@ -77,8 +77,19 @@ impl SweepReport {
             .collect()
     }
 
+    /// The sizes whose answers varied from call to call, each with what
+    /// repeating the same inputs showed (how many varied, the spread).
+    #[getter]
+    fn varies(&self) -> Vec<(usize, String)> {
+        self.sweep
+            .points
+            .iter()
+            .filter_map(|p| Some((p.n, p.variation()?.to_string())))
+            .collect()
+    }
+
     /// Where the order's name changes: `(n, from, to)`, `n` the first size
-    /// of the new order.
+    /// of the new order (none at or across a size that varied).
     #[getter]
     fn change_points(&self) -> Vec<(usize, String, String)> {
         self.sweep
@@ -123,7 +134,7 @@ pub(crate) fn parse_sizes(text: &str) -> PyResult<Vec<usize>> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (call, sizes, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS))]
+#[pyo3(signature = (call, sizes, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS, runs=0))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sweep(
     py: Python<'_>,
@@ -135,6 +146,7 @@ pub(crate) fn sweep(
     may_fuse: Option<bool>,
     accumulator: Option<&str>,
     confirm: usize,
+    runs: usize,
 ) -> PyResult<SweepReport> {
     let format = format(dtype)?;
     let described = described(rows, may_fuse, accumulator)?;
@@ -165,6 +177,7 @@ pub(crate) fn sweep(
         &[None],
         &Options::default(),
         confirm,
+        runs,
         &mut open,
         &mut fprev::reveal::Silent,
     );

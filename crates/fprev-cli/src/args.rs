@@ -392,6 +392,13 @@ pub(crate) struct SweepArgs {
     #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS,
           value_parser = parse_confirm)]
     pub(crate) confirm: usize,
+    /// Before each reveal, look for answers that change from call to call:
+    /// sum each of 8 random inputs R times and compare the bits (a size
+    /// whose answers differ is "varies", with its spread, and the sweep
+    /// exits 6). Without it, variation is looked for only where a reveal or
+    /// its replay fails.
+    #[arg(long, value_name = "R", default_value_t = 0, value_parser = parse_runs)]
+    pub(crate) runs: usize,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
     /// Output format [default: from the -o extension (.json), else a table].
@@ -412,7 +419,7 @@ pub(crate) struct SurveyArgs {
     pub(crate) output: PathBuf,
     /// Libraries to survey, e.g. numpy,blas [default: every one found:
     /// numpy, jax, torch, blas (the BLAS blas: loads), blas@NAME (each other
-    /// BLAS found), ndarray]. `blas` also selects every blas@NAME.
+    /// BLAS found), ndarray, rayon]. `blas` also selects every blas@NAME.
     #[arg(long, value_name = "LIB,LIB,…", value_delimiter = ',')]
     pub(crate) only: Vec<String>,
     /// Survey this black box instead of the libraries found (repeat for
@@ -462,6 +469,14 @@ pub(crate) struct SurveyArgs {
     /// Sizes at which thread counts are compared.
     #[arg(long, value_name = "SIZES", default_value = fprev::survey::THREAD_SIZES)]
     pub(crate) thread_sizes: Sizes,
+    /// Look for answers that change from call to call: each of 8 random
+    /// inputs summed up to R times at each black box's largest size
+    /// revealed (stopping at the first that differs), and R times at each
+    /// thread count compared; a black box whose bits change is marked
+    /// varies (0: only where a reveal or its replay fails).
+    #[arg(long, value_name = "R", default_value_t = fprev::survey::SURVEY_RUNS,
+          value_parser = parse_runs)]
+    pub(crate) runs: usize,
     /// Start over, ignoring a survey.json already in the directory.
     #[arg(long)]
     pub(crate) fresh: bool,

@@ -22,6 +22,7 @@ pub fn text(c: &Comparison, a: &str, b: &str) -> String {
             Verdict::Same => "same",
             Verdict::Differ => "DIFFERENT",
             Verdict::Unknown => "UNKNOWN",
+            Verdict::Varies => "VARIES",
         };
         out += &format!("{} {}: {word}: {}\n", e.spec, e.dtype, e.reason);
         if let (Some([x, y]), Some(_)) = (&e.subtree, &e.rule) {
@@ -46,10 +47,14 @@ pub fn text(c: &Comparison, a: &str, b: &str) -> String {
         }
     }
     out += &format!(
-        "\n{} same, {} different, {} unknown\n",
+        "\n{} same, {} different, {} unknown",
         c.count(Verdict::Same),
         c.count(Verdict::Differ),
         c.count(Verdict::Unknown)
     );
+    match c.count(Verdict::Varies) {
+        0 => out += "\n",
+        k => out += &format!(", {k} varying from call to call\n"),
+    }
     out
 }

@@ -60,7 +60,13 @@ pub fn compare_page(
         title: "fprev compare".into(),
         c,
         sides: [(names[0], a), (names[1], b)].map(|(name, s)| (name, s.machine.cpu.as_str())),
-        counts: [Verdict::Same, Verdict::Differ, Verdict::Unknown].map(|v| c.count(v)),
+        counts: [
+            Verdict::Same,
+            Verdict::Differ,
+            Verdict::Unknown,
+            Verdict::Varies,
+        ]
+        .map(|v| c.count(v)),
         rows: c
             .entries
             .iter()
@@ -110,8 +116,11 @@ struct SurveyPage<'a> {
 /// What one entry's row says, cell by cell.
 struct Row<'a> {
     e: &'a Entry,
-    /// `explained`, `not-explained`, `not revealed` or `failed`.
+    /// `explained`, `not-explained`, `not revealed`, `failed` or `varies`.
     status: &'static str,
+    /// Where its answers varied from call to call, each with what
+    /// repeating the same inputs showed.
+    varies: Vec<String>,
     /// The status as a class name.
     class: String,
     /// The sizes with a tree, as runs.
@@ -202,10 +211,20 @@ impl<'a> Row<'a> {
             Status::NotExplained => "not-explained",
             Status::NotRevealed => "not revealed",
             Status::Failed => "failed",
+            Status::Varies => "varies",
         };
+        let varies = e
+            .variations()
+            .into_iter()
+            .map(|(n, t, v)| match t {
+                Some(t) => format!("n = {n} on {t} thread(s): {v}"),
+                None => format!("n = {n}: {v}"),
+            })
+            .collect();
         Row {
             e,
             status,
+            varies,
             class: status.replace(' ', "-"),
             trees: runs(&trees),
             departures: runs(&e.departures()),
@@ -267,8 +286,8 @@ struct ComparePage<'a> {
     c: &'a Comparison,
     /// Each survey's name and CPU.
     sides: [(&'a str, &'a str); 2],
-    /// How many black boxes are the same, differ, and are unknown.
-    counts: [usize; 3],
+    /// How many black boxes are the same, differ, are unknown, and vary.
+    counts: [usize; 4],
     rows: Vec<Compared<'a>>,
     /// The side, and what only it surveyed.
     only: Vec<(&'static str, String)>,
@@ -277,7 +296,7 @@ struct ComparePage<'a> {
 /// One black box's row of a comparison.
 struct Compared<'a> {
     e: &'a EntryComparison,
-    /// `same`, `differ` or `unknown`.
+    /// `same`, `differ`, `unknown` or `varies`.
     class: &'static str,
     /// The facts behind the verdict, below its reason.
     extras: Vec<&'a String>,
@@ -304,6 +323,7 @@ impl<'a> Compared<'a> {
                 Verdict::Same => "same",
                 Verdict::Differ => "differ",
                 Verdict::Unknown => "unknown",
+                Verdict::Varies => "varies",
             },
             extras: e.threads.iter().chain(suspects).collect(),
             drawings,

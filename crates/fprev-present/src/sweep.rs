@@ -1,6 +1,7 @@
 //! A sweep as a table (`fprev sweep`'s text): one row per run of sizes,
 //! then the change points or the formula, the thread dependence, the
-//! modelled arithmetic and the sizes that broke.
+//! modelled arithmetic, the sizes whose answers varied from call to call
+//! and the sizes that broke.
 
 use std::fmt;
 
@@ -161,7 +162,21 @@ impl fmt::Display for Table<'_> {
             writeln!(f, "formula: native:{formula}")?;
         } else {
             let changes = sweep.change_points();
-            if changes.is_empty() {
+            let mut varied: Vec<usize> = sweep
+                .points
+                .iter()
+                .filter(|p| p.variation().is_some())
+                .map(|p| p.n)
+                .collect();
+            varied.sort_unstable();
+            varied.dedup();
+            if changes.is_empty() && !varied.is_empty() {
+                writeln!(
+                    f,
+                    "change points: none claimed: n = {} follow no one order",
+                    ranges(&varied)
+                )?;
+            } else if changes.is_empty() {
                 writeln!(f, "change points: none: one order over every size visited")?;
             } else {
                 writeln!(f, "change points:")?;
@@ -210,6 +225,17 @@ impl fmt::Display for Table<'_> {
                  JSON form lists them)",
                 ranges(&modelled)
             )?;
+        }
+        for p in &sweep.points {
+            if let Outcome::Varies(v) = &p.outcome {
+                writeln!(
+                    f,
+                    "varies at n = {} ({}): its answer to the same input changes from call to \
+                     call, so no one tree describes it: {v}",
+                    p.n,
+                    threads_name(p.threads)
+                )?;
+            }
         }
         for p in &sweep.points {
             if let Outcome::Broken(why) = &p.outcome {

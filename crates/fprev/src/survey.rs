@@ -1,8 +1,9 @@
 //! Surveying a machine (`fprev survey`): every black box it has (NumPy, JAX,
-//! PyTorch, each BLAS found at run time, ndarray), each op (sum, dot, GEMV,
-//! GEMM) and dtype, explained over a spread of sizes: the order's formula
-//! and where it changes, what each node computes, and whether the thread
-//! count changes the tree. Two surveys are compared by [`compare`]; the
+//! PyTorch, each BLAS found at run time, ndarray, Rayon), each op (sum, dot,
+//! GEMV, GEMM) and dtype, explained over a spread of sizes: the order's
+//! formula and where it changes, what each node computes, whether its
+//! answers vary from call to call, and whether the thread count changes
+//! the tree. Two surveys are compared by [`compare`]; the
 //! `fprev-present` crate draws either as a page.
 //!
 //! A survey is built entry by entry ([`Survey::run`]), so a caller can save
@@ -33,8 +34,8 @@ pub mod machine;
 mod plan;
 mod run;
 
-pub use file::{Entry, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck};
+pub use file::{Entry, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck, ThreadVaried};
 pub use library::{Libraries, Library, facts_of, libraries, selects};
 pub use machine::Machine;
-pub use plan::{LARGE_SIZES, OPS, Plan, THREAD_SIZES};
+pub use plan::{LARGE_SIZES, OPS, Plan, SURVEY_RUNS, THREAD_SIZES};
 pub use run::{Opener, Step, side};

@@ -28,6 +28,7 @@ use crate::formula::infer::{Inference, infer};
 use crate::order::Order;
 use crate::shape::Shape;
 use crate::tree::SummationTree;
+use crate::variation::Variation;
 
 /// What a reveal at one size and thread count found.
 #[derive(Clone, Debug)]
@@ -43,6 +44,10 @@ pub enum Outcome {
     /// box on a random input: the order holds, the arithmetic is not plain
     /// additions, so the sweep names no order for this size.
     Unconfirmed(SummationTree),
+    /// The black box's answer to one input changed from call to call:
+    /// another order each time, so no tree describes this size (what
+    /// repeating the same inputs showed).
+    Varies(Variation),
 }
 
 /// One reveal of a sweep.
@@ -77,6 +82,15 @@ impl Point {
             Outcome::OrderIndependent => Class::OrderIndependent,
             Outcome::Broken(_) => Class::Other("broken"),
             Outcome::Unconfirmed(_) => Class::Other("not confirmed by replay"),
+            Outcome::Varies(_) => Class::Varies,
+        }
+    }
+
+    /// What repeating the same inputs showed, where the answers varied.
+    pub fn variation(&self) -> Option<&Variation> {
+        match &self.outcome {
+            Outcome::Varies(v) => Some(v),
+            _ => None,
         }
     }
 
@@ -103,15 +117,19 @@ enum Class {
     /// No tree the black box was seen to follow: `broken` or `not
     /// confirmed by replay`.
     Other(&'static str),
+    /// Answers that change from call to call: no order at all, so no
+    /// change point is claimed at such a size or across it.
+    Varies,
 }
 
 impl Class {
     /// The class of a run that goes on with `next`, if the run can.
     fn extend(&self, next: &Class) -> Option<Class> {
         match (self, next) {
-            // A forced tree fits every order, but not a size that broke or
-            // whose tree was not confirmed.
-            (Class::Any, Class::Other(_)) | (Class::Other(_), Class::Any) => None,
+            // A forced tree fits every order, but not a size that broke,
+            // varied, or whose tree was not confirmed.
+            (Class::Any, Class::Other(_) | Class::Varies)
+            | (Class::Other(_) | Class::Varies, Class::Any) => None,
             (c, Class::Any) | (Class::Any, c) => Some(c.clone()),
             (Class::Orders(a), Class::Orders(b)) => {
                 let common: Vec<Order> = a.iter().filter(|o| b.contains(o)).copied().collect();
@@ -128,6 +146,7 @@ impl Class {
             Class::Unrecognised => "unrecognised".into(),
             Class::OrderIndependent => "order-independent".into(),
             Class::Other(name) => name.to_string(),
+            Class::Varies => "varies".into(),
         }
     }
 }
@@ -145,8 +164,8 @@ pub struct Segment {
 
 impl Segment {
     /// The order's name over the run: a reference order, `unrecognised`,
-    /// `order-independent`, `any order (n <= 2)`, `broken` or `not
-    /// confirmed by replay`.
+    /// `order-independent`, `any order (n <= 2)`, `broken`, `not
+    /// confirmed by replay` or `varies`.
     pub fn name(&self) -> String {
         self.class.name()
     }
@@ -211,12 +230,17 @@ impl Sweep {
     /// Where the order changes shape, for each thread count: the first size
     /// that no reference order fitting the sizes before it also fits (so
     /// that small sizes, where several orders build the same tree, do not
-    /// count as changes).
+    /// count as changes). A size whose answers varied follows no order: no
+    /// change is claimed at it, nor across it from the size before to the
+    /// size after.
     pub fn change_points(&self) -> Vec<ChangePoint> {
         let mut out = Vec::new();
         for &t in &self.threads {
             let run: Vec<&Point> = self.run(t).collect();
             for pair in segments(&run).windows(2) {
+                if pair.iter().any(|s| s.class == Class::Varies) {
+                    continue;
+                }
                 out.push(ChangePoint {
                     threads: t,
                     n: run[pair[1].start].n,
@@ -229,7 +253,8 @@ impl Sweep {
     }
 
     /// The sizes whose trees differ between thread counts (modulo child
-    /// order), or whose outcomes do.
+    /// order), or whose outcomes do, or whose answers varied on some thread
+    /// count (no one tree there to be the same).
     pub fn thread_dependent(&self) -> Vec<usize> {
         let Some(&first) = self.threads.first() else {
             return Vec::new();
@@ -238,7 +263,7 @@ impl Sweep {
         for p in self.run(first) {
             let same = |q: &Point| match (p.tree(), q.tree()) {
                 (Some(a), Some(b)) => a == b,
-                _ => p.class() == q.class(),
+                _ => p.class() == q.class() && p.class() != Class::Varies,
             };
             let others = self
                 .points
@@ -271,6 +296,12 @@ impl Sweep {
             .any(|p| matches!(p.outcome, Outcome::Unconfirmed(_)))
     }
 
+    /// Whether some reveal found the black box's answers varying from call
+    /// to call.
+    pub fn any_varies(&self) -> bool {
+        self.points.iter().any(|p| p.variation().is_some())
+    }
+
     /// Whether some reveal found the black box broken.
     pub fn any_broken(&self) -> bool {
         self.points
@@ -280,7 +311,8 @@ impl Sweep {
 
     /// The sweep as JSON: every point (size, threads, the name of the order
     /// over its run of sizes, depth, widest node, queries, calls, seconds,
-    /// and the problem of a broken one), the change points and the
+    /// the problem of a broken one and what repeating the same inputs
+    /// showed of a varying one), the change points and the
     /// thread-dependent sizes.
     pub fn to_json(&self) -> String {
         #[derive(Serialize)]
@@ -298,6 +330,8 @@ impl Sweep {
             problem: Option<&'a str>,
             #[serde(skip_serializing_if = "Option::is_none")]
             arithmetic: Option<&'a Arithmetic>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            variation: Option<&'a Variation>,
         }
         #[derive(Serialize)]
         struct SweepJson<'a> {
@@ -326,6 +360,7 @@ impl Sweep {
                         _ => None,
                     },
                     arithmetic: p.arithmetic.as_ref(),
+                    variation: p.variation(),
                 }));
             }
         }
@@ -410,5 +445,49 @@ mod tests {
             ]
         );
         assert!(s.any_broken());
+    }
+
+    #[test]
+    fn no_change_point_is_claimed_at_or_across_a_size_that_varies() {
+        // Left to right up to 4, pairwise from 6; at 5 the answers vary,
+        // so where the order changes between 4 and 6 is not known.
+        let varied = Variation {
+            inputs: 8,
+            runs: 4,
+            varied: 3,
+            most_distinct: 2,
+            spread_ulps: 2.0,
+            spread_relative: 1e-7,
+            condition: 10.0,
+            skeleton: None,
+        };
+        let mut points = Vec::new();
+        for t in [1, 2] {
+            points.push(point(3, t, Outcome::Tree(Order::Sequential.tree(3))));
+            points.push(point(4, t, Outcome::Tree(Order::Sequential.tree(4))));
+            points.push(point(5, t, Outcome::Varies(varied.clone())));
+            points.push(point(6, t, Outcome::Tree(Order::Pairwise.tree(6))));
+        }
+        let s = Sweep {
+            spec: "test".into(),
+            format: Format::F32,
+            threads: vec![Some(1), Some(2)],
+            points,
+        };
+        assert!(s.any_varies() && !s.any_broken());
+        assert_eq!(s.change_points(), []);
+        // Both thread counts varied at 5: not the same tree there.
+        assert_eq!(s.thread_dependent(), [5]);
+        let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        let at5 = &json["points"][2];
+        assert_eq!(
+            (at5["n"].as_u64(), at5["order"].as_str()),
+            (Some(5), Some("varies"))
+        );
+        assert_eq!(
+            at5["variation"]["varied"].as_u64(),
+            Some(varied.varied as u64)
+        );
+        assert!(json["points"][1].get("variation").is_none());
     }
 }

@@ -32,7 +32,7 @@ use std::fmt;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::Result;
 use crate::inputs::Inputs;
@@ -40,7 +40,8 @@ use crate::probe::Probe;
 use crate::skeleton::Skeleton;
 
 /// What repeating the same inputs showed: a tree file of a varying black
-/// box records it (`"varies"`), with its skeleton's counts.
+/// box records it (`"varies"`), with its skeleton's counts (a spread past
+/// the largest finite number is `null` in JSON, read back as infinite).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Variation {
     /// Random inputs tried.
@@ -53,18 +54,26 @@ pub struct Variation {
     pub most_distinct: usize,
     /// The largest difference between two results for one input, in units
     /// in the last place of the input format at the exact sum's magnitude.
+    #[serde(deserialize_with = "null_is_infinite")]
     pub spread_ulps: f64,
     /// That difference relative to the exact sum's magnitude.
+    #[serde(deserialize_with = "null_is_infinite")]
     pub spread_relative: f64,
     /// The condition number `κ = Σ|x| / |Σx|` of the input that spread
     /// most: two orders of `n` summands differ by at most about
     /// `(n - 1) ε κ` of the sum, `ε` the format's machine epsilon.
+    #[serde(deserialize_with = "null_is_infinite")]
     pub condition: f64,
     /// The subtrees every call shared and the joins that varied, where
     /// they were looked for ([`reveal::skeleton`](crate::reveal::skeleton())).
     /// A tree file holds its tree as the file's tree.
     #[serde(skip)]
     pub skeleton: Option<Skeleton>,
+}
+
+/// A number JSON wrote as `null` (it has no infinity) as infinite.
+fn null_is_infinite<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
 }
 
 impl Variation {

@@ -62,6 +62,7 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         shape: a.shape,
         threads,
         thread_sizes: a.thread_sizes.clone(),
+        runs: a.runs,
     };
     let mut s = Survey::new(plan);
     s.machine.libraries = libraries;
@@ -193,6 +194,17 @@ fn progress(step: Step<'_>) {
         Step::Threaded { entry, seconds } => {
             let found = match &entry.threads {
                 Some(t) if t.error.is_some() => "not compared (see survey.json)".to_string(),
+                Some(t) if !t.varies.is_empty() => {
+                    let on: Vec<String> = t
+                        .varies
+                        .iter()
+                        .map(|v| format!("n = {} on {}", v.n, v.threads))
+                        .collect();
+                    format!(
+                        "its answers vary from call to call at {} thread(s)",
+                        on.join(", ")
+                    )
+                }
                 Some(t) if t.dependent.is_empty() => "the same tree".to_string(),
                 Some(t) => format!(
                     "the tree depends on the count at n = {}",
@@ -212,6 +224,18 @@ fn summary(e: &survey::Entry) -> String {
         (Status::Explained, Some(f)) => format!("native:{}", formula(f)),
         (Status::NotExplained, _) => "not explained by a formula (trees kept)".into(),
         (Status::NotRevealed, _) => "no tree past 2 summands".into(),
+        (Status::Varies, _) => {
+            let found = e.variations();
+            let at: Vec<usize> = found.iter().map(|(n, _, _)| *n).collect();
+            let widest = found
+                .iter()
+                .map(|(_, _, v)| v.spread_ulps)
+                .fold(0.0, f64::max);
+            format!(
+                "varies from call to call at n = {} (results up to {widest:.3} ulps apart)",
+                fprev::sizes::runs(&at)
+            )
+        }
         _ => format!(
             "failed: {}",
             fprev::error::abbreviated(e.error.as_deref().unwrap_or("?"))

@@ -11,8 +11,9 @@ use crate::args::{SweepArgs, SweepFormat};
 use crate::progress::SweepBar;
 use crate::write::{check_writable, format_of, stdout_or, write_out};
 
-/// Runs `fprev sweep`: 0, 3 when a size broke an assumption, else 5 when a
-/// size's tree was not confirmed.
+/// Runs `fprev sweep`: 0, 3 when a size broke an assumption, else 6 when a
+/// size's answers varied from call to call, else 5 when a size's tree was
+/// not confirmed.
 pub(super) fn run(a: SweepArgs) -> Result<i32> {
     let output = stdout_or(a.output.as_deref());
     let formats = [("json", SweepFormat::Json), ("txt", SweepFormat::Table)];
@@ -34,6 +35,7 @@ pub(super) fn run(a: SweepArgs) -> Result<i32> {
         &threads,
         &a.engine.options(),
         a.confirm,
+        a.runs,
         &mut |po| open_guarded(&a.spec, po),
         &mut SweepBar::default(),
     )?;
@@ -45,6 +47,8 @@ pub(super) fn run(a: SweepArgs) -> Result<i32> {
     write_out(text.as_bytes(), output)?;
     Ok(if s.any_broken() {
         3
+    } else if s.any_varies() {
+        6
     } else if s.any_unconfirmed() {
         5
     } else {

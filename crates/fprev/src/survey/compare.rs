@@ -2,7 +2,9 @@
 //! box, dtype and size both cover, the same bits or not, and why: the
 //! first rule of the formula where they part, the first subtree, or "same
 //! order, different arithmetic" with the node; and the machine facts that
-//! differ and touch that library, as the likely cause.
+//! differ and touch that library, as the likely cause. A black box whose
+//! answers varied from call to call in either survey is never the same:
+//! bits that matched once match by luck.
 //!
 //! ```
 //! use fprev::survey::{Plan, Survey, compare::{Verdict, compare}};
@@ -44,6 +46,9 @@ pub enum Verdict {
     /// Not every size could be compared: a side failed, or a tree was not
     /// confirmed by replay, or no size is covered by both.
     Unknown,
+    /// Its answers varied from call to call in one survey or both: no bits
+    /// of it are the same but by luck.
+    Varies,
 }
 
 /// One black box and dtype in both surveys.
@@ -80,6 +85,10 @@ pub struct EntryComparison {
     /// Machine facts that differ and bear on this black box.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suspects: Vec<String>,
+    /// For `varies`: what each survey saw of its answers from call to
+    /// call, A's first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub varies: Option<[String; 2]>,
 }
 
 /// Two surveys compared.
@@ -121,7 +130,7 @@ pub fn compare(a: &Survey, b: &Survey) -> Comparison {
         .iter()
         .filter_map(|x| {
             let y = b.entry(&x.spec, &x.dtype)?;
-            Some(compare_entry(x, y, &machine))
+            Some(compare_entry([x, y], [a, b], &machine))
         })
         .collect();
     let only = |p: &Survey, q: &Survey| {
@@ -139,7 +148,11 @@ pub fn compare(a: &Survey, b: &Survey) -> Comparison {
     }
 }
 
-fn compare_entry(a: &Entry, b: &Entry, machine: &[(String, String, String)]) -> EntryComparison {
+fn compare_entry(
+    [a, b]: [&Entry; 2],
+    surveys: [&Survey; 2],
+    machine: &[(String, String, String)],
+) -> EntryComparison {
     let mut c = EntryComparison {
         spec: a.spec.clone(),
         dtype: a.dtype.clone(),
@@ -153,7 +166,15 @@ fn compare_entry(a: &Entry, b: &Entry, machine: &[(String, String, String)]) -> 
         arithmetic: None,
         threads: thread_difference(a, b),
         suspects: suspects(&a.spec, machine),
+        varies: None,
     };
+    if !a.variations().is_empty() || !b.variations().is_empty() {
+        let [x, y] = [(a, surveys[0]), (b, surveys[1])].map(|(e, s)| seen(e, s.plan.runs));
+        c.verdict = Verdict::Varies;
+        c.reason = format!("varies from call to call: A {x}; B {y}");
+        c.varies = Some([x, y]);
+        return c;
+    }
     if let Some(why) = [a, b].iter().find_map(|e| e.error.as_deref()) {
         c.verdict = Verdict::Unknown;
         c.reason = format!("not compared: a survey failed here ({})", abbreviated(why));
@@ -233,6 +254,42 @@ fn compare_entry(a: &Entry, b: &Entry, machine: &[(String, String, String)]) -> 
     c
 }
 
+/// What a survey saw of `e`'s answers from call to call, having looked
+/// for variation on purpose with `runs` calls of each input: where they
+/// varied, and the widest spread.
+fn seen(e: &Entry, runs: usize) -> String {
+    let found = e.variations();
+    let widest = found
+        .iter()
+        .map(|(_, _, v)| *v)
+        .max_by(|v, w| v.spread_ulps.total_cmp(&w.spread_ulps));
+    let Some(widest) = widest else {
+        return if runs > 1 {
+            format!(
+                "gave the same bits on every call (up to {runs} calls of each input at its \
+                 largest size)"
+            )
+        } else {
+            "gave the same bits on every call it made (not looked for on purpose)".into()
+        };
+    };
+    let own: Vec<usize> = found
+        .iter()
+        .filter(|(_, t, _)| t.is_none())
+        .map(|(n, _, _)| *n)
+        .collect();
+    let mut at: Vec<String> = Vec::new();
+    if !own.is_empty() {
+        at.push(crate::sizes::runs(&own));
+    }
+    at.extend(
+        found
+            .iter()
+            .filter_map(|(n, t, _)| Some(format!("{n} on {} thread(s)", (*t)?))),
+    );
+    format!("varied at n = {}: {widest}", at.join(", "))
+}
+
 /// The first regime of the formulas that differs: `(from, A's, B's)`.
 fn first_rule(a: &Entry, b: &Entry) -> Option<(usize, String, String)> {
     let (ra, rb) = (a.regimes(), b.regimes());
@@ -307,6 +364,7 @@ fn suspects(spec: &str, machine: &[(String, String, String)]) -> Vec<String> {
         "numpy" => &["NPY_", "OPENBLAS_", "OMP_"],
         "jax" => &["XLA_", "TF_"],
         "torch" => &["OMP_", "MKL_", "CUBLAS_", "NVIDIA_"],
+        "rayon" => &["RAYON_"],
         "ndarray" | "native" | "reduce" | "replay" => &[],
         _ => &[""],
     };
@@ -393,6 +451,32 @@ mod tests {
         assert_eq!(e.subtree, Some(["(1+2)".to_string(), "(0+2)".to_string()]));
         // Every size from 3 on differs, and only those.
         assert_eq!(e.differing, (3..=10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_black_box_that_varied_in_either_survey_is_never_the_same() {
+        use crate::survey::file::tests::surveyed_as;
+        let varying = surveyed_as(None);
+        let fixed = surveyed_as(Some("native:pairwise"));
+        for (a, b) in [(&varying, &fixed), (&fixed, &varying), (&varying, &varying)] {
+            let c = compare(a, b);
+            let e = &c.entries[0];
+            assert_eq!(e.verdict, Verdict::Varies, "{e:?}");
+            assert!(!c.all_same());
+            let [x, y] = e.varies.clone().unwrap();
+            for (side, text) in [(a, x), (b, y)] {
+                let varied = !side.entries[0].variations().is_empty();
+                assert_eq!(text.starts_with("varied at n = "), varied, "{text}");
+                assert_eq!(text.contains("ulps"), varied, "{text}");
+            }
+            assert!(
+                e.reason.starts_with("varies from call to call: A "),
+                "{}",
+                e.reason
+            );
+            assert!(!e.reason.contains("same bits:"), "{}", e.reason);
+        }
+        assert_eq!(compare(&fixed, &fixed).entries[0].verdict, Verdict::Same);
     }
 
     #[test]

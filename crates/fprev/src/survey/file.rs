@@ -10,9 +10,13 @@ use crate::arith::Arithmetic;
 use crate::error::{Error, Result, abbreviated};
 use crate::formula::Formula;
 use crate::tree::SummationTree;
+use crate::variation::Variation;
 
-/// The version of `survey.json`'s layout.
-pub const SURVEY_VERSION: u32 = 1;
+/// The version of `survey.json`'s layout: 2 adds black boxes whose answers
+/// vary from call to call (the status and outcome `varies`, a size's and a
+/// thread count's `variation`, the plan's `runs`); files of layout 1 are
+/// still read.
+pub const SURVEY_VERSION: u32 = 2;
 
 /// How far an entry got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +33,10 @@ pub enum Status {
     /// The black box could not be surveyed (the error says why); a later
     /// run tries it again.
     Failed,
+    /// Its answer to one input changed from call to call, at some size or
+    /// on some thread count: no one order describes it (the trees seen at
+    /// other sizes are kept, as seen).
+    Varies,
 }
 
 /// What one reveal of an entry found.
@@ -37,8 +45,9 @@ pub struct SizeResult {
     /// Summands.
     pub n: usize,
     /// `tree` (confirmed by replay, with `arithmetic`), `unconfirmed` (its
-    /// replay gave other bits), `order-independent`, `broken`, or `skipped`
-    /// (a size the dtype cannot count to; `problem` says why).
+    /// replay gave other bits), `order-independent`, `broken`, `varies`
+    /// (its answers changed from call to call; `variation` says how), or
+    /// `skipped` (a size the dtype cannot count to; `problem` says why).
     pub outcome: String,
     /// The tree's text, where the entry's formula does not give it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,6 +59,9 @@ pub struct SizeResult {
     /// What broke, for `broken`; why it was left out, for `skipped`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// What repeating the same inputs showed, for `varies`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variation: Option<Variation>,
     /// Calls of the black box, the arithmetic's included.
     pub calls: u64,
 }
@@ -69,6 +81,20 @@ pub struct ThreadCheck {
     /// Why the counts could not be compared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The thread counts and sizes whose answers varied from call to call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub varies: Vec<ThreadVaried>,
+}
+
+/// A thread count and size at which a black box's answers varied.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadVaried {
+    /// The thread count.
+    pub threads: usize,
+    /// The size.
+    pub n: usize,
+    /// What repeating the same inputs showed.
+    pub variation: Variation,
 }
 
 /// One black box in one dtype.
@@ -115,11 +141,30 @@ impl Entry {
         self.formula.as_deref().and_then(|f| f.parse().ok())
     }
 
-    /// Why this entry, read from a file, cannot be one a survey wrote: a
-    /// formula that does not parse, a size twice or past what this
-    /// machine can hold, an unknown outcome, a tree that is not one of its
-    /// size, a model that does not fit its tree.
-    fn check(&self) -> std::result::Result<(), String> {
+    /// Where its answers varied from call to call: `(n, thread count, what
+    /// repeating the same inputs showed)`, the sizes surveyed first (their
+    /// thread count `None`: the black box's own), then the thread counts
+    /// compared.
+    pub fn variations(&self) -> Vec<(usize, Option<usize>, &Variation)> {
+        let sizes = self
+            .sizes
+            .iter()
+            .filter_map(|s| Some((s.n, None, s.variation.as_ref()?)));
+        let threads = self.threads.iter().flat_map(|t| &t.varies);
+        sizes
+            .chain(threads.map(|v| (v.n, Some(v.threads), &v.variation)))
+            .collect()
+    }
+
+    /// Why this entry, read from a file of layout `version`, cannot be one
+    /// a survey wrote: a formula that does not parse, a size twice or past
+    /// what this machine can hold, an unknown outcome (or one its layout
+    /// lacks), a tree that is not one of its size, a model that does not
+    /// fit its tree, a size that varied without saying how.
+    fn check(&self, version: u32) -> std::result::Result<(), String> {
+        if version < 2 && self.status == Status::Varies {
+            return Err("the status varies in a layout 1 survey".into());
+        }
         let formula = match self.formula.as_deref().map(str::parse::<Formula>) {
             Some(Err(e)) => return Err(format!("bad formula: {e}")),
             Some(Ok(f)) => Some(f),
@@ -146,11 +191,22 @@ impl Entry {
                 return Err(format!("n = {n} is listed twice"));
             }
             let has_tree = matches!(s.outcome.as_str(), "tree" | "unconfirmed");
-            if !has_tree && !OUTCOMES.contains(&s.outcome.as_str()) {
+            // Layout 1 knew every outcome but the last.
+            let known = &OUTCOMES[..if version < 2 {
+                OUTCOMES.len() - 1
+            } else {
+                OUTCOMES.len()
+            }];
+            if !has_tree && !known.contains(&s.outcome.as_str()) {
                 return Err(format!(
                     "n = {n}: unknown outcome '{}' (expected {})",
                     abbreviated(&s.outcome),
-                    OUTCOMES.join(", ")
+                    known.join(", ")
+                ));
+            }
+            if (s.outcome == "varies") != s.variation.is_some() {
+                return Err(format!(
+                    "n = {n}: a variation belongs to the outcome varies, and only there"
                 ));
             }
             let tree = match (&s.tree, &formula) {
@@ -227,13 +283,15 @@ impl Entry {
     }
 }
 
-/// The outcomes a size can have ([`SizeResult::outcome`]).
-const OUTCOMES: [&str; 5] = [
+/// The outcomes a size can have ([`SizeResult::outcome`]), those of
+/// layout 1 first.
+const OUTCOMES: [&str; 6] = [
     "tree",
     "unconfirmed",
     "order-independent",
     "broken",
     "skipped",
+    "varies",
 ];
 
 /// A survey: the machine, the plan, and an entry per black box and dtype
@@ -291,7 +349,7 @@ impl Survey {
             if !seen.insert((&e.spec, &e.dtype)) {
                 return Err(Error::Input(format!("{name} is surveyed twice")));
             }
-            e.check()
+            e.check(survey.fprev_survey)
                 .map_err(|why| Error::Input(format!("{name}: {why}")))?;
         }
         Ok(survey)
@@ -356,9 +414,101 @@ fn layered(value: &serde_json::Value, depth: usize, indent: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::format::Format;
+    use crate::order::Order;
+    use crate::probe::{Probe, ProbeOptions};
+    use crate::spec::Spec;
+
+    /// Sums left to right, or right to left every other call: answers
+    /// that change from call to call, as a pool that regroups its sum.
+    struct Flips {
+        n: usize,
+        calls: usize,
+    }
+
+    impl Probe for Flips {
+        fn n(&self) -> usize {
+            self.n
+        }
+        fn format(&self) -> Format {
+            Format::F32
+        }
+        fn sum(&mut self, x: &[f64], out: &mut [f64]) -> crate::Result<()> {
+            self.calls += 1;
+            let order = [Order::Sequential, Order::Reverse][self.calls % 2];
+            out[0] = order.sum(x, Format::F32);
+            Ok(())
+        }
+    }
+
+    /// A survey of `native:sum` in f32 at 1..8 that sums as `spec`, or
+    /// (`None`) by turns left to right and right to left.
+    pub(in crate::survey) fn surveyed_as(spec: Option<&'static str>) -> Survey {
+        let mut s = Survey::new(Plan {
+            black_boxes: vec!["native:sum".into()],
+            dtypes: vec![Format::F32],
+            sizes: "1..8".parse().unwrap(),
+            threads: Vec::new(),
+            ..Plan::default()
+        });
+        let mut open = move |_: &Spec, o: &ProbeOptions| -> crate::Result<Box<dyn Probe>> {
+            match spec {
+                Some(spec) => crate::open(spec, o),
+                None => Ok(Box::new(Flips {
+                    n: o.n.expect("a survey opens each size"),
+                    calls: 0,
+                })),
+            }
+        };
+        s.run(&mut open, &mut |_| {}, &mut |_| Ok(())).unwrap();
+        s
+    }
+
+    #[test]
+    fn a_black_box_that_varies_is_recorded_so_and_read_back() {
+        let s = surveyed_as(None);
+        let e = &s.entries[0];
+        assert_eq!(e.status, Status::Varies, "{e:?}");
+        // One or two summands add alike in either direction.
+        assert!(e.sizes[..2].iter().all(|s| s.outcome == "tree"), "{e:?}");
+        assert!(!e.variations().is_empty());
+        for size in e.sizes.iter().filter(|s| s.outcome == "varies") {
+            assert!(size.variation.as_ref().is_some_and(Variation::varies));
+            assert!(size.tree.is_none() && size.arithmetic.is_none());
+        }
+        let back = Survey::parse(&s.to_json()).unwrap();
+        assert_eq!(back, s);
+        // A deterministic black box is never marked so.
+        let fixed = surveyed_as(Some("native:pairwise"));
+        assert_eq!(fixed.entries[0].status, Status::Explained);
+        assert!(fixed.entries[0].variations().is_empty());
+    }
+
+    #[test]
+    fn a_layout_1_survey_is_read_and_cannot_say_varies() {
+        let s = surveyed_as(Some("native:pairwise"));
+        let mut value = serde_json::to_value(&s).unwrap();
+        value["fprev_survey"] = 1.into();
+        value["plan"].as_object_mut().unwrap().remove("runs");
+        let old = Survey::parse(&value.to_string()).unwrap();
+        // It looked for variation only where a reveal failed.
+        assert_eq!(old.plan.runs, 0);
+        assert_eq!(old.entries, s.entries);
+        let varying = serde_json::to_value(surveyed_as(None)).unwrap();
+        let mut old_varying = varying.clone();
+        old_varying["fprev_survey"] = 1.into();
+        let e = Survey::parse(&old_varying.to_string()).unwrap_err();
+        assert!(e.to_string().contains("layout 1"), "{e}");
+        // A size that varied without saying how is no survey's.
+        let mut bare = varying;
+        let sizes = bare["entries"][0]["sizes"].as_array_mut().unwrap();
+        let at = sizes.iter().position(|s| s["outcome"] == "varies").unwrap();
+        sizes[at].as_object_mut().unwrap().remove("variation");
+        let e = Survey::parse(&bare.to_string()).unwrap_err();
+        assert!(e.to_string().contains("variation"), "{e}");
+    }
 
     #[test]
     fn a_survey_file_round_trips_and_a_newer_one_is_refused() {
@@ -373,9 +523,11 @@ mod tests {
             .unwrap();
         let back = Survey::parse(&s.to_json()).unwrap();
         assert_eq!(back, s);
-        let newer = s
-            .to_json()
-            .replacen("\"fprev_survey\": 1", "\"fprev_survey\": 9", 1);
+        let newer = s.to_json().replacen(
+            &format!("\"fprev_survey\": {SURVEY_VERSION}"),
+            "\"fprev_survey\": 9",
+            1,
+        );
         let e = Survey::parse(&newer).unwrap_err().to_string();
         assert!(e.contains("update fprev"), "{e}");
         assert!(Survey::parse("{\"n\": 3}").is_err());

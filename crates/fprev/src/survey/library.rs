@@ -1,7 +1,7 @@
 //! The libraries a survey can visit on this machine: the Python ones the
-//! embedded bridge reaches (NumPy, JAX, PyTorch, Polars, DuckDB), the BLAS `blas:` loads and each other BLAS
-//! found at run time, ndarray; each with its black boxes, and what it says
-//! of itself.
+//! embedded bridge reaches (NumPy, JAX, PyTorch, Polars, DuckDB), the BLAS
+//! `blas:` loads and each other BLAS found at run time, ndarray, Rayon; each
+//! with its black boxes, and what it says of itself.
 
 use std::collections::BTreeMap;
 
@@ -24,9 +24,8 @@ fn python_ops(library: &str) -> &'static [&'static str] {
 /// specs of its ops, and what it says of itself.
 #[derive(Clone, Debug)]
 pub struct Library {
-    /// `numpy`, `jax`, `torch`, `polars`, `duckdb`, `ndarray`, `blas` (the
-    /// BLAS `blas:` loads),
-    /// `blas@NAME` (another one found).
+    /// `numpy`, `jax`, `torch`, `polars`, `duckdb`, `ndarray`, `rayon`,
+    /// `blas` (the BLAS `blas:` loads), `blas@NAME` (another one found).
     pub label: String,
     /// Its black boxes, one per op it offers.
     pub black_boxes: Vec<String>,
@@ -61,6 +60,13 @@ pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
         black_boxes: specs("ndarray", &OPS, "", ops),
         facts: facts_of("ndarray"),
     });
+    // Rayon's global pool, one thread a core: on two cores or more its sum
+    // regroups from call to call.
+    found.push(Library {
+        label: "rayon".into(),
+        black_boxes: specs("rayon", &["sum", "dot"], "", ops),
+        facts: facts_of("rayon"),
+    });
     let here: Vec<String> = found.iter().map(|l| l.label.clone()).collect();
     found.retain(|l| wanted(&l.label));
     missing.retain(|(label, _)| wanted(label));
@@ -72,7 +78,7 @@ pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
             Some((_, why)) => Error::Input(format!("library {o}: not usable here: {why}")),
             None => Error::Input(format!(
                 "library {o}: none such here (name numpy, jax, torch, polars, duckdb, \
-                 ndarray, or a BLAS found: {})",
+                 ndarray, rayon, or a BLAS found: {})",
                 here.iter()
                     .filter(|l| l.starts_with("blas"))
                     .cloned()
@@ -120,6 +126,16 @@ pub fn facts_of(label: &str) -> BTreeMap<String, String> {
             "built into".to_string(),
             format!("fprev {}", env!("CARGO_PKG_VERSION")),
         )]),
+        _ if label == "rayon" => BTreeMap::from([
+            (
+                "built into".to_string(),
+                format!("fprev {}", env!("CARGO_PKG_VERSION")),
+            ),
+            (
+                "threads".to_string(),
+                rayon::current_num_threads().to_string(),
+            ),
+        ]),
         #[cfg(feature = "python")]
         _ if PYTHON_LIBRARIES.contains(&label) => crate::probe::python::facts(label)
             .unwrap_or_else(|e| BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])),

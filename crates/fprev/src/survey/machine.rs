@@ -26,6 +26,7 @@ pub const STEERING: &[&str] = &[
     "XLA_FLAGS",
     "CUBLAS_WORKSPACE_CONFIG",
     "NVIDIA_TF32_OVERRIDE",
+    "RAYON_NUM_THREADS",
     crate::probe::blas::library::ENV,
 ];
 

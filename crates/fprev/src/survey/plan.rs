@@ -23,6 +23,11 @@ pub const LARGE_SIZES: &str = "16384";
 /// the size where OpenBLAS starts threading its dot (10,000).
 pub const THREAD_SIZES: &str = "1024,16384";
 
+/// Calls of each random input, at most, with which a survey looks for
+/// answers that vary from call to call at each entry's largest size and at
+/// each thread count compared.
+pub const SURVEY_RUNS: usize = 20;
+
 /// What to survey.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -46,6 +51,13 @@ pub struct Plan {
     /// The sizes at which they are compared.
     #[serde(with = "sizes")]
     pub thread_sizes: Sizes,
+    /// Calls of each of 8 random inputs, at most, looking for answers that
+    /// vary from call to call: at each entry's largest size revealed (up to
+    /// the first call that differs) and at each thread count compared (0:
+    /// only where a reveal fails or its replay differs, as in a layout 1
+    /// survey, which has none).
+    #[serde(default)]
+    pub runs: usize,
 }
 
 impl Default for Plan {
@@ -63,6 +75,7 @@ impl Default for Plan {
                 Vec::new()
             },
             thread_sizes: THREAD_SIZES.parse().expect("THREAD_SIZES parses"),
+            runs: SURVEY_RUNS,
         }
     }
 }

@@ -1,12 +1,12 @@
 //! Running a survey: each entry's formula inferred from its reveals and
-//! checked at the large sizes, what each node computes, then the thread
-//! counts compared; entries of an earlier run kept, so a run goes on where
-//! it stopped.
+//! checked at the large sizes, what each node computes, whether its
+//! answers vary from call to call, then the thread counts compared;
+//! entries of an earlier run kept, so a run goes on where it stopped.
 
 use std::time::Instant;
 
 use super::plan::{options_for, threads_settable};
-use super::{Entry, Plan, SizeResult, Status, Survey, ThreadCheck};
+use super::{Entry, Plan, SizeResult, Status, Survey, ThreadCheck, ThreadVaried};
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::check::CONFIRM_TRIALS;
 use crate::error::{Error, Result, abbreviated};
@@ -14,10 +14,11 @@ use crate::format::Format;
 use crate::formula::Formula;
 use crate::formula::infer::explain;
 use crate::probe::{Probe, ProbeOptions};
-use crate::reveal::{Options, Silent};
+use crate::reveal::{Options, Silent, VARIATION_INPUTS};
 use crate::sizes::Sizes;
 use crate::spec::Spec;
 use crate::sweep::{Outcome, Point, Sweep, sweep_with};
+use crate::variation;
 
 /// Opens a black box from its spec and options, as [`Spec::open`] does (or
 /// one wrapping it, as the `fprev` command's guard does).
@@ -127,8 +128,12 @@ impl Survey {
                     dependent: Vec::new(),
                     detail: Vec::new(),
                     error: Some(e.to_string()),
+                    varies: Vec::new(),
                 }),
             );
+            if !self.entries[k].variations().is_empty() {
+                self.entries[k].status = Status::Varies;
+            }
             let spent = started.elapsed().as_secs_f64();
             self.entries[k].seconds += spent;
             self.seconds += spent;
@@ -184,13 +189,15 @@ pub enum Step<'a> {
 }
 
 /// Reveals `spec` in `dtype` at `sizes`, at each thread count of
-/// `threads`.
+/// `threads`, looking for answers that vary from call to call first with
+/// `runs` calls of each random input where `runs` is 2 or more.
 fn reveal_at(
     spec: &Spec,
     dtype: Format,
     plan: &Plan,
     sizes: &[usize],
     threads: &[Option<usize>],
+    runs: usize,
     open: &mut Opener,
 ) -> Result<Sweep> {
     sweep_with(
@@ -200,6 +207,7 @@ fn reveal_at(
         threads,
         &Options::default(),
         CONFIRM_TRIALS,
+        runs,
         &mut |po| open(spec, po),
         &mut Silent,
     )
@@ -242,7 +250,7 @@ fn explain_entry(
 ) -> Result<()> {
     let mut points: Vec<Point> = Vec::new();
     let (found, trees) = explain(&plan.sizes.0, |sizes| {
-        let more = reveal_at(spec, dtype, plan, sizes, &[None], open)?.points;
+        let more = reveal_at(spec, dtype, plan, sizes, &[None], 0, open)?.points;
         let trees = more.iter().filter_map(|p| p.tree().cloned()).collect();
         points.extend(more);
         Ok(trees)
@@ -262,7 +270,7 @@ fn explain_entry(
     let mut skipped = Vec::new();
     if spec.op() != Some("gemm") {
         for n in large {
-            match reveal_at(spec, dtype, plan, &[n], &[None], open) {
+            match reveal_at(spec, dtype, plan, &[n], &[None], 0, open) {
                 Ok(more) => points.extend(more.points),
                 Err(e) if e.kind() == crate::error::Kind::Input => skipped.push(SizeResult {
                     n,
@@ -270,6 +278,7 @@ fn explain_entry(
                     tree: None,
                     arithmetic: None,
                     problem: Some(e.to_string()),
+                    variation: None,
                     calls: 0,
                 }),
                 Err(e) => return Err(e),
@@ -277,9 +286,11 @@ fn explain_entry(
         }
     }
     points.sort_by_key(|p| p.n);
+    look_for_variation(&mut points, spec, dtype, plan, open)?;
     // Trees of one or two summands are forced: they reveal no order.
     let revealed = trees.iter().any(|t| !t.is_forced());
     entry.status = match (&formula, !revealed) {
+        _ if points.iter().any(|p| p.variation().is_some()) => Status::Varies,
         (_, true) => Status::NotRevealed,
         (Some(_), false) => Status::Explained,
         (None, false) => Status::NotExplained,
@@ -299,6 +310,38 @@ fn explain_entry(
     Ok(())
 }
 
+/// Sums each of a few random inputs up to [`Plan::runs`] times at the
+/// largest size of `points` with a tree, as [`variation::look_for`] does,
+/// and marks that size as varying where the bits changed: work shared
+/// out between threads is regrouped most at large sizes (Rayon's sum on
+/// two threads regroups at 16,384 summands on most calls, at 1,000 on few).
+fn look_for_variation(
+    points: &mut [Point],
+    spec: &Spec,
+    dtype: Format,
+    plan: &Plan,
+    open: &mut Opener,
+) -> Result<()> {
+    let largest = points
+        .iter_mut()
+        .filter(|p| p.tree().is_some())
+        .max_by_key(|p| p.n);
+    let Some(p) = largest.filter(|_| plan.runs > 1) else {
+        return Ok(());
+    };
+    let mut black_box = open(spec, &options_for(spec, dtype, plan).at(p.n))?;
+    let v = variation::look_for(black_box.as_mut(), VARIATION_INPUTS, plan.runs, 5)?;
+    if let Some(stats) = &mut p.stats {
+        stats.calls += (v.inputs * v.runs) as u64;
+    }
+    if v.varies() {
+        p.outcome = Outcome::Varies(v);
+        p.arithmetic = None;
+        p.accumulator = None;
+    }
+    Ok(())
+}
+
 /// A point as the survey keeps it: its tree only where `formula` does not
 /// give it.
 fn size_result(p: &Point, formula: Option<&Formula>) -> SizeResult {
@@ -307,6 +350,7 @@ fn size_result(p: &Point, formula: Option<&Formula>) -> SizeResult {
         Outcome::Unconfirmed(_) => ("unconfirmed", None),
         Outcome::OrderIndependent => ("order-independent", None),
         Outcome::Broken(why) => ("broken", Some(why.clone())),
+        Outcome::Varies(_) => ("varies", None),
     };
     let tree = p
         .tree()
@@ -323,6 +367,7 @@ fn size_result(p: &Point, formula: Option<&Formula>) -> SizeResult {
         tree,
         arithmetic,
         problem,
+        variation: p.variation().cloned(),
         calls: p.stats.as_ref().map_or(0, |s| s.calls + s.arithmetic_calls),
     }
 }
@@ -343,7 +388,7 @@ fn compare_threads(
         .filter(|&n| spec.op() != Some("gemm") || n <= 2048)
         .collect();
     let counts: Vec<Option<usize>> = plan.threads.iter().map(|&t| Some(t)).collect();
-    let revealed = reveal_at(spec, dtype, plan, &sizes, &counts, open)?;
+    let revealed = reveal_at(spec, dtype, plan, &sizes, &counts, plan.runs, open)?;
     let dependent = revealed.thread_dependent();
     // Where the first count's tree and each other count's part.
     let first = counts[0];
@@ -351,6 +396,22 @@ fn compare_threads(
         |n: usize, t: Option<usize>| revealed.points.iter().find(|p| p.n == n && p.threads == t);
     let mut detail = Vec::new();
     for &n in &dependent {
+        // A count whose answers varied has no tree to set against another.
+        let varying: Vec<&Point> = counts
+            .iter()
+            .filter_map(|&t| at(n, t))
+            .filter(|p| p.variation().is_some())
+            .collect();
+        for p in &varying {
+            detail.push(format!(
+                "n = {n}: on {} thread(s) its answers vary from call to call: {}",
+                p.threads.unwrap_or(1),
+                p.variation().map(ToString::to_string).unwrap_or_default()
+            ));
+        }
+        if !varying.is_empty() {
+            continue;
+        }
         for &t in &counts[1..] {
             let (Some(p), Some(q)) = (at(n, first), at(n, t)) else {
                 continue;
@@ -370,12 +431,24 @@ fn compare_threads(
             }
         }
     }
+    let varies = revealed
+        .points
+        .iter()
+        .filter_map(|p| {
+            Some(ThreadVaried {
+                threads: p.threads?,
+                n: p.n,
+                variation: p.variation()?.clone(),
+            })
+        })
+        .collect();
     Ok(ThreadCheck {
         counts: plan.threads.clone(),
         sizes,
         dependent,
         detail,
         error: None,
+        varies,
     })
 }
 

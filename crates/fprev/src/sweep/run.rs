@@ -12,8 +12,10 @@ use crate::workflow;
 
 /// Reveals `spec` at every size of `sizes`, for every thread count of
 /// `threads` (`[None]` keeps the black box's default). A reveal that finds
-/// the black box broken or order-independent is recorded and the sweep goes
-/// on; bad input (a spec, or a size the format cannot count to) stops it.
+/// the black box broken, order-independent or varying from call to call
+/// is recorded and the sweep goes on; bad input (a spec, or a size the
+/// format cannot count to) stops it. Variation is looked for where a
+/// reveal fails or its replay differs.
 pub fn sweep(
     spec: &Spec,
     probe_opts: &ProbeOptions,
@@ -28,13 +30,16 @@ pub fn sweep(
         threads,
         opts,
         CONFIRM_TRIALS,
+        0,
         &mut |po| spec.open(po),
         &mut Silent,
     )
 }
 
 /// [`sweep()`] of the black box `name`, replaying each revealed tree on
-/// `confirm` random inputs (0: none) and opening the black box with `open`
+/// `confirm` random inputs (0: none), looking for answers that vary from
+/// call to call at each size on purpose first where `runs` is 2 or more
+/// ([`workflow::Request::runs`]), and opening the black box with `open`
 /// at each size, telling `observer` as each reveal starts.
 #[allow(clippy::too_many_arguments)]
 pub fn sweep_with(
@@ -44,6 +49,7 @@ pub fn sweep_with(
     threads: &[Option<usize>],
     opts: &Options,
     confirm: usize,
+    runs: usize,
     open: &mut workflow::Opener<'_>,
     observer: &mut dyn workflow::Observer,
 ) -> Result<Sweep> {
@@ -58,7 +64,7 @@ pub fn sweep_with(
             every_node: false,
         },
         infer: None,
-        runs: 0,
+        runs,
         skeleton: false,
     };
     let total = sizes.0.len() * threads.len();
@@ -95,12 +101,7 @@ pub fn sweep_with(
                     };
                     (outcome, doc.stats, doc.arithmetic, accumulator)
                 }
-                Ok(workflow::Outcome::Varies(v)) => (
-                    Outcome::Broken(format!("its answers vary from call to call: {v}")),
-                    None,
-                    None,
-                    None,
-                ),
+                Ok(workflow::Outcome::Varies(v)) => (Outcome::Varies(v), None, None, None),
                 Ok(workflow::Outcome::OrderIndependent(_)) => {
                     (Outcome::OrderIndependent, None, None, None)
                 }
