@@ -139,10 +139,24 @@ impl fmt::Display for Table<'_> {
                 (String::new(), "every size visited", String::new())
             } else {
                 let n = |ps: &[&Point]| ranges(&ps.iter().map(|p| p.n).collect::<Vec<_>>());
+                // A size that varied follows no order: a switch next to it
+                // lies somewhere between the sizes revealed around it.
+                let varied: Vec<&Point> = without
+                    .iter()
+                    .copied()
+                    .filter(|p| p.variation().is_some())
+                    .collect();
+                let varied = match varied.is_empty() {
+                    true => String::new(),
+                    false => format!(
+                        " (n = {} varied from call to call: no order there)",
+                        n(&varied)
+                    ),
+                };
                 (
                     format!(" among the sizes revealed, n = {}", n(&with)),
                     "them",
-                    format!("; n = {} revealed no tree", n(&without)),
+                    format!("; n = {} revealed no tree{varied}", n(&without)),
                 )
             };
             let switches = switches(formula);
@@ -290,6 +304,43 @@ mod tests {
         );
         assert!(
             table.contains("broken at n = 5 (2 threads): NaN"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_size_that_varies_is_named_so_and_no_change_is_claimed_across_it() {
+        let varied = fprev::variation::Variation {
+            inputs: 8,
+            runs: 4,
+            varied: 2,
+            most_distinct: 2,
+            spread_ulps: 3.0,
+            spread_relative: 2e-7,
+            condition: 40.0,
+            skeleton: None,
+        };
+        let points = vec![
+            point(4, 4, Outcome::Tree(Order::Sequential.tree(4))),
+            point(5, 4, Outcome::Varies(varied)),
+            point(6, 4, Outcome::Tree(Order::Pairwise.tree(6))),
+        ];
+        let s = Sweep {
+            spec: "test".into(),
+            format: Format::F32,
+            threads: vec![Some(4)],
+            points,
+        };
+        let table = Table(&s).to_string();
+        assert!(table.contains("  5  varies"), "{table}");
+        assert!(
+            table.contains("varies at n = 5 (4 threads): its answer to the same input changes"),
+            "{table}"
+        );
+        assert!(table.contains("3.000 ulps"), "{table}");
+        assert!(!table.contains("->"), "{table}");
+        assert!(
+            table.contains("n = 5 revealed no tree (n = 5 varied from call to call"),
             "{table}"
         );
     }

@@ -26,7 +26,7 @@ pub const THREAD_SIZES: &str = "1024,16384";
 /// Calls of each random input, at most, with which a survey looks for
 /// answers that vary from call to call at each entry's largest size and at
 /// each thread count compared.
-pub const SURVEY_RUNS: usize = 20;
+pub const SURVEY_RUNS: usize = 100;
 
 /// What to survey.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -126,13 +126,14 @@ impl Survey {
 }
 
 /// Whether the survey compares thread counts of `spec`: one that takes
-/// a thread count ([`Spec::takes_threads`]) and, a BLAS, only where fprev
-/// can set the library's count. Polars fixes its count when it is
-/// imported, once a process, so a survey cannot compare two.
+/// a thread count ([`Spec::takes_threads`]) and does not fix it itself
+/// (`rayon:sum:4`) and, a BLAS, only where fprev can set the library's
+/// count. Polars fixes its count when it is imported, once a process, so a
+/// survey cannot compare two.
 pub(super) fn threads_settable(spec: &Spec) -> bool {
     use crate::probe::blas::library::Cblas;
     match spec.prefix() {
-        _ if !spec.takes_threads() => false,
+        _ if !spec.takes_threads() || spec.argument().is_some() => false,
         "polars" => false,
         "blas" => Cblas::open(spec.library()).is_ok_and(|c| c.controls_threads()),
         _ => true,
