@@ -1,6 +1,8 @@
 """A callable whose answer to one input changes from call to call raises
-VariesError with the spread; a fixed one never does."""
+VariesError with the spread, and a sweep marks each of its sizes varies; a
+fixed one never does either."""
 
+import json
 import random
 
 import numpy as np
@@ -107,3 +109,22 @@ def test_a_duckdb_sum_on_two_threads_varies_past_two_partitions():
 
     with pytest.raises(fprev.VariesError, match="ulps"):
         fprev.reveal(duckdb_sum, 300_000, "float64", runs=50, skeleton=False)
+
+
+def test_a_sweep_marks_each_size_of_a_varying_callable_varies():
+    s = fprev.sweep(random_joins, [64, 128], runs=10)
+    assert [n for n, _ in s.varies] == [64, 128]
+    assert all("ulps" in what for _, what in s.varies)
+    assert s.trees == [None, None]
+    assert s.change_points == []
+    assert "varies at n = 64" in str(s)
+    points = json.loads(s.to_json())["points"]
+    assert [p["order"] for p in points] == ["varies", "varies"]
+    assert all(p["variation"]["varied"] >= 1 for p in points)
+
+
+def test_a_sweep_of_a_fixed_callable_never_varies():
+    s = fprev.sweep(np.sum, [8, 64], runs=10)
+    assert s.varies == []
+    assert all(t is not None for t in s.trees)
+    assert "varies" not in str(s)
