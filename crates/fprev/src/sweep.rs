@@ -269,7 +269,9 @@ impl Sweep {
                 .points
                 .iter()
                 .filter(|q| q.n == p.n && q.threads != first);
-            if !others.into_iter().all(same) {
+            // No tree to be the same where the first count varied, even
+            // with no other count.
+            if p.variation().is_some() || !others.into_iter().all(same) {
                 out.push(p.n);
             }
         }
