@@ -85,6 +85,17 @@ pub const VARIATION_RUNS: usize = 4;
 /// that differs.
 pub const MOST_VARIATION_RUNS: usize = 2_500;
 
+/// Looks for answers that vary from call to call after a reveal or its
+/// replay failed, having made `calls` calls: [`VARIATION_INPUTS`] random
+/// inputs, each called up to a tenth of `calls` times (from
+/// [`VARIATION_RUNS`] to [`MOST_VARIATION_RUNS`]), stopping at the first
+/// that differs. A pool that seldom regroups needs many calls to show it.
+pub fn look_for_variation(probe: &mut dyn Probe, calls: u64) -> Result<Variation> {
+    let most_runs =
+        (calls as usize / VARIATION_INPUTS / 10).clamp(VARIATION_RUNS, MOST_VARIATION_RUNS);
+    variation::look_for(probe, VARIATION_INPUTS, most_runs, 5)
+}
+
 /// Which revelation algorithm to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Algorithm {
@@ -434,11 +445,8 @@ fn reveal_with(
     if let Err(e) = &tree
         && matches!(e.plain(), Error::BlackBox(_))
     {
-        // Up to a tenth of the calls the reveal made before failing: a
-        // pool that seldom regroups needs many calls to show it.
-        let most_runs = (oracle.counters.calls as usize / VARIATION_INPUTS / 10)
-            .clamp(VARIATION_RUNS, MOST_VARIATION_RUNS);
-        let v = variation::look_for(oracle.probe(), VARIATION_INPUTS, most_runs, 5)?;
+        let calls = oracle.counters.calls;
+        let v = look_for_variation(oracle.probe(), calls)?;
         if v.varies() {
             return Ok(Outcome::Varies(v));
         }

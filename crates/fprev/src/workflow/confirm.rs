@@ -8,7 +8,9 @@ use crate::document::Stats;
 use crate::error::Result;
 use crate::probe::Probe;
 use crate::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
+use crate::reveal::look_for_variation;
 use crate::tree::SummationTree;
+use crate::variation::Variation;
 
 use super::{Note, Observer};
 
@@ -60,6 +62,10 @@ pub(super) struct Confirmed {
     /// The input whose bits differ, where neither plain additions nor a
     /// model replayed the black box.
     pub(super) mismatch: Option<Mismatch>,
+    /// What repeating inputs showed of a black box that plain additions
+    /// did not replay and a model did, where its answers vary: the model
+    /// matched by luck of the calls, and no arithmetic is claimed.
+    pub(super) varies: Option<Variation>,
 }
 
 /// Confirms `tree`, revealed from `probe` at `row`, as `confirm` says,
@@ -88,6 +94,7 @@ pub(super) fn confirm(
             confirmation: Some(Confirmation::from(&report)),
             mismatch: report.mismatch,
             arithmetic: None,
+            varies: None,
         });
     }
     let arith = ArithOptions {
@@ -98,6 +105,17 @@ pub(super) fn confirm(
     let seek = confirm.arithmetic == Seek::Always;
     let confirmed = confirm_arithmetic(probe, tree, parts, &arith, seek)?;
     let report = confirmed.report;
+    // A model found where plain additions did not replay the black box
+    // may have matched by luck of the calls of one that varies.
+    if report.mismatch.is_some() && matches!(confirmed.arithmetic, Some(Ok(_))) {
+        let v = look_for_variation(probe, stats.calls)?;
+        if v.varies() {
+            return Ok(Confirmed {
+                varies: Some(v),
+                ..Confirmed::default()
+            });
+        }
+    }
     match confirmed.arithmetic {
         Some(Ok(found)) => {
             stats.arithmetic_calls = found.calls;
@@ -116,6 +134,7 @@ pub(super) fn confirm(
                 confirmation: Some(Confirmation::from(&found.confirmation)),
                 arithmetic: Some(found.model),
                 mismatch: None,
+                varies: None,
             })
         }
         not_found => {
@@ -132,6 +151,7 @@ pub(super) fn confirm(
                 confirmation: Some(Confirmation::from(&report)),
                 arithmetic: None,
                 mismatch: report.mismatch.clone(),
+                varies: None,
             })
         }
     }

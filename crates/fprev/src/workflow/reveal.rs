@@ -7,7 +7,7 @@ use crate::document::TreeDocument;
 use crate::error::Result;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::Outcome as Found;
-use crate::reveal::{Options, VARIATION_INPUTS, VARIATION_RUNS, reveal_observed};
+use crate::reveal::{Options, VARIATION_INPUTS, look_for_variation, reveal_observed};
 use crate::variation;
 
 use super::confirm::{Confirm, confirm};
@@ -147,10 +147,14 @@ pub fn reveal(
         &mut stats,
         observer,
     )?;
+    if let Some(v) = confirmed.varies {
+        return characterise(black_box, v, request.runs, request.skeleton, observer)
+            .map(Outcome::Varies);
+    }
     if let Some(m) = &confirmed.mismatch {
         // A replay that differs from a black box that answers one input
         // differently on different calls says nothing of precision.
-        let v = variation::measure(black_box, VARIATION_INPUTS, VARIATION_RUNS, 5)?;
+        let v = look_for_variation(black_box, stats.calls)?;
         if v.varies() {
             return characterise(black_box, v, request.runs, request.skeleton, observer)
                 .map(Outcome::Varies);
