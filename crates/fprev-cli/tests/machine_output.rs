@@ -107,6 +107,7 @@ const DIFF_KEYS: &[&str] = &[
     "node",
     "same",
     "same_order",
+    "varies",
 ];
 
 const CHECK_KEYS: &[&str] = &[
@@ -150,6 +151,7 @@ fn diff_json_of_equal_trees_says_same_and_exits_0() {
             "node": null,
             "same": true,
             "same_order": true,
+            "varies": [false, false],
         })
     );
 }
@@ -179,6 +181,7 @@ fn diff_json_of_different_orders_names_where_they_part_and_exits_1() {
             "node": null,
             "same": false,
             "same_order": false,
+            "varies": [false, false],
         })
     );
     // The text says the same subtrees.
