@@ -27,13 +27,16 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 # The Python bridge's tests use real NumPy (ml_dtypes for bf16/fp8), JAX,
-# Polars and DuckDB. PyTorch is too heavy for CI: its tests skip, saying
+# Polars and DuckDB, and Intel MKL. PyTorch is too heavy for CI: its tests skip, saying
 # so, when it is absent. maturin builds the Python package; pytest runs its
 # suite.
 need_pip=()
 for pkg in numpy ml_dtypes jax polars duckdb maturin pytest ipykernel nbclient nbformat; do
   python3 -c "import $pkg" 2>/dev/null || need_pip+=("$pkg")
 done
+# Intel MKL (a BLAS, no Python module) from the package index: blas:OP@mkl
+# finds it in the lib folder of the python3 that installed it.
+python3 -m pip show -q mkl >/dev/null 2>&1 || need_pip+=(mkl)
 if [ ${#need_pip[@]} -gt 0 ]; then
   echo "installing: ${need_pip[*]}"
   python3 -m pip install -q --disable-pip-version-check "${need_pip[@]}"

@@ -1748,3 +1748,35 @@ fn the_summary_names_the_known_formula_that_gives_the_tree() {
         );
     }
 }
+
+/// Intel MKL from the package index (`pip install mkl`, as the test script
+/// does): `blas:dot@mkl` finds `libmkl_rt` in the lib folder of the Python
+/// that installed it, reveals a tree its replay confirms, and MKL's thread
+/// count changes the order of a long dot product (each thread its half).
+#[test]
+fn mkl_from_the_package_index_is_found_and_its_threads_change_the_order() {
+    let dir = TempDir::new().unwrap();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let out = run_in(dir.path(), &["reveal", "blas:dot@mkl", "-n", "1000"]);
+    let text = assert_ok(&out);
+    assert!(text.contains("# confirmed"), "{text}");
+    assert!(stderr(&out).contains("libmkl_rt.so"), "{}", stderr(&out));
+    for threads in ["1", "2"] {
+        let out = run_in(
+            dir.path(),
+            &[
+                "reveal",
+                "blas:dot@mkl",
+                "-n",
+                "65536",
+                "--threads",
+                threads,
+                "-o",
+                &path(&format!("t{threads}.json")),
+            ],
+        );
+        assert_ok(&out);
+    }
+    let out = run(&["diff", "-q", &path("t1.json"), &path("t2.json")]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+}

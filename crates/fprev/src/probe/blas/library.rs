@@ -69,9 +69,10 @@ pub const KNOWN: &[Known] = &[
     Known {
         name: "mkl",
         about: "Intel MKL",
-        files: &["libmkl_rt.so.2", "libmkl_rt.so"],
-        install: "apt-get install libmkl-rt (Debian non-free, Ubuntu multiverse) or \
-                  pip install mkl (then give the path: blas:OP@/PATH/TO/libmkl_rt.so.2)",
+        files: &["libmkl_rt.so.3", "libmkl_rt.so.2", "libmkl_rt.so"],
+        install: "python3 -m pip install mkl (found in the lib folder of the Python that \
+                  installed it: python3's on PATH, $VIRTUAL_ENV or $CONDA_PREFIX), or \
+                  apt-get install libmkl-rt (Debian non-free, Ubuntu multiverse)",
     },
     Known {
         name: "atlas",
@@ -107,6 +108,42 @@ fn library_dirs() -> Vec<PathBuf> {
     .into_iter()
     .map(PathBuf::from)
     .collect()
+}
+
+/// The `lib` folders of the Python installations about: `$VIRTUAL_ENV`,
+/// `$CONDA_PREFIX`, and the prefixes of the `python3` on `PATH` (asked
+/// once, only when a library is not found elsewhere).
+fn python_lib_dirs() -> Vec<PathBuf> {
+    static DIRS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    DIRS.get_or_init(|| {
+        let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"]
+            .iter()
+            .filter_map(std::env::var_os)
+            .map(PathBuf::from)
+            .collect();
+        let asked = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import sys; print(sys.prefix); print(sys.base_prefix)",
+            ])
+            .stderr(std::process::Stdio::null())
+            .output();
+        if let Some(out) = asked.ok().filter(|o| o.status.success()) {
+            prefixes.extend(
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .map(PathBuf::from),
+            );
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for dir in prefixes.into_iter().map(|p| p.join("lib")) {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        dirs
+    })
+    .clone()
 }
 
 type Dot<T> = unsafe extern "C" fn(c_int, *const T, c_int, *const T, c_int) -> T;
@@ -362,16 +399,23 @@ fn names() -> String {
 }
 
 /// Loads `file`: a path as it is, a bare file name through the loader's
-/// search, a relative name with a `/` from each of [`library_dirs`].
+/// search and then from the `lib` folders of the Python installations
+/// about ([`python_lib_dirs`]: `pip install mkl` puts MKL there), a
+/// relative name with a `/` from each of [`library_dirs`].
 fn load(file: &str) -> std::result::Result<Library, String> {
     let candidates: Vec<PathBuf> = if file.contains('/') && !file.starts_with(['/', '.']) {
         library_dirs().into_iter().map(|d| d.join(file)).collect()
-    } else {
+    } else if file.contains('/') {
         vec![PathBuf::from(file)]
+    } else {
+        let beside_python = python_lib_dirs().into_iter().map(|d| d.join(file));
+        std::iter::once(PathBuf::from(file))
+            .chain(beside_python)
+            .collect()
     };
     let mut why = String::from("not found");
     for path in candidates {
-        if file.contains('/') && !path.is_file() {
+        if path.components().count() > 1 && !path.is_file() {
             continue;
         }
         // SAFETY: loading runs the library's initialisers; a BLAS library's
