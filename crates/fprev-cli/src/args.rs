@@ -129,6 +129,11 @@ pub(crate) enum Command {
     /// Compare two surveys: which results change between the machines, and
     /// why (exit 1 when some do).
     Compare(CompareArgs),
+    /// Reveal one black box under each combination of settings (thread
+    /// counts, environment variables, each in a fresh process) and say
+    /// which knobs change its order (exit 1 when one does).
+    #[command(after_help = INVARIANCE_EXAMPLES)]
+    Invariance(InvarianceArgs),
     /// List the probe specs this build knows, and whether each is usable here.
     Probes,
 }
@@ -362,6 +367,44 @@ impl EngineArgs {
             row: self.row,
         }
     }
+}
+
+const INVARIANCE_EXAMPLES: &str = "\
+Examples:
+  fprev invariance blas:dot@mkl -n 65536 --threads 1,2
+  fprev invariance blas:dot@openblas -n 4096 --env OPENBLAS_CORETYPE=Haswell,SkylakeX,Prescott
+  fprev invariance numpy:sum -n 1000 --env OPENBLAS_NUM_THREADS=1,2 --env NPY_DISABLE_CPU_FEATURES=unset,AVX512F";
+
+#[derive(Args, Debug)]
+pub(crate) struct InvarianceArgs {
+    /// The black box, e.g. numpy:sum, blas:dot@mkl (see `fprev probes`).
+    pub(crate) spec: Spec,
+    /// Number of summands.
+    #[arg(short, long, value_parser = parse_count, default_value_t = 1000)]
+    pub(crate) n: usize,
+    #[command(flatten)]
+    pub(crate) format: FormatArgs,
+    /// GEMV/GEMM shape M,N,K, as for reveal.
+    #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
+    pub(crate) shape: Option<[usize; 3]>,
+    /// Thread counts to reveal under (reduce:…, rayon:…, blas:…, polars:…,
+    /// duckdb:…), e.g. 1,2,4.
+    #[arg(long, value_name = "T,T,…", value_delimiter = ',',
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) threads: Vec<u16>,
+    /// An environment variable and its values, NAME=V1,V2,… (unset: not
+    /// set); repeatable. Each combination runs in a process of its own,
+    /// since libraries read these when they load (OPENBLAS_NUM_THREADS,
+    /// OPENBLAS_CORETYPE, OMP_NUM_THREADS, NPY_DISABLE_CPU_FEATURES,
+    /// MKL_CBWR, MKL_NUM_THREADS, RAYON_NUM_THREADS, …).
+    #[arg(long, value_name = "NAME=V1,V2,…")]
+    pub(crate) env: Vec<String>,
+    /// Random inputs each revealed tree is replayed on (as reveal's
+    /// --confirm); an order its replay does not confirm supports no claim.
+    #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS, value_parser = parse_confirm)]
+    pub(crate) confirm: usize,
+    #[command(flatten)]
+    pub(crate) guard: GuardArgs,
 }
 
 #[derive(Args, Debug)]

@@ -6,6 +6,7 @@ mod check;
 mod compare;
 mod diff;
 mod explain;
+mod invariance;
 mod reveal;
 mod survey;
 mod sweep;
@@ -43,6 +44,7 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Explain(a) => explain::run(a),
         Command::Survey(a) => survey::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Invariance(a) => invariance::run(a),
         Command::Probes => {
             for family in fprev::spec::FAMILIES {
                 let status = match family.available() {

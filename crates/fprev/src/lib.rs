@@ -41,6 +41,8 @@
 //! - [`spec`]: probe specs ([`Spec`], parsed once), every family in one table, and [`open`];
 //! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
 //! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
+//! - [`invariance`](mod@invariance): reveals under each setting (threads, environment
+//!   variables) grouped by the order found, and the knobs that change it;
 //! - [`sizes`]: lists of sizes (`1..64`, `8..1024:8`) and their runs;
 //! - [`variation`]: whether the same input gives other bits on other calls, and by how much;
 //!   [`skeleton`](mod@skeleton): what stays fixed where it does (the engine finds it);
@@ -56,6 +58,7 @@ pub mod error;
 pub mod format;
 pub mod formula;
 pub mod inputs;
+pub mod invariance;
 pub mod memory;
 #[cfg(feature = "mpi")]
 pub mod mpi;
