@@ -149,6 +149,11 @@ pub(crate) struct BlackBoxArgs {
     /// and each of the M rows answers one query per call [default: N,N,N].
     #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
     pub(crate) shape: Option<[usize; 3]>,
+    /// The output column of a GEMM whose order is revealed (0 to N-1):
+    /// where it falls in the kernel's tiles may change its order
+    /// [default: 0].
+    #[arg(long, value_name = "J", value_parser = parse_column)]
+    pub(crate) column: Option<usize>,
     /// Worker threads of a black box that takes a count (reduce:…, blas:…)
     /// [default: the black box's own].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..))]
@@ -198,6 +203,7 @@ impl BlackBoxArgs {
         ProbeOptions {
             n: self.n,
             shape: self.shape,
+            column: self.column,
             threads: self.threads.map(usize::from),
             ranks: self.mpi.ranks.map(usize::from),
             ..self.format.options(dtype)
@@ -372,6 +378,7 @@ impl EngineArgs {
 const INVARIANCE_EXAMPLES: &str = "\
 Examples:
   fprev invariance blas:dot@mkl -n 65536 --threads 1,2
+  fprev invariance blas:gemm@blis -n 1000 --shape 16,65,1000 --columns 0,63,64
   fprev invariance blas:dot@openblas -n 4096 --env OPENBLAS_CORETYPE=Haswell,SkylakeX,Prescott
   fprev invariance numpy:sum -n 1000 --env OPENBLAS_NUM_THREADS=1,2 --env NPY_DISABLE_CPU_FEATURES=unset,AVX512F";
 
@@ -392,6 +399,10 @@ pub(crate) struct InvarianceArgs {
     #[arg(long, value_name = "T,T,…", value_delimiter = ',',
           value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) threads: Vec<u16>,
+    /// Output columns of a GEMM to reveal, e.g. 0,17,63 (where a column
+    /// falls in the kernel's tiles may change its order).
+    #[arg(long, value_name = "J,J,…", value_delimiter = ',', value_parser = parse_column)]
+    pub(crate) columns: Vec<usize>,
     /// An environment variable and its values, NAME=V1,V2,… (unset: not
     /// set); repeatable. Each combination runs in a process of its own,
     /// since libraries read these when they load (OPENBLAS_NUM_THREADS,
@@ -694,6 +705,15 @@ fn parse_count(s: &str) -> std::result::Result<usize, String> {
         Ok(n) if n >= 1 => usize::try_from(n).map_err(|_| format!("{s} is too large")),
         Ok(_) => Err(format!("{s} summands: give a whole number of at least 1")),
         Err(_) => Err(format!("'{s}' is not a whole number of summands")),
+    }
+}
+
+/// `--column`: a whole number from 0 (checked against the shape's N when
+/// the black box opens).
+fn parse_column(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<u128>() {
+        Ok(j) => usize::try_from(j).map_err(|_| format!("column {s} is too large")),
+        Err(_) => Err(format!("'{s}' is not a column: give a whole number from 0")),
     }
 }
 

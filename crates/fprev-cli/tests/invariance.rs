@@ -27,7 +27,7 @@ fn mkl_threads_change_a_long_dot_product() {
     assert!(text.contains("  [A] threads=1: "), "{text}");
     assert!(text.contains("  [B] threads=2: "), "{text}");
     assert!(
-        text.contains("not invariant: changing threads alone changes the order"),
+        text.contains("not invariant: changing threads alone changes the order or its arithmetic"),
         "{text}"
     );
 }
@@ -51,7 +51,7 @@ fn openblas_core_types_change_its_dot_product_and_threads_do_not() {
     let text = assert_code(&out, 1);
     assert!(text.contains("4 settings, 2 distinct outcomes"), "{text}");
     assert!(
-        text.contains("changing OPENBLAS_CORETYPE alone changes the order"),
+        text.contains("changing OPENBLAS_CORETYPE alone changes the order or its arithmetic"),
         "{text}"
     );
     assert!(text.contains("pin OPENBLAS_CORETYPE:"), "{text}");
@@ -81,7 +81,9 @@ fn numpy_sum_is_invariant_under_openblas_threads() {
     );
     let text = assert_code(&out, 0);
     assert!(
-        text.contains("invariant: every setting tried gave the same order, confirmed by replay"),
+        text.contains(
+            "invariant: every setting tried gave the same order and arithmetic, confirmed by replay"
+        ),
         "{text}"
     );
 }
@@ -130,4 +132,56 @@ fn bad_knobs_are_refused_before_any_reveal() {
         let out = run_in(dir.path(), &args);
         assert_error(&out, 2);
     }
+}
+
+/// BLIS's SGEMM computes the last column of a product of 65 columns (an
+/// edge tile) with products rounded to f32, the others with exact
+/// (fused) products: `--column` reveals each, and the study names the
+/// column as what changes the result. The trees are checked by revealing
+/// each column alone and comparing with diff.
+#[test]
+fn blis_computes_an_edge_column_otherwise() {
+    let dir = TempDir::new().unwrap();
+    let shape = ["-n", "1000", "--shape", "16,65,1000"];
+    let out = run_in(
+        dir.path(),
+        &[
+            &["invariance", "blas:gemm@blis"][..],
+            &shape,
+            &["--columns", "0,63,64"],
+        ]
+        .concat(),
+    );
+    let text = assert_code(&out, 1);
+    assert!(text.contains("  [A] column=0: "), "{text}");
+    assert!(text.contains("  [A] column=63: "), "{text}");
+    assert!(text.contains("  [B] column=64: "), "{text}");
+    for j in ["0", "64"] {
+        let file = format!("c{j}.json");
+        let args = [
+            &["reveal", "blas:gemm@blis"][..],
+            &shape,
+            &["--column", j, "-o", &file],
+        ]
+        .concat();
+        assert_code(&run_in(dir.path(), &args), 0);
+    }
+    let out = run_in(dir.path(), &["diff", "c0.json", "c64.json"]);
+    assert!(assert_code(&out, 1).starts_with("same order, different arithmetic"));
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            "blas:gemm@blis",
+            "-n",
+            "100",
+            "--shape",
+            "4,8,100",
+            "--column",
+            "8",
+        ],
+    );
+    assert!(assert_error(&out, 2).contains("give a column below 8"));
+    let out = run_in(dir.path(), &["reveal", "native:pairwise", "--column", "1"]);
+    assert!(assert_error(&out, 2).contains("--column picks an output column of a GEMM"));
 }

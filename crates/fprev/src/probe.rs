@@ -268,6 +268,10 @@ pub struct ProbeOptions {
     pub threads: Option<usize>,
     /// MPI ranks an `mpi:` black box must run on (the job's size).
     pub ranks: Option<usize>,
+    /// The output column of a GEMM whose order is revealed (every column
+    /// of `B` holds the same weights; where the column falls in the
+    /// kernel's tiles may change its order); `None` is column 0.
+    pub column: Option<usize>,
 }
 
 impl ProbeOptions {

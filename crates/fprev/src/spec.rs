@@ -240,6 +240,11 @@ impl Spec {
             )
             .advise(Remedy::Give(Setting::Dtype, &["f64"])));
         }
+        if opts.column.is_some() && self.op() != Some("gemm") {
+            return Err(Error::Input(format!(
+                "{self}: --column picks an output column of a GEMM (blas:gemm, numpy:gemm, …)"
+            )));
+        }
         let probe = (self.family.open)(self, opts)?;
         if probe.n() == 0 {
             return Err(Error::Input("n must be at least 1".into()));

@@ -18,7 +18,7 @@ pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
     let knobs = knobs(&a)?;
     if knobs.is_empty() {
         return Err(Error::Input(
-            "nothing varies: give --threads T,T,… or --env NAME=V1,V2,…".into(),
+            "nothing varies: give --threads T,T,…, --columns J,J,… or --env NAME=V1,V2,…".into(),
         ));
     }
     let settings = settings(&knobs)?;
@@ -49,6 +49,11 @@ fn knobs(a: &InvarianceArgs) -> Result<Vec<Knob>> {
         let values: Vec<String> = a.threads.iter().map(u16::to_string).collect();
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
         knobs.push(Knob::new("threads", &values)?);
+    }
+    if !a.columns.is_empty() {
+        let values: Vec<String> = a.columns.iter().map(usize::to_string).collect();
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        knobs.push(Knob::new("column", &values)?);
     }
     for given in &a.env {
         let Some((name, values)) = given.split_once('=') else {
@@ -85,6 +90,9 @@ fn reveal_under(exe: &std::path::Path, a: &InvarianceArgs, s: &Setting) -> Resul
         match (name.as_str(), value.as_str()) {
             ("threads", t) => {
                 cmd.args(["--threads", t]);
+            }
+            ("column", j) => {
+                cmd.args(["--column", j]);
             }
             (var, "unset") => {
                 cmd.env_remove(var);
@@ -124,10 +132,16 @@ fn say(a: &InvarianceArgs, study: &Study) -> String {
     let group_of = study.group_of();
     for (i, (setting, o)) in study.settings.iter().zip(&study.observed).enumerate() {
         let what = match o {
-            Observed::Order(doc) => match fprev::shape::Shape::of(&doc.tree).order {
-                Some(order) => format!("native:{order}"),
-                None => format!("a tree of depth {}", doc.tree.depth()),
-            },
+            Observed::Order(doc) => {
+                let order = match fprev::shape::Shape::of(&doc.tree).order {
+                    Some(order) => format!("native:{order}"),
+                    None => format!("a tree of depth {}", doc.tree.depth()),
+                };
+                match &doc.arithmetic {
+                    Some(model) => format!("{order}; arithmetic {model}"),
+                    None => order,
+                }
+            }
             Observed::Unconfirmed(_) => "a tree its replay did not confirm".into(),
             Observed::Varies(why) => format!("varies from call to call ({why})"),
             Observed::Failed(why) => format!("failed: {why}"),
@@ -135,19 +149,21 @@ fn say(a: &InvarianceArgs, study: &Study) -> String {
         s += &format!("  [{}] {setting}: {what}\n", letter(group_of[i]));
     }
     if study.invariant() {
-        s += "invariant: every setting tried gave the same order, confirmed by replay\n";
+        s += "invariant: every setting tried gave the same order and arithmetic, confirmed by replay\n";
         return s;
     }
     let changing = study.changing_knobs();
     if !changing.is_empty() {
         s += &format!(
-            "not invariant: changing {} alone changes the order\n",
+            "not invariant: changing {} alone changes the order or its arithmetic\n",
             changing.join(" or ")
         );
     } else {
         s += "not invariant: the settings do not all give one confirmed order\n";
     }
-    if !changing.is_empty() && study.pinned_by(&changing) {
+    if changing == ["column"] {
+        s += "what is computed depends on where the output falls in the product: its column\n";
+    } else if !changing.is_empty() && study.pinned_by(&changing) {
         s += &format!(
             "pin {}: with {} fixed, the other settings tried give one order each\n",
             changing.join(" and "),

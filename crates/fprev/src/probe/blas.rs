@@ -147,7 +147,7 @@ impl<T: Real> Buffers<T> {
         let (a, weights, c) = match kernel {
             Kernel::Sum | Kernel::Dot => (n, n, 0),
             Kernel::Gemv { m } => (m * n, n, m),
-            Kernel::Gemm { m, cols } => (m * n, n * cols, m * cols),
+            Kernel::Gemm { m, cols, .. } => (m * n, n * cols, m * cols),
         };
         Buffers {
             routines,
@@ -230,7 +230,7 @@ impl<T: Real> Run for Buffers<T> {
                     *o = v.into();
                 }
             }
-            Kernel::Gemm { m, cols } => {
+            Kernel::Gemm { m, cols, column } => {
                 self.fill(inputs);
                 // SAFETY: A is m x n (lda = n), B is n x cols (ldb = cols),
                 // C is m x cols (ldc = cols), all row-major and contiguous;
@@ -253,7 +253,7 @@ impl<T: Real> Run for Buffers<T> {
                         cols as c_int,
                     )
                 };
-                for (o, &v) in out.iter_mut().zip(self.c.iter().step_by(cols)) {
+                for (o, &v) in out.iter_mut().zip(self.c.iter().skip(column).step_by(cols)) {
                     *o = v.into();
                 }
             }

@@ -23,8 +23,13 @@ pub(crate) enum Kernel {
     /// `A @ y` with `A` of `m x n`: one query per row; `y` as for `Dot`.
     Gemv { m: usize },
     /// `A @ B` with `A` of `m x n` and `B` of `n x cols` holding `y` in
-    /// every column (`y` as for `Dot`); column 0 holds one query per row.
-    Gemm { m: usize, cols: usize },
+    /// every column (`y` as for `Dot`); column `column` (of `cols`) holds
+    /// one query per row.
+    Gemm {
+        m: usize,
+        cols: usize,
+        column: usize,
+    },
 }
 
 impl Kernel {
@@ -58,7 +63,11 @@ impl Kernel {
             "sum" => Kernel::Sum,
             "dot" => Kernel::Dot,
             "gemv" => Kernel::Gemv { m },
-            "gemm" => Kernel::Gemm { m, cols },
+            "gemm" => Kernel::Gemm {
+                m,
+                cols,
+                column: opts.column.unwrap_or(0),
+            },
             _ => return Err(unknown()),
         };
         if m == 0 || cols == 0 {
@@ -66,6 +75,7 @@ impl Kernel {
                 "{spec}: the shape's dimensions must be at least 1"
             )));
         }
+        check_column(spec, opts.column, cols)?;
         Ok(kernel)
     }
 
@@ -94,7 +104,7 @@ impl Kernel {
         match self {
             Kernel::Sum | Kernel::Dot => (1, 1),
             Kernel::Gemv { m } => (m, 1),
-            Kernel::Gemm { m, cols } => (m, cols),
+            Kernel::Gemm { m, cols, .. } => (m, cols),
         }
     }
 
@@ -104,6 +114,17 @@ impl Kernel {
             Kernel::Sum | Kernel::Dot => 1,
             Kernel::Gemv { m } | Kernel::Gemm { m, .. } => m,
         }
+    }
+}
+
+/// Refuses an output column past the `cols` columns of a GEMM's product.
+pub(crate) fn check_column(spec: &str, column: Option<usize>, cols: usize) -> Result<()> {
+    match column {
+        Some(c) if c >= cols => Err(Error::Input(format!(
+            "{spec}: column {c} of a product of {cols} columns: give a column below {cols} \
+             (--shape M,N,K sets N)"
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -83,7 +83,7 @@ impl<T: Real> Buffers<T> {
         let (vector, rows, cols) = match kernel {
             Kernel::Sum | Kernel::Dot => (n, 0, 0),
             Kernel::Gemv { m } => (0, m, 0),
-            Kernel::Gemm { m, cols } => (0, m, cols),
+            Kernel::Gemm { m, cols, .. } => (0, m, cols),
         };
         let weights = match kernel {
             Kernel::Dot | Kernel::Gemv { .. } => n,
@@ -139,10 +139,10 @@ impl<T: Real> Run for Buffers<T> {
                     *o = v.into();
                 }
             }
-            Kernel::Gemm { .. } => {
+            Kernel::Gemm { column, .. } => {
                 self.fill_rows(inputs);
                 let c = self.a.dot(&self.b);
-                for (o, &v) in out.iter_mut().zip(c.column(0)) {
+                for (o, &v) in out.iter_mut().zip(c.column(column)) {
                     *o = v.into();
                 }
             }

@@ -210,7 +210,8 @@ impl PythonProbe {
             }
             let module = library_module(py, library).map_err(|e| describe(py, spec, e, false))?;
             let shape = opts.shape.map(|[m, c, k]| (m, c, k));
-            Ok(bridge.call_method1("open_library", (module, op, n, dtype, shape, arg)))
+            let column = opts.column;
+            Ok(bridge.call_method1("open_library", (module, op, n, dtype, shape, arg, column)))
         })
     }
 

@@ -100,13 +100,15 @@ def buffer(shape, dtype):
     return raw, raw.view(view_dtype)
 
 
-def open_library(module, op, n, dtype, shape, arg):
+def open_library(module, op, n, dtype, shape, arg, column=None):
     """The probe `LIBRARY:OP[:ARG]`: (callable, rows, accumulator, may_fuse)."""
     factory = getattr(module, op, None)
     if op.startswith("_") or not callable(factory):
         offered = sorted(k for k, v in vars(module).items()
                          if callable(v) and not k.startswith("_") and getattr(v, "__module__", None) == module.__name__)
         raise LookupError("no operation '%s' (this library offers: %s)" % (op, ", ".join(offered)))
+    if column is not None:
+        return _described(factory(n, dtype, shape, arg, column=column))
     return _described(factory(n, dtype, shape, arg))
 
 

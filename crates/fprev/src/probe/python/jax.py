@@ -59,11 +59,11 @@ def gemv(n, dtype, shape, arg):
     return _weighted(n, dtype, lambda a, w: a @ w, shape[0] if shape else n)
 
 
-def gemm(n, dtype, shape, arg):
+def gemm(n, dtype, shape, arg, column=0):
     """`A @ B`, B of K x N holding w (as for `dot`) in every column: column
-    0 holds one sum per row of A."""
+    `column` (0) holds one sum per row of A."""
     cols = shape[1] if shape else n
-    return _weighted(n, dtype, lambda a, b: (a @ b)[:, 0], shape[0] if shape else n, cols)
+    return _weighted(n, dtype, lambda a, b: (a @ b)[:, column], shape[0] if shape else n, cols)
 
 
 def _facts():

@@ -47,9 +47,10 @@ def gemv(n, dtype, shape, arg):
     return fn
 
 
-def gemm(n, dtype, shape, arg):
+def gemm(n, dtype, shape, arg, column=0):
     """`A @ B` with A of M x K, B of K x N (K = n) holding w (as for `dot`)
-    in every column; column 0 of the product holds one sum per row of A."""
+    in every column; column `column` (0) of the product holds one sum per
+    row of A."""
     m, cols = (shape[0], shape[1]) if shape else (n, n)
     w = np.ones(n, dtype=np_dtype(dtype))
     # B stays a C-contiguous matrix, as before weights existed, so that
@@ -57,7 +58,7 @@ def gemm(n, dtype, shape, arg):
     b = follow(w, lambda w: np.ascontiguousarray(np.broadcast_to(w[:, None], (n, cols))))
 
     def fn(a):
-        return (a @ b())[:, 0]
+        return (a @ b())[:, column]
 
     fn = _quiet(fn, dtype)
     fn.weights = w

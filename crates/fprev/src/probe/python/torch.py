@@ -78,13 +78,13 @@ def dot(n, dtype, shape, arg):
     return fn
 
 
-def _matrix(n, dtype, shape, arg, cols):
+def _matrix(n, dtype, shape, arg, cols, column=0):
     device, dt, to_tensor = _setup(dtype, arg)
     w, b = _weights(n, dtype, device, to_tensor, cols or None)
 
     def fn(a):
         a = to_tensor(a)
-        out = torch.mm(a, b())[:, 0] if cols else torch.mv(a, b())
+        out = torch.mm(a, b())[:, column] if cols else torch.mv(a, b())
         return out.to(torch.float64).cpu().numpy()
 
     fn.weights = w
@@ -98,10 +98,10 @@ def gemv(n, dtype, shape, arg):
     return _matrix(n, dtype, shape, arg, 0)
 
 
-def gemm(n, dtype, shape, arg):
+def gemm(n, dtype, shape, arg, column=0):
     """`torch.mm(A, B)`, B of K x N holding w (as for `dot`) in every column:
-    column 0 holds one sum per row."""
-    return _matrix(n, dtype, shape, arg, shape[1] if shape else n)
+    column `column` (0) holds one sum per row."""
+    return _matrix(n, dtype, shape, arg, shape[1] if shape else n, column)
 
 
 def _facts():
