@@ -379,6 +379,7 @@ const INVARIANCE_EXAMPLES: &str = "\
 Examples:
   fprev invariance blas:dot@mkl -n 65536 --threads 1,2
   fprev invariance blas:gemm@blis -n 1000 --shape 16,65,1000 --columns 0,63,64
+  fprev invariance numpy:gemm -n 1000 --shape 64,64,1000 --batch 1,8,16,64 --rows first,last
   fprev invariance blas:dot@openblas -n 4096 --env OPENBLAS_CORETYPE=Haswell,SkylakeX,Prescott
   fprev invariance numpy:sum -n 1000 --env OPENBLAS_NUM_THREADS=1,2 --env NPY_DISABLE_CPU_FEATURES=unset,AVX512F";
 
@@ -399,6 +400,16 @@ pub(crate) struct InvarianceArgs {
     #[arg(long, value_name = "T,T,…", value_delimiter = ',',
           value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) threads: Vec<u16>,
+    /// Batch sizes M of a GEMV or GEMM to reveal at (--shape gives N and
+    /// K), e.g. 1,8,16,64: is an output's order the same whether one row
+    /// or M rows are sent?
+    #[arg(long, value_name = "M,M,…", value_delimiter = ',', value_parser = parse_count)]
+    pub(crate) batch: Vec<usize>,
+    /// Rows of each batch to reveal: first, middle, last (row 0, M/2,
+    /// M-1), e.g. first,last [default: first].
+    #[arg(long, value_name = "WHICH,…", value_delimiter = ',',
+          value_parser = ["first", "middle", "last"])]
+    pub(crate) rows: Vec<String>,
     /// Output columns of a GEMM to reveal, e.g. 0,17,63 (where a column
     /// falls in the kernel's tiles may change its order).
     #[arg(long, value_name = "J,J,…", value_delimiter = ',', value_parser = parse_column)]

@@ -185,3 +185,62 @@ fn blis_computes_an_edge_column_otherwise() {
     let out = run_in(dir.path(), &["reveal", "native:pairwise", "--column", "1"]);
     assert!(assert_error(&out, 2).contains("--column picks an output column of a GEMM"));
 }
+
+/// NumPy's float32 GEMM (K = 1,000, N = 64): row 0's order depends on the
+/// batch size M, the same from M = 16 on; checked by revealing M = 1, 16
+/// and 64 alone and comparing with diff. Rows other than 0 are revealed
+/// too (--rows), and the verdict says where the arithmetic was compared.
+#[cfg(feature = "python")]
+#[test]
+fn numpy_gemm_row_order_depends_on_the_batch_size() {
+    let dir = TempDir::new().unwrap();
+    let args = [
+        "invariance",
+        "numpy:gemm",
+        "-n",
+        "1000",
+        "--shape",
+        "64,64,1000",
+        "--batch",
+        "1,16,64",
+    ];
+    let text = assert_code(&run_in(dir.path(), &args), 1);
+    assert!(text.contains("  [A] batch=1: "), "{text}");
+    assert!(text.contains("  [B] batch=16: "), "{text}");
+    assert!(text.contains("  [B] batch=64: "), "{text}");
+    assert!(text.contains("changing batch alone changes"), "{text}");
+    for m in ["1", "16", "64"] {
+        let shape = format!("{m},64,1000");
+        let file = format!("m{m}.json");
+        let reveal = [
+            "reveal",
+            "numpy:gemm",
+            "-n",
+            "1000",
+            "--shape",
+            &shape,
+            "-o",
+            &file,
+        ];
+        assert_code(&run_in(dir.path(), &reveal), 0);
+    }
+    assert_code(&run_in(dir.path(), &["diff", "m16.json", "m64.json"]), 0);
+    assert_code(&run_in(dir.path(), &["diff", "m1.json", "m64.json"]), 1);
+    let rows = [
+        "invariance",
+        "numpy:gemm",
+        "-n",
+        "1000",
+        "--shape",
+        "64,64,1000",
+        "--batch",
+        "16,64",
+        "--rows",
+        "first,last",
+    ];
+    let text = assert_code(&run_in(dir.path(), &rows), 0);
+    assert!(text.contains("  [A] batch=64 row=last: "), "{text}");
+    assert!(text.contains("invariant in order"), "{text}");
+    let no_shape = ["invariance", "numpy:gemm", "-n", "1000", "--batch", "1,2"];
+    assert!(assert_error(&run_in(dir.path(), &no_shape), 2).contains("give --shape"));
+}
