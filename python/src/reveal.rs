@@ -214,12 +214,8 @@ pub(crate) fn varies_error(
     for line in v.skeleton.iter().flat_map(|s| s.describe()) {
         message += &format!("; skeleton: {line}");
     }
-    let skeleton = v.skeleton.is_some().then(|| {
-        let mut doc = fprev::document::TreeDocument::of_skeleton(v);
-        doc.probe = Some(label.to_string());
-        doc.dtype = Some(format);
-        Tree { doc }
-    });
+    let skeleton =
+        fprev::document::TreeDocument::of_skeleton(v, label, format).map(|doc| Tree { doc });
     let e = VariesError::new_err(message);
     let set = skeleton
         .map(|t| Py::new(py, t))

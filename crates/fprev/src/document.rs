@@ -104,22 +104,17 @@ impl TreeDocument {
         }
     }
 
-    /// The document of a varying black box's skeleton: its tree, with
-    /// `variation` (which holds the skeleton).
-    ///
-    /// # Panics
-    /// If `variation` holds no skeleton.
-    pub fn of_skeleton(variation: Variation) -> Self {
-        let tree = variation
-            .skeleton
-            .as_ref()
-            .expect("a variation with its skeleton")
-            .tree
-            .clone();
-        TreeDocument {
+    /// The document of a varying black box's skeleton, the black box
+    /// `probe` of `dtype` inputs: its tree, with `variation`; `None` where
+    /// the variation holds no skeleton.
+    pub fn of_skeleton(variation: Variation, probe: &str, dtype: Format) -> Option<Self> {
+        let tree = variation.skeleton.as_ref()?.tree.clone();
+        Some(TreeDocument {
             varies: Some(variation),
+            probe: Some(probe.to_string()),
+            dtype: Some(dtype),
             ..Self::new(tree)
-        }
+        })
     }
 
     /// Reads a tree file: the JSON form, or the text form `((0+1)+2)`.

@@ -42,33 +42,19 @@ pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
     })
 }
 
-/// The knobs `--threads` and `--env` name.
+/// The knobs `--threads`, `--batch`, `--rows`, `--columns` and `--env`
+/// name, in that order.
 fn knobs(a: &InvarianceArgs) -> Result<Vec<Knob>> {
+    if !a.batch.is_empty() && a.shape.is_none() {
+        return Err(Error::Input(
+            "--batch varies M of --shape M,N,K: give --shape (N and K stay)".into(),
+        ));
+    }
     let mut knobs = Vec::new();
-    if !a.threads.is_empty() {
-        let values: Vec<String> = a.threads.iter().map(u16::to_string).collect();
-        let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        knobs.push(Knob::new("threads", &values)?);
-    }
-    if !a.batch.is_empty() {
-        if a.shape.is_none() {
-            return Err(Error::Input(
-                "--batch varies M of --shape M,N,K: give --shape (N and K stay)".into(),
-            ));
-        }
-        let values: Vec<String> = a.batch.iter().map(usize::to_string).collect();
-        let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        knobs.push(Knob::new("batch", &values)?);
-    }
-    if !a.rows.is_empty() {
-        let values: Vec<&str> = a.rows.iter().map(String::as_str).collect();
-        knobs.push(Knob::new("row", &values)?);
-    }
-    if !a.columns.is_empty() {
-        let values: Vec<String> = a.columns.iter().map(usize::to_string).collect();
-        let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        knobs.push(Knob::new("column", &values)?);
-    }
+    listed(&mut knobs, "threads", &a.threads)?;
+    listed(&mut knobs, "batch", &a.batch)?;
+    listed(&mut knobs, "row", &a.rows)?;
+    listed(&mut knobs, "column", &a.columns)?;
     for given in &a.env {
         let Some((name, values)) = given.split_once('=') else {
             return Err(Error::Input(format!(
@@ -79,6 +65,17 @@ fn knobs(a: &InvarianceArgs) -> Result<Vec<Knob>> {
         knobs.push(Knob::new(name.trim(), &values)?);
     }
     Ok(knobs)
+}
+
+/// Adds knob `name` of `values`, where a flag gave any.
+fn listed<T: ToString>(knobs: &mut Vec<Knob>, name: &str, values: &[T]) -> Result<()> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    let values: Vec<String> = values.iter().map(T::to_string).collect();
+    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+    knobs.push(Knob::new(name, &values)?);
+    Ok(())
 }
 
 /// `fprev reveal` of `a`'s black box under `s`, in a process of its own.

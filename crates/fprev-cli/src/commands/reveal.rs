@@ -62,10 +62,9 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
                 }
                 false => varies(&a.spec, &v)?,
             };
-            if v.skeleton.is_some() {
-                let mut document = TreeDocument::of_skeleton(v);
-                document.probe = Some(a.spec.to_string());
-                document.dtype = Some(black_box.format());
+            if let Some(document) =
+                TreeDocument::of_skeleton(v, a.spec.as_str(), black_box.format())
+            {
                 a.output.write(&document, format)?;
             }
             return Ok(code);
