@@ -123,12 +123,22 @@ impl Skeleton {
     /// The skeleton a tree file records: `tree` and its `record`, whose
     /// joins must be nodes of more than two children of `tree`.
     pub fn from_record(tree: SummationTree, record: Record) -> Result<Self, String> {
-        for j in &record.varying {
-            let found = tree.post_order().into_iter().any(|v| {
+        // The tree's multiway nodes, named as joins are, looked up once.
+        let mut multiway: Vec<Join> = tree
+            .post_order()
+            .into_iter()
+            .filter(|&v| tree.children(v).len() > 2)
+            .map(|v| {
                 let node = tree.node(v);
-                (node.min_leaf, node.size) == (j.first, j.leaves) && tree.children(v).len() > 2
-            });
-            if !found {
+                Join {
+                    first: node.min_leaf,
+                    leaves: node.size,
+                }
+            })
+            .collect();
+        multiway.sort_unstable();
+        for j in &record.varying {
+            if multiway.binary_search(j).is_err() {
                 return Err(format!(
                     "the varying join [{}, {}] (smallest summand, summands) is no node of more \
                      than two children of the tree",

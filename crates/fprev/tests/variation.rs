@@ -257,3 +257,26 @@ fn a_black_box_with_nothing_fixed_is_one_join_and_its_cost_is_bounded() {
         s.describe()
     );
 }
+
+/// A tree file's varying joins must be multiway nodes of its tree.
+#[test]
+fn a_varying_join_that_is_no_multiway_node_is_refused() {
+    let file = |join: &str| {
+        format!(
+            r#"{{"n": 6, "tree": [[0,1],[2,3],[4,5]], "varies": {{"version": 1, "inputs": 8,
+            "runs": 4, "varied": 1, "most_distinct": 2, "spread_ulps": 1.0,
+            "spread_relative": 1e-7, "condition": 1.0, "skeleton": {{"varying": [{join}],
+            "repeats": 4, "most_answers": 2, "queries": 5, "calls": 20}}}}}}"#
+        )
+    };
+    let doc = fprev::document::TreeDocument::parse(&file("[0, 6]")).unwrap();
+    let skeleton = doc.varies.unwrap().skeleton.unwrap();
+    assert_eq!(skeleton.varying.len(), 1);
+    for bad in ["[0, 2]", "[1, 6]", "[0, 5]"] {
+        let e = fprev::document::TreeDocument::parse(&file(bad)).unwrap_err();
+        assert!(
+            e.to_string().contains("no node of more than two children"),
+            "{bad}: {e}"
+        );
+    }
+}
