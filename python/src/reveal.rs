@@ -176,6 +176,7 @@ pub(crate) fn reveal(
         infer: None,
         runs,
         skeleton,
+        nearby: Vec::new(),
     };
     let mut watch = Watch {
         line: progress.then(|| ProgressLine {

@@ -391,7 +391,7 @@ pub(crate) struct InvarianceArgs {
     #[arg(short, long, value_parser = parse_count, default_value_t = 1000)]
     pub(crate) n: usize,
     #[command(flatten)]
-    pub(crate) format: FormatArgs,
+    pub(crate) number: FormatArgs,
     /// GEMV/GEMM shape M,N,K, as for reveal.
     #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
     pub(crate) shape: Option<[usize; 3]>,
@@ -401,17 +401,19 @@ pub(crate) struct InvarianceArgs {
           value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) threads: Vec<u16>,
     /// Batch sizes M of a GEMV or GEMM to reveal at (--shape gives N and
-    /// K), e.g. 1,8,16,64: is an output's order the same whether one row
-    /// or M rows are sent?
-    #[arg(long, value_name = "M,M,…", value_delimiter = ',', value_parser = parse_count)]
-    pub(crate) batch: Vec<usize>,
+    /// K), e.g. 1..64 or 1,8,16,64: is an output's order the same whether
+    /// one row or M rows are sent? Rows first, middle and last are
+    /// revealed at each M unless --rows says otherwise.
+    #[arg(long, value_name = "SIZES")]
+    pub(crate) batch: Option<Sizes>,
     /// Rows of each batch to reveal: first, middle, last (row 0, M/2,
-    /// M-1), e.g. first,last [default: first].
-    #[arg(long, value_name = "WHICH,…", value_delimiter = ',',
-          value_parser = ["first", "middle", "last"])]
+    /// M-1) or an index, e.g. first,last [default: first,middle,last where
+    /// M > 1 or --batch is given].
+    #[arg(long, value_name = "WHICH,…", value_delimiter = ',', value_parser = parse_row)]
     pub(crate) rows: Vec<String>,
     /// Output columns of a GEMM to reveal, e.g. 0,17,63 (where a column
-    /// falls in the kernel's tiles may change its order).
+    /// falls in the kernel's tiles may change its order) [default: with
+    /// --shape, the first 16, the middle and the last].
     #[arg(long, value_name = "J,J,…", value_delimiter = ',', value_parser = parse_column)]
     pub(crate) columns: Vec<usize>,
     /// An environment variable and its values, NAME=V1,V2,… (unset: not
@@ -425,8 +427,25 @@ pub(crate) struct InvarianceArgs {
     /// --confirm); an order its replay does not confirm supports no claim.
     #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS, value_parser = parse_confirm)]
     pub(crate) confirm: usize,
+    /// text: the outcomes, batch regimes, where they part and the verdict;
+    /// json: every case with its tree document (a study file).
+    #[arg(long, value_enum, default_value_t = StudyFormat::Text)]
+    pub(crate) format: StudyFormat,
+    /// Reveal here only the knobs one process turns (the study of one
+    /// environment, run by the study of them all).
+    #[arg(long, hide = true)]
+    pub(crate) one_process: bool,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
+}
+
+/// What `fprev invariance` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StudyFormat {
+    /// For people.
+    Text,
+    /// A study file, for scripts.
+    Json,
 }
 
 #[derive(Args, Debug)]
@@ -725,6 +744,17 @@ fn parse_column(s: &str) -> std::result::Result<usize, String> {
     match s.trim().parse::<u128>() {
         Ok(j) => usize::try_from(j).map_err(|_| format!("column {s} is too large")),
         Err(_) => Err(format!("'{s}' is not a column: give a whole number from 0")),
+    }
+}
+
+/// A row of a batch: first, middle, last or an index.
+fn parse_row(s: &str) -> std::result::Result<String, String> {
+    let s = s.trim();
+    match s {
+        "first" | "middle" | "last" => Ok(s.to_string()),
+        _ => parse_column(s)
+            .map(|r| r.to_string())
+            .map_err(|_| format!("'{s}' is not a row: give first, middle, last or an index")),
     }
 }
 

@@ -110,3 +110,43 @@ impl workflow::Observer for SweepBar {
         }
     }
 }
+
+/// Counts the cases of an invariance study, naming the setting being
+/// revealed; the notes of each case are logged, not said.
+#[derive(Default)]
+pub(crate) struct StudyBar {
+    bar: Option<ProgressBar>,
+}
+
+impl Observer for StudyBar {}
+
+impl workflow::Observer for StudyBar {
+    fn note(&mut self, note: workflow::Note) {
+        tracing::info!("{note}");
+    }
+
+    fn studying(&mut self, setting: &fprev::invariance::Setting, done: usize, total: usize) {
+        let bar = self.bar.get_or_insert_with(|| {
+            let bar = ProgressBar::new(total as u64);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} studying [{bar:30}] {pos}/{len} cases, {msg} ({elapsed}, about \
+                     {eta} left)",
+                )
+                .expect("a valid template")
+                .progress_chars("=> "),
+            );
+            bar
+        });
+        bar.set_message(setting.to_string());
+        bar.set_position(done as u64);
+    }
+}
+
+impl Drop for StudyBar {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

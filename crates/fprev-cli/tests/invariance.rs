@@ -24,12 +24,13 @@ fn mkl_threads_change_a_long_dot_product() {
         ],
     );
     let text = assert_code(&out, 1);
-    assert!(text.contains("  [A] threads=1: "), "{text}");
-    assert!(text.contains("  [B] threads=2: "), "{text}");
+    assert!(text.contains("  [A] threads=1\n"), "{text}");
+    assert!(text.contains("  [B] threads=2\n"), "{text}");
     assert!(
         text.contains("not invariant: changing threads alone changes the order or its arithmetic"),
         "{text}"
     );
+    assert!(text.contains("pin threads:"), "{text}");
 }
 
 #[test]
@@ -49,7 +50,8 @@ fn openblas_core_types_change_its_dot_product_and_threads_do_not() {
         ],
     );
     let text = assert_code(&out, 1);
-    assert!(text.contains("4 settings, 2 distinct outcomes"), "{text}");
+    assert!(text.contains(": 4 cases ("), "{text}");
+    assert!(text.contains("2 distinct outcomes:"), "{text}");
     assert!(
         text.contains("changing OPENBLAS_CORETYPE alone changes the order or its arithmetic"),
         "{text}"
@@ -58,7 +60,7 @@ fn openblas_core_types_change_its_dot_product_and_threads_do_not() {
     // Each core type's group is the tree a plain reveal under it gives.
     for (core, letter) in [("Haswell", 'A'), ("SkylakeX", 'B')] {
         for threads in ["1", "2"] {
-            let line = format!("  [{letter}] threads={threads} OPENBLAS_CORETYPE={core}: ");
+            let line = format!("  [{letter}] OPENBLAS_CORETYPE={core} threads={threads}\n");
             assert!(text.contains(&line), "{line} in {text}");
         }
     }
@@ -82,7 +84,7 @@ fn numpy_sum_is_invariant_under_openblas_threads() {
     let text = assert_code(&out, 0);
     assert!(
         text.contains(
-            "invariant: every setting tried gave the same order and arithmetic, confirmed by replay"
+            "invariant: every case gave the same order and arithmetic, confirmed by replay"
         ),
         "{text}"
     );
@@ -128,9 +130,48 @@ fn bad_knobs_are_refused_before_any_reveal() {
             "--env",
             "B=1,2,3,4,5,6,7,8,9",
         ],
+        vec!["invariance", "native:pairwise", "--env", "threads=1,2"],
+        vec![
+            "invariance",
+            "blas:gemm@openblas",
+            "--shape",
+            "4,4,64",
+            "--batch",
+            "1..5000",
+        ],
+        vec![
+            "invariance",
+            "blas:gemm@openblas",
+            "--shape",
+            "4,4,64",
+            "--rows",
+            "9",
+        ],
+        vec![
+            "invariance",
+            "blas:gemm@openblas",
+            "--shape",
+            "4,4,64",
+            "--columns",
+            "4",
+        ],
     ] {
         let out = run_in(dir.path(), &args);
         assert_error(&out, 2);
+    }
+    // Refused by the argument parser, with its usage.
+    for (flag, value) in [("--batch", "0,1"), ("--rows", "top"), ("--columns", "-1")] {
+        let args = [
+            "invariance",
+            "blas:gemm@openblas",
+            "--shape",
+            "4,4,64",
+            flag,
+            value,
+        ];
+        let out = run_in(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(common::stderr(&out).starts_with("error: "));
     }
 }
 
@@ -153,9 +194,13 @@ fn blis_computes_an_edge_column_otherwise() {
         .concat(),
     );
     let text = assert_code(&out, 1);
-    assert!(text.contains("  [A] column=0: "), "{text}");
-    assert!(text.contains("  [A] column=63: "), "{text}");
-    assert!(text.contains("  [B] column=64: "), "{text}");
+    for row in ["first", "middle", "last"] {
+        for (column, group) in [("0", 'A'), ("63", 'A'), ("64", 'B')] {
+            let line = format!("  [{group}] row={row} column={column}\n");
+            assert!(text.contains(&line), "{line} in {text}");
+        }
+    }
+    assert!(text.contains("its column"), "{text}");
     for j in ["0", "64"] {
         let file = format!("c{j}.json");
         let args = [
@@ -186,14 +231,36 @@ fn blis_computes_an_edge_column_otherwise() {
     assert!(assert_error(&out, 2).contains("--column picks an output column of a GEMM"));
 }
 
+/// The regimes of one output along the batch: the letter of each M, read
+/// from the line of the report that names `output`.
+fn regimes_of(text: &str, output: &str) -> Vec<(usize, char)> {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(output))
+        .unwrap_or_else(|| panic!("no regimes of {output} in {text}"));
+    let (_, runs) = line.split_once(": ").unwrap();
+    let mut out = Vec::new();
+    for run in runs.split(" · ") {
+        let (letter, ms) = run.split_once(" at M = ").unwrap();
+        for part in ms.split(',') {
+            let (a, b) = part.split_once("..").unwrap_or((part, part));
+            let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
+            out.extend((a..=b).map(|m| (m, letter.chars().next().unwrap())));
+        }
+    }
+    out
+}
+
 /// NumPy's float32 GEMM (K = 1,000, N = 64): row 0's order depends on the
-/// batch size M, the same from M = 16 on; checked by revealing M = 1, 16
-/// and 64 alone and comparing with diff. Rows other than 0 are revealed
-/// too (--rows), and the verdict says where the arithmetic was compared.
+/// batch size M. The regimes the study reports are checked against NumPy
+/// itself: two batch sizes of one regime give row 0 the same bits on
+/// random operands, in every column studied, and two of different
+/// regimes differ somewhere.
 #[cfg(feature = "python")]
 #[test]
-fn numpy_gemm_row_order_depends_on_the_batch_size() {
+fn numpy_gemm_batch_regimes_are_those_of_its_bits() {
     let dir = TempDir::new().unwrap();
+    let batch = "1,2,3,8,15,16,17,32,64";
     let args = [
         "invariance",
         "numpy:gemm",
@@ -202,45 +269,109 @@ fn numpy_gemm_row_order_depends_on_the_batch_size() {
         "--shape",
         "64,64,1000",
         "--batch",
-        "1,16,64",
+        batch,
+        "--rows",
+        "first",
+        "--columns",
+        "0,63",
     ];
     let text = assert_code(&run_in(dir.path(), &args), 1);
-    assert!(text.contains("  [A] batch=1: "), "{text}");
-    assert!(text.contains("  [B] batch=16: "), "{text}");
-    assert!(text.contains("  [B] batch=64: "), "{text}");
-    assert!(text.contains("changing batch alone changes"), "{text}");
-    for m in ["1", "16", "64"] {
-        let shape = format!("{m},64,1000");
-        let file = format!("m{m}.json");
-        let reveal = [
-            "reveal",
-            "numpy:gemm",
-            "-n",
-            "1000",
-            "--shape",
-            &shape,
-            "-o",
-            &file,
-        ];
-        assert_code(&run_in(dir.path(), &reveal), 0);
+    assert!(text.contains("not batch-invariant"), "{text}");
+    assert!(text.contains("where neighbouring outcomes part:"), "{text}");
+    let regimes = regimes_of(&text, "row=first column=0,63:");
+    assert_eq!(regimes.len(), 9, "{text}");
+    std::fs::write(
+        dir.path().join("bits.py"),
+        format!(
+            "import numpy as np\nrng = np.random.default_rng(7)\n\
+             draws = [(rng.standard_normal((64, 1000)).astype(np.float32), \
+             rng.standard_normal((1000, 64)).astype(np.float32)) for _ in range(3)]\n\
+             for m in [{batch}]:\n    \
+             bits = b''.join((x[:m] @ w)[0, [0, 63]].tobytes() for x, w in draws)\n    \
+             print(m, bits.hex())\n"
+        ),
+    )
+    .unwrap();
+    // The python3 whose NumPy the command line's embedded interpreter uses.
+    let out = std::process::Command::new("python3")
+        .arg(dir.path().join("bits.py"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bits: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split_once(' ').unwrap().1.to_string())
+        .collect();
+    for (a, (ma, ga)) in regimes.iter().enumerate() {
+        for (b, (mb, gb)) in regimes.iter().enumerate() {
+            assert_eq!(
+                ga == gb,
+                bits[a] == bits[b],
+                "M = {ma} ({ga}) and M = {mb} ({gb}) against NumPy's bits; {text}"
+            );
+        }
     }
-    assert_code(&run_in(dir.path(), &["diff", "m16.json", "m64.json"]), 0);
-    assert_code(&run_in(dir.path(), &["diff", "m1.json", "m64.json"]), 1);
-    let rows = [
-        "invariance",
-        "numpy:gemm",
-        "-n",
-        "1000",
-        "--shape",
-        "64,64,1000",
-        "--batch",
-        "16,64",
-        "--rows",
-        "first,last",
-    ];
-    let text = assert_code(&run_in(dir.path(), &rows), 0);
-    assert!(text.contains("  [A] batch=64 row=last: "), "{text}");
-    assert!(text.contains("invariant in order"), "{text}");
     let no_shape = ["invariance", "numpy:gemm", "-n", "1000", "--batch", "1,2"];
     assert!(assert_error(&run_in(dir.path(), &no_shape), 2).contains("give --shape"));
+}
+
+/// A Python function summing each row of its batch left to right is batch
+/// invariant; one that sums right to left from five rows on has two
+/// regimes, each with its formula.
+#[cfg(feature = "python")]
+#[test]
+fn python_batches_are_invariant_when_each_row_is_summed_alike() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(
+        dir.path().join("rows.py"),
+        "import numpy as np\n\ndef rows(X, backwards=False):\n    \
+         out = np.zeros(X.shape[0], dtype=X.dtype)\n    \
+         for i, row in enumerate(X):\n        \
+         t = X.dtype.type(0)\n        \
+         for v in (row[::-1] if backwards else row):\n            \
+         t = X.dtype.type(t + v)\n        \
+         out[i] = t\n    return out\n\n\
+         def alike(X):\n    return rows(X)\n\n\
+         def by_batch(X):\n    return rows(X, backwards=X.shape[0] >= 5)\n",
+    )
+    .unwrap();
+    let spec = |f: &str| format!("python:{}:{f}", dir.path().join("rows.py").display());
+    let args = |s: &str| {
+        [
+            "invariance",
+            s,
+            "-n",
+            "48",
+            "--shape",
+            "8,1,48",
+            "--batch",
+            "1..8",
+        ]
+        .map(str::to_string)
+        .to_vec()
+    };
+    let alike = spec("alike");
+    let argv = args(&alike);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let text = assert_code(&run_in(dir.path(), &argv), 0);
+    assert!(text.contains("[A] native:sequential;"), "{text}");
+    assert!(text.contains(": A at M = 1..8"), "{text}");
+    let by_batch = spec("by_batch");
+    let argv = args(&by_batch);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let text = assert_code(&run_in(dir.path(), &argv), 1);
+    assert!(text.contains("[A] native:sequential;"), "{text}");
+    assert!(text.contains("[B] native:reverse;"), "{text}");
+    assert!(
+        text.contains("row=first; row=middle; row=last: A at M = 1..4 · B at M = 5..8"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not batch-invariant: 3 of 3 outputs"),
+        "{text}"
+    );
 }

@@ -13,6 +13,7 @@
 //! - [`sweep`]: a sweep as a table ([`sweep::Table`]);
 //! - [`check`]: a check's outcome in one line ([`check::summary`]);
 //! - [`compare`]: a comparison of two surveys in text ([`compare::text`]);
+//! - [`invariance`]: an invariance study in text ([`invariance::text`]);
 //! - [`html`]: a survey, and a comparison of two, as one self-contained
 //!   HTML page (askama templates under `templates/`).
 //!
@@ -26,5 +27,6 @@
 pub mod check;
 pub mod compare;
 pub mod html;
+pub mod invariance;
 pub mod render;
 pub mod sweep;

@@ -1,38 +1,66 @@
 //! Does the order change with a setting? Reveals of one black box made
-//! under each combination of settings (a thread count, environment
-//! variables a library reads when it loads), grouped by the order and
-//! arithmetic each found, and the knobs whose value alone changed it.
+//! under each combination of settings (a batch size, the output revealed,
+//! a thread count, environment variables a library reads when it loads),
+//! grouped by the order and arithmetic each found, with the knobs whose
+//! value alone changed it, the regimes along one knob (the batch sizes
+//! that share a tree) and where neighbouring regimes part.
 //!
-//! The reveals themselves are the front end's to make (environment
-//! variables need a fresh process each); this module plans the settings
-//! and reads what they found.
+//! [`workflow::invariance`](crate::workflow::invariance()) makes the
+//! reveals that need no process of their own; a front end runs one such
+//! study per value of the environment variables, each in a fresh process,
+//! and [`Study::nested`] joins them.
 //!
 //! ```
-//! use fprev::invariance::{Knob, Observed, Study, settings};
+//! use fprev::invariance::{Case, Knob, Observed, Study, settings};
 //! use fprev::document::TreeDocument;
 //! use fprev::Order;
 //!
 //! let knobs = [Knob::new("threads", &["1", "2"]).unwrap()];
-//! let settings = settings(&knobs).unwrap();
 //! let found = |o: Order| Observed::Order(TreeDocument::new(o.tree(8)));
-//! let study = Study::new(settings, vec![found(Order::Sequential), found(Order::Pairwise)]);
+//! let cases = settings(&knobs, 64)
+//!     .unwrap()
+//!     .into_iter()
+//!     .zip([found(Order::Sequential), found(Order::Pairwise)])
+//!     .map(|(setting, observed)| Case { setting, observed, proven: false, seconds: 0.0 })
+//!     .collect();
+//! let study = Study { cases };
 //! assert!(!study.invariant());
 //! assert_eq!(study.changing_knobs(), vec!["threads"]);
 //! assert!(study.pinned_by(&["threads"]));
 //! ```
 
+mod file;
+mod regimes;
+mod verdict;
+
 use std::fmt;
 
 use crate::document::TreeDocument;
 use crate::error::{Error, Result};
+use crate::formula::infer::infer_one;
+use crate::formula::known;
+use crate::shape::Shape;
 
-/// The most combinations of settings one study reveals under.
-pub const MAX_SETTINGS: usize = 64;
+pub use file::VERSION;
+pub use regimes::{Parting, Regimes, Run};
+pub use verdict::{POSITION, Verdict};
 
-/// One knob and the values to try: `threads`, or an environment variable.
+/// The most combinations of environment variables one study runs, each a
+/// process of its own.
+pub const MAX_PROCESSES: usize = 64;
+
+/// The most reveals one study makes.
+pub const MAX_REVEALS: usize = 4096;
+
+/// The knobs a study turns inside one process; every other knob is an
+/// environment variable.
+pub const IN_PROCESS: [&str; 4] = ["threads", "batch", "row", "column"];
+
+/// One knob and the values to try: `threads`, `batch`, `row`, `column`,
+/// or an environment variable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Knob {
-    /// `threads` or the variable's name.
+    /// `threads`, `batch`, `row`, `column` or the variable's name.
     pub name: String,
     /// Its values; `unset` removes an environment variable.
     pub values: Vec<String>,
@@ -65,10 +93,15 @@ impl Knob {
             values: seen,
         })
     }
+
+    /// Whether the knob is turned inside one process ([`IN_PROCESS`]).
+    pub fn in_process(&self) -> bool {
+        IN_PROCESS.contains(&self.name.as_str())
+    }
 }
 
 /// One combination: a value for each knob, in the knobs' order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Setting(pub Vec<(String, String)>);
 
 impl Setting {
@@ -78,6 +111,11 @@ impl Setting {
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The setting without knob `name`.
+    pub fn without(&self, name: &str) -> Setting {
+        Setting(self.0.iter().filter(|(k, _)| k != name).cloned().collect())
     }
 }
 
@@ -89,16 +127,16 @@ impl fmt::Display for Setting {
 }
 
 /// Every combination of the knobs' values, the last knob changing
-/// fastest; at most [`MAX_SETTINGS`].
-pub fn settings(knobs: &[Knob]) -> Result<Vec<Setting>> {
+/// fastest; at most `most`.
+pub fn settings(knobs: &[Knob], most: usize) -> Result<Vec<Setting>> {
     let count = knobs
         .iter()
         .try_fold(1usize, |n, k| n.checked_mul(k.values.len()));
     match count {
-        Some(n) if n <= MAX_SETTINGS => {}
+        Some(n) if n <= most => {}
         _ => {
             return Err(Error::Input(format!(
-                "the knobs' values combine to more than {MAX_SETTINGS} settings: give fewer"
+                "the knobs' values combine to more than {most} settings: give fewer"
             )));
         }
     }
@@ -128,35 +166,68 @@ pub enum Observed {
     Order(TreeDocument),
     /// A tree its replay did not confirm: no claim rests on it.
     Unconfirmed(TreeDocument),
+    /// The black box's bits do not depend on the order (an exact or
+    /// pre-rounded sum): why.
+    OrderIndependent(String),
     /// The black box varied from call to call: no one order.
     Varies(String),
     /// The reveal failed: why.
     Failed(String),
 }
 
-/// The reveals of one study, one a setting.
+impl Observed {
+    /// The confirmed document, if any.
+    pub fn confirmed(&self) -> Option<&TreeDocument> {
+        match self {
+            Observed::Order(doc) => Some(doc),
+            _ => None,
+        }
+    }
+
+    /// Whether the finding holds: a confirmed order, or no order at all
+    /// (an order-independent black box).
+    pub fn holds(&self) -> bool {
+        matches!(self, Observed::Order(_) | Observed::OrderIndependent(_))
+    }
+
+    /// Whether this is a confirmed order with a model of its arithmetic.
+    pub fn modelled(&self) -> bool {
+        self.confirmed().is_some_and(|d| d.arithmetic.is_some())
+    }
+}
+
+/// One reveal of a study: the setting, what it found, and whether the tree
+/// was a neighbour's, proven with masked checks rather than revealed.
 #[derive(Clone, Debug)]
+pub struct Case {
+    /// The knobs' values.
+    pub setting: Setting,
+    /// What the reveal found.
+    pub observed: Observed,
+    /// The tree was proven, not revealed in full.
+    pub proven: bool,
+    /// Wall time of the case's reveal, in seconds.
+    pub seconds: f64,
+}
+
+/// The reveals of one study, one a setting.
+#[derive(Clone, Debug, Default)]
 pub struct Study {
-    /// The settings, in order.
-    pub settings: Vec<Setting>,
-    /// What each found.
-    pub observed: Vec<Observed>,
+    /// The cases, in the order revealed.
+    pub cases: Vec<Case>,
 }
 
 impl Study {
-    /// A study of `observed` under `settings` (one each).
-    pub fn new(settings: Vec<Setting>, observed: Vec<Observed>) -> Self {
-        assert_eq!(settings.len(), observed.len(), "one finding a setting");
-        Study { settings, observed }
-    }
-
-    /// The settings whose confirmed orders agree (modulo child order, and
-    /// in arithmetic where both files carry one), by first appearance;
-    /// a setting with no confirmed order is a group of its own.
+    /// The cases whose confirmed orders agree (modulo child order, and in
+    /// arithmetic where both files carry one), by first appearance; the
+    /// order-independent cases are one group, and any other case with no
+    /// confirmed order is a group of its own.
     pub fn groups(&self) -> Vec<Vec<usize>> {
         let mut groups: Vec<Vec<usize>> = Vec::new();
-        for (i, o) in self.observed.iter().enumerate() {
-            let joins = groups.iter().position(|g| agree(&self.observed[g[0]], o));
+        for (i, c) in self.cases.iter().enumerate() {
+            let joins = groups
+                .iter()
+                .position(|g| agree(&self.cases[g[0]].observed, &c.observed));
             match joins {
                 Some(g) => groups[g].push(i),
                 None => groups.push(vec![i]),
@@ -165,54 +236,9 @@ impl Study {
         groups
     }
 
-    /// Whether every setting found a confirmed order, the same one.
-    pub fn invariant(&self) -> bool {
-        self.groups().len() == 1 && matches!(self.observed[0], Observed::Order(_))
-    }
-
-    /// The knobs whose value alone changed what was found: two settings
-    /// that differ in that knob only, in different groups.
-    pub fn changing_knobs(&self) -> Vec<&str> {
-        let group_of = self.group_of();
-        let mut knobs: Vec<&str> = Vec::new();
-        let Some(first) = self.settings.first() else {
-            return knobs;
-        };
-        for (k, (name, _)) in first.0.iter().enumerate() {
-            let changes = (0..self.settings.len()).any(|a| {
-                (0..self.settings.len()).any(|b| {
-                    let (sa, sb) = (&self.settings[a].0, &self.settings[b].0);
-                    let only_k = (0..sa.len()).all(|j| (j == k) != (sa[j].1 == sb[j].1));
-                    only_k && group_of[a] != group_of[b]
-                })
-            });
-            if changes {
-                knobs.push(name);
-            }
-        }
-        knobs
-    }
-
-    /// Whether fixing `knobs` fixes the order: every two settings that
-    /// agree on them found the same confirmed order, whatever the other
-    /// knobs were.
-    pub fn pinned_by(&self, knobs: &[&str]) -> bool {
-        let group_of = self.group_of();
-        let confirmed = |i: usize| matches!(self.observed[i], Observed::Order(_));
-        let n = self.settings.len();
-        (0..n).all(|a| {
-            (0..n).all(|b| {
-                let same_pins = knobs
-                    .iter()
-                    .all(|k| self.settings[a].value(k) == self.settings[b].value(k));
-                !same_pins || (confirmed(a) && group_of[a] == group_of[b])
-            })
-        })
-    }
-
-    /// The group of each setting, as [`Study::groups`] numbers them.
+    /// The group of each case, as [`Study::groups`] numbers them.
     pub fn group_of(&self) -> Vec<usize> {
-        let mut of = vec![0; self.settings.len()];
+        let mut of = vec![0; self.cases.len()];
         for (g, members) in self.groups().iter().enumerate() {
             for &i in members {
                 of[i] = g;
@@ -220,11 +246,78 @@ impl Study {
         }
         of
     }
+
+    /// Whether every case found a confirmed order, the same one (or every
+    /// case found the black box order-independent).
+    pub fn invariant(&self) -> bool {
+        self.groups().len() == 1 && self.cases.first().is_some_and(|c| c.observed.holds())
+    }
+
+    /// The knobs of the study, in order.
+    pub fn knobs(&self) -> Vec<&str> {
+        self.cases.first().map_or(Vec::new(), |c| {
+            c.setting.0.iter().map(|(k, _)| k.as_str()).collect()
+        })
+    }
+
+    /// The knobs whose value alone changed what was found: two cases that
+    /// differ in that knob only, in different groups.
+    pub fn changing_knobs(&self) -> Vec<&str> {
+        let group_of = self.group_of();
+        let n = self.cases.len();
+        self.knobs()
+            .into_iter()
+            .enumerate()
+            .filter(|&(k, _)| {
+                (0..n).any(|a| {
+                    (0..n).any(|b| {
+                        let (sa, sb) = (&self.cases[a].setting.0, &self.cases[b].setting.0);
+                        let only_k = (0..sa.len()).all(|j| (j == k) != (sa[j].1 == sb[j].1));
+                        only_k && group_of[a] != group_of[b]
+                    })
+                })
+            })
+            .map(|(_, name)| name)
+            .collect()
+    }
+
+    /// Whether fixing `knobs` fixes the order: every two cases that agree
+    /// on them found the same confirmed order, whatever the other knobs
+    /// were.
+    pub fn pinned_by(&self, knobs: &[&str]) -> bool {
+        let group_of = self.group_of();
+        let n = self.cases.len();
+        (0..n).all(|a| {
+            (0..n).all(|b| {
+                let (sa, sb) = (&self.cases[a].setting, &self.cases[b].setting);
+                let same_pins = knobs.iter().all(|k| sa.value(k) == sb.value(k));
+                !same_pins
+                    || (self.cases[a].observed.confirmed().is_some() && group_of[a] == group_of[b])
+            })
+        })
+    }
+
+    /// Black-box calls of every reveal (its confirmation's replays
+    /// aside), and their wall time in seconds.
+    pub fn cost(&self) -> (u64, f64) {
+        let calls = self
+            .cases
+            .iter()
+            .filter_map(|c| match &c.observed {
+                Observed::Order(d) | Observed::Unconfirmed(d) => d.stats.as_ref(),
+                _ => None,
+            })
+            .map(|st| st.calls + st.arithmetic_calls)
+            .sum();
+        (calls, self.cases.iter().map(|c| c.seconds).sum())
+    }
 }
 
-/// Whether two findings are the same confirmed order and arithmetic.
+/// Whether two findings are the same confirmed order and arithmetic, or
+/// both order-independence.
 fn agree(a: &Observed, b: &Observed) -> bool {
     match (a, b) {
+        (Observed::OrderIndependent(_), Observed::OrderIndependent(_)) => true,
         (Observed::Order(x), Observed::Order(y)) => {
             x.tree == y.tree
                 && match (&x.arithmetic, &y.arithmetic) {
@@ -234,4 +327,25 @@ fn agree(a: &Observed, b: &Observed) -> bool {
         }
         _ => false,
     }
+}
+
+/// A formula of the order language whose tree at the tree's size is the
+/// tree: a reference order's, a formula found for a library, or one
+/// inferred from this tree alone ([`infer_one`]; it says nothing of other
+/// sizes).
+///
+/// ```
+/// use fprev::invariance::formula_of;
+/// use fprev::Order;
+///
+/// assert_eq!(formula_of(&Order::Sequential.tree(100)).unwrap(), "sequential");
+/// ```
+pub fn formula_of(tree: &crate::SummationTree) -> Option<String> {
+    if let Some(order) = Shape::of(tree).order {
+        return Some(order.to_string());
+    }
+    if let Some(k) = known::matching(tree) {
+        return Some(k.formula.to_string());
+    }
+    infer_one(tree).map(|f| f.to_string())
 }

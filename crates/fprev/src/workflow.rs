@@ -11,7 +11,9 @@
 //!   sizes and prove it), confirm it by replay and find each node's
 //!   arithmetic, and build the [`TreeDocument`](crate::document::TreeDocument);
 //! - [`explain()`]: reveal at several sizes and infer the one formula
-//!   behind every tree.
+//!   behind every tree;
+//! - [`invariance()`]: reveal under each batch size, output position and
+//!   thread count, each case starting from its neighbours' findings.
 //!
 //! An order-independent black box (an exact or pre-rounded sum) is an
 //! [`Outcome`], not an error: no tree describes it, and that is the answer.
@@ -33,6 +35,7 @@
 
 mod confirm;
 mod explain;
+mod invariance;
 mod note;
 mod predict;
 mod reveal;
@@ -40,6 +43,7 @@ mod varies;
 
 pub use confirm::{Confirm, Seek};
 pub use explain::{Explained, explain};
+pub use invariance::{default_columns, invariance, row_at};
 pub use note::Note;
 pub use predict::{Infer, PREDICT_SIZES, PROVE_UP_TO};
 pub use reveal::{Outcome, Request, Revealed, reveal};
@@ -76,6 +80,10 @@ pub trait Observer: RevealObserver {
 
     /// Those sizes are revealed.
     fn sizes_done(&mut self) {}
+
+    /// The case of `setting` of an invariance study starts, after `done`
+    /// of `total`.
+    fn studying(&mut self, setting: &crate::invariance::Setting, done: usize, total: usize) {}
 }
 
 impl Observer for crate::reveal::Silent {}

@@ -1,60 +1,94 @@
-//! `fprev invariance`: reveal one black box under each combination of
-//! settings, each in a fresh `fprev reveal` process (a library reads its
-//! environment when it loads), and say which knobs change its order.
+//! `fprev invariance`: reveal one black box under each batch size, output
+//! position, thread count and environment, and say what changes its order
+//! and what to pin. The library's study runs the cases one process can
+//! turn; each combination of environment variables (which a library reads
+//! when it loads) is a fresh `fprev invariance` process of its own, whose
+//! study this one reads back.
 
 use std::process::Command;
 
-use fprev::document::TreeDocument;
 use fprev::error::{Error, Result};
-use fprev::invariance::{Knob, Observed, Setting, Study, settings};
+use fprev::invariance::{Knob, MAX_PROCESSES, Setting, Study, settings};
+use fprev::probe::ProbeOptions;
+use fprev::workflow::{self, Confirm, Request, default_columns};
 
-use crate::args::InvarianceArgs;
+use super::open_guarded;
+use crate::args::{InvarianceArgs, StudyFormat};
+use crate::progress::StudyBar;
 use crate::write;
 
-/// Runs `fprev invariance`: 0 when every setting gave the same confirmed
-/// order, 1 when a knob changed it (or a setting gave no confirmed order),
+/// Runs `fprev invariance`: 0 when every case gave the same confirmed
+/// order, 1 when a knob changed it (or a case gave no confirmed order),
 /// 3 when a reveal failed.
 pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
-    let knobs = knobs(&a)?;
-    if knobs.is_empty() {
+    let (environment, inside) = knobs(&a)?;
+    if environment.is_empty() && inside.is_empty() && !a.one_process {
         return Err(Error::Input(
-            "nothing varies: give --threads T,T,…, --columns J,J,… or --env NAME=V1,V2,…".into(),
+            "nothing varies: give --batch, --rows, --columns, --threads or --env NAME=V1,V2,…"
+                .into(),
         ));
     }
-    let settings = settings(&knobs)?;
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::Input(format!("cannot find the fprev binary to rerun: {e}")))?;
-    let mut observed = Vec::with_capacity(settings.len());
-    for (k, s) in settings.iter().enumerate() {
-        eprintln!("fprev: [{}/{}] {s}", k + 1, settings.len());
-        observed.push(reveal_under(&exe, &a, s)?);
-    }
-    let study = Study::new(settings, observed);
-    write::print(say(&a, &study).as_bytes())?;
-    let failed = study
-        .observed
-        .iter()
-        .any(|o| matches!(o, Observed::Failed(_)));
-    Ok(match (failed, study.invariant()) {
+    a.guard.start();
+    let study = match environment.is_empty() {
+        true => in_process(&a, &inside)?,
+        false => {
+            let outer = settings(&environment, MAX_PROCESSES)?;
+            let mut study = Study::default();
+            for (k, s) in outer.iter().enumerate() {
+                eprintln!("fprev: [{}/{}] {s}", k + 1, outer.len());
+                study.cases.extend(in_child(&a, s)?.nested(s).cases);
+            }
+            study
+        }
+    };
+    let text = match a.format {
+        StudyFormat::Text => fprev_present::invariance::text(&study, &title(&a)),
+        StudyFormat::Json => study.to_json() + "\n",
+    };
+    write::print(text.as_bytes())?;
+    let v = study.verdict();
+    Ok(match (v.failed > 0, v.invariant) {
         (true, _) => 3,
         (false, true) => 0,
         (false, false) => 1,
     })
 }
 
-/// The knobs `--threads`, `--batch`, `--rows`, `--columns` and `--env`
-/// name, in that order.
-fn knobs(a: &InvarianceArgs) -> Result<Vec<Knob>> {
-    if !a.batch.is_empty() && a.shape.is_none() {
+/// The black box and its size, as the report's heading.
+fn title(a: &InvarianceArgs) -> String {
+    match a.shape {
+        Some([_, n, k]) => format!("{}, K = {k}, N = {n}", a.spec),
+        None => format!("{}, n = {}", a.spec, a.n),
+    }
+}
+
+/// The environment's knobs, and the knobs one process turns (threads,
+/// batch, row, column, in that order, the last changing fastest).
+fn knobs(a: &InvarianceArgs) -> Result<(Vec<Knob>, Vec<Knob>)> {
+    if a.batch.is_some() && a.shape.is_none() {
         return Err(Error::Input(
             "--batch varies M of --shape M,N,K: give --shape (N and K stay)".into(),
         ));
     }
-    let mut knobs = Vec::new();
-    listed(&mut knobs, "threads", &a.threads)?;
-    listed(&mut knobs, "batch", &a.batch)?;
-    listed(&mut knobs, "row", &a.rows)?;
-    listed(&mut knobs, "column", &a.columns)?;
+    let mut inside = Vec::new();
+    listed(&mut inside, "threads", &a.threads)?;
+    if let Some(batch) = &a.batch {
+        listed(&mut inside, "batch", &batch.0)?;
+    }
+    let many_rows = a.batch.is_some() || a.shape.is_some_and(|[m, _, _]| m > 1);
+    let rows: Vec<&str> = match (a.rows.is_empty(), many_rows) {
+        (false, _) => a.rows.iter().map(String::as_str).collect(),
+        (true, true) => vec!["first", "middle", "last"],
+        (true, false) => Vec::new(),
+    };
+    listed(&mut inside, "row", &rows)?;
+    let columns = match (&a.shape, a.spec.op()) {
+        (_, _) if !a.columns.is_empty() => a.columns.clone(),
+        (Some([_, n, _]), Some("gemm")) if *n > 1 => default_columns(*n),
+        _ => Vec::new(),
+    };
+    listed(&mut inside, "column", &columns)?;
+    let mut environment = Vec::new();
     for given in &a.env {
         let Some((name, values)) = given.split_once('=') else {
             return Err(Error::Input(format!(
@@ -62,9 +96,21 @@ fn knobs(a: &InvarianceArgs) -> Result<Vec<Knob>> {
             )));
         };
         let values: Vec<&str> = values.split(',').map(str::trim).collect();
-        knobs.push(Knob::new(name.trim(), &values)?);
+        let knob = Knob::new(name.trim(), &values)?;
+        if knob.in_process() {
+            return Err(Error::Input(format!(
+                "--env {}: that name is a knob of its own: give --{} instead",
+                knob.name,
+                if knob.name == "batch" {
+                    "batch"
+                } else {
+                    "threads, --rows or --columns"
+                }
+            )));
+        }
+        environment.push(knob);
     }
-    Ok(knobs)
+    Ok((environment, inside))
 }
 
 /// Adds knob `name` of `values`, where a flag gave any.
@@ -78,134 +124,101 @@ fn listed<T: ToString>(knobs: &mut Vec<Knob>, name: &str, values: &[T]) -> Resul
     Ok(())
 }
 
-/// `fprev reveal` of `a`'s black box under `s`, in a process of its own.
-fn reveal_under(exe: &std::path::Path, a: &InvarianceArgs, s: &Setting) -> Result<Observed> {
-    let mut cmd = Command::new(exe);
-    cmd.arg("reveal")
+/// The study of the knobs one process turns, in this process.
+fn in_process(a: &InvarianceArgs, knobs: &[Knob]) -> Result<Study> {
+    let request = Request {
+        probe: ProbeOptions {
+            n: Some(a.n),
+            shape: a.shape,
+            ..a.number.options(None)
+        },
+        confirm: Confirm {
+            trials: a.confirm,
+            ..Confirm::default()
+        },
+        ..Request::default()
+    };
+    let mut open = |o: &ProbeOptions| open_guarded(&a.spec, o);
+    let mut bar = StudyBar::default();
+    workflow::invariance(a.spec.as_str(), knobs, &request, &mut open, &mut bar)
+}
+
+/// The study of the knobs one process turns, in a fresh process under
+/// the environment `s`.
+fn in_child(a: &InvarianceArgs, s: &Setting) -> Result<Study> {
+    let mut cmd = rerun()?;
+    cmd.arg("invariance")
         .arg(a.spec.as_str())
-        .args(["-n", &a.n.to_string(), "--format", "json", "--no-skeleton"])
+        .args(["-n", &a.n.to_string(), "--format", "json", "--one-process"])
         .args(["--confirm", &a.confirm.to_string()]);
-    if let Some(d) = a.format.dtype {
+    if let Some(d) = a.number.dtype {
         cmd.args(["--dtype", &d.to_string()]);
     }
-    if let Some(acc) = a.format.acc {
+    if let Some(acc) = a.number.acc {
         cmd.args(["--acc", &acc.to_string()]);
     }
     if let Some([m, n, k]) = a.shape {
-        let m: usize = s.value("batch").and_then(|b| b.parse().ok()).unwrap_or(m);
         cmd.args(["--shape", &format!("{m},{n},{k}")]);
-        let row = match s.value("row") {
-            Some("middle") => m / 2,
-            Some("last") => m - 1,
-            _ => 0,
-        };
-        cmd.args(["--row", &row.to_string()]);
+    }
+    let joined = |values: Vec<String>| values.join(",");
+    if !a.threads.is_empty() {
+        cmd.args([
+            "--threads",
+            &joined(a.threads.iter().map(u16::to_string).collect()),
+        ]);
+    }
+    if let Some(batch) = &a.batch {
+        cmd.args([
+            "--batch",
+            &joined(batch.0.iter().map(usize::to_string).collect()),
+        ]);
+    }
+    if !a.rows.is_empty() {
+        cmd.args(["--rows", &a.rows.join(",")]);
+    }
+    if !a.columns.is_empty() {
+        cmd.args([
+            "--columns",
+            &joined(a.columns.iter().map(usize::to_string).collect()),
+        ]);
     }
     if let Some(t) = a.guard.timeout {
         cmd.args(["--timeout", &t.to_string()]);
     }
-    for (name, value) in &s.0 {
-        match (name.as_str(), value.as_str()) {
-            ("threads", t) => {
-                cmd.args(["--threads", t]);
-            }
-            ("column", j) => {
-                cmd.args(["--column", j]);
-            }
-            // Set with --shape above.
-            ("batch", _) | ("row", _) => {}
-            (var, "unset") => {
-                cmd.env_remove(var);
-            }
-            (var, v) => {
-                cmd.env(var, v);
-            }
-        }
+    for (var, value) in &s.0 {
+        match value.as_str() {
+            "unset" => cmd.env_remove(var),
+            v => cmd.env(var, v),
+        };
     }
     let out = cmd
+        .stderr(std::process::Stdio::inherit())
         .output()
-        .map_err(|e| Error::Input(format!("cannot run {}: {e}", exe.display())))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let last = |text: &str| text.lines().last().unwrap_or("").to_string();
-    let document = || TreeDocument::parse(&stdout);
-    Ok(match out.status.code() {
-        Some(0) => Observed::Order(document()?),
-        Some(5) => Observed::Unconfirmed(document()?),
-        Some(6) => Observed::Varies(last(&stderr)),
-        _ => Observed::Failed(last(&stderr)),
-    })
+        .map_err(|e| Error::Input(format!("cannot run fprev again for {s}: {e}")))?;
+    match out.status.code() {
+        Some(0 | 1 | 3) => Study::parse(&String::from_utf8_lossy(&out.stdout)),
+        code => Err(Error::BlackBox(format!(
+            "the study under {s} ended with exit status {}: see its message above",
+            code.map_or("none (a signal)".into(), |c| c.to_string())
+        ))),
+    }
 }
 
-/// The report: each setting with its group's letter, then the verdict
-/// and what to pin.
-fn say(a: &InvarianceArgs, study: &Study) -> String {
-    let groups = study.groups();
-    let letter = |g: usize| char::from(b'A' + (g % 26) as u8);
-    let mut s = format!(
-        "invariance: {}, n = {}: {} settings, {} distinct outcomes\n",
-        a.spec,
-        a.n,
-        study.settings.len(),
-        groups.len()
-    );
-    let group_of = study.group_of();
-    for (i, (setting, o)) in study.settings.iter().zip(&study.observed).enumerate() {
-        let what = match o {
-            Observed::Order(doc) => {
-                let order = match fprev::shape::Shape::of(&doc.tree).order {
-                    Some(order) => format!("native:{order}"),
-                    None => format!("a tree of depth {}", doc.tree.depth()),
-                };
-                match &doc.arithmetic {
-                    Some(model) => format!("{order}; arithmetic {model}"),
-                    None => order,
-                }
-            }
-            Observed::Unconfirmed(_) => "a tree its replay did not confirm".into(),
-            Observed::Varies(why) => format!("varies from call to call ({why})"),
-            Observed::Failed(why) => format!("failed: {why}"),
-        };
-        s += &format!("  [{}] {setting}: {what}\n", letter(group_of[i]));
+/// The command that runs this `fprev` again: the binary, or where the
+/// command line runs inside a Python interpreter (the package's `fprev`
+/// console script), that interpreter running it.
+fn rerun() -> Result<Command> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Input(format!("cannot find the fprev binary to rerun: {e}")))?;
+    let ours = exe
+        .file_name()
+        .is_some_and(|f| f.to_string_lossy().starts_with("fprev"));
+    let mut cmd = Command::new(&exe);
+    if !ours {
+        cmd.args([
+            "-c",
+            "import sys; from fprev._cli import main; sys.argv[0] = 'fprev'; main()",
+        ]);
     }
-    if study.invariant() {
-        let modelled = study
-            .observed
-            .iter()
-            .filter(|o| matches!(o, Observed::Order(d) if d.arithmetic.is_some()))
-            .count();
-        s += &match modelled == study.observed.len() {
-            true => "invariant: every setting tried gave the same order and arithmetic, \
-                     confirmed by replay\n"
-                .to_string(),
-            false => format!(
-                "invariant in order: every setting tried gave the same order, confirmed by \
-                 replay; the arithmetic was found at {modelled} of {} settings (a row other \
-                 than 0 is replayed in plain additions) and compared between those only\n",
-                study.observed.len()
-            ),
-        };
-        return s;
-    }
-    let changing = study.changing_knobs();
-    if !changing.is_empty() {
-        s += &format!(
-            "not invariant: changing {} alone changes the order or its arithmetic\n",
-            changing.join(" or ")
-        );
-    } else {
-        s += "not invariant: the settings do not all give one confirmed order\n";
-    }
-    if changing == ["column"] {
-        s += "what is computed depends on where the output falls in the product: its column\n";
-    } else if !changing.is_empty() && study.pinned_by(&changing) {
-        s += &format!(
-            "pin {}: with {} fixed, the other settings tried give one order each\n",
-            changing.join(" and "),
-            if changing.len() == 1 { "it" } else { "them" }
-        );
-    } else {
-        s += "no knob tried, pinned, makes the order the same across the others\n";
-    }
-    s
+    Ok(cmd)
 }

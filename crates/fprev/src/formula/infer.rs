@@ -22,7 +22,7 @@ use crate::tree::SummationTree;
 
 use super::Formula;
 
-use candidates::{blocked, longest, vectorised};
+use candidates::{blocked, kblocks_of, longest, vectorised};
 pub use explain::{EXPLAIN_SIZES, explain};
 
 /// What [`infer`] found.
@@ -37,6 +37,36 @@ pub struct Inference {
     /// next (`below(M, …)`): the switch lies in each range `a..=b`, taken
     /// at its end; revealing a size inside narrows it.
     pub gaps: Vec<(usize, usize)>,
+}
+
+/// The largest tree [`infer_one`] tries every candidate on: each costs a
+/// tree as large, and thousands fail before one gives a tree of
+/// thousands of summands.
+pub const INFER_ONE_UP_TO: usize = 1024;
+
+/// A formula whose tree at `tree`'s size is `tree`, read from this one
+/// tree: a blocking of K (`kblocks(Q, U, f)`, as OpenBLAS's GEMM) whose
+/// first block a candidate of [`infer`] gives, or up to
+/// [`INFER_ONE_UP_TO`] summands the first candidate that gives the whole
+/// tree. It says nothing of other sizes.
+///
+/// ```
+/// use fprev::formula::{Formula, infer::infer_one};
+///
+/// let truth: Formula = "kblocks(448, sequential)".parse().unwrap();
+/// let found = infer_one(&truth.tree(1000)).unwrap();
+/// assert_eq!(found.tree(1000), truth.tree(1000));
+/// ```
+pub fn infer_one(tree: &SummationTree) -> Option<Formula> {
+    // The blocking first: where it applies, every candidate of the whole
+    // tree fails, each at the cost of a tree as large.
+    kblocks_of(tree).or_else(|| {
+        match tree.n() <= INFER_ONE_UP_TO {
+            true => Some(longest(&[tree], tree.n())).filter(|(_, explained)| *explained == 1),
+            false => None,
+        }
+        .map(|(formula, _)| formula)
+    })
 }
 
 /// Regimes one formula may chain with `below` before it gives up.

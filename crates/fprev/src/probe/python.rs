@@ -153,7 +153,8 @@ type Weights<'py> = (Bound<'py, PyAny>, String);
 
 impl PythonProbe {
     /// Opens `python:PATH.py:FUNC` (`PATH.py` and `FUNC` as the spec
-    /// splits them, `None` where it could not).
+    /// splits them, `None` where it could not); with a shape `M,1,K`, FUNC
+    /// sums `M` rows of `K` a call.
     pub fn open_user(
         spec: &str,
         path_func: Option<(&str, &str)>,
@@ -165,7 +166,8 @@ impl PythonProbe {
             if !Path::new(path).is_file() {
                 return Err(Error::Input(format!("{spec}: no such file: {path}")));
             }
-            Ok(bridge.call_method1("open_user", (path, func, n, dtype)))
+            let rows = opts.shape.map(|[m, _, _]| m);
+            Ok(bridge.call_method1("open_user", (path, func, n, dtype, rows)))
         })
     }
 

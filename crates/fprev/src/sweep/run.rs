@@ -66,6 +66,7 @@ pub fn sweep_with(
         infer: None,
         runs,
         skeleton: false,
+        nearby: Vec::new(),
     };
     let total = sizes.0.len() * threads.len();
     let mut points = Vec::with_capacity(total);

@@ -2,7 +2,7 @@
 //! step after every reveal, of one size or of a sweep's.
 
 use crate::arith::Arithmetic;
-use crate::check::{CONFIRM_TRIALS, Mismatch, check_row};
+use crate::check::{CONFIRM_TRIALS, Mismatch, check_models, check_row};
 use crate::document::Confirmation;
 use crate::document::Stats;
 use crate::error::Result;
@@ -68,18 +68,27 @@ pub(super) struct Confirmed {
     pub(super) varies: Option<Variation>,
 }
 
+/// What is known of a tree before it is confirmed.
+pub(super) struct Known<'a> {
+    /// The tree's parts of the formula it follows, where one is known (see
+    /// [`reveal_arithmetic_by_parts`](crate::reveal::arithmetic::reveal_arithmetic_by_parts)).
+    pub(super) parts: Option<&'a [u32]>,
+    /// Models found for the same tree elsewhere (another batch size,
+    /// another row): the first whose replay matches every trial is the
+    /// arithmetic, and no node is asked.
+    pub(super) models: Vec<&'a Arithmetic>,
+}
+
 /// Confirms `tree`, revealed from `probe` at `row`, as `confirm` says,
-/// telling `observer` the arithmetic found (or why none was) and adding
-/// its calls to `stats`. `parts` are the tree's parts of the formula it
-/// follows, where one is known (see
-/// [`reveal_arithmetic_by_parts`](crate::reveal::arithmetic::reveal_arithmetic_by_parts)).
+/// with what is `known` of it, telling `observer` the arithmetic found
+/// (or why none was) and adding its calls to `stats`.
 ///
-/// A row other than 0 is confirmed by replay in plain additions: the
-/// arithmetic reveal asks row 0.
+/// A row other than 0 is otherwise confirmed by replay in plain
+/// additions: the arithmetic reveal asks row 0.
 pub(super) fn confirm(
     probe: &mut dyn Probe,
     tree: &SummationTree,
-    parts: Option<&[u32]>,
+    known: Known,
     row: usize,
     confirm: &Confirm,
     stats: &mut Stats,
@@ -87,6 +96,25 @@ pub(super) fn confirm(
 ) -> Result<Confirmed> {
     if confirm.trials == 0 {
         return Ok(Confirmed::default());
+    }
+    let parts = known.parts;
+    let nearby: Vec<Arithmetic> = known
+        .models
+        .iter()
+        .filter(|m| m.fits(tree).is_ok())
+        .map(|&m| m.clone())
+        .collect();
+    if confirm.arithmetic != Seek::Never && !nearby.is_empty() {
+        let (report, found) = check_models(tree, &nearby, probe, confirm.trials, 0, row)?;
+        if let Some(k) = found {
+            stats.arithmetic_calls = report.trials as u64;
+            return Ok(Confirmed {
+                confirmation: Some(Confirmation::from(&report)),
+                arithmetic: Some(nearby[k].clone()),
+                mismatch: None,
+                varies: None,
+            });
+        }
     }
     if confirm.arithmetic == Seek::Never || row != 0 {
         let report = check_row(tree, probe, confirm.trials, 0, row)?;

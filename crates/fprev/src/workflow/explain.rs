@@ -78,6 +78,7 @@ pub fn explain(
         infer: None,
         runs: 0,
         skeleton: false,
+        nearby: Vec::new(),
     };
     let mut skipped: Vec<(usize, String)> = Vec::new();
     let mut independent = Vec::new();

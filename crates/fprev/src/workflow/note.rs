@@ -76,6 +76,16 @@ pub enum Note {
         /// Calls of the black box.
         calls: u64,
     },
+    /// A tree found nearby (another batch size, another output) is proven
+    /// to be this one's by masked checks, one per node.
+    ProvenNearby {
+        /// The size.
+        n: usize,
+        /// Masked checks asked.
+        checks: u64,
+        /// Calls of the black box.
+        calls: u64,
+    },
     /// The formula mispredicts `n`: the tree was revealed in full.
     Mispredicted {
         /// The formula.
@@ -171,6 +181,11 @@ impl fmt::Display for Note {
                 f,
                 "n = {n} revealed: the prediction is proven by {checks} masked checks \
                  ({calls} calls)"
+            ),
+            Note::ProvenNearby { n, checks, calls } => write!(
+                f,
+                "n = {n}: the tree found nearby is proven by {checks} masked checks ({calls} \
+                 calls)"
             ),
             Note::Mispredicted {
                 formula,

@@ -1,16 +1,22 @@
 //! Revealing one black box at one size: the tree (revealed, or predicted
 //! and proven), its confirmation and arithmetic, as a tree document.
 
+use std::sync::Arc;
+
+use crate::arith::Arithmetic;
 use crate::check::Mismatch;
 use crate::document::Stats;
 use crate::document::TreeDocument;
+use crate::error::Error;
 use crate::error::Result;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::Outcome as Found;
 use crate::reveal::{Options, VARIATION_INPUTS, look_for_variation, reveal_observed};
+use crate::reveal::{Revelation, reveal_predicted};
+use crate::tree::SummationTree;
 use crate::variation;
 
-use super::confirm::{Confirm, confirm};
+use super::confirm::{Confirm, Known, confirm};
 use super::predict::{Infer, Prediction, parts_of, predict, prove};
 use super::varies::characterise;
 use super::{Note, Observer, Opener};
@@ -39,6 +45,13 @@ pub struct Request {
     /// [`skeleton_repeats`](super::skeleton_repeats)): the subtrees every
     /// call shares. Not done for a prediction's smaller sizes.
     pub skeleton: bool,
+    /// Documents found nearby (the same product at another batch size,
+    /// another output of it), nearest first. The first tree of this size
+    /// is proven with masked checks instead of revealed, and the arithmetic
+    /// of those whose tree is the one found is replayed before any is
+    /// searched for; what is wrong is found as usual (a refuted tree is
+    /// revealed in full). Not used with [`Request::infer`].
+    pub nearby: Vec<Arc<TreeDocument>>,
 }
 
 /// How a reveal ended, when nothing failed: the tree document, or the
@@ -122,7 +135,8 @@ pub fn reveal(
             }
         }
         None => {
-            let r = match reveal_observed(black_box, engine, &mut *observer)? {
+            let near = request.nearby.iter().find(|d| d.tree.n() == black_box.n());
+            let r = match reveal_near(black_box, engine, near.map(|d| &d.tree), observer)? {
                 Found::Revealed(r) => r,
                 Found::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
                 Found::Varies(v) => {
@@ -138,10 +152,20 @@ pub fn reveal(
         }
     };
     let parts = parts_of(&tree, inferred.as_ref());
+    let models: Vec<&Arithmetic> = request
+        .nearby
+        .iter()
+        .filter(|d| d.tree == tree)
+        .filter_map(|d| d.arithmetic.as_ref())
+        .collect();
+    let known = Known {
+        parts: parts.as_deref(),
+        models,
+    };
     let confirmed = confirm(
         black_box,
         &tree,
-        parts.as_deref(),
+        known,
         engine.row,
         &request.confirm,
         &mut stats,
@@ -182,4 +206,29 @@ pub fn reveal(
         },
         mismatch: confirmed.mismatch,
     })))
+}
+
+/// Reveals `black_box` in full, or proves `near` to be its tree where
+/// masked checks can (and reveals it in full where they refute it).
+fn reveal_near(
+    black_box: &mut dyn Probe,
+    engine: &Options,
+    near: Option<&SummationTree>,
+    observer: &mut dyn Observer,
+) -> Result<Found<Revelation>> {
+    if let Some(tree) = near {
+        match reveal_predicted(black_box, engine, tree, &mut *observer) {
+            Err(why) if matches!(why.plain(), Error::Input(_)) => {}
+            Ok(Found::Revealed(r)) if r.tree == *tree => {
+                observer.note(Note::ProvenNearby {
+                    n: tree.n(),
+                    checks: r.stats.queries,
+                    calls: r.stats.calls,
+                });
+                return Ok(Found::Revealed(r));
+            }
+            found => return found,
+        }
+    }
+    reveal_observed(black_box, engine, observer)
 }

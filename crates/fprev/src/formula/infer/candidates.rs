@@ -216,6 +216,35 @@ fn split_lanes(tree: &SummationTree, k: usize) -> Option<(Vec<SummationTree>, Su
 
 /// The sizes of the nodes above summand 0 that join two sums (no child a
 /// lone summand): where a kernel's blocks meet.
+/// `kblocks(Q, U, f)` that gives `tree`, with `Q` the size of a join
+/// above summand 0 (at least a third of the tree) and `f` the first
+/// candidate that gives that first block: the blocking of K read from
+/// one tree.
+pub(super) fn kblocks_of(tree: &SummationTree) -> Option<Formula> {
+    let n = tree.n();
+    let mut node = tree.leaf(0);
+    while let Some(parent) = tree.parent(node) {
+        let q = tree.node(node).size;
+        let joins_blocks = tree.children(parent).iter().all(|c| tree.node(*c).size > 1);
+        // OpenBLAS's first block of K is its largest: at least a third.
+        if joins_blocks && 3 * q >= n && q < n && q <= super::INFER_ONE_UP_TO {
+            let first = tree.subtree(node);
+            if let (inner, 1) = longest(&[&first], q) {
+                let found = [None, Some(1), Some(2), Some(4), Some(8), Some(16)]
+                    .into_iter()
+                    .filter(|u| u.is_none_or(|u| u <= q))
+                    .map(|u| Formula::KBlocks(q, u, Box::new(inner.clone())))
+                    .find(|f| &f.tree(n) == tree);
+                if found.is_some() {
+                    return found;
+                }
+            }
+        }
+        node = parent;
+    }
+    None
+}
+
 fn joins_above_0(tree: &SummationTree) -> Vec<usize> {
     let mut out = Vec::new();
     let mut node = tree.leaf(0);

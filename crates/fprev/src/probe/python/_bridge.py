@@ -112,8 +112,10 @@ def open_library(module, op, n, dtype, shape, arg, column=None):
     return _described(factory(n, dtype, shape, arg))
 
 
-def open_user(path, func, n, dtype):
-    """The probe `python:PATH.py:FUNC`: FUNC(x: numpy.ndarray) -> float."""
+def open_user(path, func, n, dtype, rows=None):
+    """The probe `python:PATH.py:FUNC`: FUNC(x: numpy.ndarray) -> float,
+    or with `rows` (the M of `--shape M,1,K`), FUNC(X) -> M numbers, X
+    holding M rows of K."""
     spec = importlib.util.spec_from_file_location("fprev_user_probe", path)
     if spec is None or spec.loader is None:
         raise ImportError("cannot load %s as a Python module" % path)
@@ -127,6 +129,8 @@ def open_user(path, func, n, dtype):
         # A copy: the user's function may keep or change its argument.
         return f(x.copy())
 
+    if rows is not None:
+        fn.rows = rows
     return _described(fn)
 
 

@@ -1,0 +1,229 @@
+//! A study of one black box across the settings one process can turn:
+//! batch sizes (the `M` of a product), the output revealed (its row and
+//! column), thread counts. Each case is revealed as [`reveal`] does, but
+//! the trees and arithmetic of the cases before it come first: the
+//! nearest case's tree is proven with masked checks instead of revealed,
+//! and its model replayed instead of searched for, so a batch study over
+//! many `M` of one `K` reveals each regime once.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::invariance::{Case, Knob, MAX_REVEALS, Observed, Setting, Study, settings};
+use crate::probe::ProbeOptions;
+use crate::reveal::{Observer as RevealObserver, Progress};
+
+use super::{Note, Observer, Opener, Outcome, Request, reveal};
+
+/// Where to read a batch's row: `first`, `middle`, `last` or an index.
+///
+/// ```
+/// assert_eq!(fprev::workflow::row_at("last", 16), Some(15));
+/// assert_eq!(fprev::workflow::row_at("middle", 16), Some(8));
+/// assert_eq!(fprev::workflow::row_at("3", 2), None);
+/// ```
+pub fn row_at(value: &str, m: usize) -> Option<usize> {
+    let row = match value {
+        "first" => 0,
+        "middle" => m / 2,
+        "last" => m.checked_sub(1)?,
+        index => index.parse().ok()?,
+    };
+    (row < m).then_some(row)
+}
+
+/// The columns of an `N`-column product a study reads by default: the
+/// first 16 (a whole tile of every kernel fprev has met), the middle and
+/// the last.
+///
+/// ```
+/// assert_eq!(fprev::workflow::default_columns(4), vec![0, 1, 2, 3]);
+/// assert_eq!(fprev::workflow::default_columns(64).len(), 18);
+/// ```
+pub fn default_columns(n: usize) -> Vec<usize> {
+    let mut columns: Vec<usize> = (0..n.min(16)).collect();
+    for c in [n / 2, n.saturating_sub(1)] {
+        if !columns.contains(&c) && c < n {
+            columns.push(c);
+        }
+    }
+    columns
+}
+
+/// Reveals `label` under every combination of `knobs` (each one of
+/// [`IN_PROCESS`](crate::invariance::IN_PROCESS)), each case opened by
+/// `open` from [`Request::probe`] with the case's batch size (the `M` of
+/// its shape), column and threads, and revealed at the case's row.
+///
+/// A case whose reveal fails for the black box's sake is recorded as
+/// failed; a setting that cannot be (a row past the batch) fails the
+/// study before anything is revealed.
+///
+/// ```
+/// use fprev::invariance::Knob;
+/// use fprev::probe::ProbeOptions;
+/// use fprev::reveal::Silent;
+/// use fprev::workflow::{self, Request};
+///
+/// let request = Request {
+///     probe: ProbeOptions { n: Some(64), ..Default::default() },
+///     ..Default::default()
+/// };
+/// let knobs = [Knob::new("threads", &["1", "2"]).unwrap()];
+/// let mut open = |o: &ProbeOptions| fprev::open("reduce:binary-tree", o);
+/// let study = workflow::invariance("reduce:binary-tree", &knobs, &request, &mut open, &mut Silent)
+///     .unwrap();
+/// assert!(study.invariant());
+/// ```
+pub fn invariance(
+    label: &str,
+    knobs: &[Knob],
+    request: &Request,
+    open: &mut Opener,
+    observer: &mut dyn Observer,
+) -> Result<Study> {
+    if let Some(k) = knobs.iter().find(|k| !k.in_process()) {
+        return Err(Error::Input(format!(
+            "{}: a library reads its environment when it loads, so each value needs a process \
+             of its own: `fprev invariance --env` runs them",
+            k.name
+        )));
+    }
+    let plan = settings(knobs, MAX_REVEALS)?;
+    let opened: Vec<(ProbeOptions, usize)> = plan
+        .iter()
+        .map(|s| options(&request.probe, s))
+        .collect::<Result<_>>()?;
+    let total = plan.len();
+    let mut study = Study::default();
+    for (done, (setting, (opts, row))) in plan.into_iter().zip(opened).enumerate() {
+        observer.studying(&setting, done, total);
+        let nearby = nearby(&study, &setting);
+        let mut request = Request {
+            probe: opts.clone(),
+            nearby,
+            ..request.clone()
+        };
+        request.engine.row = row;
+        let mut black_box = open(&opts)?;
+        let mut watch = Watching {
+            inner: &mut *observer,
+            proven: false,
+        };
+        let started = std::time::Instant::now();
+        let found = reveal(&mut *black_box, label, &request, open, &mut watch);
+        let seconds = started.elapsed().as_secs_f64();
+        let proven = watch.proven;
+        let observed = match found {
+            Ok(Outcome::Revealed(r)) if r.confirmed() => Observed::Order(r.document),
+            Ok(Outcome::Revealed(r)) => Observed::Unconfirmed(r.document),
+            Ok(Outcome::Varies(v)) => Observed::Varies(v.to_string()),
+            Ok(Outcome::OrderIndependent(why)) => Observed::OrderIndependent(why),
+            Err(e) if matches!(e.plain(), Error::BlackBox(_)) => Observed::Failed(e.to_string()),
+            Err(e) => return Err(e),
+        };
+        study.cases.push(Case {
+            setting,
+            observed,
+            proven,
+            seconds,
+        });
+    }
+    Ok(study)
+}
+
+/// The options of `setting`'s case, and the row it reveals.
+fn options(base: &ProbeOptions, setting: &Setting) -> Result<(ProbeOptions, usize)> {
+    let mut opts = base.clone();
+    let number = |knob: &str, v: &str| -> Result<usize> {
+        v.parse()
+            .map_err(|_| Error::Input(format!("{knob}={v}: give a whole number")))
+    };
+    if let Some(m) = setting.value("batch") {
+        let m = number("batch", m)?;
+        let Some([_, cols, k]) = base.shape else {
+            return Err(Error::Input(
+                "a batch size is the M of a product's shape M,N,K: give the shape".into(),
+            ));
+        };
+        if m == 0 {
+            return Err(Error::Input(
+                "batch=0: a batch holds at least one row".into(),
+            ));
+        }
+        opts.shape = Some([m, cols, k]);
+    }
+    if let Some(t) = setting.value("threads") {
+        opts.threads = Some(number("threads", t)?);
+    }
+    if let Some(c) = setting.value("column") {
+        let c = number("column", c)?;
+        if let Some([_, cols, _]) = opts.shape
+            && c >= cols
+        {
+            return Err(Error::Input(format!(
+                "column {c} of a product of {cols} columns: give columns below {cols}"
+            )));
+        }
+        opts.column = Some(c);
+    }
+    let m = opts.shape.map_or(1, |[m, _, _]| m);
+    let row = match setting.value("row") {
+        None => 0,
+        Some(r) => row_at(r, m).ok_or_else(|| {
+            Error::Input(format!(
+                "row {r} of a batch of {m} rows: give first, middle, last or an index below {m}"
+            ))
+        })?,
+    };
+    Ok((opts, row))
+}
+
+/// The confirmed documents of the cases before `setting` that differ from
+/// it in one knob, the latest first: its neighbours along each knob.
+fn nearby(study: &Study, setting: &Setting) -> Vec<Arc<crate::document::TreeDocument>> {
+    let differs_in_one = |s: &Setting| {
+        s.0.len() == setting.0.len()
+            && s.0.iter().zip(&setting.0).filter(|(a, b)| a != b).count() == 1
+    };
+    study
+        .cases
+        .iter()
+        .rev()
+        .filter(|c| differs_in_one(&c.setting))
+        .filter_map(|c| c.observed.confirmed())
+        .take(4)
+        .map(|d| Arc::new(d.clone()))
+        .collect()
+}
+
+/// Passes everything on, noting whether a neighbour's tree was proven.
+struct Watching<'a> {
+    inner: &'a mut dyn Observer,
+    proven: bool,
+}
+
+impl RevealObserver for Watching<'_> {
+    fn started(&mut self, n: usize) {
+        self.inner.started(n);
+    }
+    fn placed(&mut self, progress: &Progress) {
+        self.inner.placed(progress);
+    }
+    fn finished(&mut self) {
+        self.inner.finished();
+    }
+}
+
+impl Observer for Watching<'_> {
+    fn note(&mut self, note: Note) {
+        self.proven |= matches!(note, Note::ProvenNearby { .. });
+        self.inner.note(note);
+    }
+    fn revealing(&mut self, n: usize, done: usize, total: usize) {
+        self.inner.revealing(n, done, total);
+    }
+    fn sizes_done(&mut self) {
+        self.inner.sizes_done();
+    }
+}
