@@ -33,6 +33,7 @@ mod file;
 mod regimes;
 mod verdict;
 
+use std::collections::HashMap;
 use std::fmt;
 
 use crate::document::TreeDocument;
@@ -101,7 +102,7 @@ impl Knob {
 }
 
 /// One combination: a value for each knob, in the knobs' order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Setting(pub Vec<(String, String)>);
 
 impl Setting {
@@ -264,36 +265,28 @@ impl Study {
     /// differ in that knob only, in different groups.
     pub fn changing_knobs(&self) -> Vec<&str> {
         let group_of = self.group_of();
-        let n = self.cases.len();
         self.knobs()
             .into_iter()
-            .enumerate()
-            .filter(|&(k, _)| {
-                (0..n).any(|a| {
-                    (0..n).any(|b| {
-                        let (sa, sb) = (&self.cases[a].setting.0, &self.cases[b].setting.0);
-                        let only_k = (0..sa.len()).all(|j| (j == k) != (sa[j].1 == sb[j].1));
-                        only_k && group_of[a] != group_of[b]
-                    })
-                })
+            .filter(|k| {
+                // The cases alike but for `k`, by their other values.
+                let mut seen: HashMap<Setting, usize> = HashMap::new();
+                self.cases
+                    .iter()
+                    .zip(&group_of)
+                    .any(|(c, &g)| *seen.entry(c.setting.without(k)).or_insert(g) != g)
             })
-            .map(|(_, name)| name)
             .collect()
     }
 
     /// Whether fixing `knobs` fixes the order: every two cases that agree
-    /// on them found the same confirmed order, whatever the other knobs
+    /// on them found the same finding that holds, whatever the other knobs
     /// were.
     pub fn pinned_by(&self, knobs: &[&str]) -> bool {
         let group_of = self.group_of();
-        let n = self.cases.len();
-        (0..n).all(|a| {
-            (0..n).all(|b| {
-                let (sa, sb) = (&self.cases[a].setting, &self.cases[b].setting);
-                let same_pins = knobs.iter().all(|k| sa.value(k) == sb.value(k));
-                !same_pins
-                    || (self.cases[a].observed.confirmed().is_some() && group_of[a] == group_of[b])
-            })
+        let mut seen: HashMap<Vec<Option<&str>>, usize> = HashMap::new();
+        self.cases.iter().zip(&group_of).all(|(c, &g)| {
+            let pins = knobs.iter().map(|k| c.setting.value(k)).collect();
+            c.observed.holds() && *seen.entry(pins).or_insert(g) == g
         })
     }
 
