@@ -171,29 +171,35 @@ class Explanation:
     ``formula`` is the one formula of fprev's order language that
     regenerates every revealed tree (``None`` when none does), written as
     ``fprev explain`` prints it after ``native:``; ``sentence`` says it in
-    words; ``sizes`` are the sizes revealed. When no formula fits,
-    ``closest`` is the one that explains the most sizes from the smallest
-    and ``fails_at`` the first size it does not. ``gaps`` are ranges where
-    a switch between two rules was not narrowed down. True when explained.
+    words; ``sizes`` are the sizes revealed. ``verified`` are the sizes past
+    those revealed where the formula's tree was checked to be ``fn``'s (the
+    formula speaks for sizes up to the largest of them, or of ``sizes``).
+    When no formula fits, ``closest`` is the one that explains the most
+    sizes from the smallest and ``fails_at`` the first size it does not.
+    ``gaps`` are ranges where a switch between two rules was not narrowed
+    down. True when explained.
     """
 
-    __slots__ = ("formula", "sentence", "sizes", "closest", "fails_at", "gaps")
+    __slots__ = ("formula", "sentence", "sizes", "closest", "fails_at", "gaps", "verified")
 
-    def __init__(self, found: Any, closest: Any, sizes: list, gaps: list) -> None:
+    def __init__(self, found: Any, closest: Any, sizes: list, gaps: list, verified: list) -> None:
         self.formula, self.sentence = found if found else (None, None)
         self.closest, self.fails_at = closest if closest else (None, None)
         self.sizes = list(sizes)
         self.gaps = [tuple(g) for g in gaps]
+        self.verified = list(verified)
 
     def __bool__(self) -> bool:
         return self.formula is not None
 
     def __str__(self) -> str:
         if self.formula is not None:
-            return "native:%s\n%s.\n# regenerates the revealed tree at each of %d sizes" % (
+            checked = max(self.verified + self.sizes, default=0)
+            return "native:%s\n%s.\n# regenerates the revealed tree at each of %d sizes; checked to n = %d" % (
                 self.formula,
                 self.sentence[:1].upper() + self.sentence[1:],
                 len(self.sizes),
+                checked,
             )
         if self.closest is not None:
             return "# not explained: the closest, native:%s, gives every revealed tree below n = %d" % (
@@ -215,9 +221,10 @@ def explain(
     may_fuse: Optional[bool] = None,
     accumulator: Any = None,
     confirm: int = 48,
+    verify: Optional[Any] = None,
 ) -> Explanation:
     """Reveal ``fn`` at several sizes and name the one formula behind every
-    tree, as ``fprev explain`` does.
+    tree, checked at larger sizes, as ``fprev explain`` does.
 
     >>> import numpy as np, fprev
     >>> e = fprev.explain(np.sum, range(1, 41))  # doctest: +SKIP
@@ -232,6 +239,10 @@ def explain(
             too, by bisection, until the switch is exact.
         dtype, rows, may_fuse, accumulator, confirm: as for :func:`reveal`
             (the arithmetic is not asked: formulas describe the order).
+        verify: sizes past those revealed at which the formula's tree is
+            proven with masked checks before it is claimed (by default
+            4,096, 16,384 and 65,536, as the command; ``()`` for none); a
+            formula one of them refutes is inferred again with that tree.
 
     Returns:
         An :class:`Explanation`, true when a formula regenerates every
@@ -251,15 +262,17 @@ def explain(
     if not wanted:
         raise ValueError("sizes must hold at least one size")
 
-    found, closest, revealed, gaps = _fprev.explain(
+    checks = list(_fprev.VERIFY_SIZES if verify is None else [_count("size", n) for n in verify])
+    found, closest, revealed, gaps, verified = _fprev.explain(
         fn,
         wanted,
+        checks,
         _format_name(dtype),
         _label(fn),
         **_described(rows, may_fuse, accumulator),
         confirm=_count("confirm", confirm, least=0),
     )
-    return Explanation(found, closest, revealed, gaps)
+    return Explanation(found, closest, revealed, gaps, verified)
 
 
 def check(

@@ -154,13 +154,15 @@ def replay(tree: Tree, x: Any, dtype: str, accumulator: Optional[str] = None) ->
 def binary_tree_sum(x: Any, threads: Optional[int] = None) -> float: ...
 def prerounded_sum(x: Any, threads: Optional[int] = None) -> float: ...
 EXPLAIN_SIZES: list[int]
+VERIFY_SIZES: list[int]
 def explain(
     call: Any,
     sizes: list[int],
+    verify: list[int],
     dtype: str,
     label: str,
     rows: Optional[int] = None,
     may_fuse: Optional[bool] = None,
     accumulator: Optional[str] = None,
     confirm: int = 48,
-) -> tuple[Optional[tuple[str, str]], Optional[tuple[str, int]], list[int], list[tuple[int, int]]]: ...
+) -> tuple[Optional[tuple[str, str]], Optional[tuple[str, int]], list[int], list[tuple[int, int]], list[int]]: ...

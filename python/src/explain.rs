@@ -5,7 +5,7 @@ use fprev::SummationTree;
 use fprev::probe::ProbeOptions;
 use fprev::reveal::Options;
 use fprev::reveal::Silent;
-use fprev::workflow::{self, Confirm, Explained};
+use fprev::workflow::{self, Confirm, ExplainSizes, Explained};
 use pyo3::prelude::*;
 
 use crate::black_box::{described, format, opener};
@@ -14,23 +14,26 @@ use crate::reveal::varies_error;
 
 /// What `explain` found: the formula and its sentence (or `None`), the
 /// closest formula and the first size it fails (or `None`), the sizes
-/// revealed, and the ranges where a switch was not narrowed down.
+/// revealed, the ranges where a switch was not narrowed down, and the
+/// sizes past those revealed where the formula was checked.
 type Found = (
     Option<(String, String)>,
     Option<(String, usize)>,
     Vec<usize>,
     Vec<(usize, usize)>,
+    Vec<usize>,
 );
 
 /// Reveals `call` at `sizes`, and between two regimes until the switch is
 /// exact, and infers the one formula behind every tree (`fprev explain`).
 #[pyfunction]
-#[pyo3(signature = (call, sizes, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS))]
+#[pyo3(signature = (call, sizes, verify, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn explain(
     py: Python<'_>,
     call: &Bound<'_, PyAny>,
     sizes: Vec<usize>,
+    verify: Vec<usize>,
     dtype: &str,
     label: &str,
     rows: Option<usize>,
@@ -43,6 +46,10 @@ pub(crate) fn explain(
     let confirm = Confirm {
         trials: confirm,
         ..Confirm::default()
+    };
+    let sizes = ExplainSizes {
+        reveal: sizes,
+        verify,
     };
     let explained = workflow::explain(
         &sizes,
@@ -57,11 +64,16 @@ pub(crate) fn explain(
         &mut Silent,
     );
     match explained.map_err(to_py)? {
-        Explained::Found { inference, trees } => Ok((
+        Explained::Found {
+            inference,
+            trees,
+            verified,
+        } => Ok((
             inference.formula.map(|f| (f.to_string(), f.sentence())),
             inference.closest.map(|(f, at)| (f.to_string(), at)),
             trees.iter().map(SummationTree::n).collect(),
             inference.gaps,
+            verified,
         )),
         Explained::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),
         Explained::Varies(v) => Err(varies_error(py, v, label, format)),

@@ -61,6 +61,10 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .parse()
         .map_err(PyValueError::new_err)?;
     m.add("EXPLAIN_SIZES", sizes.0)?;
+    let verify: fprev::sizes::Sizes = fprev::workflow::VERIFY_SIZES
+        .parse()
+        .map_err(PyValueError::new_err)?;
+    m.add("VERIFY_SIZES", verify.0)?;
     m.add("same_bits", wrap_pyfunction!(check::same_bits_, m)?)?;
     m.add(
         "binary_tree_sum",

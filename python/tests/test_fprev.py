@@ -284,15 +284,17 @@ def parity(x):
 
 
 def test_explain_names_the_formula_of_an_order_written_out():
-    e = fprev.explain(four_lanes, [1, 2, 3, 5, 8, 13, 21, 40])
+    e = fprev.explain(four_lanes, [1, 2, 3, 5, 8, 13, 21, 40], verify=[100])
     assert e, str(e)
     assert e.formula == "strided:4"
     assert "4 interleaved lanes" in e.sentence
-    assert e.sizes == [1, 2, 3, 5, 8, 13, 21, 40]
+    assert e.sizes == [1, 2, 3, 5, 8, 13, 21, 40, 100]
+    assert e.verified == [100]
+    assert "checked to n = 100" in str(e)
 
 
 def test_explain_finds_a_switch_and_its_formula_holds_at_sizes_it_never_saw():
-    e = fprev.explain(switches_at_10, [2, 4, 6, 8, 9, 10, 11, 12, 16, 24, 32])
+    e = fprev.explain(switches_at_10, [2, 4, 6, 8, 9, 10, 11, 12, 16, 24, 32], verify=())
     assert e, str(e)
     assert e.gaps == []
     # The formula gives the order at sizes it never saw, on both sides.
@@ -306,6 +308,20 @@ def test_a_formula_gives_its_tree_at_any_size():
     assert Tree.from_formula("native:sequential", 3).text() == "((0+1)+2)"
     with pytest.raises(ValueError):
         Tree.from_formula("lanes(4)", 8)
+
+
+def switches_at_3000(x):
+    """Left to right below 3,000 summands, NumPy's pairwise sum from there."""
+    return np.add.reduce(x) if len(x) >= 3000 else sequential(x)
+
+
+def test_explain_checks_its_formula_past_the_sizes_it_reveals():
+    e = fprev.explain(switches_at_3000, [3, 5, 8, 16, 33, 100, 1000], verify=[4096])
+    assert not e, str(e)
+    assert e.closest == "sequential" and e.fails_at == 4096
+    e = fprev.explain(switches_at_3000, [3, 5, 8, 16, 33, 100, 1000], verify=())
+    assert e.formula == "sequential" and e.verified == []
+    assert "checked to n = 1000" in str(e)
 
 
 def test_explain_says_when_no_formula_fits():

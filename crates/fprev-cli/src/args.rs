@@ -13,7 +13,7 @@ use fprev::format::Format;
 use fprev::probe::ProbeOptions;
 use fprev::reveal::{Algorithm, Options, Pivot};
 use fprev::sizes::Sizes;
-use fprev::workflow::{self, PROVE_UP_TO};
+use fprev::workflow::{self, PROVE_UP_TO, VERIFY_SIZES};
 
 /// The spec `fprev reveal` reveals when given none.
 const DEFAULT_SPEC: &str = "native:strided:8";
@@ -44,7 +44,9 @@ tree no model replays is still printed, marked as not confirmed, and the first
 input that differs is saved to a file.
 
 fprev explain names the one formula behind the trees of many sizes
-(native:FORMULA, which is also a black box); reveal --infer predicts the tree
+(native:FORMULA, which is also a black box), checks it at larger sizes and
+says the largest it checked: a formula speaks for the sizes checked, and
+kernels switch past them; reveal --infer predicts the tree
 at a size too large to reveal from it, proves it with one masked query per
 node where that is cheap (up to --prove-up-to), and confirms it by replay.
 
@@ -68,7 +70,7 @@ Examples:
   fprev diff a.json b.json                       equal modulo child order?
   fprev sweep reduce:binary-tree -n 1..100 --threads 1,2,4
                                                  where does the order change with n, threads?
-  fprev explain numpy:sum                        the order as one formula, for every n
+  fprev explain numpy:sum                        the order as one formula, checked to n = 65,536
   fprev reveal 'native:body(8, interleave(8, sequential, pairwise), then)' -n 100
                                                  the tree a formula gives
   fprev survey -o here                           every library on this machine, explained
@@ -119,7 +121,7 @@ pub(crate) enum Command {
     /// Reveal across sizes (and thread counts) and report where the order changes.
     Sweep(SweepArgs),
     /// Reveal at several sizes and name the one formula that gives every
-    /// revealed tree (exit 1 when none does).
+    /// revealed tree, checked at larger sizes (exit 1 when none does).
     Explain(ExplainArgs),
     /// Survey this machine: every black box, op and dtype explained over a
     /// spread of sizes, with its arithmetic and thread counts (survey.json
@@ -596,6 +598,16 @@ pub(crate) struct ExplainArgs {
     #[arg(short = 'n', long = "n", value_name = "SIZES", default_value = EXPLAIN_SIZES,
           hide_default_value = true)]
     pub(crate) sizes: Sizes,
+    /// Sizes past those revealed at which the formula's tree is proven with
+    /// masked checks (about n/24 calls each; revealed where no proof can be
+    /// made) before the formula is claimed; one that fails is inferred
+    /// again with that tree. The output names the largest size checked.
+    #[arg(long, value_name = "SIZES", default_value = VERIFY_SIZES,
+          conflicts_with = "no_verify")]
+    pub(crate) verify: Sizes,
+    /// Claim the formula for the sizes revealed only.
+    #[arg(long)]
+    pub(crate) no_verify: bool,
     /// GEMV/GEMM shape M,N,K: M rows of A and N columns of B at every size,
     /// K taking each size in turn [default: N,N,N at each size N].
     #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]

@@ -334,3 +334,80 @@ fn a_fused_chain_with_a_short_last_step_is_modelled() {
         );
     }
 }
+
+/// `explain` claims a formula for the sizes it checked, and says which:
+/// a sum that switches from sequential to pairwise at 3,000 summands looks
+/// sequential at every default size (to 2,048); checked at 4,096 it is
+/// not, so no formula is claimed; without the check, "sequential" is
+/// claimed for n <= 2,048 only. One that never switches is checked to
+/// 65,536 and says so.
+#[test]
+fn explain_claims_only_the_sizes_it_checked() {
+    let dir = TempDir::new().unwrap();
+    let switch = "native:below(3000, sequential, pairwise)";
+    let out = run_in(dir.path(), &["explain", switch]);
+    let said = assert_code(&out, 1);
+    assert!(
+        said.contains("the closest, native:sequential, gives every revealed tree below n = 4096"),
+        "{said}"
+    );
+    assert!(
+        stderr(&out).contains("fails at n = 4096"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_in(dir.path(), &["explain", switch, "--no-verify"]);
+    let said = assert_code(&out, 0);
+    assert!(said.starts_with("native:sequential\n"), "{said}");
+    assert!(said.contains("it speaks for n <= 2048"), "{said}");
+    let out = run_in(dir.path(), &["explain", "native:pairwise"]);
+    let said = assert_code(&out, 0);
+    assert!(said.starts_with("native:pairwise\n"), "{said}");
+    assert!(
+        said.contains("at n = 4096,16384,65536 (proven with masked checks"),
+        "{said}"
+    );
+    assert!(said.contains("to n = 65536"), "{said}");
+}
+
+/// JAX's sum switches kernels at 4,096 summands, past every default size
+/// `explain` reveals: checked there, its formula is the one that holds
+/// past the switch, against trees revealed at sizes it never saw.
+#[cfg(feature = "python")]
+#[test]
+fn explain_finds_jax_s_sum_past_its_kernel_switch() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(dir.path(), &["explain", "jax:sum"]);
+    if stderr(&out).contains("No module named 'jax'") {
+        eprintln!("skipped: JAX is not installed");
+        return;
+    }
+    let said = assert_code(&out, 0);
+    assert!(said.contains("to n = 65536"), "{said}");
+    let formula: fprev::formula::Formula = said
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("native:"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    for n in [5000, 70001] {
+        let file = format!("jax{n}.json");
+        let out = run_in(
+            dir.path(),
+            &[
+                "reveal",
+                "jax:sum",
+                "-n",
+                &n.to_string(),
+                "-o",
+                &file,
+                "--confirm",
+                "0",
+            ],
+        );
+        assert_code(&out, 0);
+        let doc = fprev::document::TreeDocument::read(&dir.path().join(&file)).unwrap();
+        assert!(formula.tree(n) == doc.tree, "{formula} at n = {n}");
+    }
+}

@@ -4,7 +4,7 @@
 use fprev::error::Result;
 use fprev::probe::ProbeOptions;
 use fprev::sizes::runs;
-use fprev::workflow::{self, Confirm, Explained};
+use fprev::workflow::{self, Confirm, ExplainSizes, Explained};
 
 use super::{open_guarded, order_independent, varies};
 use crate::args::ExplainArgs;
@@ -25,8 +25,16 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
         trials: a.confirm,
         ..Confirm::default()
     };
+    let sizes = ExplainSizes {
+        reveal: a.sizes.0.clone(),
+        verify: if a.no_verify {
+            Vec::new()
+        } else {
+            a.verify.0.clone()
+        },
+    };
     let explained = workflow::explain(
-        &a.sizes.0,
+        &sizes,
         &opts,
         &a.engine.options(),
         &confirm,
@@ -34,8 +42,12 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
         &mut |o| open_guarded(&a.spec, o),
         &mut Watch::default(),
     )?;
-    let (found, trees) = match explained {
-        Explained::Found { inference, trees } => (inference, trees),
+    let (found, trees, verified) = match explained {
+        Explained::Found {
+            inference,
+            trees,
+            verified,
+        } => (inference, trees, verified),
         Explained::OrderIndependent(why) => return order_independent(&a.spec, &why),
         Explained::Varies(v) => return varies(&a.spec, &v),
     };
@@ -51,6 +63,19 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
                 a.spec,
                 trees.len(),
             ))?;
+            let largest = revealed.last().copied().unwrap_or(0);
+            match verified.as_slice() {
+                [] => write::println(format_args!(
+                    "# checked at the sizes revealed only: it speaks for n <= {largest} (--verify \
+                     checks larger sizes)"
+                ))?,
+                [.., last] => write::println(format_args!(
+                    "# checked past them: its tree is the black box's at n = {} (proven with \
+                     masked checks, or revealed, and confirmed by replay); it speaks for the \
+                     sizes checked, to n = {last}",
+                    runs(&verified)
+                ))?,
+            }
             for (lo, hi) in &found.gaps {
                 write::println(format_args!(
                     "# the switch at n = {hi} may lie anywhere in {lo}..{hi}: sizes there \

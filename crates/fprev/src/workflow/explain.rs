@@ -2,8 +2,13 @@
 //! formula of the order language behind every tree, revealing more sizes
 //! where the order switches until the switch is exact.
 
+use std::sync::Arc;
+
+use crate::document::TreeDocument;
 use crate::error::{Error, Result};
-use crate::formula::infer::{self, Inference};
+use crate::formula::Formula;
+use crate::formula::infer::{self, Inference, infer};
+use crate::formula::known::KNOWN;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Silent};
 use crate::sizes::runs;
@@ -13,6 +18,26 @@ use crate::variation::Variation;
 use super::reveal::{Outcome, Request, reveal};
 use super::{Confirm, Note, Observer, Opener, Seek, opens_no_other};
 
+/// Sizes past those revealed at which `fprev explain` checks its formula
+/// by default before claiming it: past the blocks of 4,096 where XLA's and
+/// OpenBLAS's kernels switch. Each check is a masked proof of the
+/// formula's tree (about `n / 24` calls), or a reveal where no proof can
+/// be made.
+pub const VERIFY_SIZES: &str = "4096,16384,65536";
+
+/// The sizes an explanation reveals, and those past them at which its
+/// formula is checked before it is claimed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExplainSizes {
+    /// Revealed (and between two regimes, more until each switch is
+    /// exact).
+    pub reveal: Vec<usize>,
+    /// Past the largest revealed: the formula's tree is proven there (or
+    /// the size revealed), and a formula that fails one is inferred again
+    /// with that tree.
+    pub verify: Vec<usize>,
+}
+
 /// What an explanation found.
 #[derive(Debug)]
 pub enum Explained {
@@ -21,8 +46,11 @@ pub enum Explained {
     Found {
         /// What was inferred.
         inference: Inference,
-        /// The trees it rests on.
+        /// The trees it rests on, the verified sizes' too.
         trees: Vec<SummationTree>,
+        /// The sizes past those revealed at which the formula's tree was
+        /// checked to be the black box's, ascending.
+        verified: Vec<usize>,
     },
     /// Every size past two summands revealed is order-independent: no
     /// formula describes the black box. Says at which sizes.
@@ -33,12 +61,13 @@ pub enum Explained {
     Varies(Variation),
 }
 
-/// Reveals the black box at `sizes` (each opened by `open` with `probe` at
-/// that size, confirmed on `confirm.trials` random inputs, its arithmetic
-/// sought only where plain additions do not replay it or it multiplies)
-/// and infers its formula, revealing sizes between two where the order
-/// switches until the switch is exact. Sizes that could not be
-/// revealed are left out, and said.
+/// Reveals the black box at `sizes.reveal` (each opened by `open` with
+/// `probe` at that size, confirmed on `confirm.trials` random inputs, its
+/// arithmetic sought only where plain additions do not replay it or it
+/// multiplies) and infers its formula, revealing sizes between two where
+/// the order switches until the switch is exact; then checks the formula
+/// at each of `sizes.verify` past them. Sizes that could not be revealed
+/// are left out, and said.
 ///
 /// Fails with [`Error::Input`] where the sizes hold nothing past two
 /// summands (such trees are forced: they show no order), and with
@@ -51,15 +80,17 @@ pub enum Explained {
 /// use fprev::Order;
 ///
 /// let mut open = |o: &ProbeOptions| fprev::open("native:strided:4", o);
-/// let explained = workflow::explain(&[3, 4, 8, 16, 33], &ProbeOptions::default(),
+/// let sizes = workflow::ExplainSizes { reveal: vec![3, 4, 8, 16, 33], verify: vec![100] };
+/// let explained = workflow::explain(&sizes, &ProbeOptions::default(),
 ///                                   &Default::default(), &Confirm::default(), "lanes",
 ///                                   &mut open, &mut Silent).unwrap();
-/// let Explained::Found { inference, .. } = explained else { panic!("it has an order") };
-/// // The formula gives the order at a size never revealed.
+/// let Explained::Found { inference, verified, .. } = explained else { panic!("it has an order") };
+/// // The formula gives the order at a size never revealed, checked there.
 /// assert_eq!(inference.formula.unwrap().tree(100), Order::Strided(4).tree(100));
+/// assert_eq!(verified, [100]);
 /// ```
 pub fn explain(
-    sizes: &[usize],
+    sizes: &ExplainSizes,
     probe: &ProbeOptions,
     engine: &Options,
     confirm: &Confirm,
@@ -114,7 +145,7 @@ pub fn explain(
         observer.sizes_done();
         Ok(trees)
     };
-    let (inference, trees) = infer::explain(sizes, &mut reveal_at)?;
+    let (mut inference, mut trees) = infer::explain(&sizes.reveal, &mut reveal_at)?;
     // A black box that adds in another order from call to call at some
     // size has no formula, whatever the sizes where it held still say.
     if let Some(v) = varying {
@@ -147,8 +178,97 @@ pub fn explain(
             )))
         };
     }
+    let largest = trees.last().map_or(0, SummationTree::n);
+    let mut verified = Vec::new();
+    let past: Vec<usize> = sizes
+        .verify
+        .iter()
+        .copied()
+        .filter(|&v| v > largest)
+        .collect();
+    for (done, &v) in past.iter().enumerate() {
+        let Some(formula) = inference.formula.clone() else {
+            break;
+        };
+        observer.revealing(v, done, past.len());
+        let predicted = formula.tree(v);
+        let request = Request {
+            nearby: vec![Arc::new(TreeDocument::new(predicted.clone()))],
+            ..request.clone()
+        };
+        let mut black_box: Box<dyn Probe> = open(&probe.at(v))?;
+        let found = reveal(
+            &mut black_box,
+            label,
+            &request,
+            &mut opens_no_other,
+            &mut Silent,
+        );
+        let tree = match found {
+            Ok(Outcome::Revealed(r)) if r.confirmed() => r.document.tree,
+            Ok(Outcome::Revealed(_)) => {
+                skipped.push((v, "its tree was not confirmed by replay".into()));
+                break;
+            }
+            Ok(Outcome::Varies(v)) => return Ok(Explained::Varies(v)),
+            Ok(Outcome::OrderIndependent(_)) => {
+                skipped.push((v, "order-independent".into()));
+                break;
+            }
+            Err(e) if matches!(e.plain(), Error::BlackBox(_)) => {
+                skipped.push((v, e.to_string()));
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        let held = tree == predicted;
+        trees.push(tree);
+        if !held {
+            inference = refit(&trees, formula, v);
+            observer.note(Note::Refitted {
+                failed_at: v,
+                formula: inference.formula.as_ref().map(Formula::to_string),
+            });
+        }
+        verified.push(v);
+    }
+    if inference.formula.is_none() {
+        verified.clear();
+    }
+    observer.sizes_done();
     if !skipped.is_empty() {
         observer.note(Note::NotRevealed(skipped));
     }
-    Ok(Explained::Found { inference, trees })
+    Ok(Explained::Found {
+        inference,
+        trees,
+        verified,
+    })
+}
+
+/// The formula that gives every one of `trees` once `failed`'s tree at
+/// `at` (the last) showed it wrong: a known formula that gives them all
+/// (found for a library from larger reveals), else one inferred afresh;
+/// where neither does, `failed` is the closest, failing at `at`.
+fn refit(trees: &[SummationTree], failed: Formula, at: usize) -> Inference {
+    let known = KNOWN.iter().find_map(|k| {
+        let f: Formula = k.formula.parse().ok()?;
+        trees.iter().all(|t| f.tree(t.n()) == *t).then_some(f)
+    });
+    if let Some(f) = known {
+        return Inference {
+            formula: Some(f),
+            closest: None,
+            gaps: Vec::new(),
+        };
+    }
+    let again = infer(trees);
+    match again.formula {
+        Some(_) => again,
+        None => Inference {
+            formula: None,
+            closest: Some((failed, at)),
+            gaps: Vec::new(),
+        },
+    }
 }

@@ -55,6 +55,15 @@ pub enum Note {
         /// The sizes revealed.
         from: Vec<usize>,
     },
+    /// The formula an explanation inferred fails at a size past those
+    /// revealed, checked before it is claimed: inferred again with that
+    /// tree (`None`: none gives every tree).
+    Refitted {
+        /// The size where it failed.
+        failed_at: usize,
+        /// The formula that gives every tree now.
+        formula: Option<String>,
+    },
     /// The tree at `n` is predicted by a formula.
     Predicted {
         /// The size predicted.
@@ -170,6 +179,22 @@ impl fmt::Display for Note {
                  known for {found_for}, regenerates each of them too: the known one, found \
                  from larger reveals, predicts",
                 runs(from)
+            ),
+            Note::Refitted {
+                failed_at,
+                formula: Some(formula),
+            } => write!(
+                f,
+                "the formula inferred fails at n = {failed_at}, checked past the sizes \
+                 revealed: with that tree, native:{formula} gives every tree"
+            ),
+            Note::Refitted {
+                failed_at,
+                formula: None,
+            } => write!(
+                f,
+                "the formula inferred fails at n = {failed_at}, checked past the sizes \
+                 revealed, and no formula gives every tree with that one"
             ),
             Note::Predicted { n, formula, from } => write!(
                 f,

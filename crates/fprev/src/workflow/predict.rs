@@ -13,7 +13,7 @@ use crate::sizes::{Sizes, runs};
 use crate::tree::SummationTree;
 use crate::variation::Variation;
 
-use super::explain::{Explained, explain};
+use super::explain::{ExplainSizes, Explained, explain};
 use super::{Note, Observer, Opener, Request};
 
 /// Sizes a prediction reveals beyond [`EXPLAIN_SIZES`] (those up to half
@@ -89,8 +89,14 @@ pub(super) fn predict(
              reveal it"
         )));
     }
+    // The prediction at `n` is itself proven, or confirmed by replay:
+    // nothing between is checked.
+    let sizes = ExplainSizes {
+        reveal: below,
+        verify: Vec::new(),
+    };
     let (found, trees) = match explain(
-        &below,
+        &sizes,
         &request.probe,
         &request.engine,
         &request.confirm,
@@ -98,7 +104,9 @@ pub(super) fn predict(
         open,
         observer,
     )? {
-        Explained::Found { inference, trees } => (inference, trees),
+        Explained::Found {
+            inference, trees, ..
+        } => (inference, trees),
         Explained::OrderIndependent(why) => return Ok(Prediction::OrderIndependent(why)),
         Explained::Varies(v) => return Ok(Prediction::Varies(v)),
     };
