@@ -50,6 +50,7 @@ pub(crate) fn explain(
     let sizes = ExplainSizes {
         reveal: sizes,
         verify,
+        known: None,
     };
     let explained = workflow::explain(
         &sizes,

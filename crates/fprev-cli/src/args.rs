@@ -138,6 +138,9 @@ pub(crate) enum Command {
     Invariance(InvarianceArgs),
     /// List the probe specs this build knows, and whether each is usable here.
     Probes,
+    /// The cache of formulas explain and reveal --infer keep: list it,
+    /// clear it, or say where it is.
+    Cache(CacheArgs),
 }
 
 #[derive(Args, Debug)]
@@ -262,6 +265,10 @@ pub(crate) struct RevealArgs {
     /// never; a wrong prediction is revealed in full instead).
     #[arg(long, value_name = "N", default_value_t = PROVE_UP_TO, requires = "infer")]
     pub(crate) prove_up_to: usize,
+    /// With --infer, neither read nor write the cache of formulas (see
+    /// `fprev cache`): infer the formula from reveals at smaller sizes.
+    #[arg(long, requires = "infer")]
+    pub(crate) no_cache: bool,
     /// Before revealing, look for answers that change from call to call:
     /// sum each of 8 random inputs R times and compare the bits (exit 6 and
     /// the spread, in ulps and against the sum's condition number, when
@@ -441,6 +448,26 @@ pub(crate) struct InvarianceArgs {
     pub(crate) guard: GuardArgs,
 }
 
+#[derive(Args, Debug)]
+pub(crate) struct CacheArgs {
+    /// list: every formula kept, with its black box and the sizes it was
+    /// found from; clear: forget them all; dir: where the cache lives
+    /// ($FPREV_CACHE_DIR, $XDG_CACHE_HOME/fprev or ~/.cache/fprev).
+    #[arg(value_enum, default_value_t = CacheAction::List)]
+    pub(crate) action: CacheAction,
+}
+
+/// What `fprev cache` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CacheAction {
+    /// Every formula kept.
+    List,
+    /// Forget them all.
+    Clear,
+    /// Where the cache lives.
+    Dir,
+}
+
 /// What `fprev invariance` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum StudyFormat {
@@ -608,6 +635,12 @@ pub(crate) struct ExplainArgs {
     /// Claim the formula for the sizes revealed only.
     #[arg(long)]
     pub(crate) no_verify: bool,
+    /// Neither read nor write the cache of formulas (see `fprev cache`):
+    /// reveal every size. With the cache, a formula found before for the
+    /// same black box, machine and settings is proven again at the
+    /// --verify sizes and 1,000 and 2,048, and kept only if it holds.
+    #[arg(long)]
+    pub(crate) no_cache: bool,
     /// GEMV/GEMM shape M,N,K: M rows of A and N columns of B at every size,
     /// K taking each size in turn [default: N,N,N at each size N].
     #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]

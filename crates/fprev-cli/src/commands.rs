@@ -2,6 +2,7 @@
 //! under `commands/` (`render` and `probes` are a few lines, kept here), and
 //! the helpers the commands that call a black box share.
 
+mod cache;
 mod check;
 mod compare;
 mod diff;
@@ -45,6 +46,7 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Survey(a) => survey::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Invariance(a) => invariance::run(a),
+        Command::Cache(a) => cache::run(a),
         Command::Probes => {
             for family in fprev::spec::FAMILIES {
                 let status = match family.available() {

@@ -411,3 +411,76 @@ fn explain_finds_jax_s_sum_past_its_kernel_switch() {
         assert!(formula.tree(n) == doc.tree, "{formula} at n = {n}");
     }
 }
+
+/// The cache of formulas: a formula found by `explain` is kept, the next
+/// `explain` proves it again instead of revealing sixty sizes, and
+/// `reveal --infer` predicts with it; a kept formula the black box refutes
+/// (here: written by hand into the entry) is forgotten and found afresh.
+/// `--no-cache` neither reads nor writes; `fprev cache` lists and clears.
+#[test]
+fn the_cache_of_formulas_is_proven_before_it_is_used() {
+    let dir = TempDir::new().unwrap();
+    let cache = dir.path().join("cache");
+    let run = |args: &[&str]| {
+        common::fprev()
+            .current_dir(dir.path())
+            .env("FPREV_CACHE_DIR", &cache)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let spec = "native:blocked:8";
+    let said = assert_code(&run(&["explain", spec]), 0);
+    assert!(
+        said.contains("# regenerates the revealed tree of"),
+        "{said}"
+    );
+    let listed = assert_code(&run(&["cache", "list"]), 0);
+    assert!(
+        listed.contains("native:blocked:8 f32: native:blocked:8"),
+        "{listed}"
+    );
+    let said = assert_code(&run(&["explain", spec]), 0);
+    assert!(said.starts_with("native:blocked:8\n"), "{said}");
+    assert!(said.contains("# from the cache:"), "{said}");
+    assert!(
+        said.contains("proven again now at n = 1000,2048,4096,16384,65536"),
+        "{said}"
+    );
+    let out = run(&["reveal", spec, "-n", "20000", "--infer", "-o", "t.json"]);
+    assert_code(&out, 0);
+    assert!(
+        stderr(&out).contains("the formula is the cache's"),
+        "{}",
+        stderr(&out)
+    );
+    let doc = fprev::document::TreeDocument::read(&dir.path().join("t.json")).unwrap();
+    assert!(doc.tree == fprev::Order::Blocked(8).tree(20000));
+    // A wrong formula in the entry: refuted, forgotten, found afresh.
+    for entry in std::fs::read_dir(&cache).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("\"blocked:8\"", "\"blocked:4\"")).unwrap();
+    }
+    let out = run(&["explain", spec]);
+    let said = assert_code(&out, 0);
+    assert!(
+        stderr(&out).contains("fails now: explaining afresh"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(said.starts_with("native:blocked:8\n"), "{said}");
+    assert!(
+        said.contains("# regenerates the revealed tree of"),
+        "{said}"
+    );
+    let said = assert_code(&run(&["explain", spec, "--no-cache"]), 0);
+    assert!(
+        said.contains("# regenerates the revealed tree of"),
+        "{said}"
+    );
+    let said = assert_code(&run(&["cache", "clear"]), 0);
+    assert!(said.starts_with("cleared 1 entries"), "{said}");
+    let said = assert_code(&run(&["cache", "dir"]), 0);
+    assert_eq!(said.trim(), cache.display().to_string());
+}

@@ -51,6 +51,7 @@
 //! - [`survey`]: every black box of a machine surveyed, two surveys compared (the porting report).
 
 pub mod arith;
+pub mod cache;
 pub mod check;
 pub mod document;
 pub mod equivalence;

@@ -2,11 +2,12 @@
 //! the order language that gives every revealed tree.
 
 use fprev::error::Result;
+use fprev::formula::infer::EXPLAIN_SIZES;
 use fprev::probe::ProbeOptions;
-use fprev::sizes::runs;
+use fprev::sizes::{Sizes, runs};
 use fprev::workflow::{self, Confirm, ExplainSizes, Explained};
 
-use super::{open_guarded, order_independent, varies};
+use super::{cache, open_guarded, order_independent, varies};
 use crate::args::ExplainArgs;
 use crate::watch::Watch;
 use crate::write;
@@ -25,23 +26,72 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
         trials: a.confirm,
         ..Confirm::default()
     };
+    let verify = if a.no_verify {
+        Vec::new()
+    } else {
+        a.verify.0.clone()
+    };
+    let explain = |sizes: &ExplainSizes| {
+        workflow::explain(
+            sizes,
+            &opts,
+            &a.engine.options(),
+            &confirm,
+            a.spec.as_str(),
+            &mut |o| open_guarded(&a.spec, o),
+            &mut Watch::default(),
+        )
+    };
+    // The cache serves the default sizes: sizes given are revealed.
+    let default_sizes = a.sizes.0
+        == EXPLAIN_SIZES
+            .parse::<Sizes>()
+            .map(|s| s.0)
+            .unwrap_or_default();
+    let cached = match default_sizes && !a.no_cache {
+        true => {
+            let first = open_guarded(&a.spec, &opts.at(*a.sizes.0.last().unwrap_or(&1)))?;
+            cache::lookup(a.spec.as_str(), &opts, first.about(), false)
+        }
+        false => None,
+    };
+    if let Some((formula, from, _)) = cache::known(cached.as_ref()) {
+        let mut again: Vec<usize> = vec![1000, 2048];
+        again.extend(verify.iter().copied().filter(|&v| v > 2048));
+        let sizes = ExplainSizes {
+            reveal: Vec::new(),
+            verify: again,
+            known: Some(formula.clone()),
+        };
+        if let Explained::Found {
+            inference,
+            verified,
+            ..
+        } = explain(&sizes)?
+            && inference.formula.as_ref() == Some(&formula)
+        {
+            write::println(format_args!("native:{formula}"))?;
+            write::println(format_args!("{}.", capitalised(&formula.sentence())))?;
+            write::println(format_args!(
+                "# from the cache: found before from n = {}; proven again now at n = {}; it \
+                 speaks for the sizes checked, to n = {} (--no-cache reveals every size)",
+                runs(&from),
+                runs(&verified),
+                verified.last().copied().unwrap_or(0)
+            ))?;
+            return Ok(0);
+        }
+        eprintln!(
+            "fprev: note: the cache's formula, native:{formula}, fails now: explaining afresh"
+        );
+        cache::forget(cached.as_ref());
+    }
     let sizes = ExplainSizes {
         reveal: a.sizes.0.clone(),
-        verify: if a.no_verify {
-            Vec::new()
-        } else {
-            a.verify.0.clone()
-        },
+        verify,
+        known: None,
     };
-    let explained = workflow::explain(
-        &sizes,
-        &opts,
-        &a.engine.options(),
-        &confirm,
-        a.spec.as_str(),
-        &mut |o| open_guarded(&a.spec, o),
-        &mut Watch::default(),
-    )?;
+    let explained = explain(&sizes)?;
     let (found, trees, verified) = match explained {
         Explained::Found {
             inference,
@@ -56,6 +106,12 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     let sizes = runs(&revealed);
     match (found.formula.clone(), found.closest.clone()) {
         (Some(formula), _) => {
+            let found_from: Vec<usize> = revealed
+                .iter()
+                .copied()
+                .filter(|n| !verified.contains(n))
+                .collect();
+            cache::keep(cached.as_ref(), &formula, &found_from, &verified);
             write::println(format_args!("native:{formula}"))?;
             write::println(format_args!("{}.", capitalised(&formula.sentence())))?;
             write::println(format_args!(

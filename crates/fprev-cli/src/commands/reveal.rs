@@ -7,8 +7,10 @@ use std::path::Path;
 use fprev::Spec;
 use fprev::document::TreeDocument;
 use fprev::error::{Error, Result};
+use fprev::sizes::runs;
 use fprev::workflow::{self, Infer, Outcome, Request, Revealed};
 
+use super::cache;
 use super::check::save_mismatch;
 use super::{open_guarded, order_independent, varies, varies_line};
 use crate::args::{FormatArgs, OutputFormat, RevealArgs};
@@ -29,13 +31,26 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     if let Some(about) = black_box.about() {
         eprintln!("fprev: note: {}: {about}", a.spec);
     }
+    let cached = a
+        .infer
+        .then(|| cache::lookup(a.spec.as_str(), &opts, black_box.about(), a.no_cache))
+        .flatten();
+    let known = cache::known(cached.as_ref());
+    if let Some((f, from, _)) = &known {
+        eprintln!(
+            "fprev: note: the formula is the cache's, native:{f}, found before from n = {} \
+             (--no-cache infers it afresh)",
+            runs(from)
+        );
+    }
     let request = Request {
         probe: opts,
         engine: a.engine.options(),
         confirm: a.confirm.options(),
-        infer: a.infer.then_some(Infer {
+        infer: a.infer.then(|| Infer {
             sizes: None,
             prove_up_to: a.prove_up_to,
+            known: known.as_ref().map(|(f, from, _)| (f.clone(), from.clone())),
         }),
         runs: a.runs,
         skeleton: !a.no_skeleton,
@@ -79,6 +94,17 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     };
     // 5: the order is revealed, its replay differs from the black box.
     let code = if revealed.confirmed() { 0 } else { 5 };
+    // A formula is kept once it predicted a confirmed tree, and forgotten
+    // once it mispredicted (the tree was revealed in full instead).
+    match (&revealed.document.inferred, &known) {
+        (Some(found), None) if code == 0 => {
+            if let Ok(f) = found.formula.parse() {
+                cache::keep(cached.as_ref(), &f, &found.from, &[]);
+            }
+        }
+        (None, Some(_)) => cache::forget(cached.as_ref()),
+        _ => {}
+    }
     let Revealed {
         mut document,
         mismatch,

@@ -8,9 +8,18 @@ use std::process::{Command, Output};
 
 use tempfile::TempDir;
 
-/// The `fprev` binary of this build, as a command to run or spawn.
+/// The `fprev` binary of this build, as a command to run or spawn, with a
+/// cache of formulas of its own (under the build's temporary directory),
+/// so that no test reads what another kept.
 pub fn fprev() -> Command {
-    Command::new(assert_cmd::cargo::cargo_bin!("fprev"))
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("fprev-cache")
+        .join(format!("{}-{run}", std::process::id()));
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("fprev"));
+    cmd.env("FPREV_CACHE_DIR", cache);
+    cmd
 }
 
 /// Runs `fprev ARGS` in `dir` (where a mismatch file lands) and returns its

@@ -36,6 +36,11 @@ pub struct ExplainSizes {
     /// the size revealed), and a formula that fails one is inferred again
     /// with that tree.
     pub verify: Vec<usize>,
+    /// A formula known beforehand (from the cache): nothing is revealed to
+    /// infer one, it is checked at every `verify` size, and where one
+    /// refutes it no formula is claimed (the closest is it, failing
+    /// there).
+    pub known: Option<Formula>,
 }
 
 /// What an explanation found.
@@ -80,7 +85,7 @@ pub enum Explained {
 /// use fprev::Order;
 ///
 /// let mut open = |o: &ProbeOptions| fprev::open("native:strided:4", o);
-/// let sizes = workflow::ExplainSizes { reveal: vec![3, 4, 8, 16, 33], verify: vec![100] };
+/// let sizes = workflow::ExplainSizes { reveal: vec![3, 4, 8, 16, 33], verify: vec![100], known: None };
 /// let explained = workflow::explain(&sizes, &ProbeOptions::default(),
 ///                                   &Default::default(), &Confirm::default(), "lanes",
 ///                                   &mut open, &mut Silent).unwrap();
@@ -145,14 +150,24 @@ pub fn explain(
         observer.sizes_done();
         Ok(trees)
     };
-    let (mut inference, mut trees) = infer::explain(&sizes.reveal, &mut reveal_at)?;
+    let (mut inference, mut trees) = match &sizes.known {
+        Some(f) => {
+            let known = Inference {
+                formula: Some(f.clone()),
+                closest: None,
+                gaps: Vec::new(),
+            };
+            (known, Vec::new())
+        }
+        None => infer::explain(&sizes.reveal, &mut reveal_at)?,
+    };
     // A black box that adds in another order from call to call at some
     // size has no formula, whatever the sizes where it held still say.
     if let Some(v) = varying {
         return Ok(Explained::Varies(v));
     }
     // One or two summands have one tree each: such sizes explain nothing.
-    if trees.iter().all(SummationTree::is_forced) {
+    if sizes.known.is_none() && trees.iter().all(SummationTree::is_forced) {
         let broke = skipped.len() > independent.len();
         return if !independent.is_empty() && !broke {
             Ok(Explained::OrderIndependent(format!(
@@ -223,6 +238,14 @@ pub fn explain(
         };
         let held = tree == predicted;
         trees.push(tree);
+        if !held && sizes.known.is_some() {
+            inference = Inference {
+                formula: None,
+                closest: Some((formula, v)),
+                gaps: Vec::new(),
+            };
+            break;
+        }
         if !held {
             inference = refit(&trees, formula, v);
             observer.note(Note::Refitted {

@@ -34,6 +34,9 @@ pub struct Infer {
     /// Up to this `n`, the prediction is also proven with masked inputs,
     /// one check per node (0: never).
     pub prove_up_to: usize,
+    /// A formula known beforehand (the cache's) and the sizes it was found
+    /// from: it predicts, and nothing is revealed to infer one.
+    pub known: Option<(Formula, Vec<usize>)>,
 }
 
 impl Default for Infer {
@@ -41,6 +44,7 @@ impl Default for Infer {
         Infer {
             sizes: None,
             prove_up_to: PROVE_UP_TO,
+            known: None,
         }
     }
 }
@@ -82,6 +86,19 @@ pub(super) fn predict(
     open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<Prediction> {
+    if let Some((formula, from)) = &infer.known {
+        observer.note(Note::Predicted {
+            n,
+            formula: formula.to_string(),
+            from: from.clone(),
+        });
+        let inferred = Inferred {
+            formula: formula.to_string(),
+            from: from.clone(),
+            proven: None,
+        };
+        return Ok(Prediction::Tree(formula.tree(n), inferred));
+    }
     let below = infer.sizes_below(n)?;
     if below.len() < 2 {
         return Err(Error::Input(format!(
@@ -94,6 +111,7 @@ pub(super) fn predict(
     let sizes = ExplainSizes {
         reveal: below,
         verify: Vec::new(),
+        known: None,
     };
     let (found, trees) = match explain(
         &sizes,

@@ -1,0 +1,113 @@
+//! `fprev cache`, and the cache as `explain` and `reveal --infer` use it:
+//! the formula kept for a black box is looked up by its key, and kept or
+//! forgotten after the real black box has had its say.
+
+use fprev::cache::{Cache, Entry, Key};
+use fprev::error::{Error, Result};
+use fprev::formula::Formula;
+use fprev::probe::ProbeOptions;
+use fprev::sizes::runs;
+
+use crate::args::{CacheAction, CacheArgs};
+use crate::write;
+
+/// Runs `fprev cache`.
+pub(super) fn run(a: CacheArgs) -> Result<i32> {
+    let cache = Cache::user().ok_or_else(|| {
+        Error::Input("no cache directory: set FPREV_CACHE_DIR, XDG_CACHE_HOME or HOME".into())
+    })?;
+    match a.action {
+        CacheAction::Dir => write::println(format_args!("{}", cache.dir().display()))?,
+        CacheAction::Clear => {
+            let gone = cache.clear()?;
+            write::println(format_args!(
+                "cleared {gone} entries from {}",
+                cache.dir().display()
+            ))?;
+        }
+        CacheAction::List => {
+            let entries = cache.list();
+            if entries.is_empty() {
+                write::println(format_args!(
+                    "no formulas kept in {}",
+                    cache.dir().display()
+                ))?;
+            }
+            for e in entries {
+                let k = &e.key;
+                let shape = k
+                    .shape
+                    .map(|[m, n]| format!(", shape {m},{n},K"))
+                    .unwrap_or_default();
+                let threads = k
+                    .threads
+                    .map(|t| format!(", {t} threads"))
+                    .unwrap_or_default();
+                write::println(format_args!(
+                    "{} {}{shape}{threads}: native:{}\n    found from n = {}{}",
+                    k.spec,
+                    k.dtype,
+                    e.formula,
+                    runs(&e.from),
+                    match e.checked.as_slice() {
+                        [] => String::new(),
+                        checked => format!(", checked at n = {}", runs(checked)),
+                    }
+                ))?;
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// The user's cache and the key of `spec` opened with `opts` (`about`:
+/// what the black box says of itself), unless `skip` (`--no-cache`) or no
+/// cache directory is named.
+pub(super) fn lookup(
+    spec: &str,
+    opts: &ProbeOptions,
+    about: Option<String>,
+    skip: bool,
+) -> Option<(Cache, Key)> {
+    if skip {
+        return None;
+    }
+    Some((Cache::user()?, Key::new(spec, opts, about)))
+}
+
+/// The formula kept under `at`'s key, and the sizes it was found from.
+pub(super) fn known(at: Option<&(Cache, Key)>) -> Option<(Formula, Vec<usize>, Vec<usize>)> {
+    let (cache, key) = at?;
+    let entry = cache.get(key)?;
+    let formula = entry.formula.parse().ok()?;
+    Some((formula, entry.from, entry.checked))
+}
+
+/// Keeps `formula` (found from `from`, checked at `checked`) under `at`'s
+/// key; a cache that cannot be written is said, and the command goes on.
+pub(super) fn keep(
+    at: Option<&(Cache, Key)>,
+    formula: &Formula,
+    from: &[usize],
+    checked: &[usize],
+) {
+    let Some((cache, key)) = at else {
+        return;
+    };
+    let entry = Entry {
+        key: key.clone(),
+        formula: formula.to_string(),
+        from: from.to_vec(),
+        checked: checked.to_vec(),
+    };
+    if let Err(e) = cache.put(&entry) {
+        eprintln!("fprev: warning: {e}");
+    }
+}
+
+/// Forgets the formula kept under `at`'s key: the black box refuted it.
+pub(super) fn forget(at: Option<&(Cache, Key)>) {
+    if let Some((cache, key)) = at {
+        cache.remove(key);
+    }
+}

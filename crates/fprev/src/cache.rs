@@ -1,0 +1,221 @@
+//! The per-user cache of explanations: the formula found for a black box,
+//! kept so that the next `explain` or `reveal --infer` of it starts from
+//! the formula instead of revealing sixty sizes first. A cached formula
+//! is never printed as found: it is a prediction, proven or confirmed
+//! again on the real black box at the sizes asked, and dropped where the
+//! black box refutes it.
+//!
+//! An entry is keyed by everything that may change the order: the spec,
+//! its number format, accumulator, shape and thread count, what the black
+//! box says of itself (a library's build and version), the CPU and its
+//! arithmetic features, the environment variables that steer kernels, and
+//! this fprev's version. It lives in `$FPREV_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/fprev`, else `~/.cache/fprev`, one JSON file a key.
+//!
+//! ```
+//! use fprev::cache::{Cache, Entry, Key};
+//! use fprev::probe::ProbeOptions;
+//!
+//! let dir = std::env::temp_dir().join(format!("fprev-cache-doc-{}", std::process::id()));
+//! let cache = Cache::at(&dir);
+//! let key = Key::new("native:pairwise", &ProbeOptions::default(), None);
+//! assert!(cache.get(&key).is_none());
+//! cache.put(&Entry { key: key.clone(), formula: "pairwise".into(), from: vec![3, 8], checked: vec![] })
+//!     .unwrap();
+//! assert_eq!(cache.get(&key).unwrap().formula, "pairwise");
+//! assert_eq!(cache.clear().unwrap(), 1);
+//! # std::fs::remove_dir_all(&dir).ok();
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::probe::ProbeOptions;
+use crate::survey::machine::Machine;
+
+/// The version of the cache's files this build reads and writes; others
+/// are ignored (and replaced when the same key is stored again).
+pub const VERSION: u64 = 1;
+
+/// What an explanation is kept under.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Key {
+    /// The spec, as given.
+    pub spec: String,
+    /// The input format.
+    pub dtype: String,
+    /// The accumulator format asked for, if one was.
+    pub accumulator: Option<String>,
+    /// `M` and `N` of a GEMV's or GEMM's shape (`K` is the size).
+    pub shape: Option<[usize; 2]>,
+    /// The thread count asked for, if one was.
+    pub threads: Option<usize>,
+    /// What the black box says of itself (a library's build and version).
+    pub about: Option<String>,
+    /// The CPU, its arithmetic features, the steering environment
+    /// variables set, and this fprev's version.
+    pub machine: String,
+}
+
+impl Key {
+    /// The key of `spec` opened with `opts` on this machine, `about`
+    /// being what the black box says of itself.
+    pub fn new(spec: &str, opts: &ProbeOptions, about: Option<String>) -> Self {
+        let here = Machine::here();
+        let environment: Vec<String> = here
+            .environment
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        Key {
+            spec: spec.to_string(),
+            dtype: opts.format.to_string(),
+            accumulator: opts.accumulator.map(|a| a.to_string()),
+            shape: opts.shape.map(|[m, n, _]| [m, n]),
+            threads: opts.threads,
+            about,
+            machine: format!(
+                "{}; {}; {}; fprev {}",
+                here.cpu,
+                here.cpu_features.join(" "),
+                environment.join(" "),
+                here.fprev
+            ),
+        }
+    }
+
+    /// The file name of the key: a stable 64-bit hash (FNV-1a) of its JSON.
+    fn file_name(&self) -> String {
+        let text = serde_json::to_string(self).expect("a key serialises");
+        let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        format!("{hash:016x}.json")
+    }
+}
+
+/// A formula found for a black box.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// What it is kept under.
+    pub key: Key,
+    /// The formula, as `native:` takes it without the prefix.
+    pub formula: String,
+    /// The sizes revealed to find it.
+    pub from: Vec<usize>,
+    /// The sizes past those at which it was checked.
+    pub checked: Vec<usize>,
+}
+
+/// One file of the cache.
+#[derive(Serialize, Deserialize)]
+struct File {
+    fprev_cache: u64,
+    #[serde(flatten)]
+    entry: Entry,
+}
+
+/// The cache in one directory.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    dir: PathBuf,
+}
+
+impl Cache {
+    /// The cache in `dir` (made when an entry is first stored).
+    pub fn at(dir: &Path) -> Self {
+        Cache {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// The user's cache: `$FPREV_CACHE_DIR`, `$XDG_CACHE_HOME/fprev` or
+    /// `~/.cache/fprev`; `None` where no such place is named.
+    pub fn user() -> Option<Self> {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let dir = var("FPREV_CACHE_DIR")
+            .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("fprev")))
+            .or_else(|| var("HOME").map(|d| d.join(".cache").join("fprev")))?;
+        Some(Cache::at(&dir))
+    }
+
+    /// Where the cache lives.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The entry of `key`, where one of this version is stored for exactly
+    /// that key.
+    pub fn get(&self, key: &Key) -> Option<Entry> {
+        let text = std::fs::read_to_string(self.dir.join(key.file_name())).ok()?;
+        let file: File = serde_json::from_str(&text).ok()?;
+        (file.fprev_cache == VERSION && file.entry.key == *key).then_some(file.entry)
+    }
+
+    /// Stores `entry`, replacing its key's, through a temporary file so
+    /// that no reader sees half an entry.
+    pub fn put(&self, entry: &Entry) -> Result<()> {
+        let fail = |e: std::io::Error| {
+            Error::Input(format!(
+                "cannot write the cache in {}: {e} (--no-cache skips it)",
+                self.dir.display()
+            ))
+        };
+        std::fs::create_dir_all(&self.dir).map_err(fail)?;
+        let file = File {
+            fprev_cache: VERSION,
+            entry: entry.clone(),
+        };
+        let text = serde_json::to_string_pretty(&file).expect("an entry serialises");
+        let path = self.dir.join(entry.key.file_name());
+        let temporary = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&temporary, text + "\n").map_err(fail)?;
+        std::fs::rename(&temporary, &path).map_err(fail)
+    }
+
+    /// Forgets `key`'s entry, if any.
+    pub fn remove(&self, key: &Key) {
+        std::fs::remove_file(self.dir.join(key.file_name())).ok();
+    }
+
+    /// Every entry this build reads, by spec.
+    pub fn list(&self) -> Vec<Entry> {
+        let mut out: Vec<Entry> = self
+            .files()
+            .into_iter()
+            .filter_map(|p| {
+                let file: File = serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()?;
+                (file.fprev_cache == VERSION).then_some(file.entry)
+            })
+            .collect();
+        out.sort_by(|a, b| a.key.spec.cmp(&b.key.spec));
+        out
+    }
+
+    /// Removes every entry (of any version); how many files went.
+    pub fn clear(&self) -> Result<usize> {
+        let files = self.files();
+        for f in &files {
+            std::fs::remove_file(f)
+                .map_err(|e| Error::Input(format!("cannot remove {}: {e}", f.display())))?;
+        }
+        Ok(files.len())
+    }
+
+    /// The cache's JSON files.
+    fn files(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect()
+    }
+}
