@@ -27,7 +27,7 @@ import os as _os
 import typing as _typing
 
 from . import _fprev
-from ._fprev import BlackBoxError, Check, OrderIndependentError, Sweep, Tree, UnconfirmedWarning, VariesError
+from ._fprev import BlackBoxError, Check, OrderIndependentError, Study, Sweep, Tree, UnconfirmedWarning, VariesError
 from ._dtypes import format_name as _format_name
 
 if _typing.TYPE_CHECKING:  # annotations only: not names of the package
@@ -45,9 +45,11 @@ __all__ = [
     "check",
     "diff",
     "explain",
+    "invariance",
     "reduce",
     "reveal",
     "sweep",
+    "Study",
     "Sweep",
     "testing",
 ]
@@ -367,6 +369,161 @@ def sweep(
         confirm=_count("confirm", confirm, least=0),
         runs=_runs(runs),
     )
+
+
+def invariance(
+    black_box: Union[str, Callable[[Any], Any]],
+    n: Optional[int] = None,
+    *,
+    shape: Optional[Any] = None,
+    batch: Optional[Any] = None,
+    rows: Optional[Any] = None,
+    columns: Optional[Any] = None,
+    threads: Optional[Any] = None,
+    env: Optional[dict] = None,
+    dtype: Any = "float32",
+    confirm: int = 48,
+) -> Study:
+    """Reveal one output's order under each batch size, output position,
+    thread count and environment, and say what changes it and what to pin,
+    as ``fprev invariance`` does.
+
+    >>> import numpy as np, fprev
+    >>> s = fprev.invariance(lambda X: X.sum(axis=1), 48, batch="1..8")  # doctest: +SKIP
+    >>> s.batch_invariant                                                  # doctest: +SKIP
+    True
+
+    Each case after the first proves a neighbouring case's tree (masked
+    checks) and replays its arithmetic before revealing anew, so a batch
+    study reveals each regime once.
+
+    Args:
+        black_box: a spec (``"numpy:gemm"``, ``"blas:dot@mkl"``,
+            ``"python:PATH.py:FUNC"``) or a callable ``fn(X) -> numbers``
+            summing each row of an ``(M, n)`` array (``M`` the batch size;
+            ``M = 1`` where no batch varies).
+        n: summands (a GEMM's ``K``; default: ``shape``'s).
+        shape: a spec's product ``(M, N, K)``: ``batch`` varies its ``M``.
+        batch: batch sizes: ``"1..64"``, ``"1,2,16,64"`` or an iterable.
+        rows: the rows revealed: ``"first"``, ``"middle"``, ``"last"`` or
+            indices; default first, middle and last where a batch varies
+            or ``shape`` has more than one row.
+        columns: a GEMM's output columns; default the first 16, the middle
+            and the last of ``shape``'s ``N``.
+        threads: thread counts, for specs that take one (``blas:``,
+            ``reduce:``, ...).
+        env: environment variables and their values, e.g.
+            ``{"OPENBLAS_NUM_THREADS": ["1", "2"]}`` (``"unset"``: not
+            set); a library reads them when it loads, so each combination
+            runs in a fresh process (``fprev invariance``): specs only.
+        dtype: as for :func:`reveal`.
+        confirm: random inputs each tree is replayed on.
+
+    Returns:
+        A :class:`Study`: true when invariant; ``str(study)`` is the
+        command's report.
+
+    Raises:
+        ValueError: a bad argument (a batch of 0, a row past the batch, a
+            knob of no value, nothing that varies).
+        TypeError: ``env`` with a callable, or a black box that is neither.
+    """
+    is_spec = isinstance(black_box, str)
+    if not is_spec and not callable(black_box):
+        raise TypeError("expected a spec (\"numpy:gemm\") or a callable, got %s" % type(black_box).__name__)
+    if shape is not None:
+        shape = [_count("shape", d) for d in shape]
+        if len(shape) != 3:
+            raise ValueError("shape is M, N, K: three whole numbers, got %d" % len(shape))
+    if n is None:
+        if shape is None:
+            raise ValueError("give n (or a spec's shape M, N, K, whose K is n)")
+        n = shape[2]
+    n = _count("n", n)
+    if batch is not None and shape is None and is_spec:
+        raise ValueError("batch varies the M of a product's shape M, N, K: give shape")
+    knobs = {
+        "threads": [_count("threads", t) for t in _listed(threads)],
+        "batch": None if batch is None else _batch(batch),
+        "rows": [str(r) if isinstance(r, str) else str(_count("a row", r, least=0)) for r in _listed(rows)],
+        "columns": [_count("a column", c, least=0) for c in _listed(columns)],
+    }
+    fmt = _format_name(dtype)
+    confirm = _count("confirm", confirm, least=0)
+    label = black_box if is_spec else _label(black_box)
+    if not env:
+        return _fprev.invariance(black_box, n, fmt, label, shape=shape, confirm=confirm, **knobs)
+    if not is_spec:
+        raise TypeError(
+            "env: a callable cannot be sent to another process, and each environment needs a "
+            "process of its own: give a spec (\"numpy:sum\", \"python:PATH.py:FUNC\")"
+        )
+    if not isinstance(env, dict):
+        raise TypeError("env must be a dict of a variable's name to its values, got %s" % type(env).__name__)
+    settings = _fprev.environment_settings([(str(k), [str(v) for v in _listed(vs)]) for k, vs in env.items()])
+    argv = ["invariance", black_box, "-n", str(n), "--dtype", fmt, "--confirm", str(confirm)]
+    argv += ["--format", "json", "--one-process"]
+    if shape is not None:
+        argv += ["--shape", ",".join(map(str, shape))]
+    for flag, values in (
+        ("--threads", knobs["threads"]),
+        ("--batch", knobs["batch"] or []),
+        ("--rows", knobs["rows"]),
+        ("--columns", knobs["columns"]),
+    ):
+        if values:
+            argv += [flag, ",".join(map(str, values))]
+    parts = [(setting, _study_in_child(argv, setting)) for setting in settings]
+    return _fprev.nested(parts, label, n, shape=shape)
+
+
+def _study_in_child(argv: list, setting: list) -> str:
+    """The study file of ``fprev`` run on ``argv`` in a fresh process of
+    this interpreter, with ``setting``'s environment variables set (or, at
+    ``unset``, removed)."""
+    import subprocess
+    import sys
+
+    env = dict(_os.environ)
+    for name, value in setting:
+        if value == "unset":
+            env.pop(name, None)
+        else:
+            env[name] = value
+    code = "import sys; from fprev._cli import main; sys.argv[0] = 'fprev'; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", code] + argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    if done.returncode in (0, 1, 3):
+        return done.stdout
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    why = said[-1] if said else "no message"
+    where = " ".join("%s=%s" % kv for kv in setting)
+    if done.returncode == 2:
+        raise ValueError("%s (under %s)" % (why.removeprefix("fprev: ").removeprefix("error: "), where))
+    raise BlackBoxError("the study under %s ended with exit status %d: %s" % (where, done.returncode, why))
+
+
+def _listed(values: Any) -> list:
+    """A knob's values: None (none), a comma-separated string, one value
+    or an iterable of them."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        return [v.strip() for v in values.split(",")]
+    if hasattr(values, "__iter__"):
+        return list(values)
+    return [values]
+
+
+def _batch(batch: Any) -> list:
+    """Batch sizes: ``"1..64"`` (``fprev sweep``'s sizes) or whole numbers."""
+    if isinstance(batch, str):
+        try:
+            return _fprev.parse_sizes(batch)
+        except ValueError as e:
+            raise ValueError("batch: %s" % e) from None
+    return [_count("batch", m) for m in _listed(batch)]
 
 
 def diff(a: Union[Tree, str, "os.PathLike[str]"], b: Union[Tree, str, "os.PathLike[str]"]) -> Optional[str]:

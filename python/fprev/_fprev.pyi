@@ -99,6 +99,38 @@ class Sweep:
     formula: Optional[str]
     def to_json(self) -> str: ...
 
+class Study:
+    """An invariance study (:func:`fprev.invariance`); ``str()`` is
+    ``fprev invariance``'s report, ``bool()`` whether it is invariant."""
+
+    invariant: bool
+    batch_invariant: bool
+    changing: list[str]
+    pin: Optional[list[str]]
+    batch_invariant_under: list[dict[str, str]]
+    cases: list[tuple[dict[str, str], str, Optional[Tree], bool]]
+    @staticmethod
+    def from_json(text: str, title: str = "a study file") -> Study: ...
+    def regimes(self, axis: str = "batch") -> list[dict[str, Any]]: ...
+    def to_json(self) -> str: ...
+    def __bool__(self) -> bool: ...
+
+def invariance(
+    black_box: Any,
+    n: int,
+    dtype: str,
+    label: str,
+    shape: Optional[list[int]] = None,
+    threads: list[int] = ...,
+    batch: Optional[list[int]] = None,
+    rows: list[str] = ...,
+    columns: list[int] = ...,
+    confirm: int = 48,
+) -> Study: ...
+def environment_settings(env: list[tuple[str, list[str]]]) -> list[list[tuple[str, str]]]: ...
+def nested(
+    parts: list[tuple[list[tuple[str, str]], str]], label: str, n: int, shape: Optional[list[int]] = None
+) -> Study: ...
 def parse_sizes(text: str) -> list[int]: ...
 def sweep(
     call: Callable[[Any], Any],

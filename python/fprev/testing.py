@@ -15,6 +15,10 @@ Both raise ``AssertionError`` naming the smallest subtree where the orders
 part, or the input on which the bits differ (masked inputs see only the
 order: a compensated sum and a plain one share a tree but not their bits),
 so pytest shows what changed.
+
+``assert_batch_invariant`` and ``assert_invariant_under`` gate on an
+invariance study (:func:`fprev.invariance`): their ``AssertionError`` is
+the study's report, with the regimes, where they part and what to pin.
 """
 
 from __future__ import annotations
@@ -24,10 +28,16 @@ import os
 
 import warnings
 
-from . import Tree, UnconfirmedWarning, _fprev, _label, _parts, _tree, reveal
+from . import Study, Tree, UnconfirmedWarning, _fprev, _label, _parts, _tree, invariance, reveal
 from ._dtypes import format_name
 
-__all__ = ["assert_deterministic", "assert_order", "assert_same_order"]
+__all__ = [
+    "assert_batch_invariant",
+    "assert_deterministic",
+    "assert_invariant_under",
+    "assert_order",
+    "assert_same_order",
+]
 
 
 def assert_same_order(
@@ -127,3 +137,52 @@ def assert_order(
             "rounded additions" % (got.label, c["trials"], c["passed"])
         )
     return got
+
+
+def assert_batch_invariant(
+    black_box: Union[str, Callable[[Any], Any]],
+    n: Optional[int] = None,
+    *,
+    batch: Any,
+    rows: Any = None,
+    **options: Any,
+) -> Study:
+    """Assert that each output of ``black_box`` is added in one order,
+    confirmed by replay, at every batch size of ``batch``: row ``rows``
+    (default first, middle and last) of ``M`` rows sent together sums as
+    it does alone. ``black_box`` is a spec (``"numpy:gemm"``, with
+    ``shape=(M, N, K)``) or a callable summing each row of an ``(M, n)``
+    array; ``options`` go to :func:`fprev.invariance`. Returns the study.
+
+    >>> from fprev.testing import assert_batch_invariant
+    >>> assert_batch_invariant(lambda X: X.sum(axis=1), 48, batch="1..8")  # doctest: +SKIP
+    """
+    study = invariance(black_box, n, batch=batch, rows=rows, **options)
+    if not study.batch_invariant:
+        raise AssertionError(str(study))
+    return study
+
+
+def assert_invariant_under(
+    spec: str,
+    n: Optional[int] = None,
+    *,
+    env: dict,
+    **options: Any,
+) -> Study:
+    """Assert that ``spec`` finds one confirmed order (and arithmetic)
+    under every combination of the environment variables ``env`` (name to
+    values; ``"unset"``: not set), each run in a process of its own, and
+    of any other knob ``options`` give :func:`fprev.invariance`. Fails with
+    the study's report, which names the variables that change the order
+    and what to pin. Returns the study.
+
+    >>> from fprev.testing import assert_invariant_under
+    >>> assert_invariant_under("numpy:sum", 1000, env={"OPENBLAS_NUM_THREADS": ["1", "2"]})  # doctest: +SKIP
+    """
+    if not env:
+        raise ValueError("env: give at least one variable and its values")
+    study = invariance(spec, n, env=env, **options)
+    if not study.invariant:
+        raise AssertionError(str(study))
+    return study

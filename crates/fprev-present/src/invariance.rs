@@ -8,6 +8,22 @@ use std::collections::BTreeMap;
 use fprev::invariance::{Observed, POSITION, Parting, Setting, Study, formula_of};
 use fprev::sizes::runs;
 
+/// The heading of a study of `label` (the black box): its size, `n`
+/// summands or a product's `K` and `N` where a shape `M,N,K` is given.
+///
+/// ```
+/// use fprev_present::invariance::title;
+///
+/// assert_eq!(title("numpy:gemm", 1000, Some([64, 64, 1000])), "numpy:gemm, K = 1000, N = 64");
+/// assert_eq!(title("numpy:sum", 1000, None), "numpy:sum, n = 1000");
+/// ```
+pub fn title(label: &str, n: usize, shape: Option<[usize; 3]>) -> String {
+    match shape {
+        Some([_, cols, k]) => format!("{label}, K = {k}, N = {cols}"),
+        None => format!("{label}, n = {n}"),
+    }
+}
+
 /// What `fprev invariance` prints, under the heading `title` (the black
 /// box and its size).
 pub fn text(study: &Study, title: &str) -> String {

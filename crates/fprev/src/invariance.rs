@@ -95,6 +95,26 @@ impl Knob {
         })
     }
 
+    /// A knob of environment variable `name`: any name but those of
+    /// [`IN_PROCESS`], which a process turns itself.
+    ///
+    /// ```
+    /// use fprev::invariance::Knob;
+    ///
+    /// assert!(Knob::environment("OPENBLAS_NUM_THREADS", &["1", "unset"]).is_ok());
+    /// assert!(Knob::environment("threads", &["1", "2"]).is_err());
+    /// ```
+    pub fn environment(name: &str, values: &[&str]) -> Result<Self> {
+        let knob = Knob::new(name, values)?;
+        if knob.in_process() {
+            return Err(Error::Input(format!(
+                "{name}: that name is a knob of its own, not an environment variable: \
+                 study it as threads, batch, rows or columns"
+            )));
+        }
+        Ok(knob)
+    }
+
     /// Whether the knob is turned inside one process ([`IN_PROCESS`]).
     pub fn in_process(&self) -> bool {
         IN_PROCESS.contains(&self.name.as_str())
@@ -189,6 +209,26 @@ impl Observed {
     /// (an order-independent black box).
     pub fn holds(&self) -> bool {
         matches!(self, Observed::Order(_) | Observed::OrderIndependent(_))
+    }
+
+    /// What was found, as the study file names it: `order`,
+    /// `unconfirmed`, `order-independent`, `varies` or `failed`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Observed::Order(_) => "order",
+            Observed::Unconfirmed(_) => "unconfirmed",
+            Observed::OrderIndependent(_) => "order-independent",
+            Observed::Varies(_) => "varies",
+            Observed::Failed(_) => "failed",
+        }
+    }
+
+    /// The tree document found, confirmed or not.
+    pub fn document(&self) -> Option<&TreeDocument> {
+        match self {
+            Observed::Order(doc) | Observed::Unconfirmed(doc) => Some(doc),
+            _ => None,
+        }
     }
 
     /// Whether this is a confirmed order with a model of its arithmetic.
@@ -296,10 +336,7 @@ impl Study {
         let calls = self
             .cases
             .iter()
-            .filter_map(|c| match &c.observed {
-                Observed::Order(d) | Observed::Unconfirmed(d) => d.stats.as_ref(),
-                _ => None,
-            })
+            .filter_map(|c| c.observed.document()?.stats.as_ref())
             .map(|st| st.calls + st.arithmetic_calls)
             .sum();
         (calls, self.cases.iter().map(|c| c.seconds).sum())

@@ -10,7 +10,7 @@ use std::process::Command;
 use fprev::error::{Error, Result};
 use fprev::invariance::{Knob, MAX_PROCESSES, Setting, Study, settings};
 use fprev::probe::ProbeOptions;
-use fprev::workflow::{self, Confirm, Request, default_columns};
+use fprev::workflow::{self, Confirm, Request, Turned};
 
 use super::open_guarded;
 use crate::args::{InvarianceArgs, StudyFormat};
@@ -42,7 +42,10 @@ pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
         }
     };
     let text = match a.format {
-        StudyFormat::Text => fprev_present::invariance::text(&study, &title(&a)),
+        StudyFormat::Text => fprev_present::invariance::text(
+            &study,
+            &fprev_present::invariance::title(a.spec.as_str(), a.n, a.shape),
+        ),
         StudyFormat::Json => study.to_json() + "\n",
     };
     write::print(text.as_bytes())?;
@@ -54,40 +57,16 @@ pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
     })
 }
 
-/// The black box and its size, as the report's heading.
-fn title(a: &InvarianceArgs) -> String {
-    match a.shape {
-        Some([_, n, k]) => format!("{}, K = {k}, N = {n}", a.spec),
-        None => format!("{}, n = {}", a.spec, a.n),
-    }
-}
-
 /// The environment's knobs, and the knobs one process turns (threads,
 /// batch, row, column, in that order, the last changing fastest).
 fn knobs(a: &InvarianceArgs) -> Result<(Vec<Knob>, Vec<Knob>)> {
-    if a.batch.is_some() && a.shape.is_none() {
-        return Err(Error::Input(
-            "--batch varies M of --shape M,N,K: give --shape (N and K stay)".into(),
-        ));
-    }
-    let mut inside = Vec::new();
-    listed(&mut inside, "threads", &a.threads)?;
-    if let Some(batch) = &a.batch {
-        listed(&mut inside, "batch", &batch.0)?;
-    }
-    let many_rows = a.batch.is_some() || a.shape.is_some_and(|[m, _, _]| m > 1);
-    let rows: Vec<&str> = match (a.rows.is_empty(), many_rows) {
-        (false, _) => a.rows.iter().map(String::as_str).collect(),
-        (true, true) => vec!["first", "middle", "last"],
-        (true, false) => Vec::new(),
+    let turned = Turned {
+        threads: a.threads.iter().map(|&t| t.into()).collect(),
+        batch: a.batch.as_ref().map(|b| b.0.clone()),
+        rows: a.rows.clone(),
+        columns: a.columns.clone(),
     };
-    listed(&mut inside, "row", &rows)?;
-    let columns = match (&a.shape, a.spec.op()) {
-        (_, _) if !a.columns.is_empty() => a.columns.clone(),
-        (Some([_, n, _]), Some("gemm")) if *n > 1 => default_columns(*n),
-        _ => Vec::new(),
-    };
-    listed(&mut inside, "column", &columns)?;
+    let inside = turned.knobs(a.spec.op(), a.shape)?;
     let mut environment = Vec::new();
     for given in &a.env {
         let Some((name, values)) = given.split_once('=') else {
@@ -96,32 +75,9 @@ fn knobs(a: &InvarianceArgs) -> Result<(Vec<Knob>, Vec<Knob>)> {
             )));
         };
         let values: Vec<&str> = values.split(',').map(str::trim).collect();
-        let knob = Knob::new(name.trim(), &values)?;
-        if knob.in_process() {
-            return Err(Error::Input(format!(
-                "--env {}: that name is a knob of its own: give --{} instead",
-                knob.name,
-                if knob.name == "batch" {
-                    "batch"
-                } else {
-                    "threads, --rows or --columns"
-                }
-            )));
-        }
-        environment.push(knob);
+        environment.push(Knob::environment(name.trim(), &values)?);
     }
     Ok((environment, inside))
-}
-
-/// Adds knob `name` of `values`, where a flag gave any.
-fn listed<T: ToString>(knobs: &mut Vec<Knob>, name: &str, values: &[T]) -> Result<()> {
-    if values.is_empty() {
-        return Ok(());
-    }
-    let values: Vec<String> = values.iter().map(T::to_string).collect();
-    let values: Vec<&str> = values.iter().map(String::as_str).collect();
-    knobs.push(Knob::new(name, &values)?);
-    Ok(())
 }
 
 /// The study of the knobs one process turns, in this process.
@@ -206,19 +162,23 @@ fn in_child(a: &InvarianceArgs, s: &Setting) -> Result<Study> {
 
 /// The command that runs this `fprev` again: the binary, or where the
 /// command line runs inside a Python interpreter (the package's `fprev`
-/// console script), that interpreter running it.
+/// console script), that interpreter (as `sys.executable` names it, so
+/// that a virtual environment's packages come too) running it.
 fn rerun() -> Result<Command> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::Input(format!("cannot find the fprev binary to rerun: {e}")))?;
     let ours = exe
         .file_name()
         .is_some_and(|f| f.to_string_lossy().starts_with("fprev"));
-    let mut cmd = Command::new(&exe);
-    if !ours {
-        cmd.args([
-            "-c",
-            "import sys; from fprev._cli import main; sys.argv[0] = 'fprev'; main()",
-        ]);
+    if ours {
+        return Ok(Command::new(&exe));
     }
+    #[cfg(feature = "python")]
+    let exe = fprev::probe::python::host_interpreter().unwrap_or(exe);
+    let mut cmd = Command::new(&exe);
+    cmd.args([
+        "-c",
+        "import sys; from fprev._cli import main; sys.argv[0] = 'fprev'; main()",
+    ]);
     Ok(cmd)
 }

@@ -129,19 +129,18 @@ fn case_file(c: &Case) -> CaseFile {
     let raw = |d: &TreeDocument| {
         Some(RawValue::from_string(d.to_json_with_timings()).expect("a tree document is JSON"))
     };
-    let (found, document, why) = match &c.observed {
-        Observed::Order(d) => ("order", raw(d), None),
-        Observed::Unconfirmed(d) => ("unconfirmed", raw(d), None),
-        Observed::OrderIndependent(why) => ("order-independent", None, Some(why.clone())),
-        Observed::Varies(why) => ("varies", None, Some(why.clone())),
-        Observed::Failed(why) => ("failed", None, Some(why.clone())),
+    let why = match &c.observed {
+        Observed::OrderIndependent(why) | Observed::Varies(why) | Observed::Failed(why) => {
+            Some(why.clone())
+        }
+        Observed::Order(_) | Observed::Unconfirmed(_) => None,
     };
     CaseFile {
         setting: c.setting.0.clone(),
         proven: c.proven,
         seconds: c.seconds,
-        found: found.to_string(),
-        document,
+        found: c.observed.kind().to_string(),
+        document: c.observed.document().and_then(raw),
         why,
     }
 }

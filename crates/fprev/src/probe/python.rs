@@ -83,6 +83,26 @@ fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
     Python::attach(f)
 }
 
+/// The interpreter this process runs inside (its `sys.executable`) where
+/// it is Python running the fprev package; `None` where no interpreter
+/// runs or it names none. A process started from it runs this
+/// environment's packages, which the interpreter's resolved binary (a
+/// virtual environment's `python` links one outside it) may not.
+pub fn host_interpreter() -> Option<std::path::PathBuf> {
+    // SAFETY: Py_IsInitialized may be called at any time.
+    if unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
+        return None;
+    }
+    Python::attach(|py| {
+        let exe: Option<std::path::PathBuf> = py
+            .import("sys")
+            .and_then(|sys| sys.getattr("executable"))
+            .and_then(|e| e.extract())
+            .ok()?;
+        exe.filter(|e| !e.as_os_str().is_empty())
+    })
+}
+
 /// Whether the Python package `module` is installed here; else what to
 /// install. Found, not imported: importing fixes what some packages read
 /// once (Polars' thread count) before a black box sets it.

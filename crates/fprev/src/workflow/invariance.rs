@@ -50,6 +50,76 @@ pub fn default_columns(n: usize) -> Vec<usize> {
     columns
 }
 
+/// What a front end was asked to vary inside one process; [`Turned::knobs`]
+/// adds the rows and columns a study reads unless told.
+#[derive(Clone, Debug, Default)]
+pub struct Turned {
+    /// Thread counts.
+    pub threads: Vec<usize>,
+    /// Batch sizes: the `M` of the shape.
+    pub batch: Option<Vec<usize>>,
+    /// Rows revealed: `first`, `middle`, `last` or an index.
+    pub rows: Vec<String>,
+    /// Output columns of a GEMM.
+    pub columns: Vec<usize>,
+}
+
+impl Turned {
+    /// The knobs, in the order a study turns them (threads, batch, row,
+    /// column, the last changing fastest), of black box operation `op` at
+    /// `shape`: the rows default to first, middle and last where a batch
+    /// is studied or the shape has more than one row, and a GEMM's
+    /// columns to [`default_columns`].
+    ///
+    /// ```
+    /// use fprev::workflow::Turned;
+    ///
+    /// let batch = Turned { batch: Some(vec![1, 64]), ..Default::default() };
+    /// let knobs = batch.knobs(Some("gemm"), Some([64, 64, 1000])).unwrap();
+    /// let names: Vec<&str> = knobs.iter().map(|k| k.name.as_str()).collect();
+    /// assert_eq!(names, ["batch", "row", "column"]);
+    /// assert_eq!(knobs[1].values, ["first", "middle", "last"]);
+    /// assert!(batch.knobs(Some("gemm"), None).is_err());
+    /// ```
+    pub fn knobs(&self, op: Option<&str>, shape: Option<[usize; 3]>) -> Result<Vec<Knob>> {
+        if self.batch.is_some() && shape.is_none() {
+            return Err(Error::Input(
+                "--batch varies M of --shape M,N,K: give --shape (N and K stay)".into(),
+            ));
+        }
+        let mut knobs = Vec::new();
+        listed(&mut knobs, "threads", &self.threads)?;
+        if let Some(batch) = &self.batch {
+            listed(&mut knobs, "batch", batch)?;
+        }
+        let many_rows = self.batch.is_some() || shape.is_some_and(|[m, _, _]| m > 1);
+        let rows: Vec<&str> = match (self.rows.is_empty(), many_rows) {
+            (false, _) => self.rows.iter().map(String::as_str).collect(),
+            (true, true) => vec!["first", "middle", "last"],
+            (true, false) => Vec::new(),
+        };
+        listed(&mut knobs, "row", &rows)?;
+        let columns = match (shape, op) {
+            _ if !self.columns.is_empty() => self.columns.clone(),
+            (Some([_, n, _]), Some("gemm")) if n > 1 => default_columns(n),
+            _ => Vec::new(),
+        };
+        listed(&mut knobs, "column", &columns)?;
+        Ok(knobs)
+    }
+}
+
+/// Adds knob `name` of `values`, where any were given.
+fn listed<T: ToString>(knobs: &mut Vec<Knob>, name: &str, values: &[T]) -> Result<()> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    let values: Vec<String> = values.iter().map(T::to_string).collect();
+    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+    knobs.push(Knob::new(name, &values)?);
+    Ok(())
+}
+
 /// Reveals `label` under every combination of `knobs` (each one of
 /// [`IN_PROCESS`](crate::invariance::IN_PROCESS)), each case opened by
 /// `open` from [`Request::probe`] with the case's batch size (the `M` of

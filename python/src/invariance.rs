@@ -1,0 +1,299 @@
+//! `fprev.invariance`: a study of one black box (a spec or a Python
+//! callable) under each batch size, output position and thread count (the
+//! library's invariance workflow), or, one process each, under each value
+//! of environment variables (the package runs those processes and joins
+//! their study files here); and `fprev.Study`, what it comes to.
+
+use std::collections::BTreeMap;
+
+use fprev::invariance::{self as study, Knob, MAX_PROCESSES, Setting, formula_of};
+use fprev::probe::ProbeOptions;
+use fprev::probe::python::Described;
+use fprev::spec::Spec;
+use fprev::workflow::{self, Confirm, Request, Turned};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::black_box::{format, opener};
+use crate::errors::to_py;
+use crate::tree::Tree;
+
+/// A case as Python sees it: its setting, what was found, the tree and
+/// whether it was proven.
+type CaseTuple = (BTreeMap<String, String>, &'static str, Option<Tree>, bool);
+
+/// A setting as a dict, knob name to value.
+fn dict(s: &Setting) -> BTreeMap<String, String> {
+    s.0.iter().cloned().collect()
+}
+
+/// An invariance study: the reveals of one black box under each setting,
+/// and what they come to.
+#[pyclass(name = "Study", module = "fprev", frozen)]
+pub(crate) struct Study {
+    study: study::Study,
+    title: String,
+}
+
+#[pymethods]
+impl Study {
+    /// Reads a study file (`to_json`, `fprev invariance --format json`);
+    /// `title` heads its report.
+    #[staticmethod]
+    #[pyo3(signature = (text, title="a study file"))]
+    fn from_json(text: &str, title: &str) -> PyResult<Study> {
+        Ok(Study {
+            study: study::Study::parse(text).map_err(to_py)?,
+            title: title.to_string(),
+        })
+    }
+
+    /// Whether every case found one confirmed order, the same (and the
+    /// same arithmetic where both had a model).
+    #[getter]
+    fn invariant(&self) -> bool {
+        self.study.invariant()
+    }
+
+    /// Whether each output (each value of the knobs but `batch`) found one
+    /// confirmed order at every batch size (true where no batch varied).
+    #[getter]
+    fn batch_invariant(&self) -> bool {
+        self.study.batch_invariant()
+    }
+
+    /// The knobs whose value alone changed what was found.
+    #[getter]
+    fn changing(&self) -> Vec<String> {
+        self.study.verdict().changing
+    }
+
+    /// The fewest settings knobs (threads, environment variables) that,
+    /// fixed, give each output one confirmed order; `None` when none do.
+    #[getter]
+    fn pin(&self) -> Option<Vec<String>> {
+        self.study.verdict().pin
+    }
+
+    /// The values of the settings knobs under which every output found one
+    /// order at every batch size (`[{}]` where no settings knob varied);
+    /// empty where no batch varied or none is batch invariant.
+    #[getter]
+    fn batch_invariant_under(&self) -> Vec<BTreeMap<String, String>> {
+        self.study
+            .verdict()
+            .batch_invariant_under
+            .iter()
+            .map(dict)
+            .collect()
+    }
+
+    /// Each case, in the order revealed: `(setting, found, tree, proven)`,
+    /// `found` one of `order`, `unconfirmed`, `order-independent`,
+    /// `varies`, `failed`; `tree` its tree (`None` without one);
+    /// `proven` whether a neighbour's tree was proven rather than revealed.
+    #[getter]
+    fn cases(&self) -> Vec<CaseTuple> {
+        self.study
+            .cases
+            .iter()
+            .map(|c| {
+                let tree = c.observed.document().map(|d| Tree { doc: d.clone() });
+                (dict(&c.setting), c.observed.kind(), tree, c.proven)
+            })
+            .collect()
+    }
+
+    /// The regimes along knob `axis` for each value of the other knobs:
+    /// `[{"setting": {...}, "runs": [{"values": [...], "span": "1..4",
+    /// "group": 0, "found": "order", "formula": "sequential", "tree":
+    /// Tree}, ...]}, ...]`, runs of consecutive values that found the same
+    /// thing (`group` numbers what was found); `formula` is `None` where
+    /// none of the order language gives the tree.
+    #[pyo3(signature = (axis="batch"))]
+    fn regimes<'py>(&self, py: Python<'py>, axis: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let mut out = Vec::new();
+        for r in self.study.regimes(axis) {
+            let mut runs = Vec::new();
+            for run in &r.runs {
+                let observed = &self.study.cases[run.case].observed;
+                let doc = observed.document();
+                let entry = pyo3::types::PyDict::new(py);
+                entry.set_item("values", &run.values)?;
+                entry.set_item("span", run.span())?;
+                entry.set_item("group", run.group)?;
+                entry.set_item("found", observed.kind())?;
+                entry.set_item("formula", doc.and_then(|d| formula_of(&d.tree)))?;
+                entry.set_item("tree", doc.map(|d| Tree { doc: d.clone() }))?;
+                runs.push(entry);
+            }
+            let regime = pyo3::types::PyDict::new(py);
+            regime.set_item("setting", dict(&r.rest))?;
+            regime.set_item("runs", runs)?;
+            out.push(regime.into_any());
+        }
+        Ok(out)
+    }
+
+    /// The study file (`fprev invariance --format json`).
+    fn to_json(&self) -> String {
+        self.study.to_json()
+    }
+
+    fn __bool__(&self) -> bool {
+        self.study.invariant()
+    }
+
+    /// The report `fprev invariance` prints.
+    fn __str__(&self) -> String {
+        fprev_present::invariance::text(&self.study, &self.title)
+    }
+
+    fn __repr__(&self) -> String {
+        let v = self.study.verdict();
+        let verdict = match (v.invariant, v.changing.is_empty()) {
+            (true, _) => "invariant".to_string(),
+            (false, true) => "not invariant".to_string(),
+            (false, false) => format!("not invariant: changes with {}", v.changing.join(", ")),
+        };
+        format!(
+            "<fprev.Study of {}: {} cases, {verdict}>",
+            self.title,
+            self.study.cases.len()
+        )
+    }
+}
+
+/// The combinations of environment variables `env` (name to values) a
+/// study runs, one process each, as lists of `(name, value)`.
+#[pyfunction]
+pub(crate) fn environment_settings(
+    env: Vec<(String, Vec<String>)>,
+) -> PyResult<Vec<Vec<(String, String)>>> {
+    let knobs = env
+        .iter()
+        .map(|(name, values)| {
+            let values: Vec<&str> = values.iter().map(String::as_str).collect();
+            Knob::environment(name, &values)
+        })
+        .collect::<fprev::Result<Vec<_>>>()
+        .map_err(to_py)?;
+    let all = study::settings(&knobs, MAX_PROCESSES).map_err(to_py)?;
+    Ok(all.into_iter().map(|s| s.0).collect())
+}
+
+/// The study of one process each: each `(setting, study file)` with its
+/// setting's knobs first, joined; a study of `label` at `n` or `shape`.
+#[pyfunction]
+#[pyo3(signature = (parts, label, n, shape=None))]
+pub(crate) fn nested(
+    parts: Vec<(Vec<(String, String)>, String)>,
+    label: &str,
+    n: usize,
+    shape: Option<[usize; 3]>,
+) -> PyResult<Study> {
+    let mut joined = study::Study::default();
+    for (setting, text) in parts {
+        let part = study::Study::parse(&text).map_err(to_py)?;
+        joined.cases.extend(part.nested(&Setting(setting)).cases);
+    }
+    Ok(Study {
+        study: joined,
+        title: fprev_present::invariance::title(label, n, shape),
+    })
+}
+
+/// Studies `black_box` (a spec, or a callable summing `batch`'s rows of
+/// `n` a call) in this process.
+#[pyfunction]
+#[pyo3(signature = (black_box, n, dtype, label, shape=None, threads=Vec::new(), batch=None, rows=Vec::new(), columns=Vec::new(), confirm=fprev::check::CONFIRM_TRIALS))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn invariance(
+    py: Python<'_>,
+    black_box: &Bound<'_, PyAny>,
+    n: usize,
+    dtype: &str,
+    label: &str,
+    shape: Option<[usize; 3]>,
+    threads: Vec<usize>,
+    batch: Option<Vec<usize>>,
+    rows: Vec<String>,
+    columns: Vec<usize>,
+    confirm: usize,
+) -> PyResult<Study> {
+    let format = format(dtype)?;
+    let turned = Turned {
+        threads,
+        batch,
+        rows,
+        columns,
+    };
+    let spec: Option<Spec> = match black_box.extract::<String>() {
+        Ok(text) => Some(text.parse().map_err(to_py)?),
+        Err(_) if black_box.is_callable() => None,
+        Err(_) => {
+            return Err(PyTypeError::new_err(format!(
+                "expected a black box's spec (\"numpy:gemm\") or a callable, got {}",
+                black_box.get_type().name()?
+            )));
+        }
+    };
+    // A callable's batch is its rows a call: the shape M,1,n, as the
+    // `python:` spec reads one.
+    let shape = match (&spec, shape) {
+        (Some(_), shape) => shape,
+        (None, Some(_)) => {
+            return Err(PyValueError::new_err(
+                "shape is a spec's product M,N,K: a callable sums batch rows of n a call",
+            ));
+        }
+        (None, None) => turned.batch.as_ref().map(|_| [1, 1, n]),
+    };
+    let knobs = turned
+        .knobs(spec.as_ref().and_then(Spec::op), shape)
+        .map_err(to_py)?;
+    if knobs.is_empty() {
+        return Err(PyValueError::new_err(
+            "nothing varies: give batch, rows, columns, threads or env",
+        ));
+    }
+    let request = Request {
+        probe: ProbeOptions {
+            n: Some(n),
+            shape,
+            format,
+            ..ProbeOptions::default()
+        },
+        confirm: Confirm {
+            trials: confirm,
+            ..Confirm::default()
+        },
+        ..Request::default()
+    };
+    let observer = &mut fprev::reveal::Silent;
+    let found = match &spec {
+        Some(spec) => {
+            let mut open = |o: &ProbeOptions| spec.open(o);
+            workflow::invariance(label, &knobs, &request, &mut open, observer)
+        }
+        None => {
+            let mut open = |o: &ProbeOptions| {
+                let rows = Described {
+                    rows: o.shape.map(|[m, _, _]| m),
+                    accumulator: None,
+                    may_fuse: true,
+                };
+                opener(py, black_box, label, format, rows)(o)
+            };
+            workflow::invariance(label, &knobs, &request, &mut open, observer)
+        }
+    };
+    let title = match &spec {
+        Some(_) => fprev_present::invariance::title(label, n, shape),
+        None => fprev_present::invariance::title(label, n, None),
+    };
+    Ok(Study {
+        study: found.map_err(to_py)?,
+        title,
+    })
+}
