@@ -249,6 +249,12 @@ pub(crate) fn invariance(
         }
         (None, None) => turned.batch.as_ref().map(|_| [1, 1, n]),
     };
+    if spec.is_none() && !turned.threads.is_empty() {
+        return Err(PyValueError::new_err(
+            "threads: fprev cannot set a callable's thread count: give a spec that takes one \
+             (blas:…, reduce:…) or vary the callable's own setting in a loop",
+        ));
+    }
     let knobs = turned
         .knobs(spec.as_ref().and_then(Spec::op), shape)
         .map_err(to_py)?;

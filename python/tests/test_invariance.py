@@ -122,6 +122,7 @@ def test_env_needs_a_spec():
         (lambda: fprev.invariance("numpy:sum", 100, env={"NOT A NAME": ["1"]}), "is not a knob"),
         (lambda: fprev.invariance("numpy:gemm", 1000, batch=[1, 2]), "give shape"),
         (lambda: fprev.invariance(left_to_right, 48), "nothing varies"),
+        (lambda: fprev.invariance(left_to_right, 48, threads=[1, 2]), "cannot set a callable's thread count"),
         (
             lambda: fprev.invariance("numpy:sum", 100, env={"OPENBLAS_NUM_THREADS": ["1"]}, rows=["3"]),
             "row 3 of a batch of 1 rows",
