@@ -688,6 +688,11 @@ pub(crate) struct OutputArgs {
     /// unchanged order, it is the same file (golden files).
     #[arg(long)]
     pub(crate) timings: bool,
+    /// Write a predicted tree's leaves in the JSON too. Without it a tree a
+    /// formula gives is written as that formula and n (its "inferred"
+    /// section): a few hundred bytes, read back as the same tree.
+    #[arg(long)]
+    pub(crate) leaves: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -9,7 +9,7 @@ mod text;
 
 use std::path::Path;
 
-use fprev::document::TreeDocument;
+use fprev::document::{TreeDocument, Written};
 use fprev::error::Result;
 
 use crate::args::{OutputArgs, OutputFormat};
@@ -22,12 +22,12 @@ pub(crate) trait Output {
 }
 
 impl OutputFormat {
-    /// The [`Output`] that writes this format; JSON keeps the run's times
-    /// with `timings`.
-    pub(crate) fn output(self, timings: bool) -> Box<dyn Output> {
+    /// The [`Output`] that writes this format; JSON keeps what `written`
+    /// asks (the run's times, a predicted tree's leaves).
+    pub(crate) fn output(self, written: Written) -> Box<dyn Output> {
         match self {
             OutputFormat::Text => Box::new(text::Text),
-            OutputFormat::Json => Box::new(json::Json { timings }),
+            OutputFormat::Json => Box::new(json::Json { written }),
             OutputFormat::Dot => Box::new(dot::Dot),
             OutputFormat::Svg => Box::new(svg::Svg),
         }
@@ -57,7 +57,11 @@ impl OutputArgs {
     /// Writes `doc` in `format` (from [`resolve`](Self::resolve), called
     /// before the work that makes `doc`) to the file or stdout.
     pub(crate) fn write(&self, doc: &TreeDocument, format: OutputFormat) -> Result<()> {
-        write_out(&format.output(self.timings).render(doc)?, self.path())
+        let written = Written {
+            timings: self.timings,
+            leaves: self.leaves,
+        };
+        write_out(&format.output(written).render(doc)?, self.path())
     }
 
     /// Writes `doc` as --format and -o say.

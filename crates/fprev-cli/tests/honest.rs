@@ -484,3 +484,69 @@ fn the_cache_of_formulas_is_proven_before_it_is_used() {
     let said = assert_code(&run(&["cache", "dir"]), 0);
     assert_eq!(said.trim(), cache.display().to_string());
 }
+
+/// A predicted tree is written as its formula and n: a few hundred bytes
+/// instead of its leaves, read back as the same tree by every command;
+/// `--leaves` writes the leaves too, and the two files hold one tree.
+#[test]
+fn a_predicted_tree_file_holds_its_formula_not_its_leaves() {
+    let dir = TempDir::new().unwrap();
+    let spec = "native:blocked:8";
+    let n = "200000";
+    let args = [
+        "reveal",
+        spec,
+        "-n",
+        n,
+        "--infer",
+        "--no-cache",
+        "--confirm",
+        "8",
+    ];
+    assert_code(
+        &run_in(dir.path(), &[&args[..], &["-o", "short.json"]].concat()),
+        0,
+    );
+    assert_code(
+        &run_in(
+            dir.path(),
+            &[&args[..], &["-o", "long.json", "--leaves"]].concat(),
+        ),
+        0,
+    );
+    let short = std::fs::read_to_string(dir.path().join("short.json")).unwrap();
+    let long = std::fs::read_to_string(dir.path().join("long.json")).unwrap();
+    assert!(short.len() < 4096, "{} bytes", short.len());
+    assert!(!short.contains("\"tree\""), "{short}");
+    assert!(long.contains("\"tree\": ["));
+    assert!(long.len() > 1_000_000, "{} bytes", long.len());
+    let doc = fprev::document::TreeDocument::read(&dir.path().join("short.json")).unwrap();
+    assert!(doc.tree == fprev::Order::Blocked(8).tree(200000));
+    assert_code(&run_in(dir.path(), &["diff", "short.json", "long.json"]), 0);
+    let out = run_in(dir.path(), &["check", "short.json", spec, "--trials", "4"]);
+    assert_code(&out, 0);
+    // Rendered again with its leaves, the short file is the long one.
+    let out = run_in(
+        dir.path(),
+        &[
+            "render",
+            "short.json",
+            "--format",
+            "json",
+            "--leaves",
+            "-o",
+            "again.json",
+        ],
+    );
+    assert_code(&out, 0);
+    let again = std::fs::read_to_string(dir.path().join("again.json")).unwrap();
+    assert_eq!(again, long);
+    // A file with neither leaves nor a formula is refused.
+    std::fs::write(
+        dir.path().join("bad.json"),
+        "{\"n\": 5, \"dtype\": \"f32\"}",
+    )
+    .unwrap();
+    let out = run_in(dir.path(), &["render", "bad.json"]);
+    assert!(common::assert_error(&out, 2).contains("no \"tree\""));
+}

@@ -75,13 +75,23 @@ pub struct Inferred {
     pub proven: Option<u64>,
 }
 
+/// What a tree file holds beyond what describes the tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// The run's wall times (`stats.seconds`, `stats.probe_seconds`).
+    pub timings: bool,
+    /// The leaves of a tree a formula gives (`"tree"`), which is otherwise
+    /// left to the formula of `"inferred"` and `"n"`.
+    pub leaves: bool,
+}
+
 #[derive(Deserialize)]
 struct Raw<'a> {
     n: Option<usize>,
     dtype: Option<String>,
     probe: Option<String>,
-    #[serde(borrow)]
-    tree: &'a RawValue,
+    #[serde(borrow, default)]
+    tree: Option<&'a RawValue>,
     stats: Option<Stats>,
     confirmation: Option<Confirmation>,
     arithmetic: Option<Arithmetic>,
@@ -149,8 +159,18 @@ impl TreeDocument {
                 context: "not a tree file".into(),
                 source,
             })?;
-        let tree = SummationTree::from_json_tree(raw.tree.get())
-            .map_err(|e| Error::Input(format!("bad \"tree\": {}", e.0)))?;
+        let tree = match (raw.tree, &raw.inferred, raw.n) {
+            (Some(tree), _, _) => SummationTree::from_json_tree(tree.get())
+                .map_err(|e| Error::Input(format!("bad \"tree\": {}", e.0)))?,
+            (None, Some(inferred), Some(n)) => formula_tree(&inferred.formula, n)?,
+            (None, ..) => {
+                return Err(Error::Input(
+                    "not a tree file: no \"tree\", nor an \"inferred\" formula and \"n\" that \
+                     give one"
+                        .into(),
+                ));
+            }
+        };
         if let Some(n) = raw.n.filter(|n| *n != tree.n()) {
             return Err(Error::Input(format!(
                 "\"n\" is {n} but the tree has {} leaves",
@@ -196,16 +216,38 @@ impl TreeDocument {
     /// assert_eq!(doc.to_json(), "{\n  \"n\": 3,\n  \"tree\": [[0,1],2]\n}");
     /// ```
     pub fn to_json(&self) -> String {
-        self.json(false)
+        self.to_json_written(Written::default())
     }
 
     /// [`TreeDocument::to_json`] with the run's wall times too
     /// (`stats.seconds`, `stats.probe_seconds`), for benchmarks.
     pub fn to_json_with_timings(&self) -> String {
-        self.json(true)
+        self.to_json_written(Written {
+            timings: true,
+            leaves: false,
+        })
     }
 
-    fn json(&self, timings: bool) -> String {
+    /// The JSON form with what `written` asks beyond the tree's
+    /// description. A tree a formula gives (a prediction, `"inferred"`) is
+    /// written as that formula and `"n"` unless `written.leaves`: a few
+    /// hundred bytes where its leaves take hundreds of megabytes, read back
+    /// as the same tree.
+    ///
+    /// ```
+    /// use fprev::document::{Inferred, TreeDocument, Written};
+    ///
+    /// let f: fprev::formula::Formula = "blocked:8".parse().unwrap();
+    /// let mut doc = TreeDocument::new(f.tree(1000));
+    /// doc.inferred = Some(Inferred { formula: f.to_string(), from: vec![64, 100], proven: None });
+    /// let short = doc.to_json();
+    /// assert!(!short.contains("\"tree\""));
+    /// assert_eq!(TreeDocument::parse(&short).unwrap().tree, doc.tree);
+    /// let long = doc.to_json_written(Written { leaves: true, ..Default::default() });
+    /// assert!(long.contains("\"tree\": ["));
+    /// ```
+    pub fn to_json_written(&self, written: Written) -> String {
+        let timings = written.timings;
         let mut lines = vec![format!("\"n\": {}", self.tree.n())];
         if let Some(d) = self.dtype {
             lines.push(format!("\"dtype\": \"{d}\""));
@@ -216,7 +258,9 @@ impl TreeDocument {
                 serde_json::Value::from(p.as_str())
             ));
         }
-        lines.push(format!("\"tree\": {}", self.tree.to_json_tree()));
+        if written.leaves || self.inferred.is_none() {
+            lines.push(format!("\"tree\": {}", self.tree.to_json_tree()));
+        }
         if let Some(v) = &self.varies {
             let record = VariesRecord {
                 version: VARIES_VERSION,
@@ -244,6 +288,21 @@ impl TreeDocument {
         }
         format!("{{\n  {}\n}}", lines.join(",\n  "))
     }
+}
+
+/// The tree of `formula` at `n`, for a file that holds the formula
+/// instead of its leaves.
+fn formula_tree(formula: &str, n: usize) -> Result<SummationTree> {
+    let formula: crate::formula::Formula = formula
+        .parse()
+        .map_err(|e| Error::Input(format!("bad \"inferred\" formula: {e}")))?;
+    if n == 0 {
+        return Err(Error::Input(
+            "\"n\" is 0: a tree has a summand at least".into(),
+        ));
+    }
+    crate::memory::check_reveal(n)?;
+    Ok(formula.tree(n))
 }
 
 /// The variation a file records, its skeleton's tree being the file's.

@@ -1,23 +1,19 @@
 //! The JSON tree document, the form that keeps all a reveal knew.
 
-use fprev::document::TreeDocument;
+use fprev::document::{TreeDocument, Written};
 use fprev::error::Result;
 
 use super::Output;
 
 /// The whole document (tree, dtype, probe, stats, confirmation) as JSON,
-/// the run's times only with `timings`.
+/// the run's times and a predicted tree's leaves only where `written`
+/// asks.
 pub(crate) struct Json {
-    pub(crate) timings: bool,
+    pub(crate) written: Written,
 }
 
 impl Output for Json {
     fn render(&self, doc: &TreeDocument) -> Result<Vec<u8>> {
-        let json = if self.timings {
-            doc.to_json_with_timings()
-        } else {
-            doc.to_json()
-        };
-        Ok((json + "\n").into_bytes())
+        Ok((doc.to_json_written(self.written) + "\n").into_bytes())
     }
 }

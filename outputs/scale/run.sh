@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Side by side with the published FPRev tool, in one run: NumPy's float32 sum
+# revealed at 16,384 summands (the engine's own time, and the whole process,
+# with a cold and a warm cache of formulas for --infer), and --infer at 2^20
+# and 2^24 with peak memory. Writes outputs/scale/README.md.
+#
+#   bash outputs/scale/run.sh [FPREV] [FPREV_REFERENCE_DIR]
+#
+# FPREV_REFERENCE_DIR is a checkout of https://github.com/peichenxie/FPRev (its
+# fprev.py, with NumPy's sum wrapped as in its experiments); without it the
+# reference column is left out. Medians of 3 runs.
+set -u
+here="$(cd "$(dirname "$0")" && pwd)"
+fprev="${1:-$here/../../target/release/fprev}"
+reference="${2:-}"
+python="${PYTHON:-python3}"
+cache="$(mktemp -d)"
+trap 'rm -rf "$cache"' EXIT
+export FPREV_CACHE_DIR="$cache"
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# Wall seconds and peak KiB of a command, "S KIB".
+measure() {
+    /usr/bin/time -f "%e %M" -o "$cache/time" "$@" > "$cache/out" 2> /dev/null
+    cat "$cache/time"
+}
+rows=""
+row() { rows+="| $1 | $2 | $3 | $4 |\n"; }
+
+# fprev's engine at 16,384 (stats.seconds of the reveal, no confirmation).
+engine=$(for _ in 1 2 3; do
+    "$fprev" reveal numpy:sum -n 16384 --format json --timings --confirm 0 2> /dev/null |
+        "$python" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["stats"]["seconds"], d["stats"]["calls"])'
+done)
+engine_s=$(echo "$engine" | cut -d' ' -f1 | median)
+engine_calls=$(echo "$engine" | head -1 | cut -d' ' -f2)
+row "numpy:sum f32, n = 16,384" "fprev's engine (\`reveal --confirm 0\`, stats.seconds)" "$engine_s s" "$engine_calls calls"
+whole=$(for _ in 1 2 3; do measure "$fprev" reveal numpy:sum -n 16384; done)
+row "numpy:sum f32, n = 16,384" "whole process, \`fprev reveal numpy:sum -n 16384\` (confirmed, arithmetic)" \
+    "$(echo "$whole" | cut -d' ' -f1 | median) s" "$(echo "$whole" | cut -d' ' -f2 | median) KiB"
+rm -rf "${cache:?}"/*.json
+cold=$(measure "$fprev" reveal numpy:sum -n 16384 --infer)
+row "numpy:sum f32, n = 16,384" "whole process, \`--infer\`, cold cache (explains 60 sizes first)" \
+    "$(echo "$cold" | cut -d' ' -f1) s" "$(echo "$cold" | cut -d' ' -f2) KiB"
+warm=$(for _ in 1 2 3; do measure "$fprev" reveal numpy:sum -n 16384 --infer; done)
+warm_s=$(echo "$warm" | cut -d' ' -f1 | median)
+row "numpy:sum f32, n = 16,384" "whole process, \`--infer\`, warm cache (proves the cached formula)" \
+    "$warm_s s" "$(echo "$warm" | cut -d' ' -f2 | median) KiB"
+if [ -n "$reference" ] && [ -f "$reference/fprev.py" ]; then
+    ref=$(for _ in 1 2 3; do
+        PYTHONPATH="$reference:$reference/experiments" "$python" - <<'PY'
+import time
+from fprev import fprev
+from accumimpls.numpy import NumpySum
+impl = NumpySum(16384)
+start = time.perf_counter()
+fprev(impl)
+print(time.perf_counter() - start)
+PY
+    done)
+    ref_s=$(echo "$ref" | median)
+    row "numpy:sum f32, n = 16,384" "the FPRev reference, \`fprev(NumpySum(16384))\` in-process" "$ref_s s" ""
+    refwhole=$(for _ in 1 2 3; do
+        /usr/bin/time -f "%e" -o "$cache/t" env PYTHONPATH="$reference:$reference/experiments" \
+            "$python" -c 'from fprev import fprev; from accumimpls.numpy import NumpySum; fprev(NumpySum(16384))' \
+            > /dev/null 2>&1
+        cat "$cache/t"
+    done)
+    refwhole_s=$(echo "$refwhole" | median)
+    row "numpy:sum f32, n = 16,384" "the FPRev reference, whole process" "$refwhole_s s" ""
+    ratios="Engine against the reference's in-process time: $(echo "$ref_s / $engine_s" | bc -l | xargs printf '%.1f')x; whole process with a warm cache against the reference's whole process: $(echo "$refwhole_s / $warm_s" | bc -l | xargs printf '%.1f')x."
+else
+    ratios="The reference was not run (give its checkout as the second argument)."
+fi
+for n in 1048576 16777216; do
+    t=$(measure "$fprev" reveal numpy:sum -n "$n" --infer -o "$cache/tree.json")
+    size=$(stat -c %s "$cache/tree.json" 2> /dev/null || echo 0)
+    row "numpy:sum f32, n = $n" "\`reveal --infer\` (warm cache), tree file $size bytes" \
+        "$(echo "$t" | cut -d' ' -f1) s" "$(echo "$t" | cut -d' ' -f2) KiB"
+done
+{
+    echo "# Scale: reveals, predictions and the reference, side by side"
+    echo
+    echo "Made by \`bash outputs/scale/run.sh\` on $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
+    echo "($(nproc) cores), NumPy $("$python" -c 'import numpy; print(numpy.__version__)'); medians of 3 where"
+    echo "three runs are named, one run otherwise; wall seconds and peak resident memory."
+    echo
+    echo "| black box | what | time | calls or peak memory |"
+    echo "|---|---|---|---|"
+    printf "%b" "$rows"
+    echo
+    echo "$ratios"
+} > "$here/README.md"
+cat "$here/README.md"
