@@ -84,6 +84,8 @@ Examples:
   OPENBLAS_CORETYPE=Sandybridge fprev survey -o sandybridge
                                                  the kernels of an older CPU
   fprev compare fprev-survey/survey.json sandybridge/survey.json
+  fprev survey --only blas --ops dot --knobs     which settings change OpenBLAS's dot,
+                                                 for compare to name and say to pin
 
 A survey is saved after each black box: run the same command again after a
 failure or Ctrl-C and it goes on where it stopped (--fresh starts over).
@@ -590,6 +592,15 @@ pub(crate) struct SurveyArgs {
     #[arg(long, value_name = "R", default_value_t = fprev::survey::SURVEY_RUNS,
           value_parser = parse_runs)]
     pub(crate) runs: usize,
+    /// Also try each black box's knobs, at its largest size surveyed: the
+    /// environment variables its library reads (OPENBLAS_NUM_THREADS,
+    /// OPENBLAS_CORETYPE of the core types this CPU runs, MKL_NUM_THREADS,
+    /// MKL_CBWR, BLIS_NUM_THREADS, NPY_DISABLE_CPU_FEATURES,
+    /// OMP_NUM_THREADS, RAYON_NUM_THREADS), each value in a process of its
+    /// own, and its thread count (--threads); survey.json records which
+    /// change its order, for compare to name.
+    #[arg(long)]
+    pub(crate) knobs: bool,
     /// Start over, ignoring a survey.json already in the directory.
     #[arg(long)]
     pub(crate) fresh: bool,

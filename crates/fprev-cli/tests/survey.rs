@@ -156,6 +156,155 @@ fn compare_names_openblas_core_type() {
     );
 }
 
+/// Whether this CPU has every one of `flags`, as `/proc/cpuinfo` lists
+/// them.
+fn cpu_has(flags: &[&str]) -> bool {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let line = info.lines().find(|l| l.starts_with("flags")).unwrap_or("");
+    let have: Vec<&str> = line.split_whitespace().collect();
+    flags.iter().all(|f| have.contains(f))
+}
+
+/// `fprev reveal blas:dot@openblas -n 4096` under `env`, saved as `name`.
+fn reveal_dot(dir: &Path, name: &str, env: &[(&str, &str)]) {
+    let args = [
+        "reveal",
+        "blas:dot@openblas",
+        "-n",
+        "4096",
+        "--format",
+        "json",
+        "-o",
+        name,
+    ];
+    assert_exit(&fprev(dir, &args, env), 0);
+}
+
+/// `fprev survey --knobs` of OpenBLAS's dot at n = 1..8 and 4096, in
+/// `dir/name`, under the core type `core`.
+fn survey_knobs(dir: &Path, name: &str, core: &str) -> Value {
+    let args = [
+        "survey",
+        "--knobs",
+        "--spec",
+        "blas:dot@openblas",
+        "--dtypes",
+        "f32",
+        "-n",
+        "1..8",
+        "--large",
+        "4096",
+        "--no-threads",
+        "--runs",
+        "0",
+        "-o",
+        name,
+    ];
+    let out = fprev(dir, &args, &[("OPENBLAS_CORETYPE", core)]);
+    assert_exit(&out, 0);
+    serde_json::from_str(&std::fs::read_to_string(dir.join(name).join("survey.json")).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn a_survey_with_knobs_finds_openblas_core_type_and_compare_names_it() {
+    // OpenBLAS runs a forced core type without asking the CPU.
+    if !cpu_has(&[
+        "avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd",
+    ]) {
+        eprintln!("skipped: this CPU runs neither Haswell's nor SkylakeX's kernels");
+        return;
+    }
+    let dir = TempDir::new().unwrap();
+    let d = dir.path();
+    // What the knobs must find, found apart: plain reveals, diffed.
+    reveal_dot(d, "haswell.json", &[("OPENBLAS_CORETYPE", "Haswell")]);
+    reveal_dot(d, "skylakex.json", &[("OPENBLAS_CORETYPE", "SkylakeX")]);
+    reveal_dot(d, "one.json", &[("OPENBLAS_NUM_THREADS", "1")]);
+    reveal_dot(d, "two.json", &[("OPENBLAS_NUM_THREADS", "2")]);
+    let diff = |a: &str, b: &str| fprev(d, &["diff", a, b], &[]).status.code();
+    assert_eq!(diff("haswell.json", "skylakex.json"), Some(1));
+    let threads_change = diff("one.json", "two.json") == Some(1);
+
+    let a = survey_knobs(d, "A", "Haswell");
+    let b = survey_knobs(d, "B", "SkylakeX");
+    for s in [&a, &b] {
+        assert_eq!(s["plan"]["knobs"], true);
+        let knobs = s["entries"][0]["knobs"].as_array().unwrap();
+        let knob = |name: &str| {
+            knobs
+                .iter()
+                .find(|k| k["name"] == name)
+                .unwrap_or_else(|| panic!("no {name}: {knobs:?}"))
+        };
+        let core = knob("OPENBLAS_CORETYPE");
+        assert_eq!(core["n"], 4096);
+        assert_eq!(core["changes"], true, "{core}");
+        let values: Vec<&str> = core["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let at = |v: &str| values.iter().position(|x| *x == v).unwrap();
+        let outcomes = core["outcomes"].as_array().unwrap();
+        assert_ne!(outcomes[at("Haswell")], outcomes[at("SkylakeX")], "{core}");
+        assert_eq!(knob("OPENBLAS_NUM_THREADS")["changes"], threads_change);
+    }
+    // The machine facts hold each survey's setting, for compare to read.
+    assert_eq!(a["machine"]["environment"]["OPENBLAS_CORETYPE"], "Haswell");
+    assert_eq!(b["machine"]["environment"]["OPENBLAS_CORETYPE"], "SkylakeX");
+
+    let note = "OPENBLAS_CORETYPE differs (Haswell on A, SkylakeX on B) and changes \
+                blas:dot@openblas (at n = 4096): pin it";
+    let out = fprev(d, &["compare", "A", "B", "--html", "compare.html"], &[]);
+    assert_exit(&out, 1);
+    let entry = about(&text(&out.stdout), "blas:dot@openblas f32");
+    assert!(
+        entry.contains("DIFFERENT") && entry.contains(note),
+        "{entry}"
+    );
+    // The knob explains it: the facts that bear on it are not listed.
+    assert!(!entry.contains("likely why"), "{entry}");
+    let page = std::fs::read_to_string(d.join("compare.html")).unwrap();
+    assert!(page.contains(note), "{page}");
+    let out = fprev(d, &["compare", "A", "B", "--format", "json"], &[]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let k = &v["entries"][0]["knobs"][0];
+    assert_eq!(
+        (&k["knob"], &k["a"], &k["b"], &k["differs"]),
+        (
+            &Value::from("OPENBLAS_CORETYPE"),
+            &Value::from("Haswell"),
+            &Value::from("SkylakeX"),
+            &Value::from(true)
+        )
+    );
+    // Pinned to one core type on both: the same bits, nothing to pin.
+    let (code, same) = compare(d, &d.join("A"), &d.join("A"));
+    assert_eq!(code, 0, "{same}");
+    assert!(!same.contains("pin"), "{same}");
+
+    // A survey made before knobs were (no knobs key) still reads, and the
+    // other survey's record still names the knob.
+    let mut old = a.clone();
+    old["plan"].as_object_mut().unwrap().remove("knobs");
+    old["entries"][0].as_object_mut().unwrap().remove("knobs");
+    std::fs::write(d.join("old.json"), old.to_string()).unwrap();
+    let (code, report) = compare(d, &d.join("old.json"), &d.join("B"));
+    assert_eq!(code, 1, "{report}");
+    assert!(report.contains(note), "{report}");
+    // A knob record that is no survey's: refused whole, exit 2.
+    let mut bad = a.clone();
+    bad["entries"][0]["knobs"][0]["outcomes"] = Value::Array(Vec::new());
+    bad["entries"][0]["knobs"][0]["values"] = Value::Array(Vec::new());
+    std::fs::write(d.join("bad.json"), bad.to_string()).unwrap();
+    let out = fprev(d, &["compare", "bad.json", "B"], &[]);
+    assert_exit(&out, 2);
+    let err = text(&out.stderr);
+    assert!(err.contains("knob") && err.lines().count() == 1, "{err}");
+}
+
 /// Builds the OpenMP sum of `tests/c/omp_sum.c` into `dir`.
 fn build_omp_sum(dir: &Path) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/omp_sum.c");

@@ -1,5 +1,6 @@
 //! A comparison of two surveys in text (`fprev compare`'s output): the
-//! machine facts that differ, each black box's verdict and why, and the
+//! machine facts that differ, each black box's verdict and why (a knob set
+//! otherwise that changes it, or else the facts that bear on it), and the
 //! counts.
 
 use fprev::survey::compare::{Comparison, Verdict, change};
@@ -34,8 +35,12 @@ pub fn text(c: &Comparison, a: &str, b: &str) -> String {
         if let Some(t) = &e.threads {
             out += &format!("    {t}\n");
         }
-        if e.verdict != Verdict::Same && !e.suspects.is_empty() {
-            out += &format!("    likely why: {}\n", e.suspects.join("; "));
+        for k in &e.knobs {
+            out += &format!("    {}\n", k.note);
+        }
+        let why = e.likely_why();
+        if !why.is_empty() {
+            out += &format!("    likely why: {}\n", why.join("; "));
         }
     }
     for (side, list) in [("A", &c.only_a), ("B", &c.only_b)] {

@@ -306,9 +306,9 @@ struct Compared<'a> {
 
 impl<'a> Compared<'a> {
     fn of(e: &'a EntryComparison, surveys: [&Survey; 2], draw: bool) -> Self {
-        // The facts behind a difference; a black box whose bits held
-        // needs none.
-        let suspects = e.suspects.iter().filter(|_| e.verdict != Verdict::Same);
+        // The knobs behind a difference (or to pin where the bits held),
+        // else the facts.
+        let knobs = e.knobs.iter().map(|k| &k.note);
         let drawings = match (e.first_differing, draw && e.verdict == Verdict::Differ) {
             (Some(n), true) => surveys.map(|s| {
                 let entry = s.entry(&e.spec, &e.dtype)?;
@@ -325,7 +325,12 @@ impl<'a> Compared<'a> {
                 Verdict::Unknown => "unknown",
                 Verdict::Varies => "varies",
             },
-            extras: e.threads.iter().chain(suspects).collect(),
+            extras: e
+                .threads
+                .iter()
+                .chain(knobs)
+                .chain(e.likely_why())
+                .collect(),
             drawings,
         }
     }

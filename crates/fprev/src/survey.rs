@@ -3,7 +3,10 @@
 //! GEMV, GEMM) and dtype, explained over a spread of sizes: the order's
 //! formula and where it changes, what each node computes, whether its
 //! answers vary from call to call, and whether the thread count changes
-//! the tree. Two surveys are compared by [`compare`]; the
+//! the tree; and, asked to ([`Plan::knobs`]), which settings of its
+//! library change its order ([`knobs_for`]). Two surveys are compared by
+//! [`compare`], which names a recorded knob set differently on the two
+//! machines; the
 //! `fprev-present` crate draws either as a page.
 //!
 //! A survey is built entry by entry ([`Survey::run`]), so a caller can save
@@ -29,12 +32,16 @@
 
 pub mod compare;
 mod file;
+mod knobs;
 mod library;
 pub mod machine;
 mod plan;
 mod run;
 
-pub use file::{Entry, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck, ThreadVaried};
+pub use file::{
+    Entry, KnobCheck, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck, ThreadVaried,
+};
+pub use knobs::{CORETYPES, KnobTrial, cpu_runs, knobs_for};
 pub use library::{Libraries, Library, facts_of, libraries, selects};
 pub use machine::Machine;
 pub use plan::{LARGE_SIZES, OPS, Plan, SURVEY_RUNS, THREAD_SIZES};

@@ -7,6 +7,8 @@
 
 use std::process::Command;
 
+use fprev::Format;
+use fprev::Spec;
 use fprev::error::{Error, Result};
 use fprev::invariance::{Knob, MAX_PROCESSES, Setting, Study, settings};
 use fprev::probe::ProbeOptions;
@@ -29,18 +31,7 @@ pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
         ));
     }
     a.guard.start();
-    let study = match environment.is_empty() {
-        true => in_process(&a, &inside)?,
-        false => {
-            let outer = settings(&environment, MAX_PROCESSES)?;
-            let mut study = Study::default();
-            for (k, s) in outer.iter().enumerate() {
-                eprintln!("fprev: [{}/{}] {s}", k + 1, outer.len());
-                study.cases.extend(in_child(&a, s)?.nested(s).cases);
-            }
-            study
-        }
-    };
+    let study = study(&subject(&a), &inside, &environment)?;
     let text = match a.format {
         StudyFormat::Text => fprev_present::invariance::text(
             &study,
@@ -55,6 +46,56 @@ pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
         (false, true) => 0,
         (false, false) => 1,
     })
+}
+
+/// What `a` studies.
+fn subject(a: &InvarianceArgs) -> Subject<'_> {
+    Subject {
+        spec: &a.spec,
+        n: a.n,
+        shape: a.shape,
+        dtype: a.number.dtype,
+        acc: a.number.acc,
+        confirm: a.confirm,
+        timeout: a.guard.timeout,
+    }
+}
+
+/// The black box of a study and how it is revealed: what `fprev
+/// invariance` and `fprev survey --knobs` ask.
+pub(super) struct Subject<'a> {
+    /// The black box.
+    pub(super) spec: &'a Spec,
+    /// Summands (`K` of a shape).
+    pub(super) n: usize,
+    /// A GEMV's or GEMM's `M,N,K`.
+    pub(super) shape: Option<[usize; 3]>,
+    /// Its input format, where not the default.
+    pub(super) dtype: Option<Format>,
+    /// Its accumulator format, where given.
+    pub(super) acc: Option<Format>,
+    /// Random inputs each tree is replayed on.
+    pub(super) confirm: usize,
+    /// Seconds a call may run.
+    pub(super) timeout: Option<f64>,
+}
+
+/// The study of `s`: under each combination of `environment`'s values,
+/// each a fresh process turning `inside` there, whose study this one
+/// reads back; with no environment, `inside` turned in this process.
+pub(super) fn study(s: &Subject, inside: &[Knob], environment: &[Knob]) -> Result<Study> {
+    if environment.is_empty() {
+        return in_process(s, inside);
+    }
+    let outer = settings(environment, MAX_PROCESSES)?;
+    let mut study = Study::default();
+    for (k, setting) in outer.iter().enumerate() {
+        eprintln!("fprev: [{}/{}] {setting}", k + 1, outer.len());
+        study
+            .cases
+            .extend(in_child(s, inside, setting)?.nested(setting).cases);
+    }
+    Ok(study)
 }
 
 /// The environment's knobs, and the knobs one process turns (threads,
@@ -81,67 +122,56 @@ fn knobs(a: &InvarianceArgs) -> Result<(Vec<Knob>, Vec<Knob>)> {
 }
 
 /// The study of the knobs one process turns, in this process.
-fn in_process(a: &InvarianceArgs, knobs: &[Knob]) -> Result<Study> {
+fn in_process(s: &Subject, knobs: &[Knob]) -> Result<Study> {
     let request = Request {
         probe: ProbeOptions {
-            n: Some(a.n),
-            shape: a.shape,
-            ..a.number.options(None)
+            n: Some(s.n),
+            shape: s.shape,
+            format: s.dtype.unwrap_or_default(),
+            accumulator: s.acc,
+            ..ProbeOptions::default()
         },
         confirm: Confirm {
-            trials: a.confirm,
+            trials: s.confirm,
             ..Confirm::default()
         },
         ..Request::default()
     };
-    let mut open = |o: &ProbeOptions| open_guarded(&a.spec, o);
+    let mut open = |o: &ProbeOptions| open_guarded(s.spec, o);
     let mut bar = StudyBar::default();
-    workflow::invariance(a.spec.as_str(), knobs, &request, &mut open, &mut bar)
+    workflow::invariance(s.spec.as_str(), knobs, &request, &mut open, &mut bar)
 }
 
-/// The study of the knobs one process turns, in a fresh process under
-/// the environment `s`.
-fn in_child(a: &InvarianceArgs, s: &Setting) -> Result<Study> {
+/// The study of the knobs one process turns (`inside`), in a fresh
+/// process under the environment `setting`.
+fn in_child(s: &Subject, inside: &[Knob], setting: &Setting) -> Result<Study> {
     let mut cmd = rerun()?;
     cmd.arg("invariance")
-        .arg(a.spec.as_str())
-        .args(["-n", &a.n.to_string(), "--format", "json", "--one-process"])
-        .args(["--confirm", &a.confirm.to_string()]);
-    if let Some(d) = a.number.dtype {
+        .arg(s.spec.as_str())
+        .args(["-n", &s.n.to_string(), "--format", "json", "--one-process"])
+        .args(["--confirm", &s.confirm.to_string()]);
+    if let Some(d) = s.dtype {
         cmd.args(["--dtype", &d.to_string()]);
     }
-    if let Some(acc) = a.number.acc {
+    if let Some(acc) = s.acc {
         cmd.args(["--acc", &acc.to_string()]);
     }
-    if let Some([m, n, k]) = a.shape {
+    if let Some([m, n, k]) = s.shape {
         cmd.args(["--shape", &format!("{m},{n},{k}")]);
     }
-    let joined = |values: Vec<String>| values.join(",");
-    if !a.threads.is_empty() {
-        cmd.args([
-            "--threads",
-            &joined(a.threads.iter().map(u16::to_string).collect()),
-        ]);
+    for knob in inside {
+        let flag = match knob.name.as_str() {
+            "threads" => "--threads",
+            "batch" => "--batch",
+            "row" => "--rows",
+            _ => "--columns",
+        };
+        cmd.args([flag, &knob.values.join(",")]);
     }
-    if let Some(batch) = &a.batch {
-        cmd.args([
-            "--batch",
-            &joined(batch.0.iter().map(usize::to_string).collect()),
-        ]);
-    }
-    if !a.rows.is_empty() {
-        cmd.args(["--rows", &a.rows.join(",")]);
-    }
-    if !a.columns.is_empty() {
-        cmd.args([
-            "--columns",
-            &joined(a.columns.iter().map(usize::to_string).collect()),
-        ]);
-    }
-    if let Some(t) = a.guard.timeout {
+    if let Some(t) = s.timeout {
         cmd.args(["--timeout", &t.to_string()]);
     }
-    for (var, value) in &s.0 {
+    for (var, value) in &setting.0 {
         match value.as_str() {
             "unset" => cmd.env_remove(var),
             v => cmd.env(var, v),
@@ -150,11 +180,11 @@ fn in_child(a: &InvarianceArgs, s: &Setting) -> Result<Study> {
     let out = cmd
         .stderr(std::process::Stdio::inherit())
         .output()
-        .map_err(|e| Error::Input(format!("cannot run fprev again for {s}: {e}")))?;
+        .map_err(|e| Error::Input(format!("cannot run fprev again for {setting}: {e}")))?;
     match out.status.code() {
         Some(0 | 1 | 3) => Study::parse(&String::from_utf8_lossy(&out.stdout)),
         code => Err(Error::BlackBox(format!(
-            "the study under {s} ended with exit status {}: see its message above",
+            "the study under {setting} ended with exit status {}: see its message above",
             code.map_or("none (a signal)".into(), |c| c.to_string())
         ))),
     }

@@ -6,9 +6,10 @@ use std::path::Path;
 use fprev::Spec;
 use fprev::error::{Error, Result};
 use fprev::sizes::Sizes;
-use fprev::survey::{self, Plan, Status, Step, Survey};
+use fprev::survey::{self, KnobTrial, Plan, Status, Step, Survey};
 use fprev_present::html;
 
+use super::invariance::{self, Subject};
 use super::open_guarded;
 use crate::args::SurveyArgs;
 use crate::write::{self, write_out};
@@ -63,6 +64,7 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         threads,
         thread_sizes: a.thread_sizes.clone(),
         runs: a.runs,
+        knobs: a.knobs,
     };
     let mut s = Survey::new(plan);
     s.machine.libraries = libraries;
@@ -73,9 +75,9 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
     if json.exists() && !a.fresh {
         resume(&mut s, &json)?;
     }
-    s.run(&mut open_guarded, &mut progress, &mut |s: &Survey| {
-        write_out(format!("{}\n", s.to_json()).as_bytes(), Some(&json))
-    })?;
+    let mut save = |s: &Survey| write_out(format!("{}\n", s.to_json()).as_bytes(), Some(&json));
+    s.run(&mut open_guarded, &mut progress, &mut save)?;
+    s.run_knobs(&mut |t| knob_study(t, &a), &mut progress, &mut save)?;
     let page = a.output.join("index.html");
     write_out(html::survey_page(&s, !a.no_draw).as_bytes(), Some(&page))?;
     for e in &s.entries {
@@ -101,6 +103,20 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         return Ok(3);
     }
     Ok(0)
+}
+
+/// The study of one knob's trial, as `fprev invariance` runs it.
+fn knob_study(t: &KnobTrial<'_>, a: &SurveyArgs) -> Result<fprev::invariance::Study> {
+    let subject = Subject {
+        spec: t.spec,
+        n: t.n,
+        shape: t.shape,
+        dtype: Some(t.dtype),
+        acc: None,
+        confirm: fprev::check::CONFIRM_TRIALS,
+        timeout: a.guard.timeout,
+    };
+    invariance::study(&subject, &t.inside, &t.environment)
 }
 
 /// Makes the directory `dir` if missing and locks it for this survey: a
@@ -213,6 +229,24 @@ fn progress(step: Step<'_>) {
                 None => String::new(),
             };
             eprintln!("{found} ({seconds:.1} s)");
+        }
+        Step::Knob {
+            spec,
+            dtype,
+            knob,
+            n,
+        } => eprintln!(
+            "[knobs] {spec} {dtype} at n = {n}: {}={} …",
+            knob.name,
+            knob.values.join(",")
+        ),
+        Step::Knobbed { check, seconds } => {
+            let found = match (&check.error, check.changes) {
+                (Some(why), _) => format!("not tried: {}", fprev::error::abbreviated(why)),
+                (None, true) => format!("changes the order: {}", check.outcomes.join("; ")),
+                (None, false) => "the same order".to_string(),
+            };
+            eprintln!("[knobs] {}: {found} ({seconds:.1} s)", check.name);
         }
     }
 }

@@ -2,9 +2,13 @@
 //! box, dtype and size both cover, the same bits or not, and why: the
 //! first rule of the formula where they part, the first subtree, or "same
 //! order, different arithmetic" with the node; and the machine facts that
-//! differ and touch that library, as the likely cause. A black box whose
-//! answers varied from call to call in either survey is never the same:
-//! bits that matched once match by luck.
+//! differ and touch that library, as the likely cause. Where a survey
+//! tried the black box's knobs (`--knobs`), a knob recorded as changing it
+//! that is set otherwise on the two machines (or unset on one) is named as
+//! the cause, to pin; where the bits agree but such a knob is unset, a
+//! note says to pin it to keep them so. A black box whose answers varied
+//! from call to call in either survey is never the same: bits that matched
+//! once match by luck.
 //!
 //! ```
 //! use fprev::survey::{Plan, Survey, compare::{Verdict, compare}};
@@ -30,7 +34,7 @@
 
 use serde::Serialize;
 
-use super::{Entry, Survey, side};
+use super::{Entry, Machine, Survey, side};
 use crate::error::abbreviated;
 use crate::spec::Spec;
 
@@ -85,10 +89,47 @@ pub struct EntryComparison {
     /// Machine facts that differ and bear on this black box.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suspects: Vec<String>,
+    /// Knobs either survey found changing this black box, where their
+    /// values on the two machines explain a difference or leave the same
+    /// bits unpinned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub knobs: Vec<KnobNote>,
     /// For `varies`: what each survey saw of its answers from call to
     /// call, A's first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub varies: Option<[String; 2]>,
+}
+
+/// A knob a survey recorded as changing a black box, and its values on
+/// the two machines.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KnobNote {
+    /// The environment variable, or `threads`.
+    pub knob: String,
+    /// Its value on A (`None`: unset; for `threads`, no thread variable
+    /// of the library set).
+    pub a: Option<String>,
+    /// Its value on B.
+    pub b: Option<String>,
+    /// Whether the values differ, so the knob explains a difference.
+    pub differs: bool,
+    /// The size at which a survey found it changing the order.
+    pub n: usize,
+    /// What to do, in one line.
+    pub note: String,
+}
+
+impl EntryComparison {
+    /// The machine facts to show as the likely reason: the suspects,
+    /// where the black box's bits are not the same and no knob set
+    /// otherwise on the two machines explains it.
+    pub fn likely_why(&self) -> &[String] {
+        let explained = self.knobs.iter().any(|k| k.differs);
+        match self.verdict == Verdict::Same || explained {
+            true => &[],
+            false => &self.suspects,
+        }
+    }
 }
 
 /// Two surveys compared.
@@ -130,7 +171,9 @@ pub fn compare(a: &Survey, b: &Survey) -> Comparison {
         .iter()
         .filter_map(|x| {
             let y = b.entry(&x.spec, &x.dtype)?;
-            Some(compare_entry([x, y], [a, b], &machine))
+            let mut c = compare_entry([x, y], [a, b], &machine);
+            c.knobs = knob_notes([x, y], [&a.machine, &b.machine], c.verdict);
+            Some(c)
         })
         .collect();
     let only = |p: &Survey, q: &Survey| {
@@ -166,6 +209,7 @@ fn compare_entry(
         arithmetic: None,
         threads: thread_difference(a, b),
         suspects: suspects(&a.spec, machine),
+        knobs: Vec::new(),
         varies: None,
     };
     if !a.variations().is_empty() || !b.variations().is_empty() {
@@ -382,6 +426,79 @@ fn suspects(spec: &str, machine: &[(String, String, String)]) -> Vec<String> {
         .collect()
 }
 
+/// The knobs either survey found changing the black box of `entries` (A's
+/// first, each once, at the size found), with their values on
+/// `machines`: where its bits are not the same, those set otherwise on
+/// the two (the likely cause, to pin); where they are, those unset or set
+/// otherwise (the same bits by luck of the setting, to pin to keep so).
+fn knob_notes(entries: [&Entry; 2], machines: [&Machine; 2], verdict: Verdict) -> Vec<KnobNote> {
+    let mut changing: Vec<(&str, usize)> = Vec::new();
+    for k in entries.iter().flat_map(|e| e.knobs.iter().flatten()) {
+        if k.changes && !changing.iter().any(|(name, _)| *name == k.name) {
+            changing.push((&k.name, k.n));
+        }
+    }
+    let spec = &entries[0].spec;
+    let mut notes = Vec::new();
+    for (name, n) in changing {
+        let [a, b] = machines.map(|m| knob_value(m, name, entries));
+        let cores = machines.map(|m| m.cores);
+        // Left to itself, a thread count follows the cores.
+        let differs = a != b || (name == "threads" && a.is_none() && cores[0] != cores[1]);
+        let shown = |v: &Option<String>, cores: usize| match (v, name) {
+            (Some(v), _) => v.clone(),
+            (None, "threads") => format!("its default on {cores} cores"),
+            (None, _) => "unset".into(),
+        };
+        let (x, y) = (shown(&a, cores[0]), shown(&b, cores[1]));
+        let what = match name {
+            "threads" => "the thread count".to_string(),
+            _ => name.to_string(),
+        };
+        let note = match (verdict, differs) {
+            (Verdict::Same, false) if a.is_some() => continue,
+            (Verdict::Same, false) => format!(
+                "same here, but {what} changes it (at n = {n}) and is {x} on both: pin {what} to \
+                 keep it so"
+            ),
+            (Verdict::Same, true) => format!(
+                "same here, though {what} differs ({x} on A, {y} on B) and changes it (at n = \
+                 {n}): pin {what} to keep it so"
+            ),
+            (_, false) => continue,
+            (_, true) => format!(
+                "{what} differs ({x} on A, {y} on B) and changes {spec} (at n = {n}): pin it"
+            ),
+        };
+        notes.push(KnobNote {
+            knob: name.to_string(),
+            a,
+            b,
+            differs,
+            n,
+            note,
+        });
+    }
+    notes
+}
+
+/// The value of knob `name` on `machine`: an environment variable's, as
+/// recorded; for `threads`, the first thread variable of the library's
+/// knobs set there (`OPENBLAS_NUM_THREADS=1`).
+fn knob_value(machine: &Machine, name: &str, entries: [&Entry; 2]) -> Option<String> {
+    if name != "threads" {
+        return machine.environment.get(name).cloned();
+    }
+    entries
+        .iter()
+        .flat_map(|e| e.knobs.iter().flatten())
+        .filter(|k| k.name.ends_with("_NUM_THREADS"))
+        .find_map(|k| {
+            let v = machine.environment.get(&k.name)?;
+            Some(format!("{}={v}", k.name))
+        })
+}
+
 /// `fact: here -> there`, each side cut to a readable length.
 pub fn change(fact: &str, here: &str, there: &str) -> String {
     format!("{fact}: {} -> {}", abbreviated(here), abbreviated(there))
@@ -477,6 +594,90 @@ mod tests {
             assert!(!e.reason.contains("same bits:"), "{}", e.reason);
         }
         assert_eq!(compare(&fixed, &fixed).entries[0].verdict, Verdict::Same);
+    }
+
+    /// `s` with a knob record on its entry and `value` of the variable.
+    fn knobbed(s: &Survey, changes: bool, value: Option<&str>) -> Survey {
+        let mut s = s.clone();
+        s.entries[0].knobs = Some(vec![crate::survey::KnobCheck {
+            name: "OPENBLAS_CORETYPE".into(),
+            values: vec!["Haswell".into(), "Prescott".into()],
+            n: 10,
+            changes,
+            outcomes: vec!["sequential".into(), "pairwise".into()],
+            error: None,
+        }]);
+        s.machine.environment.remove("OPENBLAS_CORETYPE");
+        if let Some(v) = value {
+            s.machine
+                .environment
+                .insert("OPENBLAS_CORETYPE".into(), v.into());
+        }
+        s
+    }
+
+    #[test]
+    fn a_changing_knob_set_otherwise_is_named_instead_of_the_suspects() {
+        let (x, y) = (
+            surveyed("native:sequential", Format::F32),
+            surveyed("native:pairwise", Format::F32),
+        );
+        // Recorded by B's survey only: it still explains.
+        let (a, b) = (knobbed(&x, false, Some("Haswell")), knobbed(&y, true, None));
+        let e = &compare(&a, &b).entries[0];
+        assert_eq!(e.verdict, Verdict::Differ);
+        assert_eq!(e.knobs.len(), 1, "{e:?}");
+        let k = &e.knobs[0];
+        assert_eq!((k.a.as_deref(), k.b.as_deref()), (Some("Haswell"), None));
+        assert_eq!(
+            k.note,
+            "OPENBLAS_CORETYPE differs (Haswell on A, unset on B) and changes native:sum \
+             (at n = 10): pin it"
+        );
+        assert!(e.likely_why().is_empty());
+        // The same value on both explains nothing: the suspects stand.
+        let (a, b) = (
+            knobbed(&x, true, Some("Haswell")),
+            knobbed(&y, true, Some("Haswell")),
+        );
+        let e = &compare(&a, &b).entries[0];
+        assert!(e.knobs.is_empty(), "{e:?}");
+        assert_eq!(e.likely_why(), e.suspects.as_slice());
+        // A knob that changed nothing is never named.
+        let (a, b) = (
+            knobbed(&x, false, Some("Haswell")),
+            knobbed(&y, false, None),
+        );
+        assert!(compare(&a, &b).entries[0].knobs.is_empty());
+    }
+
+    #[test]
+    fn the_same_bits_under_an_unpinned_knob_say_to_pin_it() {
+        let x = surveyed("native:sequential", Format::F32);
+        let unset = knobbed(&x, true, None);
+        let e = &compare(&unset, &unset).entries[0];
+        assert_eq!(e.verdict, Verdict::Same);
+        assert_eq!(e.knobs.len(), 1);
+        assert!(!e.knobs[0].differs);
+        assert!(
+            e.knobs[0]
+                .note
+                .starts_with("same here, but OPENBLAS_CORETYPE changes it"),
+            "{}",
+            e.knobs[0].note
+        );
+        // Pinned to one value on both: nothing to say.
+        let pinned = knobbed(&x, true, Some("Haswell"));
+        assert!(compare(&pinned, &pinned).entries[0].knobs.is_empty());
+        // Set otherwise, the same bits all the same.
+        let other = knobbed(&x, true, Some("Prescott"));
+        let e = &compare(&pinned, &other).entries[0];
+        assert_eq!(e.verdict, Verdict::Same);
+        assert!(
+            e.knobs[0]
+                .note
+                .starts_with("same here, though OPENBLAS_CORETYPE differs")
+        );
     }
 
     #[test]

@@ -15,7 +15,9 @@ use crate::variation::Variation;
 /// The version of `survey.json`'s layout: 2 adds black boxes whose answers
 /// vary from call to call (the status and outcome `varies`, a size's and a
 /// thread count's `variation`, the plan's `runs`); files of layout 1 are
-/// still read.
+/// still read. Layout 2 later gained optional keys an older reader skips
+/// (an entry's `knobs`, the plan's `knobs`): a file without them is read as
+/// one whose knobs were not tried.
 pub const SURVEY_VERSION: u32 = 2;
 
 /// How far an entry got.
@@ -97,6 +99,33 @@ pub struct ThreadVaried {
     pub variation: Variation,
 }
 
+/// A knob tried on one black box (`fprev survey --knobs`): each value in
+/// a study of its own, the other settings as the machine has them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KnobCheck {
+    /// An environment variable its library reads, or `threads` (the
+    /// black box's own thread count).
+    pub name: String,
+    /// The values tried, in order (`unset`: the variable removed).
+    pub values: Vec<String>,
+    /// The size they were tried at: the entry's largest surveyed.
+    pub n: usize,
+    /// Whether some value gave another confirmed order or arithmetic than
+    /// another, or varied from call to call where another gave one order
+    /// (values that failed prove nothing).
+    pub changes: bool,
+    /// What each value gave, in the order of `values`: the tree's formula
+    /// (or `tree` and a hash of its text where no formula gives it),
+    /// `unconfirmed` and either, `order-independent`, `varies`, or
+    /// `failed: why`; ` [arithmetic B]` marks a tree found with another
+    /// value's but other arithmetic.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<String>,
+    /// Why the knob could not be tried (its process did not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 /// One black box in one dtype.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -126,6 +155,10 @@ pub struct Entry {
     /// Thread counts compared, for black boxes that take one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<ThreadCheck>,
+    /// The knobs of its library tried (`--knobs`; none: not tried, an
+    /// empty list: none apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knobs: Option<Vec<KnobCheck>>,
     /// Why it failed, for `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -180,6 +213,15 @@ impl Entry {
             .and_then(crate::memory::too_large)
         {
             return Err(why);
+        }
+        for k in self.knobs.iter().flatten() {
+            let counted = k.outcomes.is_empty() || k.outcomes.len() == k.values.len();
+            if !counted || k.values.is_empty() || k.n == 0 {
+                return Err(format!(
+                    "knob {}: give its values, a size and an outcome for each value",
+                    abbreviated(&k.name)
+                ));
+            }
         }
         let mut seen = std::collections::HashSet::new();
         for s in &self.sizes {
@@ -508,6 +550,42 @@ pub(super) mod tests {
         sizes[at].as_object_mut().unwrap().remove("variation");
         let e = Survey::parse(&bare.to_string()).unwrap_err();
         assert!(e.to_string().contains("variation"), "{e}");
+    }
+
+    #[test]
+    fn knobs_are_optional_keys_of_layout_2_and_read_back() {
+        let mut s = Survey::new(Plan {
+            black_boxes: vec!["native:pairwise".into()],
+            dtypes: vec![Format::F32],
+            sizes: "1..6".parse().unwrap(),
+            threads: Vec::new(),
+            ..Plan::default()
+        });
+        s.run(&mut crate::Spec::open, &mut |_| {}, &mut |_| Ok(()))
+            .unwrap();
+        // A file written before knobs were: no `knobs` key anywhere.
+        let mut old: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        old["plan"].as_object_mut().unwrap().remove("knobs");
+        assert!(!old.to_string().contains("knobs"));
+        let back = Survey::parse(&old.to_string()).unwrap();
+        assert!(!back.plan.knobs && back.entries[0].knobs.is_none());
+        assert_eq!(back.fprev_survey, 2);
+        // One with a knob record reads it back.
+        s.plan.knobs = true;
+        s.entries[0].knobs = Some(vec![KnobCheck {
+            name: "OPENBLAS_CORETYPE".into(),
+            values: vec!["Haswell".into(), "Prescott".into()],
+            n: 6,
+            changes: true,
+            outcomes: vec!["pairwise".into(), "sequential".into()],
+            error: None,
+        }]);
+        let back = Survey::parse(&s.to_json()).unwrap();
+        assert_eq!(back, s);
+        // An outcome short of the values tried is no survey's.
+        s.entries[0].knobs.as_mut().unwrap()[0].outcomes.pop();
+        let e = Survey::parse(&s.to_json()).unwrap_err().to_string();
+        assert!(e.contains("knob OPENBLAS_CORETYPE"), "{e}");
     }
 
     #[test]

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Opener;
 use super::Survey;
+#[cfg(doc)]
+use super::knobs_for;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::infer::EXPLAIN_SIZES;
@@ -58,6 +60,10 @@ pub struct Plan {
     /// survey, which has none).
     #[serde(default)]
     pub runs: usize,
+    /// Whether each black box's knobs are tried ([`knobs_for`]): a
+    /// process per value (absent in files made before knobs were: no).
+    #[serde(default)]
+    pub knobs: bool,
 }
 
 impl Default for Plan {
@@ -76,6 +82,7 @@ impl Default for Plan {
             },
             thread_sizes: THREAD_SIZES.parse().expect("THREAD_SIZES parses"),
             runs: SURVEY_RUNS,
+            knobs: false,
         }
     }
 }

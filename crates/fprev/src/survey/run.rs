@@ -28,15 +28,19 @@ use crate::tree::SummationTree;
 impl Survey {
     /// Keeps the entries of `earlier` that this survey's plan would make
     /// again (same sizes, shape and thread counts, not failed), so a run
-    /// goes on where `earlier` stopped. Returns how many were kept.
+    /// goes on where `earlier` stopped; knobs tried are kept too, and
+    /// where `earlier` tried none, [`Survey::run_knobs`] tries them.
+    /// Returns how many were kept.
     pub fn resume_from(&mut self, earlier: Survey) -> usize {
         let same_plan = Plan {
             black_boxes: Vec::new(),
             dtypes: Vec::new(),
+            knobs: false,
             ..earlier.plan.clone()
         } == Plan {
             black_boxes: Vec::new(),
             dtypes: Vec::new(),
+            knobs: false,
             ..self.plan.clone()
         };
         if !same_plan {
@@ -186,6 +190,24 @@ pub enum Step<'a> {
         /// Time spent on the thread counts.
         seconds: f64,
     },
+    /// One of its knobs is tried ([`Survey::run_knobs`]).
+    Knob {
+        /// The black box.
+        spec: &'a Spec,
+        /// Its dtype.
+        dtype: Format,
+        /// The knob and its values.
+        knob: &'a crate::invariance::Knob,
+        /// The size tried at.
+        n: usize,
+    },
+    /// It was, in `seconds`.
+    Knobbed {
+        /// What was found.
+        check: &'a super::KnobCheck,
+        /// Time spent on it.
+        seconds: f64,
+    },
 }
 
 /// Reveals `spec` in `dtype` at `sizes`, at each thread count of
@@ -228,6 +250,7 @@ fn survey_one(spec: &Spec, dtype: Format, plan: &Plan, open: &mut Opener) -> Ent
         uncertain: Vec::new(),
         sizes: Vec::new(),
         threads: None,
+        knobs: None,
         error: None,
         calls: 0,
         seconds: 0.0,
