@@ -251,6 +251,11 @@ fn a_survey_with_knobs_finds_openblas_core_type_and_compare_names_it() {
         assert_ne!(outcomes[at("Haswell")], outcomes[at("SkylakeX")], "{core}");
         assert_eq!(knob("OPENBLAS_NUM_THREADS")["changes"], threads_change);
     }
+    let page = std::fs::read_to_string(d.join("A").join("index.html")).unwrap();
+    assert!(
+        page.contains("OPENBLAS_CORETYPE changes the order at n = 4096: Haswell: "),
+        "{page}"
+    );
     // The machine facts hold each survey's setting, for compare to read.
     assert_eq!(a["machine"]["environment"]["OPENBLAS_CORETYPE"], "Haswell");
     assert_eq!(b["machine"]["environment"]["OPENBLAS_CORETYPE"], "SkylakeX");
@@ -303,6 +308,59 @@ fn a_survey_with_knobs_finds_openblas_core_type_and_compare_names_it() {
     assert_exit(&out, 2);
     let err = text(&out.stderr);
     assert!(err.contains("knob") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn numpy_is_told_to_disable_only_cpu_features_it_dispatches() {
+    let dir = TempDir::new().unwrap();
+    let args = [
+        "survey",
+        "--knobs",
+        "--spec",
+        "numpy:sum",
+        "--dtypes",
+        "f32",
+        "-n",
+        "1..8",
+        "--no-large",
+        "--no-threads",
+        "--runs",
+        "0",
+        "-o",
+        "np",
+    ];
+    let out = fprev(dir.path(), &args, &[]);
+    assert_exit(&out, 0);
+    // NumPy's own word where a feature is not one it dispatches (it then
+    // disables nothing).
+    let err = text(&out.stderr);
+    assert!(!err.contains("You cannot disable"), "{err}");
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("np/survey.json")).unwrap())
+            .unwrap();
+    let dispatched = s["machine"]["libraries"]["numpy"]["cpu dispatch"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let knobs = s["entries"][0]["knobs"].as_array().unwrap();
+    let npy = knobs
+        .iter()
+        .find(|k| k["name"] == "NPY_DISABLE_CPU_FEATURES");
+    let Some(npy) = npy else {
+        assert!(dispatched.is_empty(), "{knobs:?}");
+        return;
+    };
+    assert_eq!(npy["values"][0], "unset");
+    let off = npy["values"][1].as_str().unwrap();
+    assert!(
+        off.split_whitespace()
+            .all(|f| dispatched.split_whitespace().any(|d| d == f)),
+        "{off} against {dispatched}"
+    );
+    // Each value gave a finding, none failed.
+    for o in npy["outcomes"].as_array().unwrap() {
+        assert!(!o.as_str().unwrap().starts_with("failed"), "{npy}");
+    }
 }
 
 /// Builds the OpenMP sum of `tests/c/omp_sum.c` into `dir`.

@@ -12,7 +12,7 @@ use askama::Template;
 use fprev::arith::Arithmetic;
 use fprev::sizes::runs;
 use fprev::survey::compare::{Comparison, EntryComparison, Verdict};
-use fprev::survey::{Entry, Status, Survey};
+use fprev::survey::{Entry, KnobCheck, Status, Survey};
 use fprev::tree::SummationTree;
 
 use crate::render::{Caption, DRAW_WHOLE, Drawing};
@@ -135,6 +135,8 @@ struct Row<'a> {
     /// that model.
     largest: Option<(usize, String)>,
     threads: Threads,
+    /// Each knob tried: whether it changes the order, and what it found.
+    knobs: Vec<(bool, String)>,
     drawing: Option<Drawn>,
 }
 
@@ -232,9 +234,29 @@ impl<'a> Row<'a> {
             models: by_model.into_iter().map(|(m, n)| (m, runs(&n))).collect(),
             largest,
             threads,
+            knobs: e.knobs.iter().flatten().map(knob_line).collect(),
             drawing: draw.then(|| Drawn::of(e, open)).flatten(),
         }
     }
+}
+
+/// A knob tried, in words: whether it changes the order, and each
+/// value's outcome where it does.
+fn knob_line(k: &KnobCheck) -> (bool, String) {
+    let what = match (&k.error, k.changes) {
+        (Some(why), _) => format!("not tried: {why}"),
+        (None, true) => {
+            let each: Vec<String> = k
+                .values
+                .iter()
+                .zip(&k.outcomes)
+                .map(|(v, o)| format!("{v}: {o}"))
+                .collect();
+            format!("changes the order at n = {}: {}", k.n, each.join("; "))
+        }
+        (None, false) => format!("{}: the same order at n = {}", k.values.join(", "), k.n),
+    };
+    (k.changes, format!("{} {what}", k.name))
 }
 
 impl Drawn {
