@@ -681,6 +681,50 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_count_left_to_itself_follows_the_cores() {
+        let (x, y) = (
+            surveyed("native:sequential", Format::F32),
+            surveyed("native:pairwise", Format::F32),
+        );
+        let with = |s: &Survey, cores: usize, pinned: Option<&str>| {
+            let mut s = s.clone();
+            let knob = |name: &str, changes| crate::survey::KnobCheck {
+                name: name.into(),
+                values: vec!["1".into(), "2".into()],
+                n: 10,
+                changes,
+                outcomes: vec!["sequential".into(), "pairwise".into()],
+                error: None,
+            };
+            s.entries[0].knobs = Some(vec![
+                knob("OPENBLAS_NUM_THREADS", false),
+                knob("threads", true),
+            ]);
+            s.machine.cores = cores;
+            s.machine.environment.remove("OPENBLAS_NUM_THREADS");
+            if let Some(v) = pinned {
+                s.machine
+                    .environment
+                    .insert("OPENBLAS_NUM_THREADS".into(), v.into());
+            }
+            s
+        };
+        let e = &compare(&with(&x, 2, None), &with(&y, 16, None)).entries[0];
+        assert_eq!(e.knobs.len(), 1, "{e:?}");
+        assert_eq!(
+            e.knobs[0].note,
+            "the thread count differs (its default on 2 cores on A, its default on 16 cores \
+             on B) and changes native:sum (at n = 10): pin it"
+        );
+        // The library's thread variable set alike on both pins it.
+        let e = &compare(&with(&x, 2, Some("1")), &with(&y, 16, Some("1"))).entries[0];
+        assert!(e.knobs.is_empty(), "{e:?}");
+        let e = &compare(&with(&x, 2, Some("1")), &with(&y, 2, None)).entries[0];
+        assert_eq!(e.knobs[0].a.as_deref(), Some("OPENBLAS_NUM_THREADS=1"));
+        assert!(e.knobs[0].differs);
+    }
+
+    #[test]
     fn a_failed_or_unconfirmed_side_is_never_called_the_same() {
         let a = surveyed("native:pairwise", Format::F32);
         let mut b = a.clone();
