@@ -67,4 +67,7 @@ cargo test --all-features
 venv=target/python-venv
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check ./python
-PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pytest -q python/tests
+# A cache of formulas of the suite's own: no run reads what an earlier kept.
+cache="$(mktemp -d)"
+trap 'rm -rf "$cache"' EXIT
+FPREV_CACHE_DIR="$cache" PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pytest -q python/tests

@@ -22,7 +22,9 @@ use common::{assert_error, assert_ok, run, run_in, stderr, stdout};
 // ---------------------------------------------------------------------------
 
 fn fprev() -> Command {
-    assert_cmd::cargo::cargo_bin_cmd!("fprev")
+    let mut command = assert_cmd::cargo::cargo_bin_cmd!("fprev");
+    command.env("FPREV_CACHE_DIR", common::fresh_cache());
+    command
 }
 
 fn first_line(out: &Output) -> String {

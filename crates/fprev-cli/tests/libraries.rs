@@ -15,6 +15,8 @@
 //! test here runs ([`OPENBLAS_KERNELS`]) whatever the CPU's newest kernel
 //! (an AVX-512 CPU's Cooperlake kernels add in other orders).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -962,6 +964,7 @@ fn dylib_bad_specs_are_bad_input_with_one_clear_line() {
 fn fprev() -> assert_cmd::Command {
     let mut command = assert_cmd::cargo::cargo_bin_cmd!("fprev");
     command.env("OPENBLAS_CORETYPE", OPENBLAS_KERNELS);
+    command.env("FPREV_CACHE_DIR", common::fresh_cache());
     command
 }
 

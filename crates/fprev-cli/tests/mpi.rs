@@ -3,6 +3,8 @@
 //! oversubscribed.
 #![cfg(feature = "mpi")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -15,6 +17,7 @@ use fprev::{Order, SummationTree};
 fn fprev(args: &[&str]) -> Output {
     Command::cargo_bin("fprev")
         .unwrap()
+        .env("FPREV_CACHE_DIR", common::fresh_cache())
         .args(args)
         .output()
         .unwrap()

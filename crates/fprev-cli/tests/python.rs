@@ -3,6 +3,8 @@
 //! is confirmed by replay against the library itself, bit for bit.
 #![cfg(feature = "python")]
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -213,21 +215,38 @@ fn jax_sum_and_dot_reproduce_jax_bit_for_bit() {
 }
 
 /// `jnp.sum` on CPU is XLA's tree reduction rewriter, windows of 32 over
-/// the padded summands: `fprev explain` finds it from a few sizes, and it
-/// gives the tree revealed at sizes explain never saw, up to 2,048; from
-/// 4,096, XLA's vectorised reduction.
+/// the padded summands: `fprev explain --no-verify` finds it from a few
+/// sizes, and it gives the tree revealed at sizes explain never saw, up to
+/// 2,048; from 4,096, XLA's vectorised reduction, which `explain` finds by
+/// checking its formula there.
 #[test]
 fn jax_sum_is_windows_of_32() {
     assert!(
         importable("jax"),
         "jax must be installed (scripts/test.sh installs it)"
     );
-    let out = fprev(&["explain", "jax:sum", "-n", "1..40,63..65,100"], &[]);
+    let sizes = "1..40,63..65,100";
+    let out = fprev(&["explain", "jax:sum", "-n", sizes, "--no-verify"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         said.starts_with("native:windows(32, sequential)\n"),
         "{said}"
+    );
+    assert!(said.contains("it speaks for n <= 100"), "{said}");
+    // Checked at 4,096 and past, the windows fail, and the formula that
+    // holds there is XLA's below its switch.
+    let out = fprev(&["explain", "jax:sum", "-n", sizes], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        said.starts_with("native:below(4096, windows(32, sequential), blocks(32768, "),
+        "{said}"
+    );
+    assert!(
+        stderr(&out).contains("fails at n = 4096"),
+        "{}",
+        stderr(&out)
     );
     let formula: fprev::formula::Formula = "windows(32, sequential)".parse().unwrap();
     for n in [77, 333, 1500, 2048] {
@@ -387,7 +406,7 @@ fn torch_cpu_when_importable() {
 
 fn fprev(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut cmd = Command::cargo_bin("fprev").unwrap();
-    cmd.args(args);
+    cmd.env("FPREV_CACHE_DIR", common::fresh_cache()).args(args);
     for (k, v) in envs {
         cmd.env(k, v);
     }

@@ -12,14 +12,19 @@ use tempfile::TempDir;
 /// cache of formulas of its own (under the build's temporary directory),
 /// so that no test reads what another kept.
 pub fn fprev() -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("fprev"));
+    cmd.env("FPREV_CACHE_DIR", fresh_cache());
+    cmd
+}
+
+/// A cache directory of formulas no other command has used (under the
+/// build's temporary directory; made only if a formula is kept).
+pub fn fresh_cache() -> PathBuf {
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let cache = Path::new(env!("CARGO_TARGET_TMPDIR"))
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("fprev-cache")
-        .join(format!("{}-{run}", std::process::id()));
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("fprev"));
-    cmd.env("FPREV_CACHE_DIR", cache);
-    cmd
+        .join(format!("{}-{run}", std::process::id()))
 }
 
 /// Runs `fprev ARGS` in `dir` (where a mismatch file lands) and returns its
