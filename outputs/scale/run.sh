@@ -31,7 +31,7 @@ engine=$(for _ in 1 2 3; do
     "$fprev" reveal numpy:sum -n 16384 --format json --timings --confirm 0 2> /dev/null |
         "$python" -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["stats"]["seconds"], d["stats"]["calls"])'
 done)
-engine_s=$(echo "$engine" | cut -d' ' -f1 | median)
+engine_s=$(printf '%.3f' "$(echo "$engine" | cut -d' ' -f1 | median)")
 engine_calls=$(echo "$engine" | head -1 | cut -d' ' -f2)
 row "numpy:sum f32, n = 16,384" "fprev's engine (\`reveal --confirm 0\`, stats.seconds)" "$engine_s s" "$engine_calls calls"
 whole=$(for _ in 1 2 3; do measure "$fprev" reveal numpy:sum -n 16384; done)
@@ -57,7 +57,7 @@ fprev(impl)
 print(time.perf_counter() - start)
 PY
     done)
-    ref_s=$(echo "$ref" | median)
+    ref_s=$(printf '%.3f' "$(echo "$ref" | median)")
     row "numpy:sum f32, n = 16,384" "the FPRev reference, \`fprev(NumpySum(16384))\` in-process" "$ref_s s" ""
     refwhole=$(for _ in 1 2 3; do
         /usr/bin/time -f "%e" -o "$cache/t" env PYTHONPATH="$reference:$reference/experiments" \
