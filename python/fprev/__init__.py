@@ -243,8 +243,10 @@ def explain(
             (the arithmetic is not asked: formulas describe the order).
         verify: sizes past those revealed at which the formula's tree is
             proven with masked checks before it is claimed (by default
-            4,096, 16,384 and 65,536, as the command; ``()`` for none); a
-            formula one of them refutes is inferred again with that tree.
+            4,096, 16,384 and 65,536, as the command, each skipped where a
+            timed call says its check would take over 30 s; sizes given
+            are always checked; ``()`` for none); a formula one of them
+            refutes is inferred again with that tree.
 
     Returns:
         An :class:`Explanation`, true when a formula regenerates every
@@ -269,6 +271,7 @@ def explain(
         fn,
         wanted,
         checks,
+        verify is None,
         _format_name(dtype),
         _label(fn),
         **_described(rows, may_fuse, accumulator),

@@ -191,6 +191,7 @@ def explain(
     call: Any,
     sizes: list[int],
     verify: list[int],
+    budget: bool,
     dtype: str,
     label: str,
     rows: Optional[int] = None,

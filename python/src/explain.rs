@@ -27,13 +27,14 @@ type Found = (
 /// Reveals `call` at `sizes`, and between two regimes until the switch is
 /// exact, and infers the one formula behind every tree (`fprev explain`).
 #[pyfunction]
-#[pyo3(signature = (call, sizes, verify, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS))]
+#[pyo3(signature = (call, sizes, verify, budget, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn explain(
     py: Python<'_>,
     call: &Bound<'_, PyAny>,
     sizes: Vec<usize>,
     verify: Vec<usize>,
+    budget: bool,
     dtype: &str,
     label: &str,
     rows: Option<usize>,
@@ -51,6 +52,7 @@ pub(crate) fn explain(
         reveal: sizes,
         verify,
         known: None,
+        budget: budget.then_some(fprev::workflow::VERIFY_BUDGET),
     };
     let explained = workflow::explain(
         &sizes,

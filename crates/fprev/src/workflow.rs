@@ -42,7 +42,7 @@ mod reveal;
 mod varies;
 
 pub use confirm::{Confirm, Seek};
-pub use explain::{ExplainSizes, Explained, VERIFY_SIZES, explain};
+pub use explain::{ExplainSizes, Explained, VERIFY_BUDGET, VERIFY_SIZES, explain};
 pub use invariance::{Turned, default_columns, invariance, row_at};
 pub use note::Note;
 pub use predict::{Infer, PREDICT_SIZES, PROVE_UP_TO};

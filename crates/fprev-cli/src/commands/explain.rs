@@ -1,11 +1,12 @@
 //! `fprev explain`: reveal at several sizes, then name the one formula of
 //! the order language that gives every revealed tree.
 
+use fprev::error::Error;
 use fprev::error::Result;
 use fprev::formula::infer::EXPLAIN_SIZES;
 use fprev::probe::ProbeOptions;
 use fprev::sizes::{Sizes, runs};
-use fprev::workflow::{self, Confirm, ExplainSizes, Explained};
+use fprev::workflow::{self, Confirm, ExplainSizes, Explained, VERIFY_BUDGET, VERIFY_SIZES};
 
 use super::{cache, open_guarded, order_independent, varies};
 use crate::args::ExplainArgs;
@@ -26,10 +27,14 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
         trials: a.confirm,
         ..Confirm::default()
     };
-    let verify = if a.no_verify {
-        Vec::new()
-    } else {
-        a.verify.0.clone()
+    // The default sizes are checked within a budget; sizes given always.
+    let (verify, budget) = match (&a.verify, a.no_verify) {
+        (_, true) => (Vec::new(), None),
+        (Some(given), false) => (given.0.clone(), None),
+        (None, false) => {
+            let sizes: Sizes = VERIFY_SIZES.parse().map_err(Error::Input)?;
+            (sizes.0, Some(VERIFY_BUDGET))
+        }
     };
     let explain = |sizes: &ExplainSizes| {
         workflow::explain(
@@ -62,6 +67,7 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
             reveal: Vec::new(),
             verify: again,
             known: Some(formula.clone()),
+            budget,
         };
         if let Explained::Found {
             inference,
@@ -90,6 +96,7 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
         reveal: a.sizes.0.clone(),
         verify,
         known: None,
+        budget,
     };
     let explained = explain(&sizes)?;
     let (found, trees, verified) = match explained {

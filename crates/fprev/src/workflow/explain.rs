@@ -27,7 +27,7 @@ pub const VERIFY_SIZES: &str = "4096,16384,65536";
 
 /// The sizes an explanation reveals, and those past them at which its
 /// formula is checked before it is claimed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExplainSizes {
     /// Revealed (and between two regimes, more until each switch is
     /// exact).
@@ -41,7 +41,18 @@ pub struct ExplainSizes {
     /// refutes it no formula is claimed (the closest is it, failing
     /// there).
     pub known: Option<Formula>,
+    /// Seconds a check may be expected to take: one call of the black box
+    /// at a `verify` size is timed, and where a proof's calls (up to
+    /// `n / 8`, and the confirmation's replays) would take longer, that
+    /// size and those past it are not checked (and said); a black box no
+    /// proof can check is revealed instead, which takes longer. `None`:
+    /// every size is checked, however long.
+    pub budget: Option<f64>,
 }
+
+/// Seconds a default check may take, at most (a pure-Python loop of
+/// 65,536 summands takes minutes to prove).
+pub const VERIFY_BUDGET: f64 = 30.0;
 
 /// What an explanation found.
 #[derive(Debug)]
@@ -85,7 +96,7 @@ pub enum Explained {
 /// use fprev::Order;
 ///
 /// let mut open = |o: &ProbeOptions| fprev::open("native:strided:4", o);
-/// let sizes = workflow::ExplainSizes { reveal: vec![3, 4, 8, 16, 33], verify: vec![100], known: None };
+/// let sizes = workflow::ExplainSizes { reveal: vec![3, 4, 8, 16, 33], verify: vec![100], ..Default::default() };
 /// let explained = workflow::explain(&sizes, &ProbeOptions::default(),
 ///                                   &Default::default(), &Confirm::default(), "lanes",
 ///                                   &mut open, &mut Silent).unwrap();
@@ -221,6 +232,29 @@ pub fn explain(
             }
             Err(e) => return Err(e),
         };
+        if let Some(budget) = sizes.budget {
+            // The second call: the first may compile a kernel (XLA).
+            let ones = vec![1.0; v];
+            let mut out = [0.0];
+            black_box.sum(&ones, &mut out)?;
+            let started = std::time::Instant::now();
+            black_box.sum(&ones, &mut out)?;
+            let call = started.elapsed().as_secs_f64();
+            // A proof's calls (n / 24 to n / 8) and the confirmation's
+            // replays; a black box no proof can check is revealed, which
+            // takes longer than this says.
+            let expected = call * (v / 8 + 48) as f64;
+            if expected > budget {
+                skipped.push((
+                    v,
+                    format!(
+                        "not checked: a call takes {call:.3} s, so a check would take about \
+                         {expected:.0} s (--verify {v} asks for it)"
+                    ),
+                ));
+                break;
+            }
+        }
         let found = reveal(
             &mut black_box,
             label,

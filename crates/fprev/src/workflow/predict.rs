@@ -112,6 +112,7 @@ pub(super) fn predict(
         reveal: below,
         verify: Vec::new(),
         known: None,
+        budget: None,
     };
     let (found, trees) = match explain(
         &sizes,
