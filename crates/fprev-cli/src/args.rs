@@ -133,9 +133,10 @@ pub(crate) enum Command {
     /// Compare two surveys: which results change between the machines, and
     /// why (exit 1 when some do).
     Compare(CompareArgs),
-    /// Reveal one black box under each combination of settings (thread
-    /// counts, environment variables, each in a fresh process) and say
-    /// which knobs change its order (exit 1 when one does).
+    /// Reveal one output of a black box under each batch size, output
+    /// position, thread count and environment (each environment in a fresh
+    /// process) and say what changes its order and what to pin (exit 1
+    /// when something does).
     #[command(after_help = INVARIANCE_EXAMPLES)]
     Invariance(InvarianceArgs),
     /// List the probe specs this build knows, and whether each is usable here.
