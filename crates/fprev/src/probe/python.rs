@@ -72,15 +72,52 @@ fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
     STARTED.call_once(|| {
         // SAFETY: Py_IsInitialized may be called at any time.
         if unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
-            Python::initialize();
             // Only an interpreter of our own borrows the packages of the
-            // python3 on PATH; inside Python, its own sys.path rules.
+            // python3 on PATH; inside Python, its own sys.path rules. That
+            // python3 is asked while this one starts and imports NumPy.
+            let asked = path_python();
+            Python::initialize();
             Python::attach(|py| {
-                let _ = bridge(py).and_then(|b| b.call_method0("extend_path"));
+                let bridge = bridge(py);
+                let answer = asked.and_then(answer_of);
+                let _ = bridge.and_then(|b| b.call_method1("extend_path", (answer,)));
             });
         }
     });
     Python::attach(f)
+}
+
+/// The `python3` on PATH, started printing its version and `sys.path` as
+/// JSON; `None` where there is none.
+fn path_python() -> Option<std::process::Child> {
+    std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys; print(json.dumps([sys.version_info[:2], sys.path]))",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()
+}
+
+/// What `child` printed, given 20 s to finish (then it is killed, and its
+/// packages are not borrowed). Its output is read as it comes, so that a
+/// long one cannot fill the pipe and stall it.
+fn answer_of(mut child: std::process::Child) -> Option<String> {
+    let mut stdout = child.stdout.take()?;
+    let (sent, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = sent.send(std::io::Read::read_to_string(&mut stdout, &mut out).map(|_| out));
+    });
+    let out = answer.recv_timeout(std::time::Duration::from_secs(20));
+    if out.is_err() {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    out.ok()?.ok()
 }
 
 /// The interpreter this process runs inside (its `sys.executable`) where

@@ -70,20 +70,18 @@ def np_dtype(name):
     return np.dtype(getattr(ml_dtypes, _ML_DTYPES[name]))
 
 
-def extend_path():
+def extend_path(answer):
     """Make packages of the active virtualenv and of the `python3` on PATH
-    importable, without PYTHONPATH."""
+    importable, without PYTHONPATH. `answer` is what that python3 printed
+    for `[sys.version_info[:2], sys.path]` as JSON (asked by fprev while
+    this interpreter started), or None where it could not be run."""
     version = "python%d.%d" % sys.version_info[:2]
     venv = os.environ.get("VIRTUAL_ENV")
     if venv:
         site.addsitedir(os.path.join(venv, "lib", version, "site-packages"))
     try:
-        out = subprocess.run(
-            ["python3", "-c", "import json, sys; print(json.dumps([sys.version_info[:2], sys.path]))"],
-            capture_output=True, text=True, timeout=20,
-        )
         # Parsed as data: the python3 on PATH may print anything.
-        found, paths = json.loads(out.stdout.strip().splitlines()[-1])
+        found, paths = json.loads(answer.strip().splitlines()[-1])
     except Exception:
         return
     if tuple(found) == tuple(sys.version_info[:2]):
