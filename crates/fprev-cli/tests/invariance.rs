@@ -375,3 +375,44 @@ fn python_batches_are_invariant_when_each_row_is_summed_alike() {
         "{text}"
     );
 }
+
+/// OpenBLAS's SGEMM (K = 1,000) blocks K otherwise on 2 threads than on
+/// 1 once M reaches 16: a batch study over both thread counts says where
+/// the two outcomes part along the thread count, not only along M; the
+/// difference is checked by revealing each alone and comparing with diff.
+#[test]
+fn a_batch_study_says_where_outcomes_part_along_the_thread_count() {
+    let dir = TempDir::new().unwrap();
+    let shape = ["-n", "1000", "--shape", "16,64,1000"];
+    let args = [
+        &["invariance", "blas:gemm@openblas"][..],
+        &shape,
+        &[
+            "--batch",
+            "8,16",
+            "--rows",
+            "first",
+            "--columns",
+            "0",
+            "--threads",
+            "1,2",
+        ],
+    ]
+    .concat();
+    let text = assert_code(&run_in(dir.path(), &args), 1);
+    assert!(
+        text.contains("(threads: 1 → 2, at batch=16 row=first column=0): the trees part:"),
+        "{text}"
+    );
+    for t in ["1", "2"] {
+        let file = format!("t{t}.json");
+        let reveal = [
+            &["reveal", "blas:gemm@openblas"][..],
+            &shape,
+            &["--threads", t, "-o", &file],
+        ]
+        .concat();
+        assert_code(&run_in(dir.path(), &reveal), 0);
+    }
+    assert_code(&run_in(dir.path(), &["diff", "t1.json", "t2.json"]), 1);
+}

@@ -3,7 +3,7 @@
 //! formula, the batch regimes of each output, where neighbouring regimes
 //! part, and the verdict with what to pin.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use fprev::invariance::{Observed, POSITION, Parting, Setting, Study, formula_of};
 use fprev::sizes::runs;
@@ -196,6 +196,18 @@ fn partings(study: &Study, group_of: &[usize]) -> String {
                     w[1].values[0]
                 );
                 say(w[0].case, w[1].case, along);
+            }
+        }
+        // Outcomes that part along another knob (a thread count, an
+        // environment variable) at one batch size and position.
+        for knob in study.knobs().into_iter().filter(|k| *k != "batch") {
+            let mut first_of: HashMap<Setting, usize> = HashMap::new();
+            for (i, c) in study.cases.iter().enumerate() {
+                let rest = c.setting.without(knob);
+                let first = *first_of.entry(rest.clone()).or_insert(i);
+                let value = |case: usize| study.cases[case].setting.value(knob).unwrap_or("");
+                let along = format!("{knob}: {} → {}, at {rest}", value(first), value(i));
+                say(first, i, along);
             }
         }
     }

@@ -40,15 +40,20 @@ pub struct Inference {
 }
 
 /// The largest tree [`infer_one`] tries every candidate on: each costs a
-/// tree as large, and thousands fail before one gives a tree of
-/// thousands of summands.
-pub const INFER_ONE_UP_TO: usize = 1024;
+/// tree as large, and thousands fail before one gives a tree of a
+/// thousand summands (seconds a tree).
+pub const INFER_ONE_UP_TO: usize = 256;
+
+/// The largest first block of K [`infer_one`] reads a formula of: one
+/// that fits is found among the first candidates, one that does not
+/// costs what a whole tree does.
+pub const FIRST_BLOCK_UP_TO: usize = 1024;
 
 /// A formula whose tree at `tree`'s size is `tree`, read from this one
 /// tree: a blocking of K (`kblocks(Q, U, f)`, as OpenBLAS's GEMM) whose
-/// first block a candidate of [`infer`] gives, or up to
-/// [`INFER_ONE_UP_TO`] summands the first candidate that gives the whole
-/// tree. It says nothing of other sizes.
+/// first block (up to [`FIRST_BLOCK_UP_TO`] summands) a candidate of
+/// [`infer`] gives, or up to [`INFER_ONE_UP_TO`] summands the first
+/// candidate that gives the whole tree. It says nothing of other sizes.
 ///
 /// ```
 /// use fprev::formula::{Formula, infer::infer_one};

@@ -227,7 +227,7 @@ pub(super) fn kblocks_of(tree: &SummationTree) -> Option<Formula> {
         let q = tree.node(node).size;
         let joins_blocks = tree.children(parent).iter().all(|c| tree.node(*c).size > 1);
         // OpenBLAS's first block of K is its largest: at least a third.
-        if joins_blocks && 3 * q >= n && q < n && q <= super::INFER_ONE_UP_TO {
+        if joins_blocks && 3 * q >= n && q < n && q <= super::FIRST_BLOCK_UP_TO {
             let first = tree.subtree(node);
             if let (inner, 1) = longest(&[&first], q) {
                 let found = [None, Some(1), Some(2), Some(4), Some(8), Some(16)]
