@@ -40,9 +40,9 @@ pub struct Inference {
 }
 
 /// The largest tree [`infer_one`] tries every candidate on: each costs a
-/// tree as large, and thousands fail before one gives a tree of a
-/// thousand summands (seconds a tree).
-pub const INFER_ONE_UP_TO: usize = 256;
+/// tree as large, and a search that fails for a tree of a thousand
+/// summands takes seconds.
+pub const INFER_ONE_UP_TO: usize = 1024;
 
 /// The largest first block of K [`infer_one`] reads a formula of: one
 /// that fits is found among the first candidates, one that does not
