@@ -84,9 +84,22 @@ pub const KNOWN: &[Known] = &[
 
 /// The first known formula whose tree at `tree`'s size is `tree`.
 pub fn matching(tree: &SummationTree) -> Option<&'static Known> {
-    KNOWN.iter().find(|k| {
+    giving_every(std::slice::from_ref(tree))
+        .next()
+        .map(|(k, _)| k)
+}
+
+/// The known formulas, parsed, whose tree at each of `trees`' sizes is
+/// that tree, most specific first.
+pub fn giving_every(
+    trees: &[SummationTree],
+) -> impl Iterator<Item = (&'static Known, Formula)> + '_ {
+    KNOWN.iter().filter_map(move |k| {
         let formula: Formula = k.formula.parse().expect("a known formula parses");
-        &formula.tree(tree.n()) == tree
+        trees
+            .iter()
+            .all(|t| formula.tree(t.n()) == *t)
+            .then_some((k, formula))
     })
 }
 

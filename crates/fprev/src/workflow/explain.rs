@@ -8,7 +8,7 @@ use crate::document::TreeDocument;
 use crate::error::{Error, Result};
 use crate::formula::Formula;
 use crate::formula::infer::{self, Inference, infer};
-use crate::formula::known::KNOWN;
+use crate::formula::known;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Silent};
 use crate::sizes::runs;
@@ -317,11 +317,7 @@ pub fn explain(
 /// (found for a library from larger reveals), else one inferred afresh;
 /// where neither does, `failed` is the closest, failing at `at`.
 fn refit(trees: &[SummationTree], failed: Formula, at: usize) -> Inference {
-    let known = KNOWN.iter().find_map(|k| {
-        let f: Formula = k.formula.parse().ok()?;
-        trees.iter().all(|t| f.tree(t.n()) == *t).then_some(f)
-    });
-    if let Some(f) = known {
+    if let Some((_, f)) = known::giving_every(trees).next() {
         return Inference {
             formula: Some(f),
             closest: None,

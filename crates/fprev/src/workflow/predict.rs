@@ -6,7 +6,7 @@ use crate::document::Inferred;
 use crate::error::{Error, Result};
 use crate::formula::Formula;
 use crate::formula::infer::EXPLAIN_SIZES;
-use crate::formula::known::KNOWN;
+use crate::formula::known::{self, KNOWN};
 use crate::probe::Probe;
 use crate::reveal::{Options, Outcome, Revelation, reveal_predicted};
 use crate::sizes::{Sizes, runs};
@@ -143,10 +143,7 @@ pub(super) fn predict(
     };
     // A known formula that regenerates every reveal as well was found from
     // larger reveals than these: it is the one to predict past them with.
-    let known = KNOWN.iter().find_map(|k| {
-        let f: Formula = k.formula.parse().ok()?;
-        (f != formula && trees.iter().all(|t| f.tree(t.n()) == *t)).then_some((k, f))
-    });
+    let known = known::giving_every(&trees).find(|(_, f)| *f != formula);
     let formula = match known {
         Some((k, f)) => {
             observer.note(Note::KnownFormula {
