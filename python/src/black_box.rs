@@ -44,7 +44,7 @@ pub(crate) fn probe(
     if n == 0 {
         return Err(PyValueError::new_err("n must be at least 1"));
     }
-    fprev::memory::check_reveal(n).map_err(to_py)?;
+    fprev::memory::check_replay(n).map_err(to_py)?;
     PythonProbe::from_callable(py, call, label, n, format, described).map_err(to_py)
 }
 

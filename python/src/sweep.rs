@@ -62,15 +62,12 @@ impl SweepReport {
             .iter()
             .map(|p| match &p.outcome {
                 fprev::sweep::Outcome::Tree(t) | fprev::sweep::Outcome::Unconfirmed(t) => {
-                    Some(Tree {
-                        doc: TreeDocument {
-                            stats: p.stats,
-                            arithmetic: p.arithmetic.clone(),
-                            dtype: Some(self.sweep.format),
-                            probe: Some(self.sweep.spec.clone()),
-                            ..TreeDocument::new(t.clone())
-                        },
-                    })
+                    let mut doc = TreeDocument::new(t.clone());
+                    doc.stats = p.stats;
+                    doc.arithmetic = p.arithmetic.clone();
+                    doc.dtype = Some(self.sweep.format);
+                    doc.probe = Some(self.sweep.spec.clone());
+                    Some(Tree { doc })
                 }
                 _ => None,
             })

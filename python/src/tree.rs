@@ -17,7 +17,7 @@ pub(crate) struct Tree {
 
 impl Tree {
     pub(crate) fn tree(&self) -> &SummationTree {
-        &self.doc.tree
+        &self.doc.tree()
     }
 }
 

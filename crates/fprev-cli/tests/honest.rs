@@ -408,7 +408,7 @@ fn explain_finds_jax_s_sum_past_its_kernel_switch() {
         );
         assert_code(&out, 0);
         let doc = fprev::document::TreeDocument::read(&dir.path().join(&file)).unwrap();
-        assert!(formula.tree(n) == doc.tree, "{formula} at n = {n}");
+        assert!(formula.tree(n) == *doc.tree(), "{formula} at n = {n}");
     }
 }
 
@@ -455,7 +455,7 @@ fn the_cache_of_formulas_is_proven_before_it_is_used() {
         stderr(&out)
     );
     let doc = fprev::document::TreeDocument::read(&dir.path().join("t.json")).unwrap();
-    assert!(doc.tree == fprev::Order::Blocked(8).tree(20000));
+    assert!(*doc.tree() == fprev::Order::Blocked(8).tree(20000));
     // A wrong formula in the entry: refuted, forgotten, found afresh.
     for entry in std::fs::read_dir(&cache).unwrap() {
         let path = entry.unwrap().path();
@@ -521,7 +521,7 @@ fn a_predicted_tree_file_holds_its_formula_not_its_leaves() {
     assert!(long.contains("\"tree\": ["));
     assert!(long.len() > 1_000_000, "{} bytes", long.len());
     let doc = fprev::document::TreeDocument::read(&dir.path().join("short.json")).unwrap();
-    assert!(doc.tree == fprev::Order::Blocked(8).tree(200000));
+    assert!(*doc.tree() == fprev::Order::Blocked(8).tree(200000));
     assert_code(&run_in(dir.path(), &["diff", "short.json", "long.json"]), 0);
     let out = run_in(dir.path(), &["check", "short.json", spec, "--trials", "4"]);
     assert_code(&out, 0);

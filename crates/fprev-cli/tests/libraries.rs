@@ -742,7 +742,7 @@ fn a_c_sum_rounding_toward_zero_is_modelled_so() {
         );
         assert_eq!(out.status.code(), Some(0), "n = {n}: {}", stderr(&out));
         let doc = fprev::document::TreeDocument::read(&dir.path().join("t.json")).unwrap();
-        assert_eq!(doc.tree.to_text(), sequential(0..n));
+        assert_eq!(doc.tree().to_text(), sequential(0..n));
         let model = doc.arithmetic.expect("a model");
         assert!(model.is_uniform(), "{model}");
         assert_eq!(model.default.format, Format::F32);
@@ -1670,7 +1670,7 @@ fn reveal_infer_reveals_in_full_where_the_formula_mispredicts() {
     );
     let text = std::fs::read_to_string(dir.path().join("t.json")).unwrap();
     assert!(!text.contains("inferred"), "{text}");
-    let tree = TreeDocument::read(&dir.path().join("t.json")).unwrap().tree;
+    let tree = TreeDocument::read(&dir.path().join("t.json")).unwrap().into_tree();
     assert_eq!(tree, Order::Reverse.tree(5000));
     // Without the proof, the replay catches it: exit 5, not a wrong tree.
     let out = run_in(

@@ -502,7 +502,7 @@ fn numpy_s_long_double_sum_is_x87() {
                 .next()
                 .map(str::to_string)
         };
-        assert_eq!(first(&f64_sum), Some(doc.tree.to_text()), "n = {n}");
+        assert_eq!(first(&f64_sum), Some(doc.tree().to_text()), "n = {n}");
         let o = fprev(&["check", &file, &spec, "--trials", "200"], &[]);
         assert!(o.status.success(), "{}", stderr(&o));
         let f64_nodes = fprev::arith::NodeArithmetic::ieee(Format::F64);

@@ -267,7 +267,7 @@ fn the_skeleton_of_chunks_joined_at_random_is_found_saved_and_drawn() {
     assert_eq!(doc["varies"]["runs"], 50);
     let tree: fprev::SummationTree = expected.parse().unwrap();
     assert_eq!(
-        fprev::document::TreeDocument::parse(&saved).unwrap().tree,
+        *fprev::document::TreeDocument::parse(&saved).unwrap().tree(),
         tree
     );
     let out = run_in(dir.path(), &["render", "skeleton.json", "--format", "dot"]);
@@ -357,7 +357,7 @@ fn an_openmp_static_schedule_is_its_blocks_on_two_threads_and_varies_on_four() {
     let expected: fprev::SummationTree = format!("({})", chains.join("+")).parse().unwrap();
     let saved = std::fs::read_to_string(dir.path().join("omp4.json")).unwrap();
     let doc = fprev::document::TreeDocument::parse(&saved).unwrap();
-    assert_eq!(doc.tree, expected);
+    assert_eq!(*doc.tree(), expected);
     let skeleton = doc.varies.and_then(|v| v.skeleton).unwrap();
     assert_eq!(skeleton.varying.len(), 1);
 }

@@ -19,6 +19,7 @@ use crate::arith::Arithmetic;
 use crate::document::Confirmation;
 use crate::error::{Error, Result};
 use crate::format::Format;
+use crate::formula::Formula;
 use crate::inputs::Inputs;
 use crate::probe::Probe;
 use crate::reduce::Replay;
@@ -115,16 +116,70 @@ pub fn check_row(
     seed: u64,
     row: usize,
 ) -> Result<CheckReport> {
-    check_shape(tree, probe, row)?;
-    let format = probe.format();
-    let declared = probe.accumulator();
-    let candidates: Vec<Replay> = std::iter::once(declared)
-        .chain([Format::F32, Format::F64].into_iter().filter(|f| {
-            f.precision() > declared.precision() && f.precision() >= format.precision()
-        }))
+    check_shape(tree.n(), probe, row)?;
+    let candidates: Vec<Replay> = accumulators(probe)
         .map(|acc| Replay::new(tree, acc))
         .collect();
     let (report, _) = check_replays(candidates, probe, trials, seed, row)?;
+    Ok(report)
+}
+
+/// The accumulators a plain replay of `probe` tries: its declared one,
+/// then each wider one that holds its inputs.
+fn accumulators(probe: &dyn Probe) -> impl Iterator<Item = Format> {
+    let (format, declared) = (probe.format(), probe.accumulator());
+    std::iter::once(declared).chain([Format::F32, Format::F64].into_iter().filter(move |f| {
+        f.precision() > declared.precision() && f.precision() >= format.precision()
+    }))
+}
+
+/// [`check_row()`] of the tree `formula` gives at the black box's `n`,
+/// replayed from the formula as it streams: no node is built, so a check
+/// of `2^27` summands holds little more than one input. Each of `models`
+/// that can stream (one naming no node, compensating no error, adding in
+/// no x87 register and rounding no product) is tried first, then plain
+/// additions as in [`check_row()`]; the report's `model` is the first
+/// model whose replay matched every trial.
+///
+/// ```
+/// use fprev::{check, formula::Formula, probe};
+///
+/// let f: Formula = "blocks(64, sequential, pairwise)".parse().unwrap();
+/// let opts = probe::ProbeOptions { n: Some(100_000), ..Default::default() };
+/// let mut bb = fprev::open(&format!("native:{f}"), &opts).unwrap();
+/// let report = check::check_formula(&f, &[], &mut bb, 8, 1, 0).unwrap();
+/// assert!(report.mismatch.is_none());
+/// let pairwise: Formula = "pairwise".parse().unwrap();
+/// assert!(check::check_formula(&pairwise, &[], &mut bb, 8, 1, 0).unwrap().mismatch.is_some());
+/// ```
+pub fn check_formula(
+    formula: &Formula,
+    models: &[Arithmetic],
+    probe: &mut dyn Probe,
+    trials: usize,
+    seed: u64,
+    row: usize,
+) -> Result<CheckReport> {
+    let n = probe.n();
+    check_shape(n, probe, row)?;
+    let streamed: Vec<(&Arithmetic, Replay)> = models
+        .iter()
+        .filter_map(|m| Some((m, Replay::of_formula(formula, n, m)?)))
+        .collect();
+    let plain = accumulators(probe).filter_map(|acc| {
+        let ieee = Arithmetic::uniform(crate::arith::NodeArithmetic::ieee(acc));
+        Replay::of_formula(formula, n, &ieee)
+    });
+    let candidates = streamed
+        .iter()
+        .map(|(_, r)| r.clone())
+        .chain(plain)
+        .collect();
+    let (mut report, left) = check_replays(candidates, probe, trials, seed, row)?;
+    report.model = left
+        .first()
+        .and_then(|&k| streamed.get(k))
+        .map(|(m, _)| (*m).clone());
     Ok(report)
 }
 
@@ -139,7 +194,7 @@ pub fn check_models(
     seed: u64,
     row: usize,
 ) -> Result<(CheckReport, Option<usize>)> {
-    check_shape(tree, probe, row)?;
+    check_shape(tree.n(), probe, row)?;
     let candidates = models
         .iter()
         .map(|m| Replay::with_arithmetic(tree, m))
@@ -159,7 +214,7 @@ pub(crate) fn check_models_all(
     trials: usize,
     seed: u64,
 ) -> Result<(CheckReport, Vec<usize>)> {
-    check_shape(tree, probe, 0)?;
+    check_shape(tree.n(), probe, 0)?;
     let candidates = models
         .iter()
         .map(|m| Replay::with_arithmetic(tree, m))
@@ -169,17 +224,16 @@ pub(crate) fn check_models_all(
     Ok((report, left))
 }
 
-fn check_shape(tree: &SummationTree, probe: &dyn Probe, row: usize) -> Result<()> {
+fn check_shape(n: usize, probe: &dyn Probe, row: usize) -> Result<()> {
     if row >= probe.max_batch().max(1) {
         return Err(Error::Input(format!(
             "no row {row}: this black box sums {} rows a call",
             probe.max_batch().max(1)
         )));
     }
-    if tree.n() != probe.n() {
+    if n != probe.n() {
         return Err(Error::Input(format!(
-            "the tree has {} summands but the black box takes {}",
-            tree.n(),
+            "the tree has {n} summands but the black box takes {}",
             probe.n()
         )));
     }

@@ -5,12 +5,13 @@
 //! use fprev::document::TreeDocument;
 //!
 //! let doc = TreeDocument::parse(r#"{"n": 3, "dtype": "f32", "tree": [[0, 1], 2]}"#).unwrap();
-//! assert_eq!(doc.tree.to_text(), "((0+1)+2)");
+//! assert_eq!(doc.tree().to_text(), "((0+1)+2)");
 //! assert!(TreeDocument::parse(r#"{"n": 4, "tree": [[0, 1], 2]}"#).is_err());
 //! ```
 
 use std::fmt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -18,15 +19,21 @@ use serde_json::value::RawValue;
 use crate::arith::Arithmetic;
 use crate::error::{Error, Result};
 use crate::format::Format;
+use crate::formula::Formula;
 use crate::skeleton::{self, Skeleton};
 use crate::tree::SummationTree;
 use crate::variation::Variation;
 
 /// A tree with what is known about where it came from.
+///
+/// The tree is held as its nodes, or, where a formula gives it (a
+/// prediction, [`TreeDocument::predicted`]), as that formula and `n`: its
+/// nodes are then built only when something asks for them
+/// ([`TreeDocument::tree`]), and what streams from the formula (a replay,
+/// the file) never builds them.
 #[derive(Clone, Debug)]
 pub struct TreeDocument {
-    /// The tree.
-    pub tree: SummationTree,
+    tree: Tree,
     /// Input format of the black box it was revealed from.
     pub dtype: Option<Format>,
     /// Spec of that black box.
@@ -46,6 +53,18 @@ pub struct TreeDocument {
     /// results showed, and its skeleton, which is then the document's
     /// tree (`"varies"`, versioned; files without one still read).
     pub varies: Option<Variation>,
+}
+
+/// A document's tree: its nodes, or the formula and `n` that give them,
+/// built on first use.
+#[derive(Clone, Debug)]
+enum Tree {
+    Built(SummationTree),
+    Formula {
+        formula: Formula,
+        n: usize,
+        built: OnceLock<SummationTree>,
+    },
 }
 
 /// The layout version of `"varies"` this build writes and reads.
@@ -102,6 +121,40 @@ struct Raw<'a> {
 impl TreeDocument {
     /// A document holding just `tree`.
     pub fn new(tree: SummationTree) -> Self {
+        Self::holding(Tree::Built(tree))
+    }
+
+    /// A document of the tree `formula` gives at `n` summands, as
+    /// `inferred` says it was predicted, without its nodes: they are built
+    /// only when [`TreeDocument::tree`] is asked for.
+    ///
+    /// ```
+    /// use fprev::document::{Inferred, TreeDocument};
+    /// use fprev::formula::Formula;
+    ///
+    /// let f: Formula = "blocked:8".parse().unwrap();
+    /// let inferred = Inferred { formula: f.to_string(), from: vec![64, 100], proven: None };
+    /// let doc = TreeDocument::predicted(f.clone(), 1 << 27, inferred);
+    /// assert_eq!(doc.n(), 1 << 27);
+    /// assert_eq!(doc.formula(), Some(&f));
+    /// assert!(doc.to_json().len() < 200);
+    /// ```
+    ///
+    /// # Panics
+    /// If `n` is 0.
+    pub fn predicted(formula: Formula, n: usize, inferred: Inferred) -> Self {
+        assert!(n > 0, "a tree has a summand at least");
+        TreeDocument {
+            inferred: Some(inferred),
+            ..Self::holding(Tree::Formula {
+                formula,
+                n,
+                built: OnceLock::new(),
+            })
+        }
+    }
+
+    fn holding(tree: Tree) -> Self {
         TreeDocument {
             tree,
             dtype: None,
@@ -112,6 +165,48 @@ impl TreeDocument {
             inferred: None,
             varies: None,
         }
+    }
+
+    /// The tree. One a formula gives is built here on first use, which
+    /// takes a few hundred bytes a summand: what can stream from
+    /// [`TreeDocument::formula`] instead does.
+    pub fn tree(&self) -> &SummationTree {
+        match &self.tree {
+            Tree::Built(tree) => tree,
+            Tree::Formula { formula, n, built } => built.get_or_init(|| formula.tree(*n)),
+        }
+    }
+
+    /// The number of summands.
+    pub fn n(&self) -> usize {
+        match &self.tree {
+            Tree::Built(tree) => tree.n(),
+            Tree::Formula { n, .. } => *n,
+        }
+    }
+
+    /// The formula that gives the tree, where the document holds the tree
+    /// as one ([`TreeDocument::predicted`], or a file that has no leaves).
+    pub fn formula(&self) -> Option<&Formula> {
+        match &self.tree {
+            Tree::Built(_) => None,
+            Tree::Formula { formula, .. } => Some(formula),
+        }
+    }
+
+    /// The tree, built (see [`TreeDocument::tree`]) and taken out.
+    pub fn into_tree(self) -> SummationTree {
+        match self.tree {
+            Tree::Built(tree) => tree,
+            Tree::Formula {
+                formula, n, built, ..
+            } => built.into_inner().unwrap_or_else(|| formula.tree(n)),
+        }
+    }
+
+    /// Replaces the tree (with `tree`'s nodes).
+    pub fn set_tree(&mut self, tree: SummationTree) {
+        self.tree = Tree::Built(tree);
     }
 
     /// The document of a varying black box's skeleton, the black box
@@ -160,8 +255,10 @@ impl TreeDocument {
                 source,
             })?;
         let tree = match (raw.tree, &raw.inferred, raw.n) {
-            (Some(tree), _, _) => SummationTree::from_json_tree(tree.get())
-                .map_err(|e| Error::Input(format!("bad \"tree\": {}", e.0)))?,
+            (Some(tree), _, _) => Tree::Built(
+                SummationTree::from_json_tree(tree.get())
+                    .map_err(|e| Error::Input(format!("bad \"tree\": {}", e.0)))?,
+            ),
             (None, Some(inferred), Some(n)) => formula_tree(&inferred.formula, n)?,
             (None, ..) => {
                 return Err(Error::Input(
@@ -171,36 +268,55 @@ impl TreeDocument {
                 ));
             }
         };
-        if let Some(n) = raw.n.filter(|n| *n != tree.n()) {
+        let mut doc = Self::holding(tree);
+        if let Some(n) = raw.n.filter(|n| *n != doc.n()) {
             return Err(Error::Input(format!(
                 "\"n\" is {n} but the tree has {} leaves",
-                tree.n()
+                doc.n()
             )));
         }
-        let dtype = raw
+        doc.dtype = raw
             .dtype
             .map(|d| {
                 d.parse::<Format>()
                     .map_err(|e| Error::Input(format!("bad \"dtype\": {e}")))
             })
             .transpose()?;
-        let arithmetic = raw
+        doc.arithmetic = raw
             .arithmetic
-            .map(|model| match model.fits(&tree) {
-                Ok(()) => Ok(model),
-                Err(why) => Err(Error::Input(format!("bad \"arithmetic\": {why}"))),
+            .map(|model| {
+                // A model that names no node fits any tree of `n` summands:
+                // a formula's tree is not built to see.
+                let fits = match model.is_uniform() {
+                    true => model.fits_n(doc.n()),
+                    false => doc.buildable().and_then(|tree| model.fits(tree)),
+                };
+                fits.map(|()| model)
+                    .map_err(|why| Error::Input(format!("bad \"arithmetic\": {why}")))
             })
             .transpose()?;
-        Ok(TreeDocument {
-            dtype,
-            probe: raw.probe,
-            stats: raw.stats,
-            confirmation: raw.confirmation,
-            arithmetic,
-            varies: raw.varies.map(|r| varies(r, &tree)).transpose()?,
-            tree,
-            inferred: raw.inferred,
-        })
+        if let Some(record) = raw.varies {
+            let tree = doc.buildable().map_err(Error::Input)?.clone();
+            doc.varies = Some(varies(record, &tree)?);
+        }
+        doc.probe = raw.probe;
+        doc.stats = raw.stats;
+        doc.confirmation = raw.confirmation;
+        doc.inferred = raw.inferred;
+        Ok(doc)
+    }
+
+    /// [`TreeDocument::tree`], where this machine has the memory to build
+    /// it (else why not): a file's formula may give more summands than
+    /// fit.
+    pub fn buildable(&self) -> std::result::Result<&SummationTree, String> {
+        if let Tree::Formula { n, built, .. } = &self.tree
+            && built.get().is_none()
+            && let Some(why) = crate::memory::too_large(*n)
+        {
+            return Err(why);
+        }
+        Ok(self.tree())
     }
 
     /// The JSON form: what describes the tree and the black box, and the
@@ -242,13 +358,13 @@ impl TreeDocument {
     /// doc.inferred = Some(Inferred { formula: f.to_string(), from: vec![64, 100], proven: None });
     /// let short = doc.to_json();
     /// assert!(!short.contains("\"tree\""));
-    /// assert_eq!(TreeDocument::parse(&short).unwrap().tree, doc.tree);
+    /// assert_eq!(TreeDocument::parse(&short).unwrap().tree(), doc.tree());
     /// let long = doc.to_json_written(Written { leaves: true, ..Default::default() });
     /// assert!(long.contains("\"tree\": ["));
     /// ```
     pub fn to_json_written(&self, written: Written) -> String {
         let timings = written.timings;
-        let mut lines = vec![format!("\"n\": {}", self.tree.n())];
+        let mut lines = vec![format!("\"n\": {}", self.n())];
         if let Some(d) = self.dtype {
             lines.push(format!("\"dtype\": \"{d}\""));
         }
@@ -259,7 +375,7 @@ impl TreeDocument {
             ));
         }
         if written.leaves || self.inferred.is_none() {
-            lines.push(format!("\"tree\": {}", self.tree.to_json_tree()));
+            lines.push(format!("\"tree\": {}", self.tree().to_json_tree()));
         }
         if let Some(v) = &self.varies {
             let record = VariesRecord {
@@ -291,9 +407,10 @@ impl TreeDocument {
 }
 
 /// The tree of `formula` at `n`, for a file that holds the formula
-/// instead of its leaves.
-fn formula_tree(formula: &str, n: usize) -> Result<SummationTree> {
-    let formula: crate::formula::Formula = formula
+/// instead of its leaves: not built until asked for, so `n` need only fit
+/// a replay.
+fn formula_tree(formula: &str, n: usize) -> Result<Tree> {
+    let formula: Formula = formula
         .parse()
         .map_err(|e| Error::Input(format!("bad \"inferred\" formula: {e}")))?;
     if n == 0 {
@@ -301,8 +418,12 @@ fn formula_tree(formula: &str, n: usize) -> Result<SummationTree> {
             "\"n\" is 0: a tree has a summand at least".into(),
         ));
     }
-    crate::memory::check_reveal(n)?;
-    Ok(formula.tree(n))
+    crate::memory::check_replay(n)?;
+    Ok(Tree::Formula {
+        formula,
+        n,
+        built: OnceLock::new(),
+    })
 }
 
 /// The variation a file records, its skeleton's tree being the file's.

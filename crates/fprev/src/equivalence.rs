@@ -295,7 +295,7 @@ pub fn check_order(probe: &mut dyn Probe, path: &Path) -> Result<Result<(), Diff
     }
     let update = std::env::var(UPDATE_VAR).is_ok_and(|v| v == "1");
     let saved = match TreeDocument::read(path) {
-        Ok(doc) => Some(doc.tree),
+        Ok(doc) => Some(doc.into_tree()),
         Err(_) if update => None,
         Err(_) if !path.exists() => {
             return Err(Error::Input(format!(

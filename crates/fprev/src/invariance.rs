@@ -349,9 +349,9 @@ fn agree(a: &Observed, b: &Observed) -> bool {
     match (a, b) {
         (Observed::OrderIndependent(_), Observed::OrderIndependent(_)) => true,
         (Observed::Order(x), Observed::Order(y)) => {
-            x.tree == y.tree
+            x.tree() == y.tree()
                 && match (&x.arithmetic, &y.arithmetic) {
-                    (Some(p), Some(q)) => p.parting(q, &x.tree).is_none(),
+                    (Some(p), Some(q)) => p.parting(q, &x.tree()).is_none(),
                     _ => true,
                 }
         }

@@ -17,6 +17,10 @@ use crate::error::{Error, Remedy, Result, Setting};
 /// size less the process's own).
 pub const BYTES_PER_SUMMAND: u64 = 1024;
 
+/// Bytes a replay streamed from a formula holds per summand: the input in
+/// `f64`, the black box's own copy of it, and room for a lane's copy.
+pub const BYTES_PER_REPLAYED_SUMMAND: u64 = 32;
+
 /// Refuses `n` summands when a reveal of them would need more memory than
 /// this machine (or the control group the process runs in) has available.
 pub fn check_reveal(n: usize) -> Result<()> {
@@ -26,21 +30,37 @@ pub fn check_reveal(n: usize) -> Result<()> {
     }
 }
 
+/// Refuses `n` summands when a replay of them streamed from a formula (a
+/// prediction's confirmation, a check of a formula's tree file) would need
+/// more memory than this machine has available.
+pub fn check_replay(n: usize) -> Result<()> {
+    match short_of(n, BYTES_PER_REPLAYED_SUMMAND, "replay") {
+        Some(why) => Err(Error::Input(why).advise(Remedy::Smaller(Setting::N))),
+        None => Ok(()),
+    }
+}
+
 /// Why `n` summands are more than this machine can reveal (or hold a tree
 /// of), `None` where they are not: [`check_reveal`] without the remedy, for
 /// sizes read from elsewhere than `-n` (a survey file).
 pub fn too_large(n: usize) -> Option<String> {
-    let needed = (n as u64).saturating_mul(BYTES_PER_SUMMAND);
+    short_of(n, BYTES_PER_SUMMAND, "reveal")
+}
+
+/// Why `n` summands at `bytes` each are more than this machine has
+/// available to `what` them.
+fn short_of(n: usize, bytes: u64, what: &str) -> Option<String> {
+    let needed = (n as u64).saturating_mul(bytes);
     match available() {
         Some(free) if needed > free => Some(format!(
-            "n = {n} summands need about {} of memory to reveal, and this machine has {} \
+            "n = {n} summands need about {} of memory to {what}, and this machine has {} \
              available",
             human(needed),
             human(free)
         )),
         // Without /proc/meminfo, at least refuse what no machine has.
         None if needed > 1 << 50 => Some(format!(
-            "n = {n} summands need about {} of memory to reveal",
+            "n = {n} summands need about {} of memory to {what}",
             human(needed)
         )),
         _ => None,

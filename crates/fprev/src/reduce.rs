@@ -33,6 +33,8 @@ use petgraph::graph::NodeIndex;
 
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
 use crate::format::Format;
+use crate::formula::Formula;
+use crate::order::Adder;
 use crate::tree::SummationTree;
 
 /// A tree compiled for evaluation: inner nodes children-first, each reading
@@ -64,6 +66,10 @@ pub struct Replay {
     wide: bool,
     /// The format the result is rounded to, once, from the root's value.
     result: Format,
+    /// Where the order is a formula's, run from it as it streams (no node
+    /// is held; `slots` and `starts` are empty), and what every node
+    /// computes.
+    formula: Option<(Formula, NodeArithmetic)>,
 }
 
 impl Replay {
@@ -127,6 +133,32 @@ impl Replay {
         replay
     }
 
+    /// The tree `formula` gives at `n` summands, each node computing what
+    /// `model` says, run from the formula as it streams instead of
+    /// compiled: no node is held, so a replay of `2^27` summands needs
+    /// little beyond its input. `None` where the model needs the nodes: it
+    /// names some, compensates, adds in x87 registers or rounds products.
+    pub(crate) fn of_formula(formula: &Formula, n: usize, model: &Arithmetic) -> Option<Self> {
+        let node = model.default;
+        let streams = model.is_uniform()
+            && !node.compensated
+            && node.format != Format::X87
+            && model.products.is_none();
+        streams.then(|| Replay {
+            n,
+            acc: node.format,
+            slots: Vec::new(),
+            starts: vec![0],
+            arithmetic: None,
+            steps: None,
+            inputs: model.inputs,
+            products: None,
+            wide: false,
+            result: Format::F64,
+            formula: Some((formula.clone(), node)),
+        })
+    }
+
     /// Rounds the result to `format`, the type the black box returns.
     /// Without it a result is returned in the root's own format, or to
     /// nearest in `f64` from a root wider than that; rounding that to a
@@ -178,6 +210,7 @@ impl Replay {
             products: None,
             wide: acc == Format::X87,
             result: Format::F64,
+            formula: None,
         }
     }
 
@@ -194,6 +227,9 @@ impl Replay {
 
     /// Whether the tree has a fused node (one of three or more terms).
     pub fn has_fused_nodes(&self) -> bool {
+        if let Some((formula, _)) = &self.formula {
+            return formula.may_fuse();
+        }
         self.starts.windows(2).any(|w| w[1] - w[0] > 2)
     }
 
@@ -225,6 +261,10 @@ impl Replay {
     /// Like [`Replay::sum`], reusing `values` as scratch space.
     pub fn sum_with(&self, x: &[f64], values: &mut Vec<f64>) -> f64 {
         assert_eq!(x.len(), self.n, "replay of an {}-leaf tree", self.n);
+        if let (Some(formula), None) = (&self.formula, self.inputs) {
+            // Straight from the input: at 2^27 summands a copy is a GiB.
+            return self.result.round(run_formula(formula, x));
+        }
         values.clear();
         match self.inputs {
             Some(f) => values.extend(x.iter().map(|v| f.round(*v))),
@@ -323,6 +363,11 @@ impl Replay {
     /// what summand `i`'s exact product has beyond its `f64` value, and
     /// `xy` its factors (both empty when every summand is exact in `f64`).
     fn add_up(&self, values: &mut Vec<f64>, rest: &[f64], xy: &[&[f64]]) -> f64 {
+        if let Some(formula) = &self.formula {
+            // Formula replays are made for sums, whose products are none.
+            debug_assert!(rest.is_empty() && xy.is_empty());
+            return self.result.round(run_formula(formula, values));
+        }
         if self.wide {
             let node = |k| self.node(k);
             let (slots, starts, steps) = (&self.slots, &self.starts, self.steps.as_deref());
@@ -425,6 +470,58 @@ impl Replay {
             values.push(v);
         }
         values.last().copied().unwrap_or(0.0)
+    }
+}
+
+/// The sum of `x` in the order of `formula`, every node computing `node`.
+fn run_formula((formula, node): &(Formula, NodeArithmetic), x: &[f64]) -> f64 {
+    if *node == NodeArithmetic::ieee(Format::F32) && x.iter().all(|v| Format::F32.round(*v) == *v)
+    {
+        formula.run(x, &mut Ieee32)
+    } else if *node == NodeArithmetic::ieee(Format::F64) {
+        formula.run(x, &mut Ieee64)
+    } else {
+        formula.run(x, &mut Nodes(*node))
+    }
+}
+
+/// f32 additions of f32 values: f32's own, as the compiled replay's loop
+/// does them.
+struct Ieee32;
+
+impl Adder for Ieee32 {
+    type Value = f64;
+    fn add(&mut self, a: f64, b: f64) -> f64 {
+        (a as f32 + b as f32) as f64
+    }
+    fn fused(&mut self, terms: &[f64]) -> f64 {
+        NodeArithmetic::ieee(Format::F32).sum(terms)
+    }
+}
+
+/// f64 additions.
+struct Ieee64;
+
+impl Adder for Ieee64 {
+    type Value = f64;
+    fn add(&mut self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+    fn fused(&mut self, terms: &[f64]) -> f64 {
+        NodeArithmetic::ieee(Format::F64).sum(terms)
+    }
+}
+
+/// Every node computing alike, as a model says.
+struct Nodes(NodeArithmetic);
+
+impl Adder for Nodes {
+    type Value = f64;
+    fn add(&mut self, a: f64, b: f64) -> f64 {
+        self.0.sum(&[a, b])
+    }
+    fn fused(&mut self, terms: &[f64]) -> f64 {
+        self.0.sum(terms)
     }
 }
 

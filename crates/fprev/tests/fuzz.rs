@@ -413,17 +413,17 @@ proptest! {
         let Ok(doc) = TreeDocument::parse(&text) else {
             return Ok(());
         };
-        tree_is_usable(&doc.tree);
-        let n = doc.tree.n();
+        tree_is_usable(&doc.tree());
+        let n = doc.tree().n();
         if let Some(model) = &doc.arithmetic {
             // The replay a model is read for runs, sums and dots.
-            let replay = Replay::with_arithmetic(&doc.tree, model);
+            let replay = Replay::with_arithmetic(&doc.tree(), model);
             let x: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
             let _ = replay.sum(&x);
             let _ = replay.dot(&x, &x);
         }
         let again = TreeDocument::parse(&doc.to_json()).expect("a tree file reads back");
-        prop_assert_eq!(again.tree, doc.tree);
+        prop_assert_eq!(again.tree(), doc.tree());
         prop_assert_eq!(again.arithmetic, doc.arithmetic);
     }
 }

@@ -146,7 +146,7 @@ fn ndarray_gemm_is_batch_invariant_and_neighbours_are_proven() {
         .unwrap()
         .revealed()
         .unwrap();
-    assert_eq!(doc.tree, alone.tree);
+    assert_eq!(*doc.tree(), alone.tree);
 }
 
 #[test]

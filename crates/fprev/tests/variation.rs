@@ -100,7 +100,7 @@ fn runs_find_a_varying_black_box_before_any_reveal_and_pass_a_fixed_one() {
     let Outcome::Revealed(r) = outcome else {
         panic!("a pairwise sum has a tree: {outcome:?}")
     };
-    assert_eq!(r.document.tree, Order::Pairwise.tree(64));
+    assert_eq!(*r.document.tree(), Order::Pairwise.tree(64));
     assert!(
         notes
             .0

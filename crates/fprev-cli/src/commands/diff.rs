@@ -61,7 +61,7 @@ pub(super) fn run(a: DiffArgs) -> Result<i32> {
 /// order modulo child order first, then, where both carry one, the
 /// arithmetic models (the first node, from the leaves up, where they part).
 fn compare(a: &DiffArgs, left: &TreeDocument, right: &TreeDocument) -> Comparison {
-    let (l, r) = (&left.tree, &right.tree);
+    let (l, r) = (&left.tree(), &right.tree());
     let varies = [left.varies.is_some(), right.varies.is_some()];
     let difference = match l.diff(r) {
         Some(_) if l.n() != r.n() => Some(Difference::Size),

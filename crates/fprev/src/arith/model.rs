@@ -158,6 +158,25 @@ impl Arithmetic {
     /// this build reads, nodes and product leaves that are `tree`'s, fused
     /// windows of at most [`MAX_FUSED_BITS`]; else why not.
     pub fn fits(&self, tree: &SummationTree) -> Result<(), String> {
+        self.fits_n(tree.n())?;
+        if !self.nodes.is_empty() {
+            let keys: std::collections::HashSet<NodeKey> = NodeKey::all(tree)
+                .into_iter()
+                .filter(|k| k.size > 1)
+                .collect();
+            if let Some(k) = self.nodes.keys().find(|k| !keys.contains(k)) {
+                return Err(format!(
+                    "\"nodes\" names {k}, and the tree has no node of {} summands from x{}",
+                    k.size, k.first
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Arithmetic::fits`] but for the nodes it names: whether it can be
+    /// the model of some tree of `n` summands.
+    pub fn fits_n(&self, n: usize) -> Result<(), String> {
         if self.version > MODEL_VERSION {
             return Err(format!(
                 "version {} of the model, and this fprev reads up to version {MODEL_VERSION}: \
@@ -178,19 +197,6 @@ impl Arithmetic {
                 "fused_bits {bits}: a fused node keeps at most {MAX_FUSED_BITS} bits"
             ));
         }
-        if !self.nodes.is_empty() {
-            let keys: std::collections::HashSet<NodeKey> = NodeKey::all(tree)
-                .into_iter()
-                .filter(|k| k.size > 1)
-                .collect();
-            if let Some(k) = self.nodes.keys().find(|k| !keys.contains(k)) {
-                return Err(format!(
-                    "\"nodes\" names {k}, and the tree has no node of {} summands from x{}",
-                    k.size, k.first
-                ));
-            }
-        }
-        let n = tree.n();
         if let Some(leaf) = self
             .products
             .iter()

@@ -96,11 +96,12 @@ pub fn sweep_with(
                         .as_ref()
                         .filter(|c| c.confirmed() && c.trials > 0)
                         .and_then(|c| c.accumulator.as_deref()?.parse().ok());
+                    let (stats, arithmetic) = (doc.stats, doc.arithmetic.clone());
                     let outcome = match r.mismatch {
-                        None => Outcome::Tree(doc.tree),
-                        Some(_) => Outcome::Unconfirmed(doc.tree),
+                        None => Outcome::Tree(doc.into_tree()),
+                        Some(_) => Outcome::Unconfirmed(doc.into_tree()),
                     };
-                    (outcome, doc.stats, doc.arithmetic, accumulator)
+                    (outcome, stats, arithmetic, accumulator)
                 }
                 Ok(workflow::Outcome::Varies(v)) => (Outcome::Varies(v), None, None, None),
                 Ok(workflow::Outcome::OrderIndependent(_)) => {

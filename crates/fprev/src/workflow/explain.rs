@@ -143,7 +143,7 @@ pub fn explain(
                 &mut Silent,
             );
             match outcome {
-                Ok(Outcome::Revealed(r)) => trees.push(r.document.tree),
+                Ok(Outcome::Revealed(r)) => trees.push(r.document.into_tree()),
                 Ok(Outcome::Varies(v)) => {
                     skipped.push((n, format!("varies from call to call: {v}")));
                     varying.get_or_insert(v);
@@ -263,7 +263,7 @@ pub fn explain(
             &mut Silent,
         );
         let tree = match found {
-            Ok(Outcome::Revealed(r)) if r.confirmed() => r.document.tree,
+            Ok(Outcome::Revealed(r)) if r.confirmed() => r.document.into_tree(),
             Ok(Outcome::Revealed(_)) => {
                 skipped.push((v, "its tree was not confirmed by replay".into()));
                 break;

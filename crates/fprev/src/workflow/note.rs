@@ -95,6 +95,23 @@ pub enum Note {
         /// Calls of the black box.
         calls: u64,
     },
+    /// A prediction past the sizes proven was confirmed by a replay run
+    /// from its formula, no node built: its arithmetic was asked at a
+    /// smaller size of the same formula and is claimed at `n` only where
+    /// that replay matched with it.
+    Streamed {
+        /// The size predicted.
+        n: usize,
+        /// The size the nodes were asked at.
+        asked_at: usize,
+        /// The model found there (`None`: none was).
+        found: Option<Arithmetic>,
+        /// Whether the replay at `n` matched with that model (else it
+        /// matched in plain additions, or not at all).
+        holds: bool,
+        /// Random inputs replayed at `n`.
+        trials: usize,
+    },
     /// The formula mispredicts `n`: the tree was revealed in full.
     Mispredicted {
         /// The formula.
@@ -168,6 +185,29 @@ impl fmt::Display for Note {
                 )
             }
             Note::NoArithmetic { why, .. } => write!(f, "arithmetic: {}", Report(why)),
+            Note::Streamed {
+                n,
+                asked_at,
+                found,
+                holds,
+                trials,
+            } => match (found, holds) {
+                (Some(model), true) => write!(
+                    f,
+                    "arithmetic: {model} (the nodes asked at n = {asked_at}; replayed at n = {n} \
+                     from the formula on {trials} random inputs, no node built, the same bits)"
+                ),
+                (Some(model), false) => write!(
+                    f,
+                    "arithmetic: {model} at n = {asked_at}, not claimed at n = {n}: a replay \
+                     streamed from the formula does not hold it there (it names nodes or \
+                     products, or its bits differ)"
+                ),
+                (None, _) => write!(
+                    f,
+                    "arithmetic: none found at n = {asked_at}, so none is claimed at n = {n}"
+                ),
+            },
             Note::KnownFormula {
                 inferred,
                 known,

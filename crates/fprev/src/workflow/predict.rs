@@ -2,17 +2,20 @@
 //! reveals at smaller sizes, predict the tree at `n`, and prove it with one
 //! masked check per node.
 
-use crate::document::Inferred;
+use crate::arith::Arithmetic;
+use crate::check::check_formula;
+use crate::document::{Confirmation, Inferred, Stats};
 use crate::error::{Error, Result};
 use crate::formula::Formula;
 use crate::formula::infer::EXPLAIN_SIZES;
 use crate::formula::known::{self, KNOWN};
-use crate::probe::Probe;
-use crate::reveal::{Options, Outcome, Revelation, reveal_predicted};
+use crate::probe::{Probe, ProbeOptions};
+use crate::reveal::{Options, Outcome, Revelation, Silent, reveal_predicted};
 use crate::sizes::{Sizes, runs};
 use crate::tree::SummationTree;
 use crate::variation::Variation;
 
+use super::confirm::{Confirmed, Known, Seek};
 use super::explain::{ExplainSizes, Explained, explain};
 use super::{Note, Observer, Opener, Request};
 
@@ -68,8 +71,8 @@ impl Infer {
 
 /// A prediction, or why there is none to make.
 pub(super) enum Prediction {
-    /// The tree predicted, and the formula that gave it.
-    Tree(SummationTree, Inferred),
+    /// The formula that predicts the tree, and how it was found.
+    Formula(Formula, Inferred),
     /// The smaller sizes are order-independent: why.
     OrderIndependent(String),
     /// The smaller sizes vary from call to call.
@@ -97,7 +100,7 @@ pub(super) fn predict(
             from: from.clone(),
             proven: None,
         };
-        return Ok(Prediction::Tree(formula.tree(n), inferred));
+        return Ok(Prediction::Formula(formula.clone(), inferred));
     }
     let below = infer.sizes_below(n)?;
     if below.len() < 2 {
@@ -161,13 +164,93 @@ pub(super) fn predict(
         formula: formula.to_string(),
         from: from.clone(),
     });
-    let tree = formula.tree(n);
     let inferred = Inferred {
         formula: formula.to_string(),
         from,
         proven: None,
     };
-    Ok(Prediction::Tree(tree, inferred))
+    Ok(Prediction::Formula(formula, inferred))
+}
+
+/// Where a streamed confirmation asks what the nodes compute: a size of
+/// the same formula whose tree is a few megabytes.
+pub const ARITHMETIC_AT: usize = 65_536;
+
+/// Confirms the tree `formula` gives at the black box's `n` by a replay
+/// run from the formula, no node built: the arithmetic is asked of the
+/// nodes of the formula's tree at [`ARITHMETIC_AT`] summands (the black
+/// box opened there by `open`) and claimed at `n` only where the replay
+/// matches with it; otherwise the order is confirmed in plain additions,
+/// as a replay of its tree would be.
+pub(super) fn confirm_streamed(
+    black_box: &mut dyn Probe,
+    formula: &Formula,
+    request: &Request,
+    stats: &mut Stats,
+    open: &mut Opener,
+    observer: &mut dyn Observer,
+) -> Result<Confirmed> {
+    let n = black_box.n();
+    let confirm = &request.confirm;
+    if confirm.trials == 0 {
+        return Ok(Confirmed::default());
+    }
+    let asked_at = ARITHMETIC_AT.min(n);
+    let found = match confirm.arithmetic {
+        Seek::Never => None,
+        _ => {
+            let opts = ProbeOptions {
+                n: Some(asked_at),
+                ..request.probe.clone()
+            };
+            let mut smaller = open(&opts)?;
+            let tree = formula.tree(asked_at);
+            let parts = formula.parts(&tree);
+            let known = Known {
+                parts: parts.as_deref(),
+                models: Vec::new(),
+            };
+            let mut there = Stats::default();
+            let row = request.engine.row;
+            let c = super::confirm::confirm(
+                &mut *smaller,
+                &tree,
+                known,
+                row,
+                confirm,
+                &mut there,
+                &mut Silent,
+            )?;
+            stats.arithmetic_calls += there.arithmetic_calls;
+            c.arithmetic
+        }
+    };
+    let models: Vec<Arithmetic> = found.iter().cloned().collect();
+    let report = check_formula(
+        formula,
+        &models,
+        black_box,
+        confirm.trials,
+        0,
+        request.engine.row,
+    )?;
+    stats.arithmetic_calls += report.trials as u64;
+    let holds = report.model.is_some();
+    if confirm.arithmetic != Seek::Never {
+        observer.note(Note::Streamed {
+            n,
+            asked_at,
+            found,
+            holds,
+            trials: report.trials,
+        });
+    }
+    Ok(Confirmed {
+        confirmation: Some(Confirmation::from(&report)),
+        arithmetic: report.model.clone(),
+        mismatch: report.mismatch,
+        varies: None,
+    })
 }
 
 /// Proves the `predicted` tree with one masked query per node where `n` is

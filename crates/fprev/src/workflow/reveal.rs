@@ -16,8 +16,8 @@ use crate::reveal::{Revelation, reveal_predicted};
 use crate::tree::SummationTree;
 use crate::variation;
 
-use super::confirm::{Confirm, Known, confirm};
-use super::predict::{Infer, Prediction, parts_of, predict, prove};
+use super::confirm::{Confirm, Confirmed, Known, confirm};
+use super::predict::{Infer, Prediction, confirm_streamed, parts_of, predict, prove};
 use super::varies::characterise;
 use super::{Note, Observer, Opener};
 
@@ -112,11 +112,22 @@ pub fn reveal(
         Some(infer) => {
             let n = black_box.n();
             let predicted = predict(n, request, infer, label, open, observer)?;
-            let (tree, mut inferred) = match predicted {
-                Prediction::Tree(tree, inferred) => (tree, inferred),
+            let (formula, mut inferred) = match predicted {
+                Prediction::Formula(formula, inferred) => (formula, inferred),
                 Prediction::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
                 Prediction::Varies(v) => return Ok(Outcome::Varies(v)),
             };
+            if n > infer.prove_up_to {
+                // Nothing is proven at this size: a replay run from the
+                // formula confirms it, and no node is built.
+                let mut stats = Stats::default();
+                let confirmed =
+                    confirm_streamed(black_box, &formula, request, &mut stats, open, observer)?;
+                let document = TreeDocument::predicted(formula, n, inferred);
+                return finish(black_box, label, request, document, stats, confirmed, observer);
+            }
+            crate::memory::check_reveal(n)?;
+            let tree = formula.tree(n);
             let proof = prove(
                 black_box,
                 engine,
@@ -135,8 +146,8 @@ pub fn reveal(
             }
         }
         None => {
-            let near = request.nearby.iter().find(|d| d.tree.n() == black_box.n());
-            let r = match reveal_near(black_box, engine, near.map(|d| &d.tree), observer)? {
+            let near = request.nearby.iter().find(|d| d.n() == black_box.n());
+            let r = match reveal_near(black_box, engine, near.map(|d| d.tree()), observer)? {
                 Found::Revealed(r) => r,
                 Found::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
                 Found::Varies(v) => {
@@ -155,7 +166,7 @@ pub fn reveal(
     let models: Vec<&Arithmetic> = request
         .nearby
         .iter()
-        .filter(|d| d.tree == tree)
+        .filter(|d| d.n() == tree.n() && *d.tree() == tree)
         .filter_map(|d| d.arithmetic.as_ref())
         .collect();
     let known = Known {
@@ -171,6 +182,23 @@ pub fn reveal(
         &mut stats,
         observer,
     )?;
+    let mut document = TreeDocument::new(tree);
+    document.inferred = inferred;
+    finish(black_box, label, request, document, stats, confirmed, observer)
+}
+
+/// The outcome of a tree `document` (revealed, or predicted) once
+/// `confirmed`: the document with its confirmation and arithmetic, or how
+/// the black box varies where a replay that differed showed it does.
+fn finish(
+    black_box: &mut dyn Probe,
+    label: &str,
+    request: &Request,
+    mut document: TreeDocument,
+    stats: Stats,
+    confirmed: Confirmed,
+    observer: &mut dyn Observer,
+) -> Result<Outcome> {
     if let Some(v) = confirmed.varies {
         return characterise(black_box, v, request.runs, request.skeleton, observer)
             .map(Outcome::Varies);
@@ -193,17 +221,13 @@ pub fn reveal(
             black_box: m.black_box,
         });
     }
+    document.dtype = Some(black_box.format());
+    document.probe = Some(label.to_string());
+    document.stats = Some(stats);
+    document.confirmation = confirmed.confirmation;
+    document.arithmetic = confirmed.arithmetic;
     Ok(Outcome::Revealed(Box::new(Revealed {
-        document: TreeDocument {
-            tree,
-            dtype: Some(black_box.format()),
-            probe: Some(label.to_string()),
-            stats: Some(stats),
-            confirmation: confirmed.confirmation,
-            arithmetic: confirmed.arithmetic,
-            inferred,
-            varies: None,
-        },
+        document,
         mismatch: confirmed.mismatch,
     })))
 }
