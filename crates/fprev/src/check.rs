@@ -240,6 +240,10 @@ fn check_shape(n: usize, probe: &dyn Probe, row: usize) -> Result<()> {
     Ok(())
 }
 
+/// From this many summands a trial's replay runs beside the black box's
+/// call, on another thread: below it, a thread costs more than it saves.
+const OVERLAP_FROM: usize = 1 << 16;
+
 /// Replays every candidate on the same seeded random inputs, dropping each
 /// at its first mismatch; the indices returned are the candidates left.
 fn check_replays(
@@ -281,43 +285,75 @@ fn check_replays(
             Inputs::Close.draw_into(format, n, &mut rng, &mut y);
             &y
         });
-        if let Some(y) = weights
-            && let Some(dot) = probe.as_dot()
-        {
-            // The input in every row up to `row`, as below.
-            if row == 0 {
-                dot.dot(&input, y, &mut out)?;
-            } else {
-                dot.dot(&input.repeat(row + 1), y, &mut out)?;
-            }
-        } else if row == 0 {
-            probe.sum(&input, &mut out)?;
-        } else {
-            // The input in every row up to `row`.
-            let batch = crate::probe::Batch {
-                base: &input,
-                starts: &starts,
-                positions: &[],
-                values: &[],
-                continues: false,
+        // Each candidate's result, and its result in f64 where that
+        // replay is made already.
+        let replay_all = |scratch: &mut Vec<f64>| -> Vec<(f64, Option<f64>)> {
+            let run = |r: &Replay, scratch: &mut Vec<f64>| match weights {
+                Some(y) => r.dot_with(&input, y, scratch),
+                None => r.sum_with(&input, scratch),
             };
-            probe.sum_batch(&batch, &mut out)?;
-        }
-        let got = out[row];
+            candidates
+                .iter()
+                .map(|(_, narrow, wide)| (run(narrow, scratch), wide.as_ref().map(|w| run(w, scratch))))
+                .collect()
+        };
+        let call = |probe: &mut dyn Probe, out: &mut Vec<f64>| -> Result<f64> {
+            if let Some(y) = weights
+                && let Some(dot) = probe.as_dot()
+            {
+                // The input in every row up to `row`, as below.
+                if row == 0 {
+                    dot.dot(&input, y, out)?;
+                } else {
+                    dot.dot(&input.repeat(row + 1), y, out)?;
+                }
+            } else if row == 0 {
+                probe.sum(&input, out)?;
+            } else {
+                // The input in every row up to `row`.
+                let batch = crate::probe::Batch {
+                    base: &input,
+                    starts: &starts,
+                    positions: &[],
+                    values: &[],
+                    continues: false,
+                };
+                probe.sum_batch(&batch, out)?;
+            }
+            Ok(out[row])
+        };
+        let (got, mut replayed) = if n >= OVERLAP_FROM {
+            // A large input is replayed on a second core while the black
+            // box sums it: a trial then costs the slower of the two.
+            std::thread::scope(|s| {
+                let replaying = s.spawn(|| replay_all(&mut scratch));
+                let got = call(&mut *probe, &mut out);
+                let replayed = replaying.join().expect("a replay does not panic");
+                got.map(|got| (got, replayed))
+            })?
+        } else {
+            let got = call(&mut *probe, &mut out)?;
+            (got, replay_all(&mut scratch))
+        };
         let wider = got.is_finite() && format.round(got) != got;
         if wider {
-            for (_, narrow, wide) in &mut candidates {
-                wide.get_or_insert_with(|| narrow.clone().returning(Format::F64));
+            for ((_, narrow, wide), (_, result)) in candidates.iter_mut().zip(&mut replayed) {
+                if wide.is_none() {
+                    let w = narrow.clone().returning(Format::F64);
+                    *result = Some(match weights {
+                        Some(y) => w.dot_with(&input, y, &mut scratch),
+                        None => w.sum_with(&input, &mut scratch),
+                    });
+                    *wide = Some(w);
+                }
             }
         }
+        let mut results = replayed.into_iter();
         candidates.retain(|(_, narrow, wide)| {
-            let replay = match wide {
-                Some(wide) if wider => wide,
-                _ => narrow,
-            };
-            let replayed = match weights {
-                Some(y) => replay.dot_with(&input, y, &mut scratch),
-                None => replay.sum_with(&input, &mut scratch),
+            let (narrow_result, wide_result) = results.next().expect("a result a candidate");
+            let (replay, replayed) = match (wide, wide_result) {
+                (Some(wide), Some(r)) if wider => (wide, r),
+                _ => (narrow, narrow_result),
             };
             let same = replayed.to_bits() == got.to_bits() || (replayed.is_nan() && got.is_nan());
             if !same {

@@ -95,21 +95,25 @@ fn lay_out(
             sign << 63 | ((e + 1023) as u64) << 52 | fraction << (52 - f_bits),
         ))
     };
-    // The random words first, in one go; then a loop free of the
-    // generator's state, which the compiler can vectorise.
+    // The random words first, a block at a time (the generator's stream
+    // is the same however it is cut); then a loop free of the generator's
+    // state, which the compiler can vectorise.
     let per_word = if f_bits <= 23 { 2 } else { 1 };
-    let mut words = vec![0u64; n.div_ceil(per_word)];
-    rng.fill(&mut words[..]);
+    let mut words = [0u64; 4096];
     x.clear();
-    x.resize(words.len() * per_word, 0.0);
-    if per_word == 2 {
-        for (pair, &w) in x.chunks_exact_mut(2).zip(&words) {
-            pair[0] = value(w & 0xffff_ffff);
-            pair[1] = value(w >> 32);
-        }
-    } else {
-        for (v, &w) in x.iter_mut().zip(&words) {
-            *v = value(w);
+    x.resize(n.div_ceil(per_word) * per_word, 0.0);
+    for block in x.chunks_mut(words.len() * per_word) {
+        let words = &mut words[..block.len() / per_word];
+        rng.fill(&mut words[..]);
+        if per_word == 2 {
+            for (pair, &w) in block.chunks_exact_mut(2).zip(words.iter()) {
+                pair[0] = value(w & 0xffff_ffff);
+                pair[1] = value(w >> 32);
+            }
+        } else {
+            for (v, &w) in block.iter_mut().zip(words.iter()) {
+                *v = value(w);
+            }
         }
     }
     x.truncate(n);

@@ -222,6 +222,26 @@ impl Formula {
                 // with seeds or extras are peel's and OpenBLAS's.)
                 let plain = seeds.is_empty() && extra.is_empty();
                 let shortest = x.len() / k;
+                if plain {
+                    // The lanes laid end to end in one buffer: a replay
+                    // of 2^27 summands gathers millions of lanes.
+                    let mut laid = Vec::with_capacity(x.len());
+                    let mut ends = Vec::with_capacity(k);
+                    for r in 0..k {
+                        laid.extend(x[r..].iter().step_by(k).copied());
+                        ends.push(laid.len());
+                    }
+                    let mut start = 0;
+                    let lanes: Vec<A::Value> = ends
+                        .iter()
+                        .map(|&end| {
+                            let sum = inner.run_planned(&laid[start..end], shortest, a);
+                            start = end;
+                            sum
+                        })
+                        .collect();
+                    return outer.run(&lanes, a);
+                }
                 let lanes: Vec<A::Value> = (0..k)
                     .map(|r| {
                         let lane: Vec<A::Value> = seeds
@@ -231,10 +251,7 @@ impl Formula {
                             .chain(if r == 0 { extra } else { &[] })
                             .copied()
                             .collect();
-                        match plain {
-                            true => inner.run_planned(&lane, shortest, a),
-                            false => inner.run(&lane, a),
-                        }
+                        inner.run(&lane, a)
                     })
                     .collect();
                 outer.run(&lanes, a)

@@ -76,8 +76,19 @@ impl Values<'_> {
     }
 
     pub(super) fn write(&mut self, at: usize, vs: &[f64]) {
-        for (k, &v) in vs.iter().enumerate() {
-            self.set(at + k, v);
+        // One match for the whole run: a loop the compiler vectorises.
+        match self {
+            Values::F64(s) => s[at..at + vs.len()].copy_from_slice(vs),
+            Values::F32(s) => {
+                for (d, &v) in s[at..at + vs.len()].iter_mut().zip(vs) {
+                    *d = v as f32;
+                }
+            }
+            _ => {
+                for (k, &v) in vs.iter().enumerate() {
+                    self.set(at + k, v);
+                }
+            }
         }
     }
 
