@@ -357,11 +357,13 @@ fn check_replays(
             };
             let same = replayed.to_bits() == got.to_bits() || (replayed.is_nan() && got.is_nan());
             if !same {
+                // The input is kept only once no candidate is left: a
+                // copy of 2^27 values is a GiB.
                 last_failure = Some(Mismatch {
                     trial,
                     kind,
-                    input: input.clone(),
-                    weights: weights.cloned(),
+                    input: Vec::new(),
+                    weights: None,
                     replayed,
                     accumulator: replay.accumulator(),
                     black_box: got,
@@ -370,9 +372,15 @@ fn check_replays(
             same
         });
         if candidates.is_empty() {
+            // The last candidate failed on this trial's input.
+            let mismatch = last_failure.take().map(|m| Mismatch {
+                input: std::mem::take(&mut input),
+                weights: weights.cloned(),
+                ..m
+            });
             let report = CheckReport {
                 trials: trial + 1,
-                mismatch: last_failure,
+                mismatch,
                 accumulator: None,
                 model: None,
             };

@@ -65,7 +65,7 @@ impl Inputs {
                 let d = rng.random_range(-2i32..=2) as f64 * ulp;
                 x[k] = format.round(-x[k - 1] * (1.0 + d));
             }
-            shuffle(x, rng);
+            shuffle(x, format.precision() <= Format::F32.precision(), rng);
         }
     }
 }
@@ -123,23 +123,44 @@ fn lay_out(
 /// a cache miss a value once `x` outgrows the caches (a second for 2^24
 /// values); so a long `x` is first dealt into random buckets, each then
 /// shuffled in cache and laid end to end (Rao and Sandelius: every
-/// permutation stays equally likely).
-fn shuffle(x: &mut Vec<f64>, rng: &mut impl Rng) {
+/// permutation stays equally likely). The values wait in `f32` while they
+/// are dealt where `narrow` says each is one: a copy of 2^27 values in
+/// `f64` would be another GiB.
+fn shuffle(x: &mut [f64], narrow: bool, rng: &mut impl Rng) {
     const BUCKETS: usize = 256;
     if x.len() < 1 << 16 {
         x.shuffle(rng);
         return;
     }
-    let mut buckets: Vec<Vec<f64>> = (0..BUCKETS)
-        .map(|_| Vec::with_capacity(x.len() / BUCKETS * 5 / 4))
+    let bucket: Vec<u8> = (0..x.len())
+        .map(|_| rng.random_range(0..BUCKETS) as u8)
         .collect();
-    for &v in x.iter() {
-        buckets[rng.random_range(0..BUCKETS)].push(v);
+    let mut next = [0usize; BUCKETS];
+    for &b in &bucket {
+        next[b as usize] += 1;
     }
-    x.clear();
-    for mut b in buckets {
-        b.shuffle(rng);
-        x.extend_from_slice(&b);
+    let mut at = 0;
+    for slot in next.iter_mut() {
+        (*slot, at) = (at, at + *slot);
+    }
+    let starts = next;
+    if narrow {
+        let waiting: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        deal(x, &waiting, &bucket, &mut next);
+    } else {
+        let waiting = x.to_vec();
+        deal(x, &waiting, &bucket, &mut next);
+    }
+    for (&start, &end) in starts.iter().zip(next.iter()) {
+        x[start..end].shuffle(rng);
+    }
+}
+
+/// Lays each of `waiting` at the next place of its bucket in `x`.
+fn deal<T: Copy + Into<f64>>(x: &mut [f64], waiting: &[T], bucket: &[u8], next: &mut [usize]) {
+    for (&v, &b) in waiting.iter().zip(bucket) {
+        x[next[b as usize]] = v.into();
+        next[b as usize] += 1;
     }
 }
 
@@ -174,7 +195,7 @@ mod tests {
         let mut landed = [0usize; 8];
         for _ in 0..64 {
             let mut x: Vec<f64> = (0..n).map(|i| i as f64).collect();
-            shuffle(&mut x, &mut rng);
+            shuffle(&mut x, false, &mut rng);
             let mut sorted = x.clone();
             sorted.sort_by(f64::total_cmp);
             assert!(sorted.iter().enumerate().all(|(i, v)| *v == i as f64));
