@@ -2,7 +2,7 @@
 //! bit for bit; `same_bits`: two black boxes against each other.
 
 use fprev::Format;
-use fprev::check::{check_models, check_row};
+use fprev::check::check_document;
 use fprev::equivalence::same_bits;
 use fprev::probe::python::Described;
 use fprev_present::check::summary;
@@ -88,14 +88,7 @@ pub(crate) fn check(
         ..Described::default()
     };
     let mut probe = probe(py, call, label, tree.n(), format, described)?;
-    let report = match &tree.doc.arithmetic {
-        Some(model) => {
-            let models = std::slice::from_ref(model);
-            check_models(tree.tree(), models, &mut probe, trials, seed, row).map(|(r, _)| r)
-        }
-        None => check_row(tree.tree(), &mut probe, trials, seed, row),
-    }
-    .map_err(to_py)?;
+    let report = check_document(&tree.doc, &mut probe, trials, seed, row).map_err(to_py)?;
     let declared = fprev::Probe::accumulator(&probe);
     Ok(Check {
         ok: report.mismatch.is_none(),

@@ -123,7 +123,7 @@ impl Study {
                 entry.set_item("span", run.span())?;
                 entry.set_item("group", run.group)?;
                 entry.set_item("found", observed.kind())?;
-                entry.set_item("formula", doc.and_then(|d| formula_of(&d.tree())))?;
+                entry.set_item("formula", doc.and_then(|d| formula_of(d.tree())))?;
                 entry.set_item("tree", doc.map(|d| Tree { doc: d.clone() }))?;
                 runs.push(entry);
             }

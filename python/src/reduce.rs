@@ -88,9 +88,9 @@ pub(crate) fn replay(
     // A given accumulator, else the tree's arithmetic model, else the
     // input's format.
     let replay = match (accumulator, &tree.doc.arithmetic) {
-        (Some(a), _) => Replay::new(tree.tree(), format(a)?),
-        (None, Some(model)) => Replay::with_arithmetic(tree.tree(), model),
-        (None, None) => Replay::new(tree.tree(), format(dtype)?),
+        (Some(a), _) => Replay::new(tree.tree()?, format(a)?),
+        (None, Some(model)) => Replay::with_arithmetic(tree.tree()?, model),
+        (None, None) => Replay::new(tree.tree()?, format(dtype)?),
     };
     let len = x.as_array().len();
     if len != tree.n() {

@@ -16,8 +16,12 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
-    pub(crate) fn tree(&self) -> &SummationTree {
-        &self.doc.tree()
+    /// The nodes, built from a formula on first use where this machine
+    /// has the memory (a file's formula may give more summands than fit).
+    pub(crate) fn tree(&self) -> PyResult<&SummationTree> {
+        self.doc
+            .buildable()
+            .map_err(pyo3::exceptions::PyMemoryError::new_err)
     }
 }
 
@@ -59,7 +63,7 @@ impl Tree {
 
     #[getter]
     pub(crate) fn n(&self) -> usize {
-        self.tree().n()
+        self.doc.n()
     }
 
     #[getter]
@@ -73,13 +77,13 @@ impl Tree {
     }
 
     #[getter]
-    fn depth(&self) -> usize {
-        self.tree().depth()
+    fn depth(&self) -> PyResult<usize> {
+        Ok(self.tree()?.depth())
     }
 
     #[getter]
-    fn is_binary(&self) -> bool {
-        self.tree().is_binary()
+    fn is_binary(&self) -> PyResult<bool> {
+        Ok(self.tree()?.is_binary())
     }
 
     #[getter]
@@ -167,16 +171,16 @@ impl Tree {
         self.doc.to_json()
     }
 
-    fn text(&self) -> String {
-        self.tree().to_text()
+    fn text(&self) -> PyResult<String> {
+        Ok(self.tree()?.to_text())
     }
 
-    fn to_dot(&self) -> String {
-        fprev_present::render::dot(self.tree())
+    fn to_dot(&self) -> PyResult<String> {
+        Ok(fprev_present::render::dot(self.tree()?))
     }
 
     fn to_svg(&self) -> PyResult<String> {
-        let svg = fprev_present::render::svg(self.tree()).map_err(to_py)?;
+        let svg = fprev_present::render::svg(self.tree()?).map_err(to_py)?;
         String::from_utf8(svg).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
@@ -190,6 +194,7 @@ impl Tree {
     /// dtype and formula, and collapsed when too large to draw whole;
     /// `None` (the text repr) without `dot`.
     fn _repr_svg_(&self) -> Option<String> {
+        self.tree().ok()?;
         let svg = fprev_present::render::Drawing::of(&self.doc).svg().ok()?;
         String::from_utf8(svg).ok()
     }
@@ -203,10 +208,12 @@ impl Tree {
                 .replace('<', "&lt;")
                 .replace('>', "&gt;")
         };
-        let mut facts = vec![format!("{} summands", self.tree().n())];
+        let mut facts = vec![format!("{} summands", self.n())];
         facts.extend(self.doc.probe.clone());
         facts.extend(self.doc.dtype.map(|d| d.to_string()));
-        facts.push(format!("depth {}", self.tree().depth()));
+        if let Ok(tree) = self.tree() {
+            facts.push(format!("depth {}", tree.depth()));
+        }
         if let Some(i) = &self.doc.inferred {
             facts.push(format!("formula native:{}", i.formula));
         }
@@ -224,7 +231,7 @@ impl Tree {
         let picture = match self._repr_svg_() {
             Some(svg) => svg,
             None => {
-                let text = self.tree().to_text();
+                let text = self.tree().map(|t| t.to_text()).unwrap_or_default();
                 let cut: String = text.chars().take(2000).collect();
                 let more = if cut.len() < text.len() { "…" } else { "" };
                 format!("<pre>{}{more}</pre>", escape(&cut))
@@ -236,25 +243,36 @@ impl Tree {
         )
     }
 
-    fn __eq__(&self, other: PyRef<'_, Tree>) -> bool {
-        self.tree().diff(other.tree()).is_none()
+    fn __eq__(&self, other: PyRef<'_, Tree>) -> PyResult<bool> {
+        if self.doc.formula().is_some()
+            && self.doc.formula() == other.doc.formula()
+            && self.n() == other.n()
+        {
+            return Ok(true);
+        }
+        Ok(self.tree()?.diff(other.tree()?).is_none())
     }
 
-    fn __hash__(&self) -> u64 {
+    fn __hash__(&self) -> PyResult<u64> {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         // The canonical text: equal modulo child order, equal text.
-        self.tree().to_text().hash(&mut h);
-        h.finish()
+        self.tree()?.to_text().hash(&mut h);
+        Ok(h.finish())
     }
 
-    fn __str__(&self) -> String {
+    fn __str__(&self) -> PyResult<String> {
         self.text()
     }
 
     fn __repr__(&self) -> String {
         const SHOWN: usize = 72;
-        let text = self.text();
+        // A tree a file holds as a formula is shown as that formula: its
+        // nodes may be more than fit.
+        let text = match (self.doc.formula(), self.n() > SHOWN) {
+            (Some(f), true) => format!("native:{f}"),
+            _ => self.text().unwrap_or_default(),
+        };
         let text = if text.chars().count() > SHOWN {
             format!("{}...", text.chars().take(SHOWN).collect::<String>())
         } else {
@@ -266,7 +284,7 @@ impl Tree {
             .as_deref()
             .map(|l| format!(", {l}"))
             .unwrap_or_default();
-        format!("<fprev.Tree n={}{label}: {text}>", self.tree().n())
+        format!("<fprev.Tree n={}{label}: {text}>", self.n())
     }
 }
 
@@ -281,11 +299,10 @@ pub(crate) fn diff(a: &Tree, b: &Tree) -> PyResult<Option<(String, String)>> {
             b.n()
         )));
     }
-    let side = |tree: &Tree, node| match node {
-        Some(node) => tree.tree().subtree_text(node),
+    let (ta, tb) = (a.tree()?, b.tree()?);
+    let side = |tree: &SummationTree, node| match node {
+        Some(node) => tree.subtree_text(node),
         None => "(every node is in the other tree)".to_string(),
     };
-    Ok(a.tree()
-        .diff(b.tree())
-        .map(|d| (side(a, d.left), side(b, d.right))))
+    Ok(ta.diff(tb).map(|d| (side(ta, d.left), side(tb, d.right))))
 }

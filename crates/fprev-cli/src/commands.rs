@@ -36,6 +36,8 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Reveal(a) => reveal::run(a),
         Command::Render(a) => {
             let doc = TreeDocument::read(&a.tree)?;
+            // A drawing is of nodes: a file's formula may give more than fit.
+            doc.buildable().map_err(fprev::Error::Input)?;
             a.output.emit(&doc)?;
             Ok(0)
         }

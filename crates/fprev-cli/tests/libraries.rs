@@ -1670,7 +1670,9 @@ fn reveal_infer_reveals_in_full_where_the_formula_mispredicts() {
     );
     let text = std::fs::read_to_string(dir.path().join("t.json")).unwrap();
     assert!(!text.contains("inferred"), "{text}");
-    let tree = TreeDocument::read(&dir.path().join("t.json")).unwrap().into_tree();
+    let tree = TreeDocument::read(&dir.path().join("t.json"))
+        .unwrap()
+        .into_tree();
     assert_eq!(tree, Order::Reverse.tree(5000));
     // Without the proof, the replay catches it: exit 5, not a wrong tree.
     let out = run_in(

@@ -91,7 +91,7 @@ fn letter(g: usize) -> String {
 fn outcome(o: &Observed) -> String {
     match o {
         Observed::Order(doc) => {
-            let order = match formula_of(&doc.tree()) {
+            let order = match formula_of(doc.tree()) {
                 Some(f) => format!("native:{f}"),
                 None => format!(
                     "a tree of depth {} (no formula found from this one tree)",

@@ -90,7 +90,7 @@ impl<'a> Drawing<'a> {
     /// `doc`'s tree with all the document knows: its arithmetic and a
     /// caption of its black box, dtype and formula.
     pub fn of(doc: &'a TreeDocument) -> Self {
-        let mut drawing = Self::new(&doc.tree())
+        let mut drawing = Self::new(doc.tree())
             .arithmetic(doc.arithmetic.as_ref())
             .caption(Caption::of(doc));
         drawing.skeleton = doc.varies.as_ref().and_then(|v| v.skeleton.as_ref());

@@ -16,7 +16,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::arith::Arithmetic;
-use crate::document::Confirmation;
+use crate::document::{Confirmation, TreeDocument};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::Formula;
@@ -133,13 +133,40 @@ fn accumulators(probe: &dyn Probe) -> impl Iterator<Item = Format> {
     }))
 }
 
-/// [`check_row()`] of the tree `formula` gives at the black box's `n`,
-/// replayed from the formula as it streams: no node is built, so a check
-/// of `2^27` summands holds little more than one input. Each of `models`
-/// that can stream (one naming no node, compensating no error, adding in
-/// no x87 register and rounding no product) is tried first, then plain
-/// additions as in [`check_row()`]; the report's `model` is the first
-/// model whose replay matched every trial.
+/// Checks a tree file's tree against `probe` at `row`: with its
+/// arithmetic model where it has one, bit for bit ([`check_models`]),
+/// else in plain additions ([`check_row`]); replayed straight from its
+/// formula where the file holds one and the model streams
+/// ([`check_formula`]), else on its nodes, where they fit in memory.
+pub fn check_document(
+    doc: &TreeDocument,
+    probe: &mut dyn Probe,
+    trials: usize,
+    seed: u64,
+    row: usize,
+) -> Result<CheckReport> {
+    let models: Vec<Arithmetic> = doc.arithmetic.iter().cloned().collect();
+    if let Some(formula) = doc.formula()
+        && models
+            .iter()
+            .all(|m| Replay::of_formula(formula, doc.n(), m).is_some())
+    {
+        return check_formula(formula, &models, probe, trials, seed, row);
+    }
+    let tree = doc.buildable().map_err(Error::Input)?;
+    match models.is_empty() {
+        true => check_row(tree, probe, trials, seed, row),
+        false => Ok(check_models(tree, &models, probe, trials, seed, row)?.0),
+    }
+}
+
+/// [`check_models()`] of the tree `formula` gives at the black box's `n`,
+/// or, without models, [`check_row()`]: replayed from the formula as it
+/// streams, no node built, so a check of `2^27` summands holds little
+/// more than one input. Only models that stream are tried (those naming
+/// no node, compensating no error, adding in no x87 register and rounding
+/// no product: see [`check_document`] for the rest); the report's `model`
+/// is the first whose replay matched every trial.
 ///
 /// ```
 /// use fprev::{check, formula::Formula, probe};
@@ -166,15 +193,22 @@ pub fn check_formula(
         .iter()
         .filter_map(|m| Some((m, Replay::of_formula(formula, n, m)?)))
         .collect();
-    let plain = accumulators(probe).filter_map(|acc| {
-        let ieee = Arithmetic::uniform(crate::arith::NodeArithmetic::ieee(acc));
-        Replay::of_formula(formula, n, &ieee)
-    });
-    let candidates = streamed
-        .iter()
-        .map(|(_, r)| r.clone())
-        .chain(plain)
-        .collect();
+    if !models.is_empty() && streamed.is_empty() {
+        return Err(Error::Input(
+            "no model given streams from a formula: each names nodes, compensates, adds in \
+             x87 registers or rounds products"
+                .into(),
+        ));
+    }
+    let candidates = match streamed.is_empty() {
+        true => accumulators(probe)
+            .filter_map(|acc| {
+                let ieee = Arithmetic::uniform(crate::arith::NodeArithmetic::ieee(acc));
+                Replay::of_formula(formula, n, &ieee)
+            })
+            .collect(),
+        false => streamed.iter().map(|(_, r)| r.clone()).collect(),
+    };
     let (mut report, left) = check_replays(candidates, probe, trials, seed, row)?;
     report.model = left
         .first()
@@ -294,7 +328,9 @@ fn check_replays(
             };
             candidates
                 .iter()
-                .map(|(_, narrow, wide)| (run(narrow, scratch), wide.as_ref().map(|w| run(w, scratch))))
+                .map(|(_, narrow, wide)| {
+                    (run(narrow, scratch), wide.as_ref().map(|w| run(w, scratch)))
+                })
                 .collect()
         };
         let call = |probe: &mut dyn Probe, out: &mut Vec<f64>| -> Result<f64> {

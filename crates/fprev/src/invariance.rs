@@ -351,7 +351,7 @@ fn agree(a: &Observed, b: &Observed) -> bool {
         (Observed::Order(x), Observed::Order(y)) => {
             x.tree() == y.tree()
                 && match (&x.arithmetic, &y.arithmetic) {
-                    (Some(p), Some(q)) => p.parting(q, &x.tree()).is_none(),
+                    (Some(p), Some(q)) => p.parting(q, x.tree()).is_none(),
                     _ => true,
                 }
         }

@@ -475,8 +475,7 @@ impl Replay {
 
 /// The sum of `x` in the order of `formula`, every node computing `node`.
 fn run_formula((formula, node): &(Formula, NodeArithmetic), x: &[f64]) -> f64 {
-    if *node == NodeArithmetic::ieee(Format::F32) && x.iter().all(|v| Format::F32.round(*v) == *v)
-    {
+    if *node == NodeArithmetic::ieee(Format::F32) && x.iter().all(|v| Format::F32.round(*v) == *v) {
         formula.run(x, &mut Ieee32)
     } else if *node == NodeArithmetic::ieee(Format::F64) {
         formula.run(x, &mut Ieee64)

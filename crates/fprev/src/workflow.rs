@@ -29,7 +29,7 @@
 //! let outcome = workflow::reveal(&mut black_box, "native:pairwise", &Request::default(),
 //!                                &mut open, &mut Silent).unwrap();
 //! let Outcome::Revealed(found) = outcome else { panic!("a pairwise sum has a tree") };
-//! assert_eq!(found.document.tree, fprev::Order::Pairwise.tree(16));
+//! assert_eq!(*found.document.tree(), fprev::Order::Pairwise.tree(16));
 //! assert!(found.document.confirmation.unwrap().confirmed());
 //! ```
 

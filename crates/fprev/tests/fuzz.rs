@@ -413,11 +413,11 @@ proptest! {
         let Ok(doc) = TreeDocument::parse(&text) else {
             return Ok(());
         };
-        tree_is_usable(&doc.tree());
-        let n = doc.tree().n();
+        tree_is_usable(doc.tree());
+        let n = doc.n();
         if let Some(model) = &doc.arithmetic {
             // The replay a model is read for runs, sums and dots.
-            let replay = Replay::with_arithmetic(&doc.tree(), model);
+            let replay = Replay::with_arithmetic(doc.tree(), model);
             let x: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
             let _ = replay.sum(&x);
             let _ = replay.dot(&x, &x);

@@ -31,17 +31,10 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     }
     check_writable(Some(&a.mismatch.mismatch_out))?;
     let mut opts = a.black_box.options(doc.dtype);
-    opts.n = opts.n.or(Some(doc.tree().n()));
+    opts.n = opts.n.or(Some(doc.n()));
     a.guard.start();
     let mut black_box = open_guarded(&a.spec, &opts)?;
-    // A tree file with an arithmetic model is checked with it, bit for bit.
-    let report = match &doc.arithmetic {
-        Some(model) => {
-            let models = std::slice::from_ref(model);
-            check::check_models(&doc.tree(), models, &mut black_box, a.trials, a.seed, a.row)?.0
-        }
-        None => check::check_row(&doc.tree(), &mut black_box, a.trials, a.seed, a.row)?,
-    };
+    let report = check::check_document(&doc, &mut black_box, a.trials, a.seed, a.row)?;
     let file = &a.mismatch.mismatch_out;
     let saved = match &report.mismatch {
         Some(m) => save_mismatch(file, &a.spec, black_box.format(), a.row, m).then_some(file),

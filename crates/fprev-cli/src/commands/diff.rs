@@ -4,7 +4,7 @@
 
 use fprev::arith::Parting;
 use fprev::document::TreeDocument;
-use fprev::error::Result;
+use fprev::error::{Error, Result};
 use serde_json::{Value, json};
 
 use crate::args::{DiffArgs, Report};
@@ -48,7 +48,17 @@ enum Difference {
 /// first subtrees where they part).
 pub(super) fn run(a: DiffArgs) -> Result<i32> {
     let (left, right) = (TreeDocument::read(&a.a)?, TreeDocument::read(&a.b)?);
-    let c = compare(&a, &left, &right);
+    let c = match same_formula(&left, &right) {
+        true => Comparison::of(&a, &left, &right, None),
+        false => {
+            // Trees are compared node by node: a file's formula may give
+            // more nodes than fit.
+            for doc in [&left, &right] {
+                doc.buildable().map_err(Error::Input)?;
+            }
+            compare(&a, &left, &right)
+        }
+    };
     match a.report.report() {
         Report::Quiet => {}
         Report::Json => write::println(format_args!("{:#}", c.json()))?,
@@ -61,7 +71,7 @@ pub(super) fn run(a: DiffArgs) -> Result<i32> {
 /// order modulo child order first, then, where both carry one, the
 /// arithmetic models (the first node, from the leaves up, where they part).
 fn compare(a: &DiffArgs, left: &TreeDocument, right: &TreeDocument) -> Comparison {
-    let (l, r) = (&left.tree(), &right.tree());
+    let (l, r) = (left.tree(), right.tree());
     let varies = [left.varies.is_some(), right.varies.is_some()];
     let difference = match l.diff(r) {
         Some(_) if l.n() != r.n() => Some(Difference::Size),
@@ -78,14 +88,37 @@ fn compare(a: &DiffArgs, left: &TreeDocument, right: &TreeDocument) -> Compariso
             _ => None,
         },
     };
-    Comparison {
-        a: a.a.display().to_string(),
-        b: a.b.display().to_string(),
-        n: [l.n(), r.n()],
-        arithmetic: [&left.arithmetic, &right.arithmetic]
-            .map(|m| m.as_ref().map(|m| m.to_string())),
-        difference,
-        varies,
+    Comparison::of(a, left, right, difference)
+}
+
+/// Whether both files hold one formula's tree at one size, with the same
+/// arithmetic (or none): then they agree, and no node need be built.
+fn same_formula(left: &TreeDocument, right: &TreeDocument) -> bool {
+    left.formula().is_some()
+        && left.formula() == right.formula()
+        && left.n() == right.n()
+        && left.arithmetic == right.arithmetic
+        && left.varies.is_none()
+        && right.varies.is_none()
+}
+
+impl Comparison {
+    /// The comparison of `left` and `right` that found `difference`.
+    fn of(
+        a: &DiffArgs,
+        left: &TreeDocument,
+        right: &TreeDocument,
+        difference: Option<Difference>,
+    ) -> Self {
+        Comparison {
+            a: a.a.display().to_string(),
+            b: a.b.display().to_string(),
+            n: [left.n(), right.n()],
+            arithmetic: [&left.arithmetic, &right.arithmetic]
+                .map(|m| m.as_ref().map(|m| m.to_string())),
+            difference,
+            varies: [left.varies.is_some(), right.varies.is_some()],
+        }
     }
 }
 

@@ -14,11 +14,11 @@ pub(crate) struct Text;
 impl Output for Text {
     fn render(&self, doc: &TreeDocument) -> Result<Vec<u8>> {
         let mut s = match doc.varies {
-            Some(_) => render::skeleton_text(&doc.tree()),
-            None => render::text(&doc.tree()),
+            Some(_) => render::skeleton_text(doc.tree()),
+            None => render::text(doc.tree()),
         };
         if let (Some(p), Some(d)) = (&doc.probe, doc.dtype) {
-            s += &format!("# {p}, n = {}, {d}", doc.tree().n());
+            s += &format!("# {p}, n = {}, {d}", doc.n());
             if let Some(i) = &doc.inferred {
                 let how = match i.proven {
                     Some(k) => format!("revealed (predicted, proven by {k} masked checks)"),

@@ -103,14 +103,14 @@ impl Study {
 }
 
 fn parting(x: &TreeDocument, y: &TreeDocument) -> Parting {
-    if let Some(d) = x.tree().diff(&y.tree()) {
+    if let Some(d) = x.tree().diff(y.tree()) {
         let said = |tree: &crate::SummationTree, node: Option<petgraph::graph::NodeIndex>| {
             node.map(|node| subtree_words(tree, node))
         };
-        return Parting::Order([said(&x.tree(), d.left), said(&y.tree(), d.right)]);
+        return Parting::Order([said(x.tree(), d.left), said(y.tree(), d.right)]);
     }
     match (&x.arithmetic, &y.arithmetic) {
-        (Some(p), Some(q)) => match p.parting(q, &x.tree()) {
+        (Some(p), Some(q)) => match p.parting(q, x.tree()) {
             Some(how) => Parting::Arithmetic(how.to_string()),
             None => Parting::Unknown,
         },

@@ -443,11 +443,11 @@ fn replay(path: &str, opts: &ProbeOptions) -> Result<ReplayProbe> {
              varying joins have no one order to replay"
         )));
     }
-    if let Some(n) = opts.n.filter(|n| *n != doc.tree().n()) {
+    if let Some(n) = opts.n.filter(|n| *n != doc.n()) {
         return Err(Error::Input(format!(
             "{path} holds a tree of {} summands, but n = {n} was asked for",
-            doc.tree().n()
+            doc.n()
         )));
     }
-    Ok(ReplayProbe::of(&doc.tree(), doc.arithmetic.as_ref(), opts))
+    Ok(ReplayProbe::of(doc.tree(), doc.arithmetic.as_ref(), opts))
 }

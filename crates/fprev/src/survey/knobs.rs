@@ -345,8 +345,8 @@ fn check_of(knob: &Knob, n: usize, study: &Study) -> KnobCheck {
 fn outcome(o: &Observed) -> String {
     let tree = |t: &SummationTree| formula_of(t).unwrap_or_else(|| format!("tree {}", hash(t)));
     match o {
-        Observed::Order(d) => tree(&d.tree()),
-        Observed::Unconfirmed(d) => format!("unconfirmed {}", tree(&d.tree())),
+        Observed::Order(d) => tree(d.tree()),
+        Observed::Unconfirmed(d) => format!("unconfirmed {}", tree(d.tree())),
         Observed::OrderIndependent(_) => "order-independent".into(),
         Observed::Varies(_) => "varies".into(),
         Observed::Failed(why) => format!("failed: {}", abbreviated(why)),

@@ -2,7 +2,6 @@
 //! reveals at smaller sizes, predict the tree at `n`, and prove it with one
 //! masked check per node.
 
-use crate::arith::Arithmetic;
 use crate::check::check_formula;
 use crate::document::{Confirmation, Inferred, Stats};
 use crate::error::{Error, Result};
@@ -10,6 +9,7 @@ use crate::formula::Formula;
 use crate::formula::infer::EXPLAIN_SIZES;
 use crate::formula::known::{self, KNOWN};
 use crate::probe::{Probe, ProbeOptions};
+use crate::reduce::Replay;
 use crate::reveal::{Options, Outcome, Revelation, Silent, reveal_predicted};
 use crate::sizes::{Sizes, runs};
 use crate::tree::SummationTree;
@@ -225,16 +225,32 @@ pub(super) fn confirm_streamed(
             c.arithmetic
         }
     };
-    let models: Vec<Arithmetic> = found.iter().cloned().collect();
-    let report = check_formula(
-        formula,
-        &models,
-        black_box,
-        confirm.trials,
-        0,
-        request.engine.row,
-    )?;
-    stats.arithmetic_calls += report.trials as u64;
+    let row = request.engine.row;
+    let streams = found
+        .as_ref()
+        .filter(|m| Replay::of_formula(formula, n, m).is_some());
+    let mut report = None;
+    if let Some(model) = streams {
+        let r = check_formula(
+            formula,
+            std::slice::from_ref(model),
+            black_box,
+            confirm.trials,
+            0,
+            row,
+        )?;
+        stats.arithmetic_calls += r.trials as u64;
+        report = Some(r).filter(|r| r.mismatch.is_none());
+    }
+    let report = match report {
+        Some(r) => r,
+        // The order in plain additions, as a replay of its nodes would.
+        None => {
+            let r = check_formula(formula, &[], black_box, confirm.trials, 0, row)?;
+            stats.arithmetic_calls += r.trials as u64;
+            r
+        }
+    };
     let holds = report.model.is_some();
     if confirm.arithmetic != Seek::Never {
         observer.note(Note::Streamed {

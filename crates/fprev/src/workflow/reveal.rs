@@ -124,7 +124,9 @@ pub fn reveal(
                 let confirmed =
                     confirm_streamed(black_box, &formula, request, &mut stats, open, observer)?;
                 let document = TreeDocument::predicted(formula, n, inferred);
-                return finish(black_box, label, request, document, stats, confirmed, observer);
+                return finish(
+                    black_box, label, request, document, stats, confirmed, observer,
+                );
             }
             crate::memory::check_reveal(n)?;
             let tree = formula.tree(n);
@@ -184,7 +186,9 @@ pub fn reveal(
     )?;
     let mut document = TreeDocument::new(tree);
     document.inferred = inferred;
-    finish(black_box, label, request, document, stats, confirmed, observer)
+    finish(
+        black_box, label, request, document, stats, confirmed, observer,
+    )
 }
 
 /// The outcome of a tree `document` (revealed, or predicted) once
