@@ -11,7 +11,7 @@ use std::path::Path;
 use tempfile::TempDir;
 
 mod common;
-use common::{assert_code, compile_c, run_in, stderr, stdout};
+use common::{assert_code, assert_error, compile_c, run_in, stderr, stdout};
 
 /// Writes the Python `source` to `dir/file` and returns the spec of its
 /// `function`.
@@ -549,4 +549,61 @@ fn a_predicted_tree_file_holds_its_formula_not_its_leaves() {
     .unwrap();
     let out = run_in(dir.path(), &["render", "bad.json"]);
     assert!(common::assert_error(&out, 2).contains("no \"tree\""));
+}
+
+/// Past the sizes a prediction is proven at, its tree stays a formula: the
+/// reveal confirms it by a replay streamed from the formula (no node
+/// built, said so), writes a file of a kilobyte, and `check` streams it
+/// again; a wrong black box fails that check. A file naming more summands
+/// than a tree of fits here is compared as its formula, and drawing it is
+/// refused in one line, exit 2.
+#[test]
+fn a_prediction_past_the_proof_streams_from_its_formula() {
+    let dir = TempDir::new().unwrap();
+    let spec = "native:blocked:8";
+    let n = "3000000";
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            spec,
+            "-n",
+            n,
+            "--infer",
+            "--no-cache",
+            "--confirm",
+            "6",
+            "-o",
+            "s.json",
+        ],
+    );
+    assert_code(&out, 0);
+    assert!(
+        stderr(&out).contains("no node built, the same bits"),
+        "{}",
+        stderr(&out)
+    );
+    let saved = std::fs::read_to_string(dir.path().join("s.json")).unwrap();
+    assert!(saved.len() < 4096 && !saved.contains("\"tree\""), "{saved}");
+    let check = |black_box: &str| {
+        run_in(
+            dir.path(),
+            &["check", "s.json", black_box, "-n", n, "--trials", "4"],
+        )
+    };
+    assert_code(&check(spec), 0);
+    assert_code(&check("native:blocked:16"), 1);
+    let n = 1usize << 36;
+    let big = format!(
+        r#"{{"n": {n}, "dtype": "f32", "inferred": {{"formula": "blocked:8", "from": [8, 16]}}}}"#
+    );
+    std::fs::write(dir.path().join("big.json"), big).unwrap();
+    if fprev::memory::too_large(n).is_some() && fprev::memory::check_replay(n).is_ok() {
+        assert_code(&run_in(dir.path(), &["diff", "big.json", "big.json"]), 0);
+        let said = assert_error(&run_in(dir.path(), &["render", "big.json"]), 2);
+        assert!(said.contains("of memory to reveal"), "{said}");
+    } else {
+        let said = assert_error(&run_in(dir.path(), &["render", "big.json"]), 2);
+        assert!(said.contains("of memory to replay"), "{said}");
+    }
 }
