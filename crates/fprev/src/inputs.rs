@@ -4,8 +4,10 @@
 
 use std::fmt;
 
-use rand::Rng;
 use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
 use crate::format::Format;
 
@@ -52,25 +54,51 @@ impl Inputs {
             }
         };
         let span = (hi - lo + 1) as u64;
+        x.clear();
+        x.resize(n, 0.0);
+        if n >= 2 * CHUNK {
+            // Chunks of their own generators, seeded from this one, drawn
+            // on every core: the same values whatever the cores.
+            let seeds: Vec<u64> = (0..n.div_ceil(CHUNK)).map(|_| rng.random()).collect();
+            x.par_chunks_mut(CHUNK)
+                .zip(seeds)
+                .for_each(|(chunk, seed)| {
+                    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                    self.fill(format, lo, span, chunk, &mut rng);
+                });
+        } else {
+            self.fill(format, lo, span, x, rng);
+        }
+        if self == Inputs::Cancelling {
+            shuffle(x, format.precision() <= Format::F32.precision(), rng);
+        }
+    }
+
+    /// Fills `x` with values of this kind (its pairs not yet shuffled),
+    /// their exponents from `lo` over `span` binades.
+    fn fill(self, format: Format, lo: i32, span: u64, x: &mut [f64], rng: &mut impl Rng) {
         match format {
-            Format::F64 => lay_out(x, n, rng, lo, span, 52, |v| v),
+            Format::F64 => lay_out(x, rng, lo, span, 52, |v| v),
             // 23 fraction bits and an exponent within f32's normal range
             // (from -36 up): an f32 already.
-            Format::F32 => lay_out(x, n, rng, lo, span, 23, |v| v),
-            _ => lay_out(x, n, rng, lo, span, 23, |v| format.round(v)),
+            Format::F32 => lay_out(x, rng, lo, span, 23, |v| v),
+            _ => lay_out(x, rng, lo, span, 23, |v| format.round(v)),
         }
         if self == Inputs::Cancelling {
             let ulp = 2f64.powi(1 - format.precision() as i32);
-            for k in (1..n).step_by(2) {
+            for k in (1..x.len()).step_by(2) {
                 let d = rng.random_range(-2i32..=2) as f64 * ulp;
                 x[k] = format.round(-x[k - 1] * (1.0 + d));
             }
-            shuffle(x, format.precision() <= Format::F32.precision(), rng);
         }
     }
 }
 
-/// Fills `x` with `n` random values, each its random bits laid into an f64
+/// Values a chunk of a long input holds, each chunk drawn by a generator
+/// of its own; even, so that no cancelling pair straddles two.
+const CHUNK: usize = 1 << 16;
+
+/// Fills `x` with random values, each its random bits laid into an f64
 /// as its sign, an exponent in `lo..lo + span` and `f_bits` of fraction,
 /// then `round`ed. Replays of a black box that multiplies draw 2n values a
 /// trial, so a value is kept to a few instructions: the exponent is scaled
@@ -78,8 +106,7 @@ impl Inputs {
 /// rest of a draw), and 23 fraction bits take 32 bits, two values from each
 /// random word.
 fn lay_out(
-    x: &mut Vec<f64>,
-    n: usize,
+    x: &mut [f64],
     rng: &mut impl Rng,
     lo: i32,
     span: u64,
@@ -95,20 +122,21 @@ fn lay_out(
             sign << 63 | ((e + 1023) as u64) << 52 | fraction << (52 - f_bits),
         ))
     };
-    // The random words first, a block at a time (the generator's stream
-    // is the same however it is cut); then a loop free of the generator's
-    // state, which the compiler can vectorise.
+    // The random words first, a block at a time; then a loop free of the
+    // generator's state, which the compiler can vectorise.
     let per_word = if f_bits <= 23 { 2 } else { 1 };
     let mut words = [0u64; 4096];
-    x.clear();
-    x.resize(n.div_ceil(per_word) * per_word, 0.0);
     for block in x.chunks_mut(words.len() * per_word) {
-        let words = &mut words[..block.len() / per_word];
+        let words = &mut words[..block.len().div_ceil(per_word)];
         rng.fill(&mut words[..]);
         if per_word == 2 {
-            for (pair, &w) in block.chunks_exact_mut(2).zip(words.iter()) {
+            let mut pairs = block.chunks_exact_mut(2);
+            for (pair, &w) in (&mut pairs).zip(words.iter()) {
                 pair[0] = value(w & 0xffff_ffff);
                 pair[1] = value(w >> 32);
+            }
+            if let [last] = pairs.into_remainder() {
+                *last = value(words[words.len() - 1] & 0xffff_ffff);
             }
         } else {
             for (v, &w) in block.iter_mut().zip(words.iter()) {
@@ -116,34 +144,37 @@ fn lay_out(
             }
         }
     }
-    x.truncate(n);
 }
 
 /// Shuffles `x` uniformly. Fisher-Yates reads and writes anywhere in `x`,
 /// a cache miss a value once `x` outgrows the caches (a second for 2^24
 /// values); so a long `x` is first dealt into random buckets, each then
 /// shuffled in cache and laid end to end (Rao and Sandelius: every
-/// permutation stays equally likely). The values wait in `f32` while they
-/// are dealt where `narrow` says each is one: a copy of 2^27 values in
-/// `f64` would be another GiB.
+/// permutation stays equally likely). The buckets are drawn and shuffled
+/// on every core, each chunk and bucket by a generator of its own; the
+/// values wait in `f32` while they are dealt where `narrow` says each is
+/// one: a copy of 2^27 values in `f64` would be another GiB.
 fn shuffle(x: &mut [f64], narrow: bool, rng: &mut impl Rng) {
     const BUCKETS: usize = 256;
     if x.len() < 1 << 16 {
         x.shuffle(rng);
         return;
     }
-    let bucket: Vec<u8> = (0..x.len())
-        .map(|_| rng.random_range(0..BUCKETS) as u8)
-        .collect();
+    let mut bucket = vec![0u8; x.len()];
+    let seeds: Vec<u64> = (0..x.len().div_ceil(CHUNK)).map(|_| rng.random()).collect();
+    bucket
+        .par_chunks_mut(CHUNK)
+        .zip(seeds)
+        .for_each(|(chunk, seed)| ChaCha8Rng::seed_from_u64(seed).fill(chunk));
     let mut next = [0usize; BUCKETS];
     for &b in &bucket {
         next[b as usize] += 1;
     }
+    let sizes = next;
     let mut at = 0;
     for slot in next.iter_mut() {
         (*slot, at) = (at, at + *slot);
     }
-    let starts = next;
     if narrow {
         let waiting: Vec<f32> = x.iter().map(|&v| v as f32).collect();
         deal(x, &waiting, &bucket, &mut next);
@@ -151,9 +182,16 @@ fn shuffle(x: &mut [f64], narrow: bool, rng: &mut impl Rng) {
         let waiting = x.to_vec();
         deal(x, &waiting, &bucket, &mut next);
     }
-    for (&start, &end) in starts.iter().zip(next.iter()) {
-        x[start..end].shuffle(rng);
+    let mut buckets = Vec::with_capacity(BUCKETS);
+    let mut rest = x;
+    for size in sizes {
+        let (b, r) = rest.split_at_mut(size);
+        buckets.push((b, rng.random::<u64>()));
+        rest = r;
     }
+    buckets
+        .into_par_iter()
+        .for_each(|(b, seed)| b.shuffle(&mut ChaCha8Rng::seed_from_u64(seed)));
 }
 
 /// Lays each of `waiting` at the next place of its bucket in `x`.
