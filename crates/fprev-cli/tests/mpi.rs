@@ -46,7 +46,9 @@ fn reveal(spec: &str, n: usize, ranks: usize, dtype: &str, file: &Path) -> Summa
         "{spec} n = {n} on {ranks}: {}",
         text(&o.stderr)
     );
-    fprev::document::TreeDocument::read(file).unwrap().tree
+    fprev::document::TreeDocument::read(file)
+        .unwrap()
+        .into_tree()
 }
 
 /// `fprev check` of `file` against `spec` on `ranks` ranks passes.
