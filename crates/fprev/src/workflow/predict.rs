@@ -181,7 +181,10 @@ pub const ARITHMETIC_AT: usize = 65_536;
 /// nodes of the formula's tree at [`ARITHMETIC_AT`] summands (the black
 /// box opened there by `open`) and claimed at `n` only where the replay
 /// matches with it; otherwise the order is confirmed in plain additions,
-/// as a replay of its tree would be.
+/// as a replay of its tree would be. `None` where the model found needs
+/// the nodes (it names some, or compensates) and they fit in memory: the
+/// tree is then confirmed on its nodes, as after a reveal, and its
+/// arithmetic asked there.
 pub(super) fn confirm_streamed(
     black_box: &mut dyn Probe,
     formula: &Formula,
@@ -189,11 +192,11 @@ pub(super) fn confirm_streamed(
     stats: &mut Stats,
     open: &mut Opener,
     observer: &mut dyn Observer,
-) -> Result<Confirmed> {
+) -> Result<Option<Confirmed>> {
     let n = black_box.n();
     let confirm = &request.confirm;
     if confirm.trials == 0 {
-        return Ok(Confirmed::default());
+        return Ok(Some(Confirmed::default()));
     }
     let asked_at = ARITHMETIC_AT.min(n);
     let found = match confirm.arithmetic {
@@ -229,6 +232,9 @@ pub(super) fn confirm_streamed(
     let streams = found
         .as_ref()
         .filter(|m| Replay::of_formula(formula, n, m).is_some());
+    if found.is_some() && streams.is_none() && crate::memory::too_large(n).is_none() {
+        return Ok(None);
+    }
     let mut report = None;
     if let Some(model) = streams {
         let r = check_formula(
@@ -261,12 +267,12 @@ pub(super) fn confirm_streamed(
             trials: report.trials,
         });
     }
-    Ok(Confirmed {
+    Ok(Some(Confirmed {
         confirmation: Some(Confirmation::from(&report)),
         arithmetic: report.model.clone(),
         mismatch: report.mismatch,
         varies: None,
-    })
+    }))
 }
 
 /// Proves the `predicted` tree with one masked query per node where `n` is

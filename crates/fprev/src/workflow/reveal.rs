@@ -119,14 +119,17 @@ pub fn reveal(
             };
             if n > infer.prove_up_to {
                 // Nothing is proven at this size: a replay run from the
-                // formula confirms it, and no node is built.
+                // formula confirms it, and no node is built (unless its
+                // arithmetic needs them).
                 let mut stats = Stats::default();
-                let confirmed =
+                let streamed =
                     confirm_streamed(black_box, &formula, request, &mut stats, open, observer)?;
-                let document = TreeDocument::predicted(formula, n, inferred);
-                return finish(
-                    black_box, label, request, document, stats, confirmed, observer,
-                );
+                if let Some(confirmed) = streamed {
+                    let document = TreeDocument::predicted(formula, n, inferred);
+                    return finish(
+                        black_box, label, request, document, stats, confirmed, observer,
+                    );
+                }
             }
             crate::memory::check_reveal(n)?;
             let tree = formula.tree(n);
