@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Side by side with the published FPRev tool, in one run: NumPy's float32 sum
 # revealed at 16,384 summands (the engine's own time, and the whole process,
-# with a cold and a warm cache of formulas for --infer), and --infer at 2^20
-# and 2^24 with peak memory. Writes outputs/scale/README.md.
+# with a cold and a warm cache of formulas for --infer), and --infer at 2^20,
+# 2^24 and 2^27 (and JAX's sum at 2^20) with peak memory. Writes
+# outputs/scale/README.md.
 #
 #   bash outputs/scale/run.sh [FPREV] [FPREV_REFERENCE_DIR]
 #
@@ -71,12 +72,23 @@ PY
 else
     ratios="The reference was not run (give its checkout as the second argument)."
 fi
-for n in 1048576 16777216; do
-    t=$(measure "$fprev" reveal numpy:sum -n "$n" --infer -o "$cache/tree.json")
+# Past 65,536 nothing is proven: the prediction is confirmed by 48 replays
+# streamed from the formula, no node built (docs/ALGORITHMS.md, Streamed
+# predictions). Medians of 3 to 2^24, one run at 2^27.
+for n in 1048576 16777216 134217728; do
+    runs=3
+    [ "$n" -gt 16777216 ] && runs=1
+    t=$(for _ in $(seq $runs); do measure "$fprev" reveal numpy:sum -n "$n" --infer -o "$cache/tree.json"; done)
     size=$(stat -c %s "$cache/tree.json" 2> /dev/null || echo 0)
-    row "numpy:sum f32, n = $n" "\`reveal --infer\` (warm cache), tree file $size bytes" \
-        "$(echo "$t" | cut -d' ' -f1) s" "$(echo "$t" | cut -d' ' -f2) KiB"
+    confirmed=$("$python" -c 'import json,sys; c=json.load(open(sys.argv[1]))["confirmation"]; print(c["passed"], "of", c["trials"])' "$cache/tree.json")
+    row "numpy:sum f32, n = $n" "\`reveal --infer\` (warm cache; $runs run(s)), tree file $size bytes, replays matched: $confirmed" \
+        "$(echo "$t" | cut -d' ' -f1 | median) s" "$(echo "$t" | cut -d' ' -f2 | median) KiB"
 done
+# JAX's sum: its compensated steps need the nodes, which 2^20 fits.
+"$fprev" reveal jax:sum -n 1048576 --infer > /dev/null 2>&1
+t=$(for _ in 1 2 3; do measure "$fprev" reveal jax:sum -n 1048576 --infer; done)
+row "jax:sum f32, n = 1048576" "\`reveal --infer\` (warm cache; 3 runs), confirmed on the nodes (compensated steps)" \
+    "$(echo "$t" | cut -d' ' -f1 | median) s" "$(echo "$t" | cut -d' ' -f2 | median) KiB"
 {
     echo "# Scale: reveals, predictions and the reference, side by side"
     echo

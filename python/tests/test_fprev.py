@@ -405,3 +405,37 @@ def test_sweep_finds_the_switch_of_an_order_written_out():
     assert fprev.sweep(four_lanes, [8, 3, 8]).sizes == [3, 8]
     with pytest.raises(ValueError):
         fprev.sweep(four_lanes, "")
+
+
+def test_a_formula_tree_file_is_checked_streamed_and_drawn_only_where_it_fits():
+    """A tree file that holds a formula and n, not leaves (what
+    `reveal --infer` writes past 65,536), reads without building its
+    nodes: n, repr and the file round-trip; fprev.check replays it straight
+    from the formula against a real callable (NumPy's cumsum adds left to
+    right, so blocks of 8 then their sums are blocked:8) and tells NumPy's
+    pairwise sum from it."""
+    n = 1 << 22
+    text = (
+        '{"n": %d, "dtype": "f32", "inferred": {"formula": "blocked:8", "from": [8, 16]}}' % n
+    )
+    tree = Tree.from_json(text)
+    assert tree.n == n
+    assert "native:blocked:8" in repr(tree)
+    assert '"tree"' not in tree.to_json()
+
+    def blocked8(x):
+        blocks = np.cumsum(x.reshape(-1, 8), axis=1, dtype=np.float32)[:, -1]
+        return np.cumsum(blocks, dtype=np.float32)[-1]
+
+    assert fprev.check(tree, blocked8, trials=6)
+    assert not fprev.check(tree, np.sum, trials=6)
+    # More summands than a tree of fits here: its nodes are refused, in a
+    # MemoryError that says why, and nothing else is.
+    try:
+        huge = Tree.from_json(text.replace(str(n), str(1 << 28)))
+    except ValueError as e:  # a machine without 9 GB free refuses it as read
+        assert "of memory to replay" in str(e)
+        return
+    assert huge.n == 1 << 28
+    with pytest.raises(MemoryError, match="of memory to reveal"):
+        huge.depth
