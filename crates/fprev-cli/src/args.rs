@@ -349,7 +349,10 @@ pub(crate) struct EngineArgs {
     pub(crate) no_pack: bool,
     /// Build every group, instead of guessing that a group repeats the shape
     /// of a subtree already built (the same summands shifted) and checking
-    /// the guess with one query per node.
+    /// the guess with one query per node; and, from 1,024 summands, reveal
+    /// afresh instead of first proving the tree of a formula known for a
+    /// library (NumPy's sum, OpenBLAS's sdot, …) where one random input's
+    /// replay picks one.
     #[arg(long)]
     pub(crate) no_guess: bool,
 }

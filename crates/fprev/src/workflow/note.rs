@@ -112,6 +112,22 @@ pub enum Note {
         /// Random inputs replayed at `n`.
         trials: usize,
     },
+    /// The tree a known formula gives (one found for a library) is proven
+    /// to be this one's by masked checks, one per node, instead of
+    /// revealed.
+    ProvenKnown {
+        /// The size.
+        n: usize,
+        /// The formula.
+        formula: String,
+        /// The black box it was found for.
+        found_for: &'static str,
+        /// Masked checks asked.
+        checks: u64,
+        /// Calls of the black box, the replays that chose the formula
+        /// with them.
+        calls: u64,
+    },
     /// The formula mispredicts `n`: the tree was revealed in full.
     Mispredicted {
         /// The formula.
@@ -242,6 +258,17 @@ impl fmt::Display for Note {
                 runs(from)
             ),
             Note::NotProven(why) => write!(f, "not proven: {}", Report(why)),
+            Note::ProvenKnown {
+                n,
+                formula,
+                found_for,
+                checks,
+                calls,
+            } => write!(
+                f,
+                "n = {n} revealed: the tree of native:{formula}, known for {found_for}, is \
+                 proven by {checks} masked checks ({calls} calls)"
+            ),
             Note::Proven { n, checks, calls } => write!(
                 f,
                 "n = {n} revealed: the prediction is proven by {checks} masked checks \

@@ -2,13 +2,17 @@
 //! and proven), its confirmation and arithmetic, as a tree document.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::arith::Arithmetic;
 use crate::check::Mismatch;
+use crate::check::check_formula;
 use crate::document::Stats;
 use crate::document::TreeDocument;
 use crate::error::Error;
 use crate::error::Result;
+use crate::formula::Formula;
+use crate::formula::known::KNOWN;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::Outcome as Found;
 use crate::reveal::{Options, VARIATION_INPUTS, look_for_variation, reveal_observed};
@@ -239,14 +243,39 @@ fn finish(
     })))
 }
 
+/// From this many summands a reveal first tries the trees of the known
+/// formulas ([`KNOWN`]): below it, a reveal costs about what the tries
+/// would.
+pub const GUESS_KNOWN_FROM: usize = 1024;
+
 /// Reveals `black_box` in full, or proves `near` to be its tree where
-/// masked checks can (and reveals it in full where they refute it).
+/// masked checks can (and reveals it in full where they refute it); with
+/// no tree `near` and guesses allowed, tries the known formulas first
+/// ([`prove_known`]).
 fn reveal_near(
     black_box: &mut dyn Probe,
     engine: &Options,
     near: Option<&SummationTree>,
     observer: &mut dyn Observer,
 ) -> Result<Found<Revelation>> {
+    if near.is_none() && engine.guess && black_box.n() >= GUESS_KNOWN_FROM {
+        let started = Instant::now();
+        let (found, tried) = prove_known(black_box, engine, observer)?;
+        // The tries' calls are the reveal's, whatever ends it.
+        let found = match found {
+            Some(found) => found,
+            None => reveal_observed(black_box, engine, observer)?,
+        };
+        return Ok(match found {
+            Found::Revealed(mut r) => {
+                r.stats.calls += tried;
+                r.stats.inputs += tried;
+                r.stats.seconds = started.elapsed().as_secs_f64();
+                Found::Revealed(r)
+            }
+            other => other,
+        });
+    }
     if let Some(tree) = near {
         match reveal_predicted(black_box, engine, tree, &mut *observer) {
             Err(why) if matches!(why.plain(), Error::Input(_)) => {}
@@ -262,4 +291,46 @@ fn reveal_near(
         }
     }
     reveal_observed(black_box, engine, observer)
+}
+
+/// Tries the tree of each known formula at the black box's size: one
+/// replay on a random input, run from the formula, rules most out in one
+/// call each; the first that replays is proven with masked checks, one a
+/// node (the black box's tree is then that tree, as a reveal would find
+/// it; docs/ALGORITHMS.md, Proven predictions), or refuted, and the black
+/// box revealed in full with it as the guess. `None` where none replayed
+/// or no proof can be made; and the calls the replays took.
+fn prove_known(
+    black_box: &mut dyn Probe,
+    engine: &Options,
+    observer: &mut dyn Observer,
+) -> Result<(Option<Found<Revelation>>, u64)> {
+    let n = black_box.n();
+    let mut tried = 0;
+    for known in KNOWN {
+        let formula: Formula = known.formula.parse().expect("a known formula parses");
+        let replay = check_formula(&formula, &[], black_box, 1, 0, engine.row)?;
+        tried += replay.trials as u64;
+        if replay.mismatch.is_some() {
+            continue;
+        }
+        let tree = formula.tree(n);
+        return Ok(
+            match reveal_predicted(black_box, engine, &tree, &mut *observer) {
+                Err(why) if matches!(why.plain(), Error::Input(_)) => (None, tried),
+                Ok(Found::Revealed(r)) if r.tree == tree => {
+                    observer.note(Note::ProvenKnown {
+                        n,
+                        formula: known.formula.to_string(),
+                        found_for: known.found_for,
+                        checks: r.stats.queries,
+                        calls: r.stats.calls + tried,
+                    });
+                    (Some(Found::Revealed(r)), tried)
+                }
+                found => (Some(found?), tried),
+            },
+        );
+    }
+    Ok((None, tried))
 }
