@@ -177,6 +177,7 @@ pub(crate) fn reveal(
         runs,
         skeleton,
         nearby: Vec::new(),
+        afresh: false,
     };
     let mut watch = Watch {
         line: progress.then(|| ProgressLine {

@@ -268,6 +268,13 @@ pub(crate) struct RevealArgs {
     /// never; a wrong prediction is revealed in full instead).
     #[arg(long, value_name = "N", default_value_t = PROVE_UP_TO, requires = "infer")]
     pub(crate) prove_up_to: usize,
+    /// Reveal afresh: from 1,024 summands a reveal otherwise first replays
+    /// the tree of each formula known for a library (NumPy's sum,
+    /// OpenBLAS's sdot, …) on two random inputs, and proves the first that
+    /// replays with one masked check a node (about n/23 calls) instead of
+    /// revealing.
+    #[arg(long, conflicts_with = "infer")]
+    pub(crate) afresh: bool,
     /// With --infer, neither read nor write the cache of formulas (see
     /// `fprev cache`): infer the formula from reveals at smaller sizes.
     #[arg(long, requires = "infer")]
@@ -349,10 +356,7 @@ pub(crate) struct EngineArgs {
     pub(crate) no_pack: bool,
     /// Build every group, instead of guessing that a group repeats the shape
     /// of a subtree already built (the same summands shifted) and checking
-    /// the guess with one query per node; and, from 1,024 summands, reveal
-    /// afresh instead of first proving the tree of a formula known for a
-    /// library (NumPy's sum, OpenBLAS's sdot, …) where one random input's
-    /// replay picks one.
+    /// the guess with one query per node.
     #[arg(long)]
     pub(crate) no_guess: bool,
 }

@@ -224,3 +224,51 @@ fn no_prediction_is_proven_for_an_exact_sum() {
         }
     }
 }
+
+/// A workflow reveal from 1,024 summands first proves the tree of a known
+/// formula that one replay picks: a black box with that tree is proven in
+/// far fewer calls than revealed, and one rotation away from it (a near
+/// miss the replay may or may not catch) is revealed as its own tree, as
+/// is every tree when asked to reveal afresh.
+#[test]
+fn a_reveal_proves_a_known_formula_and_reveals_a_near_miss() {
+    use fprev::formula::{Formula, known::KNOWN};
+    use fprev::workflow::{self, Outcome, Request};
+    let reveal_with = |tree: &SummationTree, afresh: bool| {
+        let mut probe = replay(tree, Format::F32);
+        let request = Request {
+            afresh,
+            ..Request::default()
+        };
+        let mut open = |_: &fprev::probe::ProbeOptions| -> fprev::Result<Box<dyn Probe>> {
+            unreachable!("a reveal of one size opens no other")
+        };
+        match workflow::reveal(&mut probe, "replay", &request, &mut open, &mut Silent).unwrap() {
+            Outcome::Revealed(r) => r.document,
+            _ => panic!("a tree"),
+        }
+    };
+    for (k, n) in [(0, 5_000), (1, 4_099), (2, 2_048), (KNOWN.len() - 1, 9_000)] {
+        let formula: Formula = KNOWN[k].formula.parse().unwrap();
+        let tree = formula.tree(n);
+        let doc = reveal_with(&tree, false);
+        assert_eq!(*doc.tree(), tree, "{formula} at n = {n}");
+        let proven = doc.stats.unwrap().calls;
+        let doc = reveal_with(&tree, true);
+        assert_eq!(*doc.tree(), tree);
+        let afresh = doc.stats.unwrap().calls;
+        eprintln!("{formula} at n = {n}: proven in {proven} calls, revealed in {afresh}");
+        assert!(
+            proven < afresh,
+            "{formula} at n = {n}: {proven} calls, {afresh} afresh"
+        );
+        for at in [0, 7, 1_000] {
+            let near = rotated(&tree, at);
+            assert_eq!(
+                *reveal_with(&near, false).tree(),
+                near,
+                "{formula}, rotated at {at}"
+            );
+        }
+    }
+}

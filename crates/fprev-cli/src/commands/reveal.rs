@@ -55,6 +55,7 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         runs: a.runs,
         skeleton: !a.no_skeleton,
         nearby: Vec::new(),
+        afresh: a.afresh,
     };
     let mut watch = Watch::default();
     let outcome = workflow::reveal(

@@ -67,6 +67,7 @@ pub fn sweep_with(
         runs,
         skeleton: false,
         nearby: Vec::new(),
+        afresh: false,
     };
     let total = sizes.0.len() * threads.len();
     let mut points = Vec::with_capacity(total);

@@ -126,6 +126,7 @@ pub fn explain(
         runs: 0,
         skeleton: false,
         nearby: Vec::new(),
+        afresh: false,
     };
     let mut skipped: Vec<(usize, String)> = Vec::new();
     let mut independent = Vec::new();

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::arith::Arithmetic;
+use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::check::Mismatch;
 use crate::check::check_formula;
 use crate::document::Stats;
@@ -56,6 +56,9 @@ pub struct Request {
     /// searched for; what is wrong is found as usual (a refuted tree is
     /// revealed in full). Not used with [`Request::infer`].
     pub nearby: Vec<Arc<TreeDocument>>,
+    /// Reveal afresh: from [`GUESS_KNOWN_FROM`] summands, do not first
+    /// prove the tree of a known formula that a replay picks.
+    pub afresh: bool,
 }
 
 /// How a reveal ended, when nothing failed: the tree document, or the
@@ -156,7 +159,8 @@ pub fn reveal(
         }
         None => {
             let near = request.nearby.iter().find(|d| d.n() == black_box.n());
-            let r = match reveal_near(black_box, engine, near.map(|d| d.tree()), observer)? {
+            let near = near.map(|d| d.tree());
+            let r = match reveal_near(black_box, engine, near, !request.afresh, observer)? {
                 Found::Revealed(r) => r,
                 Found::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
                 Found::Varies(v) => {
@@ -250,15 +254,15 @@ pub const GUESS_KNOWN_FROM: usize = 1024;
 
 /// Reveals `black_box` in full, or proves `near` to be its tree where
 /// masked checks can (and reveals it in full where they refute it); with
-/// no tree `near` and guesses allowed, tries the known formulas first
-/// ([`prove_known`]).
+/// no tree `near`, tries the `known` formulas first ([`prove_known`]).
 fn reveal_near(
     black_box: &mut dyn Probe,
     engine: &Options,
     near: Option<&SummationTree>,
+    known: bool,
     observer: &mut dyn Observer,
 ) -> Result<Found<Revelation>> {
-    if near.is_none() && engine.guess && black_box.n() >= GUESS_KNOWN_FROM {
+    if near.is_none() && known && black_box.n() >= GUESS_KNOWN_FROM {
         let started = Instant::now();
         let (found, tried) = prove_known(black_box, engine, observer)?;
         // The tries' calls are the reveal's, whatever ends it.
@@ -293,23 +297,27 @@ fn reveal_near(
     reveal_observed(black_box, engine, observer)
 }
 
-/// Tries the tree of each known formula at the black box's size: one
-/// replay on a random input, run from the formula, rules most out in one
-/// call each; the first that replays is proven with masked checks, one a
-/// node (the black box's tree is then that tree, as a reveal would find
-/// it; docs/ALGORITHMS.md, Proven predictions), or refuted, and the black
-/// box revealed in full with it as the guess. `None` where none replayed
-/// or no proof can be made; and the calls the replays took.
+/// Tries the tree of each known formula at the black box's size: replays
+/// on two random inputs (close magnitudes, then a wide range, which tells
+/// orders apart even in a wide accumulator), run from the formula in the
+/// black box's declared accumulator, rule most out in a call or two each;
+/// the first that replays is proven with masked checks, one a node (the
+/// black box's tree is then that tree, as a reveal would find it;
+/// docs/ALGORITHMS.md, Proven predictions), or refuted, and the black box
+/// revealed in full with it as the guess. `None` where none replayed or
+/// no proof can be made; and the calls the replays took.
 fn prove_known(
     black_box: &mut dyn Probe,
     engine: &Options,
     observer: &mut dyn Observer,
 ) -> Result<(Option<Found<Revelation>>, u64)> {
     let n = black_box.n();
+    let declared = Arithmetic::uniform(NodeArithmetic::ieee(black_box.accumulator()));
+    let declared = std::slice::from_ref(&declared);
     let mut tried = 0;
     for known in KNOWN {
         let formula: Formula = known.formula.parse().expect("a known formula parses");
-        let replay = check_formula(&formula, &[], black_box, 1, 0, engine.row)?;
+        let replay = check_formula(&formula, declared, black_box, 2, 0, engine.row)?;
         tried += replay.trials as u64;
         if replay.mismatch.is_some() {
             continue;
