@@ -39,9 +39,9 @@ shipped=$(engine)
 engine_s=$(printf '%.3f' "$(echo "$shipped" | cut -d' ' -f1 | median)")
 row "numpy:sum f32, n = 16,384" "fprev's engine (\`reveal --confirm 0\`, stats.seconds): the known formula's tree proven" \
     "$engine_s s" "$(echo "$shipped" | head -1 | cut -d' ' -f2) calls"
-afresh=$(engine --no-guess)
+afresh=$(engine --afresh)
 afresh_s=$(printf '%.3f' "$(echo "$afresh" | cut -d' ' -f1 | median)")
-row "numpy:sum f32, n = 16,384" "fprev's engine revealing afresh (\`--no-guess\`)" \
+row "numpy:sum f32, n = 16,384" "fprev's engine revealing afresh (\`--afresh\`)" \
     "$afresh_s s" "$(echo "$afresh" | head -1 | cut -d' ' -f2) calls"
 whole=$(for _ in 1 2 3; do measure "$fprev" reveal numpy:sum -n 16384; done)
 row "numpy:sum f32, n = 16,384" "whole process, \`fprev reveal numpy:sum -n 16384\` (confirmed, arithmetic)" \
