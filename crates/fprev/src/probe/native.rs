@@ -1,17 +1,24 @@
 //! The built-in orders as black boxes: `native:ORDER` for a reference
 //! order or any formula of the order language (`native:FORMULA`).
 
+use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
 use crate::formula::Formula;
 use crate::probe::{DEFAULT_N, Probe, ProbeOptions};
 use crate::reduce::Replay;
 
+/// Up to this many summands a composed formula's tree is compiled, which
+/// sums fastest; past it the formula is run as it streams, in memory of
+/// its input's size instead of a few hundred bytes a summand.
+pub const COMPILE_UP_TO: usize = 1 << 20;
+
 /// A formula summing in a chosen input and accumulator format.
 #[derive(Clone, Debug)]
 pub struct Native {
     formula: Formula,
-    /// A composed formula's tree, compiled once for this `n`.
+    /// A composed formula's tree, compiled once for this `n` (run from the
+    /// formula as it streams past [`COMPILE_UP_TO`] summands).
     replay: Option<Replay>,
     n: usize,
     format: Format,
@@ -31,6 +38,11 @@ impl Native {
         let replay = match &parsed {
             Formula::Order(_) => None,
             _ if n == 0 => None,
+            composed if n > COMPILE_UP_TO => {
+                let ieee = Arithmetic::uniform(NodeArithmetic::ieee(acc));
+                Replay::of_formula(composed, n, &ieee)
+                    .or_else(|| Some(Replay::new(&composed.tree(n), acc)))
+            }
             composed => Some(Replay::new(&composed.tree(n), acc)),
         };
         Ok(Native {
