@@ -153,7 +153,13 @@ pub fn check_document(
     {
         return check_formula(formula, &models, probe, trials, seed, row);
     }
-    let tree = doc.buildable().map_err(Error::Input)?;
+    let tree = doc.buildable().map_err(|why| match doc.formula() {
+        Some(_) => Error::Input(format!(
+            "its arithmetic model needs the tree's nodes (it names some, compensates, adds in \
+             x87 registers or rounds products), and {why}"
+        )),
+        None => Error::Input(why),
+    })?;
     match models.is_empty() {
         true => check_row(tree, probe, trials, seed, row),
         false => Ok(check_models(tree, &models, probe, trials, seed, row)?.0),

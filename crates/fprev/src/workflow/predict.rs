@@ -199,6 +199,7 @@ pub(super) fn confirm_streamed(
         return Ok(Some(Confirmed::default()));
     }
     let asked_at = ARITHMETIC_AT.min(n);
+    let row = request.engine.row;
     let found = match confirm.arithmetic {
         Seek::Never => None,
         _ => {
@@ -214,7 +215,6 @@ pub(super) fn confirm_streamed(
                 models: Vec::new(),
             };
             let mut there = Stats::default();
-            let row = request.engine.row;
             let c = super::confirm::confirm(
                 &mut *smaller,
                 &tree,
@@ -228,7 +228,6 @@ pub(super) fn confirm_streamed(
             c.arithmetic
         }
     };
-    let row = request.engine.row;
     let streams = found
         .as_ref()
         .filter(|m| Replay::of_formula(formula, n, m).is_some());
