@@ -593,7 +593,7 @@ fn a_prediction_past_the_proof_streams_from_its_formula() {
     };
     assert_code(&check(spec), 0);
     assert_code(&check("native:blocked:16"), 1);
-    let n = 1usize << 36;
+    let n = 1usize << 28;
     let big = format!(
         r#"{{"n": {n}, "dtype": "f32", "inferred": {{"formula": "blocked:8", "from": [8, 16]}}}}"#
     );
