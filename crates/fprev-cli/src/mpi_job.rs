@@ -80,6 +80,14 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
         // A file, not a pipe: a pipe nobody reads while waiting could fill
         // and stall mpirun.
         .stderr(mpirun_log);
+    // An algorithm the spec names is Open MPI's to read as the job starts.
+    let spec = args
+        .iter()
+        .filter_map(|a| a.to_str())
+        .find_map(|a| a.strip_prefix("mpi:"));
+    if let Some((_, Some(algorithm))) = spec.map(fprev::mpi::algorithm::split).transpose()? {
+        command.envs(algorithm.env());
+    }
     {
         use std::os::unix::process::CommandExt;
         // A process group of its own, to stop every process of the job.

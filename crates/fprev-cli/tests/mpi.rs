@@ -343,3 +343,93 @@ fn blocks_split_every_summand_once() {
         }
     }
 }
+
+/// The tree of `n` summands in `ranks` even blocks (the first `n mod P` one
+/// longer), each summed left to right, the block sums added left to right
+/// from rank `first` round the ring: an allreduce's order written from its
+/// algorithm's description, not from a reveal.
+fn ring_tree(n: usize, ranks: usize, first: usize) -> SummationTree {
+    let blocks = Blocks::even(n, ranks);
+    let sums: Vec<String> = (0..ranks)
+        .map(|r| {
+            let leaves: Vec<String> = blocks.range(r).map(|i| i.to_string()).collect();
+            leaves
+                .iter()
+                .skip(1)
+                .fold(leaves[0].clone(), |s, l| format!("({s}+{l})"))
+        })
+        .collect();
+    let order = (0..ranks).map(|k| &sums[(first + k) % ranks]);
+    let text = order
+        .clone()
+        .skip(1)
+        .fold(order.clone().next().unwrap().clone(), |s, b| {
+            format!("({s}+{b})")
+        });
+    text.parse().unwrap()
+}
+
+/// Open MPI's allreduce algorithms, chosen in the spec and set for the job
+/// by `--ranks`, against formulas written from their descriptions: the
+/// linear reduce adds the ranks' sums from the last rank down, recursive
+/// doubling folds and halves (`doubling`), and the ring gives each element
+/// of the vector the order of its chunk, which starts at the rank of that
+/// chunk and goes round.
+#[test]
+fn each_allreduce_algorithm_is_its_own_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    for ranks in [2, 3, 5] {
+        for n in [7, 10] {
+            for (algorithm, outer) in [("linear", "reverse"), ("recursive-doubling", "doubling")] {
+                let spec = format!("mpi:allreduce@{algorithm}");
+                let formula: fprev::formula::Formula =
+                    format!("split({ranks}, sequential, {outer})")
+                        .parse()
+                        .unwrap();
+                let tree = reveal(&spec, n, ranks, "f64", &file);
+                assert_eq!(tree, formula.tree(n), "{spec} on {ranks} ranks, n = {n}");
+            }
+        }
+    }
+    // The ring, element by element: 64 elements in 4 chunks of 16.
+    for (row, first) in [(0, 0), (20, 1), (40, 2), (63, 3)] {
+        let o = fprev(&[
+            "reveal",
+            "mpi:allreduce@ring",
+            "-n",
+            "9",
+            "--ranks",
+            "4",
+            "--dtype",
+            "f64",
+            "--row",
+            &row.to_string(),
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let tree = fprev::document::TreeDocument::read(&file)
+            .unwrap()
+            .into_tree();
+        assert_eq!(tree, ring_tree(9, 4, first), "ring, element {row}");
+    }
+    // An allreduce written by hand (gather every rank's sum, add from your
+    // own rank round the ring) leaves the ranks with different bits: said,
+    // with which ranks, never hidden behind rank 0's answer.
+    assert_fails(
+        &fprev(&["reveal", "mpi:allgather", "-n", "8", "--ranks", "3"]),
+        3,
+        "the ranks end with different bits: ranks 1, 2 differ from rank 0",
+    );
+    assert_fails(
+        &fprev(&["reveal", "mpi:allreduce@fastest", "-n", "8", "--ranks", "2"]),
+        2,
+        "no such allreduce algorithm",
+    );
+    assert_fails(
+        &fprev(&["reveal", "mpi:binary-tree@ring", "-n", "8", "--ranks", "2"]),
+        2,
+        "MPI_Allreduce's to choose",
+    );
+}

@@ -6,12 +6,14 @@
 //!   combine their sums.
 //! - [`probe`]: the `mpi:` black boxes rank 0 reveals (`MPI_Allreduce`
 //!   after a local order, or the distributed Binary Tree Reduction).
+//! - [`algorithm`]: `MPI_Allreduce`'s algorithm, chosen in the spec.
 //! - [`allreduce`]: the distributed Binary Tree Reduction itself, a
 //!   reproducible reducer: the same bits on any number of ranks.
 //!
 //! Starting a job (`fprev --ranks P`) is the command line's business: it
 //! runs `mpirun` and reads rank 0's status from [`STATUS_VAR`].
 
+pub mod algorithm;
 pub mod allreduce;
 pub mod probe;
 pub mod session;

@@ -5,6 +5,9 @@
 //!   (`sequential`, the default, `reverse`, `pairwise`, `binary-tree`,
 //!   `strided:K`, `blocked:B`), then `MPI_Allreduce(SUM)` combines the
 //!   ranks' sums;
+//! - `mpi:allreduce[:LOCAL]@ALGORITHM`: the same with Open MPI's
+//!   algorithm chosen ([`super::algorithm`]: `linear`, `nonoverlapping`,
+//!   `recursive-doubling`, `ring`, `segmented-ring`, `rabenseifner`);
 //! - `mpi:binary-tree`: the distributed Binary Tree Reduction
 //!   ([`super::binary_tree_allreduce`]) over blocks aligned to cut
 //!   messages.
@@ -16,6 +19,7 @@
 
 use mpi::topology::{Communicator, SimpleCommunicator};
 
+use super::algorithm;
 use super::session::{self, Combine, Setup};
 use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
@@ -36,6 +40,27 @@ impl MpiProbe {
     /// Opens `mpi:OP[:ARG]` on every rank of the job this process is rank
     /// 0 of.
     pub fn open(spec: &str, op: &str, arg: Option<&str>, opts: &ProbeOptions) -> Result<Self> {
+        let rest = spec.strip_prefix("mpi:").unwrap_or(spec);
+        let (_, algorithm) = algorithm::split(rest)?;
+        let (op, arg) = match (algorithm, arg) {
+            (Some(_), Some(a)) => (op, Some(without_algorithm(a))),
+            (Some(_), None) => (without_algorithm(op), None),
+            (None, arg) => (op, arg),
+        };
+        if let Some(a) = algorithm {
+            if op != "allreduce" {
+                return Err(Error::Input(format!(
+                    "{spec}: an algorithm is MPI_Allreduce's to choose: mpi:allreduce[:LOCAL]@{a}"
+                )));
+            }
+            if session::in_job() && !a.in_effect() {
+                let env = a.env().map(|(k, v)| format!("{k}={v}")).join(" ");
+                return Err(Error::Input(format!(
+                    "{spec}: Open MPI reads its algorithm as the job starts: run fprev with \
+                     --ranks P, which sets it, or set {env} before mpirun"
+                )));
+            }
+        }
         let combine = match (op, arg) {
             ("allreduce", local) => {
                 let local: Order = local
@@ -51,9 +76,16 @@ impl MpiProbe {
                 Combine::Allreduce { local }
             }
             ("binary-tree", None) => Combine::BinaryTree,
+            ("allgather", local) => Combine::Allgather {
+                local: local
+                    .unwrap_or("sequential")
+                    .parse()
+                    .map_err(|e| Error::Input(format!("{spec}: the local order: {e}")))?,
+            },
             _ => {
                 return Err(Error::Input(format!(
-                    "unknown probe spec '{spec}': expected mpi:allreduce[:LOCAL] or mpi:binary-tree"
+                    "unknown probe spec '{spec}': expected mpi:allreduce[:LOCAL][@ALGORITHM], \
+                     mpi:allgather[:LOCAL] or mpi:binary-tree"
                 )));
             }
         };
@@ -80,6 +112,11 @@ impl MpiProbe {
         session::open(&setup);
         Ok(MpiProbe { setup })
     }
+}
+
+/// `s` without its `@ALGORITHM`.
+fn without_algorithm(s: &str) -> &str {
+    s.rsplit_once('@').map_or(s, |(s, _)| s)
 }
 
 impl Drop for MpiProbe {
@@ -121,7 +158,7 @@ impl Probe for MpiProbe {
                 continues: false,
                 ..*batch
             };
-            session::sum(&self.setup, &part, chunk);
+            session::sum(&self.setup, &part, chunk)?;
         }
         Ok(())
     }

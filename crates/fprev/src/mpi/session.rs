@@ -84,6 +84,14 @@ pub enum Combine {
     },
     /// The distributed Binary Tree Reduction over all blocks.
     BinaryTree,
+    /// Each rank sums its block in `local`, gathers every rank's sum
+    /// (`MPI_Allgather`) and adds them left to right from its own round
+    /// the ring: an allreduce written by hand whose ranks end with
+    /// different bits.
+    Allgather {
+        /// The order each rank sums its own block in.
+        local: Order,
+    },
 }
 
 /// An `mpi:` black box as every rank of the job sees it.
@@ -103,7 +111,7 @@ impl Setup {
     /// How the summands are split over `ranks`.
     pub fn blocks(&self, ranks: usize) -> Blocks {
         match self.combine {
-            Combine::Allreduce { .. } => Blocks::even(self.n, ranks),
+            Combine::Allreduce { .. } | Combine::Allgather { .. } => Blocks::even(self.n, ranks),
             // Starts moved onto aligned indices: fewer messages.
             Combine::BinaryTree => Blocks::aligned(self.n, ranks, 0.2),
         }
@@ -128,6 +136,7 @@ impl Header {
         let (kind, order) = match setup.combine {
             Combine::Allreduce { local } => (0, order_code(local)),
             Combine::BinaryTree => (1, [0, 0]),
+            Combine::Allgather { local } => (2, order_code(local)),
         };
         Header([
             OPEN,
@@ -149,6 +158,9 @@ impl Header {
         Setup {
             combine: match h[1] {
                 0 => Combine::Allreduce {
+                    local: order_of([h[5], h[6]]),
+                },
+                2 => Combine::Allgather {
                     local: order_of([h[5], h[6]]),
                 },
                 _ => Combine::BinaryTree,
@@ -228,15 +240,16 @@ pub(crate) fn close() {
 }
 
 /// Rank 0: sums the inputs of `batch` (at most `setup.rows`) on every rank.
-pub(crate) fn sum(setup: &Setup, batch: &Batch, out: &mut [f64]) {
+pub(crate) fn sum(setup: &Setup, batch: &Batch, out: &mut [f64]) -> Result<()> {
     let world = SimpleCommunicator::world();
     send(
         &world,
         &Header([SUM, batch.rows() as u64, 0, 0, 0, 0, 0, 0]),
     );
     Inputs::broadcast(&world, batch);
-    let sums = work(&world, setup, batch).expect("rank 0 gets the sums");
+    let sums = work(&world, setup, batch).expect("rank 0 gets the sums")?;
     out.copy_from_slice(&sums[..out.len()]);
+    Ok(())
 }
 
 /// A batch as it travels: the base, then the edits.
@@ -295,10 +308,11 @@ impl Inputs {
 }
 
 /// Every rank's part of one call: its block of each input, summed and
-/// combined with the other ranks'. The sums on rank 0, `None` elsewhere.
+/// combined with the other ranks'. The sums on rank 0 (an error where
+/// another rank ended with other bits), `None` elsewhere.
 /// Every call combines vectors of `setup.rows` elements, the inputs padded
 /// with zeros: MPI picks its algorithm by the vectors' length.
-fn work(world: &SimpleCommunicator, setup: &Setup, batch: &Batch) -> Option<Vec<f64>> {
+fn work(world: &SimpleCommunicator, setup: &Setup, batch: &Batch) -> Option<Result<Vec<f64>>> {
     let blocks = setup.blocks(world.size() as usize);
     let range = blocks.range(world.rank() as usize);
     let rows = setup.rows;
@@ -329,35 +343,96 @@ fn combine<T>(
     blocks: &Blocks,
     local: &[T],
     rows: usize,
-) -> Option<Vec<f64>>
+) -> Option<Result<Vec<f64>>>
 where
     T: Wire + mpi::datatype::Equivalence,
 {
     let sums: Vec<T> = match setup.combine {
-        Combine::Allreduce { local: order } => {
-            let len = local.len() / rows.max(1);
-            let mine: Vec<T> = (0..rows)
+        Combine::Allgather { local: order } => {
+            let mine = block_sums(setup, order, local, rows);
+            let ranks = world.size() as usize;
+            let mut all = vec![T::default(); rows * ranks];
+            world.all_gather_into(&mine[..], &mut all[..]);
+            let me = world.rank() as usize;
+            (0..rows)
                 .map(|r| {
-                    let block: Vec<f64> = local[r * len..(r + 1) * len]
-                        .iter()
-                        .map(|&x| x.into())
+                    let round: Vec<f64> = (0..ranks)
+                        .map(|k| all[((me + k) % ranks) * rows + r].into())
                         .collect();
-                    // An empty block adds nothing.
-                    let s = if block.is_empty() {
-                        0.0
-                    } else {
-                        order.sum(&block, setup.format)
-                    };
-                    T::from_wire(s)
+                    T::from_wire(Order::Sequential.sum(&round, setup.format))
                 })
-                .collect();
+                .collect()
+        }
+        Combine::Allreduce { local: order } => {
+            let mine = block_sums(setup, order, local, rows);
             let mut all = vec![T::default(); rows];
             world.all_reduce_into(&mine[..], &mut all[..], SystemOperation::sum());
             all
         }
-        Combine::BinaryTree => reduce_rows(world, blocks, local, rows).0?,
+        // Only rank 0 ends with the sums: there is nothing to compare.
+        Combine::BinaryTree => {
+            let sums = reduce_rows(world, blocks, local, rows).0?;
+            return Some(Ok(sums.into_iter().map(Into::into).collect()));
+        }
     };
-    (world.rank() == 0).then(|| sums.into_iter().map(Into::into).collect())
+    agree(world, sums.into_iter().map(Into::into).collect())
+}
+
+/// This rank's block of each of `rows` inputs summed in `order`.
+fn block_sums<T: Wire>(setup: &Setup, order: Order, local: &[T], rows: usize) -> Vec<T> {
+    let len = local.len() / rows.max(1);
+    (0..rows)
+        .map(|r| {
+            let block: Vec<f64> = local[r * len..(r + 1) * len]
+                .iter()
+                .map(|&x| x.into())
+                .collect();
+            // An empty block adds nothing.
+            let s = if block.is_empty() {
+                0.0
+            } else {
+                order.sum(&block, setup.format)
+            };
+            T::from_wire(s)
+        })
+        .collect()
+}
+
+/// Every rank's sums, compared on rank 0 bit for bit: rank 0's, or which
+/// ranks ended with other bits and where; `None` on the other ranks.
+fn agree(world: &SimpleCommunicator, sums: Vec<f64>) -> Option<Result<Vec<f64>>> {
+    let root = world.process_at_rank(0);
+    if world.rank() != 0 {
+        root.gather_into(&sums[..]);
+        return None;
+    }
+    let rows = sums.len();
+    let mut all = vec![0.0; rows * world.size() as usize];
+    root.gather_into_root(&sums[..], &mut all[..]);
+    let same = |a: &f64, b: &f64| a.to_bits() == b.to_bits();
+    let differ: Vec<(usize, usize)> = all
+        .chunks(rows.max(1))
+        .enumerate()
+        .skip(1)
+        .filter_map(|(rank, theirs)| {
+            let e = (0..rows).find(|&e| !same(&theirs[e], &sums[e]))?;
+            Some((rank, e))
+        })
+        .collect();
+    Some(match differ.first() {
+        None => Ok(sums),
+        Some(&(rank, e)) => {
+            let ranks: Vec<String> = differ.iter().map(|(r, _)| r.to_string()).collect();
+            Err(Error::BlackBox(format!(
+                "the ranks end with different bits: rank{} {} differ from rank 0 (element {e}: \
+                 rank 0 has {:e}, rank {rank} {:e}); no one order is every rank's",
+                if ranks.len() == 1 { "" } else { "s" },
+                ranks.join(", "),
+                sums[e],
+                all[rank * rows + e],
+            )))
+        }
+    })
 }
 
 #[cfg(test)]

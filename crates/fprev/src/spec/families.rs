@@ -317,7 +317,7 @@ pub static FAMILIES: &[Family] = &[
         available: || unbuilt("mpi"),
         ..row(
             "mpi",
-            "mpi:allreduce[:LOCAL]|binary-tree",
+            "mpi:allreduce[:LOCAL][@ALGO]|binary-tree",
             "MPI_Allreduce(SUM) of each rank's block summed in LOCAL order; the \
              distributed Binary Tree Reduction (on P MPI ranks)",
             Grammar::Op,
