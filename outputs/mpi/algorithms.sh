@@ -42,11 +42,19 @@ algorithms="auto linear nonoverlapping recursive-doubling ring segmented-ring ra
     echo "The ring gives each element the order of its chunk (P = 4, 64 elements in chunks"
     echo "of 16, n = 8: ranks' sums \`r0 = (0+1)\` … \`r3 = (6+7)\`), starting at that chunk's rank:"
     echo
-    echo "| element | tree |"
-    echo "|---|---|"
+    echo "| element | tree | the formula of its chunk | its tree is the reveal's |"
+    echo "|---|---|---|---|"
     for row in 0 15 16 31 32 47 48 63; do
-        tree=$("$fprev" reveal mpi:allreduce@ring -n 8 --ranks 4 --dtype f64 --row "$row" 2>&1 | head -1)
-        echo "| $row | \`$tree\` |"
+        "$fprev" reveal mpi:allreduce@ring -n 8 --ranks 4 --dtype f64 --row "$row" -o "$here/.ring.json" > /dev/null 2>&1
+        tree=$("$fprev" render "$here/.ring.json" --format text | head -1)
+        formula="split(4, sequential, rotate($((row / 16)), sequential))"
+        if "$fprev" diff "$here/.ring.json" <("$fprev" reveal "native:$formula" -n 8 --dtype f64 --format json 2> /dev/null) > /dev/null 2>&1; then
+            same=yes
+        else
+            same=NO
+        fi
+        echo "| $row | \`$tree\` | \`$formula\` | $same |"
     done
+    rm -f "$here/.ring.json"
 } > "$here/algorithms.md"
 cat "$here/algorithms.md"

@@ -374,7 +374,7 @@ fn ring_tree(n: usize, ranks: usize, first: usize) -> SummationTree {
 /// linear reduce adds the ranks' sums from the last rank down, recursive
 /// doubling folds and halves (`doubling`), and the ring gives each element
 /// of the vector the order of its chunk, which starts at the rank of that
-/// chunk and goes round.
+/// chunk and goes round (`split(P, sequential, rotate(K, sequential))`).
 #[test]
 fn each_allreduce_algorithm_is_its_own_order() {
     let dir = tempfile::tempdir().unwrap();
@@ -413,6 +413,12 @@ fn each_allreduce_algorithm_is_its_own_order() {
             .unwrap()
             .into_tree();
         assert_eq!(tree, ring_tree(9, 4, first), "ring, element {row}");
+        // The order language says it too.
+        let formula: fprev::formula::Formula =
+            format!("split(4, sequential, rotate({first}, sequential))")
+                .parse()
+                .unwrap();
+        assert_eq!(tree, formula.tree(9), "{formula}");
     }
     // An allreduce written by hand (gather every rank's sum, add from your
     // own rank round the ring) leaves the ranks with different bits: said,

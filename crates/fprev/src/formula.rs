@@ -68,7 +68,10 @@
 //! - `peel(P, LANES)`: where at least `P` summands are left over past the
 //!   largest multiple of `M`, the first `P` start lanes `0..P` and `LANES`
 //!   sums the rest (alignment peeling, as OpenBLAS's SGEMV kernel does it);
-//!   `LANES` is `interleave(M, …)` or `body(M, interleave(…), …)`.
+//!   `LANES` is `interleave(M, …)` or `body(M, interleave(…), …)`;
+//! - `rotate(K, INNER)`: the summands from the `K`-th (modulo their count)
+//!   on, then those before it, summed by `INNER` (a ring allreduce's
+//!   element in chunk `K`: `split(P, sequential, rotate(K, sequential))`).
 
 pub mod infer;
 pub mod known;
@@ -136,6 +139,10 @@ pub enum Formula {
     /// the formula sums the rest; the formula is an `Interleave` or a
     /// `Body` of one.
     Peel(usize, Box<Formula>),
+    /// The summands rotated to start at the `K`-th (modulo their count),
+    /// then summed by the formula: a ring's reduction, which starts at the
+    /// rank that holds the element's chunk.
+    Rotate(usize, Box<Formula>),
 }
 
 /// What follows the body of a [`Formula::Body`].
@@ -189,6 +196,7 @@ impl Formula {
             Formula::Body(_, a, Tail::Then | Tail::First)
             | Formula::Halves { inner: a, .. }
             | Formula::Peel(_, a)
+            | Formula::Rotate(_, a)
             | Formula::Windows(_, a)
             | Formula::Pieces(_, a)
             | Formula::KBlocks(_, _, a) => a.may_fuse(),

@@ -138,6 +138,12 @@ impl Formula {
             }
             Formula::Doubling => doubling(x, x.len(), a),
             Formula::Fold => fold(x, a),
+            Formula::Rotate(k, inner) => {
+                let start = k % x.len();
+                let rotated: Vec<A::Value> =
+                    x[start..].iter().chain(&x[..start]).copied().collect();
+                inner.run(&rotated, a)
+            }
             Formula::Pieces(steps, inner) => pieces(x, x.len(), steps, inner, a),
             Formula::KBlocks(q, u, inner) => {
                 let mut sums = Vec::new();
@@ -568,6 +574,20 @@ mod tests {
             "((((((0+1)+2)+3)+(((4+5)+6)+7))+((8+9)+10))+(11+12))"
         );
         assert!(k.sentence().contains("the larger half first"));
+    }
+
+    #[test]
+    fn rotate_starts_at_its_summand_and_wraps() {
+        let r = f("rotate(1, sequential)");
+        assert_eq!(r.to_string(), "rotate(1, sequential)");
+        assert_eq!(r.tree(4).to_text(), "(0+((1+2)+3))");
+        // Modulo the count, and 0 leaves the summands as they come.
+        assert_eq!(f("rotate(5, sequential)").tree(4), r.tree(4));
+        assert_eq!(
+            f("rotate(0, sequential)").tree(4),
+            Order::Sequential.tree(4)
+        );
+        assert!(r.sentence().contains("from the 1-th"));
     }
 
     #[test]

@@ -24,6 +24,7 @@ impl fmt::Display for Formula {
             } => write!(f, "halves({leaf}, {multiple}, {inner})"),
             Formula::Below(m, s, l) => write!(f, "below({m}, {s}, {l})"),
             Formula::Peel(p, lanes) => write!(f, "peel({p}, {lanes})"),
+            Formula::Rotate(k, inner) => write!(f, "rotate({k}, {inner})"),
             Formula::Windows(w, inner) => write!(f, "windows({w}, {inner})"),
             Formula::Pieces(steps, inner) => {
                 f.write_str("pieces(")?;
@@ -183,6 +184,12 @@ impl<'t> Parser<'t> {
                     None
                 };
                 Formula::KBlocks(q, u, Box::new(self.formula()?))
+            }
+            "rotate" => {
+                // 0 is allowed: the summands as they come.
+                let k = self.number()?;
+                self.expect(',')?;
+                Formula::Rotate(k, Box::new(self.formula()?))
             }
             "windows" => {
                 let w = count("the window", self.number()?)?;

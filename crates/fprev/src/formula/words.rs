@@ -98,6 +98,11 @@ impl Formula {
                  sums likewise, down to {w} or fewer",
                 inner.phrase()
             ),
+            Formula::Rotate(k, inner) => format!(
+                "the summands from the {k}-th (counted from 0, modulo their count) on, then \
+                 those before it, {}",
+                inner.phrase()
+            ),
             Formula::Peel(p, lanes) => format!(
                 "where at least {p} summands are left over past a multiple of {}, the first \
                  {p} start lanes 0 to {} (alignment peeling) and the rest are {}",
