@@ -244,10 +244,7 @@ impl Tree {
     }
 
     fn __eq__(&self, other: PyRef<'_, Tree>) -> PyResult<bool> {
-        if self.doc.formula().is_some()
-            && self.doc.formula() == other.doc.formula()
-            && self.n() == other.n()
-        {
+        if self.doc.same_formula(&other.doc) {
             return Ok(true);
         }
         Ok(self.tree()?.diff(other.tree()?).is_none())

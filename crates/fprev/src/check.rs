@@ -147,9 +147,7 @@ pub fn check_document(
 ) -> Result<CheckReport> {
     let models: Vec<Arithmetic> = doc.arithmetic.iter().cloned().collect();
     if let Some(formula) = doc.formula()
-        && models
-            .iter()
-            .all(|m| Replay::of_formula(formula, doc.n(), m).is_some())
+        && models.iter().all(Replay::streams)
     {
         return check_formula(formula, &models, probe, trials, seed, row);
     }
@@ -325,13 +323,13 @@ fn check_replays(
             Inputs::Close.draw_into(format, n, &mut rng, &mut y);
             &y
         });
+        let run = |r: &Replay, scratch: &mut Vec<f64>| match weights {
+            Some(y) => r.dot_with(&input, y, scratch),
+            None => r.sum_with(&input, scratch),
+        };
         // Each candidate's result, and its result in f64 where that
         // replay is made already.
         let replay_all = |scratch: &mut Vec<f64>| -> Vec<(f64, Option<f64>)> {
-            let run = |r: &Replay, scratch: &mut Vec<f64>| match weights {
-                Some(y) => r.dot_with(&input, y, scratch),
-                None => r.sum_with(&input, scratch),
-            };
             candidates
                 .iter()
                 .map(|(_, narrow, wide)| {
@@ -382,10 +380,7 @@ fn check_replays(
             for ((_, narrow, wide), (_, result)) in candidates.iter_mut().zip(&mut replayed) {
                 if wide.is_none() {
                     let w = narrow.clone().returning(Format::F64);
-                    *result = Some(match weights {
-                        Some(y) => w.dot_with(&input, y, &mut scratch),
-                        None => w.sum_with(&input, &mut scratch),
-                    });
+                    *result = Some(run(&w, &mut scratch));
                     *wide = Some(w);
                 }
             }

@@ -67,6 +67,17 @@ enum Tree {
     },
 }
 
+impl Tree {
+    /// The tree `formula` gives at `n` summands, not built yet.
+    fn of(formula: Formula, n: usize) -> Self {
+        Tree::Formula {
+            formula,
+            n,
+            built: OnceLock::new(),
+        }
+    }
+}
+
 /// The layout version of `"varies"` this build writes and reads.
 pub const VARIES_VERSION: u32 = 1;
 
@@ -146,11 +157,7 @@ impl TreeDocument {
         assert!(n > 0, "a tree has a summand at least");
         TreeDocument {
             inferred: Some(inferred),
-            ..Self::holding(Tree::Formula {
-                formula,
-                n,
-                built: OnceLock::new(),
-            })
+            ..Self::holding(Tree::of(formula, n))
         }
     }
 
@@ -204,9 +211,10 @@ impl TreeDocument {
         }
     }
 
-    /// Replaces the tree (with `tree`'s nodes).
-    pub fn set_tree(&mut self, tree: SummationTree) {
-        self.tree = Tree::Built(tree);
+    /// Whether this and `other` both hold one formula's tree at one size:
+    /// then their trees are the same, and no node need be built to tell.
+    pub fn same_formula(&self, other: &TreeDocument) -> bool {
+        self.formula().is_some() && self.formula() == other.formula() && self.n() == other.n()
     }
 
     /// The document of a varying black box's skeleton, the black box
@@ -419,11 +427,7 @@ fn formula_tree(formula: &str, n: usize) -> Result<Tree> {
         ));
     }
     crate::memory::check_replay(n)?;
-    Ok(Tree::Formula {
-        formula,
-        n,
-        built: OnceLock::new(),
-    })
+    Ok(Tree::of(formula, n))
 }
 
 /// The variation a file records, its skeleton's tree being the file's.

@@ -24,17 +24,19 @@ pub const BYTES_PER_REPLAYED_SUMMAND: u64 = 32;
 /// Refuses `n` summands when a reveal of them would need more memory than
 /// this machine (or the control group the process runs in) has available.
 pub fn check_reveal(n: usize) -> Result<()> {
-    match too_large(n) {
-        Some(why) => Err(Error::Input(why).advise(Remedy::Smaller(Setting::N))),
-        None => Ok(()),
-    }
+    refuse(too_large(n))
 }
 
 /// Refuses `n` summands when a replay of them streamed from a formula (a
 /// prediction's confirmation, a check of a formula's tree file) would need
 /// more memory than this machine has available.
 pub fn check_replay(n: usize) -> Result<()> {
-    match short_of(n, BYTES_PER_REPLAYED_SUMMAND, "replay") {
+    refuse(short_of(n, BYTES_PER_REPLAYED_SUMMAND, "replay"))
+}
+
+/// The error of a size this machine is short of memory for, `why`.
+fn refuse(why: Option<String>) -> Result<()> {
+    match why {
         Some(why) => Err(Error::Input(why).advise(Remedy::Smaller(Setting::N))),
         None => Ok(()),
     }

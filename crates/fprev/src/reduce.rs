@@ -140,11 +140,7 @@ impl Replay {
     /// names some, compensates, adds in x87 registers or rounds products.
     pub(crate) fn of_formula(formula: &Formula, n: usize, model: &Arithmetic) -> Option<Self> {
         let node = model.default;
-        let streams = model.is_uniform()
-            && !node.compensated
-            && node.format != Format::X87
-            && model.products.is_none();
-        streams.then(|| Replay {
+        Replay::streams(model).then(|| Replay {
             n,
             acc: node.format,
             slots: Vec::new(),
@@ -157,6 +153,16 @@ impl Replay {
             result: Format::F64,
             formula: Some((formula.clone(), node)),
         })
+    }
+
+    /// Whether a replay run from a formula holds `model`
+    /// ([`Replay::of_formula`]): it names no node, compensates no error,
+    /// adds in no x87 register and rounds no product.
+    pub(crate) fn streams(model: &Arithmetic) -> bool {
+        model.is_uniform()
+            && !model.default.compensated
+            && model.default.format != Format::X87
+            && model.products.is_none()
     }
 
     /// Rounds the result to `format`, the type the black box returns.

@@ -45,8 +45,8 @@ pub use confirm::{Confirm, Seek};
 pub use explain::{ExplainSizes, Explained, VERIFY_BUDGET, VERIFY_SIZES, explain};
 pub use invariance::{Turned, default_columns, invariance, row_at};
 pub use note::Note;
-pub use predict::{Infer, PREDICT_SIZES, PROVE_UP_TO};
-pub use reveal::{Outcome, Request, Revealed, reveal};
+pub use predict::{ARITHMETIC_AT, Infer, PREDICT_SIZES, PROVE_UP_TO};
+pub use reveal::{GUESS_KNOWN_FROM, Outcome, Request, Revealed, reveal};
 pub use varies::{SKELETON_CALLS, SUMMARY_RUNS, characterise, skeleton_repeats};
 
 use crate::probe::{Probe, ProbeOptions};

@@ -94,9 +94,7 @@ fn compare(a: &DiffArgs, left: &TreeDocument, right: &TreeDocument) -> Compariso
 /// Whether both files hold one formula's tree at one size, with the same
 /// arithmetic (or none): then they agree, and no node need be built.
 fn same_formula(left: &TreeDocument, right: &TreeDocument) -> bool {
-    left.formula().is_some()
-        && left.formula() == right.formula()
-        && left.n() == right.n()
+    left.same_formula(right)
         && left.arithmetic == right.arithmetic
         && left.varies.is_none()
         && right.varies.is_none()

@@ -62,25 +62,12 @@ impl MpiProbe {
             }
         }
         let combine = match (op, arg) {
-            ("allreduce", local) => {
-                let local: Order = local
-                    .unwrap_or("sequential")
-                    .parse()
-                    .map_err(|e| Error::Input(format!("{spec}: the local order: {e}")))?;
-                if matches!(local, Order::Fused(_)) {
-                    return Err(Error::Input(format!(
-                        "{spec}: a rank sums its block in an IEEE order: sequential, reverse, \
-                         pairwise, binary-tree, strided:K or blocked:B"
-                    )));
-                }
-                Combine::Allreduce { local }
-            }
+            ("allreduce", local) => Combine::Allreduce {
+                local: local_order(spec, local)?,
+            },
             ("binary-tree", None) => Combine::BinaryTree,
             ("allgather", local) => Combine::Allgather {
-                local: local
-                    .unwrap_or("sequential")
-                    .parse()
-                    .map_err(|e| Error::Input(format!("{spec}: the local order: {e}")))?,
+                local: local_order(spec, local)?,
             },
             _ => {
                 return Err(Error::Input(format!(
@@ -112,6 +99,22 @@ impl MpiProbe {
         session::open(&setup);
         Ok(MpiProbe { setup })
     }
+}
+
+/// The order a rank sums its own block in, `sequential` unless `local`
+/// names another IEEE order.
+fn local_order(spec: &str, local: Option<&str>) -> Result<Order> {
+    let local: Order = local
+        .unwrap_or("sequential")
+        .parse()
+        .map_err(|e| Error::Input(format!("{spec}: the local order: {e}")))?;
+    if matches!(local, Order::Fused(_)) {
+        return Err(Error::Input(format!(
+            "{spec}: a rank sums its block in an IEEE order: sequential, reverse, pairwise, \
+             binary-tree, strided:K or blocked:B"
+        )));
+    }
+    Ok(local)
 }
 
 /// `s` without its `@ALGORITHM`.

@@ -228,9 +228,7 @@ pub(super) fn confirm_streamed(
             c.arithmetic
         }
     };
-    let streams = found
-        .as_ref()
-        .filter(|m| Replay::of_formula(formula, n, m).is_some());
+    let streams = found.as_ref().filter(|m| Replay::streams(m));
     if found.is_some() && streams.is_none() && crate::memory::too_large(n).is_none() {
         return Ok(None);
     }
