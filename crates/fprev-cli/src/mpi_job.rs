@@ -122,13 +122,20 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
     };
     let mpirun_said = std::fs::read_to_string(dir.path().join("mpirun.log")).unwrap_or_default();
     // Rank 0's own output, as if it had run alone.
-    let rank0 = output.join("1").join("rank.0");
-    pass_on(&rank0.join("stdout"), &mut std::io::stdout());
-    pass_on(&rank0.join("stderr"), &mut std::io::stderr());
+    let rank0 = rank_zero(&output.join("1"));
+    if let Some(rank0) = &rank0 {
+        pass_on(&rank0.join("stdout"), &mut std::io::stdout());
+        pass_on(&rank0.join("stderr"), &mut std::io::stderr());
+    }
     match std::fs::read_to_string(&status)
         .ok()
         .and_then(|s| s.trim().parse().ok())
     {
+        Some(_) if rank0.is_none() => Err(Error::BlackBox(format!(
+            "the MPI job finished, but rank 0's output is not in {} where mpirun \
+             --output-filename was to put it",
+            output.display()
+        ))),
         Some(code) => Ok(code),
         None => Err(Error::BlackBox(format!(
             "the MPI job failed before rank 0 finished (mpirun {}){}",
@@ -141,6 +148,17 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
                 .unwrap_or_default()
         ))),
     }
+}
+
+/// Rank 0's folder of an `--output-filename` job: `rank.0`, or `rank.00`
+/// and so on, as Open MPI pads rank numbers to the job's widest.
+#[cfg(feature = "mpi")]
+fn rank_zero(job: &Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(job).ok()?.flatten().map(|e| e.path()).find(|path| {
+        path.file_name()
+            .and_then(|name| name.to_str()?.strip_prefix("rank."))
+            .is_some_and(|rank| !rank.is_empty() && rank.bytes().all(|b| b == b'0'))
+    })
 }
 
 #[cfg(feature = "mpi")]
