@@ -48,7 +48,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
     match (kind, os_error) {
         (_, Some(errno)) => PyOSError::new_err((errno, message)),
         (Kind::Input, None) => PyValueError::new_err(message),
-        (Kind::BlackBox, None) => BlackBoxError::new_err(message),
+        (Kind::BlackBox | Kind::Disagree, None) => BlackBoxError::new_err(message),
     }
 }
 

@@ -239,6 +239,8 @@ impl Command {
             Command::Check(a) => Some(&a.black_box.mpi),
             Command::Sweep(a) => Some(&a.mpi),
             Command::Explain(a) => Some(&a.mpi),
+            // Each environment is a job of its own, started by its process.
+            Command::Invariance(a) if a.env.is_empty() || a.one_process => Some(&a.mpi),
             _ => None,
         }
     }
@@ -455,6 +457,8 @@ pub(crate) struct InvarianceArgs {
     #[arg(long, hide = true)]
     pub(crate) one_process: bool,
     #[command(flatten)]
+    pub(crate) mpi: MpiArgs,
+    #[command(flatten)]
     pub(crate) guard: GuardArgs,
 }
 
@@ -503,6 +507,14 @@ pub(crate) struct SweepArgs {
     /// K taking each size in turn [default: N,N,N at each size N].
     #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
     pub(crate) shape: Option<[usize; 3]>,
+    /// Message sizes of an mpi: black box to sweep instead of sizes, in
+    /// elements of its vector, e.g. 1..1048576:1024 or 1,64,4096,1048576
+    /// (at one -n): the first and last elements are revealed at each,
+    /// and between two counts whose orders differ the counts between are
+    /// revealed by bisection, down to the exact count where the library
+    /// switches its algorithm. With --shape M,N,K, M is swept likewise.
+    #[arg(long, value_name = "COUNTS")]
+    pub(crate) count: Option<Sizes>,
     #[command(flatten)]
     pub(crate) number: FormatArgs,
     #[command(flatten)]

@@ -21,6 +21,7 @@ pub(crate) fn exit_code(kind: Kind) -> i32 {
     match kind {
         Kind::Input => 2,
         Kind::BlackBox => 3,
+        Kind::Disagree => 7,
     }
 }
 

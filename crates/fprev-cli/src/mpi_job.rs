@@ -154,11 +154,15 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
 /// and so on, as Open MPI pads rank numbers to the job's widest.
 #[cfg(feature = "mpi")]
 fn rank_zero(job: &Path) -> Option<std::path::PathBuf> {
-    std::fs::read_dir(job).ok()?.flatten().map(|e| e.path()).find(|path| {
-        path.file_name()
-            .and_then(|name| name.to_str()?.strip_prefix("rank."))
-            .is_some_and(|rank| !rank.is_empty() && rank.bytes().all(|b| b == b'0'))
-    })
+    std::fs::read_dir(job)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str()?.strip_prefix("rank."))
+                .is_some_and(|rank| !rank.is_empty() && rank.bytes().all(|b| b == b'0'))
+        })
 }
 
 #[cfg(feature = "mpi")]

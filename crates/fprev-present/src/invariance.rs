@@ -16,9 +16,12 @@ use fprev::sizes::runs;
 ///
 /// assert_eq!(title("numpy:gemm", 1000, Some([64, 64, 1000])), "numpy:gemm, K = 1000, N = 64");
 /// assert_eq!(title("numpy:sum", 1000, None), "numpy:sum, n = 1000");
+/// assert_eq!(title("mpi:allreduce", 24, Some([64, 1, 24])), "mpi:allreduce, n = 24");
 /// ```
 pub fn title(label: &str, n: usize, shape: Option<[usize; 3]>) -> String {
     match shape {
+        // An MPI vector's elements are its batch; each sums all n.
+        Some([_, _, k]) if label.starts_with("mpi:") => format!("{label}, n = {k}"),
         Some([_, cols, k]) => format!("{label}, K = {k}, N = {cols}"),
         None => format!("{label}, n = {n}"),
     }
@@ -54,13 +57,21 @@ pub fn text(study: &Study, title: &str) -> String {
             s += &format!("  [{}] {}\n", letter(group_of[i]), c.setting);
         }
     } else {
-        s += "batch regimes (M) of each output:\n";
+        // An MPI vector's batch is its count of elements, each an output.
+        let (heading, m) = match title.starts_with("mpi:") {
+            true => (
+                "message sizes (elements of the vector) of each element",
+                "count",
+            ),
+            false => ("batch regimes (M) of each output", "M"),
+        };
+        s += &format!("{heading}:\n");
         let mut patterns: Vec<(String, Vec<&Setting>)> = Vec::new();
         for r in &regimes {
             let words: Vec<String> = r
                 .runs
                 .iter()
-                .map(|run| format!("{} at M = {}", letter(run.group), run.span()))
+                .map(|run| format!("{} at {m} = {}", letter(run.group), run.span()))
                 .collect();
             let pattern = words.join(" · ");
             match patterns.iter_mut().find(|(p, _)| *p == pattern) {

@@ -47,6 +47,10 @@ pub enum Error {
     /// inconsistent answer.
     #[error("{0}")]
     BlackBox(String),
+    /// The ranks of a collective ended with different bits (which ranks,
+    /// where): no one order is every rank's, and no tree is revealed.
+    #[error("{0}")]
+    Disagree(String),
     /// A file that could not be read or written.
     #[error("cannot {action} {}", path.display())]
     File {
@@ -192,6 +196,8 @@ pub enum Kind {
     Input,
     /// The black box broke an assumption of the method.
     BlackBox,
+    /// The ranks of an MPI collective ended with different bits.
+    Disagree,
 }
 
 impl Error {
@@ -230,10 +236,18 @@ impl Error {
         }
     }
 
+    /// Whether the black box is at fault (it broke an assumption, or its
+    /// ranks disagree): a sweep, an explanation or a study records such a
+    /// size or case and goes on.
+    pub fn of_black_box(&self) -> bool {
+        matches!(self.plain(), Error::BlackBox(_) | Error::Disagree(_))
+    }
+
     /// Whose fault this error is.
     pub fn kind(&self) -> Kind {
         match self {
             Error::BlackBox(_) => Kind::BlackBox,
+            Error::Disagree(_) => Kind::Disagree,
             Error::Input(_) | Error::File { .. } | Error::Json { .. } | Error::System { .. } => {
                 Kind::Input
             }

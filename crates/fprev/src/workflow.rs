@@ -43,7 +43,7 @@ mod varies;
 
 pub use confirm::{Confirm, Seek};
 pub use explain::{ExplainSizes, Explained, VERIFY_BUDGET, VERIFY_SIZES, explain};
-pub use invariance::{Turned, default_columns, invariance, row_at};
+pub use invariance::{Turned, bisect, default_columns, invariance, row_at};
 pub use note::Note;
 pub use predict::{ARITHMETIC_AT, Infer, PREDICT_SIZES, PROVE_UP_TO};
 pub use reveal::{GUESS_KNOWN_FROM, Outcome, Request, Revealed, reveal};

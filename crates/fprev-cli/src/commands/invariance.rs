@@ -58,6 +58,7 @@ fn subject(a: &InvarianceArgs) -> Subject<'_> {
         acc: a.number.acc,
         confirm: a.confirm,
         timeout: a.guard.timeout,
+        mpi: a.mpi.ranks.map(|p| (p, a.mpi.mpi_timeout)),
     }
 }
 
@@ -78,6 +79,9 @@ pub(super) struct Subject<'a> {
     pub(super) confirm: usize,
     /// Seconds a call may run.
     pub(super) timeout: Option<f64>,
+    /// The MPI ranks of an `mpi:` black box's job (`--ranks`) and the
+    /// seconds it may run (`--mpi-timeout`).
+    pub(super) mpi: Option<(u16, u64)>,
 }
 
 /// The study of `s`: under each combination of `environment`'s values,
@@ -129,6 +133,7 @@ fn in_process(s: &Subject, knobs: &[Knob]) -> Result<Study> {
             shape: s.shape,
             format: s.dtype.unwrap_or_default(),
             accumulator: s.acc,
+            ranks: s.mpi.map(|(p, _)| usize::from(p)),
             ..ProbeOptions::default()
         },
         confirm: Confirm {
@@ -170,6 +175,10 @@ fn in_child(s: &Subject, inside: &[Knob], setting: &Setting) -> Result<Study> {
     }
     if let Some(t) = s.timeout {
         cmd.args(["--timeout", &t.to_string()]);
+    }
+    if let Some((ranks, timeout)) = s.mpi {
+        cmd.args(["--ranks", &ranks.to_string()])
+            .args(["--mpi-timeout", &timeout.to_string()]);
     }
     for (var, value) in &setting.0 {
         match value.as_str() {

@@ -115,6 +115,7 @@ fn knob_study(t: &KnobTrial<'_>, a: &SurveyArgs) -> Result<fprev::invariance::St
         acc: None,
         confirm: fprev::check::CONFIRM_TRIALS,
         timeout: a.guard.timeout,
+        mpi: None,
     };
     invariance::study(&subject, &t.inside, &t.environment)
 }

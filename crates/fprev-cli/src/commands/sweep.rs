@@ -1,20 +1,25 @@
 //! `fprev sweep`: reveal across sizes and thread counts, and report where
 //! the order changes, as a table or JSON.
 
-use fprev::error::Result;
+use fprev::error::{Error, Result};
 use fprev::probe::ProbeOptions;
+use fprev::sizes::Sizes;
 use fprev::sweep;
+use fprev::workflow::{self, Confirm, Request, Turned};
 use fprev_present::sweep::Table;
 
 use super::open_guarded;
 use crate::args::{SweepArgs, SweepFormat};
-use crate::progress::SweepBar;
+use crate::progress::{StudyBar, SweepBar};
 use crate::write::{check_writable, format_of, stdout_or, write_out};
 
 /// Runs `fprev sweep`: 0, 3 when a size broke an assumption, else 6 when a
 /// size's answers varied from call to call, else 5 when a size's tree was
 /// not confirmed.
 pub(super) fn run(a: SweepArgs) -> Result<i32> {
+    if let Some(counts) = &a.count {
+        return counts_sweep(&a, counts);
+    }
     let output = stdout_or(a.output.as_deref());
     let formats = [("json", SweepFormat::Json), ("txt", SweepFormat::Table)];
     let json = format_of(a.format, output, &formats, "sweep")? == Some(SweepFormat::Json);
@@ -53,5 +58,73 @@ pub(super) fn run(a: SweepArgs) -> Result<i32> {
         5
     } else {
         0
+    })
+}
+
+/// `fprev sweep SPEC --count COUNTS`: the message sizes (an MPI vector's
+/// elements, a product's `M`) swept at one `n`, the first and last
+/// elements revealed at each, every switch bisected to the exact count; the
+/// report and the exit status are `fprev invariance`'s (0 one order at
+/// every count, 1 not, 3 a case failed).
+fn counts_sweep(a: &SweepArgs, counts: &Sizes) -> Result<i32> {
+    let [n] = a.sizes.0[..] else {
+        return Err(Error::Input(
+            "--count sweeps message sizes at one size: give one -n".into(),
+        ));
+    };
+    if !a.threads.is_empty() || a.runs > 0 {
+        return Err(Error::Input(
+            "--count sweeps message sizes alone: leave out --threads and --runs".into(),
+        ));
+    }
+    let output = stdout_or(a.output.as_deref());
+    let formats = [("json", SweepFormat::Json), ("txt", SweepFormat::Table)];
+    let json = format_of(a.format, output, &formats, "sweep")? == Some(SweepFormat::Json);
+    check_writable(output)?;
+    let [_, cols, _] = a.shape.unwrap_or([1, 1, n]);
+    // The first and the last element: a ring's chunks start at ranks 0
+    // and P - 1 there at every count, so what changes is the algorithm.
+    let turned = Turned {
+        batch: Some(counts.0.clone()),
+        rows: vec!["first".into(), "last".into()],
+        ..Turned::default()
+    };
+    let knobs = turned.knobs(a.spec.op(), Some([1, cols, n]))?;
+    let request = Request {
+        probe: ProbeOptions {
+            n: Some(n),
+            shape: Some([1, cols, n]),
+            ranks: a.mpi.ranks.map(usize::from),
+            ..a.number.options(None)
+        },
+        engine: a.engine.options(),
+        confirm: Confirm {
+            trials: a.confirm,
+            ..Confirm::default()
+        },
+        ..Request::default()
+    };
+    a.guard.start();
+    let label = a.spec.as_str();
+    let mut open = |o: &ProbeOptions| open_guarded(&a.spec, o);
+    let mut bar = StudyBar::default();
+    let mut study = workflow::invariance(label, &knobs, &request, &mut open, &mut bar)?;
+    workflow::bisect(
+        &mut study, "batch", label, &knobs, &request, &mut open, &mut bar,
+    )?;
+    let text = if json {
+        study.to_json() + "\n"
+    } else {
+        fprev_present::invariance::text(
+            &study,
+            &fprev_present::invariance::title(label, n, Some([1, cols, n])),
+        )
+    };
+    write_out(text.as_bytes(), output)?;
+    let v = study.verdict();
+    Ok(match (v.failed > 0, v.invariant) {
+        (true, _) => 3,
+        (false, true) => 0,
+        (false, false) => 1,
     })
 }

@@ -423,7 +423,7 @@ fn agree(world: &SimpleCommunicator, sums: Vec<f64>) -> Option<Result<Vec<f64>>>
         None => Ok(sums),
         Some(&(rank, e)) => {
             let ranks: Vec<String> = differ.iter().map(|(r, _)| r.to_string()).collect();
-            Err(Error::BlackBox(format!(
+            Err(Error::Disagree(format!(
                 "the ranks end with different bits: rank{} {} differ from rank 0 (element {e}: \
                  rank 0 has {:e}, rank {rank} {:e}); no one order is every rank's",
                 if ranks.len() == 1 { "" } else { "s" },

@@ -3,7 +3,7 @@
 
 use super::{Outcome, Point, Sweep};
 use crate::check::CONFIRM_TRIALS;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::probe::ProbeOptions;
 use crate::reveal::{Options, Silent};
 use crate::sizes::Sizes;
@@ -108,9 +108,7 @@ pub fn sweep_with(
                 Ok(workflow::Outcome::OrderIndependent(_)) => {
                     (Outcome::OrderIndependent, None, None, None)
                 }
-                Err(e) if matches!(e.plain(), Error::BlackBox(_)) => {
-                    (Outcome::Broken(e.to_string()), None, None, None)
-                }
+                Err(e) if e.of_black_box() => (Outcome::Broken(e.to_string()), None, None, None),
                 Err(e) => return Err(e),
             };
             points.push(Point {

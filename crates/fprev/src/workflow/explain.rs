@@ -153,9 +153,7 @@ pub fn explain(
                     independent.push(n);
                     skipped.push((n, "order-independent".into()));
                 }
-                Err(e) if matches!(e.plain(), Error::BlackBox(_)) => {
-                    skipped.push((n, e.to_string()))
-                }
+                Err(e) if e.of_black_box() => skipped.push((n, e.to_string())),
                 Err(e) => return Err(e),
             }
         }
@@ -274,7 +272,7 @@ pub fn explain(
                 skipped.push((v, "order-independent".into()));
                 break;
             }
-            Err(e) if matches!(e.plain(), Error::BlackBox(_)) => {
+            Err(e) if e.of_black_box() => {
                 skipped.push((v, e.to_string()));
                 break;
             }

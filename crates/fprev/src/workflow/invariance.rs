@@ -189,7 +189,7 @@ pub fn invariance(
             Ok(Outcome::Revealed(r)) => Observed::Unconfirmed(r.document),
             Ok(Outcome::Varies(v)) => Observed::Varies(v.to_string()),
             Ok(Outcome::OrderIndependent(why)) => Observed::OrderIndependent(why),
-            Err(e) if matches!(e.plain(), Error::BlackBox(_)) => Observed::Failed(e.to_string()),
+            Err(e) if e.of_black_box() => Observed::Failed(e.to_string()),
             Err(e) => return Err(e),
         };
         study.cases.push(Case {
@@ -200,6 +200,86 @@ pub fn invariance(
         });
     }
     Ok(study)
+}
+
+/// Narrows every switch of `study`'s batch regimes to two neighbouring
+/// batch sizes: where two sizes next to each other in the study give any
+/// output another outcome, the sizes between are revealed by bisection
+/// (every other knob's values at each) until the two are adjacent. The
+/// cases join the study; `knobs` are those it was made with. An MPI
+/// library switches its algorithm at a message size, and this finds that
+/// size exactly in about `log2` of the gap reveals a switch.
+///
+/// ```
+/// use fprev::invariance::Knob;
+/// use fprev::probe::ProbeOptions;
+/// use fprev::reveal::Silent;
+/// use fprev::workflow::{self, Request};
+///
+/// // A black box whose order changes with the batch: a formula that
+/// // turns pairwise at 8 summands, opened at n = M.
+/// let spec = "native:below(8, sequential, pairwise)";
+/// let request = Request {
+///     probe: ProbeOptions { shape: Some([3, 1, 1]), ..Default::default() },
+///     ..Default::default()
+/// };
+/// let knobs = [Knob::new("batch", &["3", "64"]).unwrap()];
+/// let mut open = |o: &ProbeOptions| {
+///     let n = o.shape.map(|[m, _, _]| m);
+///     fprev::open(spec, &ProbeOptions { n, shape: None, ..o.clone() })
+/// };
+/// let mut study = workflow::invariance(spec, &knobs, &request, &mut open, &mut Silent).unwrap();
+/// workflow::bisect(&mut study, "batch", spec, &knobs, &request, &mut open, &mut Silent)
+///     .unwrap();
+/// let sizes: Vec<&str> = study.cases.iter().filter_map(|c| c.setting.value("batch")).collect();
+/// assert!(sizes.contains(&"7") && sizes.contains(&"8")); // the switch, exactly
+/// ```
+pub fn bisect(
+    study: &mut Study,
+    axis: &str,
+    label: &str,
+    knobs: &[Knob],
+    request: &Request,
+    open: &mut Opener,
+    observer: &mut dyn Observer,
+) -> Result<()> {
+    let value = |c: &Case| c.setting.value(axis).and_then(|v| v.parse::<usize>().ok());
+    while study.cases.len() < MAX_REVEALS {
+        // The outcome of every other setting at each size, by size.
+        let groups = study.group_of();
+        let mut at: std::collections::BTreeMap<usize, Vec<(Setting, usize)>> = Default::default();
+        for (case, group) in study.cases.iter().zip(groups) {
+            if let Some(v) = value(case) {
+                at.entry(v)
+                    .or_default()
+                    .push((case.setting.without(axis), group));
+            }
+        }
+        for outcomes in at.values_mut() {
+            outcomes.sort_by(|a, b| a.0.0.cmp(&b.0.0));
+        }
+        let sizes: Vec<(&usize, &Vec<(Setting, usize)>)> = at.iter().collect();
+        let gap = sizes
+            .windows(2)
+            .find(|w| *w[1].0 > w[0].0 + 1 && w[0].1 != w[1].1);
+        let Some(&[(a, _), (b, _)]) = gap else {
+            // The cases by size, as a report lists regimes.
+            study.cases.sort_by_key(|c| value(c));
+            return Ok(());
+        };
+        let middle = (a + (b - a) / 2).to_string();
+        let between: Vec<Knob> = knobs
+            .iter()
+            .map(|k| match k.name == axis {
+                true => Knob::new(axis, &[middle.as_str()]),
+                false => Ok(k.clone()),
+            })
+            .collect::<Result<_>>()?;
+        let more = invariance(label, &between, request, open, observer)?;
+        study.cases.extend(more.cases);
+    }
+    study.cases.sort_by_key(|c| value(c));
+    Ok(())
 }
 
 /// The options of `setting`'s case, and the row it reveals.
