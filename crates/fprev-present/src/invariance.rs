@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fprev::invariance::{Observed, POSITION, Parting, Setting, Study, formula_of};
+use fprev::invariance::{Observed, POSITION, Parting, Run, Setting, Study, formula_of};
 use fprev::sizes::runs;
 
 /// The heading of a study of `label` (the black box): its size, `n`
@@ -71,7 +71,7 @@ pub fn text(study: &Study, title: &str) -> String {
             let words: Vec<String> = r
                 .runs
                 .iter()
-                .map(|run| format!("{} at {m} = {}", letter(run.group), run.span()))
+                .map(|run| format!("{} at {m} = {}", letter(run.group), span(run)))
                 .collect();
             let pattern = words.join(" · ");
             match patterns.iter_mut().find(|(p, _)| *p == pattern) {
@@ -86,6 +86,19 @@ pub fn text(study: &Study, title: &str) -> String {
     s += &partings(study, &group_of);
     s += &verdict(study);
     s
+}
+
+/// The values of a run: every one (`2..4,9`), or where a bisection left
+/// many, the first and last with how many were revealed (`1 to 511, 10
+/// revealed`): the sizes between were not all revealed.
+fn span(run: &Run) -> String {
+    let all = run.span();
+    match (run.values.first(), run.values.last()) {
+        (Some(first), Some(last)) if run.values.len() > 4 && all.matches(',').count() > 3 => {
+            format!("{first} to {last}, {} revealed", run.values.len())
+        }
+        _ => all,
+    }
 }
 
 /// `A`, `B`, … for the groups.

@@ -7,6 +7,8 @@
 //! - [`probe`]: the `mpi:` black boxes rank 0 reveals (`MPI_Allreduce`
 //!   after a local order, or the distributed Binary Tree Reduction).
 //! - [`algorithm`]: `MPI_Allreduce`'s algorithm, chosen in the spec.
+//! - [`orders`]: the order each algorithm gives an element, from its
+//!   description.
 //! - [`allreduce`]: the distributed Binary Tree Reduction itself, a
 //!   reproducible reducer: the same bits on any number of ranks.
 //!
@@ -15,6 +17,7 @@
 
 pub mod algorithm;
 pub mod allreduce;
+pub mod orders;
 pub mod probe;
 pub mod session;
 

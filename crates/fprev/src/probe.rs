@@ -93,6 +93,15 @@ pub trait Probe {
         None
     }
 
+    /// The order the black box's own description gives output `row`, and
+    /// whose description it is (`Open MPI's ring allreduce`), where one is
+    /// written down: a reveal then says whether the black box keeps to
+    /// it. Defaults to `None`.
+    fn described(&self, row: usize) -> Option<(String, crate::formula::Formula)> {
+        let _ = row;
+        None
+    }
+
     /// Sums every row of `inputs` (`out.len()` rows of `n` values, each
     /// exactly representable in [`Probe::format`]) into `out`.
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()>;
@@ -244,6 +253,10 @@ macro_rules! forward_probe {
         fn about(&self) -> Option<String> {
             let $w = self;
             $crate::probe::Probe::about(&$inner)
+        }
+        fn described(&self, row: usize) -> Option<(String, $crate::formula::Formula)> {
+            let $w = self;
+            $crate::probe::Probe::described(&$inner, row)
         }
     };
 }

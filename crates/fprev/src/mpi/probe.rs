@@ -19,8 +19,8 @@
 
 use mpi::topology::{Communicator, SimpleCommunicator};
 
-use super::algorithm;
 use super::session::{self, Combine, Setup};
+use super::{algorithm, orders};
 use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
 use crate::order::Order;
@@ -34,6 +34,8 @@ pub const DEFAULT_ROWS: usize = 64;
 #[derive(Debug)]
 pub struct MpiProbe {
     setup: Setup,
+    /// The allreduce algorithm the spec chose, and the job's ranks.
+    algorithm: Option<(algorithm::Algorithm, usize)>,
 }
 
 impl MpiProbe {
@@ -97,7 +99,10 @@ impl MpiProbe {
             rows: opts.shape.map_or(DEFAULT_ROWS, |[m, _, _]| m),
         };
         session::open(&setup);
-        Ok(MpiProbe { setup })
+        Ok(MpiProbe {
+            setup,
+            algorithm: algorithm.map(|a| (a, ranks)),
+        })
     }
 }
 
@@ -140,6 +145,14 @@ impl Probe for MpiProbe {
     }
     fn max_batch(&self) -> usize {
         self.setup.rows
+    }
+    fn described(&self, row: usize) -> Option<(String, crate::formula::Formula)> {
+        let (algorithm, ranks) = self.algorithm?;
+        let Combine::Allreduce { local } = self.setup.combine else {
+            return None;
+        };
+        let formula = orders::formula(algorithm, ranks, self.setup.rows, row, local)?;
+        Some((format!("Open MPI's {algorithm} allreduce"), formula))
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         batch::sum_whole(self, inputs, out)

@@ -42,6 +42,20 @@ pub enum Note {
         /// it either. Otherwise it is a detail for a log.
         worth_saying: bool,
     },
+    /// The black box's own description gives an order for the output
+    /// revealed ([`Probe::described`](crate::probe::Probe::described)):
+    /// the revealed tree is that order's, or the black box departs from
+    /// its description.
+    Described {
+        /// Whose description it is.
+        what: String,
+        /// The order it describes.
+        formula: String,
+        /// The output revealed.
+        row: usize,
+        /// Whether the revealed tree is the described order's.
+        kept: bool,
+    },
     /// A formula known from larger reveals regenerates every reveal a
     /// prediction rests on, as the inferred one does: the known one
     /// predicts.
@@ -175,7 +189,12 @@ pub enum Note {
 impl Note {
     /// Whether the note puts the result in doubt (a warning, not a note).
     pub fn is_warning(&self) -> bool {
-        matches!(self, Note::Mispredicted { .. } | Note::Unconfirmed { .. })
+        matches!(
+            self,
+            Note::Mispredicted { .. }
+                | Note::Unconfirmed { .. }
+                | Note::Described { kept: false, .. }
+        )
     }
 }
 
@@ -258,6 +277,25 @@ impl fmt::Display for Note {
                 runs(from)
             ),
             Note::NotProven(why) => write!(f, "not proven: {}", Report(why)),
+            Note::Described {
+                what,
+                formula,
+                row,
+                kept: true,
+            } => write!(
+                f,
+                "{what}, as described, gives output {row} native:{formula}: the revealed tree is it"
+            ),
+            Note::Described {
+                what,
+                formula,
+                row,
+                kept: false,
+            } => write!(
+                f,
+                "{what}, as described, gives output {row} native:{formula}, but the revealed tree \
+                 is another: the library departs from its description"
+            ),
             Note::ProvenKnown {
                 n,
                 formula,

@@ -237,6 +237,15 @@ fn finish(
             black_box: m.black_box,
         });
     }
+    if let Some((what, formula)) = black_box.described(request.engine.row) {
+        let kept = formula.tree(black_box.n()) == *document.tree();
+        observer.note(Note::Described {
+            what,
+            formula: formula.to_string(),
+            row: request.engine.row,
+            kept,
+        });
+    }
     document.dtype = Some(black_box.format());
     document.probe = Some(label.to_string());
     document.stats = Some(stats);
