@@ -439,3 +439,152 @@ fn each_allreduce_algorithm_is_its_own_order() {
         "MPI_Allreduce's to choose",
     );
 }
+
+/// Reveals element `row` of a vector of `count` elements of `spec` on
+/// `ranks` ranks: the tree and what fprev noted on stderr.
+fn reveal_element(
+    spec: &str,
+    n: usize,
+    ranks: usize,
+    count: usize,
+    row: usize,
+    file: &Path,
+) -> (SummationTree, String) {
+    let o = fprev(&[
+        "reveal",
+        spec,
+        "-n",
+        &n.to_string(),
+        "--ranks",
+        &ranks.to_string(),
+        "--dtype",
+        "f64",
+        "--shape",
+        &format!("{count},1,{n}"),
+        "--row",
+        &row.to_string(),
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    let said = text(&o.stderr);
+    assert!(o.status.success(), "{spec} element {row}: {said}");
+    let tree = fprev::document::TreeDocument::read(file)
+        .unwrap()
+        .into_tree();
+    (tree, said)
+}
+
+/// Each rank's block of `n` summands on `ranks` ranks, summed left to
+/// right, as text.
+fn block_sums(n: usize, ranks: usize) -> Vec<String> {
+    let blocks = Blocks::even(n, ranks);
+    (0..ranks)
+        .map(|r| {
+            let leaves: Vec<String> = blocks.range(r).map(|i| i.to_string()).collect();
+            leaves
+                .iter()
+                .skip(1)
+                .fold(leaves[0].clone(), |s, l| format!("({s}+{l})"))
+        })
+        .collect()
+}
+
+/// The tree of Open MPI's reduce over its binary tree (the tuned
+/// component's tree of fanout 2 rooted at rank 0), written from its
+/// description: levels of 1, 2, 4, … ranks; rank `r` on level `L` has
+/// children `r + 2^L` and `r + 2^(L+1)`, and adds each child's result to
+/// its own in that order.
+fn binary_tree_reduce(n: usize, ranks: usize) -> SummationTree {
+    fn below(r: usize, sums: &[String]) -> String {
+        let step = 1 << (r + 1).ilog2();
+        [r + step, r + 2 * step]
+            .into_iter()
+            .filter(|&c| c < sums.len())
+            .fold(sums[r].clone(), |s, c| format!("({s}+{})", below(c, sums)))
+    }
+    below(0, &block_sums(n, ranks)).parse().unwrap()
+}
+
+/// Every Open MPI algorithm on 7 and 16 ranks (oversubscribed), at sizes
+/// no output script reveals (n = 2P + 1, a vector of 50 elements), keeps
+/// to the order written here from its description, element by element,
+/// and the reveal says so.
+#[test]
+fn open_mpi_algorithms_on_up_to_16_ranks_keep_to_their_descriptions() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    for ranks in [7, 16] {
+        let n = 2 * ranks + 1;
+        let doubling: fprev::formula::Formula = format!("split({ranks}, sequential, doubling)")
+            .parse()
+            .unwrap();
+        let reverse: SummationTree = {
+            let sums = block_sums(n, ranks);
+            let last = sums[ranks - 1].clone();
+            let text = sums[..ranks - 1]
+                .iter()
+                .rev()
+                .fold(last, |s, b| format!("({b}+{s})"));
+            text.parse().unwrap()
+        };
+        // 50 elements in chunks as even as can be: element 49 is in the last.
+        for row in [0, 49] {
+            let first = if row == 0 { 0 } else { ranks - 1 };
+            for (algorithm, expected) in [
+                ("linear", reverse.clone()),
+                ("recursive-doubling", doubling.tree(n)),
+                ("rabenseifner", doubling.tree(n)),
+                ("ring", ring_tree(n, ranks, first)),
+                ("segmented-ring", ring_tree(n, ranks, first)),
+            ] {
+                let spec = format!("mpi:allreduce@{algorithm}");
+                let (tree, said) = reveal_element(&spec, n, ranks, 50, row, &file);
+                assert_eq!(tree, expected, "{spec} on {ranks} ranks, element {row}");
+                assert!(said.contains("the revealed tree is it"), "{said}");
+            }
+        }
+        // A small message's reduce runs over Open MPI's binary tree.
+        let (tree, _) = reveal_element("mpi:allreduce@nonoverlapping", n, ranks, 50, 0, &file);
+        assert_eq!(tree, binary_tree_reduce(n, ranks), "nonoverlapping on {ranks}");
+    }
+}
+
+/// `sweep --count` bisects to the exact message size where Open MPI's
+/// ring falls back to recursive doubling: below one element a rank.
+#[test]
+fn a_count_sweep_finds_where_the_ring_falls_back_exactly() {
+    let ranks = 5;
+    let o = fprev(&[
+        "sweep",
+        "mpi:allreduce@ring",
+        "--ranks",
+        "5",
+        "-n",
+        "5",
+        "--dtype",
+        "f64",
+        "--count",
+        "1,3,200",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let study = fprev::invariance::Study::parse(&text(&o.stdout)).unwrap();
+    let doubling: fprev::formula::Formula = "split(5, sequential, doubling)".parse().unwrap();
+    let (mut doubled, mut rang) = (Vec::new(), Vec::new());
+    for case in &study.cases {
+        let count: usize = case.setting.value("batch").unwrap().parse().unwrap();
+        let tree = case.observed.confirmed().expect("confirmed").tree();
+        if case.setting.value("row") == Some("last") {
+            match *tree == doubling.tree(5) {
+                true => doubled.push(count),
+                false => {
+                    assert_eq!(*tree, ring_tree(5, ranks, ranks - 1), "count {count}");
+                    rang.push(count);
+                }
+            }
+        }
+    }
+    assert_eq!(doubled.iter().max(), Some(&4), "{doubled:?}");
+    assert_eq!(rang.iter().min(), Some(&5), "{rang:?}");
+}
