@@ -545,7 +545,11 @@ fn open_mpi_algorithms_on_up_to_16_ranks_keep_to_their_descriptions() {
         }
         // A small message's reduce runs over Open MPI's binary tree.
         let (tree, _) = reveal_element("mpi:allreduce@nonoverlapping", n, ranks, 50, 0, &file);
-        assert_eq!(tree, binary_tree_reduce(n, ranks), "nonoverlapping on {ranks}");
+        assert_eq!(
+            tree,
+            binary_tree_reduce(n, ranks),
+            "nonoverlapping on {ranks}"
+        );
     }
 }
 
