@@ -918,6 +918,40 @@ fn numeric_flags_are_refused_out_of_their_range() {
 }
 
 #[test]
+fn a_count_sweep_takes_one_size_and_counts_a_batch_can_have() {
+    for (args, says) in [
+        (
+            &["sweep", "native:pairwise", "-n", "8,16", "--count", "1,2"][..],
+            "one -n",
+        ),
+        (
+            &[
+                "sweep",
+                "native:pairwise",
+                "-n",
+                "8",
+                "--count",
+                "1,2",
+                "--threads",
+                "2",
+            ],
+            "--threads",
+        ),
+    ] {
+        let line = assert_error(&run(args), 2);
+        assert!(line.contains(says), "{args:?}: {line}");
+    }
+    assert_usage_error(&run(&[
+        "sweep",
+        "native:pairwise",
+        "-n",
+        "8",
+        "--count",
+        "0,2",
+    ]));
+}
+
+#[test]
 fn bad_input_n_too_large_for_the_format_exits_2() {
     let out = run(&[
         "reveal",
