@@ -71,7 +71,21 @@
 //!   `LANES` is `interleave(M, …)` or `body(M, interleave(…), …)`;
 //! - `rotate(K, INNER)`: the summands from the `K`-th (modulo their count)
 //!   on, then those before it, summed by `INNER` (a ring allreduce's
-//!   element in chunk `K`: `split(P, sequential, rotate(K, sequential))`).
+//!   element in chunk `K`: `split(P, sequential, rotate(K, sequential))`);
+//! - `fanout(F)`: Open MPI's `F`-ary tree rooted at the first value (its
+//!   `ompi_coll_base_topo_build_tree`): levels of 1, `F`, `F^2`, … values,
+//!   value `r` of level `L` the parent of `r + i·F^L` for `i = 1..=F`;
+//!   each value adds its children's sums to its own one at a time, in
+//!   order (a reduce over that tree; Open MPI's `nonoverlapping` allreduce
+//!   of small messages is `split(P, sequential, fanout(2))`):
+//!
+//! ```
+//! use fprev::formula::Formula;
+//!
+//! let tree: Formula = "fanout(2)".parse().unwrap();
+//! // Value 1 (level 1) is the parent of 3 and 5; value 2 of 4.
+//! assert_eq!(tree.tree(6).to_text(), "((0+((1+3)+5))+(2+4))");
+//! ```
 
 pub mod infer;
 pub mod known;
@@ -143,6 +157,11 @@ pub enum Formula {
     /// then summed by the formula: a ring's reduction, which starts at the
     /// rank that holds the element's chunk.
     Rotate(usize, Box<Formula>),
+    /// Open MPI's tree of fan-out `F` rooted at the first value: value `r`
+    /// of level `L` (levels of 1, `F`, `F^2`, … values) adds the sums of
+    /// its children `r + i·F^L`, `i = 1..=F`, to its own value, one at a
+    /// time in order of `i`.
+    Fanout(usize),
 }
 
 /// What follows the body of a [`Formula::Body`].
@@ -188,7 +207,7 @@ impl Formula {
     pub fn may_fuse(&self) -> bool {
         match self {
             Formula::Order(order) => matches!(order, Order::Fused(_)),
-            Formula::Doubling | Formula::Fold => false,
+            Formula::Doubling | Formula::Fold | Formula::Fanout(_) => false,
             Formula::Split(_, a, b) => a.may_fuse() || b.may_fuse(),
             Formula::Interleave(_, a, b) | Formula::Blocks(_, a, b) | Formula::Below(_, a, b) => {
                 a.may_fuse() || b.may_fuse()

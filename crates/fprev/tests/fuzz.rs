@@ -75,6 +75,8 @@ fn formula_soup() -> impl Strategy<Value = String> {
         "pieces(",
         "kblocks(",
         "peel(",
+        "rotate(",
+        "fanout(",
         "then",
         "first",
         "(",
@@ -109,6 +111,7 @@ fn formula_text() -> impl Strategy<Value = String> {
         count().prop_map(|k| format!("strided:{k}")),
         count().prop_map(|k| format!("blocked:{k}")),
         count().prop_map(|k| format!("fused:{}", k.max(2))),
+        count().prop_map(|k| format!("fanout({})", k.max(2))),
     ];
     leaf.prop_recursive(6, 48, 3, move |inner| {
         prop_oneof![
@@ -139,6 +142,7 @@ fn formula_text() -> impl Strategy<Value = String> {
             ),
             (2usize..9, inner.clone(), inner.clone())
                 .prop_map(|(k, a, b)| format!("peel({}, interleave({k}, {a}, {b}))", k - 1)),
+            (count(), inner.clone()).prop_map(|(k, a)| format!("rotate({k}, {a})")),
         ]
     })
 }

@@ -16,7 +16,7 @@ use fprev::workflow::{self, Infer, Outcome, Request};
 
 /// Formulas of real kernels and of the language's parts, each with one
 /// that differs from it at the sizes used here.
-const FORMULAS: [(&str, &str); 5] = [
+const FORMULAS: [(&str, &str); 6] = [
     (
         "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))",
         "halves(128, 8, body(8, interleave(8, sequential, sequential), then))",
@@ -31,6 +31,7 @@ const FORMULAS: [(&str, &str); 5] = [
         "interleave(16, sequential, fold)",
         "interleave(16, sequential, pairwise)",
     ),
+    ("fanout(2)", "fanout(3)"),
 ];
 
 /// The black box whose tree `formula` gives at `n`, compiled from its nodes.

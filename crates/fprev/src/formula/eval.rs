@@ -138,6 +138,7 @@ impl Formula {
             }
             Formula::Doubling => doubling(x, x.len(), a),
             Formula::Fold => fold(x, a),
+            Formula::Fanout(f) => fanout(x, 0, 1, *f, a),
             Formula::Rotate(k, inner) => {
                 let start = k % x.len();
                 let rotated: Vec<A::Value> =
@@ -312,6 +313,27 @@ fn fold<A: Adder>(x: &[A::Value], a: &mut A) -> A::Value {
     let odd: Vec<A::Value> = x.iter().skip(1).step_by(2).copied().collect();
     let (e, o) = (fold(&even, a), fold(&odd, a));
     a.add(e, o)
+}
+
+/// The sum of value `r` in Open MPI's tree of fan-out `f` over `x`
+/// ([`Formula::Fanout`]), `r` on the level whose values lie `stride`
+/// (`f^L`) apart: its own value, then its children `r + i·stride` (`i =
+/// 1..=f`, those in `x`), each child's sum added in turn. The recursion
+/// goes a level down a call, `log_f n` deep, and holds nothing else.
+fn fanout<A: Adder>(x: &[A::Value], r: usize, stride: usize, f: usize, a: &mut A) -> A::Value {
+    // Past `n`, a stride only needs to stay past it.
+    let below = stride.saturating_mul(f);
+    let children = (1..=f).map_while(|i| {
+        i.checked_mul(stride)
+            .and_then(|d| r.checked_add(d))
+            .filter(|&c| c < x.len())
+    });
+    let mut sum = x[r];
+    for child in children {
+        let s = fanout(x, child, below, f, a);
+        sum = a.add(sum, s);
+    }
+    sum
 }
 
 /// Builds a tree and marks each node with the part of the formula that
@@ -588,6 +610,104 @@ mod tests {
             Order::Sequential.tree(4)
         );
         assert!(r.sentence().contains("from the 1-th"));
+    }
+
+    /// Open MPI 4.1.4's `nonoverlapping` allreduce at small messages (a
+    /// reduce over its binary tree), written out by hand.
+    #[test]
+    fn fanout_2_is_open_mpis_binary_tree() {
+        let tree = f("fanout(2)");
+        assert_eq!(tree.to_string(), "fanout(2)");
+        assert_eq!(
+            tree.tree(16).to_text(),
+            "((0+((1+((3+(7+15))+11))+((5+9)+13)))+((2+((4+8)+12))+((6+10)+14)))"
+        );
+        assert_eq!(tree.tree(6).to_text(), "((0+((1+3)+5))+(2+4))");
+        assert_eq!(tree.tree(4).to_text(), "((0+(1+3))+2)");
+        // Up to 3 values, 0's children alone: left to right.
+        for n in 1..=3 {
+            assert_eq!(tree.tree(n), Order::Sequential.tree(n));
+        }
+        // Each rank's block first, the ranks' sums over the tree.
+        assert_eq!(
+            f("split(4, sequential, fanout(2))").tree(8).to_text(),
+            "(((0+1)+((2+3)+(6+7)))+(4+5))"
+        );
+    }
+
+    /// Fan-out 3 over 14 values: levels 0; 1, 2, 3 (children of 0, a
+    /// stride of 1); 4 to 12 (a stride of 3: 1 is the parent of 4, 7, 10,
+    /// 2 of 5, 8, 11, 3 of 6, 9, 12); 13 (a stride of 9: 4's child).
+    #[test]
+    fn fanout_3_strides_by_powers_of_3() {
+        assert_eq!(
+            f("fanout(3)").tree(14).to_text(),
+            "(((0+(((1+(4+13))+7)+10))+(((2+5)+8)+11))+(((3+6)+9)+12))"
+        );
+        // A fan-out past the count: every value is the root's child.
+        assert_eq!(f("fanout(1000)").tree(50), Order::Sequential.tree(50));
+        assert!(f("fanout(3)").sentence().contains("fan-out 3"));
+    }
+
+    /// Open MPI's tree over `ranks` slots, the first of which hold
+    /// `values` and the rest nothing (an empty slot only passes its
+    /// children's sums on), every slot listed.
+    fn fanout_over_every_slot(values: usize, ranks: usize, fan: usize) -> String {
+        fn sum(r: usize, stride: usize, values: usize, ranks: usize, fan: usize) -> Option<String> {
+            let mut acc = (r < values).then(|| r.to_string());
+            for i in 1..=fan {
+                let c = r + i * stride;
+                if c >= ranks {
+                    break;
+                }
+                acc = match (acc, sum(c, stride * fan, values, ranks, fan)) {
+                    (Some(x), Some(y)) => Some(format!("({x}+{y})")),
+                    (x, y) => x.or(y),
+                };
+            }
+            acc
+        }
+        sum(0, 1, values, ranks, fan).expect("one value at least")
+    }
+
+    #[test]
+    fn fanout_ranks_without_summands_change_nothing() {
+        // The empty ranks are the last, and a rank's children come after
+        // it: no empty rank has a summand below it.
+        for fan in [2, 3, 4] {
+            for ranks in 1..40 {
+                let split = f(&format!("split({ranks}, sequential, fanout({fan}))"));
+                for n in 1..=ranks {
+                    assert_eq!(
+                        split.tree(n).to_text(),
+                        fanout_over_every_slot(n, ranks, fan),
+                        "fanout({fan}) over {ranks} ranks, {n} summands"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Millions of values: the recursion is as deep as the tree.
+    #[test]
+    fn fanout_sums_millions_of_values() {
+        struct Count(usize);
+        impl Adder for Count {
+            type Value = u64;
+            fn add(&mut self, a: u64, b: u64) -> u64 {
+                self.0 += 1;
+                a + b
+            }
+            fn fused(&mut self, terms: &[u64]) -> u64 {
+                self.0 += terms.len() - 1;
+                terms.iter().sum()
+            }
+        }
+        let n = 5_000_000;
+        let x: Vec<u64> = (0..n as u64).collect();
+        let mut count = Count(0);
+        assert_eq!(f("fanout(2)").run(&x, &mut count), x.iter().sum::<u64>());
+        assert_eq!(count.0, n - 1);
     }
 
     #[test]

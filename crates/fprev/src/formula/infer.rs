@@ -310,6 +310,30 @@ mod tests {
         }
     }
 
+    /// Open MPI's allreduce algorithms over P ranks, each rank's block
+    /// summed left to right: its binary tree, its linear reduce, its ring
+    /// (an element of chunk K).
+    #[test]
+    fn the_orders_of_mpi_ranks_come_back() {
+        let sizes: Vec<usize> = (1..=40).chain([64, 100]).collect();
+        let mut formulas: Vec<String> = Vec::new();
+        for p in [4, 6, 8, 13] {
+            formulas.push(format!("split({p}, sequential, fanout(2))"));
+            formulas.push(format!("split({p}, sequential, reverse)"));
+            for k in [1, p / 2, p - 1] {
+                formulas.push(format!("split({p}, sequential, rotate({k}, sequential))"));
+            }
+        }
+        formulas.push("split(5, pairwise, fanout(2))".into());
+        for s in formulas {
+            let truth: Formula = s.parse().unwrap();
+            let found = infer(&trees(&truth, &sizes))
+                .formula
+                .unwrap_or_else(|| panic!("{s}: none found"));
+            assert_eq!(found, truth, "{s}");
+        }
+    }
+
     #[test]
     fn forced_trees_alone_explain_nothing() {
         let forced: Vec<SummationTree> =

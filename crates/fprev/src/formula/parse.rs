@@ -25,6 +25,7 @@ impl fmt::Display for Formula {
             Formula::Below(m, s, l) => write!(f, "below({m}, {s}, {l})"),
             Formula::Peel(p, lanes) => write!(f, "peel({p}, {lanes})"),
             Formula::Rotate(k, inner) => write!(f, "rotate({k}, {inner})"),
+            Formula::Fanout(fan) => write!(f, "fanout({fan})"),
             Formula::Windows(w, inner) => write!(f, "windows({w}, {inner})"),
             Formula::Pieces(steps, inner) => {
                 f.write_str("pieces(")?;
@@ -98,6 +99,7 @@ impl<'t> Parser<'t> {
             match name {
                 "doubling" => return Ok(Formula::Doubling),
                 "fold" => return Ok(Formula::Fold),
+                "fanout" => return Err("'fanout' needs a fan-out, e.g. 'fanout(2)'".into()),
                 _ => {}
             }
             let order: Order = name.parse()?;
@@ -191,6 +193,15 @@ impl<'t> Parser<'t> {
                 self.expect(',')?;
                 Formula::Rotate(k, Box::new(self.formula()?))
             }
+            "fanout" => {
+                let fan = self.number()?;
+                if fan < 2 {
+                    return Err(format!(
+                        "fanout({fan}): a tree needs a fan-out of at least 2"
+                    ));
+                }
+                Formula::Fanout(fan)
+            }
             "windows" => {
                 let w = count("the window", self.number()?)?;
                 self.expect(',')?;
@@ -245,7 +256,8 @@ impl<'t> Parser<'t> {
             _ => {
                 return Err(format!(
                     "unknown formula '{}(…)': expected interleave, blocks, body, halves, \
-                     below, windows, kblocks, split, pieces or peel (or doubling, fold, or an order: sequential, reverse, pairwise, binary-tree, \
+                     below, windows, kblocks, split, pieces, peel, rotate or fanout (or \
+                     doubling, fold, or an order: sequential, reverse, pairwise, binary-tree, \
                      strided:K, blocked:B, fused:K)",
                     abbreviated(name)
                 ));
@@ -324,6 +336,9 @@ mod tests {
             "body(8, interleave(2, sequential, sequential), first)",
             "kblocks(320, 8, body(8, interleave(2, sequential, sequential), first))",
             "split(4, sequential, doubling)",
+            "rotate(3, sequential)",
+            "split(6, sequential, fanout(2))",
+            "fanout(1099511627776)",
         ] {
             assert_eq!(f(s).to_string(), s);
         }
@@ -340,6 +355,11 @@ mod tests {
             ("strided", "needs a lane count"),
             ("peel(4, pairwise)", "must be interleave"),
             ("windows(1, sequential)", "never shrink"),
+            ("fanout(1)", "fan-out of at least 2"),
+            ("fanout(0)", "fan-out of at least 2"),
+            ("fanout", "needs a fan-out"),
+            ("fanout(2, sequential)", "expected ')'"),
+            ("fanout(1099511627777)", "too large"),
             ("peel(8, interleave(8, sequential, pairwise))", "at most 7"),
             (
                 "peel(4, body(8, interleave(2, sequential, sequential), first))",

@@ -69,7 +69,9 @@ impl Formula {
                 inner.phrase(),
                 outer.phrase()
             ),
-            Formula::Doubling | Formula::Fold => format!("the summands {}", self.phrase()),
+            Formula::Doubling | Formula::Fold | Formula::Fanout(_) => {
+                format!("the summands {}", self.phrase())
+            }
             Formula::KBlocks(q, u, inner) => format!(
                 "blocks of {q} summands while at least {} remain, a rest between {q} and {} \
                  cut in two ({}), each block {}, the blocks added left to right",
@@ -134,6 +136,11 @@ impl Formula {
             Formula::Fold => "folded in halves, as a vector register's lanes are (those at even \
                               places and those at odd places each folded so, then added)"
                 .into(),
+            Formula::Fanout(f) => format!(
+                "combined over Open MPI's tree of fan-out {f} rooted at the first (levels of 1, \
+                 {f}, {f}^2, … values; value r of level L is the parent of r + i·{f}^L for i = 1 \
+                 to {f}, and adds their sums to its own one at a time, in that order)"
+            ),
             _ => format!("summed as {}", self.clause()),
         }
     }

@@ -333,3 +333,48 @@ fn refit(trees: &[SummationTree], failed: Formula, at: usize) -> Inference {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reveal::Silent;
+    use crate::workflow::Confirm;
+
+    /// Open MPI's nonoverlapping allreduce on 6 ranks, as a black box:
+    /// explained from small sizes as its formula, which then holds at a
+    /// size the explanation never revealed.
+    #[test]
+    fn a_reduce_over_open_mpis_binary_tree_is_explained() {
+        let spec = "native:split(6, sequential, fanout(2))";
+        let truth: Formula = "split(6, sequential, fanout(2))".parse().unwrap();
+        let mut open = |o: &ProbeOptions| crate::open(spec, o);
+        let sizes = ExplainSizes {
+            reveal: (1..=24).chain([31, 32, 33, 64, 100]).collect(),
+            verify: vec![257],
+            ..Default::default()
+        };
+        let explained = explain(
+            &sizes,
+            &ProbeOptions::default(),
+            &Options::default(),
+            &Confirm::default(),
+            spec,
+            &mut open,
+            &mut Silent,
+        )
+        .unwrap();
+        let Explained::Found {
+            inference,
+            trees,
+            verified,
+        } = explained
+        else {
+            panic!("{spec} has an order");
+        };
+        assert_eq!(inference.formula, Some(truth.clone()));
+        assert_eq!(verified, [257]);
+        // The tree revealed there, not the one predicted, is the formula's.
+        let at_257 = trees.iter().find(|t| t.n() == 257).expect("revealed");
+        assert_eq!(*at_257, truth.tree(257));
+    }
+}

@@ -393,7 +393,11 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
                 })
         })
         .collect();
-    // An MPI job's ranks: a block each, combined as MPI does.
+    // An MPI job's ranks: a block each, combined as Open MPI's allreduce
+    // algorithms do: recursive doubling, its binary tree (nonoverlapping),
+    // its linear reduce (from the last rank down), and its ring, which
+    // starts each element's sum at its chunk's rank `K` (`K = 0` is
+    // sequential).
     let ranks: Vec<Formula> = (2..=16)
         .flat_map(|p| {
             [Order::Sequential, Order::Pairwise]
@@ -403,8 +407,11 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
                         Formula::Doubling,
                         Order::Sequential.into(),
                         Order::Pairwise.into(),
+                        Formula::Fanout(2),
+                        Order::Reverse.into(),
                     ]
                     .into_iter()
+                    .chain((1..p).map(|k| Formula::Rotate(k, Box::new(Order::Sequential.into()))))
                     .map(move |outer| Formula::Split(p, Box::new(inner.into()), Box::new(outer)))
                 })
         })
