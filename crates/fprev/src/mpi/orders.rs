@@ -19,7 +19,8 @@
 //!   the segmented ring with no segment size set is the ring;
 //! - `nonoverlapping`: a reduce, then a broadcast; the reduce is Open
 //!   MPI's own choice by message size (a binary tree, `fanout(2)`, for
-//!   small messages, a chain or a binomial tree for large ones), so no one
+//!   small messages, a chain, `reverse`, or a binomial tree, `binomial`,
+//!   for large ones: `outputs/mpi/regimes.md`), so no one
 //!   formula is its description's.
 //!
 //! ```

@@ -408,6 +408,7 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
                         Order::Sequential.into(),
                         Order::Pairwise.into(),
                         Formula::Fanout(2),
+                        Formula::Binomial,
                         Order::Reverse.into(),
                     ]
                     .into_iter()
