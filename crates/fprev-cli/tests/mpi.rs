@@ -207,6 +207,47 @@ fn assert_fails(o: &Output, code: i32, needle: &str) {
     );
 }
 
+/// `--mpi` asserts the MPI this build links (Open MPI): MPICH is one
+/// line, exit 2, saying how to build for it; `fprev probes` says which.
+#[test]
+fn mpi_names_the_linked_implementation() {
+    assert_fails(
+        &fprev(&[
+            "reveal",
+            "mpi:allreduce",
+            "-n",
+            "8",
+            "--ranks",
+            "2",
+            "--mpi",
+            "mpich",
+        ]),
+        2,
+        "an fprev for MPICH is built with `MPICC=mpicc.mpich cargo build --features mpi`",
+    );
+    assert_fails(
+        &fprev(&["reveal", "mpi:allreduce", "-n", "8", "--mpi", "lam"]),
+        2,
+        "no such MPI implementation; fprev knows openmpi and mpich",
+    );
+    let o = fprev(&[
+        "reveal",
+        "mpi:allreduce",
+        "-n",
+        "4",
+        "--ranks",
+        "2",
+        "--mpi",
+        "openmpi",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let probes = text(&fprev(&["probes"]).stdout);
+    assert!(
+        probes.contains("available (links Open MPI v") && probes.contains("--mpi openmpi)"),
+        "{probes}"
+    );
+}
+
 #[test]
 fn mpi_black_boxes_need_a_job_and_say_how_to_get_one() {
     assert_fails(
@@ -432,6 +473,12 @@ fn each_allreduce_algorithm_is_its_own_order() {
         &fprev(&["reveal", "mpi:allreduce@fastest", "-n", "8", "--ranks", "2"]),
         2,
         "no such allreduce algorithm",
+    );
+    // MPICH's algorithms are MPICH's: this build links Open MPI.
+    assert_fails(
+        &fprev(&["reveal", "mpi:allreduce@smp", "-n", "8", "--ranks", "2"]),
+        2,
+        "smp is MPICH's (an fprev for it is built with `MPICC=mpicc.mpich cargo build",
     );
     assert_fails(
         &fprev(&["reveal", "mpi:binary-tree@ring", "-n", "8", "--ranks", "2"]),

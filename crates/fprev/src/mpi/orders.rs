@@ -1,5 +1,5 @@
-//! The order each of Open MPI's allreduce algorithms gives an element of
-//! the vector, written from the algorithm's description, not from a
+//! The order each of Open MPI's and MPICH's allreduce algorithms gives an
+//! element of the vector, written from the algorithm's description, not from a
 //! reveal: what reveals of `mpi:allreduce[:LOCAL]@ALGORITHM` are checked
 //! against (docs/ALGORITHMS.md, MPI's allreduce algorithms).
 //!
@@ -20,7 +20,14 @@
 //! - `nonoverlapping`: a reduce, then a broadcast; the reduce is Open
 //!   MPI's own choice by message size (a binary tree, `fanout(2)`, for
 //!   small messages, a chain or a binomial tree for large ones), so no one
-//!   formula is its description's.
+//!   formula is its description's;
+//! - MPICH's `smp` on one node: a binomial reduce to rank 0 (rank `r`
+//!   sends to `r - 2^j` at its lowest set bit `j`: `binary-tree`), then a
+//!   broadcast, for messages MPICH reduces so (up to 256 elements, its 2 KiB
+//!   short-message size in f64); past them its reduce is its own choice by
+//!   size;
+//! - MPICH's `nb`: `MPI_Iallreduce`, whose algorithm MPICH chooses by size,
+//!   so no one formula is its description's.
 //!
 //! ```
 //! use fprev::mpi::algorithm::Algorithm;
@@ -57,7 +64,8 @@ pub fn formula(
             ring_chunk(ranks, count, element),
             Box::new(Order::Sequential.into()),
         ),
-        Algorithm::Nonoverlapping => return None,
+        Algorithm::Smp if count <= SHORT_REDUCE => Order::BinaryTree.into(),
+        Algorithm::Nonoverlapping | Algorithm::Smp | Algorithm::Nonblocking => return None,
     };
     Some(Formula::Split(
         ranks,
@@ -65,6 +73,10 @@ pub fn formula(
         Box::new(outer),
     ))
 }
+
+/// Elements of the longest vector MPICH reduces by a binomial tree (its
+/// `MPIR_CVAR_REDUCE_SHORT_MSG_SIZE`, 2,048 bytes, in f64).
+const SHORT_REDUCE: usize = 256;
 
 /// The chunk of a ring allreduce that holds `element`: `ranks` chunks as
 /// even as can be, the first `count mod ranks` one element longer.
