@@ -10,7 +10,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
 
 use fprev::SummationTree;
 
@@ -189,14 +188,9 @@ fn each_mpich_algorithm_is_its_description() {
 
 /// One `fprev: error:` line with every needle, exit status `code`.
 fn assert_fails(o: &Output, code: i32, needles: &[&str]) {
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(code), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = common::assert_error(o, code);
     for needle in needles {
-        assert!(
-            err.starts_with("fprev: error: ") && err.contains(needle),
-            "{needle}: {err}"
-        );
+        assert!(err.contains(needle), "{needle}: {err}");
     }
 }
 
@@ -264,15 +258,6 @@ fn an_mpich_build_says_so_and_refuses_what_is_open_mpis() {
     assert_eq!(first, Some(tree(&binomial(&leaves))), "{}", text(&o.stdout));
 }
 
-/// The processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let out = Command::new("pgrep").args(["-f", marker]).output().unwrap();
-    text(&out.stdout)
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect()
-}
-
 /// A Hydra job past its `--mpi-timeout` is stopped, every rank with it
 /// (each rank runs in a session of its own under Hydra's proxy).
 #[test]
@@ -282,35 +267,8 @@ fn an_mpich_job_past_its_time_is_stopped_with_every_process() {
     };
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("slow-mpich-job-marker.json");
-    let o = run(
-        &bin,
-        &[
-            "reveal",
-            "mpi:binary-tree",
-            "-n",
-            "16384",
-            "--no-pack",
-            "--batch",
-            "1",
-            "--pivot",
-            "min",
-            "--ranks",
-            "3",
-            "--mpi-timeout",
-            "1",
-            "-o",
-            marker.to_str().unwrap(),
-        ],
-    );
+    let o = run(&bin, &common::long_mpi_reveal(&marker, "3", "1"));
     assert_fails(&o, 3, &["ran longer than 1 s and was stopped"]);
     assert!(!marker.exists(), "nothing written half-way");
-    let started = Instant::now();
-    while !processes_with(marker.to_str().unwrap()).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "processes left behind: {:?}",
-            processes_with(marker.to_str().unwrap())
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::wait_until_gone(marker.to_str().unwrap());
 }

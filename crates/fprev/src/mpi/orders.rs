@@ -39,6 +39,9 @@
 //! let few = formula(Algorithm::Ring, 4, 3, 2, Order::Sequential).unwrap();
 //! assert_eq!(few.to_string(), "split(4, sequential, doubling)");
 //! assert!(formula(Algorithm::Nonoverlapping, 4, 64, 0, Order::Sequential).is_none());
+//! let smp = formula(Algorithm::Smp, 5, 64, 0, Order::Sequential).unwrap();
+//! assert_eq!(smp.to_string(), "split(5, sequential, binary-tree)");
+//! assert!(formula(Algorithm::Smp, 5, 131072, 0, Order::Sequential).is_none());
 //! ```
 
 use super::algorithm::Algorithm;
