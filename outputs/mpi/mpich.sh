@@ -47,14 +47,19 @@ cell() {
     fi
 }
 
+# linked BINARY: the MPI it links, as `fprev probes` says.
+linked() {
+    "$1" probes | grep -o 'links [^:]*' | head -1 | cut -c7-
+}
+
 mpich_algorithms="auto recursive-doubling reduce-scatter-allgather smp nb"
 openmpi_algorithms="auto recursive-doubling rabenseifner ring"
 started=$(date +%s)
 {
     echo "# MPICH's allreduce algorithms, and MPICH against Open MPI"
     echo
-    echo "Made by \`bash outputs/mpi/mpich.sh\` with $("$mpich" probes | grep -o 'links [^:]*' | head -1)"
-    echo "(Debian \`mpich\`, ch4:ucx, Hydra's \`mpiexec.mpich\`) and $("$openmpi" probes | grep -o 'links [^:]*' | head -1)"
+    echo "Made by \`bash outputs/mpi/mpich.sh\` with $(linked "$mpich")"
+    echo "(Debian \`mpich\`, ch4:ucx, Hydra's \`mpiexec.mpich\`) and $(linked "$openmpi")"
     echo "(\`mpirun\`) on $(nproc) cores, ranks past them oversubscribed: two builds of fprev,"
     echo "one per MPI. Each tree is confirmed by replay (reveal's default check: 48 random"
     echo "inputs, the same bits) unless marked."

@@ -110,8 +110,8 @@ impl Algorithm {
                     (ALGORITHM_VAR, number.to_string()),
                 ]
             }
-            // MPICH's ch4 device runs its own allreduce unless told to leave
-            // collectives to the algorithm the CVAR chooses.
+            // MPICH's ch4 device may take the allreduce over (its own shared
+            // memory one) before the CVAR's algorithm is looked at.
             Implementation::Mpich => vec![
                 (DEVICE_COLLECTIVES, "none".into()),
                 (CVAR, name.replace('-', "_")),
