@@ -17,6 +17,8 @@ command -v chromium >/dev/null || need_apt+=(chromium)
 # MPI: Open MPI for the mpi feature and its tests; rsmpi's bindgen needs libclang.
 command -v mpirun >/dev/null || need_apt+=(openmpi-bin)
 dpkg -s libopenmpi-dev >/dev/null 2>&1 || need_apt+=(libopenmpi-dev)
+# MPICH, the second MPI: its tests run an fprev built against it (below).
+dpkg -s libmpich-dev >/dev/null 2>&1 || need_apt+=(mpich libmpich-dev)
 dpkg -s libclang1-14 >/dev/null 2>&1 || need_apt+=(libclang1-14)
 dpkg -s libclang-common-14-dev >/dev/null 2>&1 || need_apt+=(libclang-common-14-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -42,6 +44,14 @@ if [ ${#need_pip[@]} -gt 0 ]; then
   python3 -m pip install -q --disable-pip-version-check "${need_pip[@]}"
 fi
 
+# Installing MPICH may register its mpicc and mpirun as Debian's defaults;
+# the Open MPI build and its tests need Open MPI's.
+if [ -x /usr/bin/mpicc.openmpi ] && [ -x /usr/bin/mpirun.openmpi ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO update-alternatives --set mpi /usr/bin/mpicc.openmpi >/dev/null
+  $SUDO update-alternatives --set mpirun /usr/bin/mpirun.openmpi >/dev/null
+fi
+
 # rustfmt and clippy come with the machine's toolchain; they cannot be
 # fetched here, so a missing one is reported and skipped, not fatal.
 if cargo fmt --version >/dev/null 2>&1; then
@@ -59,7 +69,10 @@ fi
 # crates/fprev-cli/tests/linkage.rs checks links only what a bare machine has.
 cargo build --release
 ./target/release/fprev reveal >/dev/null
-cargo test --all-features
+# An fprev linked against MPICH (a binary links one MPI), for
+# crates/fprev-cli/tests/mpich.rs.
+MPICC=mpicc.mpich CARGO_TARGET_DIR=target/mpich cargo build --release --features mpi -p fprev-cli
+FPREV_MPICH_BIN="$PWD/target/mpich/release/fprev" cargo test --all-features
 
 # The Python package (python/), installed the way users install it, into a
 # virtualenv that also sees this machine's NumPy and JAX; its suite builds

@@ -172,10 +172,17 @@ pub(crate) struct BlackBoxArgs {
 
 #[derive(Args, Debug, Clone)]
 pub(crate) struct MpiArgs {
-    /// MPI ranks to run an mpi: black box on: fprev starts `mpirun -np P`
-    /// itself (under your own mpirun, the job's size).
+    /// MPI ranks to run an mpi: black box on: fprev starts the job itself
+    /// with the launcher of the MPI it links, `mpirun -np P` (Open MPI) or
+    /// `mpiexec.mpich -n P` (MPICH) (under your own launcher, the job's
+    /// size).
     #[arg(long, value_name = "P", value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) ranks: Option<u16>,
+    /// The MPI implementation this fprev must link: openmpi or mpich
+    /// (`fprev probes` says which it does); another is an error saying how
+    /// to build for it.
+    #[arg(long, value_name = "IMPLEMENTATION")]
+    pub(crate) mpi: Option<String>,
     /// Seconds an MPI job started by --ranks may run before it is stopped,
     /// every process of it.
     #[arg(long, value_name = "SECONDS", default_value_t = 600,

@@ -24,11 +24,10 @@ use crate::{guard, mpi_job, write};
 /// Runs `command` and returns the process exit status; an error's status
 /// is the caller's to map.
 pub(crate) fn run(command: Command) -> Result<i32> {
-    // With --ranks outside an MPI job, fprev reruns itself under mpirun and
-    // reports that job's status.
+    // With --ranks outside an MPI job, fprev reruns itself under the MPI
+    // launcher and reports that job's status.
     if let Some(mpi) = command.mpi()
-        && let Some(ranks) = mpi.ranks
-        && let Some(code) = mpi_job::run(usize::from(ranks), mpi.mpi_timeout)?
+        && let Some(code) = mpi_job::run(mpi)?
     {
         return Ok(code);
     }
@@ -54,6 +53,17 @@ pub(crate) fn run(command: Command) -> Result<i32> {
                 let status = match family.available() {
                     Ok(()) => "available".to_string(),
                     Err(why) => format!("unavailable: {why}"),
+                };
+                // Which MPI a build links decides its launcher and algorithms.
+                #[cfg(feature = "mpi")]
+                let status = if family.prefix == "mpi" {
+                    format!(
+                        "{status} (links {}: --mpi {})",
+                        fprev::mpi::Implementation::version(),
+                        fprev::mpi::Implementation::linked().name()
+                    )
+                } else {
+                    status
                 };
                 write::println(format_args!(
                     "{:<32} {:<50} {status}",

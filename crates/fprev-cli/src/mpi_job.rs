@@ -1,8 +1,10 @@
-//! `--ranks P`: starting an MPI job from the command line. `mpirun -np P
-//! fprev ARGS` runs every rank; rank 0's output is passed on as if fprev had
-//! run alone, its exit status returned (through the file that
-//! [`fprev::mpi::STATUS_VAR`] names), and the whole job killed if it outlives
-//! its time. What the ranks do inside the job is the library's
+//! `--ranks P`: starting an MPI job from the command line with the launcher
+//! of the MPI this fprev links ([`fprev::mpi::Implementation`]): Open MPI's
+//! `mpirun -np P`, or MPICH's Hydra `mpiexec.mpich -n P`, runs every rank;
+//! rank 0's output is passed on as if fprev had run alone, its exit status
+//! returned (through the file that [`fprev::mpi::STATUS_VAR`] names), and
+//! the whole job killed if it outlives its time. `--mpi` asserts which MPI
+//! that is. What the ranks do inside the job is the library's
 //! [`fprev::mpi`].
 
 #[cfg(feature = "mpi")]
@@ -10,40 +12,58 @@ use std::ffi::OsString;
 #[cfg(feature = "mpi")]
 use std::io::Write;
 #[cfg(feature = "mpi")]
-use std::path::Path;
+use std::path::{Path, PathBuf};
 #[cfg(feature = "mpi")]
 use std::process::{Command, Stdio};
 #[cfg(feature = "mpi")]
 use std::time::{Duration, Instant};
 
 #[cfg(feature = "mpi")]
-use fprev::mpi::STATUS_VAR;
+use fprev::mpi::{Implementation, STATUS_VAR};
 use fprev::{Error, Result};
 
-/// `--ranks P`: outside an MPI job, runs this command line under `mpirun
-/// -np P` and returns its exit status; inside one, `None`: the command runs
-/// here (its black box checks the job's size).
+use crate::args::MpiArgs;
+
+/// `--mpi` and `--ranks P`: checks that the MPI asked for is the linked
+/// one; then, outside an MPI job, runs this command line under the
+/// launcher with P ranks and returns its exit status; otherwise `None`:
+/// the command runs here (its black box checks the job's size).
 #[cfg(feature = "mpi")]
-pub(crate) fn run(ranks: usize, timeout: u64) -> Result<Option<i32>> {
+pub(crate) fn run(mpi: &MpiArgs) -> Result<Option<i32>> {
+    if let Some(asked) = &mpi.mpi {
+        Implementation::require(asked.parse()?)?;
+    }
+    let Some(ranks) = mpi.ranks else {
+        return Ok(None);
+    };
     if fprev::mpi::in_job() {
         return Ok(None);
     }
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    relaunch(ranks, &args, std::time::Duration::from_secs(timeout)).map(Some)
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    relaunch(
+        usize::from(ranks),
+        &args,
+        Duration::from_secs(mpi.mpi_timeout),
+    )
+    .map(Some)
 }
 
 #[cfg(not(feature = "mpi"))]
-pub(crate) fn run(_: usize, _: u64) -> Result<Option<i32>> {
+pub(crate) fn run(mpi: &MpiArgs) -> Result<Option<i32>> {
+    if mpi.ranks.is_none() && mpi.mpi.is_none() {
+        return Ok(None);
+    }
     Err(Error::Input(
-        "--ranks runs an MPI job, but this fprev was built without the 'mpi' feature: rebuild \
-         with `cargo build --features mpi` (needs libopenmpi-dev)"
+        "--ranks and --mpi are for MPI jobs, but this fprev was built without the 'mpi' feature: rebuild \
+         with `cargo build --features mpi` (needs libopenmpi-dev), or for MPICH with \
+         `MPICC=mpicc.mpich cargo build --features mpi` (needs libmpich-dev)"
             .into(),
     ))
 }
 
-/// Runs this fprev command line under `mpirun -np ranks`, passes rank 0's
-/// output on, and returns its exit status. The job is killed (all its
-/// processes) if it runs longer than `timeout`.
+/// Runs this fprev command line under the linked MPI's launcher with
+/// `ranks` ranks, passes rank 0's output on, and returns its exit status.
+/// The job is killed (all its processes) if it runs longer than `timeout`.
 #[cfg(feature = "mpi")]
 fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
     let system = |what: &str| {
@@ -53,34 +73,53 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
             source: e.into(),
         }
     };
-    let exe = std::env::current_exe()
-        .map_err(system("cannot find the fprev binary to run under mpirun"))?;
+    let implementation = Implementation::linked();
+    let launcher = implementation.launcher();
+    let exe = std::env::current_exe().map_err(system(
+        "cannot find the fprev binary to run under the MPI launcher",
+    ))?;
     let dir = tempfile::tempdir().map_err(system("cannot make a directory for the MPI job"))?;
     let status = dir.path().join("status");
     let output = dir.path().join("output");
-    let mpirun_log = std::fs::File::create(dir.path().join("mpirun.log"))
+    let launcher_log = std::fs::File::create(dir.path().join("launcher.log"))
         .map_err(system("cannot make the MPI job's log"))?;
-    let mut command = Command::new("mpirun");
+    let mut command = Command::new(launcher);
+    match implementation {
+        Implementation::OpenMpi => {
+            command
+                .args([
+                    "-np",
+                    &ranks.to_string(),
+                    "--oversubscribe",
+                    "--output-filename",
+                ])
+                .arg(&output)
+                // Open MPI refuses to run as root unless told.
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        }
+        Implementation::Mpich => {
+            std::fs::create_dir(&output)
+                .map_err(system("cannot make the MPI job's output folder"))?;
+            // Hydra passes the environment on to every rank.
+            command
+                .args(["-n", &ranks.to_string(), "-outfile-pattern"])
+                .arg(output.join("rank.%r.stdout"))
+                .arg("-errfile-pattern")
+                .arg(output.join("rank.%r.stderr"));
+        }
+    }
     command
-        .args([
-            "-np",
-            &ranks.to_string(),
-            "--oversubscribe",
-            "--output-filename",
-        ])
-        .arg(&output)
         .arg(exe)
         .args(args)
         .env(STATUS_VAR, &status)
-        // Open MPI refuses to run as root unless told.
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         // A file, not a pipe: a pipe nobody reads while waiting could fill
-        // and stall mpirun.
-        .stderr(mpirun_log);
-    // An algorithm the spec names is Open MPI's to read as the job starts.
+        // and stall the launcher.
+        .stderr(launcher_log);
+    // An algorithm the spec names is the library's to read as the job
+    // starts.
     let spec = args
         .iter()
         .filter_map(|a| a.to_str())
@@ -90,20 +129,25 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
     }
     {
         use std::os::unix::process::CommandExt;
-        // A process group of its own, to stop every process of the job.
+        // A process group of its own, to stop every process of the job
+        // (Hydra's proxies, in sessions of their own, end their ranks when
+        // the launcher is gone).
         command.process_group(0);
     }
     let mut child = command.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::Input(
-            "mpirun is not installed: --ranks starts an MPI job with it (Debian: apt-get install \
-             openmpi-bin), or run fprev under your own mpirun"
-                .into(),
-        ),
-        _ => Error::Input(format!("cannot start mpirun: {e}")),
+        std::io::ErrorKind::NotFound => Error::Input(format!(
+            "{launcher} is not installed: --ranks starts an MPI job with it (this fprev links \
+             {implementation}; Debian: apt-get install {}), or run fprev under your own launcher",
+            implementation.package()
+        )),
+        _ => Error::Input(format!("cannot start {launcher}: {e}")),
     })?;
     let started = Instant::now();
     let exit = loop {
-        if let Some(exit) = child.try_wait().map_err(system("cannot wait for mpirun"))? {
+        if let Some(exit) = child
+            .try_wait()
+            .map_err(system("cannot wait for the MPI launcher"))?
+        {
             break exit;
         }
         if started.elapsed() > timeout {
@@ -120,40 +164,57 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mpirun_said = std::fs::read_to_string(dir.path().join("mpirun.log")).unwrap_or_default();
+    let launcher_said =
+        std::fs::read_to_string(dir.path().join("launcher.log")).unwrap_or_default();
     // Rank 0's own output, as if it had run alone.
-    let rank0 = rank_zero(&output.join("1"));
-    if let Some(rank0) = &rank0 {
-        pass_on(&rank0.join("stdout"), &mut std::io::stdout());
-        pass_on(&rank0.join("stderr"), &mut std::io::stderr());
+    let rank0 = rank_zero(implementation, &output);
+    if let Some([stdout, stderr]) = &rank0 {
+        pass_on(stdout, &mut std::io::stdout());
+        pass_on(stderr, &mut std::io::stderr());
     }
     match std::fs::read_to_string(&status)
         .ok()
         .and_then(|s| s.trim().parse().ok())
     {
         Some(_) if rank0.is_none() => Err(Error::BlackBox(format!(
-            "the MPI job finished, but rank 0's output is not in {} where mpirun \
-             --output-filename was to put it",
+            "the MPI job finished, but rank 0's output is not in {} where {launcher} was to put \
+             it",
             output.display()
         ))),
         Some(code) => Ok(code),
         None => Err(Error::BlackBox(format!(
-            "the MPI job failed before rank 0 finished (mpirun {}){}",
+            "the MPI job failed before rank 0 finished ({launcher} {}){}",
             exit,
-            mpirun_said
+            launcher_said
                 .lines()
                 .map(str::trim)
-                .find(|l| !l.is_empty() && !l.starts_with('-'))
+                .find(|l| !l.is_empty() && !l.starts_with('-') && !l.starts_with('='))
                 .map(|l| format!(": {l}"))
                 .unwrap_or_default()
         ))),
     }
 }
 
-/// Rank 0's folder of an `--output-filename` job: `rank.0`, or `rank.00`
-/// and so on, as Open MPI pads rank numbers to the job's widest.
+/// Rank 0's stdout and stderr files in the job's `output` folder, where
+/// the launcher writes them; `None` where they cannot be found.
 #[cfg(feature = "mpi")]
-fn rank_zero(job: &Path) -> Option<std::path::PathBuf> {
+fn rank_zero(implementation: Implementation, output: &Path) -> Option<[PathBuf; 2]> {
+    match implementation {
+        Implementation::OpenMpi => {
+            let rank0 = open_mpi_rank_zero(&output.join("1"))?;
+            Some([rank0.join("stdout"), rank0.join("stderr")])
+        }
+        // Hydra makes a rank's file at its first output: none is none.
+        Implementation::Mpich => {
+            Some(["stdout", "stderr"].map(|f| output.join(format!("rank.0.{f}"))))
+        }
+    }
+}
+
+/// Rank 0's folder of an Open MPI `--output-filename` job: `rank.0`, or
+/// `rank.00` and so on, as Open MPI pads rank numbers to the job's widest.
+#[cfg(feature = "mpi")]
+fn open_mpi_rank_zero(job: &Path) -> Option<PathBuf> {
     std::fs::read_dir(job)
         .ok()?
         .flatten()

@@ -207,6 +207,47 @@ fn assert_fails(o: &Output, code: i32, needle: &str) {
     );
 }
 
+/// `--mpi` asserts the MPI this build links (Open MPI): MPICH is one
+/// line, exit 2, saying how to build for it; `fprev probes` says which.
+#[test]
+fn mpi_names_the_linked_implementation() {
+    assert_fails(
+        &fprev(&[
+            "reveal",
+            "mpi:allreduce",
+            "-n",
+            "8",
+            "--ranks",
+            "2",
+            "--mpi",
+            "mpich",
+        ]),
+        2,
+        "an fprev for MPICH is built with `MPICC=mpicc.mpich cargo build --features mpi`",
+    );
+    assert_fails(
+        &fprev(&["reveal", "mpi:allreduce", "-n", "8", "--mpi", "lam"]),
+        2,
+        "no such MPI implementation; fprev knows openmpi and mpich",
+    );
+    let o = fprev(&[
+        "reveal",
+        "mpi:allreduce",
+        "-n",
+        "4",
+        "--ranks",
+        "2",
+        "--mpi",
+        "openmpi",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let probes = text(&fprev(&["probes"]).stdout);
+    assert!(
+        probes.contains("available (links Open MPI v") && probes.contains("--mpi openmpi)"),
+        "{probes}"
+    );
+}
+
 #[test]
 fn mpi_black_boxes_need_a_job_and_say_how_to_get_one() {
     assert_fails(
@@ -234,48 +275,11 @@ fn mpi_black_boxes_need_a_job_and_say_how_to_get_one() {
     assert_fails(&o, 2, "mpirun is not installed");
 }
 
-/// The processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let out = Command::new("pgrep").args(["-f", marker]).output().unwrap();
-    text(&out.stdout)
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect()
-}
-
-/// A reveal long enough to interrupt: a large tree, one query per call.
+/// A reveal long enough to interrupt (see [`common::long_mpi_reveal`]).
 fn long_reveal(marker: &Path, ranks: &str, timeout: &str) -> Command {
     let mut cmd = Command::cargo_bin("fprev").unwrap();
-    cmd.args([
-        "reveal",
-        "mpi:binary-tree",
-        "-n",
-        "16384",
-        "--no-pack",
-        "--batch",
-        "1",
-        "--pivot",
-        "min",
-        "--ranks",
-        ranks,
-        "--mpi-timeout",
-        timeout,
-        "-o",
-        marker.to_str().unwrap(),
-    ]);
+    cmd.args(common::long_mpi_reveal(marker, ranks, timeout));
     cmd
-}
-
-fn wait_until_gone(marker: &str) {
-    let started = Instant::now();
-    while !processes_with(marker).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "processes left behind: {:?}",
-            processes_with(marker)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 #[test]
@@ -285,7 +289,7 @@ fn a_job_past_its_time_is_stopped_with_every_process() {
     let o = long_reveal(&marker, "3", "1").output().unwrap();
     assert_fails(&o, 3, "ran longer than 1 s and was stopped");
     assert!(!marker.exists(), "nothing written half-way");
-    wait_until_gone(marker.to_str().unwrap());
+    common::wait_until_gone(marker.to_str().unwrap());
 }
 
 #[test]
@@ -300,7 +304,7 @@ fn a_rank_that_dies_ends_the_job_with_a_clear_error() {
     // Kill rank 2 once it runs.
     let started = Instant::now();
     let killed = loop {
-        let rank2 = processes_with(marker.to_str().unwrap())
+        let rank2 = common::processes_with(marker.to_str().unwrap())
             .into_iter()
             .find(|pid| {
                 std::fs::read(format!("/proc/{pid}/environ"))
@@ -323,7 +327,7 @@ fn a_rank_that_dies_ends_the_job_with_a_clear_error() {
     let o = child.wait_with_output().unwrap();
     assert_fails(&o, 3, "the MPI job failed before rank 0 finished");
     assert!(killed > 0 && !marker.exists());
-    wait_until_gone(marker.to_str().unwrap());
+    common::wait_until_gone(marker.to_str().unwrap());
 }
 
 #[test]
@@ -432,6 +436,12 @@ fn each_allreduce_algorithm_is_its_own_order() {
         &fprev(&["reveal", "mpi:allreduce@fastest", "-n", "8", "--ranks", "2"]),
         2,
         "no such allreduce algorithm",
+    );
+    // MPICH's algorithms are MPICH's: this build links Open MPI.
+    assert_fails(
+        &fprev(&["reveal", "mpi:allreduce@smp", "-n", "8", "--ranks", "2"]),
+        2,
+        "smp is MPICH's (an fprev for it is built with `MPICC=mpicc.mpich cargo build",
     );
     assert_fails(
         &fprev(&["reveal", "mpi:binary-tree@ring", "-n", "8", "--ranks", "2"]),

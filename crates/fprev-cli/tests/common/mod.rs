@@ -109,3 +109,48 @@ pub fn compile_c(dir: &Path, name: &str, source: &str) -> PathBuf {
     assert!(status.success(), "cc failed on {}", c.display());
     lib
 }
+
+/// The arguments of an MPI reveal long enough to interrupt: a large tree,
+/// one query per call, on `ranks` ranks, stopped past `timeout` seconds,
+/// writing `marker` (which names its processes) if it ever ends.
+pub fn long_mpi_reveal<'a>(marker: &'a Path, ranks: &'a str, timeout: &'a str) -> [&'a str; 15] {
+    [
+        "reveal",
+        "mpi:binary-tree",
+        "-n",
+        "16384",
+        "--no-pack",
+        "--batch",
+        "1",
+        "--pivot",
+        "min",
+        "--ranks",
+        ranks,
+        "--mpi-timeout",
+        timeout,
+        "-o",
+        marker.to_str().unwrap(),
+    ]
+}
+
+/// The processes whose command line holds `marker`.
+pub fn processes_with(marker: &str) -> Vec<u32> {
+    let out = Command::new("pgrep").args(["-f", marker]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+/// Waits (10 s at most) until no process holds `marker`.
+pub fn wait_until_gone(marker: &str) {
+    let started = std::time::Instant::now();
+    while !processes_with(marker).is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "processes left behind: {:?}",
+            processes_with(marker)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

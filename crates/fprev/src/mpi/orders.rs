@@ -1,5 +1,5 @@
-//! The order each of Open MPI's allreduce algorithms gives an element of
-//! the vector, written from the algorithm's description, not from a
+//! The order each of Open MPI's and MPICH's allreduce algorithms gives an
+//! element of the vector, written from the algorithm's description, not from a
 //! reveal: what reveals of `mpi:allreduce[:LOCAL]@ALGORITHM` are checked
 //! against (docs/ALGORITHMS.md, MPI's allreduce algorithms).
 //!
@@ -19,9 +19,16 @@
 //!   the segmented ring with no segment size set is the ring;
 //! - `nonoverlapping`: a reduce, then a broadcast; the reduce is Open
 //!   MPI's own choice by message size (a binary tree, `fanout(2)`, for
-//!   small messages, a chain, `reverse`, or a binomial tree, `binomial`,
-//!   for large ones: `outputs/mpi/regimes.md`), so no one
-//!   formula is its description's.
+//!   small messages, a chain, `reverse`, or a binomial tree, `binary-tree`,
+//!   for larger ones: `outputs/mpi/regimes.md`), so no one
+//!   formula is its description's;
+//! - MPICH's `smp` on one node: a binomial reduce to rank 0 (rank `r`
+//!   sends to `r - 2^j` at its lowest set bit `j`: `binary-tree`), then a
+//!   broadcast, for messages MPICH reduces so (up to 256 elements, its 2 KiB
+//!   short-message size in f64); past them its reduce is its own choice by
+//!   size;
+//! - MPICH's `nb`: `MPI_Iallreduce`, whose algorithm MPICH chooses by size,
+//!   so no one formula is its description's.
 //!
 //! ```
 //! use fprev::mpi::algorithm::Algorithm;
@@ -33,6 +40,9 @@
 //! let few = formula(Algorithm::Ring, 4, 3, 2, Order::Sequential).unwrap();
 //! assert_eq!(few.to_string(), "split(4, sequential, doubling)");
 //! assert!(formula(Algorithm::Nonoverlapping, 4, 64, 0, Order::Sequential).is_none());
+//! let smp = formula(Algorithm::Smp, 5, 64, 0, Order::Sequential).unwrap();
+//! assert_eq!(smp.to_string(), "split(5, sequential, binary-tree)");
+//! assert!(formula(Algorithm::Smp, 5, 131072, 0, Order::Sequential).is_none());
 //! ```
 
 use super::algorithm::Algorithm;
@@ -58,7 +68,8 @@ pub fn formula(
             ring_chunk(ranks, count, element),
             Box::new(Order::Sequential.into()),
         ),
-        Algorithm::Nonoverlapping => return None,
+        Algorithm::Smp if count <= SHORT_REDUCE => Order::BinaryTree.into(),
+        Algorithm::Nonoverlapping | Algorithm::Smp | Algorithm::Nonblocking => return None,
     };
     Some(Formula::Split(
         ranks,
@@ -66,6 +77,10 @@ pub fn formula(
         Box::new(outer),
     ))
 }
+
+/// Elements of the longest vector MPICH reduces by a binomial tree (its
+/// `MPIR_CVAR_REDUCE_SHORT_MSG_SIZE`, 2,048 bytes, in f64).
+const SHORT_REDUCE: usize = 256;
 
 /// The chunk of a ring allreduce that holds `element`: `ranks` chunks as
 /// even as can be, the first `count mod ranks` one element longer.

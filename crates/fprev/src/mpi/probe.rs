@@ -5,9 +5,11 @@
 //!   (`sequential`, the default, `reverse`, `pairwise`, `binary-tree`,
 //!   `strided:K`, `blocked:B`), then `MPI_Allreduce(SUM)` combines the
 //!   ranks' sums;
-//! - `mpi:allreduce[:LOCAL]@ALGORITHM`: the same with Open MPI's
-//!   algorithm chosen ([`super::algorithm`]: `linear`, `nonoverlapping`,
-//!   `recursive-doubling`, `ring`, `segmented-ring`, `rabenseifner`);
+//! - `mpi:allreduce[:LOCAL]@ALGORITHM`: the same with the linked MPI's
+//!   algorithm chosen ([`super::algorithm`]; Open MPI: `linear`,
+//!   `nonoverlapping`, `recursive-doubling`, `ring`, `segmented-ring`,
+//!   `rabenseifner`; MPICH: `recursive-doubling`,
+//!   `reduce-scatter-allgather`, `smp`, `nb`);
 //! - `mpi:binary-tree`: the distributed Binary Tree Reduction
 //!   ([`super::binary_tree_allreduce`]) over blocks aligned to cut
 //!   messages.
@@ -56,10 +58,13 @@ impl MpiProbe {
                 )));
             }
             if session::in_job() && !a.in_effect() {
-                let env = a.env().map(|(k, v)| format!("{k}={v}")).join(" ");
+                let env: Vec<String> = a.env().iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let implementation = super::Implementation::linked();
                 return Err(Error::Input(format!(
-                    "{spec}: Open MPI reads its algorithm as the job starts: run fprev with \
-                     --ranks P, which sets it, or set {env} before mpirun"
+                    "{spec}: {implementation} reads its algorithm as the job starts: run fprev \
+                     with --ranks P, which sets it, or set {} before {}",
+                    env.join(" "),
+                    implementation.launcher()
                 )));
             }
         }
@@ -152,7 +157,9 @@ impl Probe for MpiProbe {
             return None;
         };
         let formula = orders::formula(algorithm, ranks, self.setup.rows, row, local)?;
-        Some((format!("Open MPI's {algorithm} allreduce"), formula))
+        let implementation = super::Implementation::linked();
+        let name = algorithm.name_in(implementation)?;
+        Some((format!("{implementation}'s {name} allreduce"), formula))
     }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         batch::sum_whole(self, inputs, out)

@@ -303,14 +303,19 @@ pub static FAMILIES: &[Family] = &[
         ranks: true,
         #[cfg(feature = "mpi")]
         available: || {
-            let mpirun = std::process::Command::new("mpirun")
+            let linked = crate::mpi::Implementation::linked();
+            let launcher = std::process::Command::new(linked.launcher())
                 .arg("--version")
                 .output()
                 .is_ok();
-            if mpirun || crate::mpi::in_job() {
+            if launcher || crate::mpi::in_job() {
                 Ok(())
             } else {
-                Err("mpirun is not installed (Debian: apt-get install openmpi-bin)".into())
+                Err(format!(
+                    "{} is not installed (this fprev links {linked}; Debian: apt-get install {})",
+                    linked.launcher(),
+                    linked.package()
+                ))
             }
         },
         #[cfg(not(feature = "mpi"))]

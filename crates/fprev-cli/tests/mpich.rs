@@ -1,0 +1,274 @@
+//! MPICH, the second MPI implementation: an fprev built against it
+//! (`MPICC=mpicc.mpich cargo build --features mpi`, which scripts/test.sh
+//! does and names in `FPREV_MPICH_BIN`) starts real Hydra jobs
+//! (`mpiexec.mpich`). Each of MPICH 4.0's allreduce algorithms is checked
+//! against a tree written here from the algorithm's description, at sizes
+//! no output script reveals. Without `FPREV_MPICH_BIN` each test says why
+//! it skips.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use fprev::SummationTree;
+
+/// The MPICH build of fprev, or `None` (said on stderr) without one.
+fn mpich_fprev(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("FPREV_MPICH_BIN") {
+        Some(bin) => Some(PathBuf::from(bin)),
+        None => {
+            eprintln!(
+                "SKIPPED {test}: FPREV_MPICH_BIN names no MPICH build of fprev \
+                 (scripts/test.sh builds one with MPICC=mpicc.mpich)"
+            );
+            None
+        }
+    }
+}
+
+fn run(bin: &Path, args: &[&str]) -> Output {
+    Command::new(bin)
+        .env("FPREV_CACHE_DIR", common::fresh_cache())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Reveals element `row` of a 64-element vector of `spec` at `n` summands
+/// on `ranks` ranks (f64) and returns its tree.
+fn reveal(bin: &Path, spec: &str, n: usize, ranks: usize, row: usize) -> SummationTree {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    let o = run(
+        bin,
+        &[
+            "reveal",
+            spec,
+            "-n",
+            &n.to_string(),
+            "--ranks",
+            &ranks.to_string(),
+            "--dtype",
+            "f64",
+            "--shape",
+            &format!("64,1,{n}"),
+            "--row",
+            &row.to_string(),
+            "--mpi",
+            "mpich",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        o.status.success(),
+        "{spec} n = {n} on {ranks}: {}",
+        text(&o.stderr)
+    );
+    fprev::document::TreeDocument::read(&file)
+        .unwrap()
+        .into_tree()
+}
+
+/// Each rank's sum of its block, as text: `n` summands in `ranks` blocks,
+/// the first `n mod ranks` one longer, each summed left to right.
+fn rank_sums(n: usize, ranks: usize) -> Vec<String> {
+    let mut next = 0;
+    (0..ranks)
+        .map(|r| {
+            let len = n / ranks + usize::from(r < n % ranks);
+            let block = next..next + len;
+            next += len;
+            block
+                .clone()
+                .skip(1)
+                .fold(block.start.to_string(), |s, i| format!("({s}+{i})"))
+        })
+        .collect()
+}
+
+fn add(a: &str, b: &str) -> String {
+    format!("({a}+{b})")
+}
+
+/// MPICH's recursive doubling (`MPIR_Allreduce_intra_recursive_doubling`):
+/// with `rem = P - 2^k` ranks too many, each of the first `rem` even ranks
+/// sends its value to the odd rank after it, which adds it; then the
+/// `2^k` ranks left exchange with the rank at distance 1, 2, 4, …, adding
+/// what they receive.
+fn recursive_doubling(sums: &[String]) -> String {
+    let pof2 = 1 << sums.len().ilog2();
+    let rem = sums.len() - pof2;
+    let mut values: Vec<String> = (0..rem)
+        .map(|i| add(&sums[2 * i], &sums[2 * i + 1]))
+        .chain(sums[2 * rem..].iter().cloned())
+        .collect();
+    while values.len() > 1 {
+        values = values.chunks(2).map(|c| add(&c[0], &c[1])).collect();
+    }
+    values.pop().unwrap()
+}
+
+/// A binomial reduce to rank 0 (`MPIR_Reduce_intra_binomial`): at mask 1,
+/// 2, 4, …, each rank `r` with that bit its lowest set one sends its
+/// partial sum to `r - mask`, which adds it.
+fn binomial(sums: &[String]) -> String {
+    let mut partial = sums.to_vec();
+    let mut mask = 1;
+    while mask < sums.len() {
+        for r in (0..sums.len()).step_by(2 * mask) {
+            if r + mask < sums.len() {
+                partial[r] = add(&partial[r], &partial[r + mask]);
+            }
+        }
+        mask *= 2;
+    }
+    partial.swap_remove(0)
+}
+
+fn tree(text: &str) -> SummationTree {
+    text.parse().unwrap()
+}
+
+/// MPICH 4.0's allreduce algorithms against their descriptions:
+/// recursive doubling; Rabenseifner's reduce-scatter (recursive halving of
+/// the vector, partners at distance 1, 2, 4, …) then allgather, which
+/// gives every element the recursive-doubling tree; `smp`, on one node a
+/// binomial reduce to rank 0 and a broadcast. Element 0 and the last of the
+/// vector, and the names both libraries know mapped to MPICH's own.
+#[test]
+fn each_mpich_algorithm_is_its_description() {
+    let Some(bin) = mpich_fprev("each_mpich_algorithm_is_its_description") else {
+        return;
+    };
+    // On 5 ranks (of 2 to 8 the only count) a binomial reduce is not
+    // recursive doubling's fold and halves.
+    let five = rank_sums(7, 5);
+    assert_ne!(recursive_doubling(&five), binomial(&five));
+    for (ranks, n) in [(3, 10), (5, 7), (6, 13)] {
+        let sums = rank_sums(n, ranks);
+        let doubling = tree(&recursive_doubling(&sums));
+        let formula: fprev::formula::Formula = format!("split({ranks}, sequential, doubling)")
+            .parse()
+            .unwrap();
+        assert_eq!(formula.tree(n), doubling, "the order language agrees");
+        for row in [0, 63] {
+            for spec in [
+                "mpi:allreduce@recursive-doubling",
+                "mpi:allreduce@reduce-scatter-allgather",
+                "mpi:allreduce@rabenseifner",
+            ] {
+                assert_eq!(
+                    reveal(&bin, spec, n, ranks, row),
+                    doubling,
+                    "{spec} on {ranks} ranks, n = {n}, element {row}"
+                );
+            }
+        }
+        let smp: fprev::formula::Formula = format!("split({ranks}, sequential, binary-tree)")
+            .parse()
+            .unwrap();
+        assert_eq!(
+            smp.tree(n),
+            tree(&binomial(&sums)),
+            "the order language agrees"
+        );
+        assert_eq!(
+            reveal(&bin, "mpi:allreduce@smp", n, ranks, 0),
+            tree(&binomial(&sums)),
+            "smp on {ranks} ranks, n = {n}"
+        );
+    }
+}
+
+/// One `fprev: error:` line with every needle, exit status `code`.
+fn assert_fails(o: &Output, code: i32, needles: &[&str]) {
+    let err = common::assert_error(o, code);
+    for needle in needles {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+}
+
+/// The MPICH build says what it links, refuses Open MPI's algorithms and
+/// `--mpi openmpi` (saying how to build for each), and runs 10 ranks or
+/// more (Hydra names rank files unpadded) with rank 0's output passed on.
+#[test]
+fn an_mpich_build_says_so_and_refuses_what_is_open_mpis() {
+    let Some(bin) = mpich_fprev("an_mpich_build_says_so_and_refuses_what_is_open_mpis") else {
+        return;
+    };
+    let probes = text(&run(&bin, &["probes"]).stdout);
+    let mpi = probes.lines().find(|l| l.starts_with("mpi:")).unwrap();
+    assert!(
+        mpi.contains("available (links MPICH 4.") && mpi.ends_with("--mpi mpich)"),
+        "{mpi}"
+    );
+    assert_fails(
+        &run(
+            &bin,
+            &[
+                "reveal",
+                "mpi:allreduce",
+                "-n",
+                "4",
+                "--ranks",
+                "2",
+                "--mpi",
+                "openmpi",
+            ],
+        ),
+        2,
+        &["this fprev links MPICH", "for Open MPI is built with"],
+    );
+    assert_fails(
+        &run(
+            &bin,
+            &["reveal", "mpi:allreduce@ring", "-n", "4", "--ranks", "2"],
+        ),
+        2,
+        &[
+            "no such allreduce algorithm in MPICH",
+            "recursive-doubling, reduce-scatter-allgather, smp, nb",
+            "ring is Open MPI's",
+        ],
+    );
+    let o = run(
+        &bin,
+        &[
+            "reveal",
+            "mpi:binary-tree",
+            "-n",
+            "10",
+            "--ranks",
+            "10",
+            "--mpi",
+            "mpich",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // The Binary Tree Reduction: neighbours added level by level, as a
+    // binomial reduce of one summand per rank adds them.
+    let leaves: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+    let first = text(&o.stdout).lines().next().map(tree);
+    assert_eq!(first, Some(tree(&binomial(&leaves))), "{}", text(&o.stdout));
+}
+
+/// A Hydra job past its `--mpi-timeout` is stopped, every rank with it
+/// (each rank runs in a session of its own under Hydra's proxy).
+#[test]
+fn an_mpich_job_past_its_time_is_stopped_with_every_process() {
+    let Some(bin) = mpich_fprev("an_mpich_job_past_its_time_is_stopped_with_every_process") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("slow-mpich-job-marker.json");
+    let o = run(&bin, &common::long_mpi_reveal(&marker, "3", "1"));
+    assert_fails(&o, 3, &["ran longer than 1 s and was stopped"]);
+    assert!(!marker.exists(), "nothing written half-way");
+    common::wait_until_gone(marker.to_str().unwrap());
+}
