@@ -37,7 +37,7 @@ cell() { # ALGORITHM P COUNT ROW: one table cell
         printf 'NOT as described: `%s`' "$("$fprev" render "$tree" --format text | head -1)"
         return
     fi
-    for outer in "fanout(2)" binomial reverse doubling sequential; do
+    for outer in "fanout(2)" binary-tree reverse doubling sequential; do
         if same "$tree" "split($p, sequential, $outer)" "$n"; then
             printf '`split(%s, sequential, %s)`' "$p" "$outer"
             return

@@ -86,21 +86,6 @@
 //! // Value 1 (level 1) is the parent of 3 and 5; value 2 of 4.
 //! assert_eq!(tree.tree(6).to_text(), "((0+((1+3)+5))+(2+4))");
 //! ```
-//!
-//! - `binomial`: Open MPI's binomial tree rooted at the first value (its
-//!   `ompi_coll_base_topo_build_bmtree`): value `r` is the parent of `r +
-//!   2^j` for every `2^j` below the lowest set bit of `r` (below the count
-//!   for value 0), and adds their sums to its own one at a time, nearest
-//!   first (the reduce of Open MPI's `nonoverlapping` allreduce at some
-//!   larger messages, `split(P, sequential, binomial)`); of a power of two
-//!   of values, it is `doubling`'s tree:
-//!
-//! ```
-//! use fprev::formula::Formula;
-//!
-//! let tree: Formula = "binomial".parse().unwrap();
-//! assert_eq!(tree.tree(5).to_text(), "(((0+1)+(2+3))+4)");
-//! ```
 
 pub mod infer;
 pub mod known;
@@ -177,10 +162,6 @@ pub enum Formula {
     /// its children `r + i·F^L`, `i = 1..=F`, to its own value, one at a
     /// time in order of `i`.
     Fanout(usize),
-    /// Open MPI's binomial tree rooted at the first value: value `r` adds
-    /// the sums of its children `r + 2^j`, `2^j` below the lowest set bit
-    /// of `r` (below the count for value 0), to its own, nearest first.
-    Binomial,
 }
 
 /// What follows the body of a [`Formula::Body`].
@@ -226,7 +207,7 @@ impl Formula {
     pub fn may_fuse(&self) -> bool {
         match self {
             Formula::Order(order) => matches!(order, Order::Fused(_)),
-            Formula::Doubling | Formula::Fold | Formula::Fanout(_) | Formula::Binomial => false,
+            Formula::Doubling | Formula::Fold | Formula::Fanout(_) => false,
             Formula::Split(_, a, b) => a.may_fuse() || b.may_fuse(),
             Formula::Interleave(_, a, b) | Formula::Blocks(_, a, b) | Formula::Below(_, a, b) => {
                 a.may_fuse() || b.may_fuse()

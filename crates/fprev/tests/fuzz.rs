@@ -108,7 +108,6 @@ fn formula_text() -> impl Strategy<Value = String> {
         Just("binary-tree".to_string()),
         Just("doubling".to_string()),
         Just("fold".to_string()),
-        Just("binomial".to_string()),
         count().prop_map(|k| format!("strided:{k}")),
         count().prop_map(|k| format!("blocked:{k}")),
         count().prop_map(|k| format!("fused:{}", k.max(2))),

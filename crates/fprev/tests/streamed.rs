@@ -32,10 +32,6 @@ const FORMULAS: [(&str, &str); 6] = [
         "interleave(16, sequential, pairwise)",
     ),
     ("fanout(2)", "fanout(3)"),
-    (
-        "split(13, sequential, binomial)",
-        "split(13, sequential, doubling)",
-    ),
 ];
 
 /// The black box whose tree `formula` gives at `n`, compiled from its nodes.

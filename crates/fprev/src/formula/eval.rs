@@ -139,7 +139,6 @@ impl Formula {
             Formula::Doubling => doubling(x, x.len(), a),
             Formula::Fold => fold(x, a),
             Formula::Fanout(f) => fanout(x, 0, 1, *f, a),
-            Formula::Binomial => binomial(x, 0, a),
             Formula::Rotate(k, inner) => {
                 let start = k % x.len();
                 let rotated: Vec<A::Value> =
@@ -333,25 +332,6 @@ fn fanout<A: Adder>(x: &[A::Value], r: usize, stride: usize, f: usize, a: &mut A
     for child in children {
         let s = fanout(x, child, below, f, a);
         sum = a.add(sum, s);
-    }
-    sum
-}
-
-/// The sum of value `r` in Open MPI's binomial tree over `x`
-/// ([`Formula::Binomial`]): its own value, then its children `r + 2^j` for
-/// every `2^j` below the lowest set bit of `r` (every one below the count
-/// for the root), nearest first. The recursion is `log2 n` deep.
-fn binomial<A: Adder>(x: &[A::Value], r: usize, a: &mut A) -> A::Value {
-    let limit = match r {
-        0 => x.len(),
-        r => 1 << r.trailing_zeros(),
-    };
-    let mut sum = x[r];
-    let mut step = 1;
-    while step < limit && r + step < x.len() {
-        let s = binomial(x, r + step, a);
-        sum = a.add(sum, s);
-        step *= 2;
     }
     sum
 }
@@ -728,38 +708,6 @@ mod tests {
         let mut count = Count(0);
         assert_eq!(f("fanout(2)").run(&x, &mut count), x.iter().sum::<u64>());
         assert_eq!(count.0, n - 1);
-    }
-
-    /// Open MPI's binomial tree, written out by hand: 0 is the parent of
-    /// 1, 2, 4, 8; 2 of 3; 4 of 5, 6; 6 of 7; 8 of 9, 10; 10 of 11.
-    #[test]
-    fn binomial_is_open_mpis_binomial_tree() {
-        let tree = f("binomial");
-        assert_eq!(tree.to_string(), "binomial");
-        assert_eq!(
-            tree.tree(12).to_text(),
-            "((((0+1)+(2+3))+((4+5)+(6+7)))+((8+9)+(10+11)))"
-        );
-        assert_eq!(tree.tree(7).to_text(), "(((0+1)+(2+3))+((4+5)+6))");
-        for k in 0..8 {
-            assert_eq!(tree.tree(1 << k), f("doubling").tree(1 << k), "2^{k}");
-        }
-        assert_ne!(tree.tree(5), f("doubling").tree(5));
-        let mut count = 0;
-        struct Count<'c>(&'c mut usize);
-        impl Adder for Count<'_> {
-            type Value = u64;
-            fn add(&mut self, a: u64, b: u64) -> u64 {
-                *self.0 += 1;
-                a + b
-            }
-            fn fused(&mut self, terms: &[u64]) -> u64 {
-                terms.iter().sum()
-            }
-        }
-        let x: Vec<u64> = (0..3_000_001).collect();
-        assert_eq!(tree.run(&x, &mut Count(&mut count)), x.iter().sum::<u64>());
-        assert_eq!(count, x.len() - 1);
     }
 
     #[test]

@@ -26,7 +26,6 @@ impl fmt::Display for Formula {
             Formula::Peel(p, lanes) => write!(f, "peel({p}, {lanes})"),
             Formula::Rotate(k, inner) => write!(f, "rotate({k}, {inner})"),
             Formula::Fanout(fan) => write!(f, "fanout({fan})"),
-            Formula::Binomial => f.write_str("binomial"),
             Formula::Windows(w, inner) => write!(f, "windows({w}, {inner})"),
             Formula::Pieces(steps, inner) => {
                 f.write_str("pieces(")?;
@@ -100,7 +99,6 @@ impl<'t> Parser<'t> {
             match name {
                 "doubling" => return Ok(Formula::Doubling),
                 "fold" => return Ok(Formula::Fold),
-                "binomial" => return Ok(Formula::Binomial),
                 "fanout" => return Err("'fanout' needs a fan-out, e.g. 'fanout(2)'".into()),
                 _ => {}
             }
@@ -259,7 +257,7 @@ impl<'t> Parser<'t> {
                 return Err(format!(
                     "unknown formula '{}(…)': expected interleave, blocks, body, halves, \
                      below, windows, kblocks, split, pieces, peel, rotate or fanout (or \
-                     doubling, fold, binomial, or an order: sequential, reverse, pairwise, binary-tree, \
+                     doubling, fold, or an order: sequential, reverse, pairwise, binary-tree, \
                      strided:K, blocked:B, fused:K)",
                     abbreviated(name)
                 ));

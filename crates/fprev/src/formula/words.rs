@@ -69,7 +69,7 @@ impl Formula {
                 inner.phrase(),
                 outer.phrase()
             ),
-            Formula::Doubling | Formula::Fold | Formula::Fanout(_) | Formula::Binomial => {
+            Formula::Doubling | Formula::Fold | Formula::Fanout(_) => {
                 format!("the summands {}", self.phrase())
             }
             Formula::KBlocks(q, u, inner) => format!(
@@ -141,12 +141,6 @@ impl Formula {
                  {f}, {f}^2, … values; value r of level L is the parent of r + i·{f}^L for i = 1 \
                  to {f}, and adds their sums to its own one at a time, in that order)"
             ),
-            Formula::Binomial => {
-                "combined over Open MPI's binomial tree rooted at the first (value r \
-                                  is the parent of r + 2^j for each 2^j below r's lowest set bit, \
-                                  and adds their sums to its own one at a time, nearest first)"
-                    .into()
-            }
             _ => format!("summed as {}", self.clause()),
         }
     }

@@ -394,8 +394,8 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
         })
         .collect();
     // An MPI job's ranks: a block each, combined as Open MPI's allreduce
-    // algorithms do: recursive doubling, its binary tree (nonoverlapping),
-    // its linear reduce (from the last rank down), and its ring, which
+    // algorithms do: recursive doubling, its binary tree and its binomial
+    // tree (the Binary Tree Reduction's; nonoverlapping), its linear reduce (from the last rank down), and its ring, which
     // starts each element's sum at its chunk's rank `K` (`K = 0` is
     // sequential).
     let ranks: Vec<Formula> = (2..=16)
@@ -408,7 +408,7 @@ fn candidates(trees: &[&SummationTree], largest: usize) -> impl Iterator<Item = 
                         Order::Sequential.into(),
                         Order::Pairwise.into(),
                         Formula::Fanout(2),
-                        Formula::Binomial,
+                        Order::BinaryTree.into(),
                         Order::Reverse.into(),
                     ]
                     .into_iter()
