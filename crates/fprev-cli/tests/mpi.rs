@@ -29,26 +29,11 @@ fn text(bytes: &[u8]) -> String {
 
 /// Reveals `spec` on `ranks` ranks as JSON and returns the tree.
 fn reveal(spec: &str, n: usize, ranks: usize, dtype: &str, file: &Path) -> SummationTree {
-    let o = fprev(&[
-        "reveal",
-        spec,
-        "-n",
-        &n.to_string(),
-        "--ranks",
-        &ranks.to_string(),
-        "--dtype",
-        dtype,
-        "-o",
-        file.to_str().unwrap(),
-    ]);
-    assert!(
-        o.status.success(),
-        "{spec} n = {n} on {ranks}: {}",
-        text(&o.stderr)
-    );
-    fprev::document::TreeDocument::read(file)
-        .unwrap()
-        .into_tree()
+    let (n, ranks) = (n.to_string(), ranks.to_string());
+    let args = [
+        "reveal", spec, "-n", &n, "--ranks", &ranks, "--dtype", dtype,
+    ];
+    common::reveal_tree(common::fprev(), &args, file).0
 }
 
 /// `fprev check` of `file` against `spec` on `ranks` ranks passes.
@@ -353,16 +338,7 @@ fn blocks_split_every_summand_once() {
 /// from rank `first` round the ring: an allreduce's order written from its
 /// algorithm's description, not from a reveal.
 fn ring_tree(n: usize, ranks: usize, first: usize) -> SummationTree {
-    let blocks = Blocks::even(n, ranks);
-    let sums: Vec<String> = (0..ranks)
-        .map(|r| {
-            let leaves: Vec<String> = blocks.range(r).map(|i| i.to_string()).collect();
-            leaves
-                .iter()
-                .skip(1)
-                .fold(leaves[0].clone(), |s, l| format!("({s}+{l})"))
-        })
-        .collect();
+    let sums = common::block_sums(n, ranks);
     let order = (0..ranks).map(|k| &sums[(first + k) % ranks]);
     let text = order
         .clone()
@@ -460,43 +436,13 @@ fn reveal_element(
     row: usize,
     file: &Path,
 ) -> (SummationTree, String) {
-    let o = fprev(&[
-        "reveal",
-        spec,
-        "-n",
-        &n.to_string(),
-        "--ranks",
-        &ranks.to_string(),
-        "--dtype",
-        "f64",
-        "--shape",
-        &format!("{count},1,{n}"),
-        "--row",
-        &row.to_string(),
-        "-o",
-        file.to_str().unwrap(),
-    ]);
-    let said = text(&o.stderr);
-    assert!(o.status.success(), "{spec} element {row}: {said}");
-    let tree = fprev::document::TreeDocument::read(file)
-        .unwrap()
-        .into_tree();
-    (tree, said)
-}
-
-/// Each rank's block of `n` summands on `ranks` ranks, summed left to
-/// right, as text.
-fn block_sums(n: usize, ranks: usize) -> Vec<String> {
-    let blocks = Blocks::even(n, ranks);
-    (0..ranks)
-        .map(|r| {
-            let leaves: Vec<String> = blocks.range(r).map(|i| i.to_string()).collect();
-            leaves
-                .iter()
-                .skip(1)
-                .fold(leaves[0].clone(), |s, l| format!("({s}+{l})"))
-        })
-        .collect()
+    let (shape, row) = (format!("{count},1,{n}"), row.to_string());
+    let (n, ranks) = (n.to_string(), ranks.to_string());
+    let args = [
+        "reveal", spec, "-n", &n, "--ranks", &ranks, "--dtype", "f64", "--shape", &shape, "--row",
+        &row,
+    ];
+    common::reveal_tree(common::fprev(), &args, file)
 }
 
 /// The tree of Open MPI's reduce over its binary tree (the tuned
@@ -512,7 +458,7 @@ fn binary_tree_reduce(n: usize, ranks: usize) -> SummationTree {
             .filter(|&c| c < sums.len())
             .fold(sums[r].clone(), |s, c| format!("({s}+{})", below(c, sums)))
     }
-    below(0, &block_sums(n, ranks)).parse().unwrap()
+    below(0, &common::block_sums(n, ranks)).parse().unwrap()
 }
 
 /// Every Open MPI algorithm on 7 and 16 ranks (oversubscribed), at sizes
@@ -529,7 +475,7 @@ fn open_mpi_algorithms_on_up_to_16_ranks_keep_to_their_descriptions() {
             .parse()
             .unwrap();
         let reverse: SummationTree = {
-            let sums = block_sums(n, ranks);
+            let sums = common::block_sums(n, ranks);
             let last = sums[ranks - 1].clone();
             let text = sums[..ranks - 1]
                 .iter()

@@ -43,53 +43,19 @@ fn text(bytes: &[u8]) -> String {
 /// on `ranks` ranks (f64) and returns its tree.
 fn reveal(bin: &Path, spec: &str, n: usize, ranks: usize, row: usize) -> SummationTree {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.json");
-    let o = run(
-        bin,
-        &[
-            "reveal",
-            spec,
-            "-n",
-            &n.to_string(),
-            "--ranks",
-            &ranks.to_string(),
-            "--dtype",
-            "f64",
-            "--shape",
-            &format!("64,1,{n}"),
-            "--row",
-            &row.to_string(),
-            "--mpi",
-            "mpich",
-            "-o",
-            file.to_str().unwrap(),
-        ],
+    let mut command = Command::new(bin);
+    command.env("FPREV_CACHE_DIR", common::fresh_cache());
+    let (n, ranks, shape, row) = (
+        n.to_string(),
+        ranks.to_string(),
+        format!("64,1,{n}"),
+        row.to_string(),
     );
-    assert!(
-        o.status.success(),
-        "{spec} n = {n} on {ranks}: {}",
-        text(&o.stderr)
-    );
-    fprev::document::TreeDocument::read(&file)
-        .unwrap()
-        .into_tree()
-}
-
-/// Each rank's sum of its block, as text: `n` summands in `ranks` blocks,
-/// the first `n mod ranks` one longer, each summed left to right.
-fn rank_sums(n: usize, ranks: usize) -> Vec<String> {
-    let mut next = 0;
-    (0..ranks)
-        .map(|r| {
-            let len = n / ranks + usize::from(r < n % ranks);
-            let block = next..next + len;
-            next += len;
-            block
-                .clone()
-                .skip(1)
-                .fold(block.start.to_string(), |s, i| format!("({s}+{i})"))
-        })
-        .collect()
+    let args = [
+        "reveal", spec, "-n", &n, "--ranks", &ranks, "--dtype", "f64", "--shape", &shape, "--row",
+        &row, "--mpi", "mpich",
+    ];
+    common::reveal_tree(command, &args, &dir.path().join("t.json")).0
 }
 
 fn add(a: &str, b: &str) -> String {
@@ -148,10 +114,10 @@ fn each_mpich_algorithm_is_its_description() {
     };
     // On 5 ranks (of 2 to 8 the only count) a binomial reduce is not
     // recursive doubling's fold and halves.
-    let five = rank_sums(7, 5);
+    let five = common::block_sums(7, 5);
     assert_ne!(recursive_doubling(&five), binomial(&five));
     for (ranks, n) in [(3, 10), (5, 7), (6, 13)] {
-        let sums = rank_sums(n, ranks);
+        let sums = common::block_sums(n, ranks);
         let doubling = tree(&recursive_doubling(&sums));
         let formula: fprev::formula::Formula = format!("split({ranks}, sequential, doubling)")
             .parse()

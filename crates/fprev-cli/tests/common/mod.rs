@@ -154,3 +154,43 @@ pub fn wait_until_gone(marker: &str) {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// Runs `command` (an fprev) with `fprev reveal` arguments `args` and `-o
+/// file`, asserts it succeeded, and returns the tree it wrote and what it
+/// said on stderr (its notes).
+pub fn reveal_tree(
+    mut command: Command,
+    args: &[&str],
+    file: &Path,
+) -> (fprev::SummationTree, String) {
+    let o = command
+        .args(args)
+        .arg("-o")
+        .arg(file)
+        .output()
+        .expect("fprev runs");
+    let said = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{args:?}: {said}");
+    let tree = fprev::document::TreeDocument::read(file)
+        .unwrap()
+        .into_tree();
+    (tree, said)
+}
+
+/// Each MPI rank's sum of its block, as text: `n` summands in `ranks`
+/// blocks as even as can be (the first `n mod ranks` one longer), each
+/// summed left to right; written here, not taken from fprev.
+pub fn block_sums(n: usize, ranks: usize) -> Vec<String> {
+    let mut next = 0;
+    (0..ranks)
+        .map(|r| {
+            let len = n / ranks + usize::from(r < n % ranks);
+            let block = next..next + len;
+            next += len;
+            block
+                .clone()
+                .skip(1)
+                .fold(block.start.to_string(), |s, i| format!("({s}+{i})"))
+        })
+        .collect()
+}
