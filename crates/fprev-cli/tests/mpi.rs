@@ -499,6 +499,11 @@ fn open_mpi_algorithms_on_up_to_16_ranks_keep_to_their_descriptions() {
                 assert!(said.contains("the revealed tree is it"), "{said}");
             }
         }
+        // Fewer elements than the largest power of two of ranks: Open MPI's
+        // Rabenseifner is its linear algorithm.
+        let (tree, said) = reveal_element("mpi:allreduce@rabenseifner", n, ranks, 3, 2, &file);
+        assert_eq!(tree, reverse, "rabenseifner of 3 elements on {ranks} ranks");
+        assert!(said.contains("the revealed tree is it"), "{said}");
         // A small message's reduce runs over Open MPI's binary tree.
         let (tree, _) = reveal_element("mpi:allreduce@nonoverlapping", n, ranks, 50, 0, &file);
         assert_eq!(

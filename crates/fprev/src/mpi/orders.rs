@@ -11,7 +11,9 @@
 //! - `recursive-doubling` and `rabenseifner`: ranks pair at distance 1, 2,
 //!   4, …, the first `2(P - 2^k)` folded in pairs first (`doubling`);
 //!   Rabenseifner's halving of the vector pairs the ranks as recursive
-//!   doubling does, for every element;
+//!   doubling does, for every element; Open MPI's Rabenseifner with fewer
+//!   elements than the largest power of two of ranks is its linear
+//!   algorithm instead (`reverse`), MPICH's is not;
 //! - `ring` and `segmented-ring`: the vector is cut into `P` chunks (the
 //!   first `count mod P` one longer), and the reduction of chunk `K`
 //!   starts at rank `K` and goes round (`rotate(K, sequential)`); with
@@ -34,26 +36,34 @@
 //! use fprev::mpi::algorithm::Algorithm;
 //! use fprev::mpi::orders::formula;
 //! use fprev::Order;
+//! use fprev::mpi::Implementation::{Mpich, OpenMpi};
 //!
-//! let ring = formula(Algorithm::Ring, 4, 64, 63, Order::Sequential).unwrap();
+//! let ring = formula(OpenMpi, Algorithm::Ring, 4, 64, 63, Order::Sequential).unwrap();
 //! assert_eq!(ring.to_string(), "split(4, sequential, rotate(3, sequential))");
-//! let few = formula(Algorithm::Ring, 4, 3, 2, Order::Sequential).unwrap();
+//! let few = formula(OpenMpi, Algorithm::Ring, 4, 3, 2, Order::Sequential).unwrap();
 //! assert_eq!(few.to_string(), "split(4, sequential, doubling)");
-//! assert!(formula(Algorithm::Nonoverlapping, 4, 64, 0, Order::Sequential).is_none());
-//! let smp = formula(Algorithm::Smp, 5, 64, 0, Order::Sequential).unwrap();
+//! assert!(formula(OpenMpi, Algorithm::Nonoverlapping, 4, 64, 0, Order::Sequential).is_none());
+//! let smp = formula(Mpich, Algorithm::Smp, 5, 64, 0, Order::Sequential).unwrap();
 //! assert_eq!(smp.to_string(), "split(5, sequential, binary-tree)");
-//! assert!(formula(Algorithm::Smp, 5, 131072, 0, Order::Sequential).is_none());
+//! assert!(formula(Mpich, Algorithm::Smp, 5, 131072, 0, Order::Sequential).is_none());
+//! // Open MPI's Rabenseifner falls back to its linear algorithm; MPICH's does not.
+//! let few = |mpi| formula(mpi, Algorithm::Rabenseifner, 4, 3, 0, Order::Sequential).unwrap();
+//! assert_eq!(few(OpenMpi).to_string(), "split(4, sequential, reverse)");
+//! assert_eq!(few(Mpich).to_string(), "split(4, sequential, doubling)");
 //! ```
 
+use super::Implementation;
 use super::algorithm::Algorithm;
 use crate::formula::Formula;
 use crate::order::Order;
 
-/// The order `algorithm` on `ranks` ranks gives element `element` of a
-/// vector of `count` elements, each rank's block summed in `local`; `None`
+/// The order `algorithm` of `implementation` on `ranks` ranks gives element
+/// `element` of a vector of `count` elements, each rank's block summed in
+/// `local`; `None`
 /// where the algorithm's description gives no one order (`nonoverlapping`,
 /// whose reduce Open MPI chooses by size).
 pub fn formula(
+    implementation: Implementation,
     algorithm: Algorithm,
     ranks: usize,
     count: usize,
@@ -62,6 +72,11 @@ pub fn formula(
 ) -> Option<Formula> {
     let outer = match algorithm {
         Algorithm::Linear => Order::Reverse.into(),
+        Algorithm::Rabenseifner
+            if implementation == Implementation::OpenMpi && count < 1 << ranks.ilog2() =>
+        {
+            Order::Reverse.into()
+        }
         Algorithm::RecursiveDoubling | Algorithm::Rabenseifner => Formula::Doubling,
         Algorithm::Ring | Algorithm::SegmentedRing if count < ranks => Formula::Doubling,
         Algorithm::Ring | Algorithm::SegmentedRing => Formula::Rotate(

@@ -156,8 +156,15 @@ impl Probe for MpiProbe {
         let Combine::Allreduce { local } = self.setup.combine else {
             return None;
         };
-        let formula = orders::formula(algorithm, ranks, self.setup.rows, row, local)?;
         let implementation = super::Implementation::linked();
+        let formula = orders::formula(
+            implementation,
+            algorithm,
+            ranks,
+            self.setup.rows,
+            row,
+            local,
+        )?;
         let name = algorithm.name_in(implementation)?;
         Some((format!("{implementation}'s {name} allreduce"), formula))
     }
