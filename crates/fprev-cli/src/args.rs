@@ -515,8 +515,9 @@ pub(crate) struct SweepArgs {
     #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
     pub(crate) shape: Option<[usize; 3]>,
     /// Message sizes of an mpi: black box to sweep instead of sizes, in
-    /// elements of its vector, e.g. 1..1048576:1024 or 1,64,4096,1048576
-    /// (at one -n): the first and last elements are revealed at each,
+    /// elements of its vector, e.g. 1,2,4,8,16,32,64,128,256,512,1024
+    /// (every power of two, so that no regime hides between two counts;
+    /// at one -n): the first and last elements are revealed at each,
     /// and between two counts whose orders differ the counts between are
     /// revealed by bisection, down to the exact count where the library
     /// switches its algorithm. With --shape M,N,K, M is swept likewise.

@@ -11,7 +11,7 @@
 //! T SYMBOL(const T *x, const T *y, size_t n);
 //! ```
 //!
-//! (`y` = ones for a plain sum, the given `y` in [`Dot::dot`](crate::Dot::dot)). `T` is
+//! (`y` = ones for a plain sum, the given `y` in [`Dot::dot`]). `T` is
 //! `float` for `--dtype f32` and `double` for `--dtype f64`. The spec is
 //! split at its last `:`, so `PATH` may itself hold colons.
 //!
