@@ -553,3 +553,32 @@ fn a_count_sweep_finds_where_the_ring_falls_back_exactly() {
     assert_eq!(doubled.iter().max(), Some(&4), "{doubled:?}");
     assert_eq!(rang.iter().min(), Some(&5), "{rang:?}");
 }
+
+/// `invariance --env` with `--ranks` runs each environment as an MPI job
+/// of its own (Open MPI reads its algorithm as a job starts): the linear
+/// algorithm and recursive doubling give 3 ranks two orders, and the study
+/// says to pin the variable.
+#[test]
+fn an_invariance_study_runs_each_mpi_environment_as_a_job() {
+    let o = fprev(&[
+        "invariance",
+        "mpi:allreduce",
+        "--ranks",
+        "3",
+        "-n",
+        "6",
+        "--dtype",
+        "f64",
+        "--env",
+        "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+        "--env",
+        "OMPI_MCA_coll_tuned_allreduce_algorithm=1,3",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let said = text(&o.stdout);
+    assert!(
+        said.contains("pin OMPI_MCA_coll_tuned_allreduce_algorithm"),
+        "{said}"
+    );
+    assert!(said.contains("2 distinct outcomes"), "{said}");
+}
