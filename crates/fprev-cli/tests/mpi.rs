@@ -15,12 +15,7 @@ use fprev::reduce::binary_tree_sum;
 use fprev::{Order, SummationTree};
 
 fn fprev(args: &[&str]) -> Output {
-    Command::cargo_bin("fprev")
-        .unwrap()
-        .env("FPREV_CACHE_DIR", common::fresh_cache())
-        .args(args)
-        .output()
-        .unwrap()
+    common::fprev().args(args).output().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {

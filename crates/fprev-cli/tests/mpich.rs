@@ -9,7 +9,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use fprev::SummationTree;
 
@@ -28,11 +28,7 @@ fn mpich_fprev(test: &str) -> Option<PathBuf> {
 }
 
 fn run(bin: &Path, args: &[&str]) -> Output {
-    Command::new(bin)
-        .env("FPREV_CACHE_DIR", common::fresh_cache())
-        .args(args)
-        .output()
-        .unwrap()
+    common::fprev_at(bin).args(args).output().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -43,8 +39,7 @@ fn text(bytes: &[u8]) -> String {
 /// on `ranks` ranks (f64) and returns its tree.
 fn reveal(bin: &Path, spec: &str, n: usize, ranks: usize, row: usize) -> SummationTree {
     let dir = tempfile::tempdir().unwrap();
-    let mut command = Command::new(bin);
-    command.env("FPREV_CACHE_DIR", common::fresh_cache());
+    let command = common::fprev_at(bin);
     let (n, ranks, shape, row) = (
         n.to_string(),
         ranks.to_string(),

@@ -40,12 +40,18 @@ pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
         StudyFormat::Json => study.to_json() + "\n",
     };
     write::print(text.as_bytes())?;
+    Ok(exit_code(&study))
+}
+
+/// A study's exit status: 3 when a case failed, else 0 when one order
+/// held in every case, 1 when not.
+pub(super) fn exit_code(study: &Study) -> i32 {
     let v = study.verdict();
-    Ok(match (v.failed > 0, v.invariant) {
+    match (v.failed > 0, v.invariant) {
         (true, _) => 3,
         (false, true) => 0,
         (false, false) => 1,
-    })
+    }
 }
 
 /// What `a` studies.
@@ -127,7 +133,15 @@ fn knobs(a: &InvarianceArgs) -> Result<(Vec<Knob>, Vec<Knob>)> {
 
 /// The study of the knobs one process turns, in this process.
 fn in_process(s: &Subject, knobs: &[Knob]) -> Result<Study> {
-    let request = Request {
+    let request = request(s);
+    let mut open = |o: &ProbeOptions| open_guarded(s.spec, o);
+    let mut bar = StudyBar::default();
+    workflow::invariance(s.spec.as_str(), knobs, &request, &mut open, &mut bar)
+}
+
+/// How each case of a study of `s` is revealed.
+pub(super) fn request(s: &Subject) -> Request {
+    Request {
         probe: ProbeOptions {
             n: Some(s.n),
             shape: s.shape,
@@ -141,10 +155,7 @@ fn in_process(s: &Subject, knobs: &[Knob]) -> Result<Study> {
             ..Confirm::default()
         },
         ..Request::default()
-    };
-    let mut open = |o: &ProbeOptions| open_guarded(s.spec, o);
-    let mut bar = StudyBar::default();
-    workflow::invariance(s.spec.as_str(), knobs, &request, &mut open, &mut bar)
+    }
 }
 
 /// The study of the knobs one process turns (`inside`), in a fresh

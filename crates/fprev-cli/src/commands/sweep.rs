@@ -5,9 +5,10 @@ use fprev::error::{Error, Result};
 use fprev::probe::ProbeOptions;
 use fprev::sizes::Sizes;
 use fprev::sweep;
-use fprev::workflow::{self, Confirm, Request, Turned};
+use fprev::workflow::{self, Request, Turned};
 use fprev_present::sweep::Table;
 
+use super::invariance::{self, Subject};
 use super::open_guarded;
 use crate::args::{SweepArgs, SweepFormat};
 use crate::progress::{StudyBar, SweepBar};
@@ -90,19 +91,19 @@ fn counts_sweep(a: &SweepArgs, counts: &Sizes) -> Result<i32> {
         ..Turned::default()
     };
     let knobs = turned.knobs(a.spec.op(), Some([1, cols, n]))?;
+    let subject = Subject {
+        spec: &a.spec,
+        n,
+        shape: Some([1, cols, n]),
+        dtype: a.number.dtype,
+        acc: a.number.acc,
+        confirm: a.confirm,
+        timeout: a.guard.timeout,
+        mpi: a.mpi.ranks.map(|p| (p, a.mpi.mpi_timeout)),
+    };
     let request = Request {
-        probe: ProbeOptions {
-            n: Some(n),
-            shape: Some([1, cols, n]),
-            ranks: a.mpi.ranks.map(usize::from),
-            ..a.number.options(None)
-        },
         engine: a.engine.options(),
-        confirm: Confirm {
-            trials: a.confirm,
-            ..Confirm::default()
-        },
-        ..Request::default()
+        ..invariance::request(&subject)
     };
     a.guard.start();
     let label = a.spec.as_str();
@@ -121,10 +122,5 @@ fn counts_sweep(a: &SweepArgs, counts: &Sizes) -> Result<i32> {
         )
     };
     write_out(text.as_bytes(), output)?;
-    let v = study.verdict();
-    Ok(match (v.failed > 0, v.invariant) {
-        (true, _) => 3,
-        (false, true) => 0,
-        (false, false) => 1,
-    })
+    Ok(invariance::exit_code(&study))
 }

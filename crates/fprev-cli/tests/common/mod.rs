@@ -12,7 +12,13 @@ use tempfile::TempDir;
 /// cache of formulas of its own (under the build's temporary directory),
 /// so that no test reads what another kept.
 pub fn fprev() -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("fprev"));
+    fprev_at(assert_cmd::cargo::cargo_bin!("fprev"))
+}
+
+/// The `fprev` binary at `bin` (another build of it), with a cache of
+/// formulas of its own, as [`fprev`] has.
+pub fn fprev_at(bin: &Path) -> Command {
+    let mut cmd = Command::new(bin);
     cmd.env("FPREV_CACHE_DIR", fresh_cache());
     cmd
 }

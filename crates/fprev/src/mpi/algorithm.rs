@@ -141,13 +141,16 @@ const CVAR: &str = "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM";
 
 impl fmt::Display for Algorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = Algorithm::OPEN_MPI
-            .iter()
-            .chain(&Algorithm::MPICH)
+        let name = spellings()
             .find(|(a, _)| a == self)
             .map_or("?", |(_, name)| name);
         f.write_str(name)
     }
+}
+
+/// Every algorithm with its name in a spec, Open MPI's spellings first.
+fn spellings() -> impl Iterator<Item = &'static (Algorithm, &'static str)> {
+    Algorithm::OPEN_MPI.iter().chain(&Algorithm::MPICH)
 }
 
 /// The text of an `mpi:` spec after `mpi:` split at its `@ALGORITHM`,
@@ -162,11 +165,7 @@ pub fn split_for(rest: &str, implementation: Implementation) -> Result<(&str, Op
     let Some((rest, name)) = rest.rsplit_once('@') else {
         return Ok((rest, None));
     };
-    let named = Algorithm::OPEN_MPI
-        .iter()
-        .chain(&Algorithm::MPICH)
-        .find(|(_, n)| *n == name)
-        .map(|(a, _)| *a);
+    let named = spellings().find(|(_, n)| *n == name).map(|(a, _)| *a);
     if let Some(a) = named.filter(|a| a.name_in(implementation).is_some()) {
         return Ok((rest, Some(a)));
     }
