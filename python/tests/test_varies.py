@@ -80,7 +80,13 @@ def test_assert_deterministic_fails_with_the_skeleton():
 
     with pytest.raises(AssertionError) as raised:
         assert_deterministic(random_joins, 64, runs=20)
-    assert "8 runs of 8 consecutive summands, each in the order native:pairwise" in str(raised.value)
+    # Each masked query takes its largest answer over calls of its own, so
+    # now and then (5 in 2,000 tries) a chunk's summands part between two
+    # levels of the join and that chunk shows in pieces: the skeleton is
+    # then weaker, never wrong. Its whole chunks are still named.
+    message = str(raised.value)
+    assert "runs of 8 consecutive summands, each in the order native:pairwise" in message
+    assert "joined in an order that varies" in message
     with pytest.raises(AssertionError) as raised:
         assert_deterministic(random_joins, 64, runs=10, skeleton=False)
     assert "skeleton" not in str(raised.value)
