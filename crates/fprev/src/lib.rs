@@ -54,6 +54,7 @@ pub mod arith;
 pub mod cache;
 pub mod check;
 pub mod document;
+pub mod emit;
 pub mod equivalence;
 pub mod error;
 pub mod format;

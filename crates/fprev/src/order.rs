@@ -61,6 +61,12 @@ pub trait Adder {
     fn enter(&mut self, _part: usize) {}
     /// The part last entered is done.
     fn leave(&mut self) {}
+    /// What the part last entered returns, `sum`, as it returns it: an
+    /// adder that keeps a summand unread until an addition reads it (an
+    /// emitted function's plan) reads one a part returns alone here.
+    fn returned(&mut self, sum: Self::Value) -> Self::Value {
+        sum
+    }
 }
 
 /// Adds numbers in an accumulator format; `round` is that format's

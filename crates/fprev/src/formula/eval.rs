@@ -72,6 +72,7 @@ impl Formula {
         assert!(!x.is_empty(), "a formula needs at least one summand");
         a.enter(self.part());
         let sum = self.run_part(x, a);
+        let sum = a.returned(sum);
         a.leave();
         sum
     }
@@ -183,6 +184,7 @@ impl Formula {
     fn run_planned<A: Adder>(&self, x: &[A::Value], planned: usize, a: &mut A) -> A::Value {
         a.enter(self.part());
         let sum = self.run_planned_part(x, planned, a);
+        let sum = a.returned(sum);
         a.leave();
         sum
     }

@@ -1,0 +1,601 @@
+//! What an emitted function computes: the formula's parts, each with the
+//! arithmetic its additions have in a confirmed model, found by running
+//! the formula over that model's tree, and checked by evaluating the plan
+//! against the model's own replay.
+//!
+//! The emitted code keeps every value in a `double` (a partial sum of any
+//! node, an exact product of two f32 values) and rounds each addition once
+//! to its part's format, so a part is all it needs to know: its format,
+//! whether it takes Kahan steps, and how the products it reads are
+//! rounded: a summand it reads first (the start of a loop, a summand it
+//! returns alone) and one it adds to a value.
+
+use std::collections::HashMap;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Rounding};
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::formula::{Formula, Tail};
+use crate::inputs::Inputs;
+use crate::order::Adder;
+use crate::reduce::Replay;
+use crate::tree::SummationTree;
+
+/// What the black box computes of its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `sum(x)`.
+    Sum,
+    /// `dot(x, y)`: the products `x[i] * y[i]` summed.
+    Dot,
+}
+
+/// The arithmetic of one part of the formula: every addition it makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    /// The format each addition rounds to (f32 or f64), to nearest.
+    pub format: Format,
+    /// Each addition is a step of Kahan's compensated sum.
+    pub compensated: bool,
+    /// The last step of a compensated chain returns its sum without
+    /// taking its error off.
+    pub drops_error: bool,
+    /// How a product this part reads first is rounded (a loop's first
+    /// summand, a summand returned alone, the left one of an addition).
+    pub first: Product,
+    /// How a product this part adds to a value is rounded.
+    pub second: Product,
+    /// Every operand of its additions is an f32 value, so they are f32's
+    /// own additions (and f32 registers may hold its running sums).
+    pub narrow: bool,
+    /// Some addition of this part was in a model; a part never seen takes
+    /// the model's default, which only the check against the black box
+    /// vouches for.
+    pub seen: bool,
+}
+
+/// A formula and the arithmetic of each of its parts, by preorder index
+/// ([`preorder`]): all an emitted function needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The order.
+    pub formula: Formula,
+    /// The format of the inputs and of the result (f32 or f64).
+    pub element: Format,
+    /// A sum or a dot product.
+    pub op: Op,
+    /// Each part's arithmetic, by preorder index.
+    pub parts: Vec<Part>,
+}
+
+/// The parts of `formula` in preorder: a part, then its parts, first to
+/// last as written. An emitted function of part `k` is named for `k`.
+pub fn preorder(formula: &Formula) -> Vec<&Formula> {
+    let mut out = Vec::new();
+    let mut stack = vec![formula];
+    while let Some(f) = stack.pop() {
+        out.push(f);
+        stack.extend(children(f).into_iter().rev());
+    }
+    out
+}
+
+/// The parts directly inside `f`, as written.
+pub fn children(f: &Formula) -> Vec<&Formula> {
+    match f {
+        Formula::Order(_) | Formula::Doubling | Formula::Fold | Formula::Fanout(_) => vec![],
+        Formula::Interleave(_, a, b)
+        | Formula::Blocks(_, a, b)
+        | Formula::Below(_, a, b)
+        | Formula::Split(_, a, b)
+        | Formula::Body(_, a, Tail::Apart(b)) => vec![a, b],
+        Formula::Body(_, a, _)
+        | Formula::Halves { inner: a, .. }
+        | Formula::Windows(_, a)
+        | Formula::Pieces(_, a)
+        | Formula::KBlocks(_, _, a)
+        | Formula::Peel(_, a)
+        | Formula::Rotate(_, a) => vec![a],
+    }
+}
+
+/// Each part's address (what [`Adder::enter`] is told) and its preorder
+/// index.
+fn indices(formula: &Formula) -> HashMap<usize, usize> {
+    preorder(formula)
+        .into_iter()
+        .enumerate()
+        .map(|(k, f)| (f as *const Formula as usize, k))
+        .collect()
+}
+
+impl Plan {
+    /// The plan of `formula` whose parts add as in the confirmed `models`,
+    /// each of its tree (the formula's tree at that size). Refused, saying
+    /// why, where a part's additions differ from each other, or the
+    /// arithmetic is one emitted code does not write (fused nodes, toward
+    /// zero, formats other than f32 and f64, rounded inputs, exact
+    /// products of f64 values); then checked: the plan evaluated on random
+    /// inputs must give each model's replay's bits.
+    ///
+    /// ```
+    /// use fprev::arith::{Arithmetic, NodeArithmetic};
+    /// use fprev::emit::{Op, Plan};
+    /// use fprev::Format;
+    ///
+    /// let f: fprev::formula::Formula = "interleave(8, sequential, pairwise)".parse().unwrap();
+    /// let model = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
+    /// let plan = Plan::new(&f, Format::F32, Op::Sum, &[(f.tree(100), model)]).unwrap();
+    /// assert!(plan.parts.iter().all(|p| p.format == Format::F32 && p.narrow));
+    /// ```
+    pub fn new(
+        formula: &Formula,
+        element: Format,
+        op: Op,
+        models: &[(SummationTree, Arithmetic)],
+    ) -> Result<Plan> {
+        if !matches!(element, Format::F32 | Format::F64) {
+            return Err(Error::Input(format!(
+                "emitted code takes f32 or f64 values, not {element}"
+            )));
+        }
+        let count = preorder(formula).len();
+        let default = models
+            .first()
+            .map(|(_, m)| m.default)
+            .unwrap_or(NodeArithmetic::ieee(element));
+        let mut recorder = Recorder {
+            element,
+            op,
+            indices: indices(formula),
+            entered: Vec::new(),
+            seen: vec![Seen::default(); count],
+            model: None,
+            fault: None,
+        };
+        for (tree, model) in models {
+            if formula.tree(tree.n()) != *tree {
+                return Err(Error::Input(format!(
+                    "the formula does not give the tree of n = {} it is to take the arithmetic \
+                     of",
+                    tree.n()
+                )));
+            }
+            if let Some(inputs) = model.inputs {
+                return Err(Error::Input(format!(
+                    "the black box rounds its inputs to {inputs} first; emitted code does not"
+                )));
+            }
+            recorder.model = Some(model);
+            let leaves: Vec<Rv> = (0..tree.n())
+                .map(|i| Rv {
+                    first: i,
+                    size: 1,
+                    raw: true,
+                    narrow: true,
+                })
+                .collect();
+            formula.run(&leaves, &mut recorder);
+            if let Some(fault) = recorder.fault.take() {
+                return Err(Error::Input(fault));
+            }
+        }
+        let parts = recorder
+            .seen
+            .iter()
+            .map(|s| s.part(default, element, op))
+            .collect::<std::result::Result<Vec<_>, String>>()
+            .map_err(Error::Input)?;
+        let plan = Plan {
+            formula: formula.clone(),
+            element,
+            op,
+            parts,
+        };
+        for (tree, model) in models {
+            plan.agrees_with(tree, model)?;
+        }
+        Ok(plan)
+    }
+
+    /// The plan of a formula whose every node adds alike: `node`, and
+    /// products (of a dot) rounded as `product` says.
+    pub fn uniform(
+        formula: &Formula,
+        element: Format,
+        op: Op,
+        node: NodeArithmetic,
+        product: Product,
+    ) -> Result<Plan> {
+        let mut model = Arithmetic::uniform(node);
+        if op == Op::Dot {
+            model.products = Some(crate::arith::Products {
+                default: product,
+                leaves: Default::default(),
+            });
+        }
+        // One size at which every part adds is enough to find them all.
+        let tree = formula.tree(1000);
+        Plan::new(formula, element, op, &[(tree, model)])
+    }
+
+    /// The bits the emitted function returns for `x` (and `y`, of a dot):
+    /// the plan evaluated as the emitted code evaluates it.
+    ///
+    /// # Panics
+    /// If `x` is empty, or `y` is shorter than `x` in a dot.
+    pub fn evaluate(&self, x: &[f64], y: &[f64]) -> f64 {
+        let mut adder = Evaluator {
+            plan: self,
+            x,
+            y,
+            indices: indices(&self.formula),
+            entered: Vec::new(),
+        };
+        let leaves: Vec<Ev> = (0..x.len()).map(Ev::summand).collect();
+        let root = self.formula.run(&leaves, &mut adder);
+        let root = adder.load(root, true);
+        self.element.round(adder.finish(root))
+    }
+
+    /// Checks the plan against a model's replay on random inputs.
+    fn agrees_with(&self, tree: &SummationTree, model: &Arithmetic) -> Result<()> {
+        let replay = Replay::with_arithmetic(tree, model);
+        let mut rng = ChaCha8Rng::seed_from_u64(0x656d6974);
+        for trial in 0..24 {
+            let kind = Inputs::ALL[trial % Inputs::ALL.len()];
+            let x = kind.draw(self.element, tree.n(), &mut rng);
+            let (want, got) = match self.op {
+                Op::Sum => (replay.sum(&x), self.evaluate(&x, &[])),
+                Op::Dot => {
+                    let y = kind.draw(self.element, tree.n(), &mut rng);
+                    (replay.dot(&x, &y), self.evaluate(&x, &y))
+                }
+            };
+            if want.to_bits() != got.to_bits() && !(want.is_nan() && got.is_nan()) {
+                return Err(Error::Input(format!(
+                    "the model's arithmetic does not follow the formula's parts at n = {} \
+                     (a part's additions would have to differ from each other): emitted code \
+                     would give {got:e} where the model gives {want:e}",
+                    tree.n()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the additions of one part were seen to do.
+#[derive(Clone, Copy, Debug, Default)]
+struct Seen {
+    node: Option<NodeArithmetic>,
+    drops_error: bool,
+    first: Option<Product>,
+    second: Option<Product>,
+    wide_operand: bool,
+}
+
+impl Seen {
+    fn part(
+        &self,
+        default: NodeArithmetic,
+        element: Format,
+        op: Op,
+    ) -> std::result::Result<Part, String> {
+        let node = self.node.unwrap_or(default);
+        emittable(&node)?;
+        // A sum's summands are the inputs themselves.
+        let nominal = match op {
+            Op::Sum => Product::Rounded(element),
+            Op::Dot => Product::Exact,
+        };
+        let first = self.first.unwrap_or(nominal);
+        let second = self.second.unwrap_or(nominal);
+        let narrow_summand = |p: Product| match op {
+            Op::Sum => element == Format::F32,
+            Op::Dot => p == Product::Rounded(Format::F32),
+        };
+        Ok(Part {
+            format: node.format,
+            compensated: node.compensated,
+            drops_error: self.drops_error,
+            first,
+            second,
+            narrow: node.format == Format::F32
+                && !self.wide_operand
+                && (self.first.is_none() || narrow_summand(first))
+                && (self.second.is_none() || narrow_summand(second)),
+            seen: self.node.is_some(),
+        })
+    }
+}
+
+/// Whether emitted code writes a node's arithmetic, else why not.
+fn emittable(node: &NodeArithmetic) -> std::result::Result<(), String> {
+    if !matches!(node.format, Format::F32 | Format::F64) {
+        return Err(format!(
+            "its additions round to {}; emitted code adds in f32 and f64 only",
+            node.format
+        ));
+    }
+    if node.rounding != Rounding::NearestEven {
+        return Err(format!(
+            "its additions round {}; emitted code rounds to nearest",
+            node.rounding
+        ));
+    }
+    if node.fused_bits.is_some() {
+        return Err("it adds in fused nodes; emitted code makes IEEE additions".into());
+    }
+    Ok(())
+}
+
+/// A value as [`Plan::new`] follows it: the node it is, whether it is a
+/// summand not read yet, whether it is an f32 value.
+#[derive(Clone, Copy, Debug)]
+struct Rv {
+    first: usize,
+    size: usize,
+    raw: bool,
+    narrow: bool,
+}
+
+/// Runs the formula over a model's tree, recording each part's additions.
+struct Recorder<'m> {
+    element: Format,
+    op: Op,
+    indices: HashMap<usize, usize>,
+    entered: Vec<usize>,
+    seen: Vec<Seen>,
+    model: Option<&'m Arithmetic>,
+    fault: Option<String>,
+}
+
+impl Recorder<'_> {
+    fn part(&self) -> usize {
+        *self.entered.last().expect("additions happen inside a part")
+    }
+
+    fn fail(&mut self, why: String) {
+        self.fault.get_or_insert(why);
+    }
+
+    /// Reads summand `v` as part `k`'s `first` or second operand.
+    fn read(&mut self, v: Rv, k: usize, first: bool) -> Rv {
+        if !v.raw {
+            return v;
+        }
+        let model = self.model.expect("a model while running");
+        let product = match self.op {
+            Op::Sum => Product::Rounded(self.element),
+            Op::Dot => model
+                .products
+                .as_ref()
+                .map_or(Product::Exact, |p| p.at(v.first)),
+        };
+        if self.op == Op::Dot {
+            match product {
+                Product::Exact if self.element == Format::F64 => self.fail(
+                    "its products of f64 values enter their additions exact (fused \
+                     multiply-adds); emitted code does not write those"
+                        .into(),
+                ),
+                Product::Rounded(f) if !matches!(f, Format::F32 | Format::F64) => {
+                    self.fail(format!(
+                        "its products are rounded to {f}; emitted code rounds them to f32 or f64"
+                    ))
+                }
+                _ => {}
+            }
+        }
+        let slot = match first {
+            true => &mut self.seen[k].first,
+            false => &mut self.seen[k].second,
+        };
+        match slot {
+            Some(p) if *p != product => {
+                let (was, is) = (*p, product);
+                self.fail(format!(
+                    "summand {}'s product is rounded {is} where others the same part reads \
+                     alike are {was}",
+                    v.first
+                ));
+            }
+            _ => *slot = Some(product),
+        }
+        let narrow = match self.op {
+            Op::Sum => self.element == Format::F32,
+            Op::Dot => product == Product::Rounded(Format::F32),
+        };
+        Rv {
+            raw: false,
+            narrow,
+            ..v
+        }
+    }
+}
+
+impl Adder for Recorder<'_> {
+    type Value = Rv;
+
+    fn add(&mut self, a: Rv, b: Rv) -> Rv {
+        let k = self.part();
+        let a = self.read(a, k, true);
+        let b = self.read(b, k, false);
+        let key = NodeKey {
+            first: a.first.min(b.first),
+            size: a.size + b.size,
+        };
+        let node = self.model.expect("a model while running").at(&key);
+        if let Err(why) = emittable(&node) {
+            self.fail(why);
+        }
+        let seen = &mut self.seen[k];
+        let plain = NodeArithmetic {
+            drops_error: false,
+            ..node
+        };
+        match seen.node {
+            Some(was) if was != plain => {
+                self.fail(format!(
+                    "{key} adds in {node}, and others of its part in {was}: its part's \
+                     additions differ"
+                ));
+            }
+            _ => seen.node = Some(plain),
+        }
+        let seen = &mut self.seen[k];
+        seen.drops_error |= node.drops_error;
+        seen.wide_operand |= !(a.narrow && b.narrow);
+        Rv {
+            first: key.first,
+            size: key.size,
+            raw: false,
+            narrow: node.format == Format::F32,
+        }
+    }
+
+    fn fused(&mut self, terms: &[Rv]) -> Rv {
+        self.fail("it adds in fused nodes; emitted code makes IEEE additions".into());
+        Rv {
+            first: terms.iter().map(|t| t.first).min().unwrap_or(0),
+            size: terms.iter().map(|t| t.size).sum(),
+            raw: false,
+            narrow: false,
+        }
+    }
+
+    fn enter(&mut self, part: usize) {
+        self.entered.push(self.indices[&part]);
+    }
+
+    fn leave(&mut self) {
+        self.entered.pop();
+    }
+
+    fn returned(&mut self, sum: Rv) -> Rv {
+        let k = self.part();
+        self.read(sum, k, true)
+    }
+}
+
+/// A value as the emitted code holds it: a summand not read yet, or a
+/// number with the error its compensated chain carries.
+#[derive(Clone, Copy, Debug)]
+struct Ev {
+    summand: Option<usize>,
+    v: f64,
+    /// Of a compensated step's sum: the error it carries, its format and
+    /// whether its chain drops its error at the end.
+    chain: Option<(f64, Format, bool)>,
+}
+
+impl Ev {
+    fn summand(i: usize) -> Ev {
+        Ev {
+            summand: Some(i),
+            v: 0.0,
+            chain: None,
+        }
+    }
+
+    fn number(v: f64) -> Ev {
+        Ev {
+            summand: None,
+            v,
+            chain: None,
+        }
+    }
+}
+
+/// Evaluates a plan as emitted code does.
+struct Evaluator<'p> {
+    plan: &'p Plan,
+    x: &'p [f64],
+    y: &'p [f64],
+    indices: HashMap<usize, usize>,
+    entered: Vec<usize>,
+}
+
+impl Evaluator<'_> {
+    fn current(&self) -> Part {
+        self.plan.parts[*self.entered.last().expect("inside a part")]
+    }
+
+    /// Reads a summand as the current part's first or second operand.
+    fn load(&self, v: Ev, first: bool) -> Ev {
+        let Some(i) = v.summand else { return v };
+        let value = match self.plan.op {
+            Op::Sum => self.x[i],
+            Op::Dot => {
+                let part = self.entered.last().map(|&k| self.plan.parts[k]);
+                let product = part.map_or(Product::Exact, |p| match first {
+                    true => p.first,
+                    false => p.second,
+                });
+                let p = self.x[i] * self.y[i];
+                match product {
+                    Product::Rounded(f) => f.round(p),
+                    // Exact in f64: products of f32 values (the plan has
+                    // no exact products of f64 values).
+                    Product::Exact => p,
+                }
+            }
+        };
+        Ev::number(value)
+    }
+
+    /// A value as a part that does not continue its chain reads it.
+    fn finish(&self, v: Ev) -> f64 {
+        match v.chain {
+            Some((c, format, false)) => Rounding::NearestEven.add(format, v.v, -c),
+            _ => v.v,
+        }
+    }
+}
+
+impl Adder for Evaluator<'_> {
+    type Value = Ev;
+
+    fn add(&mut self, a: Ev, b: Ev) -> Ev {
+        let part = self.current();
+        let a = self.load(a, true);
+        let b = self.load(b, false);
+        let add = |p: f64, q: f64| Rounding::NearestEven.add(part.format, p, q);
+        if part.compensated {
+            let (s, c) = match a.chain {
+                Some((c, ..)) => (a.v, c),
+                None => (a.v, 0.0),
+            };
+            let x = self.finish(b);
+            let y = add(x, -c);
+            let t = add(s, y);
+            let e = add(add(t, -s), -y);
+            return Ev {
+                summand: None,
+                v: t,
+                chain: Some((e, part.format, part.drops_error)),
+            };
+        }
+        Ev::number(add(self.finish(a), self.finish(b)))
+    }
+
+    fn fused(&mut self, _: &[Ev]) -> Ev {
+        unreachable!("a plan has no fused nodes")
+    }
+
+    fn enter(&mut self, part: usize) {
+        self.entered.push(self.indices[&part]);
+    }
+
+    fn leave(&mut self) {
+        self.entered.pop();
+    }
+
+    fn returned(&mut self, sum: Ev) -> Ev {
+        self.load(sum, true)
+    }
+}
