@@ -29,6 +29,7 @@
 //! ```
 
 mod c;
+pub mod check;
 pub mod plan;
 
 pub use plan::{Op, Part, Plan, children, preorder};
