@@ -125,6 +125,11 @@ pub(crate) enum Command {
     /// Reveal at several sizes and name the one formula that gives every
     /// revealed tree, checked at larger sizes (exit 1 when none does).
     Explain(ExplainArgs),
+    /// Write a function that reproduces a black box's bits (C, CUDA C,
+    /// Rust, Python/NumPy), from its formula and arithmetic; --check
+    /// compiles it and runs it against the black box.
+    #[command(after_help = EMIT_EXAMPLES)]
+    Emit(EmitArgs),
     /// Survey this machine: every black box, op and dtype explained over a
     /// spread of sizes, with its arithmetic and thread counts (survey.json
     /// and a self-contained index.html).
@@ -760,6 +765,53 @@ pub(crate) struct DiffArgs {
     #[command(flatten)]
     pub(crate) report: ReportArgs,
 }
+
+#[derive(Args, Debug)]
+pub(crate) struct EmitArgs {
+    /// The black box (numpy:sum, blas:dot, …), or a confirmed tree file
+    /// (TREE.json) whose formula and arithmetic to write.
+    pub(crate) source: String,
+    /// The language: c, cuda, rust or python.
+    #[arg(long = "lang", value_name = "LANG", default_value = "c")]
+    pub(crate) language: fprev::emit::Language,
+    /// The function's name [default: the spec's, e.g. numpy_sum_f32].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) name: Option<String>,
+    /// The formula of its order, where it is known (else the cache's, else
+    /// `fprev explain`'s, found now).
+    #[arg(long, value_name = "FORMULA")]
+    pub(crate) formula: Option<String>,
+    /// Compile the code (C and CUDA C with cc/c++, Rust with rustc, Python
+    /// with the python3 on PATH) and run it against the black box on random
+    /// inputs at every --check-sizes size, bit for bit: nothing is written
+    /// where one differs (exit 1).
+    #[arg(long)]
+    pub(crate) check: bool,
+    /// Sizes --check runs [default: 1..1024 and the powers of two to 2^20].
+    #[arg(long, value_name = "SIZES", requires = "check")]
+    pub(crate) check_sizes: Option<Sizes>,
+    /// Random inputs --check runs at each size (at most 1,000).
+    #[arg(long, value_name = "K", default_value_t = 3,
+          value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub(crate) trials: u16,
+    /// Neither read nor write the cache of formulas.
+    #[arg(long)]
+    pub(crate) no_cache: bool,
+    #[command(flatten)]
+    pub(crate) number: FormatArgs,
+    /// Write the source to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) guard: GuardArgs,
+}
+
+pub(crate) const EMIT_EXAMPLES: &str = "Examples:
+  fprev emit numpy:sum --lang c -o numpy_sum.c        NumPy's float32 sum, as C
+  fprev emit numpy:sum --dtype f64 --lang python      ... float64, in NumPy, no np.sum
+  OPENBLAS_CORETYPE=Haswell fprev emit blas:dot --check
+                                                      OpenBLAS's sdot, checked at 1..1024 and 2^11..2^20
+  fprev emit tree.json --lang rust                    a confirmed tree file's formula";
 
 #[derive(Args, Debug)]
 pub(crate) struct CheckArgs {

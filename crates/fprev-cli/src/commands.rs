@@ -6,6 +6,7 @@ mod cache;
 mod check;
 mod compare;
 mod diff;
+mod emit;
 mod explain;
 mod invariance;
 mod reveal;
@@ -44,6 +45,7 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Check(a) => check::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Explain(a) => explain::run(a),
+        Command::Emit(a) => emit::run(a),
         Command::Survey(a) => survey::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Invariance(a) => invariance::run(a),

@@ -34,6 +34,7 @@
 //! ```
 
 mod confirm;
+pub mod emit;
 mod explain;
 mod invariance;
 mod note;

@@ -1,11 +1,11 @@
 //! Emitted C, compiled and run: it gives the bits of the formula's own
 //! replay and of the plan it was written from, at every size tried.
 
+use fprev::Format;
 use fprev::arith::{NodeArithmetic, Product};
 use fprev::emit::{self, Language, Op, Plan, check};
 use fprev::formula::Formula;
 use fprev::probe::ProbeOptions;
-use fprev::Format;
 
 fn formula(s: &str) -> Formula {
     s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -14,13 +14,22 @@ fn formula(s: &str) -> Formula {
 /// Emits `f` as a sum in `format`, builds it, and compares it with
 /// `native:f` (the formula's replay in that format) at `sizes`.
 fn sum_matches_replay(f: &str, format: Format, language: Language, sizes: &[usize]) {
-    let plan = Plan::uniform(&formula(f), format, Op::Sum, NodeArithmetic::ieee(format), Product::Exact)
-        .unwrap_or_else(|e| panic!("{f}: {e}"));
+    let plan = Plan::uniform(
+        &formula(f),
+        format,
+        Op::Sum,
+        NodeArithmetic::ieee(format),
+        Product::Exact,
+    )
+    .unwrap_or_else(|e| panic!("{f}: {e}"));
     let source = emit::source(&plan, language, "summed", f).unwrap();
     let dir = check::Scratch::new().unwrap();
     let spec = check::build(&source, language, "summed", Op::Sum, &dir.0)
         .unwrap_or_else(|e| panic!("{f}: {e}\n{source}"));
-    let opts = ProbeOptions { format, ..Default::default() };
+    let opts = ProbeOptions {
+        format,
+        ..Default::default()
+    };
     let native = format!("native:{f}");
     let got = check::compare(
         &mut |o| fprev::open(&native, o),
@@ -86,12 +95,31 @@ fn every_part_emitted_in_c_is_its_formula() {
 /// fail.
 #[test]
 fn emitted_code_differs_from_another_order() {
-    let plan = Plan::uniform(&formula("pairwise"), Format::F32, Op::Sum, NodeArithmetic::ieee(Format::F32), Product::Exact).unwrap();
+    let plan = Plan::uniform(
+        &formula("pairwise"),
+        Format::F32,
+        Op::Sum,
+        NodeArithmetic::ieee(Format::F32),
+        Product::Exact,
+    )
+    .unwrap();
     let source = emit::source(&plan, Language::C, "pw", "pairwise").unwrap();
     let dir = check::Scratch::new().unwrap();
     let spec = check::build(&source, Language::C, "pw", Op::Sum, &dir.0).unwrap();
-    let opts = ProbeOptions { format: Format::F32, ..Default::default() };
-    let got = check::compare(&mut |o| fprev::open("native:sequential", o), &spec, &opts, Op::Sum, &[1, 2, 3, 50], 3, &mut |_, _| {}).unwrap();
+    let opts = ProbeOptions {
+        format: Format::F32,
+        ..Default::default()
+    };
+    let got = check::compare(
+        &mut |o| fprev::open("native:sequential", o),
+        &spec,
+        &opts,
+        Op::Sum,
+        &[1, 2, 3, 50],
+        3,
+        &mut |_, _| {},
+    )
+    .unwrap();
     let (n, ..) = got.mismatch.expect("pairwise is not left to right");
     assert_eq!(n, 3);
     assert_eq!(got.sizes, [1, 2]);

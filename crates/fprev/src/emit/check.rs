@@ -137,7 +137,10 @@ pub fn compare(
                 Op::Sum => (sum(black_box.as_mut(), &x)?, sum(ours.as_mut(), &x)?),
                 Op::Dot => {
                     let y = kind.draw(format, n, &mut rng);
-                    (dot(black_box.as_mut(), &x, &y)?, dot(ours.as_mut(), &x, &y)?)
+                    (
+                        dot(black_box.as_mut(), &x, &y)?,
+                        dot(ours.as_mut(), &x, &y)?,
+                    )
                 }
             };
             let want = format.round(want);

@@ -1,0 +1,311 @@
+//! `fprev emit`: a function that reproduces a black box's bits, written
+//! from its formula and the arithmetic of each part (the library's
+//! `workflow::emit` and `emit`), checked against the black box on request.
+
+use std::path::Path;
+
+use fprev::Spec;
+use fprev::document::TreeDocument;
+use fprev::emit::{self, Op, Plan, check};
+use fprev::error::{Error, Result};
+use fprev::formula::Formula;
+use fprev::formula::infer::EXPLAIN_SIZES;
+use fprev::probe::ProbeOptions;
+use fprev::sizes::{Sizes, runs};
+use fprev::workflow::{self, Confirm, ExplainSizes, Explained, VERIFY_BUDGET, VERIFY_SIZES};
+
+use super::{cache, open_guarded};
+use crate::args::EmitArgs;
+use crate::watch::Watch;
+use crate::write;
+
+/// Runs `fprev emit`: 0 with the source written (and checked, with
+/// --check), 1 where no formula is known or the check found a difference,
+/// 5 where the tree the code would follow is not confirmed.
+pub(super) fn run(a: EmitArgs) -> Result<i32> {
+    write::check_writable(a.output.as_deref())?;
+    a.guard.start();
+    let from_file = a.source.ends_with(".json") && Path::new(&a.source).is_file();
+    let (plan, spec, mut what) = match from_file {
+        true => match of_document(&a)? {
+            Ok(found) => found,
+            Err(code) => return Ok(code),
+        },
+        false => match of_spec(&a)? {
+            Ok(found) => found,
+            Err(code) => return Ok(code),
+        },
+    };
+    let name = a
+        .name
+        .clone()
+        .unwrap_or_else(|| default_name(&spec, plan.element));
+    let source = emit::source(&plan, a.language, &name, &what.join("\n"))?;
+    if a.check {
+        let sizes = match &a.check_sizes {
+            Some(s) => s.0.clone(),
+            None => check::default_sizes(),
+        };
+        let spec: Spec = spec.parse()?;
+        let opts = ProbeOptions {
+            format: plan.element,
+            ..Default::default()
+        };
+        let dir = check::Scratch::new()?;
+        let emitted = check::build(&source, a.language, &name, plan.op, &dir.0)?;
+        let started = std::time::Instant::now();
+        let checked = check::compare(
+            &mut |o| open_guarded(&spec, o),
+            &emitted,
+            &opts,
+            plan.op,
+            &sizes,
+            usize::from(a.trials),
+            &mut |done, all| {
+                if done % 256 == 0 || done == all {
+                    eprintln!("fprev: checking: {done} of {all} sizes");
+                }
+            },
+        )?;
+        if let Some((n, trial, want, got)) = checked.mismatch {
+            eprintln!(
+                "fprev: error: the emitted {} differs from {spec} at n = {n} (random input {}): \
+                 the black box gives {want:e}, the code {got:e}; nothing is written (it held at \
+                 n = {})",
+                a.language,
+                trial + 1,
+                runs(&checked.sizes)
+            );
+            return Ok(1);
+        }
+        let line = format!(
+            "Checked: compiled and run against {spec} on this machine, bit for bit, on {} random \
+             inputs at each n = {} ({:.1} s).",
+            a.trials,
+            runs(&checked.sizes),
+            started.elapsed().as_secs_f64()
+        );
+        eprintln!("fprev: note: {line}");
+        what.push(line);
+    }
+    let source = emit::source(&plan, a.language, &name, &what.join("\n"))?;
+    write::write_out(source.as_bytes(), a.output.as_deref())?;
+    Ok(0)
+}
+
+/// `numpy:sum` in f32 → `numpy_sum_f32`.
+fn default_name(spec: &str, element: fprev::Format) -> String {
+    let base: String = spec
+        .split(['@', '/'])
+        .next()
+        .unwrap_or(spec)
+        .chars()
+        .map(|c| match c.is_ascii_alphanumeric() {
+            true => c,
+            false => '_',
+        })
+        .collect();
+    let base = match base.chars().next() {
+        Some(c) if c.is_ascii_digit() => format!("f_{base}"),
+        _ => base,
+    };
+    format!("{}_{element}", base.trim_matches('_'))
+}
+
+/// A formula, the sizes it was found from and those it was checked at.
+type Explanation = (Formula, Vec<usize>, Vec<usize>);
+
+type Found = std::result::Result<(Plan, String, Vec<String>), i32>;
+
+/// The plan of a spec: its formula (given, the cache's, or explained now)
+/// and its arithmetic at the reference sizes.
+fn of_spec(a: &EmitArgs) -> Result<Found> {
+    let spec: Spec = a.source.parse()?;
+    let opts = a.number.options(None);
+    check::element_ok(opts.format)?;
+    let mut first = open_guarded(&spec, &opts.at(1000))?;
+    let op = match first.as_dot().is_some() {
+        true => Op::Dot,
+        false => Op::Sum,
+    };
+    let about = first.about();
+    drop(first);
+    let cached = cache::lookup(spec.as_str(), &opts, about.clone(), a.no_cache);
+    let (formula, claim) = match (&a.formula, cache::known(cached.as_ref())) {
+        (Some(f), _) => (
+            f.parse::<Formula>().map_err(Error::Input)?,
+            "The order was given (--formula)".to_string(),
+        ),
+        (None, Some((f, from, checked))) => (
+            f,
+            format!(
+                "The order: fprev explain's formula (from the cache), found from n = {} and \
+                 checked at n = {}",
+                runs(&from),
+                runs(&checked)
+            ),
+        ),
+        (None, None) => match explain(&spec, &opts)? {
+            Some((f, from, checked)) => {
+                cache::keep(cached.as_ref(), &f, &from, &checked);
+                let claim = format!(
+                    "The order: fprev explain's formula, found from n = {} and checked at n = {}",
+                    runs(&from),
+                    runs(&checked)
+                );
+                (f, claim)
+            }
+            None => {
+                eprintln!(
+                    "fprev: error: no formula of the order language gives every tree of {spec} \
+                     (fprev explain {spec} shows the closest); emitted code follows a formula, \
+                     so none is written"
+                );
+                return Ok(Err(1));
+            }
+        },
+    };
+    eprintln!("fprev: note: the order is native:{formula}");
+    let planned = workflow::emit::plan(
+        &formula,
+        op,
+        &opts,
+        spec.as_str(),
+        &mut |o| open_guarded(&spec, o),
+        &mut Watch::default(),
+    )?;
+    let (plan, at) = match planned {
+        workflow::emit::Planned::Plan(plan, at) => (*plan, at),
+        workflow::emit::Planned::NotConfirmed(n, why) => {
+            eprintln!(
+                "fprev: error: at n = {n}, {why}: the code would not give {spec}'s bits, so none \
+                 is written"
+            );
+            return Ok(Err(5));
+        }
+    };
+    let what = vec![
+        format!(
+            "The {} of {spec} ({}) as it is on the machine that wrote this{}.",
+            match op {
+                Op::Sum => "sum",
+                Op::Dot => "dot product",
+            },
+            plan.element,
+            about.map(|s| format!(": {s}")).unwrap_or_default()
+        ),
+        format!("{claim}."),
+        format!(
+            "Each part's arithmetic: from reveals at n = {}, each confirmed by replay.",
+            runs(&at)
+        ),
+    ];
+    Ok(Ok((plan, spec.to_string(), what)))
+}
+
+/// Explains `spec` at the default sizes: the formula, the sizes it was
+/// found from and those it was checked at.
+fn explain(spec: &Spec, opts: &ProbeOptions) -> Result<Option<Explanation>> {
+    eprintln!("fprev: note: finding the order of {spec} (fprev explain)");
+    let reveal: Sizes = EXPLAIN_SIZES.parse().map_err(Error::Input)?;
+    let verify: Sizes = VERIFY_SIZES.parse().map_err(Error::Input)?;
+    let sizes = ExplainSizes {
+        reveal: reveal.0,
+        verify: verify.0,
+        known: None,
+        budget: Some(VERIFY_BUDGET),
+    };
+    let explained = workflow::explain(
+        &sizes,
+        opts,
+        &Default::default(),
+        &Confirm::default(),
+        spec.as_str(),
+        &mut |o| open_guarded(spec, o),
+        &mut Watch::default(),
+    )?;
+    Ok(match explained {
+        Explained::Found {
+            inference,
+            trees,
+            verified,
+        } => inference.formula.map(|f| {
+            let from = trees
+                .iter()
+                .map(|t| t.n())
+                .filter(|n| !verified.contains(n))
+                .collect();
+            (f, from, verified)
+        }),
+        _ => None,
+    })
+}
+
+/// The plan of a confirmed tree file: its formula (the one it was
+/// predicted by, or a library's known one that gives it) and its model.
+fn of_document(a: &EmitArgs) -> Result<Found> {
+    let path = Path::new(&a.source);
+    let doc = TreeDocument::read(path)?;
+    if !doc.confirmation.as_ref().is_some_and(|c| c.confirmed()) {
+        eprintln!(
+            "fprev: error: {} is not confirmed: its replay did not give the black box's bits \
+             (or it was never replayed), so code written from it would not either; reveal it \
+             again, or fprev check it",
+            a.source
+        );
+        return Ok(Err(5));
+    }
+    let element = a.number.dtype.or(doc.dtype).unwrap_or_default();
+    check::element_ok(element)?;
+    let formula = match (&a.formula, doc.formula()) {
+        (Some(f), _) => f.parse::<Formula>().map_err(Error::Input)?,
+        (None, Some(f)) => f.clone(),
+        (None, None) => match fprev::formula::known::matching(doc.tree()) {
+            Some(k) => k.formula.parse::<Formula>().map_err(Error::Input)?,
+            None => {
+                eprintln!(
+                    "fprev: error: no formula is known to give the tree in {} (n = {}): emitted \
+                     code follows a formula; give one with --formula, or emit from the spec \
+                     (fprev emit SPEC explains it first)",
+                    a.source,
+                    doc.n()
+                );
+                return Ok(Err(1));
+            }
+        },
+    };
+    let op = match doc
+        .arithmetic
+        .as_ref()
+        .is_some_and(|m| m.products.is_some())
+    {
+        true => Op::Dot,
+        false => Op::Sum,
+    };
+    let spec = doc.probe.clone().unwrap_or_else(|| "the tree file".into());
+    let n = doc.n();
+    let model = workflow::emit::model_of(doc, element)?;
+    if formula.tree(n) != model.0 {
+        eprintln!(
+            "fprev: error: native:{formula} does not give the tree in {} (n = {n})",
+            a.source
+        );
+        return Ok(Err(1));
+    }
+    let plan = Plan::new(&formula, element, op, &[model])?;
+    let what = vec![
+        format!(
+            "The {} of {spec} ({element}), from the tree file {}.",
+            match op {
+                Op::Sum => "sum",
+                Op::Dot => "dot product",
+            },
+            a.source
+        ),
+        format!(
+            "Its tree at n = {n} is native:{formula}'s; at other sizes only a check (fprev emit \
+             --check) vouches for the formula."
+        ),
+    ];
+    Ok(Ok((plan, spec, what)))
+}
