@@ -9,10 +9,8 @@ use fprev::document::TreeDocument;
 use fprev::emit::{self, Op, Plan, check};
 use fprev::error::{Error, Result};
 use fprev::formula::Formula;
-use fprev::formula::infer::EXPLAIN_SIZES;
-use fprev::probe::ProbeOptions;
-use fprev::sizes::{Sizes, runs};
-use fprev::workflow::{self, Confirm, ExplainSizes, Explained, VERIFY_BUDGET, VERIFY_SIZES};
+use fprev::sizes::runs;
+use fprev::workflow::{self, emit::Prepared};
 
 use super::{cache, open_guarded};
 use crate::args::EmitArgs;
@@ -47,18 +45,13 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
             None => check::default_sizes(),
         };
         let spec: Spec = spec.parse()?;
-        let opts = ProbeOptions {
-            format: plan.element,
-            ..Default::default()
-        };
-        let dir = check::Scratch::new()?;
-        let emitted = check::build(&source, a.language, &name, plan.op, &dir.0)?;
         let started = std::time::Instant::now();
-        let checked = check::compare(
+        let checked = workflow::emit::check(
+            &source,
+            a.language,
+            &name,
+            &plan,
             &mut |o| open_guarded(&spec, o),
-            &emitted,
-            &opts,
-            plan.op,
             &sizes,
             usize::from(a.trials),
             &mut |done, all| {
@@ -112,31 +105,26 @@ fn default_name(spec: &str, element: fprev::Format) -> String {
     format!("{}_{element}", base.trim_matches('_'))
 }
 
-/// A formula, the sizes it was found from and those it was checked at.
-type Explanation = (Formula, Vec<usize>, Vec<usize>);
-
 type Found = std::result::Result<(Plan, String, Vec<String>), i32>;
 
 /// The plan of a spec: its formula (given, the cache's, or explained now)
-/// and its arithmetic at the reference sizes.
+/// and its arithmetic at the reference sizes (`workflow::emit::prepare`).
 fn of_spec(a: &EmitArgs) -> Result<Found> {
     let spec: Spec = a.source.parse()?;
     let opts = a.number.options(None);
-    check::element_ok(opts.format)?;
-    let mut first = open_guarded(&spec, &opts.at(1000))?;
-    let op = match first.as_dot().is_some() {
-        true => Op::Dot,
-        false => Op::Sum,
+    let cached = match &a.formula {
+        Some(_) => None,
+        None => {
+            let first = open_guarded(&spec, &opts.at(1000))?;
+            cache::lookup(spec.as_str(), &opts, first.about(), a.no_cache)
+        }
     };
-    let about = first.about();
-    drop(first);
-    let cached = cache::lookup(spec.as_str(), &opts, about.clone(), a.no_cache);
-    let (formula, claim) = match (&a.formula, cache::known(cached.as_ref())) {
-        (Some(f), _) => (
+    let known = match (&a.formula, cache::known(cached.as_ref())) {
+        (Some(f), _) => Some((
             f.parse::<Formula>().map_err(Error::Input)?,
             "The order was given (--formula)".to_string(),
-        ),
-        (None, Some((f, from, checked))) => (
+        )),
+        (None, Some((f, from, checked))) => Some((
             f,
             format!(
                 "The order: fprev explain's formula (from the cache), found from n = {} and \
@@ -144,101 +132,47 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
                 runs(&from),
                 runs(&checked)
             ),
-        ),
-        (None, None) => match explain(&spec, &opts)? {
-            Some((f, from, checked)) => {
-                cache::keep(cached.as_ref(), &f, &from, &checked);
-                let claim = format!(
-                    "The order: fprev explain's formula, found from n = {} and checked at n = {}",
-                    runs(&from),
-                    runs(&checked)
-                );
-                (f, claim)
-            }
-            None => {
-                eprintln!(
-                    "fprev: error: no formula of the order language gives every tree of {spec} \
-                     (fprev explain {spec} shows the closest); emitted code follows a formula, \
-                     so none is written"
-                );
-                return Ok(Err(1));
-            }
-        },
+        )),
+        (None, None) => {
+            eprintln!("fprev: note: finding the order of {spec} (fprev explain)");
+            None
+        }
     };
-    eprintln!("fprev: note: the order is native:{formula}");
-    let planned = workflow::emit::plan(
-        &formula,
-        op,
-        &opts,
+    let prepared = workflow::emit::prepare(
         spec.as_str(),
+        &opts,
+        known,
         &mut |o| open_guarded(&spec, o),
         &mut Watch::default(),
     )?;
-    let (plan, at) = match planned {
-        workflow::emit::Planned::Plan(plan, at) => (*plan, at),
-        workflow::emit::Planned::NotConfirmed(n, why) => {
+    match prepared {
+        Prepared::Ready {
+            plan,
+            what,
+            explained,
+        } => {
+            if let Some((f, from, checked)) = explained {
+                cache::keep(cached.as_ref(), &f, &from, &checked);
+            }
+            eprintln!("fprev: note: the order is native:{}", plan.formula);
+            Ok(Ok((*plan, spec.to_string(), what)))
+        }
+        Prepared::NoFormula => {
+            eprintln!(
+                "fprev: error: no formula of the order language gives every tree of {spec} \
+                 (fprev explain {spec} shows the closest); emitted code follows a formula, so \
+                 none is written"
+            );
+            Ok(Err(1))
+        }
+        Prepared::NotConfirmed(n, why) => {
             eprintln!(
                 "fprev: error: at n = {n}, {why}: the code would not give {spec}'s bits, so none \
                  is written"
             );
-            return Ok(Err(5));
+            Ok(Err(5))
         }
-    };
-    let what = vec![
-        format!(
-            "The {} of {spec} ({}) as it is on the machine that wrote this{}.",
-            match op {
-                Op::Sum => "sum",
-                Op::Dot => "dot product",
-            },
-            plan.element,
-            about.map(|s| format!(": {s}")).unwrap_or_default()
-        ),
-        format!("{claim}."),
-        format!(
-            "Each part's arithmetic: from reveals at n = {}, each confirmed by replay.",
-            runs(&at)
-        ),
-    ];
-    Ok(Ok((plan, spec.to_string(), what)))
-}
-
-/// Explains `spec` at the default sizes: the formula, the sizes it was
-/// found from and those it was checked at.
-fn explain(spec: &Spec, opts: &ProbeOptions) -> Result<Option<Explanation>> {
-    eprintln!("fprev: note: finding the order of {spec} (fprev explain)");
-    let reveal: Sizes = EXPLAIN_SIZES.parse().map_err(Error::Input)?;
-    let verify: Sizes = VERIFY_SIZES.parse().map_err(Error::Input)?;
-    let sizes = ExplainSizes {
-        reveal: reveal.0,
-        verify: verify.0,
-        known: None,
-        budget: Some(VERIFY_BUDGET),
-    };
-    let explained = workflow::explain(
-        &sizes,
-        opts,
-        &Default::default(),
-        &Confirm::default(),
-        spec.as_str(),
-        &mut |o| open_guarded(spec, o),
-        &mut Watch::default(),
-    )?;
-    Ok(match explained {
-        Explained::Found {
-            inference,
-            trees,
-            verified,
-        } => inference.formula.map(|f| {
-            let from = trees
-                .iter()
-                .map(|t| t.n())
-                .filter(|n| !verified.contains(n))
-                .collect();
-            (f, from, verified)
-        }),
-        _ => None,
-    })
+    }
 }
 
 /// The plan of a confirmed tree file: its formula (the one it was

@@ -118,3 +118,155 @@ pub fn model_of(document: TreeDocument, element: Format) -> Result<(SummationTre
         .unwrap_or_else(|| Arithmetic::uniform(NodeArithmetic::ieee(accumulator)));
     Ok((document.into_tree(), model))
 }
+
+/// A formula explained now, the sizes it was found from and those it was
+/// checked at.
+pub type Explanation = (Formula, Vec<usize>, Vec<usize>);
+
+/// What [`prepare`] found for a black box.
+#[derive(Debug)]
+pub enum Prepared {
+    /// The plan, what the emitted code's comment says of it (a line a
+    /// statement), and the formula where it was explained now (with the
+    /// sizes it was found from and checked at, for a cache to keep).
+    Ready {
+        /// The plan.
+        plan: Box<Plan>,
+        /// Lines for the code's comment: what it reproduces, whence.
+        what: Vec<String>,
+        /// The formula explained now, its sizes revealed and checked.
+        explained: Option<Explanation>,
+    },
+    /// No formula of the order language gives the black box's trees.
+    NoFormula,
+    /// At this size the formula's tree, or its arithmetic, is not the
+    /// black box's: why.
+    NotConfirmed(usize, String),
+}
+
+/// Everything emitted code for the black box `label` needs: whether it
+/// multiplies, its formula (`known`, with what to say of it, else
+/// explained now at the default sizes) and the plan ([`plan`]).
+pub fn prepare(
+    label: &str,
+    probe: &ProbeOptions,
+    known: Option<(Formula, String)>,
+    open: &mut Opener,
+    observer: &mut dyn Observer,
+) -> Result<Prepared> {
+    crate::emit::check::element_ok(probe.format)?;
+    let mut first = open(&probe.at(1000))?;
+    let op = match first.as_dot().is_some() {
+        true => Op::Dot,
+        false => Op::Sum,
+    };
+    let about = first.about();
+    drop(first);
+    let (formula, claim, explained) = match known {
+        Some((f, claim)) => (f, claim, None),
+        None => match explain_default(probe, label, open, observer)? {
+            Some((f, from, checked)) => {
+                let claim = format!(
+                    "The order: fprev explain's formula, found from n = {} and checked at n = {}",
+                    crate::sizes::runs(&from),
+                    crate::sizes::runs(&checked)
+                );
+                (f.clone(), claim, Some((f, from, checked)))
+            }
+            None => return Ok(Prepared::NoFormula),
+        },
+    };
+    let (plan, at) = match plan(&formula, op, probe, label, open, observer)? {
+        Planned::Plan(plan, at) => (plan, at),
+        Planned::NotConfirmed(n, why) => return Ok(Prepared::NotConfirmed(n, why)),
+    };
+    let what = vec![
+        format!(
+            "The {} of {label} ({}) as it is on the machine that wrote this{}.",
+            match op {
+                Op::Sum => "sum",
+                Op::Dot => "dot product",
+            },
+            plan.element,
+            about.map(|s| format!(": {s}")).unwrap_or_default()
+        ),
+        format!("{claim}."),
+        format!(
+            "Each part's arithmetic: from reveals at n = {}, each confirmed by replay.",
+            crate::sizes::runs(&at)
+        ),
+    ];
+    Ok(Prepared::Ready {
+        plan,
+        what,
+        explained,
+    })
+}
+
+/// `fprev explain`'s formula at its default sizes: the formula, the sizes
+/// it was found from and those it was checked at (`None`: no formula).
+fn explain_default(
+    probe: &ProbeOptions,
+    label: &str,
+    open: &mut Opener,
+    observer: &mut dyn Observer,
+) -> Result<Option<Explanation>> {
+    let reveal: crate::sizes::Sizes = crate::formula::infer::EXPLAIN_SIZES
+        .parse()
+        .map_err(Error::Input)?;
+    let verify: crate::sizes::Sizes = super::VERIFY_SIZES.parse().map_err(Error::Input)?;
+    let sizes = super::ExplainSizes {
+        reveal: reveal.0,
+        verify: verify.0,
+        known: None,
+        budget: Some(super::VERIFY_BUDGET),
+    };
+    let explained = super::explain(
+        &sizes,
+        probe,
+        &Default::default(),
+        &Confirm::default(),
+        label,
+        open,
+        observer,
+    )?;
+    Ok(match explained {
+        super::Explained::Found {
+            inference,
+            trees,
+            verified,
+        } => inference.formula.map(|f| {
+            let from = trees
+                .iter()
+                .map(SummationTree::n)
+                .filter(|n| !verified.contains(n))
+                .collect();
+            (f, from, verified)
+        }),
+        _ => None,
+    })
+}
+
+/// Compiles `source` (in `language`, defining `name`, computing what
+/// `plan` does) in a directory of its own and runs it against the black
+/// box `open` opens, at each of `sizes` on `trials` random inputs
+/// ([`crate::emit::check::compare`]); `progress` is told each size done.
+#[allow(clippy::too_many_arguments)]
+pub fn check(
+    source: &str,
+    language: crate::emit::Language,
+    name: &str,
+    plan: &Plan,
+    open: &mut Opener,
+    sizes: &[usize],
+    trials: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<crate::emit::check::Checked> {
+    let dir = crate::emit::check::Scratch::new()?;
+    let emitted = crate::emit::check::build(source, language, name, plan.op, &dir.0)?;
+    let opts = ProbeOptions {
+        format: plan.element,
+        ..Default::default()
+    };
+    crate::emit::check::compare(open, &emitted, &opts, plan.op, sizes, trials, progress)
+}
