@@ -44,6 +44,7 @@ __all__ = [
     "UnconfirmedWarning",
     "check",
     "diff",
+    "emit",
     "explain",
     "invariance",
     "reduce",
@@ -278,6 +279,53 @@ def explain(
         confirm=_count("confirm", confirm, least=0),
     )
     return Explanation(found, closest, revealed, gaps, verified)
+
+
+def emit(
+    spec: str,
+    lang: str = "c",
+    *,
+    dtype: Any = "float32",
+    name: Optional[str] = None,
+    formula: Optional[str] = None,
+    check: Any = False,
+    trials: int = 3,
+) -> str:
+    """The source of a function that computes what the black box ``spec``
+    (``"numpy:sum"``, ``"blas:dot"``, ``"jax:sum"``, see ``fprev probes``)
+    computes on this machine, bit for bit, in ``lang``: ``"c"``,
+    ``"cuda"``, ``"rust"`` or ``"python"`` (NumPy only, never a library
+    reduction). The function follows the black box's formula (``formula``,
+    else the one ``fprev.explain`` finds) with each part's arithmetic as
+    its reveals found it, so it holds at every size the formula does.
+
+    With ``check=True`` the code is compiled and run against the black box
+    first, on ``trials`` random inputs at every size up to 1,024 and each
+    power of two to 2^20 (or at the sizes ``check`` lists), and its
+    comment says so; a difference raises :class:`UnconfirmedWarning`, as
+    does a tree the formula's reveals did not confirm. No formula: raises
+    ``ValueError``.
+
+    >>> print(fprev.emit("numpy:sum", "c"))          # doctest: +SKIP
+    """
+    source, _ = _fprev.emit_source(
+        spec,
+        lang,
+        _format_name(dtype),
+        name=name,
+        formula=formula,
+        check_sizes=_checked_sizes(check),
+        trials=_count("trials", trials),
+    )
+    return source
+
+
+def _checked_sizes(check: Any) -> Optional[list]:
+    if check is False or check is None:
+        return None
+    if check is True:
+        return list(range(1, 1025)) + [1 << k for k in range(11, 21)]
+    return [_count("a size", n) for n in check]
 
 
 def check(

@@ -18,7 +18,7 @@ import numpy as np
 from . import _fprev
 from ._dtypes import format_name
 
-__all__ = ["binary_tree_sum", "prerounded_sum", "replay"]
+__all__ = ["binary_tree_sum", "compatible", "prerounded_sum", "replay"]
 
 
 def binary_tree_sum(x: np.ndarray, threads: Optional[int] = None) -> Any:
@@ -60,3 +60,30 @@ def replay(tree: Any, x: np.ndarray, accumulator: Any = None) -> Any:
     acc = None if accumulator is None else format_name(accumulator)
     value = _fprev.replay(_tree(tree), x.astype(np.float64), fmt, acc)
     return x.dtype.type(value)
+
+
+def compatible(spec: str, dtype: Any = "float32", *, check: Any = False) -> Any:
+    """A callable that computes what the black box ``spec`` (``"numpy:sum"``,
+    ``"blas:dot"``, ``"jax:sum"``) computes on this machine, bit for bit, in
+    pure NumPy: elementwise operations and Python floats, never a library
+    reduction (``np.sum``, ``np.dot``), so it gives this machine's bits on
+    another machine, another NumPy or another BLAS. It takes ``x`` (and
+    ``y``, of a dot) and returns a scalar of ``dtype``.
+
+    The code is :func:`fprev.emit`'s in Python (``fprev.emit(spec,
+    "python")`` shows it); ``check`` runs it against the black box first, as
+    :func:`fprev.emit` does.
+
+    >>> import numpy as np, fprev.reduce
+    >>> numpy_sum = fprev.reduce.compatible("numpy:sum")   # doctest: +SKIP
+    >>> x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
+    >>> numpy_sum(x) == np.sum(x)                          # doctest: +SKIP
+    True
+    """
+    from . import emit
+
+    name = "compatible"
+    source = emit(spec, "python", dtype=dtype, name=name, check=check)
+    namespace: dict = {}
+    exec(compile(source, "<fprev.emit %s>" % spec, "exec"), namespace)
+    return namespace[name]

@@ -5,6 +5,7 @@
 
 mod black_box;
 mod check;
+mod emit;
 mod errors;
 mod explain;
 mod invariance;
@@ -54,6 +55,7 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree::diff, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::replay, m)?)?;
     m.add_function(wrap_pyfunction!(explain::explain, m)?)?;
+    m.add_function(wrap_pyfunction!(emit::emit_source, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::parse_sizes, m)?)?;

@@ -89,6 +89,31 @@ impl FromStr for Language {
     }
 }
 
+/// The name emitted code gives its function by default: the spec's
+/// family and operation and the element type, `numpy:sum` in f32 being
+/// `numpy_sum_f32`.
+///
+/// ```
+/// assert_eq!(fprev::emit::default_name("blas:dot@openblas", fprev::Format::F32), "blas_dot_f32");
+/// ```
+pub fn default_name(spec: &str, element: crate::Format) -> String {
+    let base: String = spec
+        .split(['@', '/'])
+        .next()
+        .unwrap_or(spec)
+        .chars()
+        .map(|c| match c.is_ascii_alphanumeric() {
+            true => c,
+            false => '_',
+        })
+        .collect();
+    let base = base.trim_matches('_');
+    match base.chars().next() {
+        Some(c) if c.is_ascii_alphabetic() => format!("{base}_{element}"),
+        _ => format!("f_{base}_{element}"),
+    }
+}
+
 /// The source of a function `name` computing what `plan` does, in
 /// `language`; `what` says in its comment what it reproduces (a spec).
 /// Refused where `name` is not an identifier, or the plan holds a part

@@ -37,7 +37,7 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
     let name = a
         .name
         .clone()
-        .unwrap_or_else(|| default_name(&spec, plan.element));
+        .unwrap_or_else(|| emit::default_name(&spec, plan.element));
     let source = emit::source(&plan, a.language, &name, &what.join("\n"))?;
     if a.check {
         let sizes = match &a.check_sizes {
@@ -84,25 +84,6 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
     let source = emit::source(&plan, a.language, &name, &what.join("\n"))?;
     write::write_out(source.as_bytes(), a.output.as_deref())?;
     Ok(0)
-}
-
-/// `numpy:sum` in f32 → `numpy_sum_f32`.
-fn default_name(spec: &str, element: fprev::Format) -> String {
-    let base: String = spec
-        .split(['@', '/'])
-        .next()
-        .unwrap_or(spec)
-        .chars()
-        .map(|c| match c.is_ascii_alphanumeric() {
-            true => c,
-            false => '_',
-        })
-        .collect();
-    let base = match base.chars().next() {
-        Some(c) if c.is_ascii_digit() => format!("f_{base}"),
-        _ => base,
-    };
-    format!("{}_{element}", base.trim_matches('_'))
 }
 
 type Found = std::result::Result<(Plan, String, Vec<String>), i32>;

@@ -1,0 +1,104 @@
+//! `fprev.emit`: a function reproducing a black box's bits, as source
+//! (the library's emit workflow, as `fprev emit` runs it).
+
+use fprev::emit::{self, Language};
+use fprev::formula::Formula;
+use fprev::probe::ProbeOptions;
+use fprev::reveal::Silent;
+use fprev::workflow::emit::{Prepared, check, prepare};
+use pyo3::prelude::*;
+
+use crate::black_box::format;
+use crate::errors::{UnconfirmedWarning, to_py};
+
+/// The source of `name` (default: the spec's) in `language` computing what
+/// `spec` computes in `dtype`; with `check` (sizes), compiled and run
+/// against the black box there first. Returns the source and the name.
+#[pyfunction]
+#[pyo3(signature = (spec, language, dtype, name=None, formula=None, check_sizes=None, trials=3))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn emit_source(
+    py: Python<'_>,
+    spec: &str,
+    language: &str,
+    dtype: &str,
+    name: Option<String>,
+    formula: Option<&str>,
+    check_sizes: Option<Vec<usize>>,
+    trials: usize,
+) -> PyResult<(String, String)> {
+    let language: Language = language
+        .parse()
+        .map_err(pyo3::exceptions::PyValueError::new_err)?;
+    let opts = ProbeOptions {
+        format: format(dtype)?,
+        ..ProbeOptions::default()
+    };
+    let known = match formula {
+        Some(f) => Some((
+            f.parse::<Formula>()
+                .map_err(pyo3::exceptions::PyValueError::new_err)?,
+            "The order was given (formula=)".to_string(),
+        )),
+        None => None,
+    };
+    let spec = spec.to_string();
+    let open = |o: &ProbeOptions| fprev::open(&spec, o);
+    let found = py.detach(|| -> fprev::Result<Result<_, (bool, String)>> {
+        let mut open = open;
+        let (plan, mut what) = match prepare(&spec, &opts, known, &mut open, &mut Silent)? {
+            Prepared::Ready { plan, what, .. } => (plan, what),
+            Prepared::NoFormula => {
+                return Ok(Err((
+                    false,
+                    format!(
+                        "no formula of the order language gives every tree of {spec} \
+                         (fprev.explain shows the closest): emitted code follows a formula"
+                    ),
+                )));
+            }
+            Prepared::NotConfirmed(n, why) => {
+                return Ok(Err((
+                    true,
+                    format!("at n = {n}, {why}: no code is written"),
+                )));
+            }
+        };
+        let name = name.unwrap_or_else(|| emit::default_name(&spec, plan.element));
+        if let Some(sizes) = &check_sizes {
+            let source = emit::source(&plan, language, &name, &what.join("\n"))?;
+            let checked = check(
+                &source,
+                language,
+                &name,
+                &plan,
+                &mut open,
+                sizes,
+                trials,
+                &mut |_, _| {},
+            )?;
+            if let Some((n, trial, want, got)) = checked.mismatch {
+                return Ok(Err((
+                    true,
+                    format!(
+                        "the emitted {language} differs from {spec} at n = {n} (random input {}): \
+                     the black box gives {want:e}, the code {got:e}",
+                        trial + 1
+                    ),
+                )));
+            }
+            what.push(format!(
+                "Checked: compiled and run against {spec} on this machine, bit for bit, on \
+                 {trials} random inputs at each n = {}.",
+                fprev::sizes::runs(&checked.sizes)
+            ));
+        }
+        let source = emit::source(&plan, language, &name, &what.join("\n"))?;
+        Ok(Ok((source, name)))
+    });
+    match found.map_err(to_py)? {
+        Ok(found) => Ok(found),
+        Err((true, why)) => Err(UnconfirmedWarning::new_err(why)),
+        Err((false, why)) => Err(pyo3::exceptions::PyValueError::new_err(why)),
+    }
+}
