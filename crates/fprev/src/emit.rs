@@ -120,6 +120,17 @@ pub fn default_name(spec: &str, element: crate::Format) -> String {
 /// emitted code does not write (`peel`, a body whose rest joins its
 /// first lane, compensated steps outside a left-to-right loop).
 pub fn source(plan: &Plan, language: Language, name: &str, what: &str) -> Result<String> {
+    valid_name(name)?;
+    match language {
+        Language::C => c::source(plan, name, what, false),
+        Language::Cuda => c::source(plan, name, what, true),
+    }
+    .map_err(Error::Input)
+}
+
+/// Whether `name` can name an emitted function in every language: letters,
+/// digits and underscores, not starting with a digit; else why not.
+pub fn valid_name(name: &str) -> Result<()> {
     let identifier = name
         .chars()
         .next()
@@ -131,9 +142,5 @@ pub fn source(plan: &Plan, language: Language, name: &str, what: &str) -> Result
              starting with a digit"
         )));
     }
-    match language {
-        Language::C => c::source(plan, name, what, false),
-        Language::Cuda => c::source(plan, name, what, true),
-    }
-    .map_err(Error::Input)
+    Ok(())
 }

@@ -22,6 +22,9 @@ use crate::write;
 /// 5 where the tree the code would follow is not confirmed.
 pub(super) fn run(a: EmitArgs) -> Result<i32> {
     write::check_writable(a.output.as_deref())?;
+    if let Some(name) = &a.name {
+        emit::valid_name(name)?;
+    }
     a.guard.start();
     let from_file = a.source.ends_with(".json") && Path::new(&a.source).is_file();
     let (plan, spec, mut what) = match from_file {
@@ -93,6 +96,7 @@ type Found = std::result::Result<(Plan, String, Vec<String>), i32>;
 fn of_spec(a: &EmitArgs) -> Result<Found> {
     let spec: Spec = a.source.parse()?;
     let opts = a.number.options(None);
+    check::element_ok(opts.format)?;
     let cached = match &a.formula {
         Some(_) => None,
         None => {

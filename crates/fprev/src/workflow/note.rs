@@ -271,6 +271,9 @@ impl fmt::Display for Note {
                 "the formula inferred fails at n = {failed_at}, checked past the sizes \
                  revealed, and no formula gives every tree with that one"
             ),
+            Note::Predicted { n, formula, from } if from.is_empty() => {
+                write!(f, "n = {n} predicted by native:{formula}, as given")
+            }
             Note::Predicted { n, formula, from } => write!(
                 f,
                 "n = {n} predicted by native:{formula}, inferred from reveals at n = {}",

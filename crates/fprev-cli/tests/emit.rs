@@ -1,0 +1,277 @@
+//! `fprev emit`: code that reproduces a black box's bits, written only
+//! when its check against the real library passes, then compiled and run
+//! here against that library again (NumPy through ctypes, OpenBLAS's
+//! sdot), independently of fprev's own check.
+
+mod common;
+
+use std::process::Command;
+
+use common::{assert_code, assert_error, assert_ok, run_in, stderr};
+use tempfile::TempDir;
+
+/// Runs Python `code` with the arguments `args`; its stdout.
+fn python(code: &str, args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3 failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Compiles the emitted C at `c` as its comment says.
+fn compile(c: &std::path::Path) -> std::path::PathBuf {
+    let lib = c.with_extension("so");
+    let status = Command::new("cc")
+        .args(["-std=c99", "-O3", "-march=native", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(c)
+        .arg("-lm")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    lib
+}
+
+/// Calls `symbol` of `lib` and NumPy's own sum on random float32 arrays
+/// at every n given, printing how many agreed bit for bit.
+const NUMPY_AGAINST: &str = r#"
+import ctypes, sys
+import numpy as np
+lib, symbol, sizes = sys.argv[1], sys.argv[2], [int(v) for v in sys.argv[3:]]
+f = getattr(ctypes.CDLL(lib), symbol)
+f.restype = ctypes.c_float
+f.argtypes = [ctypes.POINTER(ctypes.c_float), ctypes.c_size_t]
+rng = np.random.default_rng(7)
+same = tried = 0
+for n in sizes:
+    for scale in (1.0, 1e6):
+        x = (rng.standard_normal(n) * rng.uniform(0, scale, n)).astype(np.float32)
+        ours = f(x.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), n)
+        same += np.float32(ours).tobytes() == np.sum(x).tobytes()
+        tried += 1
+print(same, tried)
+"#;
+
+#[test]
+fn numpy_s_sum_emitted_in_c_gives_numpy_s_bits() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "emit",
+            "numpy:sum",
+            "--check",
+            "--check-sizes",
+            "1..300,4096,65536",
+            "-o",
+            "sum.c",
+        ],
+    );
+    assert_ok(&out);
+    assert!(stderr(&out).contains("Checked: compiled and run against numpy:sum"));
+    let c = dir.path().join("sum.c");
+    let source = std::fs::read_to_string(&c).unwrap();
+    assert!(source.contains("float numpy_sum_f32(const float *x, size_t n)"));
+    assert!(
+        source
+            .contains("native:halves(128, 8, body(8, interleave(8, sequential, pairwise), then))")
+    );
+    // Sizes the check never ran, against NumPy itself.
+    let lib = compile(&c);
+    let sizes: Vec<String> = [1usize, 7, 127, 129, 1000, 3001, 100_003, 1 << 21]
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let mut args = vec![lib.to_str().unwrap(), "numpy_sum_f32"];
+    args.extend(sizes.iter().map(String::as_str));
+    assert_eq!(python(NUMPY_AGAINST, &args).trim(), "16 16");
+}
+
+#[test]
+fn a_formula_the_black_box_does_not_follow_is_refused_with_5() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "emit",
+            "native:pairwise",
+            "--formula",
+            "sequential",
+            "-o",
+            "x.c",
+        ],
+    );
+    let err = assert_code(&out, 5);
+    assert!(err.is_empty());
+    assert!(
+        stderr(&out).contains("fprev: error: at n = 1000"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("x.c").exists());
+}
+
+#[test]
+fn an_unconfirmed_tree_file_is_refused_with_5() {
+    let dir = TempDir::new().unwrap();
+    // A tree of native:pairwise checked against a sequential sum: the
+    // reveal exits 5 and writes the tree marked not confirmed.
+    let reveal = run_in(
+        dir.path(),
+        &["reveal", "native:pairwise", "-n", "64", "-o", "t.json"],
+    );
+    assert_ok(&reveal);
+    let text = std::fs::read_to_string(dir.path().join("t.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut v = v;
+    v["confirmation"]["passed"] = serde_json::json!(0);
+    std::fs::write(dir.path().join("bad.json"), v.to_string()).unwrap();
+    let out = run_in(dir.path(), &["emit", "bad.json", "-o", "x.c"]);
+    let err = assert_error(&out, 5);
+    assert!(err.contains("is not confirmed"), "{err}");
+    assert!(!dir.path().join("x.c").exists());
+    // The confirmed file is emitted from its known formula... or refused
+    // for want of one: pairwise at 64 is the formula `pairwise` only where
+    // one is known; a predicted tree carries its own.
+    let predicted = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            "native:strided:4",
+            "-n",
+            "5000",
+            "--infer",
+            "-o",
+            "p.json",
+        ],
+    );
+    assert_ok(&predicted);
+    let out = run_in(
+        dir.path(),
+        &["emit", "p.json", "--lang", "cuda", "-o", "p.cu"],
+    );
+    assert_ok(&out);
+    let cu = std::fs::read_to_string(dir.path().join("p.cu")).unwrap();
+    assert!(
+        cu.contains("__global__ void native_strided_4_f32_kernel"),
+        "{cu}"
+    );
+}
+
+#[test]
+fn bad_emit_flags_are_one_line_with_2() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(dir.path(), &["emit", "numpy:sum", "--lang", "fortran"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run_in(
+        dir.path(),
+        &["emit", "native:sequential", "--name", "9lives"],
+    );
+    let err = assert_error(&out, 2);
+    assert!(err.contains("not a function name"), "{err}");
+    let out = run_in(dir.path(), &["emit", "native:sequential", "--dtype", "f16"]);
+    let err = assert_error(&out, 2);
+    assert!(err.contains("f32 or f64"), "{err}");
+    let out = run_in(
+        dir.path(),
+        &["emit", "native:fused:4", "--formula", "fused:4"],
+    );
+    assert_code(&out, 2);
+}
+
+/// OpenBLAS's sdot on its Haswell kernel: 32 lanes of fused multiply-adds
+/// whose first products are rounded, an f64 tail: emitted, checked, and
+/// run here against cblas_sdot at sizes the check never saw.
+#[test]
+fn openblas_sdot_emitted_in_c_gives_its_bits() {
+    let dir = TempDir::new().unwrap();
+    let out = common::fprev()
+        .current_dir(dir.path())
+        .env("OPENBLAS_CORETYPE", "Haswell")
+        .env("OPENBLAS_NUM_THREADS", "1")
+        .args([
+            "emit",
+            "blas:dot@openblas",
+            "--check",
+            "--check-sizes",
+            "1..200,5000",
+            "-o",
+            "dot.c",
+        ])
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let source = std::fs::read_to_string(dir.path().join("dot.c")).unwrap();
+    assert!(
+        source.contains("fmaf("),
+        "the lanes' exact products are fused"
+    );
+    assert!(
+        source.contains("f64 additions; products f32 first, f32 after"),
+        "the tail"
+    );
+    let lib = compile(&dir.path().join("dot.c"));
+    let code = r#"
+import ctypes, sys
+import numpy as np
+lib = ctypes.CDLL(sys.argv[1])
+blas = ctypes.CDLL("libopenblas.so.0")
+P = ctypes.POINTER(ctypes.c_float)
+lib.blas_dot_f32.restype = blas.cblas_sdot.restype = ctypes.c_float
+lib.blas_dot_f32.argtypes = [P, P, ctypes.c_size_t]
+blas.cblas_sdot.argtypes = [ctypes.c_int, P, ctypes.c_int, P, ctypes.c_int]
+rng = np.random.default_rng(3)
+same = 0
+for n in (33, 1023, 40001, 300007):
+    x = rng.standard_normal(n).astype(np.float32); y = rng.standard_normal(n).astype(np.float32)
+    a = lib.blas_dot_f32(x.ctypes.data_as(P), y.ctypes.data_as(P), n)
+    b = blas.cblas_sdot(n, x.ctypes.data_as(P), 1, y.ctypes.data_as(P), 1)
+    same += np.float32(a).tobytes() == np.float32(b).tobytes()
+print(same)
+"#;
+    let got = Command::new("python3")
+        .env("OPENBLAS_CORETYPE", "Haswell")
+        .env("OPENBLAS_NUM_THREADS", "1")
+        .arg("-c")
+        .arg(code)
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(
+        got.status.success(),
+        "{}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&got.stdout).trim(), "4");
+}
+
+/// JAX's f32 sum takes Kahan steps over chunks of 64 past 4,096 summands:
+/// emitted, its compensated steps are checked against JAX at sizes past
+/// that switch.
+#[test]
+fn jax_s_sum_emitted_in_c_takes_its_kahan_steps() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "emit",
+            "jax:sum",
+            "--check",
+            "--check-sizes",
+            "1..70,4095,4096,5000,40000",
+            "-o",
+            "j.c",
+        ],
+    );
+    assert_ok(&out);
+    let source = std::fs::read_to_string(dir.path().join("j.c")).unwrap();
+    assert!(source.contains("Kahan steps"), "{source}");
+}
