@@ -31,6 +31,7 @@
 mod c;
 pub mod check;
 pub mod plan;
+mod python;
 
 pub use plan::{Op, Part, Plan, children, preorder};
 
@@ -47,17 +48,22 @@ pub enum Language {
     /// CUDA C: the C function as a `__device__` function, and a one-thread
     /// kernel that calls it.
     Cuda,
+    /// Python with NumPy: a function of a 1-D array `x` (and `y`, of a
+    /// dot) returning a NumPy scalar, vectorised where lanes of the order
+    /// allow.
+    Python,
 }
 
 impl Language {
     /// Every language, as `--lang` names them.
-    pub const ALL: [Language; 2] = [Language::C, Language::Cuda];
+    pub const ALL: [Language; 3] = [Language::C, Language::Cuda, Language::Python];
 
-    /// Its name: `c`, `cuda`.
+    /// Its name: `c`, `cuda`, `python`.
     pub fn name(self) -> &'static str {
         match self {
             Language::C => "c",
             Language::Cuda => "cuda",
+            Language::Python => "python",
         }
     }
 
@@ -66,6 +72,7 @@ impl Language {
         match self {
             Language::C => "c",
             Language::Cuda => "cu",
+            Language::Python => "py",
         }
     }
 }
@@ -124,6 +131,7 @@ pub fn source(plan: &Plan, language: Language, name: &str, what: &str) -> Result
     match language {
         Language::C => c::source(plan, name, what, false),
         Language::Cuda => c::source(plan, name, what, true),
+        Language::Python => python::source(plan, name, what),
     }
     .map_err(Error::Input)
 }

@@ -18,17 +18,54 @@ use crate::order::Order;
 
 /// What a function sums: the inputs (products, of a dot) or partial sums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Domain {
+pub(super) enum Domain {
     Inputs,
     Sums,
 }
 
 impl Domain {
-    fn letter(self) -> char {
+    pub(super) fn letter(self) -> char {
         match self {
             Domain::Inputs => 'x',
             Domain::Sums => 'v',
         }
+    }
+}
+
+/// Why emitted code does not write part `f` (of arithmetic `part`) over
+/// `d`, if it does not: every printer refuses the same parts.
+pub(super) fn writable(plan: &Plan, f: &Formula, part: Part, d: Domain) -> Result<(), String> {
+    let compensable = matches!(f, Formula::Order(Order::Sequential) | Formula::Body(..));
+    if part.compensated && !compensable {
+        return Err(format!(
+            "the part {f} takes compensated steps; emitted code writes them only in a \
+             left-to-right loop and a body's last addition"
+        ));
+    }
+    let roles_agree = part.first == part.second || plan.op == Op::Sum || d == Domain::Sums;
+    let role_aware = matches!(
+        f,
+        Formula::Order(Order::Sequential | Order::Reverse | Order::Pairwise | Order::BinaryTree)
+            | Formula::Fold
+            | Formula::Fanout(_)
+            | Formula::Body(..)
+    );
+    if !roles_agree && !role_aware {
+        return Err(format!(
+            "the part {f} reads products rounded two ways ({} first, {} after); emitted code \
+             does so only in loops, halvings and bodies",
+            part.first, part.second
+        ));
+    }
+    match f {
+        Formula::Body(_, _, Tail::First) | Formula::Peel(..) => Err(format!(
+            "the part {f} starts lanes with summands of its own; emitted code does not write it \
+             yet"
+        )),
+        Formula::Order(Order::Fused(_)) => {
+            Err("fused nodes are not emitted: emitted code makes IEEE additions".into())
+        }
+        _ => Ok(()),
     }
 }
 
@@ -265,29 +302,7 @@ impl<'p> Gen<'p> {
         }
         let f = self.parts[k];
         let part = self.part(k);
-        let compensable = matches!(f, Formula::Order(Order::Sequential) | Formula::Body(..));
-        if part.compensated && !compensable {
-            return Err(format!(
-                "the part {f} takes compensated steps; emitted code writes them only in a \
-                 left-to-right loop and a body's last addition"
-            ));
-        }
-        let roles_agree = part.first == part.second || self.plan.op == Op::Sum || d == Domain::Sums;
-        let role_aware = matches!(
-            f,
-            Formula::Order(
-                Order::Sequential | Order::Reverse | Order::Pairwise | Order::BinaryTree
-            ) | Formula::Fold
-                | Formula::Fanout(_)
-                | Formula::Body(..)
-        );
-        if !roles_agree && !role_aware {
-            return Err(format!(
-                "the part {f} reads products rounded two ways ({} first, {} after); emitted \
-                 code does so only in loops, halvings and bodies",
-                part.first, part.second
-            ));
-        }
+        writable(self.plan, f, part, d)?;
         let params = self.params(d);
         let sig = format!(
             "{}double {name}({params}, size_t n, size_t planned, double *c)",
@@ -389,10 +404,7 @@ impl<'p> Gen<'p> {
                 )
             }
             Formula::Body(_, _, Tail::First) | Formula::Peel(..) => {
-                return Err(format!(
-                    "the part {f} starts lanes with summands of its own; emitted code does not \
-                     write it yet"
-                ));
+                unreachable!("refused by writable")
             }
             Formula::Body(m, body, tail) => {
                 let body_fn = self.function(self.id(body), d)?;
@@ -529,11 +541,6 @@ impl<'p> Gen<'p> {
                 )
             }
             Formula::Doubling => {
-                if self.plan.op == Op::Dot && d == Domain::Inputs && part.first != part.second {
-                    return Err(
-                        "recursive doubling over products rounded two ways is not emitted".into(),
-                    );
-                }
                 let dbl = self.doubling(k);
                 let buf = self.buffer("vals", "n");
                 let vi = self.val(k, d, "i", "s", false);
@@ -754,9 +761,6 @@ impl<'p> Gen<'p> {
                 )
             }
             Order::Strided(lanes) => {
-                if !(part.first == part.second || self.plan.op == Op::Sum || d == Domain::Sums) {
-                    return Err("strided lanes of products rounded two ways are not emitted".into());
-                }
                 let pw = self.pairwise_of_sums(k);
                 let kk = num(lanes);
                 let buf = self.buffer("sums", "m");
@@ -781,11 +785,7 @@ impl<'p> Gen<'p> {
                     w(self, "i")
                 )
             }
-            Order::Fused(_) => {
-                return Err(
-                    "fused nodes are not emitted: emitted code makes IEEE additions".into(),
-                );
-            }
+            Order::Fused(_) => unreachable!("refused by writable"),
         })
     }
 
@@ -937,7 +937,7 @@ impl<'p> Gen<'p> {
 }
 
 /// A part's formula, cut short for a comment.
-fn short(f: &Formula) -> String {
+pub(super) fn short(f: &Formula) -> String {
     let text = f.to_string();
     match text.char_indices().nth(60) {
         Some((at, _)) => format!("{}…", &text[..at]),
@@ -946,7 +946,7 @@ fn short(f: &Formula) -> String {
 }
 
 /// A part's arithmetic in words.
-fn describe(p: &Part, op: Op) -> String {
+pub(super) fn describe(p: &Part, op: Op) -> String {
     let mut s = format!("{} additions", p.format);
     if p.compensated {
         s += ", Kahan steps";

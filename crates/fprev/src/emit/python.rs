@@ -1,0 +1,891 @@
+//! Python with NumPy: the C printer's functions, one per part of the
+//! formula and per kind of value it sums, written as Python functions over
+//! Python floats (IEEE doubles), so that every partial sum is a `double`
+//! as in C, and each addition is rounded once to its part's format.
+//!
+//! Every function takes a view of what it sums (`x`, its offset `o` and
+//! stride `s`: element `i` is `x[o + i * s]`), the count `n`, the count
+//! its body and pieces are cut for (`planned`), and `c`: where its caller
+//! continues a compensated chain, a one-element list the error the chain
+//! carries is written to, the sum returned as it stands; otherwise `None`,
+//! and the chain ends here. Over the inputs, `x` holds the arrays and
+//! the values made from them once (products of a dot, rounded as each
+//! part reads them); over partial sums it is a list of floats.
+//!
+//! Lanes of a left-to-right loop whose additions are a format's own (f32
+//! additions of f32 values, f32 fused multiply-adds, f64 additions) run
+//! as one NumPy array of accumulators, all lanes a step at a time:
+//! NumPy's elementwise float32 addition of two arrays is that many IEEE
+//! additions. Nothing calls a library reduction (`np.sum`, `np.dot`,
+//! `math.fsum`): the code imitates those.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+use super::c::{Domain, describe, short, writable};
+use super::plan::{Op, Part, Plan, preorder};
+use crate::arith::Product;
+use crate::format::Format;
+use crate::formula::{Formula, Tail};
+use crate::order::Order;
+
+pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, String> {
+    let parts = preorder(&plan.formula);
+    let ids = parts
+        .iter()
+        .enumerate()
+        .map(|(k, f)| (*f as *const Formula, k))
+        .collect();
+    let mut g = Gen {
+        plan,
+        parts,
+        ids,
+        name,
+        defs: String::new(),
+        done: HashSet::new(),
+        helpers: HashSet::new(),
+        reads: false,
+        round_once: false,
+        lanes: false,
+        fused: false,
+    };
+    g.function(0, Domain::Inputs)?;
+    Ok(g.finish(what))
+}
+
+struct Gen<'p> {
+    plan: &'p Plan,
+    parts: Vec<&'p Formula>,
+    ids: HashMap<*const Formula, usize>,
+    /// The public function's name, which every helper of it starts with,
+    /// so that functions emitted apart can share a module.
+    name: &'p str,
+    defs: String,
+    done: HashSet<(usize, Domain)>,
+    /// Per-part helpers written once: (part, kind).
+    helpers: HashSet<(usize, &'static str)>,
+    /// The function being written reads the inputs' values as lists.
+    reads: bool,
+    round_once: bool,
+    lanes: bool,
+    fused: bool,
+}
+
+/// Lanes of a loop run as a NumPy array: its dtype, the arrays its first
+/// values and the values added are read from (over the inputs, kinds of
+/// [`Gen::kind`]), and how a step adds.
+struct Lane {
+    dtype: &'static str,
+    first: &'static str,
+    second: &'static str,
+    add: &'static str,
+}
+
+/// Element `i` of list `list` in the view `o`, `s`.
+fn at(list: &str, i: &str) -> String {
+    match i {
+        "0" => format!("{list}[o]"),
+        _ => format!("{list}[o + ({i}) * s]"),
+    }
+}
+
+impl<'p> Gen<'p> {
+    fn id(&self, f: &Formula) -> usize {
+        self.ids[&(f as *const Formula)]
+    }
+
+    fn part(&self, k: usize) -> Part {
+        self.plan.parts[k]
+    }
+
+    /// A helper's name: the public name, then what it is.
+    fn helper(&self, what: &str) -> String {
+        format!("_{}_{what}", self.name)
+    }
+
+    /// The kind of value part `k` reads from the inputs as its first
+    /// operand or its second: `x` (an input), `p` (a product in f64,
+    /// exact of f32 values), `p32` (a product rounded to f32).
+    fn kind(&self, k: usize, second: bool) -> &'static str {
+        let part = self.part(k);
+        match self.plan.op {
+            Op::Sum => "x",
+            Op::Dot => match if second { part.second } else { part.first } {
+                Product::Rounded(Format::F32) => "p32",
+                _ => "p",
+            },
+        }
+    }
+
+    /// The list a function over `d` reads its first or second operands
+    /// from.
+    fn list(&mut self, d: Domain, second: bool) -> &'static str {
+        match d {
+            Domain::Sums => "x",
+            Domain::Inputs => {
+                self.reads = true;
+                match second {
+                    true => "vs",
+                    false => "vf",
+                }
+            }
+        }
+    }
+
+    /// Element `i` of the view over `d`, read as a first or second operand.
+    fn val(&mut self, d: Domain, i: &str, second: bool) -> String {
+        let list = self.list(d, second);
+        at(list, i)
+    }
+
+    /// Part `k`'s left-to-right lanes over `d` as an array, where its
+    /// additions are a format's own.
+    fn lane(&self, k: usize, d: Domain) -> Option<Lane> {
+        let part = self.part(k);
+        if part.compensated {
+            return None;
+        }
+        let (first, second) = (self.kind(k, false), self.kind(k, true));
+        let f32_lane = |second, add| Lane {
+            dtype: "np.float32",
+            first,
+            second,
+            add,
+        };
+        match (d, self.plan.op, part.format) {
+            (_, _, Format::F64) => Some(Lane {
+                dtype: "np.float64",
+                first,
+                second,
+                add: "np.add",
+            }),
+            (Domain::Sums, _, _) if part.narrow => Some(f32_lane(second, "np.add")),
+            (Domain::Inputs, Op::Sum, Format::F32) if self.plan.element == Format::F32 => {
+                Some(f32_lane(second, "np.add"))
+            }
+            (Domain::Inputs, Op::Dot, Format::F32)
+                if self.plan.element == Format::F32
+                    && part.first == Product::Rounded(Format::F32) =>
+            {
+                match part.second {
+                    Product::Rounded(Format::F32) => Some(f32_lane(second, "np.add")),
+                    // A fused multiply-add: the exact product, in f64.
+                    Product::Exact => Some(f32_lane("p", "_fprev_fma")),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Part `k`'s addition, rounding once to its format; and, of a
+    /// compensated part, its Kahan step `k` and the end of its chain `e`.
+    fn add(&mut self, k: usize) -> String {
+        let a = self.helper(&format!("a{k}"));
+        if self.helpers.insert((k, "add")) {
+            let part = self.part(k);
+            let body = match part.format {
+                Format::F64 => "return p + q".to_string(),
+                // The double sum of two f32 values rounds to their f32 sum:
+                // 53 bits are at least 2 * 24 + 2, so rounding twice does
+                // not differ from rounding once.
+                _ if part.narrow => "return float(np.float32(p + q))".to_string(),
+                _ => {
+                    self.round_once = true;
+                    "return _fprev_add_f32(p, q)".to_string()
+                }
+            };
+            let _ = write!(self.defs, "def {a}(p, q):\n    {body}\n\n\n");
+            if part.compensated {
+                let end = match part.drops_error {
+                    true => "t".to_string(),
+                    false => format!("{a}(t, -e)"),
+                };
+                let (step, fin) = (self.step(k), self.end(k));
+                let _ = write!(
+                    self.defs,
+                    "def {step}(t, e, v):
+    y = {a}(v, -e)
+    u = {a}(t, y)
+    return u, {a}({a}(u, -t), -y)
+
+
+def {fin}(c, t, e):
+    if c is not None:
+        c[0] = e
+        return t
+    return {end}
+
+
+"
+                );
+            }
+        }
+        a
+    }
+
+    /// A compensated part's Kahan step: `(t, e, v)` to the new `(t, e)`.
+    fn step(&self, k: usize) -> String {
+        self.helper(&format!("k{k}"))
+    }
+
+    /// The end of a compensated part's chain: `(c, t, e)` to its sum.
+    fn end(&self, k: usize) -> String {
+        self.helper(&format!("e{k}"))
+    }
+
+    /// The statements reading the inputs' lists part `k` reads.
+    fn prelude(&self, k: usize) -> String {
+        let (f, s) = (self.kind(k, false), self.kind(k, true));
+        match f == s {
+            true => format!("    vf = vs = x.values('{f}')\n"),
+            false => format!("    vf = x.values('{f}')\n    vs = x.values('{s}')\n"),
+        }
+    }
+
+    /// Writes the function of part `k` over `d` (and those it calls).
+    fn function(&mut self, k: usize, d: Domain) -> Result<String, String> {
+        let name = self.helper(&format!("p{k}{}", d.letter()));
+        if !self.done.insert((k, d)) {
+            return Ok(name);
+        }
+        let f = self.parts[k];
+        let part = self.part(k);
+        writable(self.plan, f, part, d)?;
+        let reads = std::mem::replace(&mut self.reads, false);
+        let body = self.body(k, d, f, part)?;
+        let prelude = match self.reads {
+            true => self.prelude(k),
+            false => String::new(),
+        };
+        self.reads = reads;
+        let _ = write!(
+            self.defs,
+            "def {name}(x, o, s, n, planned, c):\n{prelude}{body}\n\n"
+        );
+        Ok(name)
+    }
+
+    /// The body of part `k`'s function over `d`.
+    fn body(&mut self, k: usize, d: Domain, f: &Formula, part: Part) -> Result<String, String> {
+        let a = self.add(k);
+        Ok(match f {
+            Formula::Order(order) => self.order(k, d, *order),
+            Formula::Interleave(lanes, inner, outer) => {
+                let (i, o) = (self.id(inner), self.id(outer));
+                let inner_fn = self.function(i, d)?;
+                let outer_fn = self.function(o, Domain::Sums)?;
+                let generic = format!(
+                    "[{inner_fn}(x, o + r * s, s * k, (n - r + k - 1) // k, shortest, None) \
+                     for r in range(k)]"
+                );
+                let fast = matches!(**inner, Formula::Order(Order::Sequential));
+                let lanes_of = match fast.then(|| self.lane(i, d)).flatten() {
+                    Some(lane) => {
+                        self.lanes = true;
+                        self.fused |= lane.add == "_fprev_fma";
+                        let (dtype, add) = (lane.dtype, lane.add);
+                        let call = match d {
+                            Domain::Sums => format!(
+                                "xs = np.array(x[o:o + n * s:s], {dtype})
+        lanes = _fprev_lanes(xs, xs, 0, 1, n, k, {dtype}, {add})"
+                            ),
+                            Domain::Inputs => format!(
+                                "lanes = _fprev_lanes(x.array('{}', {dtype}), x.array('{}', {}), \
+                                 o, s, n, k, {dtype}, {add})",
+                                lane.first,
+                                lane.second,
+                                match add {
+                                    "_fprev_fma" => "np.float64",
+                                    _ => dtype,
+                                }
+                            ),
+                        };
+                        format!(
+                            "    if k == {lanes}:
+        {call}
+    else:
+        lanes = {generic}
+"
+                        )
+                    }
+                    None => format!("    lanes = {generic}\n"),
+                };
+                format!(
+                    "    k = min({lanes}, n)
+    shortest = n // k
+{lanes_of}    return {outer_fn}(lanes, 0, 1, k, k, c)
+"
+                )
+            }
+            Formula::Blocks(size, inner, outer) => {
+                let inner_fn = self.function(self.id(inner), d)?;
+                let outer_fn = self.function(self.id(outer), Domain::Sums)?;
+                format!(
+                    "    sums = []
+    for at in range(0, n, {size}):
+        m = min({size}, n - at)
+        sums.append({inner_fn}(x, o + at * s, s, m, m, None))
+    return {outer_fn}(sums, 0, 1, len(sums), len(sums), c)
+"
+                )
+            }
+            Formula::Body(_, _, Tail::First) | Formula::Peel(..) => {
+                unreachable!("refused by writable")
+            }
+            Formula::Body(m, body, tail) => {
+                let body_fn = self.function(self.id(body), d)?;
+                let carry = match part.compensated {
+                    true => "e",
+                    false => "None",
+                };
+                let (step, end) = (self.step(k), self.end(k));
+                let mut b = format!("    cut = planned - planned % {m}\n    e = [0.0]\n");
+                match tail {
+                    Tail::Apart(t) => {
+                        let tail_fn = self.function(self.id(t), d)?;
+                        let _ = write!(
+                            b,
+                            "    if cut == 0:
+        return {tail_fn}(x, o, s, n, planned, c)
+    if cut >= n:
+        return {body_fn}(x, o, s, n, cut, c)
+    total = {body_fn}(x, o, s, cut, cut, {carry})
+    r = {tail_fn}(x, o + cut * s, s, n - cut, planned - cut, None)
+"
+                        );
+                        b += &match part.compensated {
+                            true => format!(
+                                "    total, e = {step}(total, e[0], r)\n    return {end}(c, \
+                                 total, e)\n"
+                            ),
+                            false => format!("    return _fprev_fin(c, {a}(total, r))\n"),
+                        };
+                    }
+                    _ => {
+                        let v0 = self.val(d, "0", false);
+                        let vs = self.list(d, true);
+                        let _ = write!(
+                            b,
+                            "    if cut == 0:
+        total, i = {v0}, 1
+    else:
+        total, i = {body_fn}(x, o, s, cut, cut, {carry}), cut
+"
+                        );
+                        b += &match part.compensated {
+                            true => format!(
+                                "    e = e[0]
+    for q in {vs}[o + i * s:o + n * s:s]:
+        total, e = {step}(total, e, q)
+    return {end}(c, total, e)
+"
+                            ),
+                            false => format!(
+                                "    for q in {vs}[o + i * s:o + n * s:s]:
+        total = {a}(total, q)
+    return _fprev_fin(c, total)
+"
+                            ),
+                        };
+                    }
+                }
+                b
+            }
+            Formula::Halves {
+                leaf,
+                multiple,
+                inner,
+            } => {
+                let inner_fn = self.function(self.id(inner), d)?;
+                let rec = self.helper(&format!("h{k}{}", d.letter()));
+                let leaf = (*leaf).max(1);
+                let _ = write!(
+                    self.defs,
+                    "def {rec}(x, o, s, n):
+    if n <= {leaf}:
+        return {inner_fn}(x, o, s, n, n, None)
+    half = n // 2
+    cut = half - half % {multiple}
+    if cut == 0:
+        cut = half
+    return {a}({rec}(x, o, s, cut), {rec}(x, o + cut * s, s, n - cut))
+
+
+"
+                );
+                format!(
+                    "    if n <= {leaf}:
+        return {inner_fn}(x, o, s, n, n, c)
+    return _fprev_fin(c, {rec}(x, o, s, n))
+"
+                )
+            }
+            Formula::Below(m, small, large) => {
+                let small_fn = self.function(self.id(small), d)?;
+                let large_fn = self.function(self.id(large), d)?;
+                format!(
+                    "    if n < {m}:
+        return {small_fn}(x, o, s, n, n, c)
+    return {large_fn}(x, o, s, n, n, c)
+"
+                )
+            }
+            Formula::Windows(w, inner) => {
+                let inner_fn = self.function(self.id(inner), d)?;
+                let again = self.function(k, Domain::Sums)?;
+                format!(
+                    "    if n <= {w}:
+        return {inner_fn}(x, o, s, n, n, c)
+    m = (n - 1) // {w} + 1
+    low = (m * {w} - n) // 2
+    sums = []
+    for j in range(m):
+        at = max(j * {w} - low, 0)
+        end = min((j + 1) * {w} - low, n)
+        sums.append({inner_fn}(x, o + at * s, s, end - at, end - at, None))
+    return {again}(sums, 0, 1, m, m, c)
+"
+                )
+            }
+            Formula::Split(p, inner, outer) => {
+                let inner_fn = self.function(self.id(inner), d)?;
+                let combine = match **outer {
+                    Formula::Doubling => {
+                        let dbl = self.doubling(k);
+                        format!("_fprev_fin(c, {dbl}(sums, m, {p}))")
+                    }
+                    _ => {
+                        let outer_fn = self.function(self.id(outer), Domain::Sums)?;
+                        format!("{outer_fn}(sums, 0, 1, m, m, c)")
+                    }
+                };
+                format!(
+                    "    m = min({p}, n)
+    size, longer = divmod(n, {p})
+    sums = []
+    at = 0
+    for j in range(m):
+        take = size + (1 if j < longer else 0)
+        sums.append({inner_fn}(x, o + at * s, s, take, take, None))
+        at += take
+    return {combine}
+"
+                )
+            }
+            Formula::Doubling => {
+                let dbl = self.doubling(k);
+                let vf = self.list(d, false);
+                format!("    return _fprev_fin(c, {dbl}({vf}[o:o + n * s:s], n, n))\n")
+            }
+            Formula::Fold => {
+                let rec = self.helper(&format!("r{k}{}", d.letter()));
+                let _ = write!(
+                    self.defs,
+                    "def {rec}(vf, vs, o, s, n, second):
+    if n == 1:
+        return vs[o] if second else vf[o]
+    return {a}({rec}(vf, vs, o, s * 2, (n + 1) // 2, False),
+               {rec}(vf, vs, o + s, s * 2, n // 2, True))
+
+
+"
+                );
+                let (vf, vs) = (self.list(d, false), self.list(d, true));
+                format!("    return _fprev_fin(c, {rec}({vf}, {vs}, o, s, n, False))\n")
+            }
+            Formula::Fanout(fan) => {
+                let rec = self.helper(&format!("r{k}{}", d.letter()));
+                let _ = write!(
+                    self.defs,
+                    "def {rec}(vf, vs, o, s, n, r, stride, second):
+    below = stride * {fan}
+    total = vs[o + r * s] if second and stride >= n - r else vf[o + r * s]
+    for i in range(1, {fan} + 1):
+        child = r + i * stride
+        if child >= n:
+            break
+        total = {a}(total, {rec}(vf, vs, o, s, n, child, below, True))
+    return total
+
+
+"
+                );
+                let (vf, vs) = (self.list(d, false), self.list(d, true));
+                format!("    return _fprev_fin(c, {rec}({vf}, {vs}, o, s, n, 0, 1, False))\n")
+            }
+            Formula::Rotate(by, inner) => {
+                let inner_fn = self.function(self.id(inner), d)?;
+                match d {
+                    Domain::Sums => format!(
+                        "    start = {by} % n
+    v = x[o:o + n * s:s]
+    return {inner_fn}(v[start:] + v[:start], 0, 1, n, n, c)
+"
+                    ),
+                    Domain::Inputs => {
+                        format!("    return {inner_fn}(x.rotated(o, s, n, {by}), 0, 1, n, n, c)\n")
+                    }
+                }
+            }
+            Formula::Pieces(steps, inner) => {
+                let inner_fn = self.function(self.id(inner), d)?;
+                let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
+                let steps = steps.join(", ");
+                format!(
+                    "    at = 0
+    total = 0.0
+    some = False
+    for step in ({steps},):
+        while at < planned and planned - at >= step:
+            p = {inner_fn}(x, o + at * s, s, step, step, None)
+            total = {a}(total, p) if some else p
+            some = True
+            at += step
+    if at < n:
+        p = {inner_fn}(x, o + at * s, s, n - at, n - at, None)
+        total = {a}(total, p) if some else p
+    return _fprev_fin(c, total)
+"
+                )
+            }
+            Formula::KBlocks(q, u, inner) => {
+                let inner_fn = self.function(self.id(inner), d)?;
+                let half = match u {
+                    Some(u) => format!("(left // 2 + {u} - 1) // {u} * {u}"),
+                    None => "(left + 1) // 2".to_string(),
+                };
+                format!(
+                    "    at = 0
+    total = 0.0
+    some = False
+    while at < n:
+        left = n - at
+        if left >= 2 * {q}:
+            take = {q}
+        elif left > {q}:
+            take = {half}
+        else:
+            take = left
+        p = {inner_fn}(x, o + at * s, s, take, take, None)
+        total = {a}(total, p) if some else p
+        some = True
+        at += take
+    return _fprev_fin(c, total)
+"
+                )
+            }
+        })
+    }
+
+    /// The body of a reference order over `d`.
+    fn order(&mut self, k: usize, d: Domain, order: Order) -> String {
+        let part = self.part(k);
+        let a = self.add(k);
+        let v0 = self.val(d, "0", false);
+        let (vf, vs) = (self.list(d, false), self.list(d, true));
+        match order {
+            Order::Sequential if part.compensated => {
+                let (step, end) = (self.step(k), self.end(k));
+                format!(
+                    "    t, e = {v0}, 0.0
+    for q in {vs}[o + s:o + n * s:s]:
+        t, e = {step}(t, e, q)
+    return {end}(c, t, e)
+"
+                )
+            }
+            Order::Sequential => format!(
+                "    acc = {v0}
+    for q in {vs}[o + s:o + n * s:s]:
+        acc = {a}(acc, q)
+    return _fprev_fin(c, acc)
+"
+            ),
+            Order::Reverse => format!(
+                "    if n == 1:
+        return _fprev_fin(c, {v0})
+    acc = {last}
+    for i in range(n - 2, -1, -1):
+        acc = {a}({vi}, acc)
+    return _fprev_fin(c, acc)
+",
+                last = at(vs, "n - 1"),
+                vi = at(vf, "i")
+            ),
+            Order::Pairwise | Order::BinaryTree => {
+                let rec = self.helper(&format!("r{k}{}", d.letter()));
+                let cut = match order {
+                    Order::Pairwise => "h = n // 2",
+                    _ => "h = 1\n    while 2 * h < n:\n        h *= 2",
+                };
+                if self.helpers.insert((k, "halving")) {
+                    let _ = write!(
+                        self.defs,
+                        "def {rec}(vf, vs, o, s, n, second):
+    if n == 1:
+        return vs[o] if second else vf[o]
+    if n == 2:
+        return {a}(vf[o], vs[o + s])
+    {cut}
+    return {a}({rec}(vf, vs, o, s, h, False), {rec}(vf, vs, o + h * s, s, n - h, True))
+
+
+"
+                    );
+                }
+                format!("    return _fprev_fin(c, {rec}({vf}, {vs}, o, s, n, False))\n")
+            }
+            Order::Strided(lanes) => {
+                let pw = self.pairwise_of_sums(k);
+                format!(
+                    "    m = min({lanes}, n)
+    sums = []
+    for r in range(m):
+        acc = {vr}
+        for q in {vs}[o + (r + {lanes}) * s:o + n * s:{lanes} * s]:
+            acc = {a}(acc, q)
+        sums.append(acc)
+    return _fprev_fin(c, {pw}(sums, 0, m))
+",
+                    vr = at(vf, "r")
+                )
+            }
+            Order::Blocked(size) => format!(
+                "    total = 0.0
+    for b in range(0, n, {size}):
+        end = min(n, b + {size})
+        acc = {vb}
+        for q in {vs}[o + (b + 1) * s:o + end * s:s]:
+            acc = {a}(acc, q)
+        total = acc if b == 0 else {a}(total, acc)
+    return _fprev_fin(c, total)
+",
+                vb = at(vf, "b")
+            ),
+            Order::Fused(_) => unreachable!("refused by writable"),
+        }
+    }
+
+    /// Pairwise halving of floats with part `k`'s addition.
+    fn pairwise_of_sums(&mut self, k: usize) -> String {
+        let name = self.helper(&format!("pw{k}"));
+        if self.helpers.insert((k, "pairwise")) {
+            let a = self.add(k);
+            let _ = write!(
+                self.defs,
+                "def {name}(v, o, n):
+    if n == 1:
+        return v[o]
+    h = n // 2
+    return {a}({name}(v, o, h), {name}(v, o + h, n - h))
+
+
+"
+            );
+        }
+        name
+    }
+
+    /// Recursive doubling over `m` floats of `ranks` slots, with part
+    /// `k`'s addition.
+    fn doubling(&mut self, k: usize) -> String {
+        let name = self.helper(&format!("dbl{k}"));
+        if self.helpers.insert((k, "doubling")) {
+            let a = self.add(k);
+            let _ = write!(
+                self.defs,
+                "def {name}(v, m, ranks):
+    p = 1
+    while p <= ranks // 2:
+        p *= 2
+    folded = min(2 * (ranks - p), m)
+    w = [{a}(v[i], v[i + 1]) if i + 1 < folded else v[i] for i in range(0, folded, 2)]
+    w += v[folded:m]
+    while len(w) > 1:
+        w = [{a}(w[i], w[i + 1]) if i + 1 < len(w) else w[i] for i in range(0, len(w), 2)]
+    return w[0]
+
+
+"
+            );
+        }
+        name
+    }
+
+    fn finish(self, what: &str) -> String {
+        let plan = self.plan;
+        let name = self.name;
+        let mut out = String::new();
+        for line in what.lines() {
+            let _ = writeln!(out, "# {line}");
+        }
+        let _ = writeln!(out, "#\n# The order: native:{}", plan.formula);
+        for (k, (f, p)) in self.parts.iter().zip(&plan.parts).enumerate() {
+            let _ = writeln!(out, "#   part {k}, {}: {}", short(f), describe(p, plan.op));
+        }
+        let _ = write!(
+            out,
+            "#
+# Each addition is rounded once to its part's format: an f64 addition is
+# Python's, an f32 addition of f32 values NumPy's float32 one, any other f32
+# addition the exact sum rounded once (through round-to-odd). Only NumPy's
+# elementwise arithmetic is used, never a library reduction.
+# Written by fprev {}.
+
+",
+            env!("CARGO_PKG_VERSION")
+        );
+        if self.round_once {
+            out += "import struct\n\n";
+        }
+        out += "import numpy as np\n\n\n";
+        out += RUNTIME;
+        if self.round_once {
+            out += ADD_F32;
+        }
+        if self.lanes {
+            out += LANES;
+        }
+        if self.fused {
+            out += FMA;
+        }
+        out += &self.defs;
+        let t = match plan.element {
+            Format::F32 => "np.float32",
+            _ => "np.float64",
+        };
+        let (params, what, inputs) = match plan.op {
+            Op::Sum => (
+                "x",
+                "The sum of x",
+                format!("    x = np.asarray(x, {t})\n    inputs = _FprevInputs(x, None)\n"),
+            ),
+            Op::Dot => (
+                "x, y",
+                "The dot product of x and y",
+                format!(
+                    "    x, y = np.asarray(x, {t}), np.asarray(y, {t})
+    if len(x) != len(y):
+        raise ValueError('x and y differ in length')
+    inputs = _FprevInputs(x, y)
+"
+                ),
+            ),
+        };
+        let _ = write!(
+            out,
+            "def {name}({params}):
+    \"\"\"{what} (1-D, taken as {t}), as a {t}, bit for bit as described above.\"\"\"
+{inputs}    n = len(x)
+    if n == 0:
+        return {t}(0)
+    with np.errstate(all='ignore'):
+        return {t}(_{name}_p0x(inputs, 0, 1, n, n, None))
+"
+        );
+        out
+    }
+}
+
+/// What every emitted module holds: the inputs as its functions read them,
+/// and the end of a sum that continues no compensated chain.
+const RUNTIME: &str = r#"class _FprevInputs:
+    """The inputs, and each kind of value read from them made once: 'x' (an
+    input), 'p' (a product in f64, exact of f32 values), 'p32' (a product
+    rounded to f32), as an array of a dtype or a list of floats."""
+
+    def __init__(self, x, y):
+        self.x, self.y, self.made = x, y, {}
+
+    def array(self, kind, dtype=np.float64):
+        key = (kind, dtype)
+        if key not in self.made:
+            if kind == 'x':
+                v = self.x
+            else:
+                v = self.x.astype(np.float64) * self.y.astype(np.float64)
+                if kind == 'p32':
+                    v = v.astype(np.float32)
+            self.made[key] = v.astype(dtype, copy=False)
+        return self.made[key]
+
+    def values(self, kind):
+        key = (kind, list)
+        if key not in self.made:
+            self.made[key] = self.array(kind).tolist()
+        return self.made[key]
+
+    def rotated(self, o, s, n, by):
+        """The n inputs from o by s, from the (by % n)-th on, then the first."""
+        start = by % n
+
+        def turn(a):
+            v = a[o:o + n * s:s]
+            return np.concatenate((v[start:], v[:start]))
+
+        return _FprevInputs(turn(self.x), None if self.y is None else turn(self.y))
+
+
+def _fprev_fin(c, v):
+    if c is not None:
+        c[0] = 0.0
+    return v
+
+
+"#;
+
+/// The f32 addition of any two doubles, rounded once.
+const ADD_F32: &str = r#"def _fprev_add_f32(p, q):
+    """p + q rounded once to f32: their double sum rounded to odd (a sticky
+    last bit where it is inexact), then to f32, which 53 bits hold without
+    a second rounding."""
+    s = p + q
+    bp = s - q
+    bq = s - bp
+    e = (p - bp) + (q - bq)
+    if e != 0.0 and s - s == 0.0:
+        bits = struct.unpack('<Q', struct.pack('<d', s))[0]
+        if bits & 1 == 0:
+            bits = bits + 1 if (e > 0) == (s > 0) else bits - 1
+        s = struct.unpack('<d', struct.pack('<Q', bits))[0]
+    return float(np.float32(s))
+
+
+"#;
+
+/// Lanes of a left-to-right loop, all a step at a time.
+const LANES: &str = r#"def _fprev_lanes(v, w, o, s, n, k, dtype, add):
+    """k lanes of the n values from o by s, lane r summing values r, r + k,
+    ... left to right: its first from v, the rest added from w by add, all
+    lanes one step at a time as one array of dtype."""
+    rows = n // k
+    acc = np.array(v[o:o + k * s:s], dtype)
+    w = w[o:o + n * s:s]
+    for row in w[:rows * k].reshape(rows, k)[1:]:
+        acc = add(acc, row)
+    rest = n - rows * k
+    if rest:
+        acc[:rest] = add(acc[:rest], w[rows * k:])
+    return acc.tolist()
+
+
+"#;
+
+/// An f32 lane's fused multiply-add, elementwise.
+const FMA: &str = r#"def _fprev_fma(acc, p):
+    """acc + p rounded once to f32, elementwise (acc of float32, p exact
+    products in float64): the double sum rounded to odd, then to f32."""
+    a = acc.astype(np.float64)
+    s = a + p
+    bp = s - p
+    bq = s - bp
+    e = (a - bp) + (p - bq)
+    bits = s.view(np.uint64)
+    inexact = (e != 0) & ((bits & 1) == 0) & np.isfinite(s)
+    up = (e > 0) == (s > 0)
+    bits = np.where(inexact, np.where(up, bits + np.uint64(1), bits - np.uint64(1)), bits)
+    return bits.view(np.float64).astype(np.float32)
+
+
+"#;
