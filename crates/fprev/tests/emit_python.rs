@@ -518,9 +518,20 @@ fn emitted_python_is_usable_at_a_million_summands() {
         return;
     }
     let n = 1 << 20;
+    // OpenBLAS's sdot as it adds: a multiply, then fused multiply-adds.
+    let fused = Part {
+        format: Format::F32,
+        compensated: false,
+        drops_error: false,
+        first: Product::Rounded(Format::F32),
+        second: Product::Exact,
+        narrow: false,
+        seen: true,
+    };
     let cases = [
         ieee(KNOWN[0], Format::F32, Op::Sum, Product::Exact),
         ieee(KNOWN[0], Format::F64, Op::Sum, Product::Exact),
+        every_part(KNOWN[1], Format::F32, Op::Dot, fused),
         ieee(KNOWN[1], Format::F32, Op::Dot, Product::Exact),
     ];
     let start = Instant::now();
@@ -533,4 +544,57 @@ fn emitted_python_is_usable_at_a_million_summands() {
         assert!(*seconds < 20.0, "{seconds} s");
     }
     eprintln!("all, with the plans and replays: {:?}", start.elapsed());
+}
+
+/// Emitted Python opened as a `python:` black box (what `fprev emit
+/// --check` runs) against the formula's own replay (`native:`).
+#[test]
+fn emitted_python_opens_as_a_black_box_and_checks() {
+    if !numpy_found() {
+        return;
+    }
+    let numpy = KNOWN[0];
+    let sizes: Vec<usize> = (1..=130).chain([1000, 4097, 1 << 16]).collect();
+    for format in [Format::F32, Format::F64] {
+        let plan = ieee(numpy, format, Op::Sum, Product::Exact).plan;
+        let source = emit::source(&plan, Language::Python, "numpy_sum", "numpy:sum").unwrap();
+        let dir = emit::check::Scratch::new().unwrap();
+        let spec =
+            emit::check::build(&source, Language::Python, "numpy_sum", Op::Sum, &dir.0).unwrap();
+        assert!(spec.starts_with("python:"), "{spec}");
+        let opts = fprev::probe::ProbeOptions {
+            format,
+            ..Default::default()
+        };
+        let native = format!("native:{numpy}");
+        let checked = emit::check::compare(
+            &mut |o| fprev::open(&native, o),
+            &spec,
+            &opts,
+            Op::Sum,
+            &sizes,
+            3,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(checked.mismatch, None, "{format}");
+        assert_eq!(checked.sizes, sizes);
+        // Another order's replay tells it apart: the check can fail.
+        let other = emit::check::compare(
+            &mut |o| fprev::open("native:pairwise", o),
+            &spec,
+            &opts,
+            Op::Sum,
+            &sizes,
+            3,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert!(other.mismatch.is_some());
+    }
+    // A dot is refused there: python: passes its function x alone.
+    let plan = ieee("sequential", Format::F32, Op::Dot, Product::Exact).plan;
+    let source = emit::source(&plan, Language::Python, "dot", "sequential").unwrap();
+    let dir = emit::check::Scratch::new().unwrap();
+    assert!(emit::check::build(&source, Language::Python, "dot", Op::Dot, &dir.0).is_err());
 }

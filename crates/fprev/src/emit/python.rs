@@ -340,7 +340,10 @@ def {fin}(c, t, e):
                     false => "None",
                 };
                 let (step, end) = (self.step(k), self.end(k));
-                let mut b = format!("    cut = planned - planned % {m}\n    e = [0.0]\n");
+                let mut b = format!("    cut = planned - planned % {m}\n");
+                if part.compensated {
+                    b += "    e = [0.0]\n";
+                }
                 match tail {
                     Tail::Apart(t) => {
                         let tail_fn = self.function(self.id(t), d)?;
@@ -882,10 +885,12 @@ const FMA: &str = r#"def _fprev_fma(acc, p):
     bq = s - bp
     e = (a - bp) + (p - bq)
     bits = s.view(np.uint64)
-    inexact = (e != 0) & ((bits & 1) == 0) & np.isfinite(s)
-    up = (e > 0) == (s > 0)
-    bits = np.where(inexact, np.where(up, bits + np.uint64(1), bits - np.uint64(1)), bits)
-    return bits.view(np.float64).astype(np.float32)
+    # Rounded to odd: toward zero (one step down where s is past the exact
+    # sum), the last bit set; where the sum is exact (or not finite: e is
+    # then NaN), s itself.
+    past = ((e * s) < 0).astype(np.uint64)
+    odd = (bits - past) | np.uint64(1)
+    return np.where(np.abs(e) > 0, odd, bits).view(np.float64).astype(np.float32)
 
 
 "#;
