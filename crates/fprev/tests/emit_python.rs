@@ -592,9 +592,43 @@ fn emitted_python_opens_as_a_black_box_and_checks() {
         .unwrap();
         assert!(other.mismatch.is_some());
     }
-    // A dot is refused there: python: passes its function x alone.
-    let plan = ieee("sequential", Format::F32, Op::Dot, Product::Exact).plan;
-    let source = emit::source(&plan, Language::Python, "dot", "sequential").unwrap();
+    // A dot, a function of x and y, against the same plan emitted in C
+    // (OpenBLAS's sdot as it adds: a multiply, then fused multiply-adds),
+    // and against another order's.
+    let fused = Part {
+        format: Format::F32,
+        compensated: false,
+        drops_error: false,
+        first: Product::Rounded(Format::F32),
+        second: Product::Exact,
+        narrow: false,
+        seen: true,
+    };
     let dir = emit::check::Scratch::new().unwrap();
-    assert!(emit::check::build(&source, Language::Python, "dot", Op::Dot, &dir.0).is_err());
+    let build = |f: &str, language, name: &str| {
+        let plan = every_part(f, Format::F32, Op::Dot, fused).plan;
+        let source = emit::source(&plan, language, name, f).unwrap();
+        emit::check::build(&source, language, name, Op::Dot, &dir.0).unwrap()
+    };
+    let python = build(KNOWN[1], Language::Python, "sdot");
+    let c = build(KNOWN[1], Language::C, "sdot_c");
+    let other = build("pairwise", Language::C, "pairwise_c");
+    let opts = fprev::probe::ProbeOptions {
+        format: Format::F32,
+        ..Default::default()
+    };
+    let sizes: Vec<usize> = (1..=130).chain([1000, 4097]).collect();
+    for (reference, same) in [(&c, true), (&other, false)] {
+        let checked = emit::check::compare(
+            &mut |o| fprev::open(reference, o),
+            &python,
+            &opts,
+            Op::Dot,
+            &sizes,
+            3,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(checked.mismatch.is_none(), same, "{reference}: {checked:?}");
+    }
 }

@@ -391,7 +391,7 @@ pub static FAMILIES: &[Family] = &[
         ..row(
             "python",
             "python:PATH.py:FUNC",
-            "any FUNC(x: numpy.ndarray) -> float",
+            "any FUNC(x: numpy.ndarray) -> float, or FUNC(x, y) -> float: a dot product",
             Grammar::PathSymbol,
             |spec, opts| {
                 Ok(Box::new(crate::probe::python::PythonProbe::open_user(

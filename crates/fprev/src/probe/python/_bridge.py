@@ -113,7 +113,8 @@ def open_library(module, op, n, dtype, shape, arg, column=None):
 def open_user(path, func, n, dtype, rows=None):
     """The probe `python:PATH.py:FUNC`: FUNC(x: numpy.ndarray) -> float,
     or with `rows` (the M of `--shape M,1,K`), FUNC(X) -> M numbers, X
-    holding M rows of K."""
+    holding M rows of K; or FUNC(x, y) -> float, a dot product, which a
+    FUNC of two required arguments is."""
     spec = importlib.util.spec_from_file_location("fprev_user_probe", path)
     if spec is None or spec.loader is None:
         raise ImportError("cannot load %s as a Python module" % path)
@@ -123,13 +124,37 @@ def open_user(path, func, n, dtype, rows=None):
     if not callable(f):
         raise LookupError("%s defines no function '%s'" % (path, func))
 
-    def fn(x):
-        # A copy: the user's function may keep or change its argument.
-        return f(x.copy())
+    if _required_arguments(f) == 2:
+        # A dot product: y is fn.weights, which fprev writes in place
+        # (ones for a plain sum).
+        w = np.ones(n, np_dtype(dtype))
+
+        def fn(x):
+            return f(x.copy(), w)
+
+        fn.weights = w
+    else:
+
+        def fn(x):
+            # A copy: the user's function may keep or change its argument.
+            return f(x.copy())
 
     if rows is not None:
         fn.rows = rows
     return _described(fn)
+
+
+def _required_arguments(f):
+    """How many positional arguments `f` requires (1 where that cannot be
+    told, as of some builtins)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in parameters if p.kind in positional and p.default is p.empty)
 
 
 def open_callable(fn, rows=None):
