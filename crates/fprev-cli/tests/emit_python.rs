@@ -134,7 +134,7 @@ fn openblas_sdot_emitted_in_python_gives_its_bits() {
     assert_ok(&out);
     let source = std::fs::read_to_string(dir.path().join("blas_dot_f32.py")).unwrap();
     assert!(
-        source.contains("_fprev_fma)"),
+        source.contains("x.array('p', np.float64), o, s, n, k, np.float64, _fprev_add_f32_each)"),
         "the lanes' exact products are fused:\n{source}"
     );
     assert!(

@@ -405,6 +405,59 @@ fn emitted_python_fused_multiply_adds_are_their_plans() {
     run(&cases, &sizes(), 2, &[pair, four]);
 }
 
+/// Parts of f32 and f64 additions in turn (by preorder index), over f32
+/// and f64 inputs: lanes of f32 additions of f64 values, of f64 additions
+/// of f32 sums, over the inputs and over partial sums; checked against the
+/// plans.
+#[test]
+fn emitted_python_mixed_formats_are_their_plans() {
+    if !numpy_found() {
+        return;
+    }
+    let mut cases = Vec::new();
+    for f in [
+        "interleave(4, sequential, pairwise)",
+        "interleave(3, sequential, interleave(2, sequential, sequential))",
+        "blocks(9, interleave(4, sequential, sequential), interleave(2, sequential, reverse))",
+        "body(8, interleave(8, sequential, pairwise), then)",
+        "halves(16, 4, body(4, interleave(4, sequential, sequential), then))",
+        "split(3, strided:2, interleave(2, sequential, sequential))",
+        KNOWN[1],
+    ] {
+        for element in [Format::F32, Format::F64] {
+            for op in [Op::Sum, Op::Dot] {
+                for parity in [0, 1] {
+                    let formula = formula(f);
+                    let parts = (0..emit::preorder(&formula).len())
+                        .map(|k| Part {
+                            format: match k % 2 == parity {
+                                true => Format::F32,
+                                false => Format::F64,
+                            },
+                            compensated: false,
+                            drops_error: false,
+                            first: Product::Rounded(element),
+                            second: Product::Rounded(element),
+                            narrow: false,
+                            seen: true,
+                        })
+                        .collect();
+                    cases.push(Case {
+                        plan: Plan {
+                            formula,
+                            element,
+                            op,
+                            parts,
+                        },
+                        replay: None,
+                    });
+                }
+            }
+        }
+    }
+    run(&cases, &sizes(), 1, &[]);
+}
+
 /// Products read two ways where the part is not a loop, a halving or a
 /// body: refused, as in C.
 #[test]

@@ -12,12 +12,13 @@
 //! the values made from them once (products of a dot, rounded as each
 //! part reads them); over partial sums it is a list of floats.
 //!
-//! Lanes of a left-to-right loop whose additions are a format's own (f32
-//! additions of f32 values, f32 fused multiply-adds, f64 additions) run
-//! as one NumPy array of accumulators, all lanes a step at a time:
-//! NumPy's elementwise float32 addition of two arrays is that many IEEE
-//! additions. Nothing calls a library reduction (`np.sum`, `np.dot`,
-//! `math.fsum`): the code imitates those.
+//! The lanes of an interleave that sums each left to right (without
+//! Kahan steps) run as one NumPy array of accumulators, all lanes a step
+//! at a time: NumPy's elementwise addition of two float32 (or float64)
+//! arrays is that many IEEE additions, and any other f32 addition (of an
+//! exact product, a fused multiply-add) is rounded once elementwise,
+//! through round-to-odd. Nothing calls a library reduction (`np.sum`,
+//! `np.dot`, `math.fsum`): the code imitates those.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -47,7 +48,7 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
         reads: false,
         round_once: false,
         lanes: false,
-        fused: false,
+        each: false,
     };
     g.function(0, Domain::Inputs)?;
     Ok(g.finish(what))
@@ -68,7 +69,7 @@ struct Gen<'p> {
     reads: bool,
     round_once: bool,
     lanes: bool,
-    fused: bool,
+    each: bool,
 }
 
 /// Lanes of a loop run as a NumPy array: its dtype, the arrays its first
@@ -138,44 +139,35 @@ impl<'p> Gen<'p> {
         at(list, i)
     }
 
-    /// Part `k`'s left-to-right lanes over `d` as an array, where its
-    /// additions are a format's own.
+    /// Part `k`'s left-to-right lanes over `d` as an array: of f32 where
+    /// its additions are f32's own (of f32 values), of f64 where they are
+    /// f64's; else of f64 values, each step rounding an exact sum once to
+    /// f32 (a fused multiply-add, say). A compensated loop is no lanes.
     fn lane(&self, k: usize, d: Domain) -> Option<Lane> {
         let part = self.part(k);
         if part.compensated {
             return None;
         }
-        let (first, second) = (self.kind(k, false), self.kind(k, true));
-        let f32_lane = |second, add| Lane {
-            dtype: "np.float32",
-            first,
-            second,
-            add,
+        let own = match (d, self.plan.op) {
+            (Domain::Sums, _) => part.narrow,
+            (Domain::Inputs, Op::Sum) => self.plan.element == Format::F32,
+            (Domain::Inputs, Op::Dot) => {
+                self.plan.element == Format::F32
+                    && part.first == Product::Rounded(Format::F32)
+                    && part.second == Product::Rounded(Format::F32)
+            }
         };
-        match (d, self.plan.op, part.format) {
-            (_, _, Format::F64) => Some(Lane {
-                dtype: "np.float64",
-                first,
-                second,
-                add: "np.add",
-            }),
-            (Domain::Sums, _, _) if part.narrow => Some(f32_lane(second, "np.add")),
-            (Domain::Inputs, Op::Sum, Format::F32) if self.plan.element == Format::F32 => {
-                Some(f32_lane(second, "np.add"))
-            }
-            (Domain::Inputs, Op::Dot, Format::F32)
-                if self.plan.element == Format::F32
-                    && part.first == Product::Rounded(Format::F32) =>
-            {
-                match part.second {
-                    Product::Rounded(Format::F32) => Some(f32_lane(second, "np.add")),
-                    // A fused multiply-add: the exact product, in f64.
-                    Product::Exact => Some(f32_lane("p", "_fprev_fma")),
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
+        let (dtype, add) = match part.format {
+            Format::F64 => ("np.float64", "np.add"),
+            _ if own => ("np.float32", "np.add"),
+            _ => ("np.float64", "_fprev_add_f32_each"),
+        };
+        Some(Lane {
+            dtype,
+            first: self.kind(k, false),
+            second: self.kind(k, true),
+            add,
+        })
     }
 
     /// Part `k`'s addition, rounding once to its format; and, of a
@@ -283,7 +275,7 @@ def {fin}(c, t, e):
                 let lanes_of = match fast.then(|| self.lane(i, d)).flatten() {
                     Some(lane) => {
                         self.lanes = true;
-                        self.fused |= lane.add == "_fprev_fma";
+                        self.each |= lane.add == "_fprev_add_f32_each";
                         let (dtype, add) = (lane.dtype, lane.add);
                         let call = match d {
                             Domain::Sums => format!(
@@ -291,14 +283,9 @@ def {fin}(c, t, e):
         lanes = _fprev_lanes(xs, xs, 0, 1, n, k, {dtype}, {add})"
                             ),
                             Domain::Inputs => format!(
-                                "lanes = _fprev_lanes(x.array('{}', {dtype}), x.array('{}', {}), \
-                                 o, s, n, k, {dtype}, {add})",
-                                lane.first,
-                                lane.second,
-                                match add {
-                                    "_fprev_fma" => "np.float64",
-                                    _ => dtype,
-                                }
+                                "lanes = _fprev_lanes(x.array('{}', {dtype}), x.array('{}', \
+                                 {dtype}), o, s, n, k, {dtype}, {add})",
+                                lane.first, lane.second,
                             ),
                         };
                         format!(
@@ -750,8 +737,8 @@ def {fin}(c, t, e):
         if self.lanes {
             out += LANES;
         }
-        if self.fused {
-            out += FMA;
+        if self.each {
+            out += ADD_F32_EACH;
         }
         out += &self.defs;
         let t = match plan.element {
@@ -875,10 +862,10 @@ const LANES: &str = r#"def _fprev_lanes(v, w, o, s, n, k, dtype, add):
 
 "#;
 
-/// An f32 lane's fused multiply-add, elementwise.
-const FMA: &str = r#"def _fprev_fma(acc, p):
-    """acc + p rounded once to f32, elementwise (acc of float32, p exact
-    products in float64): the double sum rounded to odd, then to f32."""
+/// The f32 additions of lanes, each rounding an exact sum once.
+const ADD_F32_EACH: &str = r#"def _fprev_add_f32_each(acc, p):
+    """acc + p rounded once to f32, elementwise (of f32 or f64 values, such
+    as exact products): the double sum rounded to odd, then to f32."""
     a = acc.astype(np.float64)
     s = a + p
     bp = s - p
