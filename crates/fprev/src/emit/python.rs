@@ -67,6 +67,8 @@ struct Gen<'p> {
     helpers: HashSet<(usize, &'static str)>,
     /// The function being written reads the inputs' values as lists.
     reads: bool,
+    /// The runtime helpers the module needs: `_fprev_add_f32`,
+    /// `_fprev_lanes`, `_fprev_add_f32_each`.
     round_once: bool,
     lanes: bool,
     each: bool,
