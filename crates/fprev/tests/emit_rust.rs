@@ -412,3 +412,38 @@ fn emitted_rust_builds_in_every_edition_and_refuses_keywords() {
     probe.as_dot().unwrap().dot(&x, &x, &mut got).unwrap();
     assert_eq!(got[0], plan.evaluate(&x, &x));
 }
+
+/// f64 values added in f32 are rounded once: `1 + (2^-24 + 2^-76)` is
+/// just above a tie of f32, which their f64 sum (`1 + 2^-24`) rounds to
+/// even; random inputs seldom land there.
+#[test]
+fn f64_values_added_in_f32_round_once() {
+    let plan = Plan::uniform(
+        &formula("sequential"),
+        Format::F64,
+        Op::Sum,
+        NodeArithmetic::ieee(Format::F32),
+        Product::Exact,
+    )
+    .unwrap();
+    let x = [1.0, 2f64.powi(-24) + 2f64.powi(-76)];
+    let want = 1.0 + 2f64.powi(-23);
+    assert_eq!(plan.evaluate(&x, &[]), want);
+    if !rustc_found() {
+        return;
+    }
+    let source = emit::source(&plan, Language::Rust, "once", "sequential").unwrap();
+    let dir = check::Scratch::new().unwrap();
+    let spec = check::build(&source, Language::Rust, "once", Op::Sum, &dir.0).unwrap();
+    let opts = ProbeOptions {
+        n: Some(2),
+        format: Format::F64,
+        ..Default::default()
+    };
+    let mut got = [0.0];
+    fprev::open(&spec, &opts)
+        .unwrap()
+        .sum(&x, &mut got)
+        .unwrap();
+    assert_eq!(got[0], want);
+}
