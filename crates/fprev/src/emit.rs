@@ -32,6 +32,7 @@ mod c;
 pub mod check;
 pub mod plan;
 mod python;
+mod rust;
 
 pub use plan::{Op, Part, Plan, children, preorder};
 
@@ -52,18 +53,27 @@ pub enum Language {
     /// dot) returning a NumPy scalar, vectorised where lanes of the order
     /// allow.
     Python,
+    /// Rust: `pub fn NAME(x: &[f32]) -> f32` (`x, y` of a dot) and its
+    /// C-ABI wrapper `NAME_c(x, n)`, a module that depends on no crate.
+    Rust,
 }
 
 impl Language {
     /// Every language, as `--lang` names them.
-    pub const ALL: [Language; 3] = [Language::C, Language::Cuda, Language::Python];
+    pub const ALL: [Language; 4] = [
+        Language::C,
+        Language::Cuda,
+        Language::Python,
+        Language::Rust,
+    ];
 
-    /// Its name: `c`, `cuda`, `python`.
+    /// Its name: `c`, `cuda`, `python`, `rust`.
     pub fn name(self) -> &'static str {
         match self {
             Language::C => "c",
             Language::Cuda => "cuda",
             Language::Python => "python",
+            Language::Rust => "rust",
         }
     }
 
@@ -73,6 +83,7 @@ impl Language {
             Language::C => "c",
             Language::Cuda => "cu",
             Language::Python => "py",
+            Language::Rust => "rs",
         }
     }
 }
@@ -132,6 +143,7 @@ pub fn source(plan: &Plan, language: Language, name: &str, what: &str) -> Result
         Language::C => c::source(plan, name, what, false),
         Language::Cuda => c::source(plan, name, what, true),
         Language::Python => python::source(plan, name, what),
+        Language::Rust => rust::source(plan, name, what),
     }
     .map_err(Error::Input)
 }

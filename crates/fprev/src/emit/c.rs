@@ -438,12 +438,15 @@ impl<'p> Gen<'p> {
                     }
                     _ => {
                         let w = self.val(k, d, "i", "s", true);
+                        // Where the body takes every summand, the chain ends
+                        // as its last step, the body's, ends it.
                         let _ = write!(
                             b,
-                            "    double e = 0.0, sum;\n    size_t i = 1;\n    if (cut == 0) sum = \
-                             {v0};\n    else {{ sum = {body_fn}({}, cut, cut, {carry}); i = cut; \
-                             }}\n",
-                            self.view(d, "0", "1")
+                            "    if (cut >= n) return {body_fn}(x, {y}s, n, cut, c);\n    double e = \
+                             0.0, sum;\n    size_t i = 1;\n    if (cut == 0) sum = {v0};\n    else \
+                             {{ sum = {body_fn}({}, cut, cut, {carry}); i = cut; }}\n",
+                            self.view(d, "0", "1"),
+                            y = self.y(d),
                         );
                         b += &match part.compensated {
                             true => format!(

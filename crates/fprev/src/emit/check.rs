@@ -27,9 +27,11 @@ pub fn default_sizes() -> Vec<usize> {
 /// (`dylib:…` or `dylib-dot:…`). C is compiled with `cc -std=c99 -O3
 /// -march=native`, as its comment says; CUDA C, where no GPU compiler
 /// is at hand, with the host's C++ compiler, its device qualifiers
-/// defined away, which checks its syntax and its arithmetic on the CPU.
-/// Python is not compiled: it opens as `python:FILE.py:NAME` (a function
-/// of `x, y` opening as a dot product).
+/// defined away, which checks its syntax and its arithmetic on the CPU;
+/// Rust with `rustc --crate-type cdylib -C opt-level=3 -C
+/// target-cpu=native`, and opened at its C wrapper `NAME_c`. Python is
+/// not compiled: it opens as `python:FILE.py:NAME` (a function of `x, y`
+/// opening as a dot product).
 pub fn build(source: &str, language: Language, name: &str, op: Op, dir: &Path) -> Result<String> {
     let file = dir.join(format!("{name}.{}", language.extension()));
     std::fs::write(&file, source).map_err(|e| Error::file("write", &file, e))?;
@@ -68,6 +70,10 @@ pub fn build(source: &str, language: Language, name: &str, op: Op, dir: &Path) -
             )
             .map(|_| spec(op, &library, &format!("{name}_host")));
         }
+        Language::Rust => {
+            rustc(&file, &library, &[])?;
+            return Ok(spec(op, &library, &format!("{name}_c")));
+        }
     };
     compile(program, &args, &file, &library)?;
     Ok(spec(op, &library, &symbol))
@@ -99,6 +105,40 @@ fn compile(program: &str, args: &[String], source: &Path, library: &Path) -> Res
         let first = stderr.lines().find(|l| l.contains("error")).unwrap_or("");
         return Err(Error::Input(format!(
             "{program} could not compile {}: {first}",
+            source.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Compiles the Rust file `source` into the shared library `library`
+/// (`rustc --crate-type cdylib -C opt-level=3 -C target-cpu=native`, then
+/// `flags`).
+pub fn rustc(source: &Path, library: &Path, flags: &[&str]) -> Result<()> {
+    let out = Command::new("rustc")
+        .args([
+            "--edition",
+            "2021",
+            "--crate-type",
+            "cdylib",
+            "-C",
+            "opt-level=3",
+        ])
+        .args(["-C", "target-cpu=native"])
+        .args(flags)
+        .arg("-o")
+        .arg(library)
+        .arg(source)
+        .output()
+        .map_err(|e| Error::System {
+            what: "cannot run rustc to compile the emitted code (is it installed?)".into(),
+            source: Box::new(e),
+        })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first = stderr.lines().find(|l| l.contains("error")).unwrap_or("");
+        return Err(Error::Input(format!(
+            "rustc could not compile {}: {first}",
             source.display()
         )));
     }

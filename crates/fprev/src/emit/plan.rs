@@ -147,6 +147,10 @@ impl Plan {
             .first()
             .map(|(_, m)| m.default)
             .unwrap_or(NodeArithmetic::ieee(element));
+        let product = models
+            .first()
+            .and_then(|(_, m)| m.products.as_ref())
+            .map_or(Product::Exact, |p| p.default);
         let mut recorder = Recorder {
             element,
             op,
@@ -183,12 +187,13 @@ impl Plan {
                 return Err(Error::Input(fault));
             }
         }
-        let parts = recorder
+        let mut parts = recorder
             .seen
             .iter()
-            .map(|s| s.part(default, element, op))
+            .map(|s| s.part(default, product, element, op))
             .collect::<std::result::Result<Vec<_>, String>>()
             .map_err(Error::Input)?;
+        narrow_at_every_size(formula, &mut parts, element, op);
         let plan = Plan {
             formula: formula.clone(),
             element,
@@ -282,9 +287,12 @@ struct Seen {
 }
 
 impl Seen {
+    /// The part, taking the model's `default` arithmetic and `product`
+    /// where no addition or product of it was seen.
     fn part(
         &self,
         default: NodeArithmetic,
+        product: Product,
         element: Format,
         op: Op,
     ) -> std::result::Result<Part, String> {
@@ -293,7 +301,7 @@ impl Seen {
         // A sum's summands are the inputs themselves.
         let nominal = match op {
             Op::Sum => Product::Rounded(element),
-            Op::Dot => Product::Exact,
+            Op::Dot => product,
         };
         let first = self.first.unwrap_or(nominal);
         let second = self.second.unwrap_or(nominal);
@@ -304,7 +312,7 @@ impl Seen {
         Ok(Part {
             format: node.format,
             compensated: node.compensated,
-            drops_error: self.drops_error,
+            drops_error: self.drops_error || (self.node.is_none() && default.drops_error),
             first,
             second,
             narrow: node.format == Format::F32
@@ -313,6 +321,42 @@ impl Seen {
                 && (self.second.is_none() || narrow_summand(second)),
             seen: self.node.is_some(),
         })
+    }
+}
+
+/// Keeps a part narrow only where its operands are f32 values at every
+/// size, not only at the sizes of the models: at a size where a part
+/// reads a summand alone (a lane of one, a body with no whole multiple),
+/// the summand reaches the parts above it as it was read (an f64 input,
+/// an exact product), and a part whose additions no model made (a
+/// body's rest at a multiple) reads summands as its default says.
+fn narrow_at_every_size(formula: &Formula, parts: &mut [Part], element: Format, op: Op) {
+    let narrow_summand = |p: Product| match op {
+        Op::Sum => element == Format::F32,
+        Op::Dot => p == Product::Rounded(Format::F32),
+    };
+    let all = preorder(formula);
+    let index: HashMap<*const Formula, usize> = all
+        .iter()
+        .enumerate()
+        .map(|(k, f)| (*f as *const Formula, k))
+        .collect();
+    // Whether every value part k returns is an f32 value; children come
+    // after their part in preorder.
+    let mut returns_narrow = vec![false; all.len()];
+    for (k, f) in all.iter().enumerate().rev() {
+        let part = parts[k];
+        let reads_summands = matches!(
+            f,
+            Formula::Order(_) | Formula::Doubling | Formula::Fold | Formula::Fanout(_)
+        ) || matches!(f, Formula::Body(..) | Formula::Peel(..));
+        let summands =
+            !reads_summands || (narrow_summand(part.first) && narrow_summand(part.second));
+        let inner = children(f)
+            .iter()
+            .all(|c| returns_narrow[index[&(*c as *const Formula)]]);
+        returns_narrow[k] = part.format == Format::F32 && summands && inner;
+        parts[k].narrow &= summands && inner;
     }
 }
 
