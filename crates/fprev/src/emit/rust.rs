@@ -107,6 +107,26 @@ fn at(i: &str, s: &str) -> String {
     }
 }
 
+/// A recursion's `second` parameter and the value it returns of a lone
+/// summand, `w` where that summand is added to a value (`when`), else `v`:
+/// the parameter goes unused where both are read alike.
+fn lone(v: &str, w: &str, when: &str) -> (&'static str, String) {
+    match v == w {
+        true => ("_second", v.to_string()),
+        false => ("second", format!("if {when} {{ {w} }} else {{ {v} }}")),
+    }
+}
+
+/// `text` with each line but empty ones started by `pad`.
+fn indent(text: &str, pad: &str) -> String {
+    text.lines()
+        .map(|l| match l.is_empty() {
+            true => "\n".to_string(),
+            false => format!("{pad}{l}\n"),
+        })
+        .collect()
+}
+
 /// The kind of helper a function over `d` is, as [`Gen::once`] keeps it.
 fn kind(d: Domain) -> &'static str {
     match d {
@@ -474,10 +494,11 @@ impl<'p> Gen<'p> {
                     self.val(k, d, "0", "s", false),
                     self.val(k, d, "0", "s", true),
                 );
+                let (second, lone) = lone(&v, &w, "second");
                 let _ = write!(
                     self.bodies,
-                    "fn {rec}({params}, n: usize, second: bool) -> f64 {{\n    if n == 1 {{\n        \
-                     return if second {{ {w} }} else {{ {v} }};\n    }}\n    let e = {rec}({}, (n \
+                    "fn {rec}({params}, n: usize, {second}: bool) -> f64 {{\n    if n == 1 {{\n        \
+                     return {lone};\n    }}\n    let e = {rec}({}, (n \
                      + 1) / 2, false);\n    let o = {rec}({}, n / 2, true);\n    {a}(e, o)\n}}\n\n",
                     self.view(d, "0", "2"),
                     self.view(d, "1", "2"),
@@ -491,12 +512,13 @@ impl<'p> Gen<'p> {
                     self.val(k, d, "r", "s", false),
                     self.val(k, d, "r", "s", true),
                 );
+                // A value with no children is added to its parent's.
+                let (second, first) = lone(&v, &w, "second && stride >= n - r");
                 let _ = write!(
                     self.bodies,
-                    "fn {rec}({params}, n: usize, r: usize, stride: usize, second: bool) -> f64 \
+                    "fn {rec}({params}, n: usize, r: usize, stride: usize, {second}: bool) -> f64 \
                      {{\n    let below = stride.checked_mul({fan}).unwrap_or(usize::MAX);\n    \
-                     let parent = stride < n - r;\n    let mut sum = if second && !parent {{ {w} \
-                     }} else {{ {v} }};\n    for i in 1..={fan} {{\n        let Some(child) = \
+                     let mut sum = {first};\n    for i in 1..={fan} {{\n        let Some(child) = \
                      stride.checked_mul(i).and_then(|o| o.checked_add(r)) else {{\n            \
                      break;\n        }};\n        if child >= n {{\n            break;\n        \
                      }}\n        sum = {a}(sum, {rec}({same}, n, child, below, true));\n    }}\n    \
@@ -621,31 +643,31 @@ impl<'p> Gen<'p> {
                 let (init, step, rest) = steps(self, "1");
                 let rows = match (d, self.plan.op) {
                     (Domain::Inputs, Op::Dot) => format!(
-                        "for (x, y) in x[{lanes}..full]\n                .chunks_exact({lanes})\n  \
-                         .zip(y[{lanes}..full].chunks_exact({lanes}))\n            {{"
+                        "for (x, y) in x[{lanes}..full]\n    .chunks_exact({lanes})\n    \
+                         .zip(y[{lanes}..full].chunks_exact({lanes}))\n{{"
                     ),
                     _ => format!("for x in x[{lanes}..full].chunks_exact({lanes}) {{"),
                 };
                 let unit = format!(
-                    "for r in 0..{lanes} {{\n                acc[r] = {init};\n            }}\n   \
-                     {rows}\n                for r in 0..{lanes} {{\n                    {step}\n  \
-                     }}\n            }}\n            for r in 0..n - full {{\n                \
-                     {rest}\n            }}"
+                    "for r in 0..{lanes} {{\n    acc[r] = {init};\n}}\n{rows}\n    for r in \
+                     0..{lanes} {{\n        {step}\n    }}\n}}\nfor r in 0..n - full {{\n    \
+                     {rest}\n}}\n"
                 );
                 let (init, _, rest) = steps(self, "s");
                 let step = self.lane_step(i, d, lane, "acc[r]", &format!("j * {lanes} + r"), "s");
                 let strided = format!(
-                    "for r in 0..{lanes} {{\n                acc[r] = {init};\n            }}\n   \
-                     for j in 1..shortest {{\n                for r in 0..{lanes} {{\n          \
-                     {step}\n                }}\n            }}\n            for r in 0..n - full \
-                     {{\n                {rest}\n            }}"
+                    "for r in 0..{lanes} {{\n    acc[r] = {init};\n}}\nfor j in 1..shortest {{\n    \
+                     for r in 0..{lanes} {{\n        {step}\n    }}\n}}\nfor r in 0..n - full \
+                     {{\n    {rest}\n}}\n"
                 );
                 let _ = write!(
                     b,
                     "    if k == {lanes} {{\n        let full = shortest * {lanes};\n        let mut \
-                     acc = [0.0{ty}; {lanes}];\n        if s == 1 {{\n            {unit}\n        \
-                     }} else {{\n            {strided}\n        }}\n        for r in 0..{lanes} \
-                     {{\n            lanes[r] = {};\n        }}\n    }} else {{\n{}    }}\n",
+                     acc = [0.0{ty}; {lanes}];\n        if s == 1 {{\n{}        }} else {{\n{}        \
+                     }}\n        for r in 0..{lanes} {{\n            lanes[r] = {};\n        }}\n    \
+                     }} else {{\n{}    }}\n",
+                    indent(&unit, "            "),
+                    indent(&strided, "            "),
                     lane.widen("acc[r]"),
                     generic("        ")
                 );
@@ -714,14 +736,14 @@ impl<'p> Gen<'p> {
                     Order::Pairwise => "let h = n / 2;",
                     _ => "let mut h = 1;\n    while 2 * h < n {\n        h *= 2;\n    }",
                 };
+                let (second, lone) = lone(&v(self, "0"), &w(self, "0"), "second");
                 let _ = write!(
                     self.bodies,
-                    "fn {rec}({params}, n: usize, second: bool) -> f64 {{\n    if n == 1 {{\n        \
-                     return if second {{ {w0} }} else {{ {v0} }};\n    }}\n    if n == 2 {{\n        \
+                    "fn {rec}({params}, n: usize, {second}: bool) -> f64 {{\n    if n == 1 {{\n        \
+                     return {lone};\n    }}\n    if n == 2 {{\n        \
                      return {a}({v0}, {w1});\n    }}\n    {cut}\n    let l = {rec}({same}, h, \
                      false);\n    let r = {rec}({}, n - h, true);\n    {a}(l, r)\n}}\n\n",
                     self.view(d, "h", "1"),
-                    w0 = w(self, "0"),
                     v0 = v(self, "0"),
                     w1 = w(self, "1"),
                 );
