@@ -631,29 +631,31 @@ impl<'p> Gen<'p> {
         match fast.then(|| self.lane(i, d)).flatten() {
             Some(lane) => {
                 let ty = lane.ty();
-                let steps = |g: &mut Self, s: &str| {
-                    (
-                        g.lane_init(i, d, lane, "r", s),
-                        g.lane_step(i, d, lane, "acc[r]", "r", s),
-                        g.lane_step(i, d, lane, "acc[r]", "full + r", s),
-                    )
+                // Unit stride: the lanes' first row, each whole row and the
+                // rest as slices of known length, which compilers vectorise.
+                let init = self.lane_init(i, d, lane, "r", "1");
+                let step = self.lane_step(i, d, lane, "acc[r]", "r", "1");
+                let dot = (d, self.plan.op) == (Domain::Inputs, Op::Dot);
+                let cut = |range: &str| match dot {
+                    true => format!("let (x, y) = (&x[{range}], &y[{range}]);"),
+                    false => format!("let x = &x[{range}];"),
                 };
-                // Unit stride: whole rows of the lanes as arrays, which
-                // compilers vectorise.
-                let (init, step, rest) = steps(self, "1");
-                let rows = match (d, self.plan.op) {
-                    (Domain::Inputs, Op::Dot) => format!(
+                let rows = match dot {
+                    true => format!(
                         "for (x, y) in x[{lanes}..full]\n    .chunks_exact({lanes})\n    \
                          .zip(y[{lanes}..full].chunks_exact({lanes}))\n{{"
                     ),
-                    _ => format!("for x in x[{lanes}..full].chunks_exact({lanes}) {{"),
+                    false => format!("for x in x[{lanes}..full].chunks_exact({lanes}) {{"),
                 };
                 let unit = format!(
-                    "for r in 0..{lanes} {{\n    acc[r] = {init};\n}}\n{rows}\n    for r in \
-                     0..{lanes} {{\n        {step}\n    }}\n}}\nfor r in 0..n - full {{\n    \
-                     {rest}\n}}\n"
+                    "{{\n    {}\n    for r in 0..{lanes} {{\n        acc[r] = {init};\n    }}\n}}\n\
+                     {rows}\n    for r in 0..{lanes} {{\n        {step}\n    }}\n}}\n{{\n    {}\n    \
+                     for r in 0..x.len() {{\n        {step}\n    }}\n}}\n",
+                    cut(&format!("..{lanes}")),
+                    cut("full..n"),
                 );
-                let (init, _, rest) = steps(self, "s");
+                let init = self.lane_init(i, d, lane, "r", "s");
+                let rest = self.lane_step(i, d, lane, "acc[r]", "full + r", "s");
                 let step = self.lane_step(i, d, lane, "acc[r]", &format!("j * {lanes} + r"), "s");
                 let strided = format!(
                     "for r in 0..{lanes} {{\n    acc[r] = {init};\n}}\nfor j in 1..shortest {{\n    \
