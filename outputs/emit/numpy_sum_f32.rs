@@ -1,7 +1,7 @@
 // The sum of numpy:sum (f32) as it is on the machine that wrote this.
-// The order: fprev explain's formula (from the cache), found from n = 1..40,63..65,100,127..129,200,255..257,300,511..513,1000,1023..1025,2048 and checked at n = 4096,16384,65536.
+// The order: fprev explain's formula, found from n = 1..40,63..65,100,127..129,200,255..257,300,511..513,1000,1023..1025,2048 and checked at n = 4096,16384,65536.
 // Each part's arithmetic: from reveals at n = 1000, each confirmed by replay.
-// Checked: compiled and run against numpy:sum on this machine, bit for bit, on 3 random inputs at each n = 1..1024,2048,4096,8192,16384,32768,65536,131072,262144,524288,1048576 (0.3 s).
+// Checked: compiled and run against numpy:sum on this machine, bit for bit, on 3 random inputs at each n = 1..1024,2048,4096,8192,16384,32768,65536,131072,262144,524288,1048576 (0.2 s).
 //
 // The order: native:halves(128, 8, body(8, interleave(8, sequential, pairwise), then))
 //   part 0, halves(128, 8, body(8, interleave(8, sequential, pairwise), …: f32 additions
@@ -44,9 +44,9 @@ fn p3x(x: &[f32], s: usize, n: usize, _planned: usize, c: Option<&mut f64>) -> f
     fin(c, f64::from(acc))
 }
 
-fn r4v(x: &[f64], s: usize, n: usize, second: bool) -> f64 {
+fn r4v(x: &[f64], s: usize, n: usize, _second: bool) -> f64 {
     if n == 1 {
-        return if second { x[0] } else { x[0] };
+        return x[0];
     }
     if n == 2 {
         return a4(x[0], x[s]);
@@ -69,24 +69,30 @@ fn p2x(x: &[f32], s: usize, n: usize, _planned: usize, c: Option<&mut f64>) -> f
         let full = shortest * 8;
         let mut acc = [0.0f32; 8];
         if s == 1 {
-            for r in 0..8 {
-                acc[r] = x[r];
+            {
+                let x = &x[..8];
+                for r in 0..8 {
+                    acc[r] = x[r];
+                }
             }
-   for x in x[8..full].chunks_exact(8) {
+            for x in x[8..full].chunks_exact(8) {
                 for r in 0..8 {
                     acc[r] += x[r];
-  }
+                }
             }
-            for r in 0..n - full {
-                acc[r] += x[full + r];
+            {
+                let x = &x[full..n];
+                for r in 0..x.len() {
+                    acc[r] += x[r];
+                }
             }
         } else {
             for r in 0..8 {
                 acc[r] = x[r * s];
             }
-   for j in 1..shortest {
+            for j in 1..shortest {
                 for r in 0..8 {
-          acc[r] += x[(j * 8 + r) * s];
+                    acc[r] += x[(j * 8 + r) * s];
                 }
             }
             for r in 0..n - full {

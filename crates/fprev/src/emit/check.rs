@@ -89,17 +89,22 @@ fn spec(op: Op, library: &Path, symbol: &str) -> String {
 
 /// Runs `program ARGS -shared -fPIC -o library source -lm`.
 fn compile(program: &str, args: &[String], source: &Path, library: &Path) -> Result<()> {
-    let out = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
         .args(["-shared", "-fPIC", "-o"])
         .arg(library)
         .arg(source)
-        .arg("-lm")
-        .output()
-        .map_err(|e| Error::System {
-            what: format!("cannot run {program} to compile the emitted code (is it installed?)"),
-            source: Box::new(e),
-        })?;
+        .arg("-lm");
+    run_compiler(&mut command, program, source)
+}
+
+/// Runs a compiler's `command`; where it fails, its first error line.
+fn run_compiler(command: &mut Command, program: &str, source: &Path) -> Result<()> {
+    let out = command.output().map_err(|e| Error::System {
+        what: format!("cannot run {program} to compile the emitted code (is it installed?)"),
+        source: Box::new(e),
+    })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let first = stderr.lines().find(|l| l.contains("error")).unwrap_or("");
@@ -115,7 +120,8 @@ fn compile(program: &str, args: &[String], source: &Path, library: &Path) -> Res
 /// (`rustc --crate-type cdylib -C opt-level=3 -C target-cpu=native`, then
 /// `flags`).
 pub fn rustc(source: &Path, library: &Path, flags: &[&str]) -> Result<()> {
-    let out = Command::new("rustc")
+    let mut command = Command::new("rustc");
+    command
         .args([
             "--edition",
             "2021",
@@ -128,21 +134,8 @@ pub fn rustc(source: &Path, library: &Path, flags: &[&str]) -> Result<()> {
         .args(flags)
         .arg("-o")
         .arg(library)
-        .arg(source)
-        .output()
-        .map_err(|e| Error::System {
-            what: "cannot run rustc to compile the emitted code (is it installed?)".into(),
-            source: Box::new(e),
-        })?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let first = stderr.lines().find(|l| l.contains("error")).unwrap_or("");
-        return Err(Error::Input(format!(
-            "rustc could not compile {}: {first}",
-            source.display()
-        )));
-    }
-    Ok(())
+        .arg(source);
+    run_compiler(&mut command, "rustc", source)
 }
 
 /// What a check found.
