@@ -77,21 +77,10 @@ pub(crate) fn emit_source(
                 trials,
                 &mut |_, _| {},
             )?;
-            if let Some((n, trial, want, got)) = checked.mismatch {
-                return Ok(Err((
-                    true,
-                    format!(
-                        "the emitted {language} differs from {spec} at n = {n} (random input {}): \
-                     the black box gives {want:e}, the code {got:e}",
-                        trial + 1
-                    ),
-                )));
+            if let Some(difference) = checked.difference(language, &spec) {
+                return Ok(Err((true, difference)));
             }
-            what.push(format!(
-                "Checked: compiled and run against {spec} on this machine, bit for bit, on \
-                 {trials} random inputs at each n = {}.",
-                fprev::sizes::runs(&checked.sizes)
-            ));
+            what.push(format!("{}.", checked.passed(&spec)));
         }
         let source = emit::source(&plan, language, &name, &what.join("\n"))?;
         Ok(Ok((source, name)))

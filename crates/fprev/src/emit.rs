@@ -34,7 +34,7 @@ pub mod plan;
 mod python;
 mod rust;
 
-pub use plan::{Op, Part, Plan, children, preorder};
+pub use plan::{Op, Part, Plan, children, element_ok, preorder};
 
 use std::fmt;
 use std::str::FromStr;

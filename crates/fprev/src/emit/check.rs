@@ -10,7 +10,6 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{Language, Op};
 use crate::error::{Error, Result};
-use crate::format::Format;
 use crate::inputs::Inputs;
 use crate::probe::{Probe, ProbeOptions};
 
@@ -149,6 +148,32 @@ pub struct Checked {
     pub mismatch: Option<(usize, usize, f64, f64)>,
 }
 
+impl Checked {
+    /// What the check vouches for, as the emitted code's comment says it:
+    /// `Checked: compiled and run against SPEC on this machine, bit for
+    /// bit, on K random inputs at each n = SIZES` (no full stop: a front
+    /// end may add the time it took).
+    pub fn passed(&self, spec: &str) -> String {
+        format!(
+            "Checked: compiled and run against {spec} on this machine, bit for bit, on {} \
+             random inputs at each n = {}",
+            self.trials,
+            crate::sizes::runs(&self.sizes)
+        )
+    }
+
+    /// Where the emitted code in `language` differed from `spec`, in
+    /// words, if it did.
+    pub fn difference(&self, language: Language, spec: &str) -> Option<String> {
+        let (n, trial, want, got) = self.mismatch?;
+        Some(format!(
+            "the emitted {language} differs from {spec} at n = {n} (random input {}): the black \
+             box gives {want:e}, the code {got:e}",
+            trial + 1
+        ))
+    }
+}
+
 /// Runs the emitted black box `emitted` and the black box opened by
 /// `open` at each of `sizes` on `trials` random inputs each (of `format`;
 /// a dot's `y` too), comparing their bits; stops at the first difference.
@@ -239,15 +264,5 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The element format a check draws inputs of.
-pub fn element_ok(format: Format) -> Result<()> {
-    match format {
-        Format::F32 | Format::F64 => Ok(()),
-        other => Err(Error::Input(format!(
-            "emitted code takes f32 or f64 values, not {other}: give --dtype f32 or f64"
-        ))),
     }
 }

@@ -16,7 +16,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Rounding};
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
 use crate::formula::{Formula, Tail};
 use crate::inputs::Inputs;
@@ -137,11 +137,7 @@ impl Plan {
         op: Op,
         models: &[(SummationTree, Arithmetic)],
     ) -> Result<Plan> {
-        if !matches!(element, Format::F32 | Format::F64) {
-            return Err(Error::Input(format!(
-                "emitted code takes f32 or f64 values, not {element}"
-            )));
-        }
+        element_ok(element)?;
         let count = preorder(formula).len();
         let default = models
             .first()
@@ -273,6 +269,17 @@ impl Plan {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether emitted code takes values of `format`: f32 and f64 only.
+pub fn element_ok(format: Format) -> Result<()> {
+    match format {
+        Format::F32 | Format::F64 => Ok(()),
+        other => Err(
+            Error::Input(format!("emitted code takes f32 or f64 values, not {other}"))
+                .advise(Remedy::Give(Setting::Dtype, &["f32", "f64"])),
+        ),
     }
 }
 

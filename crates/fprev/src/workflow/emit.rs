@@ -154,7 +154,7 @@ pub fn prepare(
     open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<Prepared> {
-    crate::emit::check::element_ok(probe.format)?;
+    crate::emit::element_ok(probe.format)?;
     let mut first = open(&probe.at(1000))?;
     let op = match first.as_dot().is_some() {
         true => Op::Dot,
