@@ -251,6 +251,7 @@ impl Command {
             Command::Check(a) => Some(&a.black_box.mpi),
             Command::Sweep(a) => Some(&a.mpi),
             Command::Explain(a) => Some(&a.mpi),
+            Command::Survey(a) => Some(&a.mpi),
             // Each environment is a job of its own, started by its process.
             Command::Invariance(a) if a.env.is_empty() || a.one_process => Some(&a.mpi),
             _ => None,
@@ -603,7 +604,9 @@ pub(crate) struct SurveyArgs {
     /// Reveal no sizes past the formula's.
     #[arg(long)]
     pub(crate) no_large: bool,
-    /// M,N of GEMV (M rows) and GEMM; K is the size revealed.
+    /// M,N of GEMV (M rows) and GEMM; K is the size revealed. M is also
+    /// the elements of an mpi: vector (its first is revealed): the message
+    /// size, which decides MPI's algorithm.
     #[arg(long, value_name = "M,N", default_value = "64,64", value_parser = parse_pair)]
     pub(crate) shape: [usize; 2],
     /// Thread counts compared for black boxes that take one (blas:)
@@ -642,6 +645,8 @@ pub(crate) struct SurveyArgs {
     pub(crate) no_draw: bool,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
+    #[command(flatten)]
+    pub(crate) mpi: MpiArgs,
 }
 
 #[derive(Args, Debug)]

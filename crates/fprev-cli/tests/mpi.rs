@@ -577,3 +577,81 @@ fn an_invariance_study_runs_each_mpi_environment_as_a_job() {
     );
     assert!(said.contains("2 distinct outcomes"), "{said}");
 }
+
+/// `fprev survey --ranks P` surveys MPI as a library of the machine: an
+/// algorithm chosen in the spec is set for the job and recorded with the
+/// survey, and its trees are those written from its description (Open
+/// MPI's linear reduce adds the ranks' sums from the last rank down). What
+/// one job cannot run is refused before anything is written: two
+/// algorithms in one survey (a job runs the one chosen as it starts),
+/// `--knobs` (a process per setting), MPI without `--ranks`.
+#[test]
+fn a_survey_on_mpi_ranks_records_its_algorithm_and_refuses_what_one_job_cannot_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("linear");
+    let o = fprev(&[
+        "survey",
+        "--spec",
+        "mpi:allreduce@linear",
+        "--ranks",
+        "4",
+        "--dtypes",
+        "f64",
+        "-n",
+        "1..13",
+        "--no-large",
+        "--runs",
+        "3",
+        "--no-draw",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("survey.json")).unwrap()).unwrap();
+    let entry = &json["entries"][0];
+    assert_eq!(entry["status"], "explained", "{entry}");
+    // Explained: the formula gives every tree the survey revealed.
+    let formula: fprev::formula::Formula = entry["formula"].as_str().unwrap().parse().unwrap();
+    for n in [4, 9, 13] {
+        let sums = common::block_sums(n, 4);
+        let linear = sums[..3]
+            .iter()
+            .rev()
+            .fold(sums[3].clone(), |s, b| format!("({s}+{b})"));
+        assert_eq!(
+            formula.tree(n),
+            linear.parse::<SummationTree>().unwrap(),
+            "n = {n}"
+        );
+    }
+    let machine = &json["machine"];
+    assert_eq!(
+        machine["environment"]["OMPI_MCA_coll_tuned_allreduce_algorithm"],
+        "1"
+    );
+    assert_eq!(machine["libraries"]["mpi"]["ranks"], "4", "{machine}");
+    assert_eq!(machine["libraries"]["mpi"]["implementation"], "Open MPI");
+
+    let refused = dir.path().join("refused");
+    let target = refused.to_str().unwrap();
+    for (args, needle) in [
+        (
+            &[
+                "--spec",
+                "mpi:allreduce@ring",
+                "--spec",
+                "mpi:allreduce",
+                "--ranks",
+                "3",
+            ][..],
+            "more than one algorithm",
+        ),
+        (&["--only", "mpi", "--knobs", "--ranks", "3"][..], "--knobs"),
+        (&["--only", "mpi"][..], "give --ranks P"),
+    ] {
+        let o = fprev(&[&["survey", "-o", target][..], args].concat());
+        assert_fails(&o, 2, needle);
+        assert!(!refused.join("survey.json").exists(), "{args:?}");
+    }
+}

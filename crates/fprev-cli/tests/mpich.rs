@@ -233,3 +233,93 @@ fn an_mpich_job_past_its_time_is_stopped_with_every_process() {
     assert!(!marker.exists(), "nothing written half-way");
     common::wait_until_gone(marker.to_str().unwrap());
 }
+
+/// The entry of `spec` in the survey.json of `dir`, as JSON.
+fn survey_entry(dir: &Path, spec: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("survey.json")).unwrap();
+    let survey: serde_json::Value = serde_json::from_str(&text).unwrap();
+    survey["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["spec"] == spec)
+        .unwrap_or_else(|| panic!("{spec} is surveyed: {text}"))
+        .clone()
+}
+
+/// The porting question across MPI implementations: a survey of MPI on 3
+/// ranks with the Open MPI build and one with the MPICH build, compared.
+/// Each survey's allreduce trees are recursive doubling's, written here;
+/// the Binary Tree Reduction's are the one-rank tree; the comparison says
+/// the same bits and names the implementations as the machines'
+/// difference.
+#[test]
+fn open_mpi_and_mpich_surveys_compare() {
+    let Some(mpich) = mpich_fprev("open_mpi_and_mpich_surveys_compare") else {
+        return;
+    };
+    let open_mpi = assert_cmd::cargo::cargo_bin!("fprev").to_path_buf();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("openmpi"), dir.path().join("mpich"));
+    for (bin, out, name) in [(&open_mpi, &a, "openmpi"), (&mpich, &b, "mpich")] {
+        let o = run(
+            bin,
+            &[
+                "survey",
+                "--only",
+                "mpi",
+                "--ranks",
+                "3",
+                "--mpi",
+                name,
+                "--dtypes",
+                "f64",
+                "-n",
+                "1..14",
+                "--no-large",
+                "--runs",
+                "5",
+                "--no-draw",
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+        let allreduce = survey_entry(out, "mpi:allreduce");
+        let binary = survey_entry(out, "mpi:binary-tree");
+        // Explained: each formula gives every tree the survey revealed.
+        let formula = |e: &serde_json::Value| -> fprev::formula::Formula {
+            assert_eq!(e["status"], "explained", "{name}: {e}");
+            e["formula"].as_str().unwrap().parse().unwrap()
+        };
+        let one_rank: fprev::formula::Formula = "binary-tree".parse().unwrap();
+        for n in [3, 7, 14] {
+            assert_eq!(
+                formula(&allreduce).tree(n),
+                tree(&recursive_doubling(&common::block_sums(n, 3))),
+                "{name}: MPI_Allreduce at n = {n}"
+            );
+            assert_eq!(
+                formula(&binary).tree(n),
+                one_rank.tree(n),
+                "{name}: at n = {n}"
+            );
+        }
+        let facts = text(&std::fs::read(out.join("survey.json")).unwrap());
+        assert!(facts.contains("\"ranks\": \"3\""), "{name}: {facts}");
+    }
+    let o = run(
+        &open_mpi,
+        &["compare", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    let said = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{said}{}", text(&o.stderr));
+    for needle in [
+        "mpi implementation: Open MPI -> MPICH",
+        "mpi:allreduce f64: same",
+        "mpi:binary-tree f64: same",
+        "2 same, 0 different",
+    ] {
+        assert!(said.contains(needle), "{needle:?} in {said}");
+    }
+}

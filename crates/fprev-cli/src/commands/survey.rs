@@ -18,9 +18,20 @@ use crate::write::{self, write_out};
 /// failed (recorded; running again retries them).
 pub(super) fn run(a: SurveyArgs) -> Result<i32> {
     a.guard.start();
+    let ranks = a.mpi.ranks.map(usize::from);
+    if ranks.is_some() && a.knobs {
+        return Err(Error::Input(
+            "--knobs tries each setting in a process of its own, which an MPI job's rank cannot \
+             start: survey with --ranks and no --knobs, and study MPI's algorithm variables with \
+             `fprev invariance SPEC --ranks P --env VARIABLE=V1,V2`"
+                .into(),
+        ));
+    }
+    #[cfg(feature = "mpi")]
+    one_algorithm(&a.specs)?;
     let ops: Vec<&str> = a.ops.iter().map(String::as_str).collect();
     let (black_boxes, libraries, missing) = if a.specs.is_empty() {
-        let found = survey::libraries(&ops, &a.only)?;
+        let found = survey::libraries(&ops, &a.only, ranks)?;
         let black_boxes = found
             .found
             .iter()
@@ -65,6 +76,7 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         thread_sizes: a.thread_sizes.clone(),
         runs: a.runs,
         knobs: a.knobs,
+        ranks,
     };
     let mut s = Survey::new(plan);
     s.machine.libraries = libraries;
@@ -103,6 +115,30 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         return Ok(3);
     }
     Ok(0)
+}
+
+/// Refuses `mpi:allreduce` specs of more than one algorithm (the
+/// library's own choice counting as one): an MPI job runs the one its
+/// environment chose as it started, so the others would be surveyed under
+/// a name they do not run.
+#[cfg(feature = "mpi")]
+fn one_algorithm(specs: &[Spec]) -> Result<()> {
+    let mut chosen = Vec::new();
+    for rest in specs.iter().filter_map(|s| s.as_str().strip_prefix("mpi:")) {
+        let (what, algorithm) = fprev::mpi::algorithm::split(rest)?;
+        if what.starts_with("allreduce") && !chosen.contains(&algorithm) {
+            chosen.push(algorithm);
+        }
+    }
+    if chosen.len() > 1 {
+        return Err(Error::Input(
+            "the --spec list names mpi:allreduce with more than one algorithm, but an MPI job \
+             runs the one chosen as it starts: survey each algorithm into a directory of its \
+             own (-o DIR)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The study of one knob's trial, as `fprev invariance` runs it.

@@ -63,6 +63,19 @@ impl Implementation {
         }
     }
 
+    /// What a survey records of the MPI: the implementation linked, its
+    /// version, and the ranks of the job this process runs in.
+    pub fn facts() -> std::collections::BTreeMap<String, String> {
+        let mut facts = std::collections::BTreeMap::from([
+            ("implementation".to_string(), Self::linked().to_string()),
+            ("version".to_string(), Self::version()),
+        ]);
+        if let Some(ranks) = super::session::job_size() {
+            facts.insert("ranks".to_string(), ranks.to_string());
+        }
+        facts
+    }
+
     /// The program that starts a job of this implementation's ranks.
     pub fn launcher(self) -> &'static str {
         match self {

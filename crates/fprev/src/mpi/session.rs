@@ -28,6 +28,14 @@ pub fn in_job() -> bool {
         .any(|v| std::env::var_os(v).is_some())
 }
 
+/// The size of the job this process is a rank of, as its launcher says
+/// (Open MPI, or a PMI launcher such as MPICH's Hydra); `None` outside one.
+pub fn job_size() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
 /// Rank 0's hold on MPI: ends the job's service when dropped.
 pub struct Session {
     _universe: Universe,

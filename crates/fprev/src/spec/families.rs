@@ -301,6 +301,7 @@ pub static FAMILIES: &[Family] = &[
     ),
     Family {
         ranks: true,
+        dtypes: Some(IEEE),
         #[cfg(feature = "mpi")]
         available: || {
             let linked = crate::mpi::Implementation::linked();

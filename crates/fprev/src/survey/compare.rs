@@ -409,6 +409,7 @@ fn suspects(spec: &str, machine: &[(String, String, String)]) -> Vec<String> {
         "jax" => &["XLA_", "TF_"],
         "torch" => &["OMP_", "MKL_", "CUBLAS_", "NVIDIA_"],
         "rayon" => &["RAYON_"],
+        "mpi" => &["OMPI_MCA_", "MPIR_CVAR_"],
         "ndarray" | "native" | "reduce" | "replay" => &[],
         _ => &[""],
     };

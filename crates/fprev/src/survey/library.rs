@@ -35,9 +35,11 @@ pub struct Library {
 
 /// The libraries on this machine that `only` selects (every one when
 /// empty; see [`selects`]), each with its black boxes of `ops`; the ones
-/// not found are returned apart, with why. Naming a library in `only` that
-/// is not here is an error that says what is.
-pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
+/// not found are returned apart, with why. MPI (`mpi:allreduce` and the
+/// Binary Tree Reduction, `mpi:binary-tree`) is among them when the survey
+/// runs on `ranks` MPI ranks. Naming a library in `only` that is not here
+/// is an error that says what is.
+pub fn libraries(ops: &[&str], only: &[String], ranks: Option<usize>) -> Result<Libraries> {
     let wanted = |label: &str| only.is_empty() || only.iter().any(|o| selects(o, label));
     let mut found = Vec::new();
     let mut missing = Vec::new();
@@ -67,6 +69,28 @@ pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
         black_boxes: specs("rayon", &["sum", "dot"], "", ops),
         facts: facts_of("rayon"),
     });
+    let mpi = crate::spec::FAMILIES
+        .iter()
+        .find(|f| f.prefix == "mpi")
+        .map_or(Err("no mpi: black boxes in this fprev".to_string()), |f| {
+            f.available()
+        });
+    match (mpi, ranks) {
+        (Ok(()), Some(_)) => found.push(Library {
+            label: "mpi".into(),
+            black_boxes: ["mpi:allreduce", "mpi:binary-tree"]
+                .into_iter()
+                .filter(|_| ops.contains(&"sum"))
+                .map(str::to_string)
+                .collect(),
+            facts: facts_of("mpi"),
+        }),
+        (Ok(()), None) => missing.push((
+            "mpi".into(),
+            "give --ranks P to survey MPI_Allreduce on P ranks".into(),
+        )),
+        (Err(why), _) => missing.push(("mpi".into(), why)),
+    }
     let here: Vec<String> = found.iter().map(|l| l.label.clone()).collect();
     found.retain(|l| wanted(&l.label));
     missing.retain(|(label, _)| wanted(label));
@@ -78,7 +102,7 @@ pub fn libraries(ops: &[&str], only: &[String]) -> Result<Libraries> {
             Some((_, why)) => Error::Input(format!("library {o}: not usable here: {why}")),
             None => Error::Input(format!(
                 "library {o}: none such here (name numpy, jax, torch, polars, duckdb, \
-                 ndarray, rayon, or a BLAS found: {})",
+                 ndarray, rayon, mpi, or a BLAS found: {})",
                 here.iter()
                     .filter(|l| l.starts_with("blas"))
                     .cloned()
@@ -136,6 +160,8 @@ pub fn facts_of(label: &str) -> BTreeMap<String, String> {
                 rayon::current_num_threads().to_string(),
             ),
         ]),
+        #[cfg(feature = "mpi")]
+        _ if label == "mpi" || label.starts_with("mpi@") => crate::mpi::Implementation::facts(),
         #[cfg(feature = "python")]
         _ if PYTHON_LIBRARIES.contains(&label) => crate::probe::python::facts(label)
             .unwrap_or_else(|e| BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])),

@@ -27,6 +27,10 @@ pub const STEERING: &[&str] = &[
     "CUBLAS_WORKSPACE_CONFIG",
     "NVIDIA_TF32_OVERRIDE",
     "RAYON_NUM_THREADS",
+    "OMPI_MCA_coll_tuned_use_dynamic_rules",
+    "OMPI_MCA_coll_tuned_allreduce_algorithm",
+    "MPIR_CVAR_DEVICE_COLLECTIVES",
+    "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM",
     crate::probe::blas::library::ENV,
 ];
 

@@ -46,6 +46,7 @@ pub struct Plan {
     #[serde(with = "sizes")]
     pub large: Sizes,
     /// `M` and `N` of GEMV (`M` rows) and GEMM; the reduced `K` is the size.
+    /// `M` is also the elements of an `mpi:` black box's vector.
     pub shape: [usize; 2],
     /// Thread counts compared, for black boxes that take one (`blas:`);
     /// fewer than two: none compared.
@@ -64,6 +65,10 @@ pub struct Plan {
     /// process per value (absent in files made before knobs were: no).
     #[serde(default)]
     pub knobs: bool,
+    /// MPI ranks the `mpi:` black boxes run on (the survey runs as rank 0
+    /// of a job of that size); `None`: no MPI job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<usize>,
 }
 
 impl Default for Plan {
@@ -83,6 +88,7 @@ impl Default for Plan {
             thread_sizes: THREAD_SIZES.parse().expect("THREAD_SIZES parses"),
             runs: SURVEY_RUNS,
             knobs: false,
+            ranks: None,
         }
     }
 }
@@ -148,7 +154,8 @@ pub(super) fn threads_settable(spec: &Spec) -> bool {
 }
 
 /// The probe options of `spec` in `dtype`: a GEMV or GEMM gets the plan's
-/// `M` and `N` (the sweep sets `K`).
+/// `M` and `N` (the sweep sets `K`), an `mpi:` black box the plan's ranks
+/// and `M` elements in its vector (its first revealed).
 pub(super) fn options_for(spec: &Spec, dtype: Format, plan: &Plan) -> ProbeOptions {
     let [m, cols] = plan.shape;
     ProbeOptions {
@@ -156,8 +163,10 @@ pub(super) fn options_for(spec: &Spec, dtype: Format, plan: &Plan) -> ProbeOptio
         shape: match spec.op() {
             Some("gemv") => Some([m, 1, 1]),
             Some("gemm") => Some([m, cols, 1]),
+            _ if spec.runs_on_ranks() => Some([m, 1, 1]),
             _ => None,
         },
+        ranks: plan.ranks.filter(|_| spec.runs_on_ranks()),
         ..ProbeOptions::default()
     }
 }
