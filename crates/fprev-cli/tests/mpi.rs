@@ -330,11 +330,15 @@ fn blocks_split_every_summand_once() {
 
 /// The tree of `n` summands in `ranks` even blocks (the first `n mod P` one
 /// longer), each summed left to right, the block sums added left to right
-/// from rank `first` round the ring: an allreduce's order written from its
-/// algorithm's description, not from a reveal.
+/// from rank `first` round the ring, past ranks that hold none: an
+/// allreduce's order written from its algorithm's description, not from a
+/// reveal.
 fn ring_tree(n: usize, ranks: usize, first: usize) -> SummationTree {
     let sums = common::block_sums(n, ranks);
-    let order = (0..ranks).map(|k| &sums[(first + k) % ranks]);
+    let order = (0..ranks)
+        .map(|k| (first + k) % ranks)
+        .filter(|&r| r < n)
+        .map(|r| &sums[r]);
     let text = order
         .clone()
         .skip(1)
@@ -367,15 +371,25 @@ fn each_allreduce_algorithm_is_its_own_order() {
             }
         }
     }
-    // The ring, element by element: 64 elements in 4 chunks of 16.
-    for (row, first) in [(0, 0), (20, 1), (40, 2), (63, 3)] {
+    // The ring, element by element: 64 elements in 4 chunks of 16 (and in
+    // 5 chunks, the last of 12, on 5 ranks, where n = 3 leaves ranks 3 and
+    // 4 without summands: the chunk of rank 4 starts at rank 0's).
+    for (ranks, n, row, first) in [
+        (4, 9, 0, 0),
+        (4, 9, 20, 1),
+        (4, 9, 40, 2),
+        (4, 9, 63, 3),
+        (5, 3, 14, 1),
+        (5, 3, 63, 4),
+        (5, 4, 40, 3),
+    ] {
         let o = fprev(&[
             "reveal",
             "mpi:allreduce@ring",
             "-n",
-            "9",
+            &n.to_string(),
             "--ranks",
-            "4",
+            &ranks.to_string(),
             "--dtype",
             "f64",
             "--row",
@@ -387,13 +401,17 @@ fn each_allreduce_algorithm_is_its_own_order() {
         let tree = fprev::document::TreeDocument::read(&file)
             .unwrap()
             .into_tree();
-        assert_eq!(tree, ring_tree(9, 4, first), "ring, element {row}");
+        assert_eq!(
+            tree,
+            ring_tree(n, ranks, first),
+            "ring on {ranks} ranks, n = {n}, element {row}"
+        );
         // The order language says it too.
         let formula: fprev::formula::Formula =
-            format!("split(4, sequential, rotate({first}, sequential))")
+            format!("split({ranks}, sequential, rotate({first}, sequential))")
                 .parse()
                 .unwrap();
-        assert_eq!(tree, formula.tree(9), "{formula}");
+        assert_eq!(tree, formula.tree(n), "{formula}");
     }
     // An allreduce written by hand (gather every rank's sum, add from your
     // own rank round the ring) leaves the ranks with different bits: said,

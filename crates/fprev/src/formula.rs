@@ -69,9 +69,11 @@
 //!   largest multiple of `M`, the first `P` start lanes `0..P` and `LANES`
 //!   sums the rest (alignment peeling, as OpenBLAS's SGEMV kernel does it);
 //!   `LANES` is `interleave(M, …)` or `body(M, interleave(…), …)`;
-//! - `rotate(K, INNER)`: the summands from the `K`-th (modulo their count)
-//!   on, then those before it, summed by `INNER` (a ring allreduce's
-//!   element in chunk `K`: `split(P, sequential, rotate(K, sequential))`);
+//! - `rotate(K, INNER)`: the summands from the `K`-th on (none where there
+//!   are `K` or fewer), then those before it, summed by `INNER` (a ring
+//!   allreduce's element in chunk `K`: `split(P, sequential, rotate(K,
+//!   sequential))`; where ranks `K` and past hold no summand, the ring
+//!   meets the first rank's next);
 //! - `fanout(F)`: Open MPI's `F`-ary tree rooted at the first value (its
 //!   `ompi_coll_base_topo_build_tree`): levels of 1, `F`, `F^2`, … values,
 //!   value `r` of level `L` the parent of `r + i·F^L` for `i = 1..=F`;
@@ -153,9 +155,9 @@ pub enum Formula {
     /// the formula sums the rest; the formula is an `Interleave` or a
     /// `Body` of one.
     Peel(usize, Box<Formula>),
-    /// The summands rotated to start at the `K`-th (modulo their count),
-    /// then summed by the formula: a ring's reduction, which starts at the
-    /// rank that holds the element's chunk.
+    /// The summands rotated to start at the `K`-th (unturned where there
+    /// are `K` or fewer), then summed by the formula: a ring's reduction,
+    /// which starts at the rank that holds the element's chunk.
     Rotate(usize, Box<Formula>),
     /// Open MPI's tree of fan-out `F` rooted at the first value: value `r`
     /// of level `L` (levels of 1, `F`, `F^2`, … values) adds the sums of

@@ -608,7 +608,7 @@ impl<'p> Gen<'p> {
             }
             Formula::Rotate(by, inner) => {
                 let inner_fn = self.function(self.id(inner), d)?;
-                let start = format!("{} % n", num(*by));
+                let start = format!("{0} < n ? {0} : 0", num(*by));
                 match (d, self.plan.op) {
                     (Domain::Sums, _) => {
                         let buf = self.buffer("vals", "n");

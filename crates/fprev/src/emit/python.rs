@@ -510,7 +510,7 @@ def {fin}(c, t, e):
                 let inner_fn = self.function(self.id(inner), d)?;
                 match d {
                     Domain::Sums => format!(
-                        "    start = {by} % n
+                        "    start = {by} if {by} < n else 0
     v = x[o:o + n * s:s]
     return {inner_fn}(v[start:] + v[:start], 0, 1, n, n, c)
 "
@@ -809,8 +809,9 @@ const RUNTIME: &str = r#"class _FprevInputs:
         return self.made[key]
 
     def rotated(self, o, s, n, by):
-        """The n inputs from o by s, from the (by % n)-th on, then the first."""
-        start = by % n
+        """The n inputs from o by s, from the by-th on (none past the last),
+        then those before it."""
+        start = by if by < n else 0
 
         def turn(a):
             v = a[o:o + n * s:s]

@@ -535,7 +535,7 @@ impl<'p> Gen<'p> {
                          s]).collect();\n"
                     )
                 };
-                let mut b = format!("    let st = {by} % n;\n");
+                let mut b = format!("    let st = if {by} < n {{ {by} }} else {{ 0 }};\n");
                 match (d, self.plan.op) {
                     (Domain::Sums, _) => {
                         b += &turned("x", "f64");

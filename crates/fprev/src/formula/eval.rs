@@ -141,7 +141,8 @@ impl Formula {
             Formula::Fold => fold(x, a),
             Formula::Fanout(f) => fanout(x, 0, 1, *f, a),
             Formula::Rotate(k, inner) => {
-                let start = k % x.len();
+                // Past the last summand, none comes from the K-th on.
+                let start = if *k < x.len() { *k } else { 0 };
                 let rotated: Vec<A::Value> =
                     x[start..].iter().chain(&x[..start]).copied().collect();
                 inner.run(&rotated, a)
@@ -605,8 +606,16 @@ mod tests {
         let r = f("rotate(1, sequential)");
         assert_eq!(r.to_string(), "rotate(1, sequential)");
         assert_eq!(r.tree(4).to_text(), "(0+((1+2)+3))");
-        // Modulo the count, and 0 leaves the summands as they come.
-        assert_eq!(f("rotate(5, sequential)").tree(4), r.tree(4));
+        // Past the count, as 0 does, it leaves the summands as they come:
+        // a ring whose starting rank holds none of them starts at the first.
+        assert_eq!(
+            f("rotate(4, sequential)").tree(4),
+            Order::Sequential.tree(4)
+        );
+        assert_eq!(
+            f("rotate(3, sequential)").tree(4).to_text(),
+            "(((0+3)+1)+2)"
+        );
         assert_eq!(
             f("rotate(0, sequential)").tree(4),
             Order::Sequential.tree(4)

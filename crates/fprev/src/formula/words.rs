@@ -101,8 +101,8 @@ impl Formula {
                 inner.phrase()
             ),
             Formula::Rotate(k, inner) => format!(
-                "the summands from the {k}-th (counted from 0, modulo their count) on, then \
-                 those before it, {}",
+                "the summands from the {k}-th (counted from 0; none when there are fewer) on, \
+                 then those before it, {}",
                 inner.phrase()
             ),
             Formula::Peel(p, lanes) => format!(
