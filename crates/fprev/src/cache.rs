@@ -52,6 +52,13 @@ pub struct Key {
     pub shape: Option<[usize; 2]>,
     /// The thread count asked for, if one was.
     pub threads: Option<usize>,
+    /// The MPI ranks it ran on, for an `mpi:` black box.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<usize>,
+    /// The row of a batched black box explained (a GEMV's row, an MPI
+    /// vector's element), other than the first: rows may sum otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<usize>,
     /// What the black box says of itself (a library's build and version).
     pub about: Option<String>,
     /// The CPU, its arithmetic features, the steering environment
@@ -75,6 +82,8 @@ impl Key {
             accumulator: opts.accumulator.map(|a| a.to_string()),
             shape: opts.shape.map(|[m, n, _]| [m, n]),
             threads: opts.threads,
+            ranks: opts.ranks,
+            row: None,
             about,
             machine: format!(
                 "{}; {}; {}; fprev {}",
@@ -83,6 +92,15 @@ impl Key {
                 environment.join(" "),
                 here.fprev
             ),
+        }
+    }
+
+    /// The key of row `row` of the batched black box (row 0 is the key's
+    /// own).
+    pub fn at_row(self, row: usize) -> Self {
+        Key {
+            row: (row != 0).then_some(row),
+            ..self
         }
     }
 
@@ -217,5 +235,27 @@ impl Cache {
             .filter_map(|e| Some(e.ok()?.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_and_rows_key_entries_of_their_own_and_other_keys_read_as_before() {
+        let on = |ranks| {
+            let opts = ProbeOptions {
+                ranks,
+                ..ProbeOptions::default()
+            };
+            Key::new("mpi:allreduce", &opts, None)
+        };
+        // Written without them, a key hashes as it did before they were.
+        let text = serde_json::to_string(&on(None)).unwrap();
+        assert!(!text.contains("ranks") && !text.contains("row"), "{text}");
+        assert_ne!(on(Some(4)).file_name(), on(Some(5)).file_name());
+        assert_ne!(on(Some(4)).at_row(63).file_name(), on(Some(4)).file_name());
+        assert_eq!(on(Some(4)).at_row(0), on(Some(4)));
     }
 }

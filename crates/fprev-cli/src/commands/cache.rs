@@ -60,19 +60,20 @@ pub(super) fn run(a: CacheArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// The user's cache and the key of `spec` opened with `opts` (`about`:
-/// what the black box says of itself), unless `skip` (`--no-cache`) or no
-/// cache directory is named.
+/// The user's cache and the key of row `row` of `spec` opened with `opts`
+/// (`about`: what the black box says of itself), unless `skip`
+/// (`--no-cache`) or no cache directory is named.
 pub(super) fn lookup(
     spec: &str,
     opts: &ProbeOptions,
     about: Option<String>,
+    row: usize,
     skip: bool,
 ) -> Option<(Cache, Key)> {
     if skip {
         return None;
     }
-    Some((Cache::user()?, Key::new(spec, opts, about)))
+    Some((Cache::user()?, Key::new(spec, opts, about).at_row(row)))
 }
 
 /// The formula kept under `at`'s key, and the sizes it was found from.

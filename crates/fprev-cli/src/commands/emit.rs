@@ -95,7 +95,7 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
         Some(_) => None,
         None => {
             let first = open_guarded(&spec, &opts.at(1000))?;
-            cache::lookup(spec.as_str(), &opts, first.about(), a.no_cache)
+            cache::lookup(spec.as_str(), &opts, first.about(), 0, a.no_cache)
         }
     };
     let known = match (&a.formula, cache::known(cached.as_ref())) {

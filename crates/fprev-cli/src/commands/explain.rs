@@ -56,7 +56,7 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     let cached = match default_sizes && !a.no_cache {
         true => {
             let first = open_guarded(&a.spec, &opts.at(*a.sizes.0.last().unwrap_or(&1)))?;
-            cache::lookup(a.spec.as_str(), &opts, first.about(), false)
+            cache::lookup(a.spec.as_str(), &opts, first.about(), a.engine.row, false)
         }
         false => None,
     };

@@ -33,7 +33,15 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     }
     let cached = a
         .infer
-        .then(|| cache::lookup(a.spec.as_str(), &opts, black_box.about(), a.no_cache))
+        .then(|| {
+            cache::lookup(
+                a.spec.as_str(),
+                &opts,
+                black_box.about(),
+                a.engine.row,
+                a.no_cache,
+            )
+        })
         .flatten();
     let known = cache::known(cached.as_ref());
     if let Some((f, from, _)) = &known {
