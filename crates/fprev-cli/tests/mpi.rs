@@ -673,3 +673,45 @@ fn a_survey_on_mpi_ranks_records_its_algorithm_and_refuses_what_one_job_cannot_r
         assert!(!refused.join("survey.json").exists(), "{args:?}");
     }
 }
+
+/// `fprev explain` of a real ring allreduce names a formula whose trees are
+/// the ring's as written from its description, at sizes the inference never
+/// saw too, and at sizes with ranks left empty (n < P), where the chunk's
+/// rank holds nothing and the ring meets rank 0's first.
+#[test]
+fn explain_names_the_ring_of_an_element_at_every_size() {
+    let o = fprev(&[
+        "explain",
+        "mpi:allreduce@ring",
+        "--ranks",
+        "5",
+        "--dtype",
+        "f64",
+        "--shape",
+        "64,1,1",
+        "--row",
+        "63",
+        "-n",
+        "1..16",
+        "--verify",
+        "23",
+        "--no-cache",
+    ]);
+    let said = text(&o.stdout);
+    assert!(o.status.success(), "{said}{}", text(&o.stderr));
+    let formula: fprev::formula::Formula = said
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("native:"))
+        .unwrap_or_else(|| panic!("a formula: {said}"))
+        .parse()
+        .unwrap();
+    assert!(
+        said.contains("its tree is the black box's at n = 23"),
+        "{said}"
+    );
+    // Element 63 is in the last chunk, rank 4's.
+    for n in [2, 3, 4, 9, 23, 41] {
+        assert_eq!(formula.tree(n), ring_tree(n, 5, 4), "{formula} at n = {n}");
+    }
+}
