@@ -715,3 +715,44 @@ fn explain_names_the_ring_of_an_element_at_every_size() {
         assert_eq!(formula.tree(n), ring_tree(n, 5, 4), "{formula} at n = {n}");
     }
 }
+
+/// How the order depends on the element: `fprev invariance` over the rows
+/// of an MPI vector (64 elements unless `--shape` says otherwise) finds
+/// each ring chunk's own start, each element's formula giving the ring's
+/// tree written from its description, and says the element decides it.
+#[test]
+fn an_invariance_study_over_elements_finds_each_ring_chunk_s_start() {
+    let o = fprev(&[
+        "invariance",
+        "mpi:allreduce@ring",
+        "--ranks",
+        "4",
+        "-n",
+        "9",
+        "--dtype",
+        "f64",
+        "--rows",
+        "0,20,40,63",
+    ]);
+    let said = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{said}{}", text(&o.stderr));
+    assert!(
+        said.contains("depends on the element of the vector"),
+        "{said}"
+    );
+    for (row, first) in [(0, 0), (20, 1), (40, 2), (63, 3)] {
+        // `  [B] native:FORMULA; …` for the group `  [B] row=20` names.
+        let group = said
+            .lines()
+            .find_map(|l| l.trim().strip_suffix(&format!(" row={row}")))
+            .unwrap_or_else(|| panic!("row {row} in {said}"));
+        let formula: fprev::formula::Formula = said
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("{group} native:")))
+            .and_then(|rest| rest.split(';').next())
+            .unwrap_or_else(|| panic!("{group}'s formula in {said}"))
+            .parse()
+            .unwrap();
+        assert_eq!(formula.tree(9), ring_tree(9, 4, first), "element {row}");
+    }
+}

@@ -84,7 +84,7 @@ pub fn text(study: &Study, title: &str) -> String {
         }
     }
     s += &partings(study, &group_of);
-    s += &verdict(study);
+    s += &verdict(study, title.starts_with("mpi:"));
     s
 }
 
@@ -241,8 +241,9 @@ fn partings(study: &Study, group_of: &[usize]) -> String {
     }
 }
 
-/// The verdict and the recipe.
-fn verdict(study: &Study) -> String {
+/// The verdict and the recipe; `mpi`: the outputs are an MPI vector's
+/// elements.
+fn verdict(study: &Study, mpi: bool) -> String {
     let v = study.verdict();
     let n = study.cases.len();
     if v.invariant
@@ -276,7 +277,10 @@ fn verdict(study: &Study) -> String {
         .map(String::as_str)
         .filter(|k| *k == "row" || *k == "column")
         .collect();
-    if !position.is_empty() {
+    if !position.is_empty() && mpi {
+        s += "what is computed depends on the element of the vector (its row): elements are \
+              summed in different orders\n";
+    } else if !position.is_empty() {
         s += &format!(
             "what is computed depends on where the output falls in the product: its {}\n",
             position.join(" and ")

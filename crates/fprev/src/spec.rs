@@ -31,6 +31,10 @@ use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
 use crate::probe::{Probe, ProbeOptions};
 
+/// Elements of the vectors an `mpi:` black box's call combines when no
+/// shape gives them: each element is one input of a batch.
+pub const MPI_ELEMENTS: usize = 64;
+
 /// A probe spec, parsed: its family and the parts the family's pattern
 /// has (an op, an argument, a library, a path and a symbol). It reads back
 /// as written.
@@ -225,6 +229,13 @@ impl Spec {
     /// Whether it runs on MPI ranks (`--ranks`): `mpi:…`.
     pub fn runs_on_ranks(&self) -> bool {
         self.family.ranks
+    }
+
+    /// The shape it is opened with at `n` summands when none is given: an
+    /// `mpi:` black box's vector of [`MPI_ELEMENTS`] (`M,1,n`); `None`, one
+    /// row, for the others.
+    pub fn default_shape(&self, n: usize) -> Option<[usize; 3]> {
+        self.runs_on_ranks().then_some([MPI_ELEMENTS, 1, n])
     }
 
     /// Opens the black box it names.

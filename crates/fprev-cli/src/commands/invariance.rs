@@ -35,7 +35,7 @@ pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
     let text = match a.format {
         StudyFormat::Text => fprev_present::invariance::text(
             &study,
-            &fprev_present::invariance::title(a.spec.as_str(), a.n, a.shape),
+            &fprev_present::invariance::title(a.spec.as_str(), a.n, a.shape()),
         ),
         StudyFormat::Json => study.to_json() + "\n",
     };
@@ -54,12 +54,20 @@ pub(super) fn exit_code(study: &Study) -> i32 {
     }
 }
 
+impl InvarianceArgs {
+    /// `--shape`, or the shape the black box opens with by default (an
+    /// `mpi:` vector's elements, which `--rows` and `--batch` turn).
+    fn shape(&self) -> Option<[usize; 3]> {
+        self.shape.or_else(|| self.spec.default_shape(self.n))
+    }
+}
+
 /// What `a` studies.
 fn subject(a: &InvarianceArgs) -> Subject<'_> {
     Subject {
         spec: &a.spec,
         n: a.n,
-        shape: a.shape,
+        shape: a.shape(),
         dtype: a.number.dtype,
         acc: a.number.acc,
         confirm: a.confirm,
@@ -117,7 +125,7 @@ fn knobs(a: &InvarianceArgs) -> Result<(Vec<Knob>, Vec<Knob>)> {
         rows: a.rows.clone(),
         columns: a.columns.clone(),
     };
-    let inside = turned.knobs(a.spec.op(), a.shape)?;
+    let inside = turned.knobs(a.spec.op(), a.shape())?;
     let mut environment = Vec::new();
     for given in &a.env {
         let Some((name, values)) = given.split_once('=') else {
