@@ -16,6 +16,8 @@ openmpi="${1:-$here/../../target/mpi/release/fprev}"
 mpich="${2:-$here/../../target/mpich/release/fprev}"
 sizes="1..40,63,64,65,100,127,128,129,255,256,257,511,512,513,1000,1024"
 large="4096"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
 
 # linked BINARY: the MPI it links, as `fprev probes` says.
 linked() {
@@ -49,8 +51,8 @@ case_() {
         local bin=$openmpi
         [ "$build" = mpich ] && bin=$mpich
         "$bin" survey "$@" --ranks "$p" --mpi "$build" --dtypes f64 --shape "$m,1" -n "$sizes" \
-            --large "$large" --no-draw -o "$dir/$build" >"$dir/$build.log" 2>&1 ||
-            echo "survey failed: $(tail -1 "$dir/$build.log")" >&2
+            --large "$large" --no-draw -o "$dir/$build" >"$work/$build.log" 2>&1 ||
+            echo "survey failed: $(tail -1 "$work/$build.log")" >&2
         rm -f "$dir/$build/index.html"
     done
     "$openmpi" compare "$dir/openmpi" "$dir/mpich" >"$dir/compare.txt" 2>&1
