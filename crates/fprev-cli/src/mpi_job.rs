@@ -143,12 +143,22 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
         _ => Error::Input(format!("cannot start {launcher}: {e}")),
     })?;
     let started = Instant::now();
+    // Rank 0's output, passed on as it comes, as if it had run alone: a
+    // long job shows its progress.
+    let mut relay = Relay::default();
+    let mut polls = 0u32;
     let exit = loop {
         if let Some(exit) = child
             .try_wait()
             .map_err(system("cannot wait for the MPI launcher"))?
         {
             break exit;
+        }
+        polls += 1;
+        if polls.is_multiple_of(10)
+            && let Some(files) = rank_zero(implementation, &output)
+        {
+            relay.forward(&files);
         }
         if started.elapsed() > timeout {
             // SAFETY: kill(2) on the job's own process group.
@@ -166,11 +176,9 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
     };
     let launcher_said =
         std::fs::read_to_string(dir.path().join("launcher.log")).unwrap_or_default();
-    // Rank 0's own output, as if it had run alone.
     let rank0 = rank_zero(implementation, &output);
-    if let Some([stdout, stderr]) = &rank0 {
-        pass_on(stdout, &mut std::io::stdout());
-        pass_on(stderr, &mut std::io::stderr());
+    if let Some(files) = &rank0 {
+        relay.forward(files);
     }
     match std::fs::read_to_string(&status)
         .ok()
@@ -226,10 +234,33 @@ fn open_mpi_rank_zero(job: &Path) -> Option<PathBuf> {
         })
 }
 
+/// How much of rank 0's stdout and stderr files has been passed on.
 #[cfg(feature = "mpi")]
-fn pass_on(path: &Path, to: &mut dyn Write) {
-    if let Ok(text) = std::fs::read(path) {
-        let _ = to.write_all(&text);
-        let _ = to.flush();
+#[derive(Default)]
+struct Relay {
+    passed: [u64; 2],
+}
+
+#[cfg(feature = "mpi")]
+impl Relay {
+    /// Passes on what rank 0 wrote to `files` (its stdout and stderr)
+    /// since the last call: stderr first, since a command's notes and
+    /// progress come before the results it prints last.
+    fn forward(&mut self, files: &[PathBuf; 2]) {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut outs: [&mut dyn Write; 2] = [&mut std::io::stdout(), &mut std::io::stderr()];
+        for k in [1, 0] {
+            let (path, passed, to) = (&files[k], &mut self.passed[k], &mut outs[k]);
+            let mut new = Vec::new();
+            let read = std::fs::File::open(path).and_then(|mut f| {
+                f.seek(SeekFrom::Start(*passed))?;
+                f.read_to_end(&mut new)
+            });
+            if read.is_ok() && !new.is_empty() {
+                *passed += new.len() as u64;
+                let _ = to.write_all(&new);
+                let _ = to.flush();
+            }
+        }
     }
 }
