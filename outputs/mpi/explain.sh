@@ -3,8 +3,8 @@
 # (mpi:allreduce@ALGORITHM, and the library's own choice) on 2 to 16 ranks,
 # element 0 and the last element of a vector of 64 (and, on 3, 4, 8 and 16
 # ranks, 65,536) doubles: the formula of the order language that gives the
-# revealed tree at every size from 1 to 1,000, checked at 4,096, a size it
-# never saw. Each formula is compared with the order the algorithm's
+# revealed tree at every size from 1 to 1,000 (257 for 65,536 elements),
+# checked at 4,096 (1,000), a size it never saw. Each formula is compared with the order the algorithm's
 # description gives (fprev::mpi::orders, said by a reveal's note).
 # Writes outputs/mpi/explain.md.
 #
@@ -19,6 +19,10 @@ shift || true
 ranks="${*:-2 3 4 5 6 7 8 9 10 11 12 13 14 15 16}"
 sizes="1..40,63,64,65,100,127,128,129,255,256,257,511,512,513,1000"
 verify=4096
+# Every call of a vector of 65,536 elements sums 65,536 blocks on each
+# rank: fewer, smaller sizes there.
+large_sizes="1..40,63,64,65,100,127,128,129,255,256,257"
+large_verify=1000
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 algorithms="${ALGORITHMS:-auto linear nonoverlapping recursive-doubling ring segmented-ring rabenseifner}"
@@ -40,7 +44,8 @@ described() {
 # explained ALGORITHM P COUNT ROW: the explained formula and what was
 # checked, or why there is none.
 explained() {
-    local out
+    local out sizes=$sizes verify=$verify
+    if [ "$3" -gt 64 ]; then sizes=$large_sizes verify=$large_verify; fi
     out=$("$fprev" explain "$(spec "$1")" --ranks "$2" --dtype f64 --shape "$3,1,1" --row "$4" \
         -n "$sizes" --verify "$verify" --no-cache 2>&1)
     local formula
@@ -110,7 +115,7 @@ large=$(table 65536 $(for p in 3 4 8 16; do case " $ranks " in *" $p "*) echo "$
     echo "on $(nproc) cores, ranks past them oversubscribed. Each cell is"
     echo "\`fprev explain mpi:allreduce@ALGORITHM --ranks P --dtype f64 --shape COUNT,1,1 --row"
     echo "ELEMENT -n $sizes --verify $verify\`: the formula"
-    echo "whose tree is the revealed tree at each of those 55 sizes (each reveal confirmed by"
+    echo "whose tree is the revealed tree at each of those sizes (each reveal confirmed by"
     echo "replay), then proven the black box's at n = $verify, a size the inference never saw"
     echo "(marked where not). Each rank sums its block left to right (\`LOCAL\` = \`sequential\`)."
     echo "✓: the formula is the one the algorithm's description gives (\`fprev::mpi::orders\`,"
@@ -124,6 +129,9 @@ large=$(table 65536 $(for p in 3 4 8 16; do case " $ranks " in *" $p "*) echo "$
     echo "$small"
     echo
     echo "## 65,536 elements"
+    echo
+    echo "Here \`-n $large_sizes --verify $large_verify\`:"
+    echo "each call sums every element's blocks, 65,536 of them on every rank."
     echo
     echo "$large"
     echo
