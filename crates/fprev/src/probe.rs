@@ -310,6 +310,10 @@ impl ProbeOptions {
 /// Summand count used when none is given.
 pub const DEFAULT_N: usize = 32;
 
+/// Elements of the vectors an `mpi:` black box's call combines when no
+/// shape gives them: each element is one input of a batch.
+pub const MPI_ELEMENTS: usize = 64;
+
 /// `n` from `-n`, or `K` of `--shape`, which must agree; [`DEFAULT_N`]
 /// when neither is given.
 ///

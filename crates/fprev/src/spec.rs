@@ -29,11 +29,7 @@ use families::{Grammar, family};
 
 use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
-use crate::probe::{Probe, ProbeOptions};
-
-/// Elements of the vectors an `mpi:` black box's call combines when no
-/// shape gives them: each element is one input of a batch.
-pub const MPI_ELEMENTS: usize = 64;
+use crate::probe::{MPI_ELEMENTS, Probe, ProbeOptions};
 
 /// A probe spec, parsed: its family and the parts the family's pattern
 /// has (an op, an argument, a library, a path and a symbol). It reads back

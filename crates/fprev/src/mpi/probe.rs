@@ -30,7 +30,7 @@ use crate::probe::linalg::ieee_format;
 use crate::probe::{Batch, Probe, ProbeOptions, batch, resolve_n};
 
 /// Elements of the vectors one call combines when `--shape` gives none.
-pub const DEFAULT_ROWS: usize = crate::spec::MPI_ELEMENTS;
+pub const DEFAULT_ROWS: usize = crate::probe::MPI_ELEMENTS;
 
 /// An `mpi:` black box, driven from rank 0.
 #[derive(Debug)]
