@@ -55,7 +55,8 @@ case_() {
             echo "survey failed: $(tail -1 "$work/$build.log")" >&2
         rm -f "$dir/$build/index.html"
     done
-    "$openmpi" compare "$dir/openmpi" "$dir/mpich" >"$dir/compare.txt" 2>&1
+    (cd "$here" && "$openmpi" compare "compare/$name/openmpi" "compare/$name/mpich") \
+        >"$dir/compare.txt" 2>&1
     case $? in
         0) verdict="same bits" ;;
         1) verdict="**differ**" ;;
