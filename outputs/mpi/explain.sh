@@ -2,9 +2,10 @@
 # Open MPI's allreduce algorithms explained: `fprev explain` of each
 # (mpi:allreduce@ALGORITHM, and the library's own choice) on 2 to 16 ranks,
 # element 0 and the last element of a vector of 64 (and, on 3, 4, 8 and 16
-# ranks, 65,536) doubles: the formula of the order language that gives the
-# revealed tree at every size from 1 to 1,000 (257 for 65,536 elements),
-# checked at 4,096 (1,000), a size it never saw. Each formula is compared with the order the algorithm's
+# ranks, 4,096) doubles: the formula of the order language that gives the
+# revealed tree at every size from 1 to 1,000 (257 for 4,096 elements),
+# checked at 4,096 (1,000), a size it never saw. Each table is kept in
+# outputs/mpi/explain/ as it is made, and reused by a later run. Each formula is compared with the order the algorithm's
 # description gives (fprev::mpi::orders, said by a reveal's note).
 # Writes outputs/mpi/explain.md.
 #
@@ -19,8 +20,9 @@ shift || true
 ranks="${*:-2 3 4 5 6 7 8 9 10 11 12 13 14 15 16}"
 sizes="1..40,63,64,65,100,127,128,129,255,256,257,511,512,513,1000"
 verify=4096
-# Every call of a vector of 65,536 elements sums 65,536 blocks on each
+# Every call of a longer vector sums each of its elements' blocks on every
 # rank: fewer, smaller sizes there.
+large_count=4096
 large_sizes="1..40,63,64,65,100,127,128,129,255,256,257"
 large_verify=1000
 work="$(mktemp -d)"
@@ -88,26 +90,38 @@ cell() {
     fi
 }
 
-table() { # COUNT RANKS…: one table, a row per P, a column per algorithm
-    local count=$1
+# table COUNT RANKS…: one table, a row per P, a column per algorithm,
+# written row by row to explain/COUNT.part, then kept as explain/COUNT.md,
+# which a later run reuses (delete it to explain afresh).
+table() {
+    local count=$1 part="$here/explain/$1.part"
     shift
-    printf '| P | element |'
-    for a in $algorithms; do printf ' %s |' "$a"; done
-    printf '\n|---|---|'
-    for _ in $algorithms; do printf -- '---|'; done
-    echo
+    [ -s "$here/explain/$count.md" ] && return
+    mkdir -p "$here/explain"
+    {
+        printf '| P | element |'
+        for a in $algorithms; do printf ' %s |' "$a"; done
+        printf '\n|---|---|'
+        for _ in $algorithms; do printf -- '---|'; done
+        echo
+    } >"$part"
     for p in "$@"; do
         for row in 0 $((count - 1)); do
-            printf '| %s | %s |' "$p" "$row"
-            for a in $algorithms; do printf ' %s |' "$(cell "$a" "$p" "$count" "$row")"; done
-            echo
+            {
+                printf '| %s | %s |' "$p" "$row"
+                for a in $algorithms; do printf ' %s |' "$(cell "$a" "$p" "$count" "$row")"; done
+                echo
+            } >>"$part"
         done
     done
+    mv "$part" "$here/explain/$count.md"
 }
 
 started=$(date +%s)
-small=$(table 64 $ranks)
-large=$(table 65536 $(for p in 3 4 8 16; do case " $ranks " in *" $p "*) echo "$p" ;; esac; done))
+table 64 $ranks
+table "$large_count" $(for p in 3 4 8 16; do case " $ranks " in *" $p "*) echo "$p" ;; esac; done)
+small=$(cat "$here/explain/64.md")
+large=$(cat "$here/explain/$large_count.md")
 {
     echo "# Open MPI's allreduce algorithms, explained"
     echo
@@ -128,10 +142,10 @@ large=$(table 65536 $(for p in 3 4 8 16; do case " $ranks " in *" $p "*) echo "$
     echo
     echo "$small"
     echo
-    echo "## 65,536 elements"
+    echo "## $large_count elements"
     echo
     echo "Here \`-n $large_sizes --verify $large_verify\`:"
-    echo "each call sums every element's blocks, 65,536 of them on every rank."
+    echo "each call sums every element's blocks, $large_count of them on every rank."
     echo
     echo "$large"
     echo
