@@ -69,12 +69,10 @@ pub fn libraries(ops: &[&str], only: &[String], ranks: Option<usize>) -> Result<
         black_boxes: specs("rayon", &["sum", "dot"], "", ops),
         facts: facts_of("rayon"),
     });
-    let mpi = crate::spec::FAMILIES
-        .iter()
-        .find(|f| f.prefix == "mpi")
-        .map_or(Err("no mpi: black boxes in this fprev".to_string()), |f| {
-            f.available()
-        });
+    let mpi = "mpi:allreduce"
+        .parse::<crate::spec::Spec>()
+        .map_err(|e| e.to_string())
+        .and_then(|s| s.family().available());
     match (mpi, ranks) {
         (Ok(()), Some(_)) => found.push(Library {
             label: "mpi".into(),
@@ -161,7 +159,7 @@ pub fn facts_of(label: &str) -> BTreeMap<String, String> {
             ),
         ]),
         #[cfg(feature = "mpi")]
-        _ if label == "mpi" || label.starts_with("mpi@") => crate::mpi::Implementation::facts(),
+        _ if label == "mpi" => crate::mpi::Implementation::facts(),
         #[cfg(feature = "python")]
         _ if PYTHON_LIBRARIES.contains(&label) => crate::probe::python::facts(label)
             .unwrap_or_else(|e| BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])),
