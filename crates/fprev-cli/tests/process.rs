@@ -445,3 +445,37 @@ fn a_command_killed_from_outside_is_named_with_its_signal() {
         "{err}"
     );
 }
+
+/// `cache clear` removes the entries fprev wrote and nothing else: a tree
+/// file and a settings file kept in the cache's directory stay, and are
+/// said (`the_cache_of_formulas_is_proven_before_it_is_used` clears an
+/// entry).
+#[test]
+fn clearing_the_cache_removes_only_its_entries() {
+    let dir = TempDir::new().unwrap();
+    let cache = dir.path().join("cache");
+    let run = |args: &[&str]| {
+        fprev()
+            .current_dir(dir.path())
+            .env("FPREV_CACHE_DIR", &cache)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    std::fs::create_dir(&cache).unwrap();
+    let tree = std::fs::read(saved_tree(dir.path(), "native:pairwise")).unwrap();
+    std::fs::write(cache.join("tree.json"), &tree).unwrap();
+    std::fs::write(cache.join("config.json"), "{\"threads\": 4}\n").unwrap();
+    let out = run(&["cache", "clear"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "cleared 0 entries from {}; kept 2 files that are not fprev's cache entries: \
+             config.json, tree.json\n",
+            cache.display()
+        )
+    );
+    assert_eq!(std::fs::read(cache.join("tree.json")).unwrap(), tree);
+    assert!(cache.join("config.json").exists());
+}

@@ -23,7 +23,7 @@
 //! cache.put(&Entry { key: key.clone(), formula: "pairwise".into(), from: vec![3, 8], checked: vec![] })
 //!     .unwrap();
 //! assert_eq!(cache.get(&key).unwrap().formula, "pairwise");
-//! assert_eq!(cache.clear().unwrap(), 1);
+//! assert_eq!(cache.clear().unwrap().removed, 1);
 //! # std::fs::remove_dir_all(&dir).ok();
 //! ```
 
@@ -216,14 +216,31 @@ impl Cache {
         out
     }
 
-    /// Removes every entry (of any version); how many files went.
-    pub fn clear(&self) -> Result<usize> {
-        let files = self.files();
-        for f in &files {
-            std::fs::remove_file(f)
-                .map_err(|e| Error::Input(format!("cannot remove {}: {e}", f.display())))?;
+    /// Removes every entry (of any version), and only entries: a file is
+    /// one where fprev wrote it, named by the hash of its key and holding
+    /// the `fprev_cache` marker (this version's entries: the key that
+    /// hashes to that name), or an interrupted write's temporary copy of
+    /// one. The directory's other files stay, and are said.
+    pub fn clear(&self) -> Result<Cleared> {
+        let mut cleared = Cleared::default();
+        let Ok(listing) = std::fs::read_dir(&self.dir) else {
+            return Ok(cleared);
+        };
+        let mut paths: Vec<PathBuf> = listing
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| !p.is_dir())
+            .collect();
+        paths.sort();
+        for path in paths {
+            if is_entry(&path) {
+                std::fs::remove_file(&path)
+                    .map_err(|e| Error::Input(format!("cannot remove {}: {e}", path.display())))?;
+                cleared.removed += 1;
+            } else {
+                cleared.kept.push(path);
+            }
         }
-        Ok(files.len())
+        Ok(cleared)
     }
 
     /// The cache's JSON files.
@@ -235,6 +252,52 @@ impl Cache {
             .filter_map(|e| Some(e.ok()?.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
             .collect()
+    }
+}
+
+/// What [`Cache::clear`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cleared {
+    /// How many entries it removed.
+    pub removed: usize,
+    /// The directory's files that are not entries, left as they were.
+    pub kept: Vec<PathBuf>,
+}
+
+/// Whether `path` is an entry fprev wrote ([`Cache::clear`]): its name a
+/// key's hash (`.json`, or `.tmpPID` where a write stopped before its
+/// rename), its text an object marked `fprev_cache`, and one of this
+/// version the entry of the key its name is the hash of.
+fn is_entry(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some((hash, extension)) = name.split_once('.') else {
+        return false;
+    };
+    let named = hash.len() == 16
+        && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        && (extension == "json"
+            || extension
+                .strip_prefix("tmp")
+                .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())));
+    if !named {
+        return false;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let Ok(serde_json::Value::Object(object)) = serde_json::from_str(&text) else {
+        return false;
+    };
+    match object
+        .get("fprev_cache")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(VERSION) => serde_json::from_value::<File>(serde_json::Value::Object(object))
+            .is_ok_and(|file| file.entry.key.file_name() == format!("{hash}.json")),
+        Some(_) => true,
+        None => false,
     }
 }
 
@@ -257,5 +320,45 @@ mod tests {
         assert_ne!(on(Some(4)).file_name(), on(Some(5)).file_name());
         assert_ne!(on(Some(4)).at_row(63).file_name(), on(Some(4)).file_name());
         assert_eq!(on(Some(4)).at_row(0), on(Some(4)));
+    }
+
+    #[test]
+    fn clear_removes_only_the_entries_fprev_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path());
+        let key = Key::new("native:pairwise", &ProbeOptions::default(), None);
+        let entry = Entry {
+            key: key.clone(),
+            formula: "pairwise".into(),
+            from: vec![3],
+            checked: vec![],
+        };
+        cache.put(&entry).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(key.file_name())).unwrap();
+        // An entry's copy under another name, an interrupted write's
+        // temporary copy, a user's tree and settings, and JSON with the
+        // marker but not a hash's name.
+        let other = "0123456789abcdef.json";
+        let temporary = key.file_name().replace(".json", ".tmp77");
+        let files = [
+            (other, text.as_str()),
+            (temporary.as_str(), text.as_str()),
+            ("tree.json", r#"{"fprev_tree": 1, "n": 2}"#),
+            ("config.toml", "a = 1"),
+            ("mine.json", r#"{"fprev_cache": 1}"#),
+        ];
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let cleared = cache.clear().unwrap();
+        assert_eq!(cleared.removed, 2, "{cleared:?}");
+        let kept: Vec<_> = cleared
+            .kept
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap())
+            .collect();
+        assert_eq!(kept, [other, "config.toml", "mine.json", "tree.json"]);
+        assert!(cleared.kept.iter().all(|p| p.exists()));
+        assert!(cache.get(&key).is_none());
     }
 }

@@ -19,10 +19,12 @@ pub(super) fn run(a: CacheArgs) -> Result<i32> {
     match a.action {
         CacheAction::Dir => write::println(format_args!("{}", cache.dir().display()))?,
         CacheAction::Clear => {
-            let gone = cache.clear()?;
+            let cleared = cache.clear()?;
             write::println(format_args!(
-                "cleared {gone} entries from {}",
-                cache.dir().display()
+                "cleared {} entries from {}{}",
+                cleared.removed,
+                cache.dir().display(),
+                kept(&cleared.kept)
             ))?;
         }
         CacheAction::List => {
@@ -58,6 +60,38 @@ pub(super) fn run(a: CacheArgs) -> Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// What `cache clear` says of the files it left: `; kept 2 files that are
+/// not fprev's cache entries: a.json, b.toml` (the first few named).
+fn kept(files: &[std::path::PathBuf]) -> String {
+    const NAMED: usize = 5;
+    if files.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = files
+        .iter()
+        .take(NAMED)
+        .map(|f| {
+            f.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let more = files.len().saturating_sub(NAMED);
+    format!(
+        "; kept {} file{} that {} not fprev's cache entries: {}{}",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        if files.len() == 1 { "is" } else { "are" },
+        names.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// The user's cache and the key of row `row` of `spec` opened with `opts`
