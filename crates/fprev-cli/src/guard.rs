@@ -1,7 +1,8 @@
 //! What the command line does when a black box misbehaves beyond a wrong
 //! answer: it hangs (`--timeout`, in a call or while it is opened), it
 //! crashes the process (a signal), or the user interrupts it (Ctrl-C,
-//! outside an MPI job). Each ends with one line saying so, and the exit
+//! SIGTERM, SIGHUP, outside an MPI job; held back while the command stops
+//! the processes it started, [`hold`]). Each ends with one line saying so, and the exit
 //! status of the signal or of a black box that broke an assumption (3);
 //! files are written atomically, so none is left half-written. One that
 //! ends the process itself is reported by the process supervising this
@@ -167,11 +168,13 @@ pub fn install() {
         #[cfg(not(feature = "mpi"))]
         let in_job = false;
         if !in_job {
-            set(
-                libc::SIGINT,
-                on_interrupt as *const () as usize,
-                std::ptr::null_mut(),
-            );
+            for signal in ENDING {
+                set(
+                    signal,
+                    on_ending as *const () as usize,
+                    std::ptr::null_mut(),
+                );
+            }
         }
     }
 }
@@ -255,7 +258,86 @@ extern "C" fn on_crash(signal: c_int) {
     }
 }
 
-extern "C" fn on_interrupt(signal: c_int) {
+/// The signals that end a command on purpose (Ctrl-C, `kill` and
+/// `timeout`, a closed terminal, SIGQUIT): the supervisor passes them on,
+/// and a command holding them ([`hold`]) ends the processes it started
+/// first.
+pub(crate) const ENDING: [c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// How many [`Held`]s live, and the first ending signal that came while
+/// one did (0: none).
+static HOLDS: AtomicUsize = AtomicUsize::new(0);
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+/// Holds the ending signals back while it lives: one that comes is kept
+/// for [`Held::signal`] to see (a wait loop stops the processes it started
+/// and removes their files), and delivered when the last `Held` is
+/// dropped, so that the command still ends with it.
+pub(crate) struct Held(());
+
+/// Holds the ending signals back (see [`Held`]).
+pub(crate) fn hold() -> Held {
+    HOLDS.fetch_add(1, Ordering::SeqCst);
+    Held(())
+}
+
+impl Held {
+    /// The signal that came while signals were held, if one did.
+    pub(crate) fn signal(&self) -> Option<c_int> {
+        pending()
+    }
+
+    /// Ends the process with the signal held back (call it once what it
+    /// started is stopped and removed), or with status 130 if none was.
+    pub(crate) fn end(self) -> ! {
+        std::mem::forget(self);
+        HOLDS.store(0, Ordering::SeqCst);
+        // SAFETY: raise(3) runs the handler, which ends the process; _exit
+        // is reached only if no signal was held.
+        unsafe {
+            let signal = PENDING.swap(0, Ordering::SeqCst);
+            if signal != 0 {
+                libc::raise(signal);
+            }
+            libc::_exit(128 + libc::SIGINT)
+        }
+    }
+}
+
+/// The signal that came while signals were held, if one did.
+pub(crate) fn pending() -> Option<c_int> {
+    Some(PENDING.load(Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if HOLDS.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let signal = PENDING.swap(0, Ordering::SeqCst);
+            if signal != 0 {
+                // SAFETY: raise(3) on this thread runs the handler, which
+                // ends the process as the signal would have.
+                unsafe { libc::raise(signal) };
+            }
+        }
+    }
+}
+
+extern "C" fn on_ending(signal: c_int) {
+    if HOLDS.load(Ordering::SeqCst) > 0 {
+        let _ = PENDING.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+        return;
+    }
+    if signal != libc::SIGINT {
+        // SAFETY: the default action, delivered as the handler returns,
+        // ends the process as it would have without a handler.
+        unsafe {
+            let mut default: libc::sigaction = std::mem::zeroed();
+            default.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(signal, &default, std::ptr::null_mut());
+            libc::raise(signal);
+        }
+        return;
+    }
     if state().phase() != IDLE {
         write_stderr(b"\nfprev: interrupted while ");
         write_spec();

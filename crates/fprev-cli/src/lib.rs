@@ -12,6 +12,7 @@
 //! the process is reported, never taken for the command's status.
 
 mod args;
+mod children;
 mod commands;
 mod errors;
 mod guard;

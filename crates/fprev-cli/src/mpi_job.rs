@@ -61,9 +61,19 @@ pub(crate) fn run(mpi: &MpiArgs) -> Result<Option<i32>> {
     ))
 }
 
+/// How the launcher is stopped: SIGTERM, the signal every launcher ends its
+/// job on, and 2 s to end its ranks.
+#[cfg(feature = "mpi")]
+const STOPPING: crate::children::Stopping = crate::children::Stopping {
+    signal: Some(libc::SIGTERM),
+    grace: Duration::from_secs(2),
+};
+
 /// Runs this fprev command line under the linked MPI's launcher with
 /// `ranks` ranks, passes rank 0's output on, and returns its exit status.
-/// The job is killed (all its processes) if it runs longer than `timeout`.
+/// The job is killed (all its processes) if it runs longer than `timeout`;
+/// on a signal, the job is stopped and its directory removed before fprev
+/// ends with the signal.
 #[cfg(feature = "mpi")]
 fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
     let system = |what: &str| {
@@ -78,6 +88,9 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
     let exe = std::env::current_exe().map_err(system(
         "cannot find the fprev binary to run under the MPI launcher",
     ))?;
+    // Held first, so that the job and its directory go before a signal
+    // ends fprev.
+    let held = crate::guard::hold();
     let dir = tempfile::tempdir().map_err(system("cannot make a directory for the MPI job"))?;
     let status = dir.path().join("status");
     let output = dir.path().join("output");
@@ -127,14 +140,7 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
     if let Some((_, Some(algorithm))) = spec.map(fprev::mpi::algorithm::split).transpose()? {
         command.envs(algorithm.env());
     }
-    {
-        use std::os::unix::process::CommandExt;
-        // A process group of its own, to stop every process of the job
-        // (Hydra's proxies, in sessions of their own, end their ranks when
-        // the launcher is gone).
-        command.process_group(0);
-    }
-    let mut child = command.spawn().map_err(|e| match e.kind() {
+    let mut job = crate::children::spawn(&mut command, STOPPING).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::Input(format!(
             "{launcher} is not installed: --ranks starts an MPI job with it (this fprev links \
              {implementation}; Debian: apt-get install {}), or run fprev under your own launcher",
@@ -148,11 +154,18 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
     let mut relay = Relay::default();
     let mut polls = 0u32;
     let exit = loop {
-        if let Some(exit) = child
+        if let Some(exit) = job
             .try_wait()
             .map_err(system("cannot wait for the MPI launcher"))?
         {
             break exit;
+        }
+        if held.signal().is_some() {
+            // The job and its directory go before fprev ends with the
+            // signal.
+            drop(job);
+            drop(dir);
+            held.end();
         }
         polls += 1;
         if polls.is_multiple_of(10)
@@ -161,11 +174,7 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
             relay.forward(&files);
         }
         if started.elapsed() > timeout {
-            // SAFETY: kill(2) on the job's own process group.
-            unsafe {
-                libc::kill(-(child.id() as i32), libc::SIGKILL);
-            }
-            let _ = child.wait();
+            drop(job);
             return Err(Error::BlackBox(format!(
                 "the MPI job ran longer than {} s and was stopped, all its processes with it \
                  (--mpi-timeout sets the limit)",

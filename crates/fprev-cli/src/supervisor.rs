@@ -19,10 +19,6 @@ use fprev::error::Error;
 
 use crate::guard::{self, CALLING, OPENING, State};
 
-/// Signals the parent passes on to the child: Ctrl-C and the other ways
-/// a terminal or a job control ends a command.
-const FORWARDED: [c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
-
 /// The child's process id, for [`forward`].
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
@@ -81,12 +77,12 @@ fn end_with_parent(parent: i32) {
     let _ = parent;
 }
 
-/// Waits for `child` to end, passing the signals of [`FORWARDED`] on to
+/// Waits for `child` to end, passing the signals of [`guard::ENDING`] on to
 /// it, and returns the status to end with.
 fn wait_for(child: i32, state: &State) -> i32 {
     CHILD.store(child, Ordering::SeqCst);
     // SAFETY: handlers that only call kill(2), restored below.
-    let previous = FORWARDED.map(|signal| unsafe {
+    let previous = guard::ENDING.map(|signal| unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = forward as *const () as usize;
         action.sa_flags = libc::SA_RESTART;
@@ -107,7 +103,7 @@ fn wait_for(child: i32, state: &State) -> i32 {
             break Err(e);
         }
     };
-    for (signal, action) in FORWARDED.iter().zip(&previous) {
+    for (signal, action) in guard::ENDING.iter().zip(&previous) {
         // SAFETY: restores the action saved above.
         unsafe { libc::sigaction(*signal, action, std::ptr::null_mut()) };
     }

@@ -106,12 +106,18 @@ pub(crate) fn write_out(bytes: &[u8], path: Option<&Path>) -> Result<()> {
     if target.exists() && !target.is_file() {
         return std::fs::write(&target, bytes).map_err(fail);
     }
+    // A signal while the temporary file exists removes it first.
+    let held = crate::guard::hold();
     // Mode 0666 less the umask, as for any new file.
     let mut tmp = tempfile::Builder::new()
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(parent_dir(&target))
         .map_err(fail)?;
     tmp.write_all(bytes).map_err(fail)?;
+    if held.signal().is_some() {
+        drop(tmp);
+        held.end();
+    }
     tmp.persist(&target).map_err(|e| fail(e.error))?;
     Ok(())
 }

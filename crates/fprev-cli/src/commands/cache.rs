@@ -135,6 +135,8 @@ pub(super) fn keep(
         from: from.to_vec(),
         checked: checked.to_vec(),
     };
+    // A signal while the entry's temporary file exists waits for it.
+    let _held = crate::guard::hold();
     if let Err(e) = cache.put(&entry) {
         eprintln!("fprev: warning: {e}");
     }

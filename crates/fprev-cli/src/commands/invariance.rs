@@ -5,7 +5,8 @@
 //! when it loads) is a fresh `fprev invariance` process of its own, whose
 //! study this one reads back.
 
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use fprev::Format;
 use fprev::Spec;
@@ -17,7 +18,15 @@ use fprev::workflow::{self, Confirm, Request, Turned};
 use super::open_guarded;
 use crate::args::{InvarianceArgs, StudyFormat};
 use crate::progress::StudyBar;
-use crate::write;
+use crate::{children, guard, write};
+
+/// How the fresh `fprev` of a setting is stopped: with the signal this one
+/// got, so that it ends as this one does, and 5 s to stop the processes
+/// and remove the files it started in turn (an MPI job's).
+const STOPPING: children::Stopping = children::Stopping {
+    signal: None,
+    grace: Duration::from_secs(5),
+};
 
 /// Runs `fprev invariance`: 0 when every case gave the same confirmed
 /// order, 1 when a knob changed it (or a case gave no confirmed order),
@@ -205,12 +214,33 @@ fn in_child(s: &Subject, inside: &[Knob], setting: &Setting) -> Result<Study> {
             v => cmd.env(var, v),
         };
     }
-    let out = cmd
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .map_err(|e| Error::Input(format!("cannot run fprev again for {setting}: {e}")))?;
-    match out.status.code() {
-        Some(0 | 1 | 3) => Study::parse(&String::from_utf8_lossy(&out.stdout)),
+    // Held first, so that the child is stopped before a signal ends fprev.
+    let held = guard::hold();
+    let mut child = children::spawn(
+        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()),
+        STOPPING,
+    )
+    .map_err(|e| Error::Input(format!("cannot run fprev again for {setting}: {e}")))?;
+    // Read as it comes, so that a full pipe never stalls the child.
+    let mut stdout = child.stdout().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut out).map(|_| out)
+    });
+    let cannot_wait = |e: std::io::Error| Error::System {
+        what: format!("cannot wait for the study under {setting}"),
+        source: e.into(),
+    };
+    let Some(status) = child.wait(&held).map_err(cannot_wait)? else {
+        drop(child);
+        held.end();
+    };
+    let out = reader
+        .join()
+        .expect("the reader does not panic")
+        .map_err(cannot_wait)?;
+    match status.code() {
+        Some(0 | 1 | 3) => Study::parse(&String::from_utf8_lossy(&out)),
         code => Err(Error::BlackBox(format!(
             "the study under {setting} ended with exit status {}: see its message above",
             code.map_or("none (a signal)".into(), |c| c.to_string())
