@@ -25,6 +25,14 @@ pub(crate) fn exit_code(kind: Kind) -> i32 {
     }
 }
 
+/// The kind of error an `fprev` process that ended with `code` reported,
+/// where its code is an error's.
+pub(crate) fn kind_of(code: i32) -> Option<Kind> {
+    [Kind::Input, Kind::BlackBox, Kind::Disagree]
+        .into_iter()
+        .find(|&kind| exit_code(kind) == code)
+}
+
 /// The flag that gives a setting.
 fn flag(setting: Setting) -> &'static str {
     match setting {

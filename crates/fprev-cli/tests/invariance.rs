@@ -416,3 +416,25 @@ fn a_batch_study_says_where_outcomes_part_along_the_thread_count() {
     }
     assert_code(&run_in(dir.path(), &["diff", "t1.json", "t2.json"]), 1);
 }
+
+/// A setting's process that refuses its input (a missing file) ends the
+/// study with bad input's status, as the same study without `--env` does.
+#[test]
+fn bad_input_under_env_is_bad_input() {
+    let dir = TempDir::new().unwrap();
+    let spec = "python:missing.py:f";
+    for knob in [["--threads", "1,2"], ["--env", "FPREV_TEST_KNOB=1,2"]] {
+        let out = run_in(
+            dir.path(),
+            &["invariance", spec, "-n", "8", knob[0], knob[1]],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{knob:?}: {}",
+            common::stderr(&out)
+        );
+        assert!(common::stderr(&out).contains("no such file"), "{knob:?}");
+        assert!(out.stdout.is_empty(), "{knob:?}");
+    }
+}

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use fprev::Format;
 use fprev::Spec;
-use fprev::error::{Error, Result};
+use fprev::error::{Error, Kind, Result};
 use fprev::invariance::{Knob, MAX_PROCESSES, Setting, Study, settings};
 use fprev::probe::ProbeOptions;
 use fprev::workflow::{self, Confirm, Request, Turned};
@@ -240,11 +240,19 @@ fn in_child(s: &Subject, inside: &[Knob], setting: &Setting) -> Result<Study> {
         .expect("the reader does not panic")
         .map_err(cannot_wait)?;
     match status.code() {
-        Some(0 | 1 | 3) => Study::parse(&String::from_utf8_lossy(&out)),
-        code => Err(Error::BlackBox(format!(
-            "the study under {setting} ended with exit status {}: see its message above",
-            code.map_or("none (a signal)".into(), |c| c.to_string())
-        ))),
+        Some(0 | 1 | 3) if !out.is_empty() => Study::parse(&String::from_utf8_lossy(&out)),
+        code => {
+            let why = format!(
+                "the study under {setting} ended with exit status {}: see its message above",
+                code.map_or("none (a signal)".into(), |c| c.to_string())
+            );
+            // Its error's kind carries through: bad input stays bad input.
+            Err(match code.and_then(crate::errors::kind_of) {
+                Some(Kind::Input) => Error::Input(why),
+                Some(Kind::Disagree) => Error::Disagree(why),
+                _ => Error::BlackBox(why),
+            })
+        }
     }
 }
 
