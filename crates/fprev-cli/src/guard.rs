@@ -168,6 +168,8 @@ pub fn install() {
         #[cfg(not(feature = "mpi"))]
         let in_job = false;
         if !in_job {
+            static ENDER_STARTED: std::sync::Once = std::sync::Once::new();
+            ENDER_STARTED.call_once(start_ender);
             for signal in ENDING {
                 set(
                     signal,
@@ -322,32 +324,100 @@ impl Drop for Held {
     }
 }
 
+/// The write end of the pipe on which the handler hands an ending signal
+/// to the thread that ends the process ([`start_ender`]); -1 where none
+/// runs.
+static ENDER: AtomicI32 = AtomicI32::new(-1);
+
+/// Starts the thread that ends the process on an ending signal no [`Held`]
+/// holds back: it first removes the temporary directories the library
+/// made (`emit --check`'s), which takes more than a signal handler may
+/// call, then ends the process as [`end`] does.
+fn start_ender() {
+    let mut fds: [c_int; 2] = [-1; 2];
+    // SAFETY: pipe2(2) into a two-element array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return;
+    }
+    let [read, write] = fds;
+    let started = std::thread::Builder::new()
+        .name("fprev-signals".into())
+        .spawn(move || {
+            // SAFETY: blocks the ending signals in this thread alone, so
+            // that none is handled (and waits) here; read(2) into a buffer.
+            let signal = unsafe {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                for signal in ENDING {
+                    libc::sigaddset(&mut set, signal);
+                }
+                libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                let mut bytes = [0u8; 4];
+                while libc::read(read, bytes.as_mut_ptr().cast(), bytes.len()) != 4 {}
+                c_int::from_ne_bytes(bytes)
+            };
+            fprev::emit::check::Scratch::remove_all();
+            end(signal)
+        });
+    if started.is_ok() {
+        ENDER.store(write, Ordering::SeqCst);
+    }
+}
+
 extern "C" fn on_ending(signal: c_int) {
     if HOLDS.load(Ordering::SeqCst) > 0 {
         let _ = PENDING.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
         return;
     }
-    if signal != libc::SIGINT {
-        // SAFETY: the default action, delivered as the handler returns,
-        // ends the process as it would have without a handler.
+    let ender = ENDER.load(Ordering::SeqCst);
+    if ender >= 0 {
+        // The ender ends the process; this thread waits here meanwhile, so
+        // that nothing more is written. Should it not within 10 s, the
+        // handler does.
+        // SAFETY: write(2) and nanosleep(2), both async-signal-safe.
         unsafe {
+            libc::write(ender, signal.to_ne_bytes().as_ptr().cast(), 4);
+            let tick = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 10_000_000,
+            };
+            for _ in 0..1000 {
+                libc::nanosleep(&tick, std::ptr::null_mut());
+            }
+        }
+    }
+    end(signal)
+}
+
+/// Ends the process on an ending signal: SIGINT with its line and status
+/// 130, any other as its default action does (async-signal-safe).
+fn end(signal: c_int) -> ! {
+    if signal == libc::SIGINT {
+        if state().phase() != IDLE {
+            write_stderr(b"\nfprev: interrupted while ");
+            write_spec();
+            write_stderr(b" ran; nothing was written\n");
+        } else {
+            write_stderr(b"\nfprev: interrupted; nothing was written\n");
+        }
+        finished(128 + signal);
+    }
+    // SAFETY: the default action, the signal unblocked in this thread and
+    // raised, ends the process as it would have without a handler; _exit
+    // ends it without running anything else.
+    unsafe {
+        if signal != libc::SIGINT {
             let mut default: libc::sigaction = std::mem::zeroed();
             default.sa_sigaction = libc::SIG_DFL;
             libc::sigaction(signal, &default, std::ptr::null_mut());
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
             libc::raise(signal);
         }
-        return;
+        libc::_exit(128 + signal)
     }
-    if state().phase() != IDLE {
-        write_stderr(b"\nfprev: interrupted while ");
-        write_spec();
-        write_stderr(b" ran; nothing was written\n");
-    } else {
-        write_stderr(b"\nfprev: interrupted; nothing was written\n");
-    }
-    finished(128 + signal);
-    // SAFETY: _exit ends the process without running anything else.
-    unsafe { libc::_exit(128 + signal) }
 }
 
 /// A black box whose calls are marked (for the crash line) and timed: a

@@ -69,7 +69,8 @@ impl Drop for Sweep {
 }
 
 /// Runs `command` (an fprev) in a process group of its own with a fresh
-/// `TMPDIR`; once `ready` says its processes (by name) are at work, sends
+/// `TMPDIR`; once `ready` says its processes (by name) and that directory
+/// show it at work, sends
 /// `signal` `to` it, and asserts that fprev ends with the signal (status
 /// 130 for SIGINT) and, within a few seconds, that no process it started
 /// is left and its temporary directory is empty.
@@ -77,7 +78,7 @@ fn assert_ends_with_everything(
     mut command: Command,
     signal: c_int,
     to: To,
-    ready: impl Fn(&[String]) -> bool,
+    ready: impl Fn(&[String], &Path) -> bool,
 ) {
     static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let mark = format!(
@@ -100,7 +101,7 @@ fn assert_ends_with_everything(
     let said = || std::fs::read_to_string(&log).unwrap_or_default();
     let names = || -> Vec<String> { marked(&mark).into_iter().map(|(_, n)| n).collect() };
     let started = Instant::now();
-    while !ready(&names()) {
+    while !ready(&names(), tmp.path()) {
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "never at work: {:?}; {}",
@@ -184,7 +185,7 @@ fn an_open_mpi_job_ends_with_fprev_on_every_signal() {
     let dir = TempDir::new().unwrap();
     for (signal, to) in SIGNALS {
         // fprev, the process running its command, and the four ranks.
-        assert_ends_with_everything(mpi_reveal(&bin, dir.path()), signal, to, |names| {
+        assert_ends_with_everything(mpi_reveal(&bin, dir.path()), signal, to, |names, _| {
             count(names, "mpirun") == 1 && count(names, "fprev") == 6
         });
         assert!(!dir.path().join("t.json").exists());
@@ -209,7 +210,7 @@ fn the_mpi_job_of_an_invariance_setting_ends_with_fprev() {
             "FPREV_TEST_KNOB=1,2",
         ]);
         // fprev and its command's process, the setting's two, four ranks.
-        assert_ends_with_everything(command, *signal, *to, |names| {
+        assert_ends_with_everything(command, *signal, *to, |names, _| {
             count(names, "mpirun") == 1 && count(names, "fprev") == 8
         });
     }
@@ -230,7 +231,7 @@ fn an_mpich_job_ends_with_fprev_on_every_signal() {
             mpi_reveal(Path::new(&bin), dir.path()),
             signal,
             to,
-            |names| count(names, "hydra_pmi_proxy") == 1 && count(names, "fprev") == 6,
+            |names, _| count(names, "hydra_pmi_proxy") == 1 && count(names, "fprev") == 6,
         );
         assert!(!dir.path().join("t.json").exists());
     }
@@ -258,6 +259,26 @@ fn the_process_of_each_invariance_setting_ends_with_fprev_on_every_signal() {
         ]);
         // fprev and its command's process; the setting's fprev and its
         // command's process.
-        assert_ends_with_everything(command, signal, to, |names| count(names, "fprev") == 4);
+        assert_ends_with_everything(command, signal, to, |names, _| count(names, "fprev") == 4);
+    }
+}
+
+/// `emit --check`'s directory of compiled code goes too, though the
+/// signal comes while a black box runs, where nothing can be held back.
+#[test]
+fn the_directory_of_an_emit_check_goes_with_fprev_on_every_signal() {
+    for (signal, to) in SIGNALS {
+        let mut command = common::fprev();
+        command.args([
+            "emit",
+            "native:pairwise",
+            "--check",
+            "--trials",
+            "1000",
+            "--no-cache",
+        ]);
+        assert_ends_with_everything(command, signal, to, |_, tmp| {
+            std::fs::read_dir(tmp).unwrap().next().is_some()
+        });
     }
 }

@@ -242,8 +242,11 @@ fn dot(probe: &mut dyn Probe, x: &[f64], y: &[f64]) -> Result<f64> {
 }
 
 /// A directory of its own under the system's temporary directory, removed
-/// when dropped.
+/// when dropped (or by [`Scratch::remove_all`]).
 pub struct Scratch(pub PathBuf);
+
+/// The directories of the [`Scratch`]es alive.
+static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 impl Scratch {
     /// Makes one.
@@ -257,12 +260,32 @@ impl Scratch {
                 .unwrap_or(0)
         ));
         std::fs::create_dir_all(&base).map_err(|e| Error::file("make", &base, e))?;
+        LIVE.lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(base.clone());
         Ok(Scratch(base))
+    }
+
+    /// Removes the directory of every `Scratch` alive: for a front end
+    /// ending the process at once (on a signal), where no destructor runs.
+    /// A thread stopped while it held the list leaves it be.
+    pub fn remove_all() {
+        let live = match LIVE.try_lock() {
+            Ok(live) => live,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        for dir in live.iter() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+        LIVE.lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .retain(|dir| *dir != self.0);
     }
 }
