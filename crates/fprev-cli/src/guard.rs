@@ -2,8 +2,9 @@
 //! answer: it hangs (`--timeout`, in a call or while it is opened), it
 //! crashes the process (a signal), or the user interrupts it (Ctrl-C,
 //! SIGTERM, SIGHUP, outside an MPI job; held back while the command stops
-//! the processes it started, [`hold`]). Each ends with one line saying so, and the exit
-//! status of the signal or of a black box that broke an assumption (3);
+//! the processes it started, [`hold`]). Each ends with one line saying
+//! so, and the exit status of the signal or of a black box that broke an
+//! assumption (3);
 //! files are written atomically, so none is left half-written. One that
 //! ends the process itself is reported by the process supervising this
 //! one (`supervisor`), from the [`State`] kept here.
@@ -343,21 +344,26 @@ fn start_ender() {
     let started = std::thread::Builder::new()
         .name("fprev-signals".into())
         .spawn(move || {
+            let mut bytes = [0u8; 4];
             // SAFETY: blocks the ending signals in this thread alone, so
             // that none is handled (and waits) here; read(2) into a buffer.
-            let signal = unsafe {
+            unsafe {
                 let mut set: libc::sigset_t = std::mem::zeroed();
                 libc::sigemptyset(&mut set);
                 for signal in ENDING {
                     libc::sigaddset(&mut set, signal);
                 }
                 libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-                let mut bytes = [0u8; 4];
-                while libc::read(read, bytes.as_mut_ptr().cast(), bytes.len()) != 4 {}
-                c_int::from_ne_bytes(bytes)
-            };
+                while libc::read(read, bytes.as_mut_ptr().cast(), bytes.len()) != 4 {
+                    // Another error leaves the ending to the handler.
+                    if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                        ENDER.store(-1, Ordering::SeqCst);
+                        return;
+                    }
+                }
+            }
             fprev::emit::check::Scratch::remove_all();
-            end(signal)
+            end(c_int::from_ne_bytes(bytes))
         });
     if started.is_ok() {
         ENDER.store(write, Ordering::SeqCst);
