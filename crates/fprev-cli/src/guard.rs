@@ -331,9 +331,10 @@ impl Drop for Held {
 static ENDER: AtomicI32 = AtomicI32::new(-1);
 
 /// Starts the thread that ends the process on an ending signal no [`Held`]
-/// holds back: it first removes the temporary directories the library
-/// made (`emit --check`'s), which takes more than a signal handler may
-/// call, then ends the process as [`end`] does.
+/// holds back: it first stops this process's children (1 s, then
+/// SIGKILL) and removes the temporary directories the library made
+/// (`emit --check`'s), which takes more than a signal handler may call,
+/// then ends the process as [`end`] does.
 fn start_ender() {
     let mut fds: [c_int; 2] = [-1; 2];
     // SAFETY: pipe2(2) into a two-element array.
@@ -362,6 +363,7 @@ fn start_ender() {
                     }
                 }
             }
+            crate::children::end_own(Duration::from_secs(1));
             fprev::emit::check::Scratch::remove_all();
             end(c_int::from_ne_bytes(bytes))
         });
