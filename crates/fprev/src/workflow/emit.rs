@@ -218,7 +218,6 @@ fn explain_default(
     let sizes = super::ExplainSizes {
         reveal: reveal.0,
         verify: verify.0,
-        known: None,
         budget: Some(super::VERIFY_BUDGET),
     };
     let explained = super::explain(
