@@ -44,24 +44,20 @@ pub(crate) fn emit_source(
     };
     let spec = spec.to_string();
     let open = |o: &ProbeOptions| fprev::open(&spec, o);
-    let found = py.detach(|| -> fprev::Result<Result<_, (bool, String)>> {
+    let found = py.detach(|| -> fprev::Result<Result<_, Refused>> {
         let mut open = open;
         let (plan, mut what) = match prepare(&spec, &opts, known, &mut open, &mut Silent)? {
             Prepared::Ready { plan, what, .. } => (plan, what),
             Prepared::NoFormula => {
-                return Ok(Err((
-                    false,
-                    format!(
-                        "no formula of the order language gives every tree of {spec} \
-                         (fprev.explain shows the closest): emitted code follows a formula"
-                    ),
-                )));
+                return Ok(Err(Refused::Value(format!(
+                    "no formula of the order language gives every tree of {spec} \
+                     (fprev.explain shows the closest): emitted code follows a formula"
+                ))));
             }
             Prepared::NotConfirmed(n, why) => {
-                return Ok(Err((
-                    true,
-                    format!("at n = {n}, {why}: no code is written"),
-                )));
+                return Ok(Err(Refused::Unconfirmed(format!(
+                    "at n = {n}, {why}: no code is written"
+                ))));
             }
         };
         let name = name.unwrap_or_else(|| emit::default_name(&spec, plan.element));
@@ -78,7 +74,7 @@ pub(crate) fn emit_source(
                 &mut |_, _| {},
             )?;
             if let Some(difference) = checked.difference(language, &spec) {
-                return Ok(Err((true, difference)));
+                return Ok(Err(Refused::Unconfirmed(difference)));
             }
             what.push(format!("{}.", checked.passed(&spec)));
         }
@@ -87,7 +83,15 @@ pub(crate) fn emit_source(
     });
     match found.map_err(to_py)? {
         Ok(found) => Ok(found),
-        Err((true, why)) => Err(UnconfirmedWarning::new_err(why)),
-        Err((false, why)) => Err(pyo3::exceptions::PyValueError::new_err(why)),
+        Err(Refused::Unconfirmed(why)) => Err(UnconfirmedWarning::new_err(why)),
+        Err(Refused::Value(why)) => Err(pyo3::exceptions::PyValueError::new_err(why)),
     }
+}
+
+/// Why no source is returned.
+enum Refused {
+    /// The call cannot be answered (no formula): `ValueError`.
+    Value(String),
+    /// The code would not give the black box's bits: `UnconfirmedWarning`.
+    Unconfirmed(String),
 }

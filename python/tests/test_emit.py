@@ -39,5 +39,12 @@ def test_emit_refuses_bad_input():
         fprev.emit("numpy:sum", "fortran")
     with pytest.raises(ValueError, match="function name"):
         fprev.emit("numpy:sum", "c", name="9lives")
-    with pytest.raises(fprev.UnconfirmedWarning, match="n = 1000"):
+    with pytest.raises(fprev.UnconfirmedWarning, match="is not native:sequential's"):
         fprev.emit("numpy:sum", "c", formula="sequential")
+
+
+def test_a_formula_given_by_hand_is_proven_where_explain_checks():
+    # Pairwise is this black box's tree at the reference size 1,000 only.
+    with pytest.raises(fprev.UnconfirmedWarning, match="at n = 2048, the black box's tree"):
+        fprev.emit("native:below(2000, pairwise, fold)", "c", formula="pairwise")
+
