@@ -307,7 +307,8 @@ def emit(
     power of two to 2^20 (or at the sizes ``check`` lists), and its
     comment says so; a difference raises :class:`UnconfirmedWarning`, as
     does a tree the formula's reveals did not confirm. No formula: raises
-    ``ValueError``.
+    ``ValueError``; an order-independent black box (told at the first sizes
+    that show it): :class:`OrderIndependentError`.
 
     >>> print(fprev.emit("numpy:sum", "c"))          # doctest: +SKIP
     """

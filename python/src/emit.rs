@@ -9,7 +9,7 @@ use fprev::workflow::emit::{Prepared, check, prepare};
 use pyo3::prelude::*;
 
 use crate::black_box::format;
-use crate::errors::{UnconfirmedWarning, to_py};
+use crate::errors::{OrderIndependentError, UnconfirmedWarning, to_py};
 
 /// The source of `name` (default: the spec's) in `language` computing what
 /// `spec` computes in `dtype`; with `check` (sizes), compiled and run
@@ -54,6 +54,7 @@ pub(crate) fn emit_source(
                      (fprev.explain shows the closest): emitted code follows a formula"
                 ))));
             }
+            Prepared::OrderIndependent(why) => return Ok(Err(Refused::OrderIndependent(why))),
             Prepared::NotConfirmed(n, why) => {
                 return Ok(Err(Refused::Unconfirmed(format!(
                     "at n = {n}, {why}: no code is written"
@@ -84,6 +85,7 @@ pub(crate) fn emit_source(
     match found.map_err(to_py)? {
         Ok(found) => Ok(found),
         Err(Refused::Unconfirmed(why)) => Err(UnconfirmedWarning::new_err(why)),
+        Err(Refused::OrderIndependent(why)) => Err(OrderIndependentError::new_err(why)),
         Err(Refused::Value(why)) => Err(pyo3::exceptions::PyValueError::new_err(why)),
     }
 }
@@ -94,4 +96,6 @@ enum Refused {
     Value(String),
     /// The code would not give the black box's bits: `UnconfirmedWarning`.
     Unconfirmed(String),
+    /// No order shows in the black box's bits: `OrderIndependentError`.
+    OrderIndependent(String),
 }

@@ -44,7 +44,8 @@ mod varies;
 
 pub use confirm::{Confirm, Seek};
 pub use explain::{
-    ExplainSizes, Explained, Proof, VERIFY_BUDGET, VERIFY_SIZES, explain, prove_known,
+    ExplainSizes, Explained, INDEPENDENT_CHECK_UP_TO, INDEPENDENT_RUN, Proof, VERIFY_BUDGET,
+    VERIFY_SIZES, explain, prove_known,
 };
 pub use invariance::{Turned, bisect, default_columns, invariance, row_at};
 pub use note::Note;

@@ -12,7 +12,7 @@ use fprev::formula::Formula;
 use fprev::sizes::runs;
 use fprev::workflow::{self, emit::Prepared};
 
-use super::{cache, open_guarded};
+use super::{cache, open_guarded, order_independent};
 use crate::args::EmitArgs;
 use crate::watch::Watch;
 use crate::write;
@@ -164,6 +164,7 @@ fn planned(prepared: Prepared, spec: &Spec) -> Result<Found> {
             );
             Ok(Err(1))
         }
+        Prepared::OrderIndependent(why) => Ok(Err(order_independent(spec, &why)?)),
         Prepared::NotConfirmed(n, why) => {
             eprintln!(
                 "fprev: error: at n = {n}, {why}: the code would not give {spec}'s bits, so none \

@@ -139,6 +139,9 @@ pub enum Prepared {
     },
     /// No formula of the order language gives the black box's trees.
     NoFormula,
+    /// The black box sums order-independently at the sizes said: no
+    /// formula describes it.
+    OrderIndependent(String),
     /// At this size the formula's tree, or its arithmetic, is not the
     /// black box's: why.
     NotConfirmed(usize, String),
@@ -289,7 +292,7 @@ fn default_sizes() -> Result<(Vec<usize>, Vec<usize>)> {
 
 /// `fprev explain`'s formula at its default sizes: the formula, the sizes
 /// it was found from and those it was checked at; else why there is none
-/// ([`Prepared::NoFormula`]).
+/// ([`Prepared::NoFormula`], [`Prepared::OrderIndependent`]).
 fn explain_default(
     probe: &ProbeOptions,
     label: &str,
@@ -327,7 +330,8 @@ fn explain_default(
                 (f, from, verified)
             })
             .ok_or(Prepared::NoFormula),
-        _ => Err(Prepared::NoFormula),
+        super::Explained::OrderIndependent(why) => Err(Prepared::OrderIndependent(why)),
+        super::Explained::Varies(_) => Err(Prepared::NoFormula),
     })
 }
 
