@@ -163,7 +163,8 @@ pub fn explain(
                     0
                 }
                 Err(true) if n > 2 => streak + 1,
-                Err(_) => streak,
+                Err(true) => streak,
+                Err(false) => 0,
             };
             // An order-independent black box shows it at the first sizes
             // past two summands: once a run of them is, a larger size
