@@ -297,14 +297,18 @@ def emit(
     ``"cuda"``, ``"rust"`` or ``"python"`` (NumPy only, never a library
     reduction). The function follows the black box's formula (``formula``,
     else the one ``fprev.explain`` finds) with each part's arithmetic as
-    its reveals found it, so it holds at every size the formula does.
+    its reveals found it, so it holds at every size the formula does. A
+    ``formula`` given is proven first where ``fprev explain`` checks its
+    own (every size to 2,048, and past it within a budget); refuted there,
+    it raises :class:`UnconfirmedWarning` naming the size.
 
     With ``check=True`` the code is compiled and run against the black box
     first, on ``trials`` random inputs at every size up to 1,024 and each
     power of two to 2^20 (or at the sizes ``check`` lists), and its
     comment says so; a difference raises :class:`UnconfirmedWarning`, as
     does a tree the formula's reveals did not confirm. No formula: raises
-    ``ValueError``.
+    ``ValueError``; an order-independent black box (told at the first sizes
+    that show it): :class:`OrderIndependentError`.
 
     >>> print(fprev.emit("numpy:sum", "c"))          # doctest: +SKIP
     """

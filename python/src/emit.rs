@@ -9,7 +9,7 @@ use fprev::workflow::emit::{Prepared, check, prepare};
 use pyo3::prelude::*;
 
 use crate::black_box::format;
-use crate::errors::{UnconfirmedWarning, to_py};
+use crate::errors::{OrderIndependentError, UnconfirmedWarning, to_py};
 
 /// The source of `name` (default: the spec's) in `language` computing what
 /// `spec` computes in `dtype`; with `check` (sizes), compiled and run
@@ -44,24 +44,21 @@ pub(crate) fn emit_source(
     };
     let spec = spec.to_string();
     let open = |o: &ProbeOptions| fprev::open(&spec, o);
-    let found = py.detach(|| -> fprev::Result<Result<_, (bool, String)>> {
+    let found = py.detach(|| -> fprev::Result<Result<_, Refused>> {
         let mut open = open;
         let (plan, mut what) = match prepare(&spec, &opts, known, &mut open, &mut Silent)? {
             Prepared::Ready { plan, what, .. } => (plan, what),
             Prepared::NoFormula => {
-                return Ok(Err((
-                    false,
-                    format!(
-                        "no formula of the order language gives every tree of {spec} \
-                         (fprev.explain shows the closest): emitted code follows a formula"
-                    ),
-                )));
+                return Ok(Err(Refused::Value(format!(
+                    "no formula of the order language gives every tree of {spec} \
+                     (fprev.explain shows the closest): emitted code follows a formula"
+                ))));
             }
+            Prepared::OrderIndependent(why) => return Ok(Err(Refused::OrderIndependent(why))),
             Prepared::NotConfirmed(n, why) => {
-                return Ok(Err((
-                    true,
-                    format!("at n = {n}, {why}: no code is written"),
-                )));
+                return Ok(Err(Refused::Unconfirmed(format!(
+                    "at n = {n}, {why}: no code is written"
+                ))));
             }
         };
         let name = name.unwrap_or_else(|| emit::default_name(&spec, plan.element));
@@ -78,7 +75,7 @@ pub(crate) fn emit_source(
                 &mut |_, _| {},
             )?;
             if let Some(difference) = checked.difference(language, &spec) {
-                return Ok(Err((true, difference)));
+                return Ok(Err(Refused::Unconfirmed(difference)));
             }
             what.push(format!("{}.", checked.passed(&spec)));
         }
@@ -87,7 +84,18 @@ pub(crate) fn emit_source(
     });
     match found.map_err(to_py)? {
         Ok(found) => Ok(found),
-        Err((true, why)) => Err(UnconfirmedWarning::new_err(why)),
-        Err((false, why)) => Err(pyo3::exceptions::PyValueError::new_err(why)),
+        Err(Refused::Unconfirmed(why)) => Err(UnconfirmedWarning::new_err(why)),
+        Err(Refused::OrderIndependent(why)) => Err(OrderIndependentError::new_err(why)),
+        Err(Refused::Value(why)) => Err(pyo3::exceptions::PyValueError::new_err(why)),
     }
+}
+
+/// Why no source is returned.
+enum Refused {
+    /// The call cannot be answered (no formula): `ValueError`.
+    Value(String),
+    /// The code would not give the black box's bits: `UnconfirmedWarning`.
+    Unconfirmed(String),
+    /// No order shows in the black box's bits: `OrderIndependentError`.
+    OrderIndependent(String),
 }

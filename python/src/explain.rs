@@ -51,7 +51,6 @@ pub(crate) fn explain(
     let sizes = ExplainSizes {
         reveal: sizes,
         verify,
-        known: None,
         budget: budget.then_some(fprev::workflow::VERIFY_BUDGET),
     };
     let explained = workflow::explain(

@@ -2,6 +2,8 @@
 runs NumPy's sum in pure NumPy: checked here against np.sum itself, on inputs
 and sizes of its own."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -39,5 +41,21 @@ def test_emit_refuses_bad_input():
         fprev.emit("numpy:sum", "fortran")
     with pytest.raises(ValueError, match="function name"):
         fprev.emit("numpy:sum", "c", name="9lives")
-    with pytest.raises(fprev.UnconfirmedWarning, match="n = 1000"):
+    with pytest.raises(fprev.UnconfirmedWarning, match="is not native:sequential's"):
         fprev.emit("numpy:sum", "c", formula="sequential")
+
+
+def test_a_formula_given_by_hand_is_proven_where_explain_checks():
+    # Pairwise is this black box's tree at the reference size 1,000 only.
+    with pytest.raises(fprev.UnconfirmedWarning, match="at n = 2048, the black box's tree"):
+        fprev.emit("native:below(2000, pairwise, fold)", "c", formula="pairwise")
+
+
+def test_an_order_independent_box_is_told_at_the_first_sizes(tmp_path):
+    path = tmp_path / "fsum.py"
+    path.write_text("import math\n\ndef f(x):\n    return math.fsum(x)\n")
+    started = time.monotonic()
+    with pytest.raises(fprev.OrderIndependentError, match=r"at n = 3\.\.6,128: "):
+        fprev.reduce.compatible("python:%s:f" % path)
+    # It revealed every size to 2,048 first: over five minutes.
+    assert time.monotonic() - started < 30

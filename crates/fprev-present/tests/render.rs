@@ -215,6 +215,7 @@ fn a_document_captions_its_drawing() {
         formula: "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))".into(),
         from: vec![1024, 2048],
         proven: None,
+        cached: false,
     });
     let dot = Drawing::of(&doc).dot();
     assert!(

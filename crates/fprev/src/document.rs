@@ -103,6 +103,10 @@ pub struct Inferred {
     /// replay alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proven: Option<u64>,
+    /// The formula is the cache's, found before: `from` are the sizes its
+    /// tree was proven at now, not those it was first inferred from.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 /// What a tree file holds beyond what describes the tree.
@@ -144,7 +148,7 @@ impl TreeDocument {
     /// use fprev::formula::Formula;
     ///
     /// let f: Formula = "blocked:8".parse().unwrap();
-    /// let inferred = Inferred { formula: f.to_string(), from: vec![64, 100], proven: None };
+    /// let inferred = Inferred { formula: f.to_string(), from: vec![64, 100], proven: None, cached: false };
     /// let doc = TreeDocument::predicted(f.clone(), 1 << 27, inferred);
     /// assert_eq!(doc.n(), 1 << 27);
     /// assert_eq!(doc.formula(), Some(&f));
@@ -363,7 +367,7 @@ impl TreeDocument {
     ///
     /// let f: fprev::formula::Formula = "blocked:8".parse().unwrap();
     /// let mut doc = TreeDocument::new(f.tree(1000));
-    /// doc.inferred = Some(Inferred { formula: f.to_string(), from: vec![64, 100], proven: None });
+    /// doc.inferred = Some(Inferred { formula: f.to_string(), from: vec![64, 100], proven: None, cached: false });
     /// let short = doc.to_json();
     /// assert!(!short.contains("\"tree\""));
     /// assert_eq!(TreeDocument::parse(&short).unwrap().tree(), doc.tree());

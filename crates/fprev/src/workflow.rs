@@ -43,7 +43,10 @@ mod reveal;
 mod varies;
 
 pub use confirm::{Confirm, Seek};
-pub use explain::{ExplainSizes, Explained, VERIFY_BUDGET, VERIFY_SIZES, explain};
+pub use explain::{
+    ExplainSizes, Explained, INDEPENDENT_CHECK_UP_TO, INDEPENDENT_RUN, Proof, VERIFY_BUDGET,
+    VERIFY_SIZES, explain, prove_known,
+};
 pub use invariance::{Turned, bisect, default_columns, invariance, row_at};
 pub use note::Note;
 pub use predict::{ARITHMETIC_AT, Infer, PREDICT_SIZES, PROVE_UP_TO};

@@ -6,13 +6,13 @@ use std::path::Path;
 
 use fprev::Spec;
 use fprev::document::TreeDocument;
-use fprev::emit::{self, Op, Plan, check};
+use fprev::emit::{self, Plan, check};
 use fprev::error::{Error, Result};
 use fprev::formula::Formula;
 use fprev::sizes::runs;
 use fprev::workflow::{self, emit::Prepared};
 
-use super::{cache, open_guarded};
+use super::{cache, open_guarded, order_independent};
 use crate::args::EmitArgs;
 use crate::watch::Watch;
 use crate::write;
@@ -106,33 +106,53 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
         (None, Some((f, from, checked))) => Some((
             f,
             format!(
-                "The order: fprev explain's formula (from the cache), found from n = {} and \
-                 checked at n = {}",
+                "The order: fprev explain's formula (from the cache), found before from n = {} \
+                 and checked at n = {}",
                 runs(&from),
                 runs(&checked)
             ),
         )),
-        (None, None) => {
-            eprintln!("fprev: note: finding the order of {spec} (fprev explain)");
-            None
-        }
+        (None, None) => None,
     };
-    let prepared = workflow::emit::prepare(
-        spec.as_str(),
-        &opts,
-        known,
-        &mut |o| open_guarded(&spec, o),
-        &mut Watch::default(),
-    )?;
+    let from_cache = a.formula.is_none() && known.is_some();
+    let prepare = |known: Option<(Formula, String)>| {
+        if known.is_none() {
+            eprintln!("fprev: note: finding the order of {spec} (fprev explain)");
+        }
+        workflow::emit::prepare(
+            spec.as_str(),
+            &opts,
+            known,
+            &mut |o| open_guarded(&spec, o),
+            &mut Watch::default(),
+        )
+    };
+    let mut prepared = prepare(known.clone())?;
+    // The cache's formula is a guess: refuted (or not provable now), it is
+    // dropped and the order found afresh.
+    if let (true, Prepared::NotConfirmed(n, why), Some((f, _))) = (from_cache, &prepared, &known) {
+        cache::forget(cached.as_ref());
+        eprintln!(
+            "fprev: note: the cache's formula, native:{f}, does not hold now (at n = {n}, {why}): \
+             dropped from the cache"
+        );
+        prepared = prepare(None)?;
+    }
+    if let Prepared::Ready {
+        explained: Some((f, from, checked)),
+        ..
+    } = &prepared
+    {
+        cache::keep(cached.as_ref(), f, from, checked);
+    }
+    planned(prepared, &spec)
+}
+
+/// What `fprev emit` says of a prepared plan, and its exit status where
+/// no code is written.
+fn planned(prepared: Prepared, spec: &Spec) -> Result<Found> {
     match prepared {
-        Prepared::Ready {
-            plan,
-            what,
-            explained,
-        } => {
-            if let Some((f, from, checked)) = explained {
-                cache::keep(cached.as_ref(), &f, &from, &checked);
-            }
+        Prepared::Ready { plan, what, .. } => {
             eprintln!("fprev: note: the order is native:{}", plan.formula);
             Ok(Ok((*plan, spec.to_string(), what)))
         }
@@ -144,6 +164,7 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
             );
             Ok(Err(1))
         }
+        Prepared::OrderIndependent(why) => Ok(Err(order_independent(spec, &why)?)),
         Prepared::NotConfirmed(n, why) => {
             eprintln!(
                 "fprev: error: at n = {n}, {why}: the code would not give {spec}'s bits, so none \
@@ -155,7 +176,9 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
 }
 
 /// The plan of a confirmed tree file: its formula (the one it was
-/// predicted by, or a library's known one that gives it) and its model.
+/// predicted by, or a library's known one that gives it), proven on the
+/// file's black box with its arithmetic found there again, as a formula
+/// given by hand is (a file's claims are not taken on trust).
 fn of_document(a: &EmitArgs) -> Result<Found> {
     let path = Path::new(&a.source);
     let doc = TreeDocument::read(path)?;
@@ -187,38 +210,39 @@ fn of_document(a: &EmitArgs) -> Result<Found> {
             }
         },
     };
-    let op = match doc
-        .arithmetic
-        .as_ref()
-        .is_some_and(|m| m.products.is_some())
-    {
-        true => Op::Dot,
-        false => Op::Sum,
-    };
-    let spec = doc.probe.clone().unwrap_or_else(|| "the tree file".into());
     let n = doc.n();
-    let model = workflow::emit::model_of(doc, element)?;
-    if formula.tree(n) != model.0 {
+    if formula.tree(n) != *doc.tree() {
         eprintln!(
             "fprev: error: native:{formula} does not give the tree in {} (n = {n})",
             a.source
         );
         return Ok(Err(1));
     }
-    let plan = Plan::new(&formula, element, op, &[model])?;
-    let what = vec![
-        format!(
-            "The {} of {spec} ({element}), from the tree file {}.",
-            match op {
-                Op::Sum => "sum",
-                Op::Dot => "dot product",
-            },
+    // The file's claims (its formula, its confirmation) are checked against
+    // its black box: the formula proven, the arithmetic found there again.
+    let Some(spec) = doc.probe.as_deref() else {
+        return Err(Error::Input(format!(
+            "{} names no black box (\"probe\") to prove its formula on: emitted code follows \
+             a formula proven on the black box; emit from the spec (fprev emit SPEC --formula \
+             {formula})",
             a.source
-        ),
-        format!(
-            "Its tree at n = {n} is native:{formula}'s; at other sizes only a check (fprev emit \
-             --check) vouches for the formula."
-        ),
-    ];
-    Ok(Ok((plan, spec, what)))
+        )));
+    };
+    let spec: Spec = spec.parse()?;
+    let opts = fprev::probe::ProbeOptions {
+        format: element,
+        ..a.number.options(None)
+    };
+    let claim = format!(
+        "The order: native:{formula}, from the tree file {} (n = {n})",
+        a.source
+    );
+    let prepared = workflow::emit::prepare(
+        spec.as_str(),
+        &opts,
+        Some((formula, claim)),
+        &mut |o| open_guarded(&spec, o),
+        &mut Watch::default(),
+    )?;
+    planned(prepared, &spec)
 }

@@ -6,7 +6,7 @@ use fprev::error::Result;
 use fprev::formula::infer::EXPLAIN_SIZES;
 use fprev::probe::ProbeOptions;
 use fprev::sizes::{Sizes, runs};
-use fprev::workflow::{self, Confirm, ExplainSizes, Explained, VERIFY_BUDGET, VERIFY_SIZES};
+use fprev::workflow::{self, Confirm, ExplainSizes, Explained, Proof, VERIFY_BUDGET, VERIFY_SIZES};
 
 use super::{cache, open_guarded, order_independent, varies};
 use crate::args::ExplainArgs;
@@ -61,41 +61,61 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
         false => None,
     };
     if let Some((formula, from, _)) = cache::known(cached.as_ref()) {
-        let mut again: Vec<usize> = vec![1000, 2048];
+        // A kept formula is a guess: its tree is proven at every size it
+        // claims to have been found from and at those a fresh explanation
+        // checks, or it is dropped and the black box explained afresh.
+        let mut again = from.clone();
+        again.extend([1000, 2048]);
         again.extend(verify.iter().copied().filter(|&v| v > 2048));
-        let sizes = ExplainSizes {
-            reveal: Vec::new(),
-            verify: again,
-            known: Some(formula.clone()),
+        again.sort_unstable();
+        again.dedup();
+        let proof = workflow::prove_known(
+            &formula,
+            &again,
             budget,
+            &opts,
+            &a.engine.options(),
+            &confirm,
+            a.spec.as_str(),
+            &mut |o| open_guarded(&a.spec, o),
+            &mut Watch::default(),
+        )?;
+        let failed = match proof {
+            Proof::Holds { proven, unchecked } if from.iter().all(|n| proven.contains(n)) => {
+                write::println(format_args!("native:{formula}"))?;
+                write::println(format_args!("{}.", capitalised(&formula.sentence())))?;
+                write::println(format_args!(
+                    "# from the cache, not explained now: found before from n = {}; its tree \
+                     proven again now at n = {} (masked checks, or revealed, and confirmed by \
+                     replay); it speaks for the sizes checked, to n = {} (--no-cache explains \
+                     afresh)",
+                    runs(&from),
+                    runs(&proven),
+                    proven.last().copied().unwrap_or(0)
+                ))?;
+                if let Some((n, why)) = unchecked {
+                    write::println(format_args!("# not checked from n = {n}: {why}"))?;
+                }
+                return Ok(0);
+            }
+            Proof::Holds { unchecked, .. } => {
+                let (n, why) = unchecked.unwrap_or_default();
+                format!("cannot be proven now at n = {n} ({why})")
+            }
+            Proof::Refuted(n) => {
+                format!("is refuted at n = {n}: the black box's tree there is another")
+            }
+            Proof::Varies(v) => return varies(&a.spec, &v),
         };
-        if let Explained::Found {
-            inference,
-            verified,
-            ..
-        } = explain(&sizes)?
-            && inference.formula.as_ref() == Some(&formula)
-        {
-            write::println(format_args!("native:{formula}"))?;
-            write::println(format_args!("{}.", capitalised(&formula.sentence())))?;
-            write::println(format_args!(
-                "# from the cache: found before from n = {}; proven again now at n = {}; it \
-                 speaks for the sizes checked, to n = {} (--no-cache reveals every size)",
-                runs(&from),
-                runs(&verified),
-                verified.last().copied().unwrap_or(0)
-            ))?;
-            return Ok(0);
-        }
-        eprintln!(
-            "fprev: note: the cache's formula, native:{formula}, fails now: explaining afresh"
-        );
         cache::forget(cached.as_ref());
+        eprintln!(
+            "fprev: note: the cache's formula, native:{formula}, {failed}: dropped from the \
+             cache; explaining afresh"
+        );
     }
     let sizes = ExplainSizes {
         reveal: a.sizes.0.clone(),
         verify,
-        known: None,
         budget,
     };
     let explained = explain(&sizes)?;

@@ -46,8 +46,8 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     let known = cache::known(cached.as_ref());
     if let Some((f, from, _)) = &known {
         eprintln!(
-            "fprev: note: the formula is the cache's, native:{f}, found before from n = {} \
-             (--no-cache infers it afresh)",
+            "fprev: note: the cache holds native:{f}, found before from n = {}: its tree is \
+             proven at those sizes below n before it predicts (--no-cache infers afresh)",
             runs(from)
         );
     }
@@ -103,16 +103,19 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     };
     // 5: the order is revealed, its replay differs from the black box.
     let code = if revealed.confirmed() { 0 } else { 5 };
-    // A formula is kept once it predicted a confirmed tree, and forgotten
-    // once it mispredicted (the tree was revealed in full instead).
-    match (&revealed.document.inferred, &known) {
-        (Some(found), None) if code == 0 => {
-            if let Ok(f) = found.formula.parse() {
-                cache::keep(cached.as_ref(), &f, &found.from, &[]);
-            }
-        }
-        (None, Some(_)) => cache::forget(cached.as_ref()),
-        _ => {}
+    // A formula is kept once it predicted a confirmed tree; the cache's is
+    // forgotten once it failed (at a size it claims, or mispredicting n).
+    let inferred = revealed.document.inferred.as_ref();
+    if let Some((f, _, _)) = &known
+        && !inferred.is_some_and(|i| i.cached)
+    {
+        cache::forget(cached.as_ref());
+        eprintln!("fprev: note: native:{f} is dropped from the cache: it does not hold now");
+    }
+    if let Some(found) = inferred.filter(|i| !i.cached && code == 0)
+        && let Ok(f) = found.formula.parse()
+    {
+        cache::keep(cached.as_ref(), &f, &found.from, &[]);
     }
     let Revealed {
         mut document,

@@ -24,8 +24,12 @@ impl Output for Text {
                     Some(k) => format!("revealed (predicted, proven by {k} masked checks)"),
                     None => "not revealed at this size".to_string(),
                 };
+                let whence = match i.cached {
+                    true => "the cache's formula, its tree proven now at n =",
+                    false => "inferred from reveals at n =",
+                };
                 s += &format!(
-                    ": predicted by native:{}, inferred from reveals at n = {}; {how}",
+                    ": predicted by native:{}, {whence} {}; {how}",
                     i.formula,
                     fprev::sizes::runs(&i.from)
                 );

@@ -3,7 +3,7 @@
 //! its arithmetic, and the arithmetic of each part of the formula taken
 //! from those models ([`crate::emit::Plan`]).
 
-use super::{Confirm, Infer, Observer, Opener, PROVE_UP_TO, Request, reveal};
+use super::{Confirm, Infer, Observer, Opener, PROVE_UP_TO, Proof, Request, reveal};
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::document::TreeDocument;
 use crate::emit::{Op, Plan};
@@ -139,6 +139,9 @@ pub enum Prepared {
     },
     /// No formula of the order language gives the black box's trees.
     NoFormula,
+    /// The black box sums order-independently at the sizes said: no
+    /// formula describes it.
+    OrderIndependent(String),
     /// At this size the formula's tree, or its arithmetic, is not the
     /// black box's: why.
     NotConfirmed(usize, String),
@@ -146,7 +149,10 @@ pub enum Prepared {
 
 /// Everything emitted code for the black box `label` needs: whether it
 /// multiplies, its formula (`known`, with what to say of it, else
-/// explained now at the default sizes) and the plan ([`plan`]).
+/// explained now at the default sizes) and the plan ([`plan`]). A known
+/// formula (given by hand, the cache's, a tree file's) is a guess until
+/// the black box shows its tree: it is proven as an explained formula is
+/// ([`prove`]), and refused where it is not.
 pub fn prepare(
     label: &str,
     probe: &ProbeOptions,
@@ -163,9 +169,12 @@ pub fn prepare(
     let about = first.about();
     drop(first);
     let (formula, claim, explained) = match known {
-        Some((f, claim)) => (f, claim, None),
+        Some((f, claim)) => match prove(&f, probe, label, open, observer)? {
+            Ok(proven) => (f, format!("{claim}; {proven}"), None),
+            Err(refused) => return Ok(refused),
+        },
         None => match explain_default(probe, label, open, observer)? {
-            Some((f, from, checked)) => {
+            Ok((f, from, checked)) => {
                 let claim = format!(
                     "The order: fprev explain's formula, found from n = {} and checked at n = {}",
                     crate::sizes::runs(&from),
@@ -173,7 +182,7 @@ pub fn prepare(
                 );
                 (f.clone(), claim, Some((f, from, checked)))
             }
-            None => return Ok(Prepared::NoFormula),
+            Err(none) => return Ok(none),
         },
     };
     let (plan, at) = match plan(&formula, op, probe, label, open, observer)? {
@@ -203,22 +212,97 @@ pub fn prepare(
     })
 }
 
+/// A known formula proven at the sizes `fprev explain` reveals (each
+/// one) and checks past them (within its budget): what to say of it, or
+/// the refusal where the black box refutes it or a size it must hold at
+/// cannot be checked.
+fn prove(
+    formula: &Formula,
+    probe: &ProbeOptions,
+    label: &str,
+    open: &mut Opener,
+    observer: &mut dyn Observer,
+) -> Result<std::result::Result<String, Prepared>> {
+    let (must, past) = default_sizes()?;
+    let mut prove_at = |sizes: &[usize], budget| {
+        super::prove_known(
+            formula,
+            sizes,
+            budget,
+            probe,
+            &Default::default(),
+            &Confirm::default(),
+            label,
+            open,
+            observer,
+        )
+    };
+    let mut proven = Vec::new();
+    for (sizes, budget) in [(must, None), (past, Some(super::VERIFY_BUDGET))] {
+        let not_past = match prove_at(&sizes, budget)? {
+            Proof::Holds {
+                proven: now,
+                unchecked,
+            } => {
+                proven.extend(now);
+                unchecked
+            }
+            Proof::Refuted(n) => {
+                return Ok(Err(Prepared::NotConfirmed(
+                    n,
+                    format!("the black box's tree there is not native:{formula}'s"),
+                )));
+            }
+            Proof::Varies(_) => {
+                return Err(Error::Input(format!(
+                    "{label} varies from call to call: no code reproduces its bits"
+                )));
+            }
+        };
+        match not_past {
+            Some((n, why)) if budget.is_none() => {
+                return Ok(Err(Prepared::NotConfirmed(
+                    n,
+                    format!("native:{formula}'s tree could not be proven there ({why})"),
+                )));
+            }
+            Some((n, why)) => {
+                return Ok(Ok(format!(
+                    "its tree proven now at n = {} (not checked from n = {n}: {why})",
+                    crate::sizes::runs(&proven)
+                )));
+            }
+            None => {}
+        }
+    }
+    Ok(Ok(format!(
+        "its tree proven now at n = {}",
+        crate::sizes::runs(&proven)
+    )))
+}
+
+/// The sizes `fprev explain` reveals, and those it checks past them.
+fn default_sizes() -> Result<(Vec<usize>, Vec<usize>)> {
+    let reveal: crate::sizes::Sizes = crate::formula::infer::EXPLAIN_SIZES
+        .parse()
+        .map_err(Error::Input)?;
+    let verify: crate::sizes::Sizes = super::VERIFY_SIZES.parse().map_err(Error::Input)?;
+    Ok((reveal.0, verify.0))
+}
+
 /// `fprev explain`'s formula at its default sizes: the formula, the sizes
-/// it was found from and those it was checked at (`None`: no formula).
+/// it was found from and those it was checked at; else why there is none
+/// ([`Prepared::NoFormula`], [`Prepared::OrderIndependent`]).
 fn explain_default(
     probe: &ProbeOptions,
     label: &str,
     open: &mut Opener,
     observer: &mut dyn Observer,
-) -> Result<Option<Explanation>> {
-    let reveal: crate::sizes::Sizes = crate::formula::infer::EXPLAIN_SIZES
-        .parse()
-        .map_err(Error::Input)?;
-    let verify: crate::sizes::Sizes = super::VERIFY_SIZES.parse().map_err(Error::Input)?;
+) -> Result<std::result::Result<Explanation, Prepared>> {
+    let (reveal, verify) = default_sizes()?;
     let sizes = super::ExplainSizes {
-        reveal: reveal.0,
-        verify: verify.0,
-        known: None,
+        reveal,
+        verify,
         budget: Some(super::VERIFY_BUDGET),
     };
     let explained = super::explain(
@@ -235,15 +319,19 @@ fn explain_default(
             inference,
             trees,
             verified,
-        } => inference.formula.map(|f| {
-            let from = trees
-                .iter()
-                .map(SummationTree::n)
-                .filter(|n| !verified.contains(n))
-                .collect();
-            (f, from, verified)
-        }),
-        _ => None,
+        } => inference
+            .formula
+            .map(|f| {
+                let from = trees
+                    .iter()
+                    .map(SummationTree::n)
+                    .filter(|n| !verified.contains(n))
+                    .collect();
+                (f, from, verified)
+            })
+            .ok_or(Prepared::NoFormula),
+        super::Explained::OrderIndependent(why) => Err(Prepared::OrderIndependent(why)),
+        super::Explained::Varies(_) => Err(Prepared::NoFormula),
     })
 }
 

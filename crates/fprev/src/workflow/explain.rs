@@ -36,11 +36,6 @@ pub struct ExplainSizes {
     /// the size revealed), and a formula that fails one is inferred again
     /// with that tree.
     pub verify: Vec<usize>,
-    /// A formula known beforehand (from the cache): nothing is revealed to
-    /// infer one, it is checked at every `verify` size, and where one
-    /// refutes it no formula is claimed (the closest is it, failing
-    /// there).
-    pub known: Option<Formula>,
     /// Seconds a check may be expected to take: one call of the black box
     /// at a `verify` size is timed, and where a proof's calls (up to
     /// `n / 8`, and the confirmation's replays) would take longer, that
@@ -114,76 +109,103 @@ pub fn explain(
     open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<Explained> {
-    let request = Request {
-        probe: probe.clone(),
-        engine: *engine,
-        confirm: Confirm {
-            trials: confirm.trials,
-            arithmetic: Seek::WhereNeeded,
-            every_node: false,
-        },
-        infer: None,
-        runs: 0,
-        skeleton: false,
-        nearby: Vec::new(),
-        afresh: false,
-    };
+    let request = explain_request(probe, engine, confirm);
     let mut skipped: Vec<(usize, String)> = Vec::new();
     let mut independent = Vec::new();
     let mut varying = None;
+    // Sizes left unrevealed once order-independence was settled.
+    let mut unrevealed = 0;
     let mut reveal_at = |sizes: &[usize]| -> Result<Vec<SummationTree>> {
         let mut trees = Vec::new();
+        let mut streak = 0;
+        let mut settled_at = None;
+        let check = sizes
+            .iter()
+            .copied()
+            .filter(|&k| k <= INDEPENDENT_CHECK_UP_TO)
+            .max()
+            .unwrap_or(0);
         for (done, &n) in sizes.iter().enumerate() {
+            if settled_at == Some(n) {
+                continue;
+            }
             observer.revealing(n, done, sizes.len());
-            let mut black_box: Box<dyn Probe> = open(&probe.at(n))?;
-            let outcome = reveal(
-                &mut black_box,
-                label,
-                &request,
-                &mut opens_no_other,
-                &mut Silent,
-            );
-            match outcome {
-                Ok(Outcome::Revealed(r)) => trees.push(r.document.into_tree()),
-                Ok(Outcome::Varies(v)) => {
-                    skipped.push((n, format!("varies from call to call: {v}")));
-                    varying.get_or_insert(v);
+            // The tree revealed at `n`, if any; `Err(true)` where it is
+            // order-independent.
+            let mut at = |n: usize| -> Result<std::result::Result<SummationTree, bool>> {
+                let mut black_box: Box<dyn Probe> = open(&probe.at(n))?;
+                let outcome = reveal(
+                    &mut black_box,
+                    label,
+                    &request,
+                    &mut opens_no_other,
+                    &mut Silent,
+                );
+                match outcome {
+                    Ok(Outcome::Revealed(r)) => return Ok(Ok(r.document.into_tree())),
+                    Ok(Outcome::Varies(v)) => {
+                        skipped.push((n, format!("varies from call to call: {v}")));
+                        varying.get_or_insert(v);
+                    }
+                    Ok(Outcome::OrderIndependent(_)) => {
+                        independent.push(n);
+                        skipped.push((n, "order-independent".into()));
+                        return Ok(Err(true));
+                    }
+                    Err(e) if e.of_black_box() => skipped.push((n, e.to_string())),
+                    Err(e) => return Err(e),
                 }
-                Ok(Outcome::OrderIndependent(_)) => {
-                    independent.push(n);
-                    skipped.push((n, "order-independent".into()));
+                Ok(Err(false))
+            };
+            streak = match at(n)? {
+                Ok(tree) => {
+                    trees.push(tree);
+                    0
                 }
-                Err(e) if e.of_black_box() => skipped.push((n, e.to_string())),
-                Err(e) => return Err(e),
+                Err(true) if n > 2 => streak + 1,
+                Err(true) => streak,
+                Err(false) => 0,
+            };
+            // An order-independent black box shows it at the first sizes
+            // past two summands: once a run of them is, a larger size
+            // settles it, and no other is revealed.
+            if streak == INDEPENDENT_RUN && check > n && trees.iter().all(SummationTree::is_forced)
+            {
+                settled_at = Some(check);
+                match at(check)? {
+                    Ok(tree) => trees.push(tree),
+                    Err(true) => {
+                        unrevealed = sizes[done + 1..].iter().filter(|&&k| k != check).count();
+                        break;
+                    }
+                    Err(false) => {}
+                }
             }
         }
         observer.sizes_done();
         Ok(trees)
     };
-    let (mut inference, mut trees) = match &sizes.known {
-        Some(f) => {
-            let known = Inference {
-                formula: Some(f.clone()),
-                closest: None,
-                gaps: Vec::new(),
-            };
-            (known, Vec::new())
-        }
-        None => infer::explain(&sizes.reveal, &mut reveal_at)?,
-    };
+    let (mut inference, mut trees) = infer::explain(&sizes.reveal, &mut reveal_at)?;
     // A black box that adds in another order from call to call at some
     // size has no formula, whatever the sizes where it held still say.
     if let Some(v) = varying {
         return Ok(Explained::Varies(v));
     }
     // One or two summands have one tree each: such sizes explain nothing.
-    if sizes.known.is_none() && trees.iter().all(SummationTree::is_forced) {
+    if trees.iter().all(SummationTree::is_forced) {
         let broke = skipped.len() > independent.len();
+        let stopped = match unrevealed {
+            0 => String::new(),
+            k => format!(
+                "; the {k} other sizes asked were not revealed: {INDEPENDENT_RUN} sizes in a row \
+                 and a larger one settle it"
+            ),
+        };
         return if !independent.is_empty() && !broke {
             Ok(Explained::OrderIndependent(format!(
                 "the black box sums order-independently at n = {}: every order of random \
                  inputs gave the same bits (an exact or pre-rounded sum), so no formula \
-                 describes it",
+                 describes it{stopped}",
                 runs(&independent)
             )))
         } else if skipped.is_empty() {
@@ -216,78 +238,16 @@ pub fn explain(
             break;
         };
         observer.revealing(v, done, past.len());
-        let predicted = formula.tree(v);
-        let request = Request {
-            nearby: vec![Arc::new(TreeDocument::new(predicted.clone()))],
-            ..request.clone()
+        let tree = match check_at(&formula, v, sizes.budget, &request, label, open)? {
+            AtSize::Tree(tree) => tree,
+            AtSize::Skipped(why) => {
+                skipped.push((v, why));
+                break;
+            }
+            AtSize::Varies(v) => return Ok(Explained::Varies(v)),
         };
-        // A size the black box cannot take (a GEMV's square matrix past
-        // memory) is not checked, and the formula speaks for less.
-        let mut black_box: Box<dyn Probe> = match open(&probe.at(v)) {
-            Ok(b) => b,
-            Err(e) if matches!(e.plain(), Error::Input(_)) => {
-                skipped.push((v, e.to_string()));
-                break;
-            }
-            Err(e) => return Err(e),
-        };
-        if let Some(budget) = sizes.budget {
-            // The second call: the first may compile a kernel (XLA).
-            let ones = vec![1.0; v];
-            let mut out = [0.0];
-            black_box.sum(&ones, &mut out)?;
-            let started = std::time::Instant::now();
-            black_box.sum(&ones, &mut out)?;
-            let call = started.elapsed().as_secs_f64();
-            // A proof's calls (n / 24 to n / 8) and the confirmation's
-            // replays; a black box no proof can check is revealed, which
-            // takes longer than this says.
-            let expected = call * (v / 8 + 48) as f64;
-            if expected > budget {
-                skipped.push((
-                    v,
-                    format!(
-                        "not checked: a call takes {call:.3} s, so a check would take about \
-                         {expected:.0} s (--verify {v} asks for it)"
-                    ),
-                ));
-                break;
-            }
-        }
-        let found = reveal(
-            &mut black_box,
-            label,
-            &request,
-            &mut opens_no_other,
-            &mut Silent,
-        );
-        let tree = match found {
-            Ok(Outcome::Revealed(r)) if r.confirmed() => r.document.into_tree(),
-            Ok(Outcome::Revealed(_)) => {
-                skipped.push((v, "its tree was not confirmed by replay".into()));
-                break;
-            }
-            Ok(Outcome::Varies(v)) => return Ok(Explained::Varies(v)),
-            Ok(Outcome::OrderIndependent(_)) => {
-                skipped.push((v, "order-independent".into()));
-                break;
-            }
-            Err(e) if e.of_black_box() => {
-                skipped.push((v, e.to_string()));
-                break;
-            }
-            Err(e) => return Err(e),
-        };
-        let held = tree == predicted;
+        let held = tree == formula.tree(v);
         trees.push(tree);
-        if !held && sizes.known.is_some() {
-            inference = Inference {
-                formula: None,
-                closest: Some((formula, v)),
-                gaps: Vec::new(),
-            };
-            break;
-        }
         if !held {
             inference = refit(&trees, formula, v);
             observer.note(Note::Refitted {
@@ -308,6 +268,193 @@ pub fn explain(
         inference,
         trees,
         verified,
+    })
+}
+
+/// Order-independent sizes past two summands, one after another, after
+/// which an explanation reveals the largest size asked up to
+/// [`INDEPENDENT_CHECK_UP_TO`] and, where that is order-independent too, no
+/// other.
+pub const INDEPENDENT_RUN: usize = 4;
+
+/// The largest size revealed to settle order-independence: a reveal of an
+/// order-independent black box fails only after calls that grow faster
+/// than `n²` (a Python `math.fsum`: 0.7 s at 128 summands, 8 s at 512,
+/// 6.5 minutes at 2,048).
+pub const INDEPENDENT_CHECK_UP_TO: usize = 128;
+
+/// What checking a formula known beforehand (the cache's, one given by
+/// hand) at sizes found: it is a guess until the black box shows its tree.
+#[derive(Debug)]
+pub enum Proof {
+    /// The formula's tree is the black box's at each size of `proven`
+    /// (ascending), proven with masked checks (or revealed) and confirmed
+    /// by replay; from the size of `unchecked` on, nothing was checked,
+    /// for the reason it gives.
+    Holds {
+        /// The sizes where its tree is the black box's.
+        proven: Vec<usize>,
+        /// The first size not checked, and why.
+        unchecked: Option<(usize, String)>,
+    },
+    /// The black box's tree at this size is not the formula's.
+    Refuted(usize),
+    /// The black box answers one input differently on different calls.
+    Varies(Variation),
+}
+
+/// Checks `formula`, known beforehand, at each of `sizes` (ascending) as
+/// [`explain`] checks its formula past the sizes it revealed: the
+/// formula's tree proven with masked checks (a reveal where no proof can
+/// be made) and confirmed by replay, within `budget` (see
+/// [`ExplainSizes::budget`]). Stops at the first size that refutes it or
+/// cannot be checked.
+///
+/// ```
+/// use fprev::probe::ProbeOptions;
+/// use fprev::reveal::Silent;
+/// use fprev::workflow::{self, Confirm, Proof};
+///
+/// let mut open = |o: &ProbeOptions| fprev::open("native:below(10, reverse, pairwise)", o);
+/// let mut prove = |f: &str| {
+///     workflow::prove_known(&f.parse().unwrap(), &[4, 9, 100], None, &ProbeOptions::default(),
+///                           &Default::default(), &Confirm::default(), "b", &mut open,
+///                           &mut Silent)
+///         .unwrap()
+/// };
+/// // Right at 100, wrong below 10: a guess at one size is refuted at another.
+/// assert!(matches!(prove("pairwise"), Proof::Refuted(4)));
+/// let Proof::Holds { proven, unchecked } = prove("below(10, reverse, pairwise)") else {
+///     panic!("its own formula holds")
+/// };
+/// assert_eq!((proven, unchecked), (vec![4, 9, 100], None));
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn prove_known(
+    formula: &Formula,
+    sizes: &[usize],
+    budget: Option<f64>,
+    probe: &ProbeOptions,
+    engine: &Options,
+    confirm: &Confirm,
+    label: &str,
+    open: &mut Opener,
+    observer: &mut dyn Observer,
+) -> Result<Proof> {
+    let request = explain_request(probe, engine, confirm);
+    let mut proven = Vec::new();
+    let mut unchecked = None;
+    for (done, &v) in sizes.iter().enumerate() {
+        observer.revealing(v, done, sizes.len());
+        match check_at(formula, v, budget, &request, label, open)? {
+            AtSize::Tree(tree) if tree == formula.tree(v) => proven.push(v),
+            AtSize::Tree(_) => {
+                observer.sizes_done();
+                return Ok(Proof::Refuted(v));
+            }
+            AtSize::Skipped(why) => {
+                unchecked = Some((v, why));
+                break;
+            }
+            AtSize::Varies(v) => {
+                observer.sizes_done();
+                return Ok(Proof::Varies(v));
+            }
+        }
+    }
+    observer.sizes_done();
+    Ok(Proof::Holds { proven, unchecked })
+}
+
+/// How an explanation reveals each size: confirmed on `confirm.trials`
+/// random inputs, its arithmetic sought only where plain additions do not
+/// replay it or it multiplies.
+fn explain_request(probe: &ProbeOptions, engine: &Options, confirm: &Confirm) -> Request {
+    Request {
+        probe: probe.clone(),
+        engine: *engine,
+        confirm: Confirm {
+            trials: confirm.trials,
+            arithmetic: Seek::WhereNeeded,
+            every_node: false,
+        },
+        infer: None,
+        runs: 0,
+        skeleton: false,
+        nearby: Vec::new(),
+        afresh: false,
+    }
+}
+
+/// What the black box showed at a size checked against a formula.
+enum AtSize {
+    /// Its tree, confirmed by replay.
+    Tree(SummationTree),
+    /// Not checked: why.
+    Skipped(String),
+    /// It varies from call to call.
+    Varies(Variation),
+}
+
+/// The black box's tree at `v`, its reveal starting from `formula`'s tree
+/// (proven with masked checks where it is the black box's) and confirmed
+/// by replay; not checked where the black box cannot take that size, or
+/// (with a `budget`) where one timed call says the check would take
+/// longer.
+fn check_at(
+    formula: &Formula,
+    v: usize,
+    budget: Option<f64>,
+    request: &Request,
+    label: &str,
+    open: &mut Opener,
+) -> Result<AtSize> {
+    let request = Request {
+        nearby: vec![Arc::new(TreeDocument::new(formula.tree(v)))],
+        ..request.clone()
+    };
+    // A size the black box cannot take (a GEMV's square matrix past
+    // memory) is not checked, and the formula speaks for less.
+    let mut black_box: Box<dyn Probe> = match open(&request.probe.at(v)) {
+        Ok(b) => b,
+        Err(e) if matches!(e.plain(), Error::Input(_)) => {
+            return Ok(AtSize::Skipped(e.to_string()));
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(budget) = budget {
+        // The second call: the first may compile a kernel (XLA).
+        let ones = vec![1.0; v];
+        let mut out = [0.0];
+        black_box.sum(&ones, &mut out)?;
+        let started = std::time::Instant::now();
+        black_box.sum(&ones, &mut out)?;
+        let call = started.elapsed().as_secs_f64();
+        // A proof's calls (n / 24 to n / 8) and the confirmation's
+        // replays; a black box no proof can check is revealed, which
+        // takes longer than this says.
+        let expected = call * (v / 8 + 48) as f64;
+        if expected > budget {
+            return Ok(AtSize::Skipped(format!(
+                "not checked: a call takes {call:.3} s, so a check would take about \
+                 {expected:.0} s (--verify {v} asks for it)"
+            )));
+        }
+    }
+    let found = reveal(
+        &mut black_box,
+        label,
+        &request,
+        &mut opens_no_other,
+        &mut Silent,
+    );
+    Ok(match found {
+        Ok(Outcome::Revealed(r)) if r.confirmed() => AtSize::Tree(r.document.into_tree()),
+        Ok(Outcome::Revealed(_)) => AtSize::Skipped("its tree was not confirmed by replay".into()),
+        Ok(Outcome::Varies(v)) => AtSize::Varies(v),
+        Ok(Outcome::OrderIndependent(_)) => AtSize::Skipped("order-independent".into()),
+        Err(e) if e.of_black_box() => AtSize::Skipped(e.to_string()),
+        Err(e) => return Err(e),
     })
 }
 

@@ -84,8 +84,21 @@ pub enum Note {
         n: usize,
         /// The formula.
         formula: String,
-        /// The sizes it was inferred from.
+        /// The sizes it was inferred from (none: it was given), or proven
+        /// at now where it is the cache's.
         from: Vec<usize>,
+        /// Whether it is the cache's, found before.
+        cached: bool,
+    },
+    /// A formula known beforehand (the cache's) does not hold now: a
+    /// formula is inferred afresh.
+    KnownFailed {
+        /// The formula.
+        formula: String,
+        /// The size where it was refuted, or could not be checked.
+        n: usize,
+        /// What the black box showed there.
+        why: String,
     },
     /// The prediction was not proven with masked inputs.
     NotProven(Error),
@@ -271,13 +284,33 @@ impl fmt::Display for Note {
                 "the formula inferred fails at n = {failed_at}, checked past the sizes \
                  revealed, and no formula gives every tree with that one"
             ),
-            Note::Predicted { n, formula, from } if from.is_empty() => {
+            Note::Predicted {
+                n,
+                formula,
+                from,
+                cached: true,
+            } => write!(
+                f,
+                "n = {n} predicted by native:{formula}, the cache's formula, its tree proven \
+                 now at n = {}",
+                runs(from)
+            ),
+            Note::Predicted {
+                n, formula, from, ..
+            } if from.is_empty() => {
                 write!(f, "n = {n} predicted by native:{formula}, as given")
             }
-            Note::Predicted { n, formula, from } => write!(
+            Note::Predicted {
+                n, formula, from, ..
+            } => write!(
                 f,
                 "n = {n} predicted by native:{formula}, inferred from reveals at n = {}",
                 runs(from)
+            ),
+            Note::KnownFailed { formula, n, why } => write!(
+                f,
+                "the cache's formula, native:{formula}, does not hold now at n = {n} ({why}): \
+                 a formula is inferred afresh"
             ),
             Note::NotProven(why) => write!(f, "not proven: {}", Report(why)),
             Note::Described {

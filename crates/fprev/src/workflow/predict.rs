@@ -16,7 +16,7 @@ use crate::tree::SummationTree;
 use crate::variation::Variation;
 
 use super::confirm::{Confirmed, Known, Seek};
-use super::explain::{ExplainSizes, Explained, explain};
+use super::explain::{ExplainSizes, Explained, Proof, explain, prove_known};
 use super::{Note, Observer, Opener, Request};
 
 /// Sizes a prediction reveals beyond [`EXPLAIN_SIZES`] (those up to half
@@ -37,8 +37,11 @@ pub struct Infer {
     /// Up to this `n`, the prediction is also proven with masked inputs,
     /// one check per node (0: never).
     pub prove_up_to: usize,
-    /// A formula known beforehand (the cache's) and the sizes it was found
-    /// from: it predicts, and nothing is revealed to infer one.
+    /// A formula known beforehand and the sizes to prove it at before it
+    /// predicts (the cache's, at the sizes it was found from below `n`;
+    /// none: it was proven already, as emitted code's is): where it holds
+    /// there, nothing is revealed to infer one; where it does not, one is
+    /// inferred afresh (and said).
     pub known: Option<(Formula, Vec<usize>)>,
 }
 
@@ -90,17 +93,56 @@ pub(super) fn predict(
     observer: &mut dyn Observer,
 ) -> Result<Prediction> {
     if let Some((formula, from)) = &infer.known {
-        observer.note(Note::Predicted {
-            n,
-            formula: formula.to_string(),
-            from: from.clone(),
-        });
-        let inferred = Inferred {
-            formula: formula.to_string(),
-            from: from.clone(),
-            proven: None,
+        let prove_at: Vec<usize> = from.iter().copied().filter(|&k| k < n).collect();
+        let proof = match prove_at.is_empty() {
+            true => Proof::Holds {
+                proven: Vec::new(),
+                unchecked: None,
+            },
+            false => prove_known(
+                formula,
+                &prove_at,
+                None,
+                &request.probe,
+                &request.engine,
+                &request.confirm,
+                label,
+                open,
+                observer,
+            )?,
         };
-        return Ok(Prediction::Formula(formula.clone(), inferred));
+        let failed = match proof {
+            Proof::Holds {
+                proven,
+                unchecked: None,
+            } => {
+                let cached = !from.is_empty();
+                observer.note(Note::Predicted {
+                    n,
+                    formula: formula.to_string(),
+                    from: proven.clone(),
+                    cached,
+                });
+                let inferred = Inferred {
+                    formula: formula.to_string(),
+                    from: proven,
+                    proven: None,
+                    cached,
+                };
+                return Ok(Prediction::Formula(formula.clone(), inferred));
+            }
+            Proof::Holds {
+                unchecked: Some((at, why)),
+                ..
+            } => (at, why),
+            Proof::Refuted(at) => (at, "the black box's tree there is another".to_string()),
+            Proof::Varies(v) => return Ok(Prediction::Varies(v)),
+        };
+        observer.note(Note::KnownFailed {
+            formula: formula.to_string(),
+            n: failed.0,
+            why: failed.1,
+        });
     }
     let below = infer.sizes_below(n)?;
     if below.len() < 2 {
@@ -114,7 +156,6 @@ pub(super) fn predict(
     let sizes = ExplainSizes {
         reveal: below,
         verify: Vec::new(),
-        known: None,
         budget: None,
     };
     let (found, trees) = match explain(
@@ -163,11 +204,13 @@ pub(super) fn predict(
         n,
         formula: formula.to_string(),
         from: from.clone(),
+        cached: false,
     });
     let inferred = Inferred {
         formula: formula.to_string(),
         from,
         proven: None,
+        cached: false,
     };
     Ok(Prediction::Formula(formula, inferred))
 }
