@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use fprev::invariance::{self as study, Knob, MAX_PROCESSES, Setting, formula_of};
+use fprev::invariance::{self as study, Knob, Setting, formula_of};
 use fprev::probe::ProbeOptions;
 use fprev::probe::python::Described;
 use fprev::spec::Spec;
@@ -164,12 +164,16 @@ impl Study {
     }
 }
 
-/// The combinations of environment variables `env` (name to values) a
-/// study runs, one process each, as lists of `(name, value)`.
+/// The processes a study of `env` (name to values) runs: each combination
+/// `processes` times, as `(setting, environment)`: the setting its study
+/// nests under (the repeat numbered where there are several) and the
+/// variables to set.
 #[pyfunction]
+#[pyo3(signature = (env, processes=1))]
 pub(crate) fn environment_settings(
     env: Vec<(String, Vec<String>)>,
-) -> PyResult<Vec<Vec<(String, String)>>> {
+    processes: usize,
+) -> PyResult<Vec<(Vec<(String, String)>, Vec<(String, String)>)>> {
     let knobs = env
         .iter()
         .map(|(name, values)| {
@@ -178,8 +182,8 @@ pub(crate) fn environment_settings(
         })
         .collect::<fprev::Result<Vec<_>>>()
         .map_err(to_py)?;
-    let all = study::settings(&knobs, MAX_PROCESSES).map_err(to_py)?;
-    Ok(all.into_iter().map(|s| s.0).collect())
+    let plan = study::processes(&knobs, processes).map_err(to_py)?;
+    Ok(plan.into_iter().map(|(s, e)| (s.0, e.0)).collect())
 }
 
 /// The study of one process each: each `(setting, study file)` with its

@@ -253,7 +253,8 @@ impl Command {
             Command::Explain(a) => Some(&a.mpi),
             Command::Survey(a) => Some(&a.mpi),
             // Each environment is a job of its own, started by its process.
-            Command::Invariance(a) if a.env.is_empty() || a.one_process => Some(&a.mpi),
+            Command::Invariance(a) if a.processes() == 1 && a.env.is_empty() => Some(&a.mpi),
+            Command::Invariance(a) if a.one_process => Some(&a.mpi),
             _ => None,
         }
     }
@@ -457,6 +458,12 @@ pub(crate) struct InvarianceArgs {
     /// MKL_CBWR, MKL_NUM_THREADS, RAYON_NUM_THREADS, …).
     #[arg(long, value_name = "NAME=V1,V2,…")]
     pub(crate) env: Vec<String>,
+    /// Fresh processes each setting runs in, repeats compared: an order
+    /// that differs between processes of one setting (a hash seed, a
+    /// thread pool's start-up) blames no knob, and is said so (1 to 16)
+    /// [default: 2 with --env, else 1: the study runs in this process].
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u8).range(1..=16))]
+    pub(crate) processes: Option<u8>,
     /// Random inputs each revealed tree is replayed on (as reveal's
     /// --confirm); an order its replay does not confirm supports no claim.
     #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS, value_parser = parse_confirm)]

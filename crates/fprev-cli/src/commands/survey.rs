@@ -152,6 +152,8 @@ fn knob_study(t: &KnobTrial<'_>, a: &SurveyArgs) -> Result<fprev::invariance::St
         confirm: fprev::check::CONFIRM_TRIALS,
         timeout: a.guard.timeout,
         mpi: None,
+        // A survey's knob study runs each value once, to bound its cost.
+        processes: 1,
     };
     invariance::study(&subject, &t.inside, &t.environment)
 }
