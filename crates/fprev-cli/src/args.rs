@@ -149,6 +149,25 @@ pub(crate) enum Command {
     /// The cache of formulas explain and reveal --infer keep: list it,
     /// clear it, or say where it is.
     Cache(CacheArgs),
+    /// The bits of a black box's answers to seeded random inputs, as JSON:
+    /// what `reveal --processes` asks each fresh process.
+    #[command(hide = true)]
+    Answers(AnswersArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct AnswersArgs {
+    pub(crate) spec: Spec,
+    #[command(flatten)]
+    pub(crate) black_box: BlackBoxArgs,
+    /// Random inputs to answer.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) inputs: u16,
+    /// Their seed.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) guard: GuardArgs,
 }
 
 #[derive(Args, Debug)]
@@ -304,6 +323,13 @@ pub(crate) struct RevealArgs {
     /// varying one is summarised over 50 calls of each input.
     #[arg(long, value_name = "R", default_value_t = 0, value_parser = parse_runs)]
     pub(crate) runs: usize,
+    /// Before revealing, look for an order fixed in each process but
+    /// chosen as it starts (a hash seed, a thread pool's start-up, an
+    /// allocation's address): the bits of 8 random inputs in this process
+    /// and P-1 fresh ones compared (exit 6, nothing written, when they
+    /// differ); 2 to 16. --runs looks within this one process.
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u8).range(2..=16))]
+    pub(crate) processes: Option<u8>,
     /// Where the black box varies, say so and how much, but do not look
     /// for its skeleton: the subtrees every call shares, found with each
     /// masked query asked R times (or min(50, max(4, 400000/N)) without

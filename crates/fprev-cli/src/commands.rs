@@ -50,6 +50,7 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Compare(a) => compare::run(a),
         Command::Invariance(a) => invariance::run(a),
         Command::Cache(a) => cache::run(a),
+        Command::Answers(a) => reveal::answers(a),
         Command::Probes => {
             for family in fprev::spec::FAMILIES {
                 let status = match family.available() {

@@ -166,6 +166,67 @@ fn an_order_drawn_per_process_blames_no_knob() {
     assert!(!text.contains("pin DUMMY"), "{text}");
 }
 
+/// `reveal --processes` compares the answers of fresh processes: an order
+/// drawn per process is exit 6, said so, where a reveal in one process
+/// exits 0 with that process's tree; a deterministic black box passes,
+/// and --runs says it looked within one process.
+#[cfg(feature = "python")]
+#[test]
+fn reveal_processes_tells_an_order_drawn_per_process() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("drawn.py"), DRAWN_PER_PROCESS).unwrap();
+    let spec = format!("python:{}:f", dir.path().join("drawn.py").display());
+    let out = run_in(
+        dir.path(),
+        &["reveal", &spec, "-n", "64", "--processes", "3"],
+    );
+    let text = assert_code(&out, 6);
+    assert!(
+        text.contains("its answer to the same input changes from process to process"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gave different bits in 3 processes"),
+        "{text}"
+    );
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            "numpy:sum",
+            "-n",
+            "64",
+            "--processes",
+            "2",
+            "--runs",
+            "4",
+        ],
+    );
+    assert_code(&out, 0);
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("the same bits in each of 2 processes on each of 8 random inputs"),
+        "{err}"
+    );
+    assert!(
+        err.contains("deterministic within this one process"),
+        "{err}"
+    );
+    // An MPI job's ranks are not fresh processes of one's own.
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            "native:pairwise",
+            "--processes",
+            "2",
+            "--ranks",
+            "2",
+        ],
+    );
+    assert_error(&out, 2);
+}
+
 #[test]
 fn bad_knobs_are_refused_before_any_reveal() {
     let dir = TempDir::new().unwrap();
