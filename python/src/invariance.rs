@@ -231,6 +231,7 @@ pub(crate) fn invariance(
         batch,
         rows,
         columns,
+        offsets: Vec::new(),
     };
     let spec: Option<Spec> = match black_box.extract::<String>() {
         Ok(text) => Some(text.parse().map_err(to_py)?),

@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use fprev::Spec;
 use fprev::check;
 use fprev::format::Format;
-use fprev::probe::ProbeOptions;
+use fprev::probe::{Offset, ProbeOptions};
 use fprev::reveal::{Algorithm, Options, Pivot};
 use fprev::sizes::Sizes;
 use fprev::workflow::{self, PROVE_UP_TO};
@@ -190,6 +190,12 @@ pub(crate) struct BlackBoxArgs {
     /// [default: the black box's own].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) threads: Option<u16>,
+    /// Hand the black box its input in an array starting this far past a
+    /// 64-byte boundary, in bytes (1B) or elements (1): the order found
+    /// holds for that alignment (numpy:…, python:…, jax:…) [default: where
+    /// NumPy's allocation puts it, aligned to its values].
+    #[arg(long, value_name = "OFFSET", value_parser = parse_offset)]
+    pub(crate) offset: Option<Offset>,
     #[command(flatten)]
     pub(crate) mpi: MpiArgs,
 }
@@ -245,6 +251,7 @@ impl BlackBoxArgs {
             column: self.column,
             threads: self.threads.map(usize::from),
             ranks: self.mpi.ranks.map(usize::from),
+            offset: self.offset,
             ..self.format.options(dtype)
         }
     }
@@ -477,6 +484,13 @@ pub(crate) struct InvarianceArgs {
     /// --shape, the first 16, the middle and the last].
     #[arg(long, value_name = "J,J,…", value_delimiter = ',', value_parser = parse_column)]
     pub(crate) columns: Vec<usize>,
+    /// Where the input array starts past a 64-byte boundary, in bytes
+    /// (1B, 4B) or elements (1), e.g. 0,1B,1: a library may sum an
+    /// unaligned array in another order (NumPy buffers one in chunks of
+    /// 8,192 elements). For black boxes handed a NumPy array (numpy:…,
+    /// python:…, jax:…) [default: where NumPy's allocation puts it].
+    #[arg(long, value_name = "OFFSET,…", value_delimiter = ',', value_parser = parse_offset)]
+    pub(crate) offset: Vec<Offset>,
     /// An environment variable and its values, NAME=V1,V2,… (unset: not
     /// set); repeatable. Each combination runs in a process of its own,
     /// since libraries read these when they load (OPENBLAS_NUM_THREADS,
@@ -959,6 +973,11 @@ fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
         )),
         _ => Err(format!("'{s}' is not a number of seconds above 0")),
     }
+}
+
+/// `--offset`: bytes (`1B`) or elements (`1`), bounded.
+fn parse_offset(s: &str) -> std::result::Result<Offset, String> {
+    s.parse().map_err(|e: fprev::Error| e.to_string())
 }
 
 /// `check --trials`: from 1 to [`check::MAX_TRIALS`].

@@ -227,6 +227,51 @@ fn reveal_processes_tells_an_order_drawn_per_process() {
     assert_error(&out, 2);
 }
 
+/// NumPy buffers an unaligned array in chunks of 8,192 elements: a float32
+/// view one byte past an aligned address is summed in another order at n
+/// = 20,000, which `--offset` names as the knob; reveal says which
+/// alignment its tree holds for, and a black box handed no NumPy array
+/// refuses an offset.
+#[cfg(feature = "python")]
+#[test]
+fn numpy_sums_an_unaligned_view_in_another_order() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["invariance", "numpy:sum", "-n", "20000", "--offset", "0,1B"],
+    );
+    let text = assert_code(&out, 1);
+    assert!(text.contains("2 distinct outcomes:"), "{text}");
+    assert!(text.contains("  [A] offset=0\n  [B] offset=1B\n"), "{text}");
+    assert!(
+        text.contains("not invariant: changing offset alone changes the order"),
+        "{text}"
+    );
+    let out = run_in(dir.path(), &["reveal", "numpy:sum", "-n", "64"]);
+    assert_code(&out, 0);
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("numpy:sum is handed its input in an array where NumPy's allocation puts it"),
+        "{err}"
+    );
+    let out = run_in(
+        dir.path(),
+        &["reveal", "numpy:sum", "-n", "64", "--offset", "1B"],
+    );
+    assert_code(&out, 0);
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("starting 1 byte past a 64-byte boundary"),
+        "{err}"
+    );
+    for args in [
+        &["reveal", "native:pairwise", "--offset", "1B"][..],
+        &["invariance", "native:pairwise", "--offset", "0,1"][..],
+    ] {
+        assert_error(&run_in(dir.path(), args), 2);
+    }
+}
+
 #[test]
 fn bad_knobs_are_refused_before_any_reveal() {
     let dir = TempDir::new().unwrap();

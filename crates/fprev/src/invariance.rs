@@ -55,7 +55,7 @@ pub const MAX_REVEALS: usize = 4096;
 
 /// The knobs a study turns inside one process; every other knob is an
 /// environment variable (or [`PROCESS`]).
-pub const IN_PROCESS: [&str; 4] = ["threads", "batch", "row", "column"];
+pub const IN_PROCESS: [&str; 5] = ["threads", "batch", "row", "column", "offset"];
 
 /// The knob that numbers the fresh processes one setting ran in: its
 /// values are repeats, not settings, and tell an order that changes
@@ -118,7 +118,7 @@ impl Knob {
         if knob.in_process() || name == PROCESS {
             return Err(Error::Input(format!(
                 "{name}: that name is a knob of its own, not an environment variable: \
-                 study it as threads, batch, rows, columns or processes"
+                 study it as threads, batch, rows, columns, offset or processes"
             )));
         }
         Ok(knob)

@@ -8,7 +8,7 @@ use fprev::probe::ProbeOptions;
 use fprev::sizes::{Sizes, runs};
 use fprev::workflow::{self, Confirm, ExplainSizes, Explained, VERIFY_BUDGET, VERIFY_SIZES};
 
-use super::{cache, open_guarded, order_independent, varies};
+use super::{alignment, cache, open_guarded, order_independent, varies};
 use crate::args::ExplainArgs;
 use crate::watch::Watch;
 use crate::write;
@@ -19,6 +19,9 @@ use crate::write;
 /// are order-independent.
 pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     a.guard.start();
+    if let Some(line) = alignment(&a.spec, None) {
+        eprintln!("fprev: note: {line}");
+    }
     let opts = ProbeOptions {
         shape: a.shape,
         ..a.number.options(None)

@@ -142,6 +142,7 @@ fn knobs(a: &InvarianceArgs) -> Result<(Vec<Knob>, Vec<Knob>)> {
         batch: a.batch.as_ref().map(|b| b.0.clone()),
         rows: a.rows.clone(),
         columns: a.columns.clone(),
+        offsets: a.offset.clone(),
     };
     let inside = turned.knobs(a.spec.op(), a.shape())?;
     let mut environment = Vec::new();
@@ -206,6 +207,7 @@ fn in_child(s: &Subject, inside: &[Knob], setting: &Setting) -> Result<Study> {
             "threads" => "--threads",
             "batch" => "--batch",
             "row" => "--rows",
+            "offset" => "--offset",
             _ => "--columns",
         };
         cmd.args([flag, &knob.values.join(",")]);

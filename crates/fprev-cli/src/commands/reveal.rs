@@ -15,7 +15,7 @@ use fprev::workflow::{self, Infer, Outcome, Request, Revealed};
 
 use super::cache;
 use super::check::save_mismatch;
-use super::{open_guarded, order_independent, varies, varies_line};
+use super::{alignment, open_guarded, order_independent, varies, varies_line};
 use crate::args::GuardArgs;
 use crate::args::{AnswersArgs, BlackBoxArgs, FormatArgs, OutputFormat, RevealArgs};
 use crate::watch::Watch;
@@ -42,6 +42,9 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     let mut black_box = open_guarded(&a.spec, &opts)?;
     if let Some(about) = black_box.about() {
         eprintln!("fprev: note: {}: {about}", a.spec);
+    }
+    if let Some(line) = alignment(&a.spec, a.black_box.offset) {
+        eprintln!("fprev: note: {line}");
     }
     if let Some(p) = a.processes {
         let seen = across_processes(&a.spec, &a.black_box, &a.guard, &mut black_box, p.into())?;
@@ -242,6 +245,9 @@ fn across_processes(
         }
         if let Some(t) = given.threads {
             cmd.args(["--threads", &t.to_string()]);
+        }
+        if let Some(o) = given.offset {
+            cmd.args(["--offset", &o.to_string()]);
         }
         if let Some(t) = guard.timeout {
             cmd.args(["--timeout", &t.to_string()]);
