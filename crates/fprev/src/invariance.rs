@@ -389,14 +389,18 @@ impl Study {
     /// finding's group: a setting a knob's effect can be read from.
     pub fn steady(&self) -> Vec<(Setting, usize)> {
         let group_of = self.group_of();
+        let mut at: HashMap<Setting, usize> = HashMap::new();
         let mut found: Vec<(Setting, Option<usize>)> = Vec::new();
         for (c, &g) in self.cases.iter().zip(&group_of) {
             let setting = c.setting.without(PROCESS);
             let holds = c.observed.holds().then_some(g);
-            match found.iter_mut().find(|(s, _)| *s == setting) {
-                Some((_, seen)) if *seen != holds => *seen = None,
+            match at.get(&setting) {
+                Some(&k) if found[k].1 != holds => found[k].1 = None,
                 Some(_) => {}
-                None => found.push((setting, holds)),
+                None => {
+                    at.insert(setting.clone(), found.len());
+                    found.push((setting, holds));
+                }
             }
         }
         found
@@ -410,27 +414,25 @@ impl Study {
     /// (their findings differ, a failure aside), with which.
     pub fn varying(&self) -> Vec<(Setting, Between)> {
         let group_of = self.group_of();
+        let mut first: HashMap<Setting, usize> = HashMap::new();
+        let mut at: HashMap<Setting, usize> = HashMap::new();
         let mut out: Vec<(Setting, Between)> = Vec::new();
-        let mut first: Vec<(Setting, usize)> = Vec::new();
         for (c, &g) in self.cases.iter().zip(&group_of) {
             let setting = c.setting.without(PROCESS);
             let between = match &c.observed {
                 Observed::Varies(_) => Some(Between::Calls),
                 Observed::Failed(_) => None,
-                _ => match first.iter().find(|(s, _)| *s == setting) {
-                    Some((_, seen)) if *seen != g => Some(Between::Processes),
-                    Some(_) => None,
-                    None => {
-                        first.push((setting.clone(), g));
-                        None
-                    }
-                },
+                _ => {
+                    (*first.entry(setting.clone()).or_insert(g) != g).then_some(Between::Processes)
+                }
             };
-            if let Some(between) = between {
-                match out.iter_mut().find(|(s, _)| *s == setting) {
-                    // Calls that vary say more than processes that differ.
-                    Some((_, b)) => *b = (*b).min(between),
-                    None => out.push((setting, between)),
+            let Some(between) = between else { continue };
+            match at.get(&setting) {
+                // Calls that vary say more than processes that differ.
+                Some(&k) => out[k].1 = out[k].1.min(between),
+                None => {
+                    at.insert(setting.clone(), out.len());
+                    out.push((setting, between));
                 }
             }
         }
