@@ -40,7 +40,6 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
     // The code follows the order found on an input aligned as NumPy
     // allocates one: said in it, since a view at an offset may differ.
     if let Some(line) = spec.parse().ok().and_then(|s: Spec| alignment(&s, None)) {
-        eprintln!("fprev: note: {line}");
         what.push(format!("{line}."));
     }
     let name = a

@@ -18,10 +18,19 @@ use crate::write;
 /// 3 when no size past two summands could be revealed, 4 when those sizes
 /// are order-independent.
 pub(super) fn run(a: ExplainArgs) -> Result<i32> {
-    a.guard.start();
-    if let Some(line) = alignment(&a.spec, None) {
+    let code = explained(&a)?;
+    // Said with a formula only: a failure finds nothing to hold.
+    if code == 0
+        && let Some(line) = alignment(&a.spec, None)
+    {
         eprintln!("fprev: note: {line}");
     }
+    Ok(code)
+}
+
+/// [`run`] but for the note on the input's alignment.
+fn explained(a: &ExplainArgs) -> Result<i32> {
+    a.guard.start();
     let opts = ProbeOptions {
         shape: a.shape,
         ..a.number.options(None)

@@ -43,9 +43,6 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     if let Some(about) = black_box.about() {
         eprintln!("fprev: note: {}: {about}", a.spec);
     }
-    if let Some(line) = alignment(&a.spec, a.black_box.offset) {
-        eprintln!("fprev: note: {line}");
-    }
     if let Some(p) = a.processes {
         let seen = across_processes(&a.spec, &a.black_box, &a.guard, &mut black_box, p.into())?;
         if let Some(seen) = &seen
@@ -163,6 +160,10 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
                 saved_to(saved.then_some(file))
             );
         }
+    }
+    // Said with a tree only: a failure finds nothing to hold.
+    if let Some(line) = alignment(&a.spec, a.black_box.offset) {
+        eprintln!("fprev: note: {line}");
     }
     a.output.write(&document, format)?;
     Ok(code)
