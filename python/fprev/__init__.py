@@ -431,6 +431,7 @@ def invariance(
     rows: Optional[Any] = None,
     columns: Optional[Any] = None,
     threads: Optional[Any] = None,
+    offsets: Optional[Any] = None,
     env: Optional[dict] = None,
     dtype: Any = "float32",
     confirm: int = 48,
@@ -464,6 +465,10 @@ def invariance(
             and the last of ``shape``'s ``N``.
         threads: thread counts, for specs that take one (``blas:``,
             ``reduce:``, ...).
+        offsets: where the input array starts past a 64-byte boundary,
+            ``"1B"`` (bytes) or ``1`` (elements), e.g. ``["0", "1B"]``:
+            NumPy sums an unaligned view in another order; specs handed a
+            NumPy array only (``numpy:``, ``python:PATH.py:FUNC``).
         env: environment variables and their values, e.g.
             ``{"OPENBLAS_NUM_THREADS": ["1", "2"]}`` (``"unset"``: not
             set); a library reads them when it loads, so each combination
@@ -504,6 +509,7 @@ def invariance(
         "batch": None if batch is None else _batch(batch),
         "rows": [str(r) if isinstance(r, str) else str(_count("a row", r, least=0)) for r in _listed(rows)],
         "columns": [_count("a column", c, least=0) for c in _listed(columns)],
+        "offsets": [str(o) if isinstance(o, str) else str(_count("an offset", o, least=0)) for o in _listed(offsets)],
     }
     fmt = _format_name(dtype)
     confirm = _count("confirm", confirm, least=0)
@@ -533,6 +539,7 @@ def invariance(
         ("--batch", knobs["batch"] or []),
         ("--rows", knobs["rows"]),
         ("--columns", knobs["columns"]),
+        ("--offset", knobs["offsets"]),
     ):
         if values:
             argv += [flag, ",".join(map(str, values))]

@@ -125,6 +125,7 @@ def invariance(
     batch: Optional[list[int]] = None,
     rows: list[str] = ...,
     columns: list[int] = ...,
+    offsets: list[str] = ...,
     confirm: int = 48,
 ) -> Study: ...
 def environment_settings(
