@@ -136,8 +136,9 @@ def test_an_order_drawn_per_process_blames_no_knob(tmp_path):
     assert len(study.cases) == 4
     assert "between fresh processes at DUMMY=1, DUMMY=2): no knob can be blamed" in str(study), str(study)
     # Without an environment, the study runs in fresh processes too.
-    alone = fprev.invariance("python:%s:f" % path, 64, processes=2)
-    assert [setting for setting, *_ in alone.cases] == [{"process": "1"}, {"process": "2"}]
+    # Three processes, lest two draw the same place (1 in 64).
+    alone = fprev.invariance("python:%s:f" % path, 64, processes=3)
+    assert [setting for setting, *_ in alone.cases] == [{"process": p} for p in "123"]
     assert not alone.invariant
 
 
