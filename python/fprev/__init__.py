@@ -435,9 +435,11 @@ def invariance(
     rows: Optional[Any] = None,
     columns: Optional[Any] = None,
     threads: Optional[Any] = None,
+    offsets: Optional[Any] = None,
     env: Optional[dict] = None,
     dtype: Any = "float32",
     confirm: int = 48,
+    processes: Optional[int] = None,
 ) -> Study:
     """Reveal one output's order under each batch size, output position,
     thread count and environment, and say what changes it and what to pin,
@@ -467,12 +469,21 @@ def invariance(
             and the last of ``shape``'s ``N``.
         threads: thread counts, for specs that take one (``blas:``,
             ``reduce:``, ...).
+        offsets: where the input array starts past a 64-byte boundary,
+            ``"1B"`` (bytes) or ``1`` (elements), e.g. ``["0", "1B"]``:
+            NumPy sums an unaligned view in another order; specs handed a
+            NumPy array only (``numpy:``, ``python:PATH.py:FUNC``).
         env: environment variables and their values, e.g.
             ``{"OPENBLAS_NUM_THREADS": ["1", "2"]}`` (``"unset"``: not
             set); a library reads them when it loads, so each combination
             runs in a fresh process (``fprev invariance``): specs only.
         dtype: as for :func:`reveal`.
         confirm: random inputs each tree is replayed on.
+        processes: fresh processes each environment runs in (1 to 16;
+            default 2 with ``env``, else 1: this process). Their studies
+            are compared: an order that differs between processes of one
+            setting (a hash seed, a thread pool's start-up) blames no knob.
+            Specs only, as ``env``.
 
     Returns:
         A :class:`Study`: true when invariant; ``str(study)`` is the
@@ -502,20 +513,27 @@ def invariance(
         "batch": None if batch is None else _batch(batch),
         "rows": [str(r) if isinstance(r, str) else str(_count("a row", r, least=0)) for r in _listed(rows)],
         "columns": [_count("a column", c, least=0) for c in _listed(columns)],
+        "offsets": [str(o) if isinstance(o, str) else str(_count("an offset", o, least=0)) for o in _listed(offsets)],
     }
     fmt = _format_name(dtype)
     confirm = _count("confirm", confirm, least=0)
     label = black_box if is_spec else _label(black_box)
-    if not env:
+    processes = (2 if env else 1) if processes is None else _count("processes", processes)
+    if processes > _fprev.MAX_REPEATS:
+        raise ValueError("processes must be at most %d, got %d" % (_fprev.MAX_REPEATS, processes))
+    if not env and processes == 1:
         return _fprev.invariance(black_box, n, fmt, label, shape=shape, confirm=confirm, **knobs)
     if not is_spec:
         raise TypeError(
-            "env: a callable cannot be sent to another process, and each environment needs a "
-            "process of its own: give a spec (\"numpy:sum\", \"python:PATH.py:FUNC\")"
+            "env and processes: a callable cannot be sent to another process, and each "
+            "environment needs a process of its own: give a spec (\"numpy:sum\", "
+            "\"python:PATH.py:FUNC\")"
         )
-    if not isinstance(env, dict):
+    if env is not None and not isinstance(env, dict):
         raise TypeError("env must be a dict of a variable's name to its values, got %s" % type(env).__name__)
-    settings = _fprev.environment_settings([(str(k), [str(v) for v in _listed(vs)]) for k, vs in env.items()])
+    plan = _fprev.environment_settings(
+        [(str(k), [str(v) for v in _listed(vs)]) for k, vs in (env or {}).items()], processes
+    )
     argv = ["invariance", black_box, "-n", str(n), "--dtype", fmt, "--confirm", str(confirm)]
     argv += ["--format", "json", "--one-process"]
     if shape is not None:
@@ -525,10 +543,11 @@ def invariance(
         ("--batch", knobs["batch"] or []),
         ("--rows", knobs["rows"]),
         ("--columns", knobs["columns"]),
+        ("--offset", knobs["offsets"]),
     ):
         if values:
             argv += [flag, ",".join(map(str, values))]
-    parts = [(setting, _study_in_child(argv, setting)) for setting in settings]
+    parts = [(setting, _study_in_child(argv, environ)) for setting, environ in plan]
     return _fprev.nested(parts, label, n, shape=shape)
 
 

@@ -125,9 +125,14 @@ def invariance(
     batch: Optional[list[int]] = None,
     rows: list[str] = ...,
     columns: list[int] = ...,
+    offsets: list[str] = ...,
     confirm: int = 48,
 ) -> Study: ...
-def environment_settings(env: list[tuple[str, list[str]]]) -> list[list[tuple[str, str]]]: ...
+def environment_settings(
+    env: list[tuple[str, list[str]]], processes: int = 1
+) -> list[tuple[list[tuple[str, str]], list[tuple[str, str]]]]: ...
+
+MAX_REPEATS: int
 def nested(
     parts: list[tuple[list[tuple[str, str]], str]], label: str, n: int, shape: Optional[list[int]] = None
 ) -> Study: ...

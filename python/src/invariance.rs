@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use fprev::invariance::{self as study, Knob, MAX_PROCESSES, Setting, formula_of};
-use fprev::probe::ProbeOptions;
+use fprev::invariance::{self as study, Knob, Setting, formula_of};
 use fprev::probe::python::Described;
+use fprev::probe::{Offset, ProbeOptions};
 use fprev::spec::Spec;
 use fprev::workflow::{self, Confirm, Request, Turned};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -21,6 +21,9 @@ use crate::tree::Tree;
 /// A case as Python sees it: its setting, what was found, the tree and
 /// whether it was proven.
 type CaseTuple = (BTreeMap<String, String>, &'static str, Option<Tree>, bool);
+
+/// A setting as Python hands it over: `(knob, value)` pairs.
+type Pairs = Vec<(String, String)>;
 
 /// A setting as a dict, knob name to value.
 fn dict(s: &Setting) -> BTreeMap<String, String> {
@@ -164,12 +167,16 @@ impl Study {
     }
 }
 
-/// The combinations of environment variables `env` (name to values) a
-/// study runs, one process each, as lists of `(name, value)`.
+/// The processes a study of `env` (name to values) runs: each combination
+/// `processes` times, as `(setting, environment)`: the setting its study
+/// nests under (the repeat numbered where there are several) and the
+/// variables to set.
 #[pyfunction]
+#[pyo3(signature = (env, processes=1))]
 pub(crate) fn environment_settings(
     env: Vec<(String, Vec<String>)>,
-) -> PyResult<Vec<Vec<(String, String)>>> {
+    processes: usize,
+) -> PyResult<Vec<(Pairs, Pairs)>> {
     let knobs = env
         .iter()
         .map(|(name, values)| {
@@ -178,8 +185,8 @@ pub(crate) fn environment_settings(
         })
         .collect::<fprev::Result<Vec<_>>>()
         .map_err(to_py)?;
-    let all = study::settings(&knobs, MAX_PROCESSES).map_err(to_py)?;
-    Ok(all.into_iter().map(|s| s.0).collect())
+    let plan = study::processes(&knobs, processes).map_err(to_py)?;
+    Ok(plan.into_iter().map(|(s, e)| (s.0, e.0)).collect())
 }
 
 /// The study of one process each: each `(setting, study file)` with its
@@ -206,7 +213,7 @@ pub(crate) fn nested(
 /// Studies `black_box` (a spec, or a callable summing `batch`'s rows of
 /// `n` a call) in this process.
 #[pyfunction]
-#[pyo3(signature = (black_box, n, dtype, label, shape=None, threads=Vec::new(), batch=None, rows=Vec::new(), columns=Vec::new(), confirm=fprev::check::CONFIRM_TRIALS))]
+#[pyo3(signature = (black_box, n, dtype, label, shape=None, threads=Vec::new(), batch=None, rows=Vec::new(), columns=Vec::new(), offsets=Vec::new(), confirm=fprev::check::CONFIRM_TRIALS))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn invariance(
     py: Python<'_>,
@@ -219,6 +226,7 @@ pub(crate) fn invariance(
     batch: Option<Vec<usize>>,
     rows: Vec<String>,
     columns: Vec<usize>,
+    offsets: Vec<String>,
     confirm: usize,
 ) -> PyResult<Study> {
     let format = format(dtype)?;
@@ -227,6 +235,11 @@ pub(crate) fn invariance(
         batch,
         rows,
         columns,
+        offsets: offsets
+            .iter()
+            .map(|o| o.parse::<Offset>())
+            .collect::<fprev::Result<_>>()
+            .map_err(to_py)?,
     };
     let spec: Option<Spec> = match black_box.extract::<String>() {
         Ok(text) => Some(text.parse().map_err(to_py)?),
@@ -249,6 +262,12 @@ pub(crate) fn invariance(
         }
         (None, None) => turned.batch.as_ref().map(|_| [1, 1, n]),
     };
+    if spec.is_none() && !turned.offsets.is_empty() {
+        return Err(PyValueError::new_err(
+            "offsets: a callable is handed fprev's own array; give a spec whose black box \
+             fprev hands a NumPy array at an offset (python:PATH.py:FUNC, numpy:…)",
+        ));
+    }
     if spec.is_none() && !turned.threads.is_empty() {
         return Err(PyValueError::new_err(
             "threads: fprev cannot set a callable's thread count: give a spec that takes one \

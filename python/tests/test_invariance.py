@@ -89,7 +89,10 @@ def test_numpy_gemm_regimes_are_those_of_its_bits():
 def test_numpy_sum_is_invariant_under_openblas_threads():
     study = assert_invariant_under("numpy:sum", 1000, env={"OPENBLAS_NUM_THREADS": ["1", "2"]})
     settings = [setting for setting, *_ in study.cases]
-    assert settings == [{"OPENBLAS_NUM_THREADS": "1"}, {"OPENBLAS_NUM_THREADS": "2"}]
+    # Each environment in two fresh processes, their repeats compared.
+    assert settings == [
+        {"OPENBLAS_NUM_THREADS": threads, "process": process} for threads in "12" for process in "12"
+    ]
     assert all(found == "order" for _, found, _, _ in study.cases)
     # The study file round-trips.
     again = fprev.Study.from_json(study.to_json())
@@ -103,8 +106,49 @@ def test_openblas_dot_changes_with_its_core_type():
     assert "OPENBLAS_CORETYPE" in report and "not invariant" in report, report
     study = fprev.invariance("blas:dot@openblas", 4096, env={"OPENBLAS_CORETYPE": ["Haswell", "SkylakeX"]})
     assert study.changing == ["OPENBLAS_CORETYPE"] and study.pin == ["OPENBLAS_CORETYPE"]
-    haswell, skylake = (tree for _, _, tree, _ in study.cases)
-    assert fprev.diff(haswell, skylake) is not None
+    trees = {setting["OPENBLAS_CORETYPE"]: tree for setting, _, tree, _ in study.cases}
+    assert fprev.diff(trees["Haswell"], trees["SkylakeX"]) is not None
+
+
+DRAWN_PER_PROCESS = """
+import os
+import numpy as np
+
+START = int.from_bytes(os.urandom(2), "little") % 64
+
+
+def f(x):
+    t = np.float32(0)
+    for k in range(len(x)):
+        t = np.float32(t + x[(START + k) % len(x)])
+    return t
+"""
+
+
+def test_an_order_drawn_per_process_blames_no_knob(tmp_path):
+    # Left to right from a place drawn as each process starts: the variable
+    # it never reads was named as changing the order, and to pin.
+    path = tmp_path / "drawn.py"
+    path.write_text(DRAWN_PER_PROCESS)
+    study = fprev.invariance("python:%s:f" % path, 64, env={"DUMMY": ["1", "2"]})
+    assert not study.invariant
+    assert study.changing == [] and study.pin is None
+    assert len(study.cases) == 4
+    assert "between fresh processes at DUMMY=1, DUMMY=2): no knob can be blamed" in str(study), str(study)
+    # Without an environment, the study runs in fresh processes too.
+    # Three processes, lest two draw the same place (1 in 64).
+    alone = fprev.invariance("python:%s:f" % path, 64, processes=3)
+    assert [setting for setting, *_ in alone.cases] == [{"process": p} for p in "123"]
+    assert not alone.invariant
+
+
+def test_numpy_sums_an_unaligned_view_in_another_order():
+    # NumPy buffers an unaligned array in chunks of 8,192 elements.
+    study = fprev.invariance("numpy:sum", 20000, offsets="0,1B")
+    assert [setting for setting, *_ in study.cases] == [{"offset": "0"}, {"offset": "1B"}]
+    assert study.changing == ["offset"] and not study.invariant
+    with pytest.raises(ValueError, match="give a spec"):
+        fprev.invariance(left_to_right, 48, offsets=["0", "1B"])
 
 
 def test_env_needs_a_spec():
@@ -122,6 +166,9 @@ def test_env_needs_a_spec():
         (lambda: fprev.invariance("numpy:sum", 100, env={"NOT A NAME": ["1"]}), "is not a knob"),
         (lambda: fprev.invariance("numpy:gemm", 1000, batch=[1, 2]), "give shape"),
         (lambda: fprev.invariance(left_to_right, 48), "nothing varies"),
+        (lambda: fprev.invariance("numpy:sum", 100, processes=17), "processes must be at most 16"),
+        (lambda: fprev.invariance("numpy:sum", 100, offsets="2B,9999B"), "'9999B' is not an offset"),
+        (lambda: fprev.invariance("numpy:sum", 100, processes=10**30), "processes must be at most 16"),
         (lambda: fprev.invariance(left_to_right, 48, threads=[1, 2]), "cannot set a callable's thread count"),
         (
             lambda: fprev.invariance("numpy:sum", 100, env={"OPENBLAS_NUM_THREADS": ["1"]}, rows=["3"]),
@@ -142,5 +189,9 @@ def test_the_console_script_runs_an_environment_study():
     args = [script, "invariance", "numpy:sum", "-n", "1000", "--env", "OPENBLAS_NUM_THREADS=1,2"]
     done = subprocess.run(args, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "[A] OPENBLAS_NUM_THREADS=1\n  [A] OPENBLAS_NUM_THREADS=2" in done.stdout, done.stdout
+    # Each environment in two fresh processes.
+    for threads in "12":
+        for process in "12":
+            line = "  [A] OPENBLAS_NUM_THREADS=%s process=%s\n" % (threads, process)
+            assert line in done.stdout, done.stdout
     assert "invariant: every case gave the same order" in done.stdout, done.stdout

@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use fprev::Spec;
 use fprev::check;
 use fprev::format::Format;
-use fprev::probe::ProbeOptions;
+use fprev::probe::{Offset, ProbeOptions};
 use fprev::reveal::{Algorithm, Options, Pivot};
 use fprev::sizes::Sizes;
 use fprev::workflow::{self, PROVE_UP_TO};
@@ -149,6 +149,25 @@ pub(crate) enum Command {
     /// The cache of formulas explain and reveal --infer keep: list it,
     /// clear it, or say where it is.
     Cache(CacheArgs),
+    /// The bits of a black box's answers to seeded random inputs, as JSON:
+    /// what `reveal --processes` asks each fresh process.
+    #[command(hide = true)]
+    Answers(AnswersArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct AnswersArgs {
+    pub(crate) spec: Spec,
+    #[command(flatten)]
+    pub(crate) black_box: BlackBoxArgs,
+    /// Random inputs to answer (1 to 64: each is held while answered).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub(crate) inputs: u8,
+    /// Their seed.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) guard: GuardArgs,
 }
 
 #[derive(Args, Debug)]
@@ -171,6 +190,12 @@ pub(crate) struct BlackBoxArgs {
     /// [default: the black box's own].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) threads: Option<u16>,
+    /// Hand the black box its input in an array starting this far past a
+    /// 64-byte boundary, in bytes (1B) or elements (1): the order found
+    /// holds for that alignment (numpy:…, python:…, jax:…) [default: where
+    /// NumPy's allocation puts it, aligned to its values].
+    #[arg(long, value_name = "OFFSET", value_parser = parse_offset)]
+    pub(crate) offset: Option<Offset>,
     #[command(flatten)]
     pub(crate) mpi: MpiArgs,
 }
@@ -226,6 +251,7 @@ impl BlackBoxArgs {
             column: self.column,
             threads: self.threads.map(usize::from),
             ranks: self.mpi.ranks.map(usize::from),
+            offset: self.offset,
             ..self.format.options(dtype)
         }
     }
@@ -253,7 +279,8 @@ impl Command {
             Command::Explain(a) => Some(&a.mpi),
             Command::Survey(a) => Some(&a.mpi),
             // Each environment is a job of its own, started by its process.
-            Command::Invariance(a) if a.env.is_empty() || a.one_process => Some(&a.mpi),
+            Command::Invariance(a) if a.processes() == 1 && a.env.is_empty() => Some(&a.mpi),
+            Command::Invariance(a) if a.one_process => Some(&a.mpi),
             _ => None,
         }
     }
@@ -303,6 +330,13 @@ pub(crate) struct RevealArgs {
     /// varying one is summarised over 50 calls of each input.
     #[arg(long, value_name = "R", default_value_t = 0, value_parser = parse_runs)]
     pub(crate) runs: usize,
+    /// Before revealing, look for an order fixed in each process but
+    /// chosen as it starts (a hash seed, a thread pool's start-up, an
+    /// allocation's address): the bits of 8 random inputs in this process
+    /// and P-1 fresh ones compared (exit 6, nothing written, when they
+    /// differ); 2 to 16. --runs looks within this one process.
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u8).range(2..=16))]
+    pub(crate) processes: Option<u8>,
     /// Where the black box varies, say so and how much, but do not look
     /// for its skeleton: the subtrees every call shares, found with each
     /// masked query asked R times (or min(50, max(4, 400000/N)) without
@@ -450,6 +484,13 @@ pub(crate) struct InvarianceArgs {
     /// --shape, the first 16, the middle and the last].
     #[arg(long, value_name = "J,J,…", value_delimiter = ',', value_parser = parse_column)]
     pub(crate) columns: Vec<usize>,
+    /// Where the input array starts past a 64-byte boundary, in bytes
+    /// (1B, 4B) or elements (1), e.g. 0,1B,1: a library may sum an
+    /// unaligned array in another order (NumPy buffers one in chunks of
+    /// 8,192 elements). For black boxes handed a NumPy array (numpy:…,
+    /// python:…, jax:…) [default: where NumPy's allocation puts it].
+    #[arg(long, value_name = "OFFSET,…", value_delimiter = ',', value_parser = parse_offset)]
+    pub(crate) offset: Vec<Offset>,
     /// An environment variable and its values, NAME=V1,V2,… (unset: not
     /// set); repeatable. Each combination runs in a process of its own,
     /// since libraries read these when they load (OPENBLAS_NUM_THREADS,
@@ -457,6 +498,12 @@ pub(crate) struct InvarianceArgs {
     /// MKL_CBWR, MKL_NUM_THREADS, RAYON_NUM_THREADS, …).
     #[arg(long, value_name = "NAME=V1,V2,…")]
     pub(crate) env: Vec<String>,
+    /// Fresh processes each setting runs in, repeats compared: an order
+    /// that differs between processes of one setting (a hash seed, a
+    /// thread pool's start-up) blames no knob, and is said so (1 to 16)
+    /// [default: 2 with --env, else 1: the study runs in this process].
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u8).range(1..=16))]
+    pub(crate) processes: Option<u8>,
     /// Random inputs each revealed tree is replayed on (as reveal's
     /// --confirm); an order its replay does not confirm supports no claim.
     #[arg(long, value_name = "K", default_value_t = check::CONFIRM_TRIALS, value_parser = parse_confirm)]
@@ -926,6 +973,11 @@ fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
         )),
         _ => Err(format!("'{s}' is not a number of seconds above 0")),
     }
+}
+
+/// `--offset`: bytes (`1B`) or elements (`1`), bounded.
+fn parse_offset(s: &str) -> std::result::Result<Offset, String> {
+    s.parse().map_err(|e: fprev::Error| e.to_string())
 }
 
 /// `check --trials`: from 1 to [`check::MAX_TRIALS`].

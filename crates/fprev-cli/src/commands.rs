@@ -16,7 +16,7 @@ mod sweep;
 use fprev::Spec;
 use fprev::document::TreeDocument;
 use fprev::error::Result;
-use fprev::probe::{self, ProbeOptions};
+use fprev::probe::{self, Offset, ProbeOptions};
 use fprev::variation::Variation;
 
 use crate::args::{Command, GuardArgs};
@@ -50,6 +50,7 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Compare(a) => compare::run(a),
         Command::Invariance(a) => invariance::run(a),
         Command::Cache(a) => cache::run(a),
+        Command::Answers(a) => reveal::answers(a),
         Command::Probes => {
             for family in fprev::spec::FAMILIES {
                 let status = match family.available() {
@@ -75,6 +76,35 @@ pub(crate) fn run(command: Command) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// Which alignment of its input array what is found of `spec` holds for,
+/// where the black box is handed a NumPy array (a library may sum an
+/// unaligned one in another order): at `offset`, or where NumPy's
+/// allocation puts it; `None` for the other black boxes.
+fn alignment(spec: &Spec, offset: Option<Offset>) -> Option<String> {
+    if !spec.takes_offset() {
+        return None;
+    }
+    Some(match offset {
+        None => format!(
+            "{spec} is handed its input in an array where NumPy's allocation puts it (aligned \
+             to its values): what is found holds for such an array; one at another offset (a \
+             view at a byte offset) may be summed in another order (fprev invariance --offset \
+             0,1B compares them)"
+        ),
+        Some(o) => {
+            let (count, unit) = match o {
+                Offset::Bytes(b) => (b, "byte"),
+                Offset::Elements(e) => (e, "element"),
+            };
+            let past = format!("{count} {unit}{}", if count == 1 { "" } else { "s" });
+            format!(
+                "{spec} is handed its input in an array starting {past} past a 64-byte \
+                 boundary: what is found holds for that alignment"
+            )
+        }
+    })
 }
 
 /// Opens `spec`, the opening and its calls guarded (crash line, --timeout).

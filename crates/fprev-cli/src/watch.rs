@@ -28,6 +28,9 @@ fn say(note: &Note) {
         } => tracing::info!("arithmetic: {}", line(why)),
         Note::NoArithmetic { why, .. } => eprintln!("fprev: note: arithmetic: {}", line(why)),
         Note::NotProven(why) => eprintln!("fprev: note: not proven: {}", line(why)),
+        Note::Deterministic(_) => {
+            eprintln!("fprev: note: {note} (fprev reveal --processes P compares fresh processes)")
+        }
         n if n.is_warning() => eprintln!("fprev: warning: {n}"),
         n => eprintln!("fprev: note: {n}"),
     }

@@ -50,18 +50,24 @@ fn openblas_core_types_change_its_dot_product_and_threads_do_not() {
         ],
     );
     let text = assert_code(&out, 1);
-    assert!(text.contains(": 4 cases ("), "{text}");
+    // Each core type in two fresh processes, whose repeats agree.
+    assert!(text.contains(": 8 cases ("), "{text}");
     assert!(text.contains("2 distinct outcomes:"), "{text}");
     assert!(
         text.contains("changing OPENBLAS_CORETYPE alone changes the order or its arithmetic"),
         "{text}"
     );
+    assert!(!text.contains("varies between repeats"), "{text}");
     assert!(text.contains("pin OPENBLAS_CORETYPE:"), "{text}");
     // Each core type's group is the tree a plain reveal under it gives.
     for (core, letter) in [("Haswell", 'A'), ("SkylakeX", 'B')] {
-        for threads in ["1", "2"] {
-            let line = format!("  [{letter}] OPENBLAS_CORETYPE={core} threads={threads}\n");
-            assert!(text.contains(&line), "{line} in {text}");
+        for process in ["1", "2"] {
+            for threads in ["1", "2"] {
+                let line = format!(
+                    "  [{letter}] OPENBLAS_CORETYPE={core} process={process} threads={threads}\n"
+                );
+                assert!(text.contains(&line), "{line} in {text}");
+            }
         }
     }
 }
@@ -111,7 +117,159 @@ fn a_black_box_that_varies_is_never_invariant() {
     );
     let text = assert_code(&out, 1);
     assert!(text.contains("varies from call to call"), "{text}");
-    assert!(text.contains("no knob tried, pinned"), "{text}");
+    // A variable the black box never reads is never blamed for it.
+    assert!(
+        text.contains(
+            "not invariant: the order varies between repeats of one setting (between calls at \
+             FPREV_UNUSED=1, FPREV_UNUSED=2): no knob can be blamed for it"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("changing FPREV_UNUSED"), "{text}");
+    assert!(!text.contains("pin"), "{text}");
+}
+
+/// Sums left to right from a place drawn as the process starts (as a hash
+/// seed or a thread pool's start-up picks an order): one order in each
+/// process, another in the next.
+#[cfg(feature = "python")]
+const DRAWN_PER_PROCESS: &str = "import os\nimport numpy as np\n\n\
+    START = int.from_bytes(os.urandom(2), 'little') % 64\n\n\
+    def f(x):\n    t = np.float32(0)\n    for k in range(len(x)):\n        \
+    t = np.float32(t + x[(START + k) % len(x)])\n    return t\n";
+
+/// Each setting runs in two fresh processes: an order drawn per process
+/// differs between repeats of one setting, and the variable the black box
+/// never reads is not named (it was, as changing the order, with "pin
+/// DUMMY", when each setting ran once).
+#[cfg(feature = "python")]
+#[test]
+fn an_order_drawn_per_process_blames_no_knob() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("drawn.py"), DRAWN_PER_PROCESS).unwrap();
+    let spec = format!("python:{}:f", dir.path().join("drawn.py").display());
+    let out = run_in(
+        dir.path(),
+        &["invariance", &spec, "-n", "64", "--env", "DUMMY=1,2"],
+    );
+    let text = assert_code(&out, 1);
+    assert!(text.contains(": 4 cases ("), "{text}");
+    assert!(text.contains("  [A] DUMMY=1 process=1\n"), "{text}");
+    assert!(
+        text.contains(
+            "not invariant: the order varies between repeats of one setting (between fresh \
+             processes at "
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("changing DUMMY"), "{text}");
+    assert!(!text.contains("pin DUMMY"), "{text}");
+}
+
+/// `reveal --processes` compares the answers of fresh processes: an order
+/// drawn per process is exit 6, said so, where a reveal in one process
+/// exits 0 with that process's tree; a deterministic black box passes,
+/// and --runs says it looked within one process.
+#[cfg(feature = "python")]
+#[test]
+fn reveal_processes_tells_an_order_drawn_per_process() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("drawn.py"), DRAWN_PER_PROCESS).unwrap();
+    let spec = format!("python:{}:f", dir.path().join("drawn.py").display());
+    let out = run_in(
+        dir.path(),
+        &["reveal", &spec, "-n", "64", "--processes", "3"],
+    );
+    let text = assert_code(&out, 6);
+    assert!(
+        text.contains("its answer to the same input changes from process to process"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gave different bits in 3 processes"),
+        "{text}"
+    );
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            "numpy:sum",
+            "-n",
+            "64",
+            "--processes",
+            "2",
+            "--runs",
+            "4",
+        ],
+    );
+    assert_code(&out, 0);
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("the same bits in each of 2 processes on each of 8 random inputs"),
+        "{err}"
+    );
+    assert!(
+        err.contains("deterministic within this one process"),
+        "{err}"
+    );
+    // An MPI job's ranks are not fresh processes of one's own.
+    let out = run_in(
+        dir.path(),
+        &[
+            "reveal",
+            "native:pairwise",
+            "--processes",
+            "2",
+            "--ranks",
+            "2",
+        ],
+    );
+    assert_error(&out, 2);
+}
+
+/// NumPy buffers an unaligned array in chunks of 8,192 elements: a float32
+/// view one byte past an aligned address is summed in another order at n
+/// = 20,000, which `--offset` names as the knob; reveal says which
+/// alignment its tree holds for, and a black box handed no NumPy array
+/// refuses an offset.
+#[cfg(feature = "python")]
+#[test]
+fn numpy_sums_an_unaligned_view_in_another_order() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["invariance", "numpy:sum", "-n", "20000", "--offset", "0,1B"],
+    );
+    let text = assert_code(&out, 1);
+    assert!(text.contains("2 distinct outcomes:"), "{text}");
+    assert!(text.contains("  [A] offset=0\n  [B] offset=1B\n"), "{text}");
+    assert!(
+        text.contains("not invariant: changing offset alone changes the order"),
+        "{text}"
+    );
+    let out = run_in(dir.path(), &["reveal", "numpy:sum", "-n", "64"]);
+    assert_code(&out, 0);
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("numpy:sum is handed its input in an array where NumPy's allocation puts it"),
+        "{err}"
+    );
+    let out = run_in(
+        dir.path(),
+        &["reveal", "numpy:sum", "-n", "64", "--offset", "1B"],
+    );
+    assert_code(&out, 0);
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("starting 1 byte past a 64-byte boundary"),
+        "{err}"
+    );
+    for args in [
+        &["reveal", "native:pairwise", "--offset", "1B"][..],
+        &["invariance", "native:pairwise", "--offset", "0,1"][..],
+    ] {
+        assert_error(&run_in(dir.path(), args), 2);
+    }
 }
 
 #[test]

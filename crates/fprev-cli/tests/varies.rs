@@ -73,7 +73,7 @@ fn runs_look_for_variation_on_purpose() {
     );
     assert_code(&out, 0);
     assert!(
-        stderr(&out).contains("fprev: note: deterministic: the same bits on every one of 10 calls"),
+        stderr(&out).contains("fprev: note: deterministic within this one process: the same bits on every one of 10 calls"),
         "{}",
         stderr(&out)
     );
@@ -559,7 +559,7 @@ fn deterministic_boxes_never_vary() {
         assert!(text.contains("# confirmed"), "{args:?}: {text}");
         assert!(
             stderr(&out)
-                .contains("fprev: note: deterministic: the same bits on every one of 20 calls"),
+                .contains("fprev: note: deterministic within this one process: the same bits on every one of 20 calls"),
             "{args:?}: {}",
             stderr(&out)
         );

@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fprev::invariance::{Observed, POSITION, Parting, Run, Setting, Study, formula_of};
+use fprev::invariance::{
+    Between, Observed, POSITION, PROCESS, Parting, Run, Setting, Study, formula_of,
+};
 use fprev::sizes::runs;
 
 /// The heading of a study of `label` (the black box): its size, `n`
@@ -264,10 +266,19 @@ fn verdict(study: &Study, mpi: bool) -> String {
             ),
         };
     }
-    let mut s = match v.changing.is_empty() {
-        true => "not invariant: the cases do not all give one confirmed order\n".to_string(),
+    let varying = match v.varying.is_empty() {
+        true => String::new(),
         false => format!(
-            "not invariant: changing {} alone changes the order or its arithmetic\n",
+            "the order varies between repeats of one setting ({}): no knob can be blamed for \
+             it\n",
+            varying(&v.varying)
+        ),
+    };
+    let mut s = match (v.changing.is_empty(), varying.is_empty()) {
+        (true, true) => "not invariant: the cases do not all give one confirmed order\n".into(),
+        (true, false) => format!("not invariant: {varying}"),
+        (false, _) => format!(
+            "not invariant: changing {} alone changes the order or its arithmetic\n{varying}",
             v.changing.join(" or ")
         ),
     };
@@ -296,7 +307,10 @@ fn verdict(study: &Study, mpi: bool) -> String {
                 regimes.len()
             );
         }
-        let settings = study.knobs().iter().any(|k| !POSITION.contains(k));
+        let settings = study
+            .knobs()
+            .iter()
+            .any(|k| !POSITION.contains(k) && *k != PROCESS);
         match (v.batch_invariant_under.as_slice(), settings) {
             ([], true) => s += "no setting tried makes it batch-invariant\n",
             (under, true) => {
@@ -326,4 +340,30 @@ fn verdict(study: &Study, mpi: bool) -> String {
         s += &format!("{} cases failed: no claim rests on them\n", v.failed);
     }
     s
+}
+
+/// The settings whose order varied, by what it varied between: `between
+/// calls at threads=2; between fresh processes at DUMMY=1, DUMMY=2`.
+fn varying(settings: &[(Setting, Between)]) -> String {
+    let at = |between: Between| -> Vec<String> {
+        settings
+            .iter()
+            .filter(|(_, b)| *b == between)
+            .map(|(s, _)| match s.0.is_empty() {
+                true => "the one setting".to_string(),
+                false => s.to_string(),
+            })
+            .collect()
+    };
+    [
+        (Between::Calls, "between calls"),
+        (Between::Processes, "between fresh processes"),
+    ]
+    .into_iter()
+    .filter_map(|(b, words)| {
+        let at = at(b);
+        (!at.is_empty()).then(|| format!("{words} at {}", at.join(", ")))
+    })
+    .collect::<Vec<_>>()
+    .join("; ")
 }

@@ -54,8 +54,17 @@ pub const MAX_PROCESSES: usize = 64;
 pub const MAX_REVEALS: usize = 4096;
 
 /// The knobs a study turns inside one process; every other knob is an
-/// environment variable.
-pub const IN_PROCESS: [&str; 4] = ["threads", "batch", "row", "column"];
+/// environment variable (or [`PROCESS`]).
+pub const IN_PROCESS: [&str; 5] = ["threads", "batch", "row", "column", "offset"];
+
+/// The knob that numbers the fresh processes one setting ran in: its
+/// values are repeats, not settings, and tell an order that changes
+/// between processes (a hash seed, a thread pool's start-up) from one a
+/// knob changes.
+pub const PROCESS: &str = "process";
+
+/// The most fresh processes one setting is repeated in.
+pub const MAX_REPEATS: usize = 16;
 
 /// One knob and the values to try: `threads`, `batch`, `row`, `column`,
 /// or an environment variable.
@@ -106,10 +115,10 @@ impl Knob {
     /// ```
     pub fn environment(name: &str, values: &[&str]) -> Result<Self> {
         let knob = Knob::new(name, values)?;
-        if knob.in_process() {
+        if knob.in_process() || name == PROCESS {
             return Err(Error::Input(format!(
                 "{name}: that name is a knob of its own, not an environment variable: \
-                 study it as threads, batch, rows or columns"
+                 study it as threads, batch, rows, columns, offset or processes"
             )));
         }
         Ok(knob)
@@ -180,6 +189,52 @@ pub fn settings(knobs: &[Knob], most: usize) -> Result<Vec<Setting>> {
     Ok(out)
 }
 
+/// The processes a study of `environment` runs: each combination of its
+/// values (at most [`MAX_PROCESSES`] in all) `repeats` times, as the
+/// setting its study nests under ([`PROCESS`] numbering the repeats where
+/// there are several) and the environment to run it in.
+///
+/// ```
+/// use fprev::invariance::{Knob, processes};
+///
+/// let dummy = [Knob::environment("DUMMY", &["1", "2"]).unwrap()];
+/// let plan = processes(&dummy, 2).unwrap();
+/// assert_eq!(plan.len(), 4);
+/// assert_eq!(plan[1].0.to_string(), "DUMMY=1 process=2");
+/// assert_eq!(plan[1].1.to_string(), "DUMMY=1");
+/// assert_eq!(processes(&[], 3).unwrap().len(), 3);
+/// assert!(processes(&dummy, 40).is_err());
+/// ```
+pub fn processes(environment: &[Knob], repeats: usize) -> Result<Vec<(Setting, Setting)>> {
+    if !(1..=MAX_REPEATS).contains(&repeats) {
+        return Err(Error::Input(format!(
+            "{repeats} processes a setting: give 1 to {MAX_REPEATS}"
+        )));
+    }
+    let most = MAX_PROCESSES / repeats;
+    let count = environment
+        .iter()
+        .try_fold(1usize, |n, k| n.checked_mul(k.values.len()));
+    if count.is_none_or(|n| n > most) {
+        return Err(Error::Input(format!(
+            "the environment's values combine to more than {most} settings, each run in \
+             {repeats} processes (at most {MAX_PROCESSES} in all): give fewer"
+        )));
+    }
+    let combinations = settings(environment, most)?;
+    let mut plan = Vec::new();
+    for environ in combinations {
+        for p in 1..=repeats {
+            let mut setting = environ.clone();
+            if repeats > 1 {
+                setting.0.push((PROCESS.to_string(), p.to_string()));
+            }
+            plan.push((setting, environ.clone()));
+        }
+    }
+    Ok(plan)
+}
+
 /// What a reveal under one setting found.
 #[derive(Clone, Debug)]
 pub enum Observed {
@@ -235,6 +290,16 @@ impl Observed {
     pub fn modelled(&self) -> bool {
         self.confirmed().is_some_and(|d| d.arithmetic.is_some())
     }
+}
+
+/// What an order that varied varied between: calls in one process, or
+/// the fresh processes one setting ran in (each of which found one order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Between {
+    /// Calls of the black box on one input, in one process.
+    Calls,
+    /// Processes, each steady.
+    Processes,
 }
 
 /// One reveal of a study: the setting, what it found, and whether the tree
@@ -301,21 +366,77 @@ impl Study {
         })
     }
 
-    /// The knobs whose value alone changed what was found: two cases that
-    /// differ in that knob only, in different groups.
+    /// The knobs whose value alone changed what was found: two settings
+    /// that differ in that knob only, each steady ([`Study::steady`]), in
+    /// different groups. A setting whose repeats disagree blames no knob.
     pub fn changing_knobs(&self) -> Vec<&str> {
-        let group_of = self.group_of();
+        let steady = self.steady();
         self.knobs()
             .into_iter()
+            .filter(|k| *k != PROCESS)
             .filter(|k| {
-                // The cases alike but for `k`, by their other values.
+                // The settings alike but for `k`, by their other values.
                 let mut seen: HashMap<Setting, usize> = HashMap::new();
-                self.cases
+                steady
                     .iter()
-                    .zip(&group_of)
-                    .any(|(c, &g)| *seen.entry(c.setting.without(k)).or_insert(g) != g)
+                    .any(|(s, g)| *seen.entry(s.without(k)).or_insert(*g) != *g)
             })
             .collect()
+    }
+
+    /// Each setting (its [`PROCESS`] aside) whose every case, in every
+    /// process it ran in, found one finding that holds, with that
+    /// finding's group: a setting a knob's effect can be read from.
+    pub fn steady(&self) -> Vec<(Setting, usize)> {
+        let group_of = self.group_of();
+        let mut at: HashMap<Setting, usize> = HashMap::new();
+        let mut found: Vec<(Setting, Option<usize>)> = Vec::new();
+        for (c, &g) in self.cases.iter().zip(&group_of) {
+            let setting = c.setting.without(PROCESS);
+            let holds = c.observed.holds().then_some(g);
+            match at.get(&setting) {
+                Some(&k) if found[k].1 != holds => found[k].1 = None,
+                Some(_) => {}
+                None => {
+                    at.insert(setting.clone(), found.len());
+                    found.push((setting, holds));
+                }
+            }
+        }
+        found
+            .into_iter()
+            .filter_map(|(s, g)| Some((s, g?)))
+            .collect()
+    }
+
+    /// The settings (their [`PROCESS`] aside) whose order varied: between
+    /// calls (a case found it varies), or between the processes it ran in
+    /// (their findings differ, a failure aside), with which.
+    pub fn varying(&self) -> Vec<(Setting, Between)> {
+        let group_of = self.group_of();
+        let mut first: HashMap<Setting, usize> = HashMap::new();
+        let mut at: HashMap<Setting, usize> = HashMap::new();
+        let mut out: Vec<(Setting, Between)> = Vec::new();
+        for (c, &g) in self.cases.iter().zip(&group_of) {
+            let setting = c.setting.without(PROCESS);
+            let between = match &c.observed {
+                Observed::Varies(_) => Some(Between::Calls),
+                Observed::Failed(_) => None,
+                _ => {
+                    (*first.entry(setting.clone()).or_insert(g) != g).then_some(Between::Processes)
+                }
+            };
+            let Some(between) = between else { continue };
+            match at.get(&setting) {
+                // Calls that vary say more than processes that differ.
+                Some(&k) => out[k].1 = out[k].1.min(between),
+                None => {
+                    at.insert(setting.clone(), out.len());
+                    out.push((setting, between));
+                }
+            }
+        }
+        out
     }
 
     /// Whether fixing `knobs` fixes the order: every two cases that agree

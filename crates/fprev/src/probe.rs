@@ -285,6 +285,83 @@ pub struct ProbeOptions {
     /// of `B` holds the same weights; where the column falls in the
     /// kernel's tiles may change its order); `None` is column 0.
     pub column: Option<usize>,
+    /// Where the input array a black box of the Python bridge (`numpy:`,
+    /// `python:`, …) gets starts: this far past a 64-byte boundary (a
+    /// library may sum an unaligned array in another order); `None`
+    /// where NumPy's own allocation puts it (aligned to its values).
+    pub offset: Option<Offset>,
+}
+
+/// Where an input array starts past a 64-byte boundary: `1B` (bytes) or
+/// `1` (elements).
+///
+/// ```
+/// use fprev::Format;
+/// use fprev::probe::Offset;
+///
+/// let byte: Offset = "1B".parse().unwrap();
+/// assert_eq!(byte.bytes(Format::F32), 1);
+/// assert_eq!("3".parse::<Offset>().unwrap().bytes(Format::F64), 24);
+/// assert_eq!(byte.to_string(), "1B");
+/// assert!("5000B".parse::<Offset>().is_err());
+/// assert!("-1".parse::<Offset>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Offset {
+    /// Bytes.
+    Bytes(usize),
+    /// Elements of the input's format.
+    Elements(usize),
+}
+
+/// The farthest an [`Offset`] goes, in bytes or elements: a page.
+pub const MAX_OFFSET: usize = 4096;
+
+impl Offset {
+    /// The offset in bytes, for values of `format`.
+    pub fn bytes(self, format: Format) -> usize {
+        let size = match format {
+            Format::F64 => 8,
+            Format::F32 => 4,
+            Format::F16 | Format::Bf16 => 2,
+            Format::E4m3 | Format::E5m2 => 1,
+            // Not an input's format; its 80 bits are stored in 16.
+            Format::X87 => 16,
+        };
+        match self {
+            Offset::Bytes(b) => b,
+            Offset::Elements(e) => e * size,
+        }
+    }
+}
+
+impl std::str::FromStr for Offset {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim();
+        let (count, bytes) = match t.strip_suffix(['B', 'b']) {
+            Some(count) => (count, true),
+            None => (t, false),
+        };
+        match count.parse::<usize>() {
+            Ok(c) if c <= MAX_OFFSET && bytes => Ok(Offset::Bytes(c)),
+            Ok(c) if c <= MAX_OFFSET => Ok(Offset::Elements(c)),
+            _ => Err(Error::Input(format!(
+                "'{s}' is not an offset: give bytes (1B, 4B) or elements (1), from 0 to \
+                 {MAX_OFFSET}"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for Offset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Offset::Bytes(b) => write!(f, "{b}B"),
+            Offset::Elements(e) => write!(f, "{e}"),
+        }
+    }
 }
 
 impl ProbeOptions {

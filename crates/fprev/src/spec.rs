@@ -222,6 +222,15 @@ impl Spec {
         self.family.threads
     }
 
+    /// Whether its input is a NumPy array the Python bridge hands it,
+    /// which can start at any offset ([`ProbeOptions::offset`]).
+    pub fn takes_offset(&self) -> bool {
+        #[cfg(feature = "python")]
+        return crate::probe::python::serves(self.prefix());
+        #[cfg(not(feature = "python"))]
+        false
+    }
+
     /// Whether it runs on MPI ranks (`--ranks`): `mpi:…`.
     pub fn runs_on_ranks(&self) -> bool {
         self.family.ranks
@@ -252,6 +261,12 @@ impl Spec {
         if opts.column.is_some() && self.op() != Some("gemm") {
             return Err(Error::Input(format!(
                 "{self}: --column picks an output column of a GEMM (blas:gemm, numpy:gemm, …)"
+            )));
+        }
+        if opts.offset.is_some() && !self.takes_offset() {
+            return Err(Error::Input(format!(
+                "{self}: an input at an offset is for black boxes handed a NumPy array \
+                 (numpy:…, python:…, jax:…)"
             )));
         }
         let probe = (self.family.open)(self, opts)?;

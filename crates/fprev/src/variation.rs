@@ -128,6 +128,100 @@ pub fn look_for(
     sample(probe, inputs, most_runs, seed, true)
 }
 
+/// `inputs` seeded random inputs for `probe`, cycling through the kinds
+/// of [`Inputs`].
+fn drawn(probe: &dyn Probe, inputs: usize, seed: u64) -> Vec<Vec<f64>> {
+    let (n, format) = (probe.n(), probe.format());
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..inputs)
+        .map(|k| Inputs::ALL[k % Inputs::ALL.len()].draw(format, n, &mut rng))
+        .collect()
+}
+
+/// The bits of `probe`'s answer to each of `inputs` seeded random inputs
+/// (drawn as [`measure`] draws them): what another process, asked the
+/// same, is compared with ([`Processes::compare`]).
+pub fn answers(probe: &mut dyn Probe, inputs: usize, seed: u64) -> Result<Vec<u64>> {
+    let mut out = [0.0];
+    drawn(probe, inputs, seed)
+        .iter()
+        .map(|x| {
+            probe.sum(x, &mut out)?;
+            Ok(out[0].to_bits())
+        })
+        .collect()
+}
+
+/// What the answers of several processes to the same inputs showed: an
+/// order fixed in each process but chosen as it starts (a hash seed, a
+/// thread pool's start-up, an allocation's address) differs between them.
+///
+/// ```
+/// use fprev::variation::Processes;
+///
+/// let same = Processes::compare(&[vec![1, 2], vec![1, 2], vec![1, 2]]);
+/// assert!(!same.varies());
+/// let apart = Processes::compare(&[vec![1, 2], vec![1, 3], vec![1, 4]]);
+/// assert_eq!((apart.varied, apart.most_distinct), (1, 3));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Processes {
+    /// Processes compared.
+    pub processes: usize,
+    /// Random inputs each answered.
+    pub inputs: usize,
+    /// Inputs whose answers' bits differed between processes.
+    pub varied: usize,
+    /// The most distinct answers to one input.
+    pub most_distinct: usize,
+}
+
+impl Processes {
+    /// Compares the [`answers`] of each process, one list a process.
+    pub fn compare(answers: &[Vec<u64>]) -> Processes {
+        let inputs = answers.iter().map(Vec::len).min().unwrap_or(0);
+        let mut found = Processes {
+            processes: answers.len(),
+            inputs,
+            varied: 0,
+            most_distinct: 1,
+        };
+        for k in 0..inputs {
+            let mut bits: Vec<u64> = answers.iter().map(|a| a[k]).collect();
+            bits.sort_unstable();
+            bits.dedup();
+            if bits.len() > 1 {
+                found.varied += 1;
+                found.most_distinct = found.most_distinct.max(bits.len());
+            }
+        }
+        found
+    }
+
+    /// Whether any input was answered differently by two processes.
+    pub fn varies(&self) -> bool {
+        self.varied > 0
+    }
+}
+
+impl fmt::Display for Processes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.varies() {
+            false => write!(
+                f,
+                "the same bits in each of {} processes on each of {} random inputs",
+                self.processes, self.inputs
+            ),
+            true => write!(
+                f,
+                "{} of {} random inputs gave different bits in {} processes (up to {} distinct \
+                 results for one input)",
+                self.varied, self.inputs, self.processes, self.most_distinct
+            ),
+        }
+    }
+}
+
 fn sample(
     probe: &mut dyn Probe,
     inputs: usize,
@@ -135,12 +229,8 @@ fn sample(
     seed: u64,
     stop_early: bool,
 ) -> Result<Variation> {
-    let n = probe.n();
+    let xs = drawn(probe, inputs, seed);
     let format = probe.format();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let xs: Vec<Vec<f64>> = (0..inputs)
-        .map(|k| Inputs::ALL[k % Inputs::ALL.len()].draw(format, n, &mut rng))
-        .collect();
     let mut results: Vec<Vec<f64>> = vec![Vec::with_capacity(runs); inputs];
     let mut out = [0.0];
     let mut done = 0;

@@ -4,7 +4,7 @@
 
 use fprev::Order;
 use fprev::document::TreeDocument;
-use fprev::invariance::{Case, Knob, Observed, Setting, Study, settings};
+use fprev::invariance::{Between, Case, Knob, Observed, Setting, Study, processes, settings};
 use fprev::probe::ProbeOptions;
 use fprev::reveal::Silent;
 use fprev::workflow::{self, Request};
@@ -44,6 +44,61 @@ fn a_knob_that_changes_the_order_is_named_with_what_pins_it() {
     assert_eq!(v.changing, ["CORETYPE"]);
     assert_eq!(v.pin.as_deref(), Some(&["CORETYPE".to_string()][..]));
     assert_eq!(s.groups().len(), 2);
+}
+
+/// Two fresh processes each setting: where the repeats of one setting
+/// found different orders (an order drawn as a process starts), the knob
+/// is not named for the difference, though each of its values found
+/// another order in its first process; where the repeats agree, it is.
+#[test]
+fn repeats_that_disagree_blame_no_knob() {
+    let plan = processes(&[Knob::environment("DUMMY", &["1", "2"]).unwrap()], 2).unwrap();
+    let study_of = |order_of: &dyn Fn(usize) -> Order| Study {
+        cases: plan
+            .iter()
+            .enumerate()
+            .map(|(k, (setting, _))| Case {
+                setting: setting.clone(),
+                observed: Observed::Order(TreeDocument::new(order_of(k).tree(16))),
+                proven: false,
+                seconds: 0.0,
+            })
+            .collect(),
+    };
+    // DUMMY=1 process=1, DUMMY=1 process=2, DUMMY=2 process=1, ...
+    let drawn = study_of(&|k| {
+        [
+            Order::Sequential,
+            Order::Reverse,
+            Order::Pairwise,
+            Order::Sequential,
+        ][k]
+    });
+    let v = drawn.verdict();
+    assert!(!v.invariant);
+    assert!(v.changing.is_empty(), "{:?}", v.changing);
+    assert_eq!(v.pin, None);
+    let varying: Vec<(String, Between)> =
+        v.varying.iter().map(|(s, b)| (s.to_string(), *b)).collect();
+    assert_eq!(
+        varying,
+        [
+            ("DUMMY=1".to_string(), Between::Processes),
+            ("DUMMY=2".to_string(), Between::Processes)
+        ]
+    );
+    let read = study_of(&|k| [Order::Sequential, Order::Pairwise][k / 2]);
+    let v = read.verdict();
+    assert_eq!(v.changing, ["DUMMY"]);
+    assert!(v.varying.is_empty());
+    assert_eq!(v.pin.as_deref(), Some(&["DUMMY".to_string()][..]));
+    // A case that varies from call to call blames no knob either.
+    let mut calls = read.clone();
+    calls.cases[3].observed = Observed::Varies("8 of 8 random inputs".into());
+    let v = calls.verdict();
+    assert!(v.changing.is_empty(), "{:?}", v.changing);
+    assert_eq!(v.varying.len(), 1);
+    assert_eq!(v.varying[0].1, Between::Calls);
 }
 
 #[test]

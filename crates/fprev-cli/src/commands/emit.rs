@@ -12,7 +12,7 @@ use fprev::formula::Formula;
 use fprev::sizes::runs;
 use fprev::workflow::{self, emit::Prepared};
 
-use super::{cache, open_guarded, order_independent};
+use super::{alignment, cache, open_guarded, order_independent};
 use crate::args::EmitArgs;
 use crate::watch::Watch;
 use crate::write;
@@ -37,6 +37,11 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
             Err(code) => return Ok(code),
         },
     };
+    // The code follows the order found on an input aligned as NumPy
+    // allocates one: said in it, since a view at an offset may differ.
+    if let Some(line) = spec.parse().ok().and_then(|s: Spec| alignment(&s, None)) {
+        what.push(format!("{line}."));
+    }
     let name = a
         .name
         .clone()

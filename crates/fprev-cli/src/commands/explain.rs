@@ -8,7 +8,7 @@ use fprev::probe::ProbeOptions;
 use fprev::sizes::{Sizes, runs};
 use fprev::workflow::{self, Confirm, ExplainSizes, Explained, Proof, VERIFY_BUDGET, VERIFY_SIZES};
 
-use super::{cache, open_guarded, order_independent, varies};
+use super::{alignment, cache, open_guarded, order_independent, varies};
 use crate::args::ExplainArgs;
 use crate::watch::Watch;
 use crate::write;
@@ -18,6 +18,18 @@ use crate::write;
 /// 3 when no size past two summands could be revealed, 4 when those sizes
 /// are order-independent.
 pub(super) fn run(a: ExplainArgs) -> Result<i32> {
+    let code = explained(&a)?;
+    // Said with a formula only: a failure finds nothing to hold.
+    if code == 0
+        && let Some(line) = alignment(&a.spec, None)
+    {
+        eprintln!("fprev: note: {line}");
+    }
+    Ok(code)
+}
+
+/// [`run`] but for the note on the input's alignment.
+fn explained(a: &ExplainArgs) -> Result<i32> {
     a.guard.start();
     let opts = ProbeOptions {
         shape: a.shape,

@@ -11,7 +11,7 @@ use std::time::Duration;
 use fprev::Format;
 use fprev::Spec;
 use fprev::error::{Error, Kind, Result};
-use fprev::invariance::{Knob, MAX_PROCESSES, Setting, Study, settings};
+use fprev::invariance::{Knob, Setting, Study, processes};
 use fprev::probe::ProbeOptions;
 use fprev::workflow::{self, Confirm, Request, Turned};
 
@@ -33,9 +33,10 @@ const STOPPING: children::Stopping = children::Stopping {
 /// 3 when a reveal failed.
 pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
     let (environment, inside) = knobs(&a)?;
-    if environment.is_empty() && inside.is_empty() && !a.one_process {
+    if environment.is_empty() && inside.is_empty() && !a.one_process && a.processes() == 1 {
         return Err(Error::Input(
-            "nothing varies: give --batch, --rows, --columns, --threads or --env NAME=V1,V2,…"
+            "nothing varies: give --batch, --rows, --columns, --threads, --env NAME=V1,V2,… or \
+             --processes P"
                 .into(),
         ));
     }
@@ -64,6 +65,17 @@ pub(super) fn exit_code(study: &Study) -> i32 {
 }
 
 impl InvarianceArgs {
+    /// `--processes`, or its default: 2 with `--env`, else 1 (a process
+    /// studying one environment is 1).
+    pub(crate) fn processes(&self) -> usize {
+        match self.processes {
+            _ if self.one_process => 1,
+            Some(p) => p.into(),
+            None if self.env.is_empty() => 1,
+            None => 2,
+        }
+    }
+
     /// `--shape`, or the shape the black box opens with by default (an
     /// `mpi:` vector's elements, which `--rows` and `--batch` turn).
     fn shape(&self) -> Option<[usize; 3]> {
@@ -82,6 +94,7 @@ fn subject(a: &InvarianceArgs) -> Subject<'_> {
         confirm: a.confirm,
         timeout: a.guard.timeout,
         mpi: a.mpi.ranks.map(|p| (p, a.mpi.mpi_timeout)),
+        processes: a.processes(),
     }
 }
 
@@ -105,22 +118,27 @@ pub(super) struct Subject<'a> {
     /// The MPI ranks of an `mpi:` black box's job (`--ranks`) and the
     /// seconds it may run (`--mpi-timeout`).
     pub(super) mpi: Option<(u16, u64)>,
+    /// Fresh processes each setting of the environment runs in: with
+    /// more than one, an order that changes between processes is told
+    /// from one a knob changes (1, without an environment: this process).
+    pub(super) processes: usize,
 }
 
 /// The study of `s`: under each combination of `environment`'s values,
-/// each a fresh process turning `inside` there, whose study this one
-/// reads back; with no environment, `inside` turned in this process.
+/// each in `s.processes` fresh processes turning `inside` there, whose
+/// studies this one reads back; with no environment and one process,
+/// `inside` turned in this process.
 pub(super) fn study(s: &Subject, inside: &[Knob], environment: &[Knob]) -> Result<Study> {
-    if environment.is_empty() {
+    if environment.is_empty() && s.processes == 1 {
         return in_process(s, inside);
     }
-    let outer = settings(environment, MAX_PROCESSES)?;
+    let plan = processes(environment, s.processes)?;
     let mut study = Study::default();
-    for (k, setting) in outer.iter().enumerate() {
-        eprintln!("fprev: [{}/{}] {setting}", k + 1, outer.len());
+    for (k, (setting, environ)) in plan.iter().enumerate() {
+        eprintln!("fprev: [{}/{}] {setting}", k + 1, plan.len());
         study
             .cases
-            .extend(in_child(s, inside, setting)?.nested(setting).cases);
+            .extend(in_child(s, inside, environ)?.nested(setting).cases);
     }
     Ok(study)
 }
@@ -133,6 +151,7 @@ fn knobs(a: &InvarianceArgs) -> Result<(Vec<Knob>, Vec<Knob>)> {
         batch: a.batch.as_ref().map(|b| b.0.clone()),
         rows: a.rows.clone(),
         columns: a.columns.clone(),
+        offsets: a.offset.clone(),
     };
     let inside = turned.knobs(a.spec.op(), a.shape())?;
     let mut environment = Vec::new();
@@ -197,6 +216,7 @@ fn in_child(s: &Subject, inside: &[Knob], setting: &Setting) -> Result<Study> {
             "threads" => "--threads",
             "batch" => "--batch",
             "row" => "--rows",
+            "offset" => "--offset",
             _ => "--columns",
         };
         cmd.args([flag, &knob.values.join(",")]);
@@ -260,7 +280,7 @@ fn in_child(s: &Subject, inside: &[Knob], setting: &Setting) -> Result<Study> {
 /// command line runs inside a Python interpreter (the package's `fprev`
 /// console script), that interpreter (as `sys.executable` names it, so
 /// that a virtual environment's packages come too) running it.
-fn rerun() -> Result<Command> {
+pub(super) fn rerun() -> Result<Command> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::Input(format!("cannot find the fprev binary to rerun: {e}")))?;
     let ours = exe

@@ -7,18 +7,30 @@ use std::path::Path;
 use fprev::Spec;
 use fprev::document::TreeDocument;
 use fprev::error::{Error, Result};
+use fprev::probe::Probe;
+use fprev::reveal::VARIATION_INPUTS;
 use fprev::sizes::runs;
+use fprev::variation::{self, Processes};
 use fprev::workflow::{self, Infer, Outcome, Request, Revealed};
 
 use super::cache;
 use super::check::save_mismatch;
-use super::{open_guarded, order_independent, varies, varies_line};
-use crate::args::{FormatArgs, OutputFormat, RevealArgs};
+use super::{alignment, open_guarded, order_independent, varies, varies_line};
+use crate::args::GuardArgs;
+use crate::args::{AnswersArgs, BlackBoxArgs, FormatArgs, OutputFormat, RevealArgs};
 use crate::watch::Watch;
-use crate::write::check_writable;
+use crate::write::{self, check_writable};
 
-/// Runs `fprev reveal`: 0, 4 (order-independent) or 5 (not confirmed).
+/// Runs `fprev reveal`: 0, 4 (order-independent), 5 (not confirmed) or
+/// 6 (it varies, between calls or between processes).
 pub(super) fn run(a: RevealArgs) -> Result<i32> {
+    if a.processes.is_some() && a.black_box.mpi.ranks.is_some() {
+        return Err(Error::Input(
+            "--processes with --ranks: an MPI job's ranks are processes of one job, which \
+             --processes cannot start afresh; reveal it again to compare jobs"
+                .into(),
+        ));
+    }
     // Validate the output before spending time on the reveal.
     let format = a.output.resolve()?;
     check_writable(a.output.path())?;
@@ -30,6 +42,26 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     let mut black_box = open_guarded(&a.spec, &opts)?;
     if let Some(about) = black_box.about() {
         eprintln!("fprev: note: {}: {about}", a.spec);
+    }
+    if let Some(p) = a.processes {
+        let seen = across_processes(&a.spec, &a.black_box, &a.guard, &mut black_box, p.into())?;
+        if let Some(seen) = &seen
+            && seen.varies()
+        {
+            write::println(format_args!(
+                "varies: {}: its answer to the same input changes from process to process \
+                 (an order chosen as each process starts), so no one tree describes it: {seen}",
+                a.spec
+            ))?;
+            return Ok(6);
+        }
+        match seen {
+            Some(seen) => eprintln!("fprev: note: {seen}"),
+            None => eprintln!(
+                "fprev: note: its answers vary within this process, from call to call: \
+                 processes not compared"
+            ),
+        }
     }
     let cached = a
         .infer
@@ -132,6 +164,10 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             );
         }
     }
+    // Said with a tree only: a failure finds nothing to hold.
+    if let Some(line) = alignment(&a.spec, a.black_box.offset) {
+        eprintln!("fprev: note: {line}");
+    }
     a.output.write(&document, format)?;
     Ok(code)
 }
@@ -173,4 +209,85 @@ fn format_hint(spec: &Spec, given: &FormatArgs) -> String {
     } else {
         format!("; hint: {}", hints.join("; "))
     }
+}
+
+/// The answers of `black_box` (open in this process) and of `processes -
+/// 1` fresh processes opening it as `given` says to the same random
+/// inputs, compared; `None` where this process answers them differently
+/// when asked twice (what differs between processes then says nothing of
+/// them).
+fn across_processes(
+    spec: &Spec,
+    given: &BlackBoxArgs,
+    guard: &GuardArgs,
+    black_box: &mut dyn Probe,
+    processes: usize,
+) -> Result<Option<Processes>> {
+    let own = variation::answers(black_box, VARIATION_INPUTS, 0)?;
+    if variation::answers(black_box, VARIATION_INPUTS, 0)? != own {
+        return Ok(None);
+    }
+    let mut answers = vec![own];
+    for _ in 1..processes {
+        let mut cmd = super::invariance::rerun()?;
+        cmd.args(["answers", spec.as_str()])
+            .args(["--inputs", &VARIATION_INPUTS.to_string()]);
+        if let Some(n) = given.n {
+            cmd.args(["-n", &n.to_string()]);
+        }
+        if let Some(d) = given.format.dtype {
+            cmd.args(["--dtype", &d.to_string()]);
+        }
+        if let Some(acc) = given.format.acc {
+            cmd.args(["--acc", &acc.to_string()]);
+        }
+        if let Some([m, n, k]) = given.shape {
+            cmd.args(["--shape", &format!("{m},{n},{k}")]);
+        }
+        if let Some(c) = given.column {
+            cmd.args(["--column", &c.to_string()]);
+        }
+        if let Some(t) = given.threads {
+            cmd.args(["--threads", &t.to_string()]);
+        }
+        if let Some(o) = given.offset {
+            cmd.args(["--offset", &o.to_string()]);
+        }
+        if let Some(t) = guard.timeout {
+            cmd.args(["--timeout", &t.to_string()]);
+        }
+        let out = cmd
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .map_err(|e| Error::Input(format!("cannot run fprev again in a fresh process: {e}")))?;
+        if out.status.code() != Some(0) {
+            return Err(Error::BlackBox(format!(
+                "a fresh process asked {spec}'s answers ended with exit status {}: see its \
+                 message above",
+                out.status
+                    .code()
+                    .map_or("none (a signal)".into(), |c| c.to_string())
+            )));
+        }
+        let bits: Vec<u64> = serde_json::from_slice(&out.stdout).map_err(|e| Error::Json {
+            context: "the answers of a fresh process".into(),
+            source: e,
+        })?;
+        answers.push(bits);
+    }
+    Ok(Some(Processes::compare(&answers)))
+}
+
+/// Runs the hidden `fprev answers`: the bits of the black box's answers to
+/// seeded random inputs, a JSON list on stdout.
+pub(super) fn answers(a: AnswersArgs) -> Result<i32> {
+    let opts = a.black_box.options(None);
+    a.guard.start();
+    let mut black_box = open_guarded(&a.spec, &opts)?;
+    let bits = variation::answers(&mut black_box, a.inputs.into(), a.seed)?;
+    write::println(format_args!(
+        "{}",
+        serde_json::to_string(&bits).expect("numbers serialise")
+    ))?;
+    Ok(0)
 }

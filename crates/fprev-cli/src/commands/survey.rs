@@ -152,6 +152,9 @@ fn knob_study(t: &KnobTrial<'_>, a: &SurveyArgs) -> Result<fprev::invariance::St
         confirm: fprev::check::CONFIRM_TRIALS,
         timeout: a.guard.timeout,
         mpi: None,
+        // Each environment in two fresh processes, so that an order
+        // chosen as a process starts is not taken for the variable's doing.
+        processes: if t.environment.is_empty() { 1 } else { 2 },
     };
     invariance::study(&subject, &t.inside, &t.environment)
 }

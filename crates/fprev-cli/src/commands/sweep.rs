@@ -100,6 +100,7 @@ fn counts_sweep(a: &SweepArgs, counts: &Sizes) -> Result<i32> {
         confirm: a.confirm,
         timeout: a.guard.timeout,
         mpi: a.mpi.ranks.map(|p| (p, a.mpi.mpi_timeout)),
+        processes: 1,
     };
     let request = Request {
         engine: a.engine.options(),

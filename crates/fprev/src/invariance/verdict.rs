@@ -2,7 +2,7 @@
 //! order, and the recipe (what to pin, the settings under which the order
 //! is the same at every batch size).
 
-use super::{Observed, Setting, Study};
+use super::{Between, Observed, PROCESS, Setting, Study};
 
 /// The knobs that say which output is revealed and how many rows are sent
 /// with it, as opposed to settings a user pins (threads, environment).
@@ -16,8 +16,12 @@ pub struct Verdict {
     pub invariant: bool,
     /// Cases whose arithmetic was modelled (and so compared).
     pub modelled: usize,
-    /// Knobs whose value alone changed the finding.
+    /// Knobs whose value alone changed the finding, between settings
+    /// whose repeats agree.
     pub changing: Vec<String>,
+    /// Settings whose order varied between repeats (calls, or the fresh
+    /// processes it ran in): no knob is blamed for what changed there.
+    pub varying: Vec<(Setting, Between)>,
     /// The fewest settings knobs (not [`POSITION`]) that, fixed, give each
     /// output at each batch size one confirmed order whatever the others
     /// are; `None` when no such set of the changing ones does.
@@ -61,6 +65,7 @@ impl Study {
             invariant: self.invariant(),
             modelled: count(Observed::modelled),
             changing,
+            varying: self.varying(),
             pin,
             batch_invariant_under,
             failed: count(|o| matches!(o, Observed::Failed(_))),
@@ -69,11 +74,13 @@ impl Study {
     }
 
     /// Whether every output (each value of the knobs but `batch`) found
-    /// one confirmed order at every batch size.
+    /// one confirmed order at every batch size, the same in every process
+    /// it ran in.
     pub fn batch_invariant(&self) -> bool {
         self.regimes("batch")
             .iter()
             .all(|r| r.runs.len() == 1 && self.cases[r.runs[0].case].observed.holds())
+            && self.varying().is_empty()
     }
 
     /// The values of the settings knobs under which the study is batch
@@ -82,7 +89,7 @@ impl Study {
         let settings_of = |s: &Setting| {
             Setting(
                 s.0.iter()
-                    .filter(|(k, _)| !POSITION.contains(&k.as_str()))
+                    .filter(|(k, _)| !POSITION.contains(&k.as_str()) && k != PROCESS)
                     .cloned()
                     .collect(),
             )

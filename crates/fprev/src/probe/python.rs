@@ -298,6 +298,16 @@ impl PythonProbe {
             };
             let (call, described, weights) =
                 given.complete(&opened.map_err(fail)?).map_err(fail)?;
+            let call = match opts.offset {
+                None => call,
+                Some(offset) => {
+                    let shape: Vec<usize> = described.rows.into_iter().chain([n]).collect();
+                    let bytes = offset.bytes(opts.format);
+                    bridge
+                        .call_method1("shifted", (call, shape, dtype, bytes))
+                        .map_err(fail)?
+                }
+            };
             PythonProbe::new(py, spec, call, n, opts.format, described, weights)
         })
     }

@@ -323,19 +323,13 @@ fn check_of(knob: &Knob, n: usize, study: &Study) -> KnobCheck {
             outcomes[i] += &format!(" [arithmetic {letter}]");
         }
     }
-    let tried: Vec<usize> = cases
-        .iter()
-        .flatten()
-        .copied()
-        .filter(|&i| !matches!(study.cases[i].observed, Observed::Failed(_)))
-        .collect();
-    let holds = tried.iter().any(|&i| study.cases[i].observed.holds());
-    let parts = tried.iter().any(|&i| group_of[i] != group_of[tried[0]]);
     KnobCheck {
         name: knob.name.clone(),
         values: knob.values.clone(),
         n,
-        changes: holds && parts,
+        // Named as an invariance study names it: never for what differs
+        // between repeats of one value.
+        changes: study.changing_knobs().contains(&knob.name.as_str()),
         outcomes,
         error: None,
     }
@@ -501,6 +495,24 @@ mod tests {
                 case("a", order(Order::Sequential, 8)),
                 case("b", Observed::Failed("no".into())),
                 case("c", order(Order::Sequential, 8)),
+            ],
+        };
+        assert!(!check_of(&knob, 8, &study).changes);
+        // Each value in two processes, whose orders differ for one value:
+        // what differs between processes is no knob's doing.
+        let repeated = |value: &str, process: &str, o: Order| Case {
+            setting: Setting(vec![
+                ("X".into(), value.into()),
+                (crate::invariance::PROCESS.into(), process.into()),
+            ]),
+            ..case(value, order(o, 8))
+        };
+        let study = Study {
+            cases: vec![
+                repeated("a", "1", Order::Sequential),
+                repeated("a", "2", Order::Pairwise),
+                repeated("b", "1", Order::Reverse),
+                repeated("b", "2", Order::Reverse),
             ],
         };
         assert!(!check_of(&knob, 8, &study).changes);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::invariance::{Case, Knob, MAX_REVEALS, Observed, Setting, Study, settings};
-use crate::probe::ProbeOptions;
+use crate::probe::{Offset, ProbeOptions};
 use crate::reveal::{Observer as RevealObserver, Progress};
 
 use super::{Note, Observer, Opener, Outcome, Request, reveal};
@@ -62,11 +62,14 @@ pub struct Turned {
     pub rows: Vec<String>,
     /// Output columns of a GEMM.
     pub columns: Vec<usize>,
+    /// Where the input array starts past a 64-byte boundary
+    /// ([`ProbeOptions::offset`]).
+    pub offsets: Vec<Offset>,
 }
 
 impl Turned {
     /// The knobs, in the order a study turns them (threads, batch, row,
-    /// column, the last changing fastest), of black box operation `op` at
+    /// column, offset, the last changing fastest), of black box operation `op` at
     /// `shape`: the rows default to first, middle and last where a batch
     /// is studied or the shape has more than one row, and a GEMM's
     /// columns to [`default_columns`].
@@ -105,6 +108,7 @@ impl Turned {
             _ => Vec::new(),
         };
         listed(&mut knobs, "column", &columns)?;
+        listed(&mut knobs, "offset", &self.offsets)?;
         Ok(knobs)
     }
 }
@@ -316,6 +320,9 @@ fn options(base: &ProbeOptions, setting: &Setting) -> Result<(ProbeOptions, usiz
             )));
         }
         opts.column = Some(c);
+    }
+    if let Some(o) = setting.value("offset") {
+        opts.offset = Some(o.parse()?);
     }
     let m = opts.shape.map_or(1, |[m, _, _]| m);
     let row = match setting.value("row") {

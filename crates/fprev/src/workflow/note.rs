@@ -399,7 +399,11 @@ impl fmt::Display for Note {
                     )
                 }
             }
-            Note::Deterministic(v) => write!(f, "deterministic: {v}"),
+            Note::Deterministic(v) => write!(
+                f,
+                "deterministic within this one process: {v}; another process may choose another \
+                 order as it starts"
+            ),
             Note::Skeleton { repeats } => write!(
                 f,
                 "varies: looking for the subtrees every call shares, each masked query asked \

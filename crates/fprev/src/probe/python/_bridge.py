@@ -98,6 +98,23 @@ def buffer(shape, dtype):
     return raw, raw.view(view_dtype)
 
 
+def shifted(call, shape, dtype, offset):
+    """`call`, handed each input in an array of `shape` that starts `offset`
+    bytes past a 64-byte boundary (a copy of fprev's): a library may sum
+    an unaligned array in another order than an aligned one."""
+    view_dtype = np_dtype(dtype)
+    size = int(np.prod(shape)) * view_dtype.itemsize
+    block = np.zeros(size + offset + 64, dtype=np.uint8)
+    start = -block.ctypes.data % 64 + offset
+    moved = block[start:start + size].view(view_dtype).reshape(shape)
+
+    def fn(x):
+        moved[...] = x
+        return call(moved)
+
+    return fn
+
+
 def open_library(module, op, n, dtype, shape, arg, column=None):
     """The probe `LIBRARY:OP[:ARG]`: (callable, rows, accumulator, may_fuse)."""
     factory = getattr(module, op, None)
