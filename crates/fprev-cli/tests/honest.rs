@@ -335,6 +335,42 @@ fn a_fused_chain_with_a_short_last_step_is_modelled() {
     }
 }
 
+/// A sum that sorts its inputs by magnitude first meets every pair of
+/// masks (its largest summands) last, so its masked answers describe one
+/// fused node of all its summands; random inputs see another order. It was
+/// printed as that node and called a compensated sum (exit 5); it is said
+/// to depend on the values, with no tree (exit 3), with or without its
+/// arithmetic sought.
+#[cfg(feature = "python")]
+#[test]
+fn a_sum_that_sorts_by_magnitude_is_said_to_depend_on_the_values() {
+    let dir = TempDir::new().unwrap();
+    let spec = python_spec(
+        dir.path(),
+        "sorted_sum.py",
+        "f",
+        "import numpy as np\n\n\
+         def f(x):\n    \
+             s = np.float32(0)\n    \
+             for v in sorted(np.asarray(x, dtype=np.float32).tolist(), key=abs):\n        \
+                 s = np.float32(s + np.float32(v))\n    \
+             return s\n",
+    );
+    for extra in [None, Some("--no-arith")] {
+        let mut args = vec!["reveal", &spec, "-n", "24"];
+        args.extend(extra);
+        let out = run_in(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(3), "{extra:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+        let said = stderr(&out);
+        assert!(
+            said.contains("the black box's order depends on the values"),
+            "{said}"
+        );
+        assert!(!said.contains("compensated"), "{said}");
+    }
+}
+
 /// `explain` claims a formula for the sizes it checked, and says which:
 /// a sum that switches from sequential to pairwise at 3,000 summands looks
 /// sequential at every default size (to 2,048); checked at 4,096 it is

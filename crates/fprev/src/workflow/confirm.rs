@@ -7,7 +7,7 @@ use crate::document::Confirmation;
 use crate::document::Stats;
 use crate::error::Result;
 use crate::probe::Probe;
-use crate::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
+use crate::reveal::arithmetic::{ArithOptions, confirm_arithmetic, order_depends_on_values};
 use crate::reveal::look_for_variation;
 use crate::tree::SummationTree;
 use crate::variation::Variation;
@@ -118,6 +118,12 @@ pub(super) fn confirm(
     }
     if confirm.arithmetic == Seek::Never || row != 0 {
         let report = check_row(tree, probe, confirm.trials, 0, row)?;
+        if report.mismatch.is_some()
+            && row == 0
+            && let Some(e) = order_depends_on_values(probe, tree)?
+        {
+            return Err(e);
+        }
         return Ok(Confirmed {
             confirmation: Some(Confirmation::from(&report)),
             mismatch: report.mismatch,
