@@ -2,7 +2,7 @@
 //! step after every reveal, of one size or of a sweep's.
 
 use crate::arith::Arithmetic;
-use crate::check::{CONFIRM_TRIALS, Mismatch, check_models, check_row};
+use crate::check::{CONFIRM_TRIALS, Mismatch, check_models, check_row, with_power};
 use crate::document::Confirmation;
 use crate::document::Stats;
 use crate::error::Result;
@@ -108,10 +108,11 @@ pub(super) fn confirm(
         let (report, found) = check_models(tree, &nearby, probe, confirm.trials, 0, row)?;
         if let Some(k) = found {
             stats.arithmetic_calls = report.trials as u64;
+            let report = with_power(report, tree, probe, 0, row)?;
             return Ok(Confirmed {
                 confirmation: Some(Confirmation::from(&report)),
-                arithmetic: Some(nearby[k].clone()),
-                mismatch: None,
+                arithmetic: report.mismatch.is_none().then(|| nearby[k].clone()),
+                mismatch: report.mismatch,
                 varies: None,
             });
         }
@@ -124,6 +125,7 @@ pub(super) fn confirm(
         {
             return Err(e);
         }
+        let report = with_power(report, tree, probe, 0, row)?;
         return Ok(Confirmed {
             confirmation: Some(Confirmation::from(&report)),
             mismatch: report.mismatch,
@@ -164,10 +166,11 @@ pub(super) fn confirm(
                 calls: found.calls,
                 trials: found.confirmation.trials,
             });
+            let report = with_power(found.confirmation, tree, probe, 0, row)?;
             Ok(Confirmed {
-                confirmation: Some(Confirmation::from(&found.confirmation)),
-                arithmetic: Some(found.model),
-                mismatch: None,
+                confirmation: Some(Confirmation::from(&report)),
+                arithmetic: report.mismatch.is_none().then_some(found.model),
+                mismatch: report.mismatch,
                 varies: None,
             })
         }
@@ -181,10 +184,11 @@ pub(super) fn confirm(
                 let worth_saying = probe.as_dot().is_some() || report.mismatch.is_some();
                 observer.note(Note::NoArithmetic { why, worth_saying });
             }
+            let report = with_power(report, tree, probe, 0, row)?;
             Ok(Confirmed {
                 confirmation: Some(Confirmation::from(&report)),
                 arithmetic: None,
-                mismatch: report.mismatch.clone(),
+                mismatch: report.mismatch,
                 varies: None,
             })
         }
