@@ -2,7 +2,7 @@
 //! step after every reveal, of one size or of a sweep's.
 
 use crate::arith::Arithmetic;
-use crate::check::{CONFIRM_TRIALS, Mismatch, check_models, check_row, with_power};
+use crate::check::{CONFIRM_TRIALS, CheckReport, Mismatch, check_models, check_row, with_power};
 use crate::document::Confirmation;
 use crate::document::Stats;
 use crate::error::Result;
@@ -108,7 +108,10 @@ pub(super) fn confirm(
         let (report, found) = check_models(tree, &nearby, probe, confirm.trials, 0, row)?;
         if let Some(k) = found {
             stats.arithmetic_calls = report.trials as u64;
-            let report = with_power(report, tree, probe, 0, row)?;
+            let report = match powered(report, tree, probe, row, stats.calls)? {
+                Ok(report) => report,
+                Err(varies) => return Ok(varies),
+            };
             return Ok(Confirmed {
                 confirmation: Some(Confirmation::from(&report)),
                 arithmetic: report.mismatch.is_none().then(|| nearby[k].clone()),
@@ -125,7 +128,10 @@ pub(super) fn confirm(
         {
             return Err(e);
         }
-        let report = with_power(report, tree, probe, 0, row)?;
+        let report = match powered(report, tree, probe, row, stats.calls)? {
+            Ok(report) => report,
+            Err(varies) => return Ok(varies),
+        };
         return Ok(Confirmed {
             confirmation: Some(Confirmation::from(&report)),
             mismatch: report.mismatch,
@@ -166,7 +172,10 @@ pub(super) fn confirm(
                 calls: found.calls,
                 trials: found.confirmation.trials,
             });
-            let report = with_power(found.confirmation, tree, probe, 0, row)?;
+            let report = match powered(found.confirmation, tree, probe, row, stats.calls)? {
+                Ok(report) => report,
+                Err(varies) => return Ok(varies),
+            };
             Ok(Confirmed {
                 confirmation: Some(Confirmation::from(&report)),
                 arithmetic: report.mismatch.is_none().then_some(found.model),
@@ -184,7 +193,10 @@ pub(super) fn confirm(
                 let worth_saying = probe.as_dot().is_some() || report.mismatch.is_some();
                 observer.note(Note::NoArithmetic { why, worth_saying });
             }
-            let report = with_power(report, tree, probe, 0, row)?;
+            let report = match powered(report, tree, probe, row, stats.calls)? {
+                Ok(report) => report,
+                Err(varies) => return Ok(varies),
+            };
             Ok(Confirmed {
                 confirmation: Some(Confirmation::from(&report)),
                 arithmetic: None,
@@ -193,4 +205,28 @@ pub(super) fn confirm(
             })
         }
     }
+}
+
+/// `report`, a replay of `tree` from `probe` at `row`, with what its inputs
+/// told its model from ([`with_power`]); where the black box failed an
+/// input made to tell them apart and its answers vary from call to call
+/// (`calls` made so far), that instead: a mismatch by luck of the calls.
+fn powered(
+    report: CheckReport,
+    tree: &SummationTree,
+    probe: &mut dyn Probe,
+    row: usize,
+    calls: u64,
+) -> Result<std::result::Result<CheckReport, Confirmed>> {
+    let report = with_power(report, tree, probe, 0, row)?;
+    if report.mismatch.is_some() {
+        let v = look_for_variation(probe, calls)?;
+        if v.varies() {
+            return Ok(Err(Confirmed {
+                varies: Some(v),
+                ..Confirmed::default()
+            }));
+        }
+    }
+    Ok(Ok(report))
 }
