@@ -550,9 +550,11 @@ impl std::fmt::Display for Alternative {
     }
 }
 
-/// Nodes regrouped at most, evenly spread along the post-order, and the
-/// longest subtree text an alternative names.
+/// Nodes regrouped at most, evenly spread along the post-order; the most
+/// summands whose tree is regrouped; the longest subtree text an
+/// alternative names.
 const GROUPINGS: usize = 8;
+const GROUPINGS_UP_TO: usize = 1 << 16;
 const GROUPING_TEXT: usize = 60;
 
 /// A node of a tree and its subtree regrouped, as trees of their own over
@@ -758,25 +760,37 @@ pub fn power(
     let starts = vec![0; row + 2];
     let mut out = vec![0.0; row + 1];
     let (mut x, mut y, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
-    // Each alternative: its name, the tree and model replayed and the
-    // summands drawn for its search (the others 0).
-    let mut searches: Vec<(Alternative, Replay, Replay, Option<Vec<usize>>)> = Vec::new();
-    for m in nearest_models(model, tree) {
-        let other = Replay::with_arithmetic(tree, &m).returning(format);
-        searches.push((Alternative::Model(m), claimed.clone(), other, None));
-    }
-    // A regrouping is searched on its node's summands alone, under a model
-    // that names no node (the subtree's nodes are numbered anew).
-    if model.is_uniform() && !multiplies {
-        for g in neighbour_groupings(tree) {
-            let text = relabelled(&g.regrouped.to_text(), &g.leaves);
-            let mine = Replay::with_arithmetic(&g.subtree, model).returning(format);
-            let theirs = Replay::with_arithmetic(&g.regrouped, model).returning(format);
-            let node = Alternative::Grouping { node: g.node, text };
-            searches.push((node, mine, theirs, Some(g.leaves)));
-        }
-    }
-    for (alternative, mine, theirs, leaves) in searches {
+    // A regrouping is searched on its node's summands alone (the others
+    // 0), under a model that names no node (the subtree's nodes are
+    // numbered anew); a whole subtree is copied for each, so only up to
+    // GROUPINGS_UP_TO summands.
+    let groupings = match model.is_uniform() && !multiplies && n <= GROUPINGS_UP_TO {
+        true => neighbour_groupings(tree),
+        false => Vec::new(),
+    };
+    let searches = nearest_models(model, tree)
+        .into_iter()
+        .map(Search::Model)
+        .chain(groupings.into_iter().map(Search::Grouping));
+    // One alternative's replays at a time: a long tree is held twice, not
+    // once an alternative.
+    for search in searches {
+        let (alternative, mine, theirs, leaves) = match search {
+            Search::Model(m) => {
+                let theirs = Replay::with_arithmetic(tree, &m).returning(format);
+                (Alternative::Model(m), None, theirs, None)
+            }
+            Search::Grouping(g) => (
+                Alternative::Grouping {
+                    node: g.node,
+                    text: relabelled(&g.regrouped.to_text(), &g.leaves),
+                },
+                Some(Replay::with_arithmetic(&g.subtree, model).returning(format)),
+                Replay::with_arithmetic(&g.regrouped, model).returning(format),
+                Some(g.leaves),
+            ),
+        };
+        let mine = mine.as_ref().unwrap_or(&claimed);
         let k = leaves.as_ref().map_or(n, Vec::len);
         // Replays are made here, not calls: about 2^21 additions a
         // search, at least one draw.
@@ -797,7 +811,7 @@ pub fn power(
                 true => r.dot_with(&x, &y, &mut scratch),
                 false => r.sum_with(&x, &mut scratch),
             };
-            if !same_bits(run(&mine), run(&theirs)) {
+            if !same_bits(run(mine), run(&theirs)) {
                 told = Some(kind);
                 break;
             }
@@ -853,6 +867,14 @@ pub fn power(
         power.distinguished.push(alternative);
     }
     Ok((power, None))
+}
+
+/// What [`power`] searches an input for.
+enum Search {
+    /// Another model of the same tree.
+    Model(Arithmetic),
+    /// The same model, one node regrouped.
+    Grouping(Grouping),
 }
 
 /// `r`'s result for `x` (times `y`, where given).
