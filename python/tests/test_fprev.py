@@ -222,6 +222,19 @@ def test_an_exact_sum_has_no_order():
         fprev.reveal(lambda x: math.fsum(x.astype(np.float64)), 16)
 
 
+def test_a_sum_that_sorts_by_magnitude_depends_on_the_values():
+    # Its masks, the largest summands, always come last: one fused node of
+    # all 24 in masked answers, another order on random inputs.
+    def sorted_sum(x):
+        s = np.float32(0)
+        for v in sorted(x.tolist(), key=abs):
+            s = np.float32(s + np.float32(v))
+        return s
+
+    with pytest.raises(BlackBoxError, match="order depends on the values"):
+        fprev.reveal(sorted_sum, 24)
+
+
 def test_reducers_reject_what_they_cannot_sum():
     with pytest.raises(TypeError, match="1-D NumPy array of float64 or float32"):
         binary_tree_sum([1.0, 2.0])

@@ -366,6 +366,99 @@ fn a_fused_chain_with_a_short_last_step_is_modelled() {
     }
 }
 
+/// A V100-style chain keeping 23 bits below each step's largest term:
+/// the running sum and up to 4 new summands, truncated, added exactly and
+/// rounded once to f32.
+#[cfg(feature = "python")]
+const CHAIN_23: &str = "import math\nimport numpy as np\n\n\
+     def step(terms):\n    \
+         live = [t for t in terms if t != 0.0]\n    \
+         if not live:\n        return 0.0\n    \
+         q = max(math.frexp(t)[1] - 1 for t in live) - 23\n    \
+         total = sum(int(math.ldexp(t, -q)) for t in terms)\n    \
+         return float(np.float32(math.ldexp(total, q)))\n\n\
+     def f(x):\n    \
+         s = 0.0\n    \
+         x = [float(v) for v in x]\n    \
+         for i in range(0, len(x), 4):\n        \
+             s = step([s] + x[i:i + 4])\n    \
+         return s\n";
+
+/// A confirmation counts what its inputs told the model from: the tree
+/// file names the nearest alternatives (the other rounding, a bit more or
+/// fewer kept, the neighbouring formats) an input told apart. A model that
+/// rounds the other way, which 20 random inputs do not tell from the
+/// chain's (the 22nd does), passed `check --trials 20` with exit 0; an
+/// input made to tell it from its nearest alternatives refutes it.
+#[cfg(feature = "python")]
+#[test]
+fn a_confirmation_tells_the_model_from_its_nearest_alternatives() {
+    let dir = TempDir::new().unwrap();
+    let spec = python_spec(dir.path(), "chain23.py", "f", CHAIN_23);
+    let out = run_in(dir.path(), &["reveal", &spec, "-n", "16", "-o", "t.json"]);
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(dir.path().join("t.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let told = &doc["confirmation"]["distinguished_from"];
+    for alternative in [
+        "f32 toward-zero fused keeping 23 bits",
+        "f32 fused keeping 22 bits",
+        "f32 fused keeping 24 bits",
+    ] {
+        assert!(
+            told.as_array().unwrap().iter().any(|m| m == alternative),
+            "{alternative}: {told}"
+        );
+    }
+    let out = run_in(dir.path(), &["check", "t.json", &spec, "--trials", "20"]);
+    assert_code(&out, 0);
+    doc["arithmetic"]["default"]["rounding"] = serde_json::json!("toward-zero");
+    std::fs::write(dir.path().join("tz.json"), doc.to_string()).unwrap();
+    let out = run_in(dir.path(), &["check", "tz.json", &spec, "--trials", "20"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("an input made to tell the model from f32 fused keeping 23 bits"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A sum that sorts its inputs by magnitude first meets every pair of
+/// masks (its largest summands) last, so its masked answers describe one
+/// fused node of all its summands; random inputs see another order. It was
+/// printed as that node and called a compensated sum (exit 5); it is said
+/// to depend on the values, with no tree (exit 3), with or without its
+/// arithmetic sought.
+#[cfg(feature = "python")]
+#[test]
+fn a_sum_that_sorts_by_magnitude_is_said_to_depend_on_the_values() {
+    let dir = TempDir::new().unwrap();
+    let spec = python_spec(
+        dir.path(),
+        "sorted_sum.py",
+        "f",
+        "import numpy as np\n\n\
+         def f(x):\n    \
+             s = np.float32(0)\n    \
+             for v in sorted(np.asarray(x, dtype=np.float32).tolist(), key=abs):\n        \
+                 s = np.float32(s + np.float32(v))\n    \
+             return s\n",
+    );
+    for extra in [None, Some("--no-arith")] {
+        let mut args = vec!["reveal", &spec, "-n", "24"];
+        args.extend(extra);
+        let out = run_in(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(3), "{extra:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+        let said = stderr(&out);
+        assert!(
+            said.contains("the black box's order depends on the values"),
+            "{said}"
+        );
+        assert!(!said.contains("compensated"), "{said}");
+    }
+}
+
 /// `explain` claims a formula for the sizes it checked, and says which:
 /// a sum that switches from sequential to pairwise at 3,000 summands looks
 /// sequential at every default size (to 2,048); checked at 4,096 it is

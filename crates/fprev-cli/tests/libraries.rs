@@ -634,6 +634,27 @@ float rz_f32(const float *x, size_t n) {
     return s;
 }
 
+/* Right to left, every partial sum rounded toward zero. */
+double rz_rev_f64(const double *x, size_t n) {
+    int mode = fegetround();
+    fesetround(FE_TOWARDZERO);
+    volatile double s = 0;
+    for (size_t i = n; i-- > 0;)
+        s = s + x[i];
+    fesetround(mode);
+    return s;
+}
+
+float rz_rev_f32(const float *x, size_t n) {
+    int mode = fegetround();
+    fesetround(FE_TOWARDZERO);
+    volatile float s = 0;
+    for (size_t i = n; i-- > 0;)
+        s = s + x[i];
+    fesetround(mode);
+    return s;
+}
+
 /* long double accumulators: x87's 64 significant bits on x86-64. */
 double x87_sum_f64(const double *x, size_t n) {
     long double s = 0;
@@ -752,6 +773,54 @@ fn a_c_sum_rounding_toward_zero_is_modelled_so() {
             &["reveal", &spec, "-n", &n.to_string(), "--no-arith"],
         );
         assert_eq!(out.status.code(), Some(5), "n = {n}");
+    }
+}
+
+/// Right to left under `FE_TOWARDZERO`: the partial sums meet the negative
+/// mask, which truncation does not let absorb a unit (each costs it an
+/// ulp), so the first masks fit no tree; masks read apart from those losses
+/// reveal it, its model comes out toward zero, and a check of 2,000 inputs
+/// agrees (it exited 3, "it does not compute a sum of its inputs").
+#[test]
+fn a_c_sum_rounding_toward_zero_right_to_left_is_revealed_and_modelled() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "lib");
+    for (symbol, dtype, format) in [
+        ("rz_rev_f64", "f64", Format::F64),
+        ("rz_rev_f32", "f32", Format::F32),
+    ] {
+        let spec = format!("dylib:{}:{symbol}", lib.display());
+        for n in [16, 200] {
+            let n_text = n.to_string();
+            let args = [
+                "reveal", &spec, "-n", &n_text, "--dtype", dtype, "-o", "t.json",
+            ];
+            let out = run_in(dir.path(), &args);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{symbol} n = {n}: {}",
+                stderr(&out)
+            );
+            assert!(
+                stderr(&out).contains("round toward zero"),
+                "{}",
+                stderr(&out)
+            );
+            let doc = fprev::document::TreeDocument::read(&dir.path().join("t.json")).unwrap();
+            assert_eq!(doc.tree().to_text(), reverse(n), "{symbol}");
+            let model = doc.arithmetic.expect("a model");
+            assert!(model.is_uniform(), "{model}");
+            assert_eq!(model.default.format, format);
+            assert_eq!(model.default.rounding, fprev::arith::Rounding::TowardZero);
+            let out = run_in(dir.path(), &["check", "t.json", &spec, "--trials", "2000"]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{symbol} n = {n}: {}",
+                stdout(&out)
+            );
+        }
     }
 }
 

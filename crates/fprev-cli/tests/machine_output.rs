@@ -112,9 +112,11 @@ const DIFF_KEYS: &[&str] = &[
 
 const CHECK_KEYS: &[&str] = &[
     "accumulator",
+    "distinguished_from",
     "dtype",
     "mismatch",
     "model",
+    "not_distinguished_from",
     "ok",
     "passed",
     "row",
@@ -322,9 +324,22 @@ fn check_json_against_the_black_box_it_was_revealed_from_is_ok_and_exits_0() {
         v,
         json!({
             "accumulator": "f32",
+            "distinguished_from": [
+                "f32 toward-zero",
+                "f16",
+                "f64",
+                "the node of 4 summands from x0 added as ((0+(2+3))+1)",
+                "the node of 4 summands from x4 added as ((4+(6+7))+5)",
+                "the node of 8 summands from x0 added as (((0+1)+((4+5)+(6+7)))+(2+3))",
+                "the node of 4 summands from x8 added as ((8+(10+11))+9)",
+                "the node of 4 summands from x12 added as ((12+(14+15))+13)",
+                "the node of 8 summands from x8 added as (((8+9)+((12+13)+(14+15)))+(10+11))",
+                "the node of 16 summands from x0 regrouped",
+            ],
             "dtype": "f32",
             "mismatch": null,
             "model": "f32",
+            "not_distinguished_from": [],
             "ok": true,
             "passed": 200,
             "row": 0,
@@ -384,6 +399,7 @@ fn check_json_against_another_black_box_names_the_mismatch_and_exits_1() {
         keys,
         [
             "accumulator",
+            "against",
             "black_box",
             "input_file",
             "kind",

@@ -1,7 +1,7 @@
 //! A check's outcome in words (`fprev check`'s line, Python's
 //! `CheckResult.message`).
 
-use fprev::check::CheckReport;
+use fprev::check::{CheckReport, Power};
 use fprev::format::Format;
 
 /// One line saying how the check of `tree` (a name for it) against the
@@ -34,18 +34,54 @@ pub fn summary(
                 Some(m) => format!("nodes adding as {m}"),
                 None => format!("adding in {}", report.accumulator.unwrap_or(declared)),
             };
+            let power = report.power.as_ref().map_or(String::new(), power);
             format!(
                 "ok: {} random {format} inputs, replay of {tree} ({adding}) matched {spec} \
-                 bit for bit",
+                 bit for bit{power}",
                 report.trials
             )
         }
-        Some(m) => format!(
-            "mismatch on trial {} ({} input): replay gave {:e}, {spec} gave {:e}",
-            m.trial + 1,
-            m.kind,
-            m.replayed,
-            m.black_box
-        ),
+        Some(m) => match &m.against {
+            Some((alternative, theirs)) => format!(
+                "mismatch on trial {} (an input made to tell the model from {alternative}): \
+                 replay gave {:e}, {alternative} gives {theirs:e}, {spec} gave {:e}",
+                m.trial + 1,
+                m.replayed,
+                m.black_box
+            ),
+            None => format!(
+                "mismatch on trial {} ({} input): replay gave {:e}, {spec} gave {:e}",
+                m.trial + 1,
+                m.kind,
+                m.replayed,
+                m.black_box
+            ),
+        },
     }
+}
+
+/// `; told from its 5 nearest alternatives (...)`, and those it was not
+/// told from (`; NOT distinguished from ...`).
+pub fn power(p: &Power) -> String {
+    let list = |ms: &[fprev::check::Alternative]| {
+        ms.iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let mut s = String::new();
+    if !p.distinguished.is_empty() {
+        s += &format!(
+            "; inputs told it from its {} nearest alternatives ({})",
+            p.distinguished.len(),
+            list(&p.distinguished)
+        );
+    }
+    if !p.undistinguished.is_empty() {
+        s += &format!(
+            "; not distinguished from {} (no input searched tells them apart)",
+            list(&p.undistinguished)
+        );
+    }
+    s
 }

@@ -15,7 +15,9 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::arith::Arithmetic;
+use petgraph::graph::NodeIndex;
+
+use crate::arith::{Arithmetic, NodeKey};
 use crate::document::{Confirmation, TreeDocument};
 use crate::error::{Error, Result};
 use crate::format::Format;
@@ -23,7 +25,7 @@ use crate::formula::Formula;
 use crate::inputs::Inputs;
 use crate::probe::Probe;
 use crate::reduce::Replay;
-use crate::tree::SummationTree;
+use crate::tree::{SummationTree, TreeBuilder};
 
 /// The input on which the last replay that had matched every input before
 /// it disagreed with the black box: no replay matches from there on.
@@ -44,6 +46,9 @@ pub struct Mismatch {
     pub accumulator: Format,
     /// What the black box gave.
     pub black_box: f64,
+    /// Of an input made to tell the model from one of its nearest
+    /// alternatives ([`power`]): that alternative, and what its replay gave.
+    pub against: Option<(Alternative, f64)>,
 }
 
 /// Outcome of [`check()`].
@@ -59,6 +64,9 @@ pub struct CheckReport {
     /// The arithmetic model whose replay matched every trial, when models
     /// were checked ([`check_models`]).
     pub model: Option<Arithmetic>,
+    /// What the trials told that model from, where it was sought
+    /// ([`power`]).
+    pub power: Option<Power>,
 }
 
 impl CheckReport {
@@ -84,8 +92,19 @@ impl From<&CheckReport> for Confirmation {
             passed: report.passed(),
             accumulator: report.accumulator.map(|f| f.name().to_string()),
             mismatch_file: None,
+            distinguished_from: words(report.power.as_ref().map(|p| &p.distinguished)),
+            not_distinguished_from: words(report.power.as_ref().map(|p| &p.undistinguished)),
         }
     }
+}
+
+/// Each alternative's words, for the tree file.
+fn words(models: Option<&Vec<Alternative>>) -> Vec<String> {
+    models
+        .into_iter()
+        .flatten()
+        .map(|m| m.to_string())
+        .collect()
 }
 
 /// Replays `tree` on `trials` seeded random inputs, cycling through the
@@ -158,10 +177,43 @@ pub fn check_document(
         )),
         None => Error::Input(why),
     })?;
-    match models.is_empty() {
-        true => check_row(tree, probe, trials, seed, row),
-        false => Ok(check_models(tree, &models, probe, trials, seed, row)?.0),
+    let report = match models.is_empty() {
+        true => check_row(tree, probe, trials, seed, row)?,
+        false => check_models(tree, &models, probe, trials, seed, row)?.0,
+    };
+    with_power(report, tree, probe, seed, row)
+}
+
+/// `report`, a check of `tree` that matched every trial, with what its
+/// trials told its model (or its plain additions) from ([`power`]); a
+/// mismatch where the black box failed an input made to tell them apart.
+pub fn with_power(
+    mut report: CheckReport,
+    tree: &SummationTree,
+    probe: &mut dyn Probe,
+    seed: u64,
+    row: usize,
+) -> Result<CheckReport> {
+    if report.mismatch.is_some() || report.trials == 0 {
+        return Ok(report);
     }
+    let model = match (&report.model, report.accumulator) {
+        (Some(m), _) => m.clone(),
+        (None, Some(acc)) => Arithmetic::uniform(crate::arith::NodeArithmetic::ieee(acc)),
+        (None, None) => return Ok(report),
+    };
+    let (power, mismatch) = power(tree, &model, probe, seed, row)?;
+    if let Some(m) = mismatch {
+        report.trials += power.calls;
+        report.mismatch = Some(Mismatch {
+            trial: report.trials - 1,
+            ..m
+        });
+        report.model = None;
+        report.accumulator = None;
+    }
+    report.power = Some(power);
+    Ok(report)
 }
 
 /// [`check_models()`] of the tree `formula` gives at the black box's `n`,
@@ -337,30 +389,15 @@ fn check_replays(
                 })
                 .collect()
         };
-        let call = |probe: &mut dyn Probe, out: &mut Vec<f64>| -> Result<f64> {
-            if let Some(y) = weights
-                && let Some(dot) = probe.as_dot()
-            {
-                // The input in every row up to `row`, as below.
-                if row == 0 {
-                    dot.dot(&input, y, out)?;
-                } else {
-                    dot.dot(&input.repeat(row + 1), y, out)?;
-                }
-            } else if row == 0 {
-                probe.sum(&input, out)?;
-            } else {
-                // The input in every row up to `row`.
-                let batch = crate::probe::Batch {
-                    base: &input,
-                    starts: &starts,
-                    positions: &[],
-                    values: &[],
-                    continues: false,
-                };
-                probe.sum_batch(&batch, out)?;
-            }
-            Ok(out[row])
+        let call = |probe: &mut dyn Probe, out: &mut Vec<f64>| {
+            call_row(
+                probe,
+                &input,
+                weights.map(|y| y.as_slice()),
+                row,
+                &starts,
+                out,
+            )
         };
         let (got, mut replayed) = if n >= OVERLAP_FROM {
             // A large input is replayed on a second core while the black
@@ -404,6 +441,7 @@ fn check_replays(
                     replayed,
                     accumulator: replay.accumulator(),
                     black_box: got,
+                    against: None,
                 });
             }
             same
@@ -420,6 +458,7 @@ fn check_replays(
                 mismatch,
                 accumulator: None,
                 model: None,
+                power: None,
             };
             return Ok((report, Vec::new()));
         }
@@ -429,13 +468,494 @@ fn check_replays(
         mismatch: None,
         accumulator: candidates.first().map(|(_, r, _)| r.accumulator()),
         model: None,
+        power: None,
     };
     Ok((report, candidates.iter().map(|(k, _, _)| *k).collect()))
+}
+
+/// The black box's sum of `input` (times `weights`, where given, for one
+/// that multiplies) in row `row`: the input goes into every row up to
+/// `row`; `starts` holds `row + 2` zeros.
+fn call_row(
+    probe: &mut dyn Probe,
+    input: &[f64],
+    weights: Option<&[f64]>,
+    row: usize,
+    starts: &[usize],
+    out: &mut [f64],
+) -> Result<f64> {
+    if let Some(y) = weights
+        && let Some(dot) = probe.as_dot()
+    {
+        if row == 0 {
+            dot.dot(input, y, out)?;
+        } else {
+            dot.dot(&input.repeat(row + 1), y, out)?;
+        }
+    } else if row == 0 {
+        probe.sum(input, out)?;
+    } else {
+        let batch = crate::probe::Batch {
+            base: input,
+            starts,
+            positions: &[],
+            values: &[],
+            continues: false,
+        };
+        probe.sum_batch(&batch, out)?;
+    }
+    Ok(out[row])
+}
+
+/// What a confirmation's inputs told its model from: the model's nearest
+/// alternatives ([`nearest_models`]), each either told apart by an input
+/// on which the two replays differ and the black box gave the model's
+/// bits, or not told apart by any input searched.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Power {
+    /// Alternatives an input told apart.
+    pub distinguished: Vec<Alternative>,
+    /// Alternatives no input searched told apart: the check cannot rule
+    /// them out.
+    pub undistinguished: Vec<Alternative>,
+    /// Calls of the black box the inputs that told them apart took.
+    pub calls: usize,
+}
+
+/// One of a tree and model's nearest alternatives.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Alternative {
+    /// The same tree, another model ([`nearest_models`]).
+    Model(Arithmetic),
+    /// The same model, the tree regrouped at one node
+    /// ([`neighbour_groupings`]).
+    Grouping {
+        /// The node regrouped, by its leaves.
+        node: NodeKey,
+        /// Its subtree so regrouped, as text (empty where long).
+        text: String,
+    },
+}
+
+/// `f32 toward-zero`; `the node of 3 summands from x4 added as ((4+5)+6)`.
+impl std::fmt::Display for Alternative {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Alternative::Model(m) => write!(f, "{m}"),
+            Alternative::Grouping { node, text } if text.is_empty() => {
+                write!(f, "{node} regrouped")
+            }
+            Alternative::Grouping { node, text } => write!(f, "{node} added as {text}"),
+        }
+    }
+}
+
+/// Nodes regrouped at most, evenly spread along the post-order; the most
+/// summands whose tree is regrouped; the longest subtree text an
+/// alternative names.
+const GROUPINGS: usize = 8;
+const GROUPINGS_UP_TO: usize = 1 << 16;
+const GROUPING_TEXT: usize = 60;
+
+/// A node of a tree and its subtree regrouped, as trees of their own over
+/// the node's summands (numbered `0..` in their order: `leaves`).
+pub struct Grouping {
+    /// The node, by its leaves.
+    pub node: NodeKey,
+    /// The summands under it.
+    pub leaves: Vec<usize>,
+    /// Its subtree.
+    pub subtree: SummationTree,
+    /// Its subtree regrouped at its root.
+    pub regrouped: SummationTree,
+}
+
+/// The subtrees one regrouping away from `tree`'s, at up to [`GROUPINGS`]
+/// of its nodes spread along the post-order: a node adding `a` to an
+/// addition `c + d` becomes `(a + c) + d`; a fused node adds its first
+/// two children first. Inputs zero outside a node's summands tell such
+/// neighbours apart where a long sum's other roundings hide them.
+pub fn neighbour_groupings(tree: &SummationTree) -> Vec<Grouping> {
+    let binary_child = |t: &SummationTree, v: NodeIndex| {
+        let ch = t.children(v);
+        (ch.len() == 2)
+            .then(|| ch.iter().position(|&c| t.children(c).len() == 2))
+            .flatten()
+    };
+    let sites: Vec<NodeIndex> = tree
+        .post_order()
+        .into_iter()
+        .filter(|&v| tree.children(v).len() > 2 || binary_child(tree, v).is_some())
+        .collect();
+    let step = sites.len().div_ceil(GROUPINGS).max(1);
+    let keys = NodeKey::all(tree);
+    sites
+        .iter()
+        .step_by(step)
+        .map(|&v| {
+            let subtree = tree.subtree(v);
+            let root = subtree.root();
+            let mut b = TreeBuilder::new(subtree.n());
+            let mut new: Vec<Option<NodeIndex>> = vec![None; subtree.graph().node_count()];
+            for i in 0..subtree.n() {
+                new[subtree.leaf(i).index()] = Some(b.leaf(i));
+            }
+            let at = |new: &[Option<NodeIndex>], c: NodeIndex| new[c.index()].expect("built");
+            let dissolved = binary_child(&subtree, root).map(|k| subtree.children(root)[k]);
+            for node in subtree.post_order() {
+                if Some(node) == dissolved || node == root {
+                    continue;
+                }
+                let children: Vec<NodeIndex> = subtree
+                    .children(node)
+                    .iter()
+                    .map(|&c| at(&new, c))
+                    .collect();
+                new[node.index()] = Some(b.sum(&children));
+            }
+            let ch = subtree.children(root);
+            let top = match dissolved {
+                Some(inner) => {
+                    let a = *ch.iter().find(|&&c| c != inner).expect("two children");
+                    let (c, d) = (subtree.children(inner)[0], subtree.children(inner)[1]);
+                    let ac = b.sum(&[at(&new, a), at(&new, c)]);
+                    b.sum(&[ac, at(&new, d)])
+                }
+                None => {
+                    let pair = b.sum(&[at(&new, ch[0]), at(&new, ch[1])]);
+                    let mut rest = vec![pair];
+                    rest.extend(ch[2..].iter().map(|&c| at(&new, c)));
+                    b.sum(&rest)
+                }
+            };
+            let regrouped = b.finish(top).expect("the same summands");
+            Grouping {
+                node: keys[v.index()],
+                leaves: tree.leaves_under(v),
+                subtree,
+                regrouped,
+            }
+        })
+        .collect()
+}
+
+/// `text` (a tree's over summands `0..`) with each summand `i` written as
+/// `leaves[i]`; empty where longer than [`GROUPING_TEXT`].
+fn relabelled(text: &str, leaves: &[usize]) -> String {
+    if text.len() > GROUPING_TEXT {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut digits = String::new();
+    for ch in text.chars().chain(std::iter::once(' ')) {
+        if ch.is_ascii_digit() {
+            digits.push(ch);
+            continue;
+        }
+        if let Ok(i) = digits.parse::<usize>() {
+            out += &leaves[i].to_string();
+        }
+        digits.clear();
+        if ch != ' ' {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// The nearest alternatives of `model` on `tree`: for each kind of node it
+/// has (its default, each other one), the same model with those nodes
+/// rounding the other way, keeping one bit more or one fewer below a
+/// fused node's largest term (where `tree` has fused nodes), or in the
+/// next narrower or wider format; each once, the model itself never.
+pub fn nearest_models(model: &Arithmetic, tree: &SummationTree) -> Vec<Arithmetic> {
+    use crate::arith::{MAX_FUSED_BITS, NodeArithmetic, Rounding};
+    use crate::format::FUSED_FRACTION_BITS;
+    const LADDER: [Format; 5] = [
+        Format::Bf16,
+        Format::F16,
+        Format::F32,
+        Format::F64,
+        Format::X87,
+    ];
+    let fused = tree.widest() > 2;
+    let neighbours = |a: NodeArithmetic| -> Vec<NodeArithmetic> {
+        let mut out = vec![NodeArithmetic {
+            rounding: match a.rounding {
+                Rounding::NearestEven => Rounding::TowardZero,
+                Rounding::TowardZero => Rounding::NearestEven,
+            },
+            ..a
+        }];
+        if fused && !a.compensated {
+            let bits = a.fused_bits.unwrap_or(FUSED_FRACTION_BITS as u32);
+            for b in [bits - 1, bits + 1] {
+                if (1..=MAX_FUSED_BITS).contains(&b) {
+                    out.push(NodeArithmetic {
+                        fused_bits: Some(b),
+                        ..a
+                    });
+                }
+            }
+        }
+        if let Some(at) = LADDER.iter().position(|f| *f == a.format) {
+            let near = [
+                at.checked_sub(1),
+                Some(at + 1).filter(|&k| k < LADDER.len()),
+            ];
+            out.extend(near.into_iter().flatten().map(|k| NodeArithmetic {
+                format: LADDER[k],
+                ..a
+            }));
+        }
+        out
+    };
+    let mut kinds = vec![model.default];
+    for a in model.nodes.values() {
+        if !kinds.contains(a) {
+            kinds.push(*a);
+        }
+    }
+    let mut models: Vec<Arithmetic> = Vec::new();
+    for (k, kind) in kinds.iter().enumerate() {
+        for other in neighbours(*kind) {
+            let mut m = model.clone();
+            if k == 0 {
+                m.default = other;
+            } else {
+                for a in m.nodes.values_mut().filter(|a| *a == kind) {
+                    *a = other;
+                }
+            }
+            if m != *model && !models.contains(&m) {
+                models.push(m);
+            }
+        }
+    }
+    models
+}
+
+/// Random inputs searched, at most, for one that tells a model from each
+/// of its nearest alternatives (fewer for long inputs: see [`power`]).
+pub const POWER_DRAWS: usize = 1024;
+
+/// Seeks, for each of `model`'s nearest alternatives ([`nearest_models`]),
+/// an input on which the two replays of `tree` differ (random inputs of
+/// each kind, and of each with every summand positive, whose sums carry
+/// past their largest term and round where cancelling ones do not), and
+/// asks the black box in row `row` each such input: it must give the
+/// model's bits. Returns what was told apart, and the first input the
+/// black box did not give the model's bits for.
+pub fn power(
+    tree: &SummationTree,
+    model: &Arithmetic,
+    probe: &mut dyn Probe,
+    seed: u64,
+    row: usize,
+) -> Result<(Power, Option<Mismatch>)> {
+    let (n, format) = (probe.n(), probe.format());
+    let claimed = Replay::with_arithmetic(tree, model).returning(format);
+    let multiplies = probe.as_dot().is_some() && model.products.is_some();
+    let mut power = Power::default();
+    let starts = vec![0; row + 2];
+    let mut out = vec![0.0; row + 1];
+    let (mut x, mut y, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+    // A regrouping is searched on its node's summands alone (the others
+    // 0), under a model that names no node (the subtree's nodes are
+    // numbered anew); a whole subtree is copied for each, so only up to
+    // GROUPINGS_UP_TO summands.
+    let groupings = match model.is_uniform() && !multiplies && n <= GROUPINGS_UP_TO {
+        true => neighbour_groupings(tree),
+        false => Vec::new(),
+    };
+    let searches = nearest_models(model, tree)
+        .into_iter()
+        .map(Search::Model)
+        .chain(groupings.into_iter().map(Search::Grouping));
+    // One alternative's replays at a time: a long tree is held twice, not
+    // once an alternative.
+    for search in searches {
+        let (alternative, mine, theirs, leaves) = match search {
+            Search::Model(m) => {
+                let theirs = Replay::with_arithmetic(tree, &m).returning(format);
+                (Alternative::Model(m), None, theirs, None)
+            }
+            Search::Grouping(g) => (
+                Alternative::Grouping {
+                    node: g.node,
+                    text: relabelled(&g.regrouped.to_text(), &g.leaves),
+                },
+                Some(Replay::with_arithmetic(&g.subtree, model).returning(format)),
+                Replay::with_arithmetic(&g.regrouped, model).returning(format),
+                Some(g.leaves),
+            ),
+        };
+        let mine = mine.as_ref().unwrap_or(&claimed);
+        let k = leaves.as_ref().map_or(n, Vec::len);
+        // Replays are made here, not calls: about 2^21 additions a
+        // search, at least one draw.
+        let draws = ((1 << 20) / k.max(1)).clamp(1, POWER_DRAWS);
+        // The same inputs for every alternative, in the same order.
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_0fb1_7500);
+        let mut told = None;
+        for draw in 0..draws {
+            let kind = Inputs::ALL[draw % Inputs::ALL.len()];
+            kind.draw_into(format, k, &mut rng, &mut x);
+            if (draw / Inputs::ALL.len()) % 2 == 1 {
+                x.iter_mut().for_each(|v| *v = v.abs());
+            }
+            if multiplies {
+                Inputs::Close.draw_into(format, k, &mut rng, &mut y);
+            }
+            let mut run = |r: &Replay| match multiplies {
+                true => r.dot_with(&x, &y, &mut scratch),
+                false => r.sum_with(&x, &mut scratch),
+            };
+            if !same_bits(run(mine), run(&theirs)) {
+                told = Some(kind);
+                break;
+            }
+        }
+        let Some(kind) = told else {
+            power.undistinguished.push(alternative);
+            continue;
+        };
+        let input = match &leaves {
+            Some(leaves) => {
+                let mut full = vec![0.0; n];
+                for (&i, &v) in leaves.iter().zip(&x) {
+                    full[i] = v;
+                }
+                full
+            }
+            None => x.clone(),
+        };
+        let weights = multiplies.then_some(y.as_slice());
+        let got = call_row(probe, &input, weights, row, &starts, &mut out)?;
+        power.calls += 1;
+        // A black box returning a wider value than its inputs (Python's
+        // floats) is compared with replays returning their root in f64.
+        let wider = got.is_finite() && format.round(got) != got;
+        let returning = |r: &Replay| match wider {
+            true => r.clone().returning(Format::F64),
+            false => r.clone(),
+        };
+        let replayed = replayed_by(&returning(&claimed), &input, weights, &mut scratch);
+        let gives = match leaves {
+            Some(_) => returning(&theirs).sum_with(&x, &mut scratch),
+            None => replayed_by(&returning(&theirs), &input, weights, &mut scratch),
+        };
+        if same_bits(gives, replayed) {
+            // Told apart only in the inputs' format, which it does not
+            // return.
+            power.undistinguished.push(alternative);
+            continue;
+        }
+        if !same_bits(got, replayed) {
+            let mismatch = Mismatch {
+                trial: power.calls - 1,
+                kind,
+                input,
+                weights: multiplies.then_some(y),
+                replayed,
+                accumulator: claimed.accumulator(),
+                black_box: got,
+                against: Some((alternative, gives)),
+            };
+            return Ok((power, Some(mismatch)));
+        }
+        power.distinguished.push(alternative);
+    }
+    Ok((power, None))
+}
+
+/// What [`power`] searches an input for.
+enum Search {
+    /// Another model of the same tree.
+    Model(Arithmetic),
+    /// The same model, one node regrouped.
+    Grouping(Grouping),
+}
+
+/// `r`'s result for `x` (times `y`, where given).
+fn replayed_by(r: &Replay, x: &[f64], y: Option<&[f64]>, scratch: &mut Vec<f64>) -> f64 {
+    match y {
+        Some(y) => r.dot_with(x, y, scratch),
+        None => r.sum_with(x, scratch),
+    }
+}
+
+fn same_bits(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arith::{NodeArithmetic, Rounding};
+
+    #[test]
+    fn nearest_models_change_one_kind_of_node_one_step() {
+        let tree: SummationTree = "((0+1)+(2+3))".parse().unwrap();
+        let f32 = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
+        let words: Vec<String> = nearest_models(&f32, &tree)
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        assert_eq!(words, ["f32 toward-zero", "f16", "f64"]);
+        let fused: SummationTree = "((0+1+2)+3+4)".parse().unwrap();
+        let kept = Arithmetic::uniform(NodeArithmetic {
+            fused_bits: Some(23),
+            ..NodeArithmetic::ieee(Format::F32)
+        });
+        let words: Vec<String> = nearest_models(&kept, &fused)
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        for w in ["f32 fused keeping 22 bits", "f32 fused keeping 24 bits"] {
+            assert!(words.iter().any(|x| x == w), "{words:?}");
+        }
+    }
+
+    #[test]
+    fn groupings_regroup_one_node_over_its_own_summands() {
+        let tree: SummationTree = "(((0+1)+(2+3))+4)".parse().unwrap();
+        let groupings = neighbour_groupings(&tree);
+        assert!(!groupings.is_empty());
+        for g in &groupings {
+            assert_eq!(g.subtree.n(), g.leaves.len());
+            assert_eq!(g.regrouped.n(), g.leaves.len());
+            assert_ne!(g.subtree, g.regrouped);
+        }
+        let top = groupings.last().unwrap();
+        assert_eq!(top.regrouped.to_text(), "(((0+1)+4)+(2+3))");
+    }
+
+    #[test]
+    fn an_input_telling_the_model_from_its_neighbour_refutes_a_wrong_model() {
+        let opts = crate::probe::ProbeOptions {
+            n: Some(64),
+            ..Default::default()
+        };
+        let mut bb = crate::open("native:pairwise", &opts).unwrap();
+        let tree = crate::Order::Pairwise.tree(64);
+        let right = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
+        let (power, mismatch) = power(&tree, &right, &mut bb, 1, 0).unwrap();
+        assert!(mismatch.is_none());
+        assert!(power.undistinguished.is_empty(), "{power:?}");
+        assert_eq!(power.calls, power.distinguished.len());
+        let wrong = Arithmetic::uniform(NodeArithmetic {
+            rounding: Rounding::TowardZero,
+            ..NodeArithmetic::ieee(Format::F32)
+        });
+        let (_, mismatch) = super::power(&tree, &wrong, &mut bb, 1, 0).unwrap();
+        let m = mismatch.expect("the black box rounds to nearest");
+        assert_eq!(m.against.unwrap().0, Alternative::Model(right.clone()));
+        // The wrong tree with the right model: a regrouping refutes it.
+        let chain = crate::Order::Sequential.tree(64);
+        let (_, mismatch) = super::power(&chain, &right, &mut bb, 1, 0).unwrap();
+        assert!(mismatch.is_some());
+    }
 
     fn binades(x: &[f64]) -> i32 {
         let e = |v: &f64| v.abs().log2().floor() as i32;

@@ -519,6 +519,15 @@ pub struct Confirmation {
     /// Where the first input that did not match was saved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mismatch_file: Option<String>,
+    /// The model's nearest alternatives an input told apart (the black box
+    /// gave the model's bits where the alternative's replay differed),
+    /// each as a model's words (docs/ALGORITHMS.md, Confirmation by replay).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub distinguished_from: Vec<String>,
+    /// The nearest alternatives no input searched told apart: the
+    /// confirmation does not rule them out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_distinguished_from: Vec<String>,
 }
 
 impl Confirmation {

@@ -451,6 +451,25 @@ fn reveal_with(
             return Ok(Outcome::Varies(v));
         }
     }
+    // Answers that fit no tree where additions truncate: a unit meeting a
+    // negative mask is not absorbed. Masks whose answers hold under every
+    // rounding are asked once more, one pair an input.
+    let tree = match tree {
+        Err(e) if matches!(e.plain(), Error::BlackBox(_)) && opts.algorithm == Algorithm::Fprev => {
+            match reveal_toward_zero(&mut oracle, opts.pivot)? {
+                Some(t) => {
+                    notes.push(format!(
+                        "masked inputs fit no tree ({}); masks whose units survive additions \
+                         that round toward zero gave this one, one query per input",
+                        e.plain()
+                    ));
+                    Ok(t)
+                }
+                None => Err(e),
+            }
+        }
+        tree => tree,
+    };
     let tree = match tree {
         // Only FPRev tells a fused node (itself order-independent) from
         // an order-independent sum; the binary-only algorithms say so.
@@ -512,6 +531,35 @@ fn reveal_with(
         stats: stats(&oracle.counters, started),
         notes,
     }))
+}
+
+/// The tree the answers to [`masks::Masks::toward_zero`] give, where such
+/// masks fit the black box and its answers fit a tree; the oracle then
+/// asks with its first masks again. Only an error of the black box's own
+/// (not a broken assumption) is returned.
+fn reveal_toward_zero(oracle: &mut Oracle, pivot: Pivot) -> Result<Option<SummationTree>> {
+    let probe = oracle.probe();
+    let (n, format, acc, may_fuse) = (
+        probe.n(),
+        probe.format(),
+        probe.accumulator(),
+        probe.may_fuse(),
+    );
+    let Some(masks) = masks::Masks::toward_zero(n, format, acc, may_fuse) else {
+        return Ok(None);
+    };
+    let first = oracle.masks().clone();
+    oracle.use_masks(masks);
+    let mut silent = Silent;
+    let mut placement = Placement::new(n, &mut silent);
+    let tree = stack::build(oracle, pivot, &mut placement);
+    oracle.use_masks(first);
+    match tree {
+        Ok(t) if t.widest() <= 2 || may_fuse => Ok(Some(t)),
+        Ok(_) => Ok(None),
+        Err(e) if matches!(e.plain(), Error::BlackBox(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// A reveal's stats from its oracle's counters, timed from `started`.

@@ -54,6 +54,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
             let mismatch = report.mismatch.as_ref().map(|m| {
                 json!({
                     "accumulator": m.accumulator.name(),
+                    "against": against(m),
                     "black_box": m.black_box,
                     "input_file": saved.map(|f| f.display().to_string()),
                     "kind": m.kind.to_string(),
@@ -61,12 +62,18 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
                     "trial": m.trial,
                 })
             });
+            let words = |ms: Option<&Vec<check::Alternative>>| -> Vec<String> {
+                ms.into_iter().flatten().map(ToString::to_string).collect()
+            };
+            let power = report.power.as_ref();
             // Keys in alphabetical order, the order serde_json keeps.
             let json = json!({
                 "accumulator": report.accumulator.map(|f| f.name()),
+                "distinguished_from": words(power.map(|p| &p.distinguished)),
                 "dtype": black_box.format().name(),
                 "mismatch": mismatch,
                 "model": report.model.as_ref().map(ToString::to_string),
+                "not_distinguished_from": words(power.map(|p| &p.undistinguished)),
                 "ok": report.mismatch.is_none(),
                 "passed": report.passed(),
                 "row": a.row,
@@ -107,11 +114,23 @@ pub(super) fn save_mismatch(
     if let Some(y) = &m.weights {
         json["weights"] = serde_json::json!(y);
     }
+    if m.against.is_some() {
+        json["against"] = against(m);
+    }
     match write_out(format!("{json}\n").as_bytes(), Some(path)) {
         Ok(()) => true,
         Err(e) => {
             crate::report(&e);
             false
         }
+    }
+}
+
+/// The nearest alternative an input was made to tell the model from, and
+/// what its replay gives (`null` for a random input).
+fn against(m: &Mismatch) -> serde_json::Value {
+    match &m.against {
+        Some((model, gives)) => json!({"model": model.to_string(), "gives": gives}),
+        None => serde_json::Value::Null,
     }
 }

@@ -84,6 +84,21 @@ impl Output for Text {
                     c.mismatch_file.as_deref().unwrap_or("no file")
                 ),
             };
+            if let Some(c) = doc.confirmation.as_ref().filter(|c| c.confirmed()) {
+                if !c.distinguished_from.is_empty() {
+                    s += &format!(
+                        "# told from its {} nearest alternatives, an input each: {}\n",
+                        c.distinguished_from.len(),
+                        c.distinguished_from.join("; ")
+                    );
+                }
+                if !c.not_distinguished_from.is_empty() {
+                    s += &format!(
+                        "# not distinguished from {}: no input searched tells them apart\n",
+                        c.not_distinguished_from.join("; ")
+                    );
+                }
+            }
         }
         Ok(s.into_bytes())
     }

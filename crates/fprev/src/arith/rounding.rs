@@ -135,7 +135,9 @@ fn step_toward_zero(format: Format, x: f64) -> f64 {
     }
     // One ulp of `x` in `format`, at its binade (or the subnormal spacing).
     let p = format.precision() as i32;
-    let binade = x.abs().log2().floor() as i32;
+    // The binade from the exponent's bits: `log2` of a value just below a
+    // power of two rounds up to it, which would double the step.
+    let binade = ((x.abs().to_bits() >> 52) & 0x7ff) as i32 - 1023;
     let lowest = format.min_normal().log2() as i32;
     let ulp = 2f64.powi(binade.max(lowest) - (p - 1));
     // At a power of two the spacing below is half the spacing above.
@@ -230,5 +232,23 @@ mod tests {
             -1.0 + f64::EPSILON / 2.0
         );
         assert_eq!(Format::F64.add(1.0, -tiny), 1.0);
+    }
+
+    /// Just below a power of two `log2` rounds up to it: the step toward
+    /// zero is still one ulp of the binade below (a right-to-left sum under
+    /// `FE_TOWARDZERO` ends at 16383.999999999989, not ...987).
+    #[test]
+    fn truncation_just_below_a_power_of_two_steps_one_ulp() {
+        let below = f64::from_bits(16384f64.to_bits() - 5);
+        let tiny = 2f64.powi(-70);
+        assert_eq!(
+            add_toward_zero(Format::F64, below, -tiny),
+            f64::from_bits(below.to_bits() - 1)
+        );
+        let below = f64::from(f32::from_bits(4096f32.to_bits() - 1));
+        assert_eq!(
+            add_toward_zero(Format::F32, below, -tiny),
+            f64::from(f32::from_bits(4096f32.to_bits() - 2))
+        );
     }
 }

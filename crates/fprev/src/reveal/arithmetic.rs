@@ -54,6 +54,7 @@ mod products;
 mod search;
 
 pub(super) use compensated::closer_than_plain;
+pub use compensated::order_depends_on_values;
 pub use confirmed::{Confirmed, confirm_arithmetic};
 
 use crate::arith::{Arithmetic, NodeArithmetic};

@@ -24,6 +24,11 @@ pub struct Masks {
     /// `capacity[k - 1]`: every count of units below it is exact and
     /// swamped in an input with `k` mask pairs.
     capacity: Vec<u64>,
+    /// Of masks that survive additions rounding toward zero
+    /// ([`Masks::toward_zero`]): the spacing `h` of the accumulator's
+    /// values just below `M`, a multiple of every answer's truncation
+    /// losses, which are read apart from its count.
+    pub spacing: Option<f64>,
 }
 
 impl Masks {
@@ -120,7 +125,47 @@ impl Masks {
             u,
             exact_below,
             capacity,
+            spacing: None,
         })
+    }
+
+    /// Masks whose answers hold under additions that round toward zero
+    /// as under those that round to nearest (docs/ALGORITHMS.md, Masked
+    /// inputs, Truncating accumulators), one pair an input; `None` where
+    /// `n` summands leave them no room in these formats.
+    ///
+    /// A unit meeting the negative mask's partial sum is never absorbed by
+    /// truncation: `-M + c` truncates to `-(M - h)`, `h` the spacing of
+    /// the accumulator's values just below `M`, and each such meeting
+    /// costs that partial sum one `h`. So `M` is `2^p h` with `h` at least
+    /// `4n` units: a partial sum of units is below `h / 2` and the spacing
+    /// `2h` above `M`, so it is absorbed by either mask when rounding to
+    /// nearest, and by the positive one when truncating; where the masks
+    /// cancel, `k` truncations leave `k h` exactly, and the answer is
+    /// `k h` plus the units outside the pair's LCA, whose count is the
+    /// answer modulo `h`, all exact below `2^p` units.
+    pub fn toward_zero(n: usize, input: Format, acc: Format, may_fuse: bool) -> Option<Self> {
+        let u = if input.represents(acc.unit()) {
+            acc.unit()
+        } else {
+            input.unit()
+        };
+        let h = u * (4.0 * n.max(1) as f64).log2().ceil().exp2();
+        let m = h * 2f64.powi(acc.precision() as i32);
+        let fits = |f: Format| f.represents(m) && f.represents(u) && f.represents(h);
+        let exact = input.precision().min(acc.precision()) as i32;
+        let answers_exact = (n as f64 + 1.0) * h < 2f64.powi(exact) * u;
+        // A fused node drops a unit only below its window next to M.
+        let below_window = m / u > 2f64.powi(FUSED_FRACTION_BITS + 1) * n as f64;
+        (fits(input) && fits(acc) && answers_exact && (below_window || !may_fuse)).then_some(
+            Masks {
+                m,
+                u,
+                exact_below: u64::MAX,
+                capacity: vec![n as u64 + 2],
+                spacing: Some(h),
+            },
+        )
     }
 
     /// The mask of pair `k` (0 for the first): `M / 2^k`.

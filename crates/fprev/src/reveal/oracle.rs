@@ -77,6 +77,11 @@ impl<'p> Oracle<'p> {
         &self.masks
     }
 
+    /// Asks with `masks` from now on.
+    pub(super) fn use_masks(&mut self, masks: Masks) {
+        self.masks = masks;
+    }
+
     /// The black box itself.
     pub fn probe(&mut self) -> &mut dyn Probe {
         self.probe
@@ -346,6 +351,13 @@ impl<'p> Oracle<'p> {
         i: usize,
         j: usize,
     ) -> Result<Option<usize>> {
+        // Truncations of the negative mask's partial sum cost it whole
+        // spacings, read apart from the count of units (see
+        // `Masks::toward_zero`).
+        let y = match self.masks.spacing {
+            Some(h) if y.is_finite() && y >= 0.0 => y % h,
+            _ => y,
+        };
         let units = y / self.masks.u;
         let what = || format!("the input masking summands {i} and {j} (n = {})", self.n);
         if y.is_nan() {

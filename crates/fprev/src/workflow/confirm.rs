@@ -2,12 +2,12 @@
 //! step after every reveal, of one size or of a sweep's.
 
 use crate::arith::Arithmetic;
-use crate::check::{CONFIRM_TRIALS, Mismatch, check_models, check_row};
+use crate::check::{CONFIRM_TRIALS, CheckReport, Mismatch, check_models, check_row, with_power};
 use crate::document::Confirmation;
 use crate::document::Stats;
 use crate::error::Result;
 use crate::probe::Probe;
-use crate::reveal::arithmetic::{ArithOptions, confirm_arithmetic};
+use crate::reveal::arithmetic::{ArithOptions, confirm_arithmetic, order_depends_on_values};
 use crate::reveal::look_for_variation;
 use crate::tree::SummationTree;
 use crate::variation::Variation;
@@ -108,16 +108,30 @@ pub(super) fn confirm(
         let (report, found) = check_models(tree, &nearby, probe, confirm.trials, 0, row)?;
         if let Some(k) = found {
             stats.arithmetic_calls = report.trials as u64;
+            let report = match powered(report, tree, probe, row, stats.calls)? {
+                Ok(report) => report,
+                Err(varies) => return Ok(varies),
+            };
             return Ok(Confirmed {
                 confirmation: Some(Confirmation::from(&report)),
-                arithmetic: Some(nearby[k].clone()),
-                mismatch: None,
+                arithmetic: report.mismatch.is_none().then(|| nearby[k].clone()),
+                mismatch: report.mismatch,
                 varies: None,
             });
         }
     }
     if confirm.arithmetic == Seek::Never || row != 0 {
         let report = check_row(tree, probe, confirm.trials, 0, row)?;
+        if report.mismatch.is_some()
+            && row == 0
+            && let Some(e) = order_depends_on_values(probe, tree)?
+        {
+            return Err(e);
+        }
+        let report = match powered(report, tree, probe, row, stats.calls)? {
+            Ok(report) => report,
+            Err(varies) => return Ok(varies),
+        };
         return Ok(Confirmed {
             confirmation: Some(Confirmation::from(&report)),
             mismatch: report.mismatch,
@@ -158,10 +172,14 @@ pub(super) fn confirm(
                 calls: found.calls,
                 trials: found.confirmation.trials,
             });
+            let report = match powered(found.confirmation, tree, probe, row, stats.calls)? {
+                Ok(report) => report,
+                Err(varies) => return Ok(varies),
+            };
             Ok(Confirmed {
-                confirmation: Some(Confirmation::from(&found.confirmation)),
-                arithmetic: Some(found.model),
-                mismatch: None,
+                confirmation: Some(Confirmation::from(&report)),
+                arithmetic: report.mismatch.is_none().then_some(found.model),
+                mismatch: report.mismatch,
                 varies: None,
             })
         }
@@ -175,12 +193,40 @@ pub(super) fn confirm(
                 let worth_saying = probe.as_dot().is_some() || report.mismatch.is_some();
                 observer.note(Note::NoArithmetic { why, worth_saying });
             }
+            let report = match powered(report, tree, probe, row, stats.calls)? {
+                Ok(report) => report,
+                Err(varies) => return Ok(varies),
+            };
             Ok(Confirmed {
                 confirmation: Some(Confirmation::from(&report)),
                 arithmetic: None,
-                mismatch: report.mismatch.clone(),
+                mismatch: report.mismatch,
                 varies: None,
             })
         }
     }
+}
+
+/// `report`, a replay of `tree` from `probe` at `row`, with what its inputs
+/// told its model from ([`with_power`]); where the black box failed an
+/// input made to tell them apart and its answers vary from call to call
+/// (`calls` made so far), that instead: a mismatch by luck of the calls.
+fn powered(
+    report: CheckReport,
+    tree: &SummationTree,
+    probe: &mut dyn Probe,
+    row: usize,
+    calls: u64,
+) -> Result<std::result::Result<CheckReport, Confirmed>> {
+    let report = with_power(report, tree, probe, 0, row)?;
+    if report.mismatch.is_some() {
+        let v = look_for_variation(probe, calls)?;
+        if v.varies() {
+            return Ok(Err(Confirmed {
+                varies: Some(v),
+                ..Confirmed::default()
+            }));
+        }
+    }
+    Ok(Ok(report))
 }

@@ -3,7 +3,7 @@
 //! too small to change a 1 alone.
 
 use crate::arith::{Arithmetic, NodeArithmetic};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::probe::Probe;
 use crate::reduce::Replay;
 use crate::tree::SummationTree;
@@ -21,6 +21,36 @@ pub(in crate::reveal) fn closer_than_plain(probe: &mut dyn Probe) -> Result<Opti
     let plain = Arithmetic::uniform(NodeArithmetic::ieee(probe.accumulator()));
     let (error, plain_error) = errors_on_swamped_summands(&tree, &plain, probe)?;
     Ok((error * 4.0 < plain_error).then_some((error, plain_error)))
+}
+
+/// Whether the black box's order depends on the values, where `tree` (its
+/// masked answers) has fused nodes and no model replays it: a fused node
+/// truncates summands far below its largest term, yet the black box,
+/// given a 1 and many summands too small to change it alone, keeps their
+/// sum, so it adds them among themselves first (a sum that sorts its
+/// inputs by magnitude meets every pair of masks, its largest summands,
+/// last, as one fused node). Returns the error that says so, with the
+/// black box's and the tree's errors on those inputs; `None` otherwise.
+pub fn order_depends_on_values(
+    probe: &mut dyn Probe,
+    tree: &SummationTree,
+) -> Result<Option<Error>> {
+    let widest = tree.widest();
+    if widest <= 2 || probe.n() < 3 {
+        return Ok(None);
+    }
+    let fused = Arithmetic::uniform(NodeArithmetic::ieee(probe.accumulator()));
+    let (error, fused_error) = errors_on_swamped_summands(tree, &fused, probe)?;
+    Ok((error * 4.0 < fused_error).then(|| {
+        Error::BlackBox(format!(
+            "the black box's order depends on the values: masked inputs, whose two masks are \
+             its largest summands, meet as fused nodes of up to {widest} terms, but given a 1 \
+             and many summands too small to change it alone it errs by {error:.2e} in all, \
+             where those fused nodes err by {fused_error:.2e}: it adds the small summands \
+             among themselves before the large ones (as a sum that sorts its inputs by \
+             magnitude does), so no one summation tree describes it"
+        ))
+    }))
 }
 
 /// The distance from the exact sum of the black box's results, and of a

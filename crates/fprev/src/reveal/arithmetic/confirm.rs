@@ -50,6 +50,7 @@ pub(super) fn confirm(
             mismatch: None,
             accumulator: Some(format),
             model: Some(first.clone()),
+            power: None,
         };
         return Ok((report, Some(first), 0));
     }

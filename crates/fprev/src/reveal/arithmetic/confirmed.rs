@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::probe::Probe;
 use crate::tree::SummationTree;
 
+use super::compensated::order_depends_on_values;
 use super::{ArithOptions, ArithmeticRevelation, parts_fit, reveal_with_parts};
 
 /// A revealed tree's confirmation by replay, and its arithmetic.
@@ -91,6 +92,14 @@ pub fn confirm_arithmetic(
             };
             reveal_with_parts(probe, tree, parts, &opts, false)
         });
+    // Neither plain additions nor a model replays it: an order that
+    // depends on the values is said as such, not as a tree.
+    if plain.mismatch.is_some()
+        && !matches!(arithmetic, Some(Ok(_)))
+        && let Some(e) = order_depends_on_values(probe, tree)?
+    {
+        return Err(e);
+    }
     let report = match &arithmetic {
         Some(Ok(found)) => found.confirmation.clone(),
         _ => plain.clone(),
