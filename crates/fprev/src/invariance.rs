@@ -77,21 +77,26 @@ impl Knob {
                  (letters, digits, _)"
             )));
         }
-        let mut seen: Vec<String> = Vec::new();
-        for v in values {
-            if v.is_empty() || seen.iter().any(|s| s == v) {
-                return Err(Error::Input(format!(
-                    "{name}: each value once, none empty (unset removes the variable)"
-                )));
-            }
-            seen.push(v.to_string());
+        // Counted before anything else is asked of them: a knob of more
+        // values than a study reveals is refused at once.
+        if values.len() > MAX_REVEALS {
+            return Err(Error::Input(format!(
+                "{name}: {} values, more than the {MAX_REVEALS} reveals a study makes: give fewer",
+                values.len()
+            )));
         }
-        if seen.is_empty() {
+        let mut seen = std::collections::HashSet::new();
+        if values.iter().any(|v| v.is_empty() || !seen.insert(*v)) {
+            return Err(Error::Input(format!(
+                "{name}: each value once, none empty (unset removes the variable)"
+            )));
+        }
+        if values.is_empty() {
             return Err(Error::Input(format!("{name}: give at least one value")));
         }
         Ok(Knob {
             name: name.to_string(),
-            values: seen,
+            values: values.iter().map(|v| v.to_string()).collect(),
         })
     }
 

@@ -1,0 +1,72 @@
+"""Issue 51 in the Python API: every number is bounded as the command line's
+(a ValueError, never an OverflowError or an aborted interpreter), refusals
+are instant, a study claims nothing its cases do not carry, emitted code's
+names are refused before any work, and emit reads the formula cache."""
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import fprev
+from fprev.testing import assert_deterministic, assert_same_order
+
+
+def refused(code):
+    """Runs ``code`` in a fresh interpreter (an abort must not take this
+    one with it) and returns the ValueError message it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import numpy as np, fprev, fprev.testing\ntry:\n    %s\n"
+         "except ValueError as e:\n    print('ValueError:', e)" % code],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
+    )
+    assert done.returncode == 0, "%s ended with %d: %s" % (code, done.returncode, done.stderr[-2000:])
+    assert done.stdout.startswith("ValueError:"), (code, done.stdout, done.stderr[-2000:])
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "fprev.testing.assert_deterministic(np.sum, 64, runs=10**13)",
+        "fprev.reveal(np.sum, 64, runs=10**13)",
+        "fprev.sweep(np.sum, '8..9', runs=10**13)",
+    ],
+)
+def test_runs_past_the_bound_are_a_value_error_not_an_abort(code):
+    said = refused(code)
+    assert "give runs from 2 to 1000000, or 0" in said, said
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: fprev.reveal(np.sum, 10**30),
+        lambda: fprev.reveal(np.sum, 64, confirm=10**30),
+        lambda: fprev.reveal(np.sum, 64, rows=10**30),
+        lambda: fprev.check(fprev.Tree.from_formula("sequential", 8), np.sum, seed=2**64),
+        lambda: fprev.check(fprev.Tree.from_formula("sequential", 8), np.sum, trials=10**7),
+        lambda: fprev.check(fprev.Tree.from_formula("sequential", 8), np.sum, row=-1),
+        lambda: fprev.reduce.binary_tree_sum(np.ones(8), threads=65535),
+        lambda: fprev.invariance("reduce:binary-tree", 64, threads=[1, 2**70]),
+        lambda: fprev.invariance(lambda X: X.sum(axis=1), 16, batch=[1, 2], columns=[2**70]),
+        lambda: fprev.emit("numpy:sum", trials=10**6),
+        lambda: assert_same_order(np.sum, np.sum, 8, trials=10**30),
+        lambda: assert_deterministic(np.sum, 10**30),
+    ],
+)
+def test_every_number_is_bounded_with_a_value_error(call):
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="out of range; give"):
+        call()
+    assert time.monotonic() - started < 5
+
+
+def test_a_batch_past_a_study_is_refused_at_once():
+    for batch in (range(1, 10**6), range(1, 10**9), "1..1000000"):
+        started = time.monotonic()
+        with pytest.raises(ValueError, match="batch"):
+            fprev.invariance(lambda X: X.sum(axis=1), 16, batch=batch)
+        assert time.monotonic() - started < 5, batch
