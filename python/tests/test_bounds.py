@@ -70,3 +70,23 @@ def test_a_batch_past_a_study_is_refused_at_once():
         with pytest.raises(ValueError, match="batch"):
             fprev.invariance(lambda X: X.sum(axis=1), 16, batch=batch)
         assert time.monotonic() - started < 5, batch
+
+
+def test_a_study_with_no_replay_claims_none():
+    study = fprev.invariance(lambda X: X.sum(axis=1), 16, batch="1,2", confirm=0)
+    text = str(study)
+    assert "not confirmed by replay" in text, text
+    assert "order, confirmed by replay" not in text, text
+
+
+def none(X):
+    return None
+
+
+@pytest.mark.parametrize(
+    "fn, raised",
+    [(lambda X: 1 / 0, ZeroDivisionError), (none, TypeError), (np.sum, TypeError)],
+)
+def test_a_study_raises_what_the_callable_raised(fn, raised):
+    with pytest.raises(raised):
+        fprev.invariance(fn, 16, batch="1,2")

@@ -12,7 +12,7 @@ use tempfile::TempDir;
 mod common;
 #[cfg(feature = "python")]
 use common::run_in;
-use common::{assert_error, run};
+use common::{assert_code, assert_error, run};
 
 /// Runs `args`, asserts exit 2 with one error line within `seconds`, and
 /// returns the line.
@@ -164,6 +164,36 @@ fn sizes_that_are_not_summands_revealed_are_not_called_summands() {
     }
 }
 
+#[test]
+fn a_study_that_replayed_nothing_claims_no_replay() {
+    let out = run(&[
+        "invariance",
+        "reduce:binary-tree",
+        "-n",
+        "64",
+        "--threads",
+        "1,2",
+        "--confirm",
+        "0",
+    ]);
+    let text = assert_code(&out, 0);
+    assert!(!text.contains("order, confirmed by replay"), "{text}");
+    assert!(!text.contains("plain additions replay it"), "{text}");
+    assert!(text.contains("not confirmed by replay"), "{text}");
+    // With a replay, the claim is made.
+    let out = run(&[
+        "invariance",
+        "reduce:binary-tree",
+        "-n",
+        "64",
+        "--threads",
+        "1,2",
+    ]);
+    let text = assert_code(&out, 0);
+    assert!(text.contains("confirmed by replay"), "{text}");
+    assert!(!text.contains("not confirmed"), "{text}");
+}
+
 /// A Python file of black boxes in a fresh directory.
 #[cfg(feature = "python")]
 fn python_boxes(dir: &TempDir) -> String {
@@ -177,6 +207,55 @@ fn python_boxes(dir: &TempDir) -> String {
     )
     .unwrap();
     path.display().to_string()
+}
+
+#[cfg(feature = "python")]
+#[test]
+fn a_study_whose_cases_fail_claims_nothing_from_them() {
+    let dir = TempDir::new().unwrap();
+    let path = python_boxes(&dir);
+    let batch = [
+        "-n",
+        "16",
+        "--shape",
+        "1,1,16",
+        "--batch",
+        "1,2",
+        "--rows",
+        "first,last",
+    ];
+    // What the black box raised ends the study, named.
+    let spec = format!("python:{path}:raises");
+    let args: Vec<&str> = ["invariance", spec.as_str()]
+        .iter()
+        .chain(&batch)
+        .copied()
+        .collect();
+    let line = assert_error(&run_in(dir.path(), &args), 3);
+    assert!(line.contains("ZeroDivisionError"), "{line}");
+    // Cases that fail alike are one failure, and no knob is blamed.
+    let spec = format!("python:{path}:nan");
+    let args: Vec<&str> = ["invariance", spec.as_str()]
+        .iter()
+        .chain(&batch)
+        .copied()
+        .collect();
+    let out = run_in(dir.path(), &args);
+    let text = assert_code(&out, 3);
+    assert!(text.contains("(2 cases)"), "alike failures are one: {text}");
+    assert!(
+        text.contains("no finding: every one of the 4 cases failed"),
+        "{text}"
+    );
+    for claim in [
+        "depends on",
+        "alone changes",
+        "batch-invariant",
+        "invariant:",
+        "part",
+    ] {
+        assert!(!text.contains(claim), "claims {claim:?}: {text}");
+    }
 }
 
 #[cfg(feature = "python")]

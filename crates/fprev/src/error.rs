@@ -262,6 +262,16 @@ impl Error {
         }
     }
 
+    /// Whether this error carries a foreign error (a Python exception)
+    /// that a front end hands back.
+    pub fn is_raised(&self) -> bool {
+        match self {
+            Error::Raised { .. } => true,
+            Error::Advised { error, .. } => error.is_raised(),
+            _ => false,
+        }
+    }
+
     /// Whether the black box is at fault (it broke an assumption, or its
     /// ranks disagree): a sweep, an explanation or a study records such a
     /// size or case and goes on.

@@ -236,6 +236,14 @@ impl Observed {
         }
     }
 
+    /// Whether this is an order a replay on random inputs confirmed: not
+    /// one found where no replay was asked.
+    pub fn replayed(&self) -> bool {
+        self.confirmed()
+            .and_then(|d| d.confirmation.as_ref())
+            .is_some_and(|c| c.confirmed())
+    }
+
     /// Whether this is a confirmed order with a model of its arithmetic.
     pub fn modelled(&self) -> bool {
         self.confirmed().is_some_and(|d| d.arithmetic.is_some())
@@ -266,8 +274,9 @@ pub struct Study {
 impl Study {
     /// The cases whose confirmed orders agree (modulo child order, and in
     /// arithmetic where both files carry one), by first appearance; the
-    /// order-independent cases are one group, and any other case with no
-    /// confirmed order is a group of its own.
+    /// order-independent cases are one group, the cases that failed alike
+    /// one group, and any other case with no confirmed order is a group of
+    /// its own.
     pub fn groups(&self) -> Vec<Vec<usize>> {
         let mut groups: Vec<Vec<usize>> = Vec::new();
         for (i, c) in self.cases.iter().enumerate() {
@@ -307,7 +316,8 @@ impl Study {
     }
 
     /// The knobs whose value alone changed what was found: two cases that
-    /// differ in that knob only, in different groups.
+    /// differ in that knob only, in different groups. A case that failed
+    /// found nothing, and changes nothing.
     pub fn changing_knobs(&self) -> Vec<&str> {
         let group_of = self.group_of();
         self.knobs()
@@ -318,6 +328,7 @@ impl Study {
                 self.cases
                     .iter()
                     .zip(&group_of)
+                    .filter(|(c, _)| !matches!(c.observed, Observed::Failed(_)))
                     .any(|(c, &g)| *seen.entry(c.setting.without(k)).or_insert(g) != g)
             })
             .collect()
@@ -348,11 +359,12 @@ impl Study {
     }
 }
 
-/// Whether two findings are the same confirmed order and arithmetic, or
-/// both order-independence.
+/// Whether two findings are the same confirmed order and arithmetic, both
+/// order-independence, or the same failure.
 fn agree(a: &Observed, b: &Observed) -> bool {
     match (a, b) {
         (Observed::OrderIndependent(_), Observed::OrderIndependent(_)) => true,
+        (Observed::Failed(x), Observed::Failed(y)) => x == y,
         (Observed::Order(x), Observed::Order(y)) => {
             x.tree() == y.tree()
                 && match (&x.arithmetic, &y.arithmetic) {

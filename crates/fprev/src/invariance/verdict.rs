@@ -16,6 +16,9 @@ pub struct Verdict {
     pub invariant: bool,
     /// Cases whose arithmetic was modelled (and so compared).
     pub modelled: usize,
+    /// Cases whose order a replay on random inputs confirmed (none where
+    /// no replay was asked: an order found, not confirmed).
+    pub replayed: usize,
     /// Knobs whose value alone changed the finding.
     pub changing: Vec<String>,
     /// The fewest settings knobs (not [`POSITION`]) that, fixed, give each
@@ -60,6 +63,7 @@ impl Study {
         Verdict {
             invariant: self.invariant(),
             modelled: count(Observed::modelled),
+            replayed: count(Observed::replayed),
             changing,
             pin,
             batch_invariant_under,

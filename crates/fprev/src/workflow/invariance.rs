@@ -126,8 +126,9 @@ fn listed<T: ToString>(knobs: &mut Vec<Knob>, name: &str, values: &[T]) -> Resul
 /// its shape), column and threads, and revealed at the case's row.
 ///
 /// A case whose reveal fails for the black box's sake is recorded as
-/// failed; a setting that cannot be (a row past the batch) fails the
-/// study before anything is revealed.
+/// failed (a failure, never a finding of the study); an exception the
+/// black box raised ends the study with it, and a setting that cannot be
+/// (a row past the batch) fails the study before anything is revealed.
 ///
 /// ```
 /// use fprev::invariance::Knob;
@@ -189,7 +190,9 @@ pub fn invariance(
             Ok(Outcome::Revealed(r)) => Observed::Unconfirmed(r.document),
             Ok(Outcome::Varies(v)) => Observed::Varies(v.to_string()),
             Ok(Outcome::OrderIndependent(why)) => Observed::OrderIndependent(why),
-            Err(e) if e.of_black_box() => Observed::Failed(e.to_string()),
+            // What the black box raised (a Python exception) is its
+            // caller's to see, not a finding of the study.
+            Err(e) if e.of_black_box() && !e.is_raised() => Observed::Failed(e.to_string()),
             Err(e) => return Err(e),
         };
         study.cases.push(Case {
