@@ -30,6 +30,10 @@ pub(crate) fn emit_source(
     let language: Language = language
         .parse()
         .map_err(pyo3::exceptions::PyValueError::new_err)?;
+    // Refused before any work, as the command line does.
+    if let Some(name) = &name {
+        emit::valid_name(name, language).map_err(to_py)?;
+    }
     let opts = ProbeOptions {
         format: format(dtype)?,
         ..ProbeOptions::default()

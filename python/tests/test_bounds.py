@@ -90,3 +90,11 @@ def none(X):
 def test_a_study_raises_what_the_callable_raised(fn, raised):
     with pytest.raises(raised):
         fprev.invariance(fn, 16, batch="1,2")
+
+
+@pytest.mark.parametrize("lang, name", [("c", "int"), ("python", "np"), ("python", "import"), ("rust", "fin")])
+def test_emit_refuses_a_name_that_breaks_the_code_before_any_work(lang, name):
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="'%s'" % name):
+        fprev.emit("native:pairwise", lang, name=name, formula="pairwise")
+    assert time.monotonic() - started < 2

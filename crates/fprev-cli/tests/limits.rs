@@ -4,6 +4,7 @@
 //! refused before any work; error lines are one line of readable length,
 //! the program's prefix said once.
 
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 #[cfg(feature = "python")]
@@ -12,7 +13,7 @@ use tempfile::TempDir;
 mod common;
 #[cfg(feature = "python")]
 use common::run_in;
-use common::{assert_code, assert_error, run};
+use common::{assert_code, assert_error, run, stderr};
 
 /// Runs `args`, asserts exit 2 with one error line within `seconds`, and
 /// returns the line.
@@ -268,4 +269,53 @@ fn an_error_line_is_short_and_says_the_prefix_once() {
     assert!(line.len() < 500, "{} characters: {line}", line.len());
     assert_eq!(line.matches("fprev: error: ").count(), 1, "{line}");
     assert!(line.contains("ValueError: inner xxx"), "{line}");
+}
+
+#[test]
+fn emitted_names_that_break_the_code_are_refused_before_any_work() {
+    for (lang, name) in [
+        ("c", "int"),
+        ("c", "size_t"),
+        ("c", "a0"),
+        ("c", "fprev_fin"),
+        ("cuda", "threadIdx"),
+        ("rust", "fn"),
+        ("rust", "fin"),
+        ("rust", "Some"),
+        ("python", "import"),
+        ("python", "np"),
+        ("python", "min"),
+        ("python", "_FprevInputs"),
+    ] {
+        let start = Instant::now();
+        let out = run(&[
+            "emit",
+            "native:pairwise",
+            "--formula",
+            "pairwise",
+            "--lang",
+            lang,
+            "--name",
+            name,
+        ]);
+        let line = assert_error(&out, 2);
+        assert!(line.contains(&format!("'{name}'")), "{lang} {name}: {line}");
+        assert!(
+            start.elapsed() < Duration::from_secs(5) && !stderr(&out).contains("note"),
+            "{lang} {name}: refused after work, in {:?}",
+            start.elapsed()
+        );
+    }
+    // A name that is only another language's keyword is fine.
+    let out: Output = run(&[
+        "emit",
+        "native:pairwise",
+        "--formula",
+        "pairwise",
+        "--lang",
+        "c",
+        "--name",
+        "fn",
+    ]);
+    assert!(assert_code(&out, 0).contains("fn(const float *x, size_t n)"));
 }

@@ -23,7 +23,7 @@ use crate::write;
 pub(super) fn run(a: EmitArgs) -> Result<i32> {
     write::check_writable(a.output.as_deref())?;
     if let Some(name) = &a.name {
-        emit::valid_name(name)?;
+        emit::valid_name(name, a.language)?;
     }
     a.guard.start();
     let from_file = a.source.ends_with(".json") && Path::new(&a.source).is_file();
