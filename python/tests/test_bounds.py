@@ -98,3 +98,14 @@ def test_emit_refuses_a_name_that_breaks_the_code_before_any_work(lang, name):
     with pytest.raises(ValueError, match="'%s'" % name):
         fprev.emit("native:pairwise", lang, name=name, formula="pairwise")
     assert time.monotonic() - started < 2
+
+
+def test_emit_reads_and_keeps_the_formula_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FPREV_CACHE_DIR", str(tmp_path))
+    first = fprev.emit("native:pairwise", "c")
+    assert "from the cache" not in first
+    assert list(tmp_path.glob("*.json")), "the formula explained is kept"
+    started = time.monotonic()
+    second = fprev.emit("native:pairwise", "c")
+    assert "from the cache" in second, second[:600]
+    assert time.monotonic() - started < 30

@@ -103,15 +103,7 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
             f.parse::<Formula>().map_err(Error::Input)?,
             "The order was given (--formula)".to_string(),
         )),
-        (None, Some((f, from, checked))) => Some((
-            f,
-            format!(
-                "The order: fprev explain's formula (from the cache), found from n = {} and \
-                 checked at n = {}",
-                runs(&from),
-                runs(&checked)
-            ),
-        )),
+        (None, Some((f, from, checked))) => Some((f, workflow::emit::from_cache(&from, &checked))),
         (None, None) => {
             eprintln!("fprev: note: finding the order of {spec} (fprev explain)");
             None
