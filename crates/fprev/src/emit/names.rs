@@ -51,15 +51,14 @@ const RUST: &[&str] = &[
     "Vec", "alloc", "core", "std", "main",
 ];
 
-/// Python's keywords and soft keywords, its builtins (a function of that
-/// name hides the builtin the emitted helpers call), and the names emitted
-/// Python imports.
+/// Python's keywords and soft keywords, and its builtins (a function of
+/// that name hides the builtin the emitted helpers call).
 #[rustfmt::skip]
 const PYTHON: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
     "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
     "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
-    "try", "while", "with", "yield", "match", "case", "type", "np", "numpy", "abs", "all",
+    "try", "while", "with", "yield", "match", "case", "type", "abs", "all",
     "any", "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes", "callable", "chr",
     "classmethod", "compile", "complex", "delattr", "dict", "dir", "divmod", "enumerate",
     "eval", "exec", "filter", "float", "format", "frozenset", "getattr", "globals", "hasattr",
@@ -97,7 +96,7 @@ fn taken(name: &str, language: Language) -> Option<String> {
     }
     // The helpers emitted code defines: `a0`, `p1x`, `r3v` (a letter, a
     // part's number, its kind), `fin`, `fprev_fin`, `_fprev_lanes`,
-    // `_FprevInputs`; and C's reserved `__x` and `_X`.
+    // `_FprevInputs`, NumPy as `np`; and C's reserved `__x` and `_X`.
     let helper = {
         let mut chars = name.chars();
         let letter = chars.next().is_some_and(|c| c.is_ascii_lowercase());
@@ -109,13 +108,15 @@ fn taken(name: &str, language: Language) -> Option<String> {
             && rest.len() - digits.len() <= 1
     };
     let lower = name.to_ascii_lowercase();
-    let ours = lower.starts_with("fprev_") || lower.starts_with("_fprev") || name == "fin";
+    let imported = language == Language::Python && matches!(name, "np" | "numpy");
+    let ours =
+        lower.starts_with("fprev_") || lower.starts_with("_fprev") || name == "fin" || imported;
     let c_reserved = matches!(language, Language::C | Language::Cuda)
         && (name.starts_with("__")
             || name.starts_with('_') && name[1..].starts_with(char::is_uppercase));
     match (helper && language != Language::Python) || ours || c_reserved {
         true => Some(format!(
-            "'{name}' is a name the emitted {} defines or reserves itself",
+            "'{name}' is a name the emitted {} defines or uses itself",
             title(language)
         )),
         false => None,
