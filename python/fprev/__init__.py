@@ -263,11 +263,11 @@ def explain(
     """
     if not callable(fn):
         raise TypeError("fn must be callable, got %s" % type(fn).__name__)
-    wanted = list(_fprev.EXPLAIN_SIZES if sizes is None else [_count("a size", n, "size") for n in sizes])
+    wanted = list(_fprev.EXPLAIN_SIZES if sizes is None else _sizes("sizes", sizes))
     if not wanted:
         raise ValueError("sizes must hold at least one size")
 
-    checks = list(_fprev.VERIFY_SIZES if verify is None else [_count("a size", n, "size") for n in verify])
+    checks = list(_fprev.VERIFY_SIZES if verify is None else _sizes("verify", verify))
     found, closest, revealed, gaps, verified = _fprev.explain(
         fn,
         wanted,
@@ -325,7 +325,7 @@ def _checked_sizes(check: Any) -> Optional[list]:
         return None
     if check is True:
         return list(range(1, 1025)) + [1 << k for k in range(11, 21)]
-    return [_count("a size", n, "size") for n in check]
+    return _sizes("check", check)
 
 
 def check(
@@ -408,7 +408,7 @@ def sweep(
     if isinstance(sizes, str):
         listed = _fprev.parse_sizes(sizes)
     else:
-        listed = sorted({_count("a size", n, "size") for n in sizes})
+        listed = sorted(set(_sizes("sizes", sizes)))
     if not listed:
         raise ValueError("sizes: no size to reveal")
     return _fprev.sweep(
@@ -626,6 +626,17 @@ def _described(rows: Any, may_fuse: Any, accumulator: Any) -> dict:
         "may_fuse": may_fuse,
         "accumulator": None if accumulator is None else _format_name(accumulator),
     }
+
+
+def _sizes(name: str, values: Any) -> list:
+    """Sizes, each bounded as :func:`_count` bounds one, refused at once
+    past the most a list of sizes holds (``range(10**9)`` is not listed)."""
+    import itertools
+
+    listed = list(itertools.islice(values, _fprev.MAX_SIZES + 1))
+    if len(listed) > _fprev.MAX_SIZES:
+        raise ValueError("%s: more than the %d sizes a list may hold" % (name, _fprev.MAX_SIZES))
+    return [_count("a size", n, "size") for n in listed]
 
 
 def _count(name: str, value: Any, bound: Optional[str] = None) -> int:

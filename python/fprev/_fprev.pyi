@@ -189,6 +189,7 @@ def prerounded_sum(x: Any, threads: Optional[int] = None) -> float: ...
 EXPLAIN_SIZES: list[int]
 VERIFY_SIZES: list[int]
 MAX_REVEALS: int
+MAX_SIZES: int
 def explain(
     call: Any,
     sizes: list[int],

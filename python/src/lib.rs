@@ -74,6 +74,7 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .map_err(PyValueError::new_err)?;
     m.add("VERIFY_SIZES", verify.0)?;
     m.add("MAX_REVEALS", fprev::invariance::MAX_REVEALS)?;
+    m.add("MAX_SIZES", fprev::sizes::MAX_SIZES)?;
     m.add("same_bits", wrap_pyfunction!(check::same_bits_, m)?)?;
     m.add(
         "binary_tree_sum",

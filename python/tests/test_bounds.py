@@ -65,6 +65,19 @@ def test_every_number_is_bounded_with_a_value_error(call):
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "fprev.sweep(np.sum, range(1, 10**9))",
+        "fprev.explain(np.sum, range(1, 10**9))",
+        "fprev.emit('numpy:sum', check=range(1, 10**9))",
+    ],
+)
+def test_a_list_of_sizes_past_the_most_is_refused_at_once(code):
+    said = refused(code, timeout=20)
+    assert "more than the 1048576 sizes" in said, said
+
+
 @pytest.mark.parametrize("batch", ["range(1, 10**6)", "range(1, 10**9)", "'1..1000000'"])
 def test_a_batch_past_a_study_is_refused_at_once(batch):
     said = refused("fprev.invariance(lambda X: X.sum(axis=1), 16, batch=%s)" % batch, timeout=20)
