@@ -121,3 +121,17 @@ def test_emit_reads_and_keeps_the_formula_cache(tmp_path, monkeypatch):
     second = fprev.emit("native:pairwise", "c")
     assert "from the cache" in second, second[:600]
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: fprev.invariance("numpy:sum", 100, columns=[1]),
+        lambda: fprev.invariance("numpy:gemm", 100, shape=(2, 2, 100), columns=[5]),
+    ],
+)
+def test_a_python_message_names_no_command_line_flag(call):
+    with pytest.raises(ValueError) as e:
+        call()
+    assert "--" not in str(e.value), str(e.value)
+

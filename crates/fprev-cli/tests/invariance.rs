@@ -240,7 +240,7 @@ fn blis_computes_an_edge_column_otherwise() {
     );
     assert!(assert_error(&out, 2).contains("give a column below 8"));
     let out = run_in(dir.path(), &["reveal", "native:pairwise", "--column", "1"]);
-    assert!(assert_error(&out, 2).contains("--column picks an output column of a GEMM"));
+    assert!(assert_error(&out, 2).contains("only a GEMM has output columns"));
 }
 
 /// The regimes of one output along the batch: the letter of each M, read

@@ -149,6 +149,14 @@ fn a_batch_count_or_thread_list_past_a_study_is_refused_at_once_in_its_own_words
 }
 
 #[test]
+fn a_study_names_the_flag_it_was_given_or_none() {
+    let out = run(&["invariance", "numpy:sum", "-n", "100", "--columns", "1"]);
+    let line = assert_error(&out, 2);
+    assert!(!line.contains("--column "), "{line}");
+    assert!(line.contains("only a GEMM has output columns"), "{line}");
+}
+
+#[test]
 fn sizes_that_are_not_summands_revealed_are_not_called_summands() {
     // Batch sizes and check sizes past what this machine holds.
     for args in [

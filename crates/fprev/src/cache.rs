@@ -181,7 +181,7 @@ impl Cache {
     pub fn put(&self, entry: &Entry) -> Result<()> {
         let fail = |e: std::io::Error| {
             Error::Input(format!(
-                "cannot write the cache in {}: {e} (--no-cache skips it)",
+                "cannot write the cache in {}: {e} (fprev can run without it)",
                 self.dir.display()
             ))
         };

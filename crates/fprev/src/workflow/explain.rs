@@ -248,7 +248,7 @@ pub fn explain(
                     v,
                     format!(
                         "not checked: a call takes {call:.3} s, so a check would take about \
-                         {expected:.0} s (--verify {v} asks for it)"
+                         {expected:.0} s (asked for by name, it is checked)"
                     ),
                 ));
                 break;

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{self, Error, Remedy, Result};
 use crate::invariance::{Case, Knob, MAX_REVEALS, Observed, Setting, Study, settings};
 use crate::probe::ProbeOptions;
 use crate::reveal::{Observer as RevealObserver, Progress};
@@ -84,8 +84,9 @@ impl Turned {
     pub fn knobs(&self, op: Option<&str>, shape: Option<[usize; 3]>) -> Result<Vec<Knob>> {
         if self.batch.is_some() && shape.is_none() {
             return Err(Error::Input(
-                "--batch varies M of --shape M,N,K: give --shape (N and K stay)".into(),
-            ));
+                "a batch size is the M of a product's shape M,N,K (its N and K stay)".into(),
+            )
+            .advise(Remedy::Give(error::Setting::Shape, &["M,N,K"])));
         }
         let mut knobs = Vec::new();
         listed(&mut knobs, "threads", &self.threads)?;
