@@ -161,9 +161,9 @@ def reveal(
         **_described(rows, may_fuse, accumulator),
         pack=bool(pack),
         progress=_in_notebook() if progress is None else bool(progress),
-        confirm=_count("confirm", confirm, least=0),
+        confirm=_count("confirm", confirm),
         arith=bool(arith),
-        runs=_runs(runs),
+        runs=_count("runs", runs),
         skeleton=bool(skeleton),
     )
 
@@ -263,11 +263,11 @@ def explain(
     """
     if not callable(fn):
         raise TypeError("fn must be callable, got %s" % type(fn).__name__)
-    wanted = list(_fprev.EXPLAIN_SIZES if sizes is None else [_count("size", n) for n in sizes])
+    wanted = list(_fprev.EXPLAIN_SIZES if sizes is None else _sizes("sizes", sizes))
     if not wanted:
         raise ValueError("sizes must hold at least one size")
 
-    checks = list(_fprev.VERIFY_SIZES if verify is None else [_count("size", n) for n in verify])
+    checks = list(_fprev.VERIFY_SIZES if verify is None else _sizes("verify", verify))
     found, closest, revealed, gaps, verified = _fprev.explain(
         fn,
         wanted,
@@ -276,7 +276,7 @@ def explain(
         _format_name(dtype),
         _label(fn),
         **_described(rows, may_fuse, accumulator),
-        confirm=_count("confirm", confirm, least=0),
+        confirm=_count("confirm", confirm),
     )
     return Explanation(found, closest, revealed, gaps, verified)
 
@@ -319,7 +319,7 @@ def emit(
         name=name,
         formula=formula,
         check_sizes=_checked_sizes(check),
-        trials=_count("trials", trials),
+        trials=_count("trials", trials, "emit trials"),
     )
     return source
 
@@ -329,7 +329,7 @@ def _checked_sizes(check: Any) -> Optional[list]:
         return None
     if check is True:
         return list(range(1, 1025)) + [1 << k for k in range(11, 21)]
-    return [_count("a size", n) for n in check]
+    return _sizes("check", check)
 
 
 def check(
@@ -367,8 +367,8 @@ def check(
         None if dtype is None else _format_name(dtype),
         _label(fn),
         rows=None if rows is None else _count("rows", rows),
-        row=_count("row", row, least=0),
-        seed=_count("seed", seed, least=0),
+        row=_count("row", row),
+        seed=_count("seed", seed),
     )
 
 
@@ -412,7 +412,7 @@ def sweep(
     if isinstance(sizes, str):
         listed = _fprev.parse_sizes(sizes)
     else:
-        listed = sorted({_count("a size", n) for n in sizes})
+        listed = sorted(set(_sizes("sizes", sizes)))
     if not listed:
         raise ValueError("sizes: no size to reveal")
     return _fprev.sweep(
@@ -421,8 +421,8 @@ def sweep(
         _format_name(dtype),
         _label(fn),
         **_described(rows, may_fuse, accumulator),
-        confirm=_count("confirm", confirm, least=0),
-        runs=_runs(runs),
+        confirm=_count("confirm", confirm),
+        runs=_count("runs", runs),
     )
 
 
@@ -509,14 +509,14 @@ def invariance(
     if batch is not None and shape is None and is_spec:
         raise ValueError("batch varies the M of a product's shape M, N, K: give shape")
     knobs = {
-        "threads": [_count("threads", t) for t in _listed(threads)],
+        "threads": [_count("threads", t) for t in _listed("threads", threads)],
         "batch": None if batch is None else _batch(batch),
-        "rows": [str(r) if isinstance(r, str) else str(_count("a row", r, least=0)) for r in _listed(rows)],
-        "columns": [_count("a column", c, least=0) for c in _listed(columns)],
-        "offsets": [str(o) if isinstance(o, str) else str(_count("an offset", o, least=0)) for o in _listed(offsets)],
+        "rows": [str(r) if isinstance(r, str) else str(_count("a row", r, "row")) for r in _listed("rows", rows)],
+        "columns": [_count("a column", c, "column") for c in _listed("columns", columns)],
+        "offsets": [_offset(o) for o in _listed("offsets", offsets)],
     }
     fmt = _format_name(dtype)
-    confirm = _count("confirm", confirm, least=0)
+    confirm = _count("confirm", confirm)
     label = black_box if is_spec else _label(black_box)
     processes = (2 if env else 1) if processes is None else _count("processes", processes)
     if processes > _fprev.MAX_REPEATS:
@@ -532,7 +532,7 @@ def invariance(
     if env is not None and not isinstance(env, dict):
         raise TypeError("env must be a dict of a variable's name to its values, got %s" % type(env).__name__)
     plan = _fprev.environment_settings(
-        [(str(k), [str(v) for v in _listed(vs)]) for k, vs in (env or {}).items()], processes
+        [(str(k), [str(v) for v in _listed(str(k), vs)]) for k, vs in (env or {}).items()], processes
     )
     argv = ["invariance", black_box, "-n", str(n), "--dtype", fmt, "--confirm", str(confirm)]
     argv += ["--format", "json", "--one-process"]
@@ -578,26 +578,33 @@ def _study_in_child(argv: list, setting: list) -> str:
     raise BlackBoxError("the study under %s ended with exit status %d: %s" % (where, done.returncode, why))
 
 
-def _listed(values: Any) -> list:
-    """A knob's values: None (none), a comma-separated string, one value
-    or an iterable of them."""
+def _listed(name: str, values: Any) -> list:
+    """Knob ``name``'s values: None (none), a comma-separated string, one value
+    or an iterable of them; refused at once past the reveals a study makes
+    (``range(10**9)`` is not listed)."""
+    import itertools
+
     if values is None:
         return []
     if isinstance(values, str):
-        return [v.strip() for v in values.split(",")]
-    if hasattr(values, "__iter__"):
-        return list(values)
-    return [values]
+        listed = [v.strip() for v in values.split(",", _fprev.MAX_REVEALS)]
+    elif hasattr(values, "__iter__"):
+        listed = list(itertools.islice(values, _fprev.MAX_REVEALS + 1))
+    else:
+        listed = [values]
+    if len(listed) > _fprev.MAX_REVEALS:
+        raise ValueError("%s: more than %d values, the most reveals a study makes: give fewer" % (name, _fprev.MAX_REVEALS))
+    return listed
 
 
 def _batch(batch: Any) -> list:
     """Batch sizes: ``"1..64"`` (``fprev sweep``'s sizes) or whole numbers."""
     if isinstance(batch, str):
         try:
-            return _fprev.parse_sizes(batch)
+            return _fprev.parse_sizes(batch, summands=False)
         except ValueError as e:
             raise ValueError("batch: %s" % e) from None
-    return [_count("batch", m) for m in _listed(batch)]
+    return [_count("batch", m) for m in _listed("batch", batch)]
 
 
 def diff(a: Union[Tree, str, "os.PathLike[str]"], b: Union[Tree, str, "os.PathLike[str]"]) -> Optional[str]:
@@ -644,21 +651,34 @@ def _described(rows: Any, may_fuse: Any, accumulator: Any) -> dict:
     }
 
 
-def _runs(runs: Any) -> int:
-    """``runs`` of :func:`reveal`: 0, or 2 and more."""
-    r = _count("runs", runs, least=0)
-    if r == 1:
-        raise ValueError("runs must be 0 or at least 2: one call shows no variation")
-    return r
+def _sizes(name: str, values: Any) -> list:
+    """Sizes, each bounded as :func:`_count` bounds one, refused at once
+    past the most a list of sizes holds (``range(10**9)`` is not listed)."""
+    import itertools
+
+    listed = list(itertools.islice(values, _fprev.MAX_SIZES + 1))
+    if len(listed) > _fprev.MAX_SIZES:
+        raise ValueError("%s: more than the %d sizes a list may hold" % (name, _fprev.MAX_SIZES))
+    return [_count("a size", n, "size") for n in listed]
 
 
-def _count(name: str, value: Any, least: int = 1) -> int:
+def _offset(value: Any) -> str:
+    """An offset as the command line writes it: ``"1B"`` (bytes) as given, a
+    whole number (elements) as its digits; the library bounds both."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError("an offset must be a whole number or a string like '1B', got %r" % (value,))
+    return str(value.__index__())
+
+
+def _count(name: str, value: Any, bound: Optional[str] = None) -> int:
+    """``value``, a whole number within the library's bound for ``bound``
+    (default: ``name``), the same as the command line's; else ``TypeError``
+    or ``ValueError`` naming ``name``, never an ``OverflowError``."""
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError("%s must be a whole number, got %r" % (name, value))
-    value = value.__index__()
-    if value < least:
-        raise ValueError("%s must be at least %d, got %d" % (name, least, value))
-    return value
+    return _fprev.bounded(bound or name, name, value.__index__())
 
 
 from . import reduce, testing  # noqa: E402  (they use the names above)

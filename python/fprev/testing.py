@@ -28,7 +28,7 @@ import os
 
 import warnings
 
-from . import Study, Tree, UnconfirmedWarning, _fprev, _label, _parts, _tree, invariance, reveal
+from . import Study, Tree, UnconfirmedWarning, _count, _fprev, _label, _parts, _tree, invariance, reveal
 from ._dtypes import format_name
 
 __all__ = [
@@ -61,7 +61,7 @@ def assert_same_order(
             % (a.label, b.label, n, dtype, a.label, parts[0], b.label, parts[1])
         )
     differ = _fprev.same_bits(
-        fn_a, fn_b, n, format_name(dtype), _label(fn_a), _label(fn_b), trials
+        fn_a, fn_b, n, format_name(dtype), _label(fn_a), _label(fn_b), _count("trials", trials)
     )
     if differ is not None:
         raise AssertionError("%s and %s: %s" % (a.label, b.label, differ))
@@ -91,10 +91,17 @@ def assert_deterministic(
     >>> from fprev.testing import assert_deterministic
     >>> assert_deterministic(np.sum, 1000)
     """
-    if runs < 2:
+    runs = _count("runs", runs)
+    if runs == 0:
         raise ValueError("runs must be at least 2: one call shows no variation")
     varied = _fprev.variation(
-        fn, n, format_name(dtype), _label(fn), runs, rows=rows, skeleton=skeleton
+        fn,
+        _count("n", n),
+        format_name(dtype),
+        _label(fn),
+        runs,
+        rows=None if rows is None else _count("rows", rows),
+        skeleton=skeleton,
     )
     if varied is not None:
         raise AssertionError("%s is not deterministic: %s" % (_label(fn), "\n".join(varied)))

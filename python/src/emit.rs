@@ -5,7 +5,7 @@ use fprev::emit::{self, Language};
 use fprev::formula::Formula;
 use fprev::probe::ProbeOptions;
 use fprev::reveal::Silent;
-use fprev::workflow::emit::{Prepared, check, prepare};
+use fprev::workflow::emit::{Prepared, check, from_cache, prepare};
 use pyo3::prelude::*;
 
 use crate::black_box::format;
@@ -30,24 +30,56 @@ pub(crate) fn emit_source(
     let language: Language = language
         .parse()
         .map_err(pyo3::exceptions::PyValueError::new_err)?;
+    // Refused before any work, as the command line does.
+    if let Some(name) = &name {
+        emit::valid_name(name, language).map_err(to_py)?;
+    }
     let opts = ProbeOptions {
         format: format(dtype)?,
         ..ProbeOptions::default()
     };
-    let known = match formula {
-        Some(f) => Some((
+    let given = match formula {
+        Some(f) => Some(
             f.parse::<Formula>()
                 .map_err(pyo3::exceptions::PyValueError::new_err)?,
-            "The order was given (formula=)".to_string(),
-        )),
+        ),
         None => None,
     };
     let spec = spec.to_string();
     let open = |o: &ProbeOptions| fprev::open(&spec, o);
+    let mut unkept = None;
     let found = py.detach(|| -> fprev::Result<Result<_, Refused>> {
         let mut open = open;
-        let (plan, mut what) = match prepare(&spec, &opts, known, &mut open, &mut Silent)? {
-            Prepared::Ready { plan, what, .. } => (plan, what),
+        // The formula given, else the cache's (as `fprev emit` reads it),
+        // else the one explain finds, kept for the next call.
+        let cached = match &given {
+            Some(_) => None,
+            None => fprev::cache::lookup(&spec, &opts, open(&opts.at(1000))?.about(), 0),
+        };
+        let known = match (given, fprev::cache::known(cached.as_ref())) {
+            (Some(f), _) => Some((f, "The order was given (formula=)".to_string())),
+            (None, Some((f, from, checked))) => Some((f, from_cache(&from, &checked))),
+            (None, None) => None,
+        };
+        let from_cache = known.is_some() && cached.is_some();
+        let mut prepared = prepare(&spec, &opts, known, &mut open, &mut Silent)?;
+        // The cache's formula is a guess: refuted, it is dropped and the
+        // order found afresh, as `fprev emit` does.
+        if from_cache && matches!(prepared, Prepared::NotConfirmed(..)) {
+            fprev::cache::forget(cached.as_ref());
+            prepared = prepare(&spec, &opts, None, &mut open, &mut Silent)?;
+        }
+        let (plan, mut what) = match prepared {
+            Prepared::Ready {
+                plan,
+                what,
+                explained,
+            } => {
+                if let Some((f, from, checked)) = explained {
+                    unkept = fprev::cache::keep(cached.as_ref(), &f, &from, &checked).err();
+                }
+                (plan, what)
+            }
             Prepared::NoFormula => {
                 return Ok(Err(Refused::Value(format!(
                     "no formula of the order language gives every tree of {spec} \
@@ -82,6 +114,14 @@ pub(crate) fn emit_source(
         let source = emit::source(&plan, language, &name, &what.join("\n"))?;
         Ok(Ok((source, name)))
     });
+    if let Some(e) = unkept {
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
+            &std::ffi::CString::new(crate::errors::line(&e)).unwrap_or_default(),
+            1,
+        )?;
+    }
     match found.map_err(to_py)? {
         Ok(found) => Ok(found),
         Err(Refused::Unconfirmed(why)) => Err(UnconfirmedWarning::new_err(why)),

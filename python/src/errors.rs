@@ -52,9 +52,10 @@ pub(crate) fn to_py(e: Error) -> PyErr {
     }
 }
 
-/// `e` and every cause below it on one line, remedies in keyword arguments.
+/// `e` and every cause below it on one line, remedies in keyword
+/// arguments, cut to a readable length.
 pub(crate) fn line(e: &Error) -> String {
-    report_with(e, &words)
+    fprev::error::one_line(&report_with(e, &words))
 }
 
 /// The keyword argument of the Python API that gives a setting, where
@@ -66,7 +67,15 @@ fn keyword(setting: Setting) -> Option<&'static str> {
         Setting::Dtype => Some("dtype"),
         Setting::Accumulator => Some("accumulator"),
         Setting::Threads => Some("threads"),
-        Setting::Shape | Setting::Batch | Setting::Ranks | Setting::OutputFormat => None,
+        Setting::Confirm => Some("confirm"),
+        Setting::Trials => Some("trials"),
+        Setting::Runs => Some("runs"),
+        Setting::Seed => Some("seed"),
+        Setting::Row => Some("row"),
+        Setting::Column => Some("columns"),
+        Setting::Shape => Some("shape"),
+        Setting::Batch => Some("batch"),
+        Setting::Sizes | Setting::Ranks | Setting::OutputFormat => None,
     }
 }
 
@@ -90,6 +99,44 @@ fn words(remedy: &Remedy) -> String {
         Remedy::Drop(s) => named(s).map(|k| format!("leave out {k}")),
         Remedy::AppliesTo(s, what) => named(s).map(|k| format!("{k} applies to {what}")),
         Remedy::Or(remedy, other) => Ok(format!("{}, or {other}", words(remedy))),
+        Remedy::Within(bound) => named(&bound.setting).map(|k| format!("give {}", bound.range(k))),
     };
     worded.unwrap_or_else(|()| remedy.to_string())
+}
+
+/// `value` (a Python int), where it is within the bound the library sets
+/// for `bound` (`"runs"`, `"n"`, …), else a `ValueError` whose remedy is
+/// worded in `name`, the keyword (or words) the value was given as: never
+/// an `OverflowError`, whatever its size or sign.
+#[pyfunction]
+pub(crate) fn bounded(bound: &str, name: &str, value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    use fprev::bounds::*;
+    let b = match bound {
+        "n" => N,
+        "size" => SIZE,
+        "shape" => SHAPE,
+        "confirm" => CONFIRM,
+        "trials" => TRIALS,
+        "emit trials" => EMIT_TRIALS,
+        "runs" => RUNS,
+        "threads" => THREADS,
+        "rows" | "batch" => BATCH,
+        "row" => ROW,
+        "column" => COLUMN,
+        "seed" => SEED,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "no bound is named {other:?}"
+            )));
+        }
+    };
+    let words = |r: &Remedy| match r {
+        Remedy::Within(b) => format!("give {}", b.range(name)),
+        other => words(other),
+    };
+    let refused = |e: Error| PyValueError::new_err(report_with(&e, &words));
+    match value.extract::<u128>() {
+        Ok(v) => b.check(v).map_err(refused),
+        Err(_) => Err(refused(b.refuse(&value.str()?.to_string()))),
+    }
 }

@@ -57,6 +57,7 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain::explain, m)?)?;
     m.add_function(wrap_pyfunction!(emit::emit_source, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::bounded, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::parse_sizes, m)?)?;
     m.add_class::<sweep::SweepReport>()?;
@@ -73,6 +74,8 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .parse()
         .map_err(PyValueError::new_err)?;
     m.add("VERIFY_SIZES", verify.0)?;
+    m.add("MAX_REVEALS", fprev::invariance::MAX_REVEALS)?;
+    m.add("MAX_SIZES", fprev::sizes::MAX_SIZES)?;
     m.add("same_bits", wrap_pyfunction!(check::same_bits_, m)?)?;
     m.add(
         "binary_tree_sum",

@@ -123,11 +123,17 @@ impl SweepReport {
     }
 }
 
-/// The sizes `fprev sweep -n` takes: `A..B`, `A..B:S`, lists of them.
+/// The sizes `fprev sweep -n` takes: `A..B`, `A..B:S`, lists of them;
+/// `summands`: sizes to reveal, which this machine must have the memory
+/// for (else batch sizes).
 #[pyfunction]
-pub(crate) fn parse_sizes(text: &str) -> PyResult<Vec<usize>> {
-    let sizes: fprev::sizes::Sizes = text.parse().map_err(PyValueError::new_err)?;
-    Ok(sizes.0)
+#[pyo3(signature = (text, summands=true))]
+pub(crate) fn parse_sizes(text: &str, summands: bool) -> PyResult<Vec<usize>> {
+    let sizes = match summands {
+        true => text.parse(),
+        false => fprev::sizes::Sizes::list(text),
+    };
+    Ok(sizes.map_err(PyValueError::new_err)?.0)
 }
 
 #[pyfunction]

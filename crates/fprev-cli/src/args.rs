@@ -8,6 +8,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use fprev::Spec;
+use fprev::bounds;
 use fprev::check;
 use fprev::format::Format;
 use fprev::probe::{Offset, ProbeOptions};
@@ -188,7 +189,7 @@ pub(crate) struct BlackBoxArgs {
     pub(crate) column: Option<usize>,
     /// Worker threads of a black box that takes a count (reduce:…, blas:…)
     /// [default: the black box's own].
-    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "T", value_parser = parse_threads)]
     pub(crate) threads: Option<u16>,
     /// Hand the black box its input in an array starting this far past a
     /// 64-byte boundary, in bytes (1B) or elements (1): the order found
@@ -393,8 +394,8 @@ pub(crate) struct EngineArgs {
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
     /// Most inputs per call of a batched black box (the rows of a GEMV/GEMM).
-    #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) batch: Option<u64>,
+    #[arg(long, value_name = "ROWS", value_parser = parse_batch)]
+    pub(crate) batch: Option<usize>,
     /// The row of a batched black box whose order is revealed (a GEMV/GEMM
     /// row, an element of an MPI vector), with the rows that sum alike.
     #[arg(long, value_name = "K", default_value_t = 0)]
@@ -435,7 +436,7 @@ impl EngineArgs {
                 PivotRule::Min => Pivot::Min,
                 PivotRule::Ends => Pivot::Ends,
             },
-            batch: self.batch.map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+            batch: self.batch,
             pack: !self.no_pack,
             guess: !self.no_guess,
             row: self.row,
@@ -466,13 +467,13 @@ pub(crate) struct InvarianceArgs {
     /// Thread counts to reveal under (reduce:…, rayon:…, blas:…, polars:…,
     /// duckdb:…), e.g. 1,2,4.
     #[arg(long, value_name = "T,T,…", value_delimiter = ',',
-          value_parser = clap::value_parser!(u16).range(1..))]
+          value_parser = parse_threads)]
     pub(crate) threads: Vec<u16>,
     /// Batch sizes M of a GEMV or GEMM to reveal at (--shape gives N and
     /// K), e.g. 1..64 or 1,8,16,64: is an output's order the same whether
     /// one row or M rows are sent? Rows first, middle and last are
     /// revealed at each M unless --rows says otherwise.
-    #[arg(long, value_name = "SIZES")]
+    #[arg(long, value_name = "SIZES", value_parser = parse_list)]
     pub(crate) batch: Option<Sizes>,
     /// Rows of each batch to reveal: first, middle, last (row 0, M/2,
     /// M-1) or an index, e.g. first,last [default: first,middle,last where
@@ -561,7 +562,7 @@ pub(crate) struct SweepArgs {
     /// Thread counts to reveal each size on, e.g. 1,2,4 (reduce:…, blas:…)
     /// [default: the black box's own].
     #[arg(long, value_name = "T,T,…", value_delimiter = ',',
-          value_parser = clap::value_parser!(u16).range(1..))]
+          value_parser = parse_threads)]
     pub(crate) threads: Vec<u16>,
     /// GEMV/GEMM shape M,N,K: M rows of A and N columns of B at every size,
     /// K taking each size in turn [default: N,N,N at each size N].
@@ -574,7 +575,7 @@ pub(crate) struct SweepArgs {
     /// and between two counts whose orders differ the counts between are
     /// revealed by bisection, down to the exact count where the library
     /// switches its algorithm. With --shape M,N,K, M is swept likewise.
-    #[arg(long, value_name = "COUNTS")]
+    #[arg(long, value_name = "COUNTS", value_parser = parse_list)]
     pub(crate) count: Option<Sizes>,
     #[command(flatten)]
     pub(crate) number: FormatArgs,
@@ -659,7 +660,7 @@ pub(crate) struct SurveyArgs {
     /// Thread counts compared for black boxes that take one (blas:)
     /// [default: 1 and the machine's cores].
     #[arg(long, value_name = "T,T,…", value_delimiter = ',',
-          value_parser = clap::value_parser!(u16).range(1..), conflicts_with = "no_threads")]
+          value_parser = parse_threads, conflicts_with = "no_threads")]
     pub(crate) threads: Vec<u16>,
     /// Compare no thread counts.
     #[arg(long)]
@@ -840,11 +841,11 @@ pub(crate) struct EmitArgs {
     #[arg(long)]
     pub(crate) check: bool,
     /// Sizes --check runs [default: 1..1024 and the powers of two to 2^20].
-    #[arg(long, value_name = "SIZES", requires = "check")]
+    #[arg(long, value_name = "SIZES", requires = "check", value_parser = parse_replayed)]
     pub(crate) check_sizes: Option<Sizes>,
     /// Random inputs --check runs at each size (at most 1,000).
     #[arg(long, value_name = "K", default_value_t = 3,
-          value_parser = clap::value_parser!(u16).range(1..=1000))]
+          value_parser = parse_emit_trials)]
     pub(crate) trials: u16,
     /// Neither read nor write the cache of formulas.
     #[arg(long)]
@@ -923,22 +924,46 @@ impl ReportArgs {
     }
 }
 
-/// A count of summands: a whole number of at least 1.
-fn parse_count(s: &str) -> std::result::Result<usize, String> {
-    match s.trim().parse::<i128>() {
-        Ok(n) if n >= 1 => usize::try_from(n).map_err(|_| format!("{s} is too large")),
-        Ok(_) => Err(format!("{s} summands: give a whole number of at least 1")),
-        Err(_) => Err(format!("'{s}' is not a whole number of summands")),
-    }
+// Each whole number is bounded where the library says (`fprev::bounds`),
+// as the Python package's are; a refusal is the library's error, worded in
+// the flag given.
+
+/// A count of summands.
+fn parse_count(s: &str) -> Result<usize, fprev::Error> {
+    bounds::N.parse(s)
 }
 
-/// `--column`: a whole number from 0 (checked against the shape's N when
-/// the black box opens).
-fn parse_column(s: &str) -> std::result::Result<usize, String> {
-    match s.trim().parse::<u128>() {
-        Ok(j) => usize::try_from(j).map_err(|_| format!("column {s} is too large")),
-        Err(_) => Err(format!("'{s}' is not a column: give a whole number from 0")),
-    }
+/// `--column`, `--columns`: a whole number from 0 (checked against the
+/// shape's N when the black box opens).
+fn parse_column(s: &str) -> Result<usize, fprev::Error> {
+    bounds::COLUMN.parse(s)
+}
+
+/// A thread count.
+fn parse_threads(s: &str) -> Result<u16, fprev::Error> {
+    let t = bounds::THREADS.parse(s)?;
+    u16::try_from(t).map_err(|_| bounds::THREADS.refuse(s))
+}
+
+/// `--batch`: most rows a call.
+fn parse_batch(s: &str) -> Result<usize, fprev::Error> {
+    bounds::BATCH.parse(s)
+}
+
+/// `emit --trials`.
+fn parse_emit_trials(s: &str) -> Result<u16, fprev::Error> {
+    let k = bounds::EMIT_TRIALS.parse(s)?;
+    u16::try_from(k).map_err(|_| bounds::EMIT_TRIALS.refuse(s))
+}
+
+/// `--batch`, `--count`: sizes that are not summands revealed.
+fn parse_list(s: &str) -> Result<Sizes, fprev::Error> {
+    Sizes::list(s).map_err(fprev::Error::Input)
+}
+
+/// `--check-sizes`: sizes emitted code is replayed at.
+fn parse_replayed(s: &str) -> Result<Sizes, fprev::Error> {
+    Sizes::replayed(s).map_err(fprev::Error::Input)
 }
 
 /// A row of a batch: first, middle, last or an index.
@@ -946,9 +971,15 @@ fn parse_row(s: &str) -> std::result::Result<String, String> {
     let s = s.trim();
     match s {
         "first" | "middle" | "last" => Ok(s.to_string()),
-        _ => parse_column(s)
-            .map(|r| r.to_string())
-            .map_err(|_| format!("'{s}' is not a row: give first, middle, last or an index")),
+        _ => match s.parse::<u128>() {
+            Ok(r) => bounds::ROW
+                .count(r)
+                .map(|r| r.to_string())
+                .map_err(|e| e.to_string()),
+            Err(_) => Err(format!(
+                "'{s}' is not a row: give first, middle, last or an index"
+            )),
+        },
     }
 }
 
@@ -980,37 +1011,19 @@ fn parse_offset(s: &str) -> std::result::Result<Offset, String> {
     s.parse().map_err(|e: fprev::Error| e.to_string())
 }
 
-/// `check --trials`: from 1 to [`check::MAX_TRIALS`].
-fn parse_trials(s: &str) -> std::result::Result<usize, String> {
-    trial_count(s, 1)
+/// `check --trials`.
+fn parse_trials(s: &str) -> Result<usize, fprev::Error> {
+    bounds::TRIALS.parse(s)
 }
 
-/// `--confirm`: from 0 (do not confirm) to [`check::MAX_TRIALS`].
-fn parse_confirm(s: &str) -> std::result::Result<usize, String> {
-    trial_count(s, 0)
+/// `--confirm`: 0 does not confirm.
+fn parse_confirm(s: &str) -> Result<usize, fprev::Error> {
+    bounds::CONFIRM.parse(s)
 }
 
-/// Calls of each input `--runs` asks: 0 (none), or 2 and more, bounded as
-/// trials are.
-fn parse_runs(s: &str) -> std::result::Result<usize, String> {
-    match s.trim().parse::<u128>() {
-        Ok(0) => Ok(0),
-        Ok(r) if (2..=check::MAX_TRIALS as u128).contains(&r) => Ok(r as usize),
-        Ok(_) | Err(_) => Err(format!(
-            "'{s}' runs: give 0, or a whole number from 2 to at most {}",
-            check::MAX_TRIALS
-        )),
-    }
-}
-
-fn trial_count(s: &str, least: usize) -> std::result::Result<usize, String> {
-    let most = check::MAX_TRIALS;
-    match s.trim().parse::<u128>() {
-        Ok(k) if (least as u128..=most as u128).contains(&k) => Ok(k as usize),
-        Ok(_) | Err(_) => Err(format!(
-            "'{s}' trials: give a whole number from {least} to at most {most}"
-        )),
-    }
+/// Calls of each input `--runs` asks: 0 (none), or 2 and more.
+fn parse_runs(s: &str) -> Result<usize, fprev::Error> {
+    bounds::RUNS.parse(s)
 }
 
 /// A GEMV/GEMM shape M,N,K: three positive whole numbers.

@@ -2,18 +2,35 @@
 //! that carry it out (`give a smaller -n`), and the exit status of each
 //! kind of error (docs/DESIGN.md, Exit codes).
 
-use fprev::error::{Error, Kind, Remedy, Setting, report_with};
+use fprev::error::{Error, Kind, Remedy, Setting, one_line, report_with};
 
 /// Prints `e` with every cause below it (`cannot read t.json: No such file
 /// or directory`) on one line, and returns the exit status its kind maps to.
 pub(crate) fn report(e: &Error) -> i32 {
-    eprintln!("fprev: error: {}", line(e));
+    eprintln!("fprev: error: {}", one_line(&line(e)));
     exit_code(e.kind())
 }
 
 /// `e` and every cause below it on one line, remedies in flags.
 pub(crate) fn line(e: &Error) -> String {
     report_with(e, &words)
+}
+
+/// Prints `e`, which refused a value given to `given` (the flag as the
+/// user wrote it: `--columns` where the setting's own is `--column`), as
+/// [`report`] does, a bound's remedy in that flag.
+pub(crate) fn report_given(e: &Error, given: &str) -> i32 {
+    let words = |r: &Remedy| match r {
+        // `--n` is `-n`'s long form: the setting's own flag says it.
+        Remedy::Within(bound)
+            if given.trim_start_matches('-') != flag(bound.setting).trim_start_matches('-') =>
+        {
+            format!("give {}", bound.range(given))
+        }
+        other => words(other),
+    };
+    eprintln!("fprev: error: {}", one_line(&report_with(e, &words)));
+    exit_code(e.kind())
 }
 
 /// The process exit status of an error of this kind.
@@ -45,6 +62,13 @@ fn flag(setting: Setting) -> &'static str {
         Setting::Ranks => "--ranks",
         Setting::Threads => "--threads",
         Setting::OutputFormat => "--format",
+        Setting::Confirm => "--confirm",
+        Setting::Trials => "--trials",
+        Setting::Runs => "--runs",
+        Setting::Seed => "--seed",
+        Setting::Row => "--row",
+        Setting::Column => "--column",
+        Setting::Sizes => "the sizes",
     }
 }
 
@@ -68,6 +92,7 @@ fn words(remedy: &Remedy) -> String {
         Remedy::Drop(s) => format!("leave out {}", flag(*s)),
         Remedy::AppliesTo(s, what) => format!("{} applies to {what}", flag(*s)),
         Remedy::Or(remedy, other) => format!("{}, or {other}", words(remedy)),
+        Remedy::Within(bound) => format!("give {}", bound.range(flag(bound.setting))),
     }
 }
 

@@ -73,8 +73,17 @@ where
             // as the library's other errors are, in one line.
             let refused =
                 std::error::Error::source(&e).and_then(|s| s.downcast_ref::<fprev::Error>());
-            if let Some(refused) = refused {
-                return report(refused);
+            // A bound is worded in the flag given (`--columns`, not `--column`).
+            let given = match e.get(clap::error::ContextKind::InvalidArg) {
+                Some(clap::error::ContextValue::String(arg)) if arg.starts_with('-') => {
+                    arg.split([' ', '=', ',']).next()
+                }
+                _ => None,
+            };
+            match (refused, given) {
+                (Some(refused), Some(given)) => return errors::report_given(refused, given),
+                (Some(refused), None) => return report(refused),
+                (None, _) => {}
             }
             // --help and --version on stdout; a usage error with clap's whole
             // message (what was wrong, the possible values or "did you mean",

@@ -129,10 +129,14 @@ fn wait_for(child: i32, state: &State) -> i32 {
         // from the out-of-memory killer, a SIGTERM) is named here.
         (None, Ended::Signal(signal)) => {
             if !guard::CRASHES.iter().any(|(crash, _)| *crash == signal) {
+                // The black box it ran, where one was: `fprev` is said once.
+                let whose = spec
+                    .as_deref()
+                    .map(|s| format!("{s}: "))
+                    .unwrap_or_default();
                 eprintln!(
-                    "fprev: error: {}: the process running the command was ended by signal \
+                    "fprev: error: {whose}the process running the command was ended by signal \
                      {signal} ({}){}",
-                    spec.as_deref().unwrap_or("fprev"),
                     signal_name(signal),
                     if signal == libc::SIGKILL {
                         "; the system's out-of-memory killer sends it: if memory ran short, \

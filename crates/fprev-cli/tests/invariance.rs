@@ -317,8 +317,20 @@ fn bad_knobs_are_refused_before_any_reveal() {
         let out = run_in(dir.path(), &args);
         assert_error(&out, 2);
     }
-    // Refused by the argument parser, with its usage.
-    for (flag, value) in [("--batch", "0,1"), ("--rows", "top"), ("--columns", "-1")] {
+    // Refused by the argument parser: a row with its usage, a number out
+    // of the library's bound in one line.
+    for (flag, value) in [("--batch", "0,1"), ("--columns", "99999999999999999999")] {
+        let args = [
+            "invariance",
+            "blas:gemm@openblas",
+            "--shape",
+            "4,4,64",
+            flag,
+            value,
+        ];
+        assert_error(&run_in(dir.path(), &args), 2);
+    }
+    for (flag, value) in [("--rows", "top"), ("--columns", "-1")] {
         let args = [
             "invariance",
             "blas:gemm@openblas",
@@ -386,7 +398,7 @@ fn blis_computes_an_edge_column_otherwise() {
     );
     assert!(assert_error(&out, 2).contains("give a column below 8"));
     let out = run_in(dir.path(), &["reveal", "native:pairwise", "--column", "1"]);
-    assert!(assert_error(&out, 2).contains("--column picks an output column of a GEMM"));
+    assert!(assert_error(&out, 2).contains("only a GEMM has output columns"));
 }
 
 /// The regimes of one output along the batch: the letter of each M, read

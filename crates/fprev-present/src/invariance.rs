@@ -52,6 +52,14 @@ pub fn text(study: &Study, title: &str) -> String {
             if members.len() == 1 { "" } else { "s" }
         );
     }
+    // Cases that all failed have no regimes and no partings to show.
+    if study
+        .cases
+        .iter()
+        .all(|c| matches!(c.observed, Observed::Failed(_)))
+    {
+        return s + &verdict(study, title.starts_with("mpi:"));
+    }
     let regimes = study.regimes("batch");
     if regimes.is_empty() {
         s += "cases:\n";
@@ -124,9 +132,12 @@ fn outcome(o: &Observed) -> String {
                     doc.tree().depth()
                 ),
             };
-            match &doc.arithmetic {
-                Some(model) => format!("{order}; arithmetic {model}"),
-                None => format!("{order}; arithmetic not modelled (plain additions replay it)"),
+            match (&doc.arithmetic, o.replayed()) {
+                (_, false) => format!("{order}; not replayed, so not confirmed"),
+                (Some(model), true) => format!("{order}; arithmetic {model}"),
+                (None, true) => {
+                    format!("{order}; arithmetic not modelled (plain additions replay it)")
+                }
             }
         }
         Observed::Unconfirmed(_) => "a tree its replay did not confirm".into(),
@@ -254,6 +265,13 @@ fn verdict(study: &Study, mpi: bool) -> String {
     {
         return "invariant: every case found the bits independent of the order\n".to_string();
     }
+    if v.invariant && v.replayed < n {
+        return format!(
+            "invariant in order: every case gave the same order; no claim of its arithmetic: \
+             {} of {n} cases were not confirmed by replay (none was asked)\n",
+            n - v.replayed
+        );
+    }
     if v.invariant {
         return match v.modelled == n {
             true => "invariant: every case gave the same order and arithmetic, confirmed by \
@@ -265,6 +283,9 @@ fn verdict(study: &Study, mpi: bool) -> String {
                 v.modelled
             ),
         };
+    }
+    if v.failed == n {
+        return format!("no finding: every one of the {n} cases failed\n");
     }
     let varying = match v.varying.is_empty() {
         true => String::new(),

@@ -181,7 +181,7 @@ impl Cache {
     pub fn put(&self, entry: &Entry) -> Result<()> {
         let fail = |e: std::io::Error| {
             Error::Input(format!(
-                "cannot write the cache in {}: {e} (--no-cache skips it)",
+                "cannot write the cache in {}: {e} (fprev can run without it)",
                 self.dir.display()
             ))
         };
@@ -298,6 +298,55 @@ fn is_entry(path: &Path) -> bool {
             .is_ok_and(|file| file.entry.key.file_name() == format!("{hash}.json")),
         Some(_) => true,
         None => false,
+    }
+}
+
+/// The user's cache and the key of row `row` of `spec` opened with `opts`
+/// (`about`: what the black box says of itself); `None` where no cache
+/// directory is named.
+pub fn lookup(
+    spec: &str,
+    opts: &ProbeOptions,
+    about: Option<String>,
+    row: usize,
+) -> Option<(Cache, Key)> {
+    Some((Cache::user()?, Key::new(spec, opts, about).at_row(row)))
+}
+
+/// The formula kept under `at`'s key, the sizes it was found from and
+/// those it was checked at.
+pub fn known(
+    at: Option<&(Cache, Key)>,
+) -> Option<(crate::formula::Formula, Vec<usize>, Vec<usize>)> {
+    let (cache, key) = at?;
+    let entry = cache.get(key)?;
+    let formula = entry.formula.parse().ok()?;
+    Some((formula, entry.from, entry.checked))
+}
+
+/// Keeps `formula` (found from `from`, checked at `checked`) under `at`'s
+/// key, where there is one.
+pub fn keep(
+    at: Option<&(Cache, Key)>,
+    formula: &crate::formula::Formula,
+    from: &[usize],
+    checked: &[usize],
+) -> Result<()> {
+    let Some((cache, key)) = at else {
+        return Ok(());
+    };
+    cache.put(&Entry {
+        key: key.clone(),
+        formula: formula.to_string(),
+        from: from.to_vec(),
+        checked: checked.to_vec(),
+    })
+}
+
+/// Forgets the formula kept under `at`'s key: the black box refuted it.
+pub fn forget(at: Option<&(Cache, Key)>) {
+    if let Some((cache, key)) = at {
+        cache.remove(key);
     }
 }
 

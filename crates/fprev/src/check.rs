@@ -81,9 +81,8 @@ impl CheckReport {
 /// the black box does what the tree says (and not only in that order).
 pub const CONFIRM_TRIALS: usize = 48;
 
-/// The most trials one check runs: a million replays take minutes on a
-/// fast black box, and a count past it is a slip, not a plan.
-pub const MAX_TRIALS: usize = 1_000_000;
+/// The most trials one check runs ([`crate::bounds::MOST_TRIALS`]).
+pub const MAX_TRIALS: usize = crate::error::bounds::MOST_TRIALS as usize;
 
 impl From<&CheckReport> for Confirmation {
     fn from(report: &CheckReport) -> Self {

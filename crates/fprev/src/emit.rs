@@ -30,10 +30,12 @@
 
 mod c;
 pub mod check;
+mod names;
 pub mod plan;
 mod python;
 mod rust;
 
+pub use names::valid_name;
 pub use plan::{Op, Part, Plan, children, element_ok, preorder};
 
 use std::fmt;
@@ -138,7 +140,7 @@ pub fn default_name(spec: &str, element: crate::Format) -> String {
 /// emitted code does not write (`peel`, a body whose rest joins its
 /// first lane, compensated steps outside a left-to-right loop).
 pub fn source(plan: &Plan, language: Language, name: &str, what: &str) -> Result<String> {
-    valid_name(name)?;
+    valid_name(name, language)?;
     match language {
         Language::C => c::source(plan, name, what, false),
         Language::Cuda => c::source(plan, name, what, true),
@@ -146,21 +148,4 @@ pub fn source(plan: &Plan, language: Language, name: &str, what: &str) -> Result
         Language::Rust => rust::source(plan, name, what),
     }
     .map_err(Error::Input)
-}
-
-/// Whether `name` can name an emitted function in every language: letters,
-/// digits and underscores, not starting with a digit; else why not.
-pub fn valid_name(name: &str) -> Result<()> {
-    let identifier = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !identifier {
-        return Err(Error::Input(format!(
-            "'{name}' is not a function name: give letters, digits and underscores, not \
-             starting with a digit"
-        )));
-    }
-    Ok(())
 }

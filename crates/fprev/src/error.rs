@@ -33,6 +33,8 @@
 //! assert_eq!(report_with(&e, &flags), "n = 900 is too large; give a smaller -n");
 //! ```
 
+pub mod bounds;
+
 use std::fmt;
 use std::path::PathBuf;
 
@@ -127,6 +129,20 @@ pub enum Setting {
     Threads,
     /// The format of the output.
     OutputFormat,
+    /// Random inputs a revealed tree is replayed on.
+    Confirm,
+    /// Random inputs a check runs.
+    Trials,
+    /// Calls of each input that look for variation.
+    Runs,
+    /// The seed of random inputs.
+    Seed,
+    /// A row of a batch.
+    Row,
+    /// An output column of a product.
+    Column,
+    /// A list of sizes.
+    Sizes,
 }
 
 impl Setting {
@@ -142,6 +158,13 @@ impl Setting {
             Setting::Ranks => "the number of MPI ranks",
             Setting::Threads => "the thread count",
             Setting::OutputFormat => "the output format",
+            Setting::Confirm => "the replays",
+            Setting::Trials => "the trials",
+            Setting::Runs => "the runs",
+            Setting::Seed => "the seed",
+            Setting::Row => "the row",
+            Setting::Column => "the column",
+            Setting::Sizes => "the sizes",
         }
     }
 }
@@ -165,6 +188,8 @@ pub enum Remedy {
     AppliesTo(Setting, &'static str),
     /// The remedy, or else what the text says.
     Or(Box<Remedy>, &'static str),
+    /// Give a value within the bound.
+    Within(bounds::Bound),
 }
 
 impl fmt::Display for Remedy {
@@ -183,6 +208,7 @@ impl fmt::Display for Remedy {
             Remedy::Drop(s) => write!(f, "leave out {}", s.name()),
             Remedy::AppliesTo(s, what) => write!(f, "{} applies to {what}", s.name()),
             Remedy::Or(remedy, other) => write!(f, "{remedy}, or {other}"),
+            Remedy::Within(bound) => write!(f, "give {}", bound.range(bound.setting.name())),
         }
     }
 }
@@ -233,6 +259,16 @@ impl Error {
             Error::Raised { raised, .. } => Some(raised),
             Error::Advised { error, .. } => error.raised(),
             _ => None,
+        }
+    }
+
+    /// Whether this error carries a foreign error (a Python exception)
+    /// that a front end hands back.
+    pub fn is_raised(&self) -> bool {
+        match self {
+            Error::Raised { .. } => true,
+            Error::Advised { error, .. } => error.is_raised(),
+            _ => false,
         }
     }
 
@@ -310,11 +346,40 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// assert!(abbreviated(&"x".repeat(20_000)).ends_with("… (20000 characters)"));
 /// ```
 pub fn abbreviated(text: &str) -> String {
-    const MOST: usize = 120;
-    if text.len() <= MOST {
+    cut(text, 120)
+}
+
+/// The most characters of an error line a front end shows ([`one_line`]).
+pub const LINE: usize = 300;
+
+/// An error's line as a front end shows it: at most [`LINE`] characters
+/// (a long list, a child's output summarised, its length said), and the
+/// program's prefix said once (`fprev: error: fprev: …` where a child's
+/// own error line is quoted, said as `fprev: error: …`).
+///
+/// ```
+/// use fprev::error::one_line;
+///
+/// assert_eq!(one_line("the job failed: fprev: error: n = 0"), "the job failed: n = 0");
+/// assert!(one_line(&"7,".repeat(10_000)).len() < 400);
+/// ```
+pub fn one_line(text: &str) -> String {
+    let mut line = text.trim().to_string();
+    for prefix in ["fprev: error: ", "fprev: "] {
+        while let Some(rest) = line.strip_prefix(prefix) {
+            line = rest.to_string();
+        }
+        line = line.replace(&format!(": {prefix}"), ": ");
+    }
+    cut(&line.replace('\n', " "), LINE)
+}
+
+/// `text` cut to at most `most` bytes (at a character), its length said.
+fn cut(text: &str, most: usize) -> String {
+    if text.len() <= most {
         return text.to_string();
     }
-    let cut = (0..=MOST)
+    let cut = (0..=most)
         .rev()
         .find(|&i| text.is_char_boundary(i))
         .unwrap_or(0);

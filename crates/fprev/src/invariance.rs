@@ -86,21 +86,26 @@ impl Knob {
                  (letters, digits, _)"
             )));
         }
-        let mut seen: Vec<String> = Vec::new();
-        for v in values {
-            if v.is_empty() || seen.iter().any(|s| s == v) {
-                return Err(Error::Input(format!(
-                    "{name}: each value once, none empty (unset removes the variable)"
-                )));
-            }
-            seen.push(v.to_string());
+        // Counted before anything else is asked of them: a knob of more
+        // values than a study reveals is refused at once.
+        if values.len() > MAX_REVEALS {
+            return Err(Error::Input(format!(
+                "{name}: {} values, more than the {MAX_REVEALS} reveals a study makes: give fewer",
+                values.len()
+            )));
         }
-        if seen.is_empty() {
+        let mut seen = std::collections::HashSet::new();
+        if values.iter().any(|v| v.is_empty() || !seen.insert(*v)) {
+            return Err(Error::Input(format!(
+                "{name}: each value once, none empty (unset removes the variable)"
+            )));
+        }
+        if values.is_empty() {
             return Err(Error::Input(format!("{name}: give at least one value")));
         }
         Ok(Knob {
             name: name.to_string(),
-            values: seen,
+            values: values.iter().map(|v| v.to_string()).collect(),
         })
     }
 
@@ -286,6 +291,14 @@ impl Observed {
         }
     }
 
+    /// Whether this is an order a replay on random inputs confirmed: not
+    /// one found where no replay was asked.
+    pub fn replayed(&self) -> bool {
+        self.confirmed()
+            .and_then(|d| d.confirmation.as_ref())
+            .is_some_and(|c| c.confirmed())
+    }
+
     /// Whether this is a confirmed order with a model of its arithmetic.
     pub fn modelled(&self) -> bool {
         self.confirmed().is_some_and(|d| d.arithmetic.is_some())
@@ -326,8 +339,9 @@ pub struct Study {
 impl Study {
     /// The cases whose confirmed orders agree (modulo child order, and in
     /// arithmetic where both files carry one), by first appearance; the
-    /// order-independent cases are one group, and any other case with no
-    /// confirmed order is a group of its own.
+    /// order-independent cases are one group, the cases that failed alike
+    /// one group, and any other case with no confirmed order is a group of
+    /// its own.
     pub fn groups(&self) -> Vec<Vec<usize>> {
         let mut groups: Vec<Vec<usize>> = Vec::new();
         for (i, c) in self.cases.iter().enumerate() {
@@ -368,7 +382,8 @@ impl Study {
 
     /// The knobs whose value alone changed what was found: two settings
     /// that differ in that knob only, each steady ([`Study::steady`]), in
-    /// different groups. A setting whose repeats disagree blames no knob.
+    /// different groups. A setting whose repeats disagree, or
+    /// whose case failed (it found nothing), blames no knob.
     pub fn changing_knobs(&self) -> Vec<&str> {
         let steady = self.steady();
         self.knobs()
@@ -464,11 +479,12 @@ impl Study {
     }
 }
 
-/// Whether two findings are the same confirmed order and arithmetic, or
-/// both order-independence.
+/// Whether two findings are the same confirmed order and arithmetic, both
+/// order-independence, or the same failure.
 fn agree(a: &Observed, b: &Observed) -> bool {
     match (a, b) {
         (Observed::OrderIndependent(_), Observed::OrderIndependent(_)) => true,
+        (Observed::Failed(x), Observed::Failed(y)) => x == y,
         (Observed::Order(x), Observed::Order(y)) => {
             x.tree() == y.tree()
                 && match (&x.arithmetic, &y.arithmetic) {

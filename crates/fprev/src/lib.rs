@@ -29,6 +29,7 @@
 //! - [`inputs`]: random inputs whose sums depend on the order;
 //! - [`error`]: the [`Error`] type, its [`Kind`](error::Kind) and the
 //!   [`Remedy`](error::Remedy) it may carry, in terms of settings;
+//! - [`bounds`]: the bound of every whole number a user gives, for every front end;
 //! - [`reduce`]: reproducible reducers, starting with tree [`Replay`](reduce::Replay);
 //! - [`document`], [`shape`]: saving and summarising trees (drawing them, and every
 //!   other text, table and page for people, is the `fprev-present` crate's);
@@ -77,6 +78,8 @@ pub mod sweep;
 pub mod tree;
 pub mod variation;
 pub mod workflow;
+
+pub use error::bounds;
 
 pub use error::{Error, Result};
 pub use format::Format;

@@ -31,7 +31,23 @@ pub fn check_reveal(n: usize) -> Result<()> {
 /// prediction's confirmation, a check of a formula's tree file) would need
 /// more memory than this machine has available.
 pub fn check_replay(n: usize) -> Result<()> {
-    refuse(short_of(n, BYTES_PER_REPLAYED_SUMMAND, "replay"))
+    refuse(short_of(
+        &format!("n = {n} summands need"),
+        n,
+        BYTES_PER_REPLAYED_SUMMAND,
+        "replay",
+    ))
+}
+
+/// Why a size of a list (the sizes emitted code is checked at) is more
+/// than this machine has the memory to replay, `None` where it is not.
+pub fn size_too_large_to_replay(size: usize) -> Option<String> {
+    short_of(
+        &format!("a size of {size} needs"),
+        size,
+        BYTES_PER_REPLAYED_SUMMAND,
+        "replay",
+    )
 }
 
 /// The error of a size this machine is short of memory for, `why`.
@@ -46,23 +62,28 @@ fn refuse(why: Option<String>) -> Result<()> {
 /// of), `None` where they are not: [`check_reveal`] without the remedy, for
 /// sizes read from elsewhere than `-n` (a survey file).
 pub fn too_large(n: usize) -> Option<String> {
-    short_of(n, BYTES_PER_SUMMAND, "reveal")
+    short_of(
+        &format!("n = {n} summands need"),
+        n,
+        BYTES_PER_SUMMAND,
+        "reveal",
+    )
 }
 
-/// Why `n` summands at `bytes` each are more than this machine has
-/// available to `what` them.
-fn short_of(n: usize, bytes: u64, what: &str) -> Option<String> {
+/// Why `n` summands (`subject`, as a message names them with its verb:
+/// `n = 9 summands need`) at `bytes` each
+/// are more than this machine has available to `what` them.
+fn short_of(subject: &str, n: usize, bytes: u64, what: &str) -> Option<String> {
     let needed = (n as u64).saturating_mul(bytes);
     match available() {
         Some(free) if needed > free => Some(format!(
-            "n = {n} summands need about {} of memory to {what}, and this machine has {} \
-             available",
+            "{subject} about {} of memory to {what}, and this machine has {} available",
             human(needed),
             human(free)
         )),
         // Without /proc/meminfo, at least refuse what no machine has.
         None if needed > 1 << 50 => Some(format!(
-            "n = {n} summands need about {} of memory to {what}",
+            "{subject} about {} of memory to {what}",
             human(needed)
         )),
         _ => None,

@@ -22,7 +22,7 @@ use petgraph::graph::NodeIndex;
 /// a count of ranks): 2^40, past any `n` a reveal can hold (a terabyte at
 /// [`crate::memory::BYTES_PER_SUMMAND`] a summand), and small enough that
 /// sums and products of a few such never overflow.
-pub const MAX_PARAMETER: usize = 1 << 40;
+pub const MAX_PARAMETER: usize = crate::error::bounds::MOST as usize;
 
 /// A summation order defined by a formula.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

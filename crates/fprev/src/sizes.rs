@@ -3,6 +3,8 @@
 
 use std::str::FromStr;
 
+use crate::error::{abbreviated, bounds};
+
 /// The sizes a sweep visits: `A..B` (every size from A to B inclusive),
 /// `A..B:S` (every S-th), or a comma-separated list of those and of single
 /// sizes.
@@ -24,24 +26,55 @@ pub struct Sizes(pub Vec<usize>);
 /// and a list that takes no memory to speak of.
 pub const MAX_SIZES: usize = 1 << 20;
 
+/// Summands revealed at each size: a list of [`Sizes::list`], whose largest
+/// this machine has the memory to reveal.
 impl FromStr for Sizes {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
+        let sizes = Sizes::list(s)?;
+        if let Some(&largest) = sizes.0.last() {
+            crate::memory::check_reveal(largest).map_err(|e| e.to_string())?;
+        }
+        Ok(sizes)
+    }
+}
+
+impl Sizes {
+    /// A list of sizes that are not summands to reveal (batch sizes, an
+    /// MPI vector's elements), each at most [`bounds::SIZE`] and at most
+    /// [`MAX_SIZES`] of them, counted before any is listed; sorted, each
+    /// once.
+    ///
+    /// ```
+    /// use fprev::sizes::Sizes;
+    ///
+    /// assert_eq!(Sizes::list("4,1..2,2").unwrap().0, [1, 2, 4]);
+    /// assert!(Sizes::list("1..10000000").is_err());
+    /// ```
+    pub fn list(s: &str) -> Result<Sizes, String> {
         let bad = |why: &str| {
-            format!("'{s}' is not a list of sizes: {why} (e.g. 1..64, 8..1024:8, 16,32)")
+            format!(
+                "'{}' is not a list of sizes: {why} (e.g. 1..64, 8..1024:8, 16,32)",
+                abbreviated(s)
+            )
         };
         let number = |t: &str| {
-            t.trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n >= 1)
-                .ok_or_else(|| bad(&format!("'{t}' is not a whole number of at least 1")))
+            bounds::SIZE.parse(t).map_err(|_| {
+                bad(&format!(
+                    "'{}' is not a size from 1 to {}",
+                    abbreviated(t.trim()),
+                    bounds::SIZE.most
+                ))
+            })
         };
         let mut out = Vec::new();
         for part in s.split(',') {
             let Some((a, rest)) = part.split_once("..") else {
                 out.push(number(part)?);
+                if out.len() > MAX_SIZES {
+                    return Err(bad(&format!("more than {MAX_SIZES} sizes")));
+                }
                 continue;
             };
             let (b, step) = match rest.split_once(':') {
@@ -60,15 +93,24 @@ impl FromStr for Sizes {
             }
             out.extend((a..=b).step_by(step));
         }
-        if out.len() > MAX_SIZES {
-            return Err(bad(&format!("more than {MAX_SIZES} sizes")));
-        }
         out.sort_unstable();
         out.dedup();
-        if let Some(&largest) = out.last() {
-            crate::memory::check_reveal(largest).map_err(|e| e.to_string())?;
-        }
         Ok(Sizes(out))
+    }
+
+    /// [`Sizes::list`] of the sizes a replay runs at (emitted code checked
+    /// against its black box), whose largest this machine has the memory
+    /// to replay.
+    pub fn replayed(s: &str) -> Result<Sizes, String> {
+        let sizes = Sizes::list(s)?;
+        match sizes
+            .0
+            .last()
+            .and_then(|&n| crate::memory::size_too_large_to_replay(n))
+        {
+            Some(why) => Err(why),
+            None => Ok(sizes),
+        }
     }
 }
 

@@ -260,7 +260,7 @@ impl Spec {
         }
         if opts.column.is_some() && self.op() != Some("gemm") {
             return Err(Error::Input(format!(
-                "{self}: --column picks an output column of a GEMM (blas:gemm, numpy:gemm, …)"
+                "{self}: only a GEMM has output columns to pick (blas:gemm, numpy:gemm, …)"
             )));
         }
         if opts.offset.is_some() && !self.takes_offset() {

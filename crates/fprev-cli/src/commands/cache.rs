@@ -2,7 +2,7 @@
 //! the formula kept for a black box is looked up by its key, and kept or
 //! forgotten after the real black box has had its say.
 
-use fprev::cache::{Cache, Entry, Key};
+use fprev::cache::{Cache, Key};
 use fprev::error::{Error, Result};
 use fprev::formula::Formula;
 use fprev::probe::ProbeOptions;
@@ -104,19 +104,13 @@ pub(super) fn lookup(
     row: usize,
     skip: bool,
 ) -> Option<(Cache, Key)> {
-    if skip {
-        return None;
+    match skip {
+        true => None,
+        false => fprev::cache::lookup(spec, opts, about, row),
     }
-    Some((Cache::user()?, Key::new(spec, opts, about).at_row(row)))
 }
 
-/// The formula kept under `at`'s key, and the sizes it was found from.
-pub(super) fn known(at: Option<&(Cache, Key)>) -> Option<(Formula, Vec<usize>, Vec<usize>)> {
-    let (cache, key) = at?;
-    let entry = cache.get(key)?;
-    let formula = entry.formula.parse().ok()?;
-    Some((formula, entry.from, entry.checked))
-}
+pub(super) use fprev::cache::{forget, known};
 
 /// Keeps `formula` (found from `from`, checked at `checked`) under `at`'s
 /// key; a cache that cannot be written is said, and the command goes on.
@@ -126,25 +120,9 @@ pub(super) fn keep(
     from: &[usize],
     checked: &[usize],
 ) {
-    let Some((cache, key)) = at else {
-        return;
-    };
-    let entry = Entry {
-        key: key.clone(),
-        formula: formula.to_string(),
-        from: from.to_vec(),
-        checked: checked.to_vec(),
-    };
     // A signal while the entry's temporary file exists waits for it.
     let _held = crate::guard::hold();
-    if let Err(e) = cache.put(&entry) {
+    if let Err(e) = fprev::cache::keep(at, formula, from, checked) {
         eprintln!("fprev: warning: {e}");
-    }
-}
-
-/// Forgets the formula kept under `at`'s key: the black box refuted it.
-pub(super) fn forget(at: Option<&(Cache, Key)>) {
-    if let Some((cache, key)) = at {
-        cache.remove(key);
     }
 }

@@ -23,7 +23,7 @@ use crate::write;
 pub(super) fn run(a: EmitArgs) -> Result<i32> {
     write::check_writable(a.output.as_deref())?;
     if let Some(name) = &a.name {
-        emit::valid_name(name)?;
+        emit::valid_name(name, a.language)?;
     }
     a.guard.start();
     let from_file = a.source.ends_with(".json") && Path::new(&a.source).is_file();
@@ -108,15 +108,7 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
             f.parse::<Formula>().map_err(Error::Input)?,
             "The order was given (--formula)".to_string(),
         )),
-        (None, Some((f, from, checked))) => Some((
-            f,
-            format!(
-                "The order: fprev explain's formula (from the cache), found before from n = {} \
-                 and checked at n = {}",
-                runs(&from),
-                runs(&checked)
-            ),
-        )),
+        (None, Some((f, from, checked))) => Some((f, workflow::emit::from_cache(&from, &checked))),
         (None, None) => None,
     };
     let from_cache = a.formula.is_none() && known.is_some();

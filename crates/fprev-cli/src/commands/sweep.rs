@@ -78,6 +78,14 @@ fn counts_sweep(a: &SweepArgs, counts: &Sizes) -> Result<i32> {
             "--count sweeps message sizes alone: leave out --threads and --runs".into(),
         ));
     }
+    // Two elements revealed at each count, as one study's cases.
+    let most = fprev::invariance::MAX_REVEALS / 2;
+    if counts.0.len() > most {
+        return Err(Error::Input(format!(
+            "--count: {} message sizes, more than the {most} one sweep reveals: give fewer",
+            counts.0.len()
+        )));
+    }
     let output = stdout_or(a.output.as_deref());
     let formats = [("json", SweepFormat::Json), ("txt", SweepFormat::Table)];
     let json = format_of(a.format, output, &formats, "sweep")? == Some(SweepFormat::Json);

@@ -16,6 +16,9 @@ pub struct Verdict {
     pub invariant: bool,
     /// Cases whose arithmetic was modelled (and so compared).
     pub modelled: usize,
+    /// Cases whose order a replay on random inputs confirmed (none where
+    /// no replay was asked: an order found, not confirmed).
+    pub replayed: usize,
     /// Knobs whose value alone changed the finding, between settings
     /// whose repeats agree.
     pub changing: Vec<String>,
@@ -64,6 +67,7 @@ impl Study {
         Verdict {
             invariant: self.invariant(),
             modelled: count(Observed::modelled),
+            replayed: count(Observed::replayed),
             changing,
             varying: self.varying(),
             pin,

@@ -122,7 +122,7 @@ pub(crate) fn check_column(spec: &str, column: Option<usize>, cols: usize) -> Re
     match column {
         Some(c) if c >= cols => Err(Error::Input(format!(
             "{spec}: column {c} of a product of {cols} columns: give a column below {cols} \
-             (--shape M,N,K sets N)"
+             (the N of the shape M,N,K)"
         ))),
         _ => Ok(()),
     }

@@ -14,6 +14,17 @@ use crate::probe::ProbeOptions;
 use crate::reveal::Outcome;
 use crate::tree::SummationTree;
 
+/// What emitted code says of a formula the cache kept: found from `from`
+/// and checked at `checked`.
+pub fn from_cache(from: &[usize], checked: &[usize]) -> String {
+    format!(
+        "The order: fprev explain's formula (from the cache), found before from n = {} and checked \
+         at n = {}",
+        crate::sizes::runs(from),
+        crate::sizes::runs(checked)
+    )
+}
+
 /// What a plan rests on: the sizes whose trees were revealed and
 /// confirmed with their arithmetic.
 #[derive(Debug)]

@@ -437,7 +437,7 @@ fn check_at(
         if expected > budget {
             return Ok(AtSize::Skipped(format!(
                 "not checked: a call takes {call:.3} s, so a check would take about \
-                 {expected:.0} s (--verify {v} asks for it)"
+                 {expected:.0} s (asked for by name, it is checked)"
             )));
         }
     }

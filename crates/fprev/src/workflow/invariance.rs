@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{self, Error, Remedy, Result};
 use crate::invariance::{Case, Knob, MAX_REVEALS, Observed, Setting, Study, settings};
 use crate::probe::{Offset, ProbeOptions};
 use crate::reveal::{Observer as RevealObserver, Progress};
@@ -87,8 +87,9 @@ impl Turned {
     pub fn knobs(&self, op: Option<&str>, shape: Option<[usize; 3]>) -> Result<Vec<Knob>> {
         if self.batch.is_some() && shape.is_none() {
             return Err(Error::Input(
-                "--batch varies M of --shape M,N,K: give --shape (N and K stay)".into(),
-            ));
+                "a batch size is the M of a product's shape M,N,K (its N and K stay)".into(),
+            )
+            .advise(Remedy::Give(error::Setting::Shape, &["M,N,K"])));
         }
         let mut knobs = Vec::new();
         listed(&mut knobs, "threads", &self.threads)?;
@@ -130,8 +131,9 @@ fn listed<T: ToString>(knobs: &mut Vec<Knob>, name: &str, values: &[T]) -> Resul
 /// its shape), column and threads, and revealed at the case's row.
 ///
 /// A case whose reveal fails for the black box's sake is recorded as
-/// failed; a setting that cannot be (a row past the batch) fails the
-/// study before anything is revealed.
+/// failed (a failure, never a finding of the study); an exception the
+/// black box raised ends the study with it, and a setting that cannot be
+/// (a row past the batch) fails the study before anything is revealed.
 ///
 /// ```
 /// use fprev::invariance::Knob;
@@ -193,7 +195,9 @@ pub fn invariance(
             Ok(Outcome::Revealed(r)) => Observed::Unconfirmed(r.document),
             Ok(Outcome::Varies(v)) => Observed::Varies(v.to_string()),
             Ok(Outcome::OrderIndependent(why)) => Observed::OrderIndependent(why),
-            Err(e) if e.of_black_box() => Observed::Failed(e.to_string()),
+            // What the black box raised (a Python exception) is its
+            // caller's to see, not a finding of the study.
+            Err(e) if e.of_black_box() && !e.is_raised() => Observed::Failed(e.to_string()),
             Err(e) => return Err(e),
         };
         study.cases.push(Case {
