@@ -555,27 +555,129 @@ def _study_in_child(argv: list, setting: list) -> str:
     """The study file of ``fprev`` run on ``argv`` in a fresh process of
     this interpreter, with ``setting``'s environment variables set (or, at
     ``unset``, removed)."""
-    import subprocess
-    import sys
-
     env = dict(_os.environ)
     for name, value in setting:
         if value == "unset":
             env.pop(name, None)
         else:
             env[name] = value
-    code = "import sys; from fprev._cli import main; sys.argv[0] = 'fprev'; main()"
-    done = subprocess.run(
-        [sys.executable, "-c", code] + argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    if done.returncode in (0, 1, 3):
-        return done.stdout
-    said = [line for line in done.stderr.splitlines() if line.strip()]
+    returncode, stdout, stderr = _fprev_in_child(argv, env)
+    if returncode in (0, 1, 3):
+        return stdout
+    said = [line for line in stderr.splitlines() if line.strip()]
     why = said[-1] if said else "no message"
     where = " ".join("%s=%s" % kv for kv in setting)
-    if done.returncode == 2:
+    if returncode == 2:
         raise ValueError("%s (under %s)" % (why.removeprefix("fprev: ").removeprefix("error: "), where))
-    raise BlackBoxError("the study under %s ended with exit status %d: %s" % (where, done.returncode, why))
+    raise BlackBoxError("the study under %s ended with exit status %d: %s" % (where, returncode, why))
+
+
+#: How long a child ``fprev`` may take to end its own processes and
+#: files once told to end (its MPI job's, its settings' own: 5 s each).
+_CHILD_GRACE = 10.0
+
+
+class _Ending(BaseException):
+    """SIGTERM or SIGHUP came while a child ``fprev`` ran."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _fprev_in_child(argv: list, env: dict) -> tuple:
+    """``(exit status, stdout, stderr)`` of ``fprev`` on ``argv`` run by
+    this interpreter in a child process of its own process group, so that
+    the child and what it starts end with this process, as at a terminal:
+    on KeyboardInterrupt, SIGTERM, SIGHUP (where they would end this
+    process) or any other exception while it runs, the child's group gets
+    SIGINT (SIGTERM, SIGHUP; SIGTERM for an exception), the child ends its
+    MPI job, its settings' processes and its temporary files, and after
+    ``_CHILD_GRACE`` what is left is killed. Then the exception goes on,
+    or the signal ends this process as it would have."""
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    code = "import sys; from fprev._cli import main; sys.argv[0] = 'fprev'; main()"
+    # A session of its own (a group of its own on every Python): a
+    # terminal's Ctrl-C reaches this process alone, which passes it on once.
+    child = subprocess.Popen(
+        [sys.executable, "-c", code] + argv,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    got = []
+
+    def ending(signum: int, frame: Any) -> None:
+        got.append(signum)
+        if len(got) == 1:
+            raise _Ending(signum)
+
+    # Only signals that would end this process at once are caught, and
+    # only where Python can (its main thread): a handler of the caller's
+    # own runs as it did, and what it raises stops the child below.
+    caught = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                caught[signum] = signal.signal(signum, ending)
+    try:
+        try:
+            stdout, stderr = child.communicate()
+        except BaseException as e:
+            if isinstance(e, _Ending):
+                signum = e.signum
+            elif isinstance(e, KeyboardInterrupt):
+                signum = signal.SIGINT
+            else:
+                signum = signal.SIGTERM
+            _stop(child, signum)
+            if isinstance(e, _Ending):
+                for s, handler in caught.items():
+                    signal.signal(s, handler)
+                caught = {}
+                signal.raise_signal(e.signum)
+            raise
+    finally:
+        for s, handler in caught.items():
+            signal.signal(s, handler)
+    return child.returncode, stdout, stderr
+
+
+def _stop(child: Any, signum: int) -> None:
+    """Sends ``child``'s process group ``signum``, waits ``_CHILD_GRACE``
+    for the child to end (reading its output, so that a full pipe cannot
+    hold it), then kills what is left of the group. A second Ctrl-C meanwhile
+    does not cut this short."""
+    import signal
+    import subprocess
+    import threading
+
+    held = None
+    if threading.current_thread() is threading.main_thread():
+        held = signal.signal(signal.SIGINT, lambda signum, frame: None)
+    try:
+        try:
+            _os.killpg(child.pid, signum)
+        except ProcessLookupError:
+            pass
+        try:
+            child.communicate(timeout=_CHILD_GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            _os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        child.communicate()
+    finally:
+        if held is not None:
+            signal.signal(signal.SIGINT, held)
 
 
 def _listed(values: Any) -> list:
