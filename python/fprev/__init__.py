@@ -673,13 +673,21 @@ def _fprev_in_child(argv: list, env: dict) -> tuple:
     SIGINT (SIGTERM, SIGHUP; SIGTERM for an exception), the child ends its
     MPI job, its settings' processes and its temporary files, and after
     ``_CHILD_GRACE`` what is left is killed. Then the exception goes on,
-    or the signal ends this process as it would have."""
+    or the signal ends this process as it would have. Where SIGKILL ends
+    this process, the child gets SIGTERM (Linux)."""
     import signal
     import subprocess
     import sys
     import threading
 
     code = "import sys; from fprev._cli import main; sys.argv[0] = 'fprev'; main()"
+    if sys.platform.startswith("linux"):
+        # SIGKILL ends this process with no word to the child: the kernel
+        # then sends it SIGTERM, on which it stops what it started.
+        code = (
+            "import ctypes, os, signal; ctypes.CDLL(None).prctl(1, signal.SIGTERM); "
+            "os.getppid() == %d or os._exit(1); " % _os.getpid()
+        ) + code
     # A session of its own (a group of its own on every Python): a
     # terminal's Ctrl-C reaches this process alone, which passes it on once.
     child = subprocess.Popen(

@@ -62,9 +62,10 @@ def names(pids):
     return said
 
 
-def ends_with_everything(tmp_path, argv, signum, group, expect):
+def ends_with_everything(tmp_path, argv, signum, group, expect, ready=lambda names: "sleep" in names):
     """Runs ``argv`` (a Python process) in a group of its own with a fresh
-    ``TMPDIR``; once the box's worker (``sleep``) runs, sends ``signum`` to
+    ``TMPDIR``; once ``ready`` says its processes' names show it at work
+    (by default: the box's worker, ``sleep``, runs), sends ``signum`` to
     it (``group``: to its group), and asserts it ends as ``expect`` says
     and, half a second after, that no process it started is left and its
     temporary directory is empty."""
@@ -77,7 +78,7 @@ def ends_with_everything(tmp_path, argv, signum, group, expect):
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     try:
         started = time.monotonic()
-        while "sleep" not in names(marked(mark)):
+        while not ready(names(marked(mark))):
             assert proc.poll() is None, "ended early: %s" % log.read_text()
             assert time.monotonic() - started < 30, "never at work: %s" % log.read_text()
             time.sleep(0.02)
@@ -126,3 +127,13 @@ def test_the_console_script_ends_with_everything_it_started(tmp_path, signum, gr
     argv = [sys.executable, "-c", CONSOLE, "invariance", "python:%s:f" % box, "-n", "8", "--env", "FPREV_TEST_KNOB=1,2"]
     expect = (130,) if signum == signal.SIGINT else expect
     ends_with_everything(tmp_path, argv, signum, group, expect)
+
+
+def test_the_process_of_an_environment_ends_when_the_interpreter_is_killed(tmp_path):
+    # SIGKILL leaves the interpreter no time: the kernel tells the child
+    # fprev, which ends its command (and what the command started).
+    box = tmp_path / "slow.py"
+    box.write_text("import time\n\ndef f(x):\n    time.sleep(100)\n    return x.sum()\n")
+    argv = [sys.executable, "-c", INVARIANCE, "python:%s:f" % box]
+    # The interpreter, the child fprev and its command's process.
+    ends_with_everything(tmp_path, argv, signal.SIGKILL, False, (-signal.SIGKILL,), ready=lambda names: len(names) == 3)
