@@ -137,3 +137,13 @@ def test_the_process_of_an_environment_ends_when_the_interpreter_is_killed(tmp_p
     argv = [sys.executable, "-c", INVARIANCE, "python:%s:f" % box]
     # The interpreter, the child fprev and its command's process.
     ends_with_everything(tmp_path, argv, signal.SIGKILL, False, (-signal.SIGKILL,), ready=lambda names: len(names) == 3)
+
+
+def test_an_exception_while_an_environment_runs_ends_its_process(tmp_path):
+    # The caller's own SIGTERM handler raises SystemExit in the wait: the
+    # child is told to end (SIGTERM), not killed alone.
+    box = tmp_path / "slow.py"
+    box.write_text(SLOW)
+    script = "import signal, sys; signal.signal(signal.SIGTERM, lambda *a: sys.exit(3)); " + INVARIANCE
+    argv = [sys.executable, "-c", script, "python:%s:f" % box]
+    ends_with_everything(tmp_path, argv, signal.SIGTERM, False, (3,))
