@@ -86,6 +86,7 @@ def reveal(
     arith: bool = True,
     runs: int = 0,
     skeleton: bool = True,
+    processes: Optional[int] = None,
 ) -> Tree:
     """Reveal the summation tree of ``fn`` summing ``n`` values of ``dtype``.
 
@@ -132,6 +133,17 @@ def reveal(
             and rounding) and confirm the tree with that model:
             ``tree.arithmetic``. A mixed-precision kernel is then confirmed;
             a compensated sum is named in the warning.
+        processes: before revealing, sum each of 8 random inputs twice
+            here and once in each of ``processes - 1`` fresh processes of
+            this interpreter (2 to 16), as ``fprev reveal --processes``:
+            an order chosen as each process starts (a hash seed, a thread
+            pool's start-up, an allocation's address) raises
+            :class:`VariesError`. ``fn`` must be a function defined at the
+            top level of a ``.py`` file, which each process opens as
+            ``python:PATH.py:FUNC``. Answers that already differ within
+            this process are a ``RuntimeWarning`` (the processes are not
+            compared) and the reveal goes on. Without it, each reveal looks
+            within this one process only.
 
     Returns:
         The :class:`Tree`; ``tree.stats`` says how many calls it took,
@@ -147,18 +159,25 @@ def reveal(
         VariesError: ``fn`` answers the same input differently on different
             calls (another order each time); the message gives the spread
             and what stays fixed, its ``skeleton`` attribute the subtrees
-            every call shares as a :class:`Tree` (``tree.varies``).
+            every call shares as a :class:`Tree` (``tree.varies``). With
+            ``processes``, also where its answers differ between processes
+            (``skeleton`` ``None``).
         Exception: whatever ``fn`` raised, with its traceback.
     """
     if algo not in ALGORITHMS:
         raise ValueError("algo must be one of %s, got %r" % (", ".join(ALGORITHMS), algo))
+    n = _count("n", n)
+    fmt = _format_name(dtype)
+    described = _described(rows, may_fuse, accumulator)
+    if processes is not None:
+        _across_processes(fn, n, fmt, described, _count("processes", processes, least=2))
     return _fprev.reveal(
         fn,
-        _count("n", n),
-        _format_name(dtype),
+        n,
+        fmt,
         algo,
         _label(fn),
-        **_described(rows, may_fuse, accumulator),
+        **described,
         pack=bool(pack),
         progress=_in_notebook() if progress is None else bool(progress),
         confirm=_count("confirm", confirm),
@@ -166,6 +185,61 @@ def reveal(
         runs=_count("runs", runs),
         skeleton=bool(skeleton),
     )
+
+
+def _across_processes(fn: Any, n: int, fmt: str, described: dict, processes: int) -> None:
+    """Raises :class:`VariesError` where ``fn``'s answers to the random
+    inputs ``fprev reveal --processes`` asks differ between this process
+    and ``processes - 1`` fresh ones (``fprev answers`` in each); warns
+    where they differ within this process, which leaves the processes
+    uncompared."""
+    import json
+    import types
+    import warnings
+
+    if processes > _fprev.MAX_REPEATS:
+        raise ValueError("processes must be at most %d, got %d" % (_fprev.MAX_REPEATS, processes))
+    label = _label(fn)
+    code = getattr(fn, "__code__", None)
+    top_level = isinstance(fn, types.FunctionType) and fn.__qualname__ == fn.__name__ != "<lambda>"
+    if not (top_level and code.co_filename.endswith(".py") and _os.path.isfile(code.co_filename)):
+        raise TypeError(
+            "processes: each fresh process opens fn as python:PATH.py:FUNC, so fn must be a function "
+            "defined at the top level of a .py file (wrap a library's function in one), got %s" % label
+        )
+    spec = "python:%s:%s" % (code.co_filename, fn.__name__)
+    own = _fprev.answers(fn, n, fmt, label, rows=described["rows"], accumulator=described["accumulator"])
+    if own is None:
+        warnings.warn(
+            "%s: its answers vary within this process, from call to call: processes not compared" % label,
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return
+    argv = ["answers", spec, "--inputs", str(_fprev.VARIATION_INPUTS), "-n", str(n), "--dtype", fmt]
+    if described["accumulator"] is not None:
+        argv += ["--acc", described["accumulator"]]
+    if described["rows"] is not None:
+        argv += ["--shape", "%d,1,%d" % (described["rows"], n)]
+    answers = [own]
+    for _ in range(processes - 1):
+        returncode, stdout, stderr = _fprev_in_child(argv, dict(_os.environ))
+        if returncode == 2:
+            raise ValueError(_last_line(stderr))
+        if returncode != 0:
+            raise BlackBoxError(
+                "a fresh process asked %s's answers ended with exit status %d: %s"
+                % (label, returncode, _last_line(stderr))
+            )
+        answers.append(json.loads(stdout))
+    seen = _fprev.across_processes(answers)
+    if seen is not None:
+        e = VariesError(
+            "%s varies: its answer to the same input changes from process to "
+            "process (an order chosen as each process starts), so no one tree describes it: %s" % (label, seen)
+        )
+        e.skeleton = None
+        raise e
 
 
 class Explanation:
@@ -555,27 +629,142 @@ def _study_in_child(argv: list, setting: list) -> str:
     """The study file of ``fprev`` run on ``argv`` in a fresh process of
     this interpreter, with ``setting``'s environment variables set (or, at
     ``unset``, removed)."""
-    import subprocess
-    import sys
-
     env = dict(_os.environ)
     for name, value in setting:
         if value == "unset":
             env.pop(name, None)
         else:
             env[name] = value
-    code = "import sys; from fprev._cli import main; sys.argv[0] = 'fprev'; main()"
-    done = subprocess.run(
-        [sys.executable, "-c", code] + argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    if done.returncode in (0, 1, 3):
-        return done.stdout
-    said = [line for line in done.stderr.splitlines() if line.strip()]
-    why = said[-1] if said else "no message"
+    returncode, stdout, stderr = _fprev_in_child(argv, env)
+    if returncode in (0, 1, 3):
+        return stdout
     where = " ".join("%s=%s" % kv for kv in setting)
-    if done.returncode == 2:
-        raise ValueError("%s (under %s)" % (why.removeprefix("fprev: ").removeprefix("error: "), where))
-    raise BlackBoxError("the study under %s ended with exit status %d: %s" % (where, done.returncode, why))
+    if returncode == 2:
+        raise ValueError("%s (under %s)" % (_last_line(stderr), where))
+    raise BlackBoxError("the study under %s ended with exit status %d: %s" % (where, returncode, _last_line(stderr)))
+
+
+def _last_line(stderr: str) -> str:
+    """What a child ``fprev`` said last, its ``fprev: error:`` cut."""
+    said = [line for line in stderr.splitlines() if line.strip()]
+    why = said[-1] if said else "no message"
+    return why.removeprefix("fprev: ").removeprefix("error: ")
+
+
+#: How long a child ``fprev`` may take to end its own processes and
+#: files once told to end (its MPI job's, its settings' own: 5 s each).
+_CHILD_GRACE = 10.0
+
+
+class _Ending(BaseException):
+    """SIGTERM or SIGHUP came while a child ``fprev`` ran."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _fprev_in_child(argv: list, env: dict) -> tuple:
+    """``(exit status, stdout, stderr)`` of ``fprev`` on ``argv`` run by
+    this interpreter in a child process of its own process group, so that
+    the child and what it starts end with this process, as at a terminal:
+    on KeyboardInterrupt, SIGTERM, SIGHUP (where they would end this
+    process) or any other exception while it runs, the child's group gets
+    SIGINT (SIGTERM, SIGHUP; SIGTERM for an exception), the child ends its
+    MPI job, its settings' processes and its temporary files, and after
+    ``_CHILD_GRACE`` what is left is killed. Then the exception goes on,
+    or the signal ends this process as it would have. Where SIGKILL ends
+    this process, the child gets SIGTERM (Linux)."""
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    code = "import sys; from fprev._cli import main; sys.argv[0] = 'fprev'; main()"
+    if sys.platform.startswith("linux"):
+        # SIGKILL ends this process with no word to the child: the kernel
+        # then sends it SIGTERM, on which it stops what it started.
+        code = (
+            "import ctypes, os, signal; ctypes.CDLL(None).prctl(1, signal.SIGTERM); "
+            "os.getppid() == %d or os._exit(1); " % _os.getpid()
+        ) + code
+    # A session of its own (a group of its own on every Python): a
+    # terminal's Ctrl-C reaches this process alone, which passes it on once.
+    child = subprocess.Popen(
+        [sys.executable, "-c", code] + argv,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    got = []
+
+    def ending(signum: int, frame: Any) -> None:
+        got.append(signum)
+        if len(got) == 1:
+            raise _Ending(signum)
+
+    # Only signals that would end this process at once are caught, and
+    # only where Python can (its main thread): a handler of the caller's
+    # own runs as it did, and what it raises stops the child below.
+    caught = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                caught[signum] = signal.signal(signum, ending)
+    try:
+        try:
+            stdout, stderr = child.communicate()
+        except BaseException as e:
+            if isinstance(e, _Ending):
+                signum = e.signum
+            elif isinstance(e, KeyboardInterrupt):
+                signum = signal.SIGINT
+            else:
+                signum = signal.SIGTERM
+            _stop(child, signum)
+            if isinstance(e, _Ending):
+                for s, handler in caught.items():
+                    signal.signal(s, handler)
+                caught = {}
+                signal.raise_signal(e.signum)
+            raise
+    finally:
+        for s, handler in caught.items():
+            signal.signal(s, handler)
+    return child.returncode, stdout, stderr
+
+
+def _stop(child: Any, signum: int) -> None:
+    """Sends ``child``'s process group ``signum``, waits ``_CHILD_GRACE``
+    for the child to end (reading its output, so that a full pipe cannot
+    hold it), then kills what is left of the group. A second Ctrl-C meanwhile
+    does not cut this short."""
+    import signal
+    import subprocess
+    import threading
+
+    held = None
+    if threading.current_thread() is threading.main_thread():
+        held = signal.signal(signal.SIGINT, lambda signum, frame: None)
+    try:
+        try:
+            _os.killpg(child.pid, signum)
+        except ProcessLookupError:
+            pass
+        try:
+            child.communicate(timeout=_CHILD_GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            _os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        child.communicate()
+    finally:
+        if held is not None:
+            signal.signal(signal.SIGINT, held)
 
 
 def _listed(name: str, values: Any) -> list:

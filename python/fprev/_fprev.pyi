@@ -174,6 +174,17 @@ def variation(
     rows: Optional[int] = None,
     skeleton: bool = True,
 ) -> Optional[list[str]]: ...
+def answers(
+    call: Callable[[Any], Any],
+    n: int,
+    dtype: str,
+    label: str,
+    rows: Optional[int] = None,
+    accumulator: Optional[str] = None,
+) -> Optional[list[int]]: ...
+def across_processes(answers: list[list[int]]) -> Optional[str]: ...
+
+VARIATION_INPUTS: int
 def check(
     tree: Tree,
     call: Callable[[Any], Any],

@@ -5,7 +5,7 @@ use fprev::probe::python::Described;
 use fprev::reveal::Silent;
 use pyo3::prelude::*;
 
-use crate::black_box::{format, probe};
+use crate::black_box::{described, format, probe};
 use crate::errors::to_py;
 
 /// Sums each of 8 random inputs `runs` times with `call` and compares the
@@ -50,4 +50,36 @@ pub(crate) fn variation(
         ));
     }
     Ok(Some(said))
+}
+
+/// The bits of `call`'s answers to the seeded random inputs each fresh
+/// process of `reveal(processes=P)` answers (`fprev answers`, as `fprev
+/// reveal --processes` asks), asked twice here: `None` where the two
+/// differ, so that what differs between processes would say nothing of
+/// them.
+#[pyfunction]
+#[pyo3(signature = (call, n, dtype, label, rows=None, accumulator=None))]
+pub(crate) fn answers(
+    py: Python<'_>,
+    call: &Bound<'_, PyAny>,
+    n: usize,
+    dtype: &str,
+    label: &str,
+    rows: Option<usize>,
+    accumulator: Option<&str>,
+) -> PyResult<Option<Vec<u64>>> {
+    let described = described(rows, None, accumulator)?;
+    let mut black_box = probe(py, call, label, n, format(dtype)?, described)?;
+    let inputs = fprev::reveal::VARIATION_INPUTS;
+    let own = fprev::variation::answers(&mut black_box, inputs, 0).map_err(to_py)?;
+    let again = fprev::variation::answers(&mut black_box, inputs, 0).map_err(to_py)?;
+    Ok((own == again).then_some(own))
+}
+
+/// The answers of each process (one list a process) compared: `None`
+/// where every process gave the same bits, else what differed.
+#[pyfunction]
+pub(crate) fn across_processes(answers: Vec<Vec<u64>>) -> Option<String> {
+    let seen = fprev::variation::Processes::compare(&answers);
+    seen.varies().then(|| seen.to_string())
 }

@@ -134,3 +134,67 @@ def test_a_sweep_of_a_fixed_callable_never_varies():
     assert s.varies == []
     assert all(t is not None for t in s.trees)
     assert "varies" not in str(s)
+
+
+#: Left to right from a place drawn as each process starts: fixed within a
+#: process, another order in the next.
+DRAWN_PER_PROCESS = """
+import os
+import numpy as np
+
+START = int.from_bytes(os.urandom(2), "little") % 64
+
+
+def f(x):
+    t = np.float32(0)
+    for k in range(len(x)):
+        t = np.float32(t + x[(START + k) % len(x)])
+    return t
+
+
+def g(x):
+    t = np.float32(0)
+    for v in x:
+        t = np.float32(t + v)
+    return t
+"""
+
+
+def load(path, name):
+    """A module of the file at ``path``, imported in this process."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_processes_tell_an_order_drawn_per_process(tmp_path):
+    path = tmp_path / "drawn.py"
+    path.write_text(DRAWN_PER_PROCESS)
+    box = load(path, "drawn")
+    # Within this process it is one order: revealed, confirmed, no word
+    # of the next process.
+    assert fprev.reveal(box.f, 64).confirmed
+    # Three processes, lest two draw the same place (1 in 64).
+    with pytest.raises(fprev.VariesError, match="changes from process to process") as raised:
+        fprev.reveal(box.f, 64, processes=3)
+    assert "random inputs gave different bits in 3 processes" in str(raised.value), raised.value
+    assert raised.value.skeleton is None
+    # One fixed order passes on to its reveal.
+    tree = fprev.reveal(box.g, 64, processes=2)
+    assert tree.confirmed and tree.text() == "(" * 63 + "0+1)" + "".join("+%d)" % k for k in range(2, 64))
+
+
+def test_processes_are_bounded_as_the_command_line_s(tmp_path):
+    path = tmp_path / "drawn.py"
+    path.write_text(DRAWN_PER_PROCESS)
+    box = load(path, "drawn")
+    for wrong in (1, 17, 10**13):
+        with pytest.raises(ValueError, match="processes must be at"):
+            fprev.reveal(box.g, 64, processes=wrong)
+    # A fresh process cannot open a lambda or a library's function.
+    for fn in (lambda x: x.sum(), np.sum):
+        with pytest.raises(TypeError, match="top level of a .py file"):
+            fprev.reveal(fn, 64, processes=2)
