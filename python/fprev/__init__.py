@@ -170,7 +170,7 @@ def reveal(
     fmt = _format_name(dtype)
     described = _described(rows, may_fuse, accumulator)
     if processes is not None:
-        _across_processes(fn, n, fmt, described, _count("processes", processes, least=2))
+        _across_processes(fn, n, fmt, described, _count("processes", processes, "reveal processes"))
     return _fprev.reveal(
         fn,
         n,
@@ -197,8 +197,6 @@ def _across_processes(fn: Any, n: int, fmt: str, described: dict, processes: int
     import types
     import warnings
 
-    if processes > _fprev.MAX_REPEATS:
-        raise ValueError("processes must be at most %d, got %d" % (_fprev.MAX_REPEATS, processes))
     label = _label(fn)
     code = getattr(fn, "__code__", None)
     top_level = isinstance(fn, types.FunctionType) and fn.__qualname__ == fn.__name__ != "<lambda>"
@@ -593,8 +591,6 @@ def invariance(
     confirm = _count("confirm", confirm)
     label = black_box if is_spec else _label(black_box)
     processes = (2 if env else 1) if processes is None else _count("processes", processes)
-    if processes > _fprev.MAX_REPEATS:
-        raise ValueError("processes must be at most %d, got %d" % (_fprev.MAX_REPEATS, processes))
     if not env and processes == 1:
         return _fprev.invariance(black_box, n, fmt, label, shape=shape, confirm=confirm, **knobs)
     if not is_spec:

@@ -75,6 +75,7 @@ fn keyword(setting: Setting) -> Option<&'static str> {
         Setting::Column => Some("columns"),
         Setting::Shape => Some("shape"),
         Setting::Batch => Some("batch"),
+        Setting::Processes => Some("processes"),
         Setting::Sizes | Setting::Ranks | Setting::OutputFormat => None,
     }
 }
@@ -124,6 +125,8 @@ pub(crate) fn bounded(bound: &str, name: &str, value: &Bound<'_, PyAny>) -> PyRe
         "row" => ROW,
         "column" => COLUMN,
         "seed" => SEED,
+        "processes" => PROCESSES,
+        "reveal processes" => REVEAL_PROCESSES,
         other => {
             return Err(PyValueError::new_err(format!(
                 "no bound is named {other:?}"

@@ -69,6 +69,7 @@ fn flag(setting: Setting) -> &'static str {
         Setting::Row => "--row",
         Setting::Column => "--column",
         Setting::Sizes => "the sizes",
+        Setting::Processes => "--processes",
     }
 }
 

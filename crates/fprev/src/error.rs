@@ -143,6 +143,8 @@ pub enum Setting {
     Column,
     /// A list of sizes.
     Sizes,
+    /// Fresh processes a black box is asked in.
+    Processes,
 }
 
 impl Setting {
@@ -165,6 +167,7 @@ impl Setting {
             Setting::Row => "the row",
             Setting::Column => "the column",
             Setting::Sizes => "the sizes",
+            Setting::Processes => "the processes",
         }
     }
 }
