@@ -132,7 +132,6 @@ def environment_settings(
     env: list[tuple[str, list[str]]], processes: int = 1
 ) -> list[tuple[list[tuple[str, str]], list[tuple[str, str]]]]: ...
 
-MAX_REPEATS: int
 def nested(
     parts: list[tuple[list[tuple[str, str]], str]], label: str, n: int, shape: Optional[list[int]] = None
 ) -> Study: ...

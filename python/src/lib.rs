@@ -68,7 +68,6 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(invariance::invariance, m)?)?;
     m.add_function(wrap_pyfunction!(invariance::environment_settings, m)?)?;
     m.add_function(wrap_pyfunction!(invariance::nested, m)?)?;
-    m.add("MAX_REPEATS", fprev::invariance::MAX_REPEATS)?;
     let sizes: fprev::sizes::Sizes = fprev::formula::infer::EXPLAIN_SIZES
         .parse()
         .map_err(PyValueError::new_err)?;
