@@ -56,9 +56,11 @@ use std::time::Instant;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::arith::{Arithmetic, NodeArithmetic, Rounding};
 use crate::document::Stats;
 use crate::error::{Error, Remedy, Result, Setting};
 use crate::probe::Probe;
+use crate::reduce::Replay;
 use crate::tree::SummationTree;
 use crate::variation::{self, Variation};
 use observer::Placement;
@@ -460,7 +462,8 @@ fn reveal_with(
                 Some(t) => {
                     notes.push(format!(
                         "masked inputs fit no tree ({}); masks whose units survive additions \
-                         that round toward zero gave this one, one query per input",
+                         that round toward zero gave this one, one query per input, and its \
+                         additions truncating give the first masks' answers too (n - 1 inputs)",
                         e.plain()
                     ));
                     Ok(t)
@@ -534,9 +537,11 @@ fn reveal_with(
 }
 
 /// The tree the answers to [`masks::Masks::toward_zero`] give, where such
-/// masks fit the black box and its answers fit a tree; the oracle then
-/// asks with its first masks again. Only an error of the black box's own
-/// (not a broken assumption) is returned.
+/// masks fit the black box, its answers fit a tree, and that tree with
+/// truncating additions also gives the answers of the first masks
+/// ([`explains_first_masks`]); the oracle then asks with its first masks
+/// again. Only an error of the black box's own (not a broken assumption)
+/// is returned.
 fn reveal_toward_zero(oracle: &mut Oracle, pivot: Pivot) -> Result<Option<SummationTree>> {
     let probe = oracle.probe();
     let (n, format, acc, may_fuse) = (
@@ -555,11 +560,79 @@ fn reveal_toward_zero(oracle: &mut Oracle, pivot: Pivot) -> Result<Option<Summat
     let tree = stack::build(oracle, pivot, &mut placement);
     oracle.use_masks(first);
     match tree {
-        Ok(t) if t.widest() <= 2 || may_fuse => Ok(Some(t)),
+        Ok(t) if t.widest() <= 2 || may_fuse => Ok(explains_first_masks(oracle, &t)?.then_some(t)),
         Ok(_) => Ok(None),
         Err(e) if matches!(e.plain(), Error::BlackBox(_)) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// Whether the black box answers the oracle's masks (the first ones, whose
+/// answers fit no tree) as `tree` does with additions that round toward
+/// zero in its accumulator: one input a pair of children of each node of
+/// `tree`, which meet there, the masks on them and a unit on every other
+/// summand, and its answer bit for bit that of the replay. The second
+/// masks alone cannot tell a truncating sum from a black box that answers
+/// masks of one size otherwise (its order depends on the values, or it
+/// adds noise): such a one fails here, and its first error stands.
+fn explains_first_masks(oracle: &mut Oracle, tree: &SummationTree) -> Result<bool> {
+    let (m, u, n) = (oracle.masks().m, oracle.masks().u, oracle.n());
+    let probe = oracle.probe();
+    let truncating = Arithmetic::uniform(NodeArithmetic {
+        rounding: Rounding::TowardZero,
+        ..NodeArithmetic::ieee(probe.accumulator())
+    });
+    let replay = Replay::with_arithmetic(tree, &truncating).returning(probe.format());
+    // A leaf of each node, and for each node a leaf of its first child
+    // with one of each other child.
+    let mut leaf = vec![0; tree.graph().node_count()];
+    for i in 0..n {
+        leaf[tree.leaf(i).index()] = i;
+    }
+    let mut pairs = Vec::with_capacity(n.saturating_sub(1));
+    for v in tree.post_order() {
+        if let [first, rest @ ..] = tree.children(v) {
+            leaf[v.index()] = leaf[first.index()];
+            pairs.extend(rest.iter().map(|c| [leaf[first.index()], leaf[c.index()]]));
+        }
+    }
+    let base = vec![u; n];
+    let mut x = base.clone();
+    let mut scratch = Vec::new();
+    let mut edits = oracle::Edits::default();
+    let per_call = if oracle.probe().max_batch() <= 1 {
+        pairs.len().max(1)
+    } else {
+        oracle.rows()
+    };
+    for chunk in pairs.chunks(per_call) {
+        // Each input puts the masks back to units where the one before
+        // had them.
+        edits.clear();
+        let mut expected = Vec::with_capacity(chunk.len());
+        let mut last: Option<[usize; 2]> = None;
+        for &[i, j] in chunk {
+            for k in last.replace([i, j]).into_iter().flatten() {
+                edits.set(k, u);
+            }
+            edits.set(i, m);
+            edits.set(j, -m);
+            edits.end_input();
+            (x[i], x[j]) = (m, -m);
+            expected.push(replay.sum_with(&x, &mut scratch));
+            (x[i], x[j]) = (u, u);
+        }
+        let answers = oracle.sum_inputs(&base, &edits, false)?;
+        if answers
+            .iter()
+            .zip(&expected)
+            .any(|(a, e)| a.to_bits() != e.to_bits())
+        {
+            return Ok(false);
+        }
+    }
+    oracle.counters.queries += pairs.len() as u64;
+    Ok(true)
 }
 
 /// A reveal's stats from its oracle's counters, timed from `started`.

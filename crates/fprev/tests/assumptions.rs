@@ -2,6 +2,7 @@
 //! (exit status 3), never turned into a tree; ones that sum in no order at
 //! all are reported as order-independent (exit status 4).
 
+use fprev::arith::{Arithmetic, NodeArithmetic, Rounding};
 use fprev::error::Kind;
 use fprev::probe::ReplayProbe;
 use fprev::reduce::Replay;
@@ -180,6 +181,47 @@ fn answers_only_an_order_independent_sum_gives_are_not_enough() {
     let e = reveal_err(20, |x| {
         let (big, small): (Vec<f64>, Vec<f64>) = x.iter().partition(|v| v.abs() > 1e300);
         big.iter().sum::<f64>() + sequential(&small)
+    });
+    assert_eq!(e.kind(), Kind::BlackBox, "{e}");
+}
+
+/// Masks that hold under truncation reveal a sum whose additions round
+/// toward zero; their tree is taken only where, truncating, it also gives
+/// the answers of the first masks, which fit no tree. A black box that
+/// truncates in another order once its inputs span as many binades as the
+/// first masks do (its order depends on the values) was revealed as the
+/// order it follows on the second masks.
+#[test]
+fn a_tree_from_masks_that_hold_under_truncation_explains_the_first_masks_too() {
+    let n = 40;
+    let truncating = |t: &SummationTree| {
+        let model = Arithmetic::uniform(NodeArithmetic {
+            rounding: Rounding::TowardZero,
+            ..NodeArithmetic::ieee(Format::F64)
+        });
+        Replay::with_arithmetic(t, &model)
+    };
+    let (tree, other) = (seeded_tree(n, 2, 3), seeded_tree(n, 2, 4));
+    let (ours, theirs) = (truncating(&tree), truncating(&other));
+    let r = reveal(
+        &mut Custom {
+            n,
+            f: |x| ours.sum(x),
+        },
+        &Options::default(),
+    )
+    .unwrap()
+    .revealed()
+    .expect("a truncating sum is revealed");
+    assert_eq!(r.tree, tree);
+    let e = reveal_err(n, |x| {
+        let mut nonzero = x.iter().map(|v| v.abs()).filter(|&v| v > 0.0);
+        let first = nonzero.next().unwrap_or(0.0);
+        let (lo, hi) = nonzero.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        match hi > lo * 2f64.powi(100) {
+            true => theirs.sum(x),
+            false => ours.sum(x),
+        }
     });
     assert_eq!(e.kind(), Kind::BlackBox, "{e}");
 }
