@@ -352,8 +352,10 @@ pub fn abbreviated(text: &str) -> String {
     cut(text, 120)
 }
 
-/// The most characters of an error line a front end shows ([`one_line`]).
-pub const LINE: usize = 300;
+/// The most characters of an error line a front end shows ([`one_line`]):
+/// room for fprev's longest own explanation (what the black box did and
+/// what to do, about 700), not for a black box's 20 KB message.
+pub const LINE: usize = 1000;
 
 /// An error's line as a front end shows it: at most [`LINE`] characters
 /// (a long list, a child's output summarised, its length said), and the
@@ -364,7 +366,7 @@ pub const LINE: usize = 300;
 /// use fprev::error::one_line;
 ///
 /// assert_eq!(one_line("the job failed: fprev: error: n = 0"), "the job failed: n = 0");
-/// assert!(one_line(&"7,".repeat(10_000)).len() < 400);
+/// assert!(one_line(&"7,".repeat(10_000)).len() < 1100);
 /// ```
 pub fn one_line(text: &str) -> String {
     let mut line = text.trim().to_string();
