@@ -69,6 +69,9 @@ const PYTHON: &[&str] = &[
     "__name__", "__file__", "__doc__", "__builtins__",
 ];
 
+/// The prefixes of the helpers emitted code numbers by part (`a0`, `pw3`).
+const HELPER_PREFIXES: &[&str] = &["a", "dbl", "e", "h", "k", "p", "pw", "r", "x"];
+
 /// The language as its users call it.
 fn title(language: Language) -> &'static str {
     match language {
@@ -94,19 +97,18 @@ fn taken(name: &str, language: Language) -> Option<String> {
             title(language)
         ));
     }
-    // The helpers emitted code defines: `a0`, `p1x`, `r3v` (a letter, a
-    // part's number, its kind), `fin`, `fprev_fin`, `_fprev_lanes`,
-    // `_FprevInputs`, NumPy as `np`; and C's reserved `__x` and `_X`.
-    let helper = {
-        let mut chars = name.chars();
-        let letter = chars.next().is_some_and(|c| c.is_ascii_lowercase());
-        let rest: String = chars.collect();
-        let digits = rest.trim_end_matches(|c: char| c.is_ascii_lowercase());
-        letter
-            && !digits.is_empty()
-            && digits.bytes().all(|b| b.is_ascii_digit())
-            && rest.len() - digits.len() <= 1
-    };
+    // The helpers emitted code defines: a prefix of its own, a part's
+    // number and its kind (`a0`, `p1x`, `r3v`, `dbl2`), `fin`, `fprev_fin`,
+    // `_fprev_lanes`, `_FprevInputs`, NumPy as `np`; and C's reserved `__x`
+    // and `_X`.
+    let helper = HELPER_PREFIXES.iter().any(|prefix| {
+        name.strip_prefix(prefix).is_some_and(|rest| {
+            let digits = rest.trim_end_matches(|c: char| c.is_ascii_lowercase());
+            !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && rest.len() - digits.len() <= 1
+        })
+    });
     let lower = name.to_ascii_lowercase();
     let imported = language == Language::Python && matches!(name, "np" | "numpy");
     let ours =
@@ -135,6 +137,7 @@ fn taken(name: &str, language: Language) -> Option<String> {
 /// assert!(valid_name("int", Language::C).is_err());
 /// assert!(valid_name("np", Language::Python).is_err());
 /// assert!(valid_name("a0", Language::Rust).is_err());
+/// assert!(valid_name("f0", Language::Rust).is_ok());
 /// assert!(valid_name("2x", Language::Rust).is_err());
 /// ```
 pub fn valid_name(name: &str, language: Language) -> Result<()> {
