@@ -64,7 +64,7 @@ pub const IN_PROCESS: [&str; 5] = ["threads", "batch", "row", "column", "offset"
 pub const PROCESS: &str = "process";
 
 /// The most fresh processes one setting is repeated in.
-pub const MAX_REPEATS: usize = 16;
+pub const MAX_REPEATS: usize = crate::bounds::PROCESSES.most as usize;
 
 /// One knob and the values to try: `threads`, `batch`, `row`, `column`,
 /// or an environment variable.

@@ -84,14 +84,14 @@ pub const ROW: Bound = Bound::new(Setting::Row, 0, MOST - 1);
 /// An output column of a product, from 0.
 pub const COLUMN: Bound = Bound::new(Setting::Column, 0, MOST - 1);
 
-/// Fresh processes each setting of a study runs in.
-pub const PROCESSES: Bound =
-    Bound::new(Setting::Processes, 1, crate::invariance::MAX_REPEATS as u64);
+/// Fresh processes each setting of a study runs in (as many as a reveal
+/// compares): enough to see an order drawn per process, few enough that
+/// a study of several settings stays within a minute or two.
+pub const PROCESSES: Bound = Bound::new(Setting::Processes, 1, 16);
 
 /// Processes a reveal compares a black box's answers in: this one and at
 /// least one fresh one.
-pub const REVEAL_PROCESSES: Bound =
-    Bound::new(Setting::Processes, 2, crate::invariance::MAX_REPEATS as u64);
+pub const REVEAL_PROCESSES: Bound = Bound::new(Setting::Processes, 2, PROCESSES.most);
 
 /// The seed of random inputs: any 64-bit number.
 pub const SEED: Bound = Bound::new(Setting::Seed, 0, u64::MAX);
