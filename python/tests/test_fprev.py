@@ -452,3 +452,13 @@ def test_a_formula_tree_file_is_checked_streamed_and_drawn_only_where_it_fits():
     assert huge.n == 1 << 28
     with pytest.raises(MemoryError, match="of memory to reveal"):
         huge.depth
+
+
+def test_a_users_function_is_never_changed_by_being_revealed():
+    # np.sum is every caller's: a study that hands it rows (wrongly, as a
+    # batched function) must leave it as it was, so that a later plain
+    # reveal of np.sum still sums one vector a call.
+    with pytest.raises(Exception):
+        fprev.invariance(np.sum, 16, batch=[1, 2])
+    assert not hasattr(np.sum, "rows")
+    assert fprev.reveal(np.sum, 16).n == 16

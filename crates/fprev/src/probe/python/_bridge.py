@@ -156,9 +156,7 @@ def open_user(path, func, n, dtype, rows=None):
             # A copy: the user's function may keep or change its argument.
             return f(x.copy())
 
-    if rows is not None:
-        fn.rows = rows
-    return _described(fn)
+    return _described(fn, rows)
 
 
 def _required_arguments(f):
@@ -176,20 +174,9 @@ def _required_arguments(f):
 
 def open_callable(fn, rows=None):
     """A callable handed to the fprev Python package: `fn(x)`, or `fn(X)`
-    when `rows` (or `fn.rows`) is given."""
-    if rows is not None:
-        try:
-            fn.rows = rows
-        except AttributeError:  # builtins and ufuncs take no attributes
-            wrapped = fn
-
-            def fn(x):
-                return wrapped(x)
-
-            fn.rows = rows
-            fn.accumulator = getattr(wrapped, "accumulator", None)
-            fn.may_fuse = getattr(wrapped, "may_fuse", True)
-    return _described(fn)
+    when `rows` (or `fn.rows`) is given. `rows` is carried beside `fn`,
+    never set on it: a function such as `np.sum` is every caller's."""
+    return _described(fn, rows)
 
 
 def follow(weights, make):
@@ -210,8 +197,8 @@ def follow(weights, make):
     return current
 
 
-def _described(fn):
-    rows = getattr(fn, "rows", None)
+def _described(fn, rows=None):
+    rows = getattr(fn, "rows", None) if rows is None else rows
     call = fn if rows is None else _rows_checked(fn, int(rows))
     return (call, rows, getattr(fn, "accumulator", None), bool(getattr(fn, "may_fuse", True)),
             _weights(getattr(fn, "weights", None)))
