@@ -5,7 +5,7 @@ use fprev::emit::{self, Language};
 use fprev::formula::Formula;
 use fprev::probe::ProbeOptions;
 use fprev::reveal::Silent;
-use fprev::workflow::emit::{Prepared, check, from_cache, prepare};
+use fprev::workflow::emit::{Prepared, check, prepare_cached};
 use pyo3::prelude::*;
 
 use crate::black_box::format;
@@ -56,30 +56,19 @@ pub(crate) fn emit_source(
             Some(_) => None,
             None => fprev::cache::lookup(&spec, &opts, open(&opts.at(1000))?.about(), 0),
         };
-        let known = match (given, fprev::cache::known(cached.as_ref())) {
-            (Some(f), _) => Some((f, "The order was given (formula=)".to_string())),
-            (None, Some((f, from, checked))) => Some((f, from_cache(&from, &checked))),
-            (None, None) => None,
-        };
-        let from_cache = known.is_some() && cached.is_some();
-        let mut prepared = prepare(&spec, &opts, known, &mut open, &mut Silent)?;
-        // The cache's formula is a guess: refuted, it is dropped and the
-        // order found afresh, as `fprev emit` does.
-        if from_cache && matches!(prepared, Prepared::NotConfirmed(..)) {
-            fprev::cache::forget(cached.as_ref());
-            prepared = prepare(&spec, &opts, None, &mut open, &mut Silent)?;
-        }
-        let (plan, mut what) = match prepared {
-            Prepared::Ready {
-                plan,
-                what,
-                explained,
-            } => {
-                if let Some((f, from, checked)) = explained {
-                    unkept = fprev::cache::keep(cached.as_ref(), &f, &from, &checked).err();
-                }
-                (plan, what)
-            }
+        let given = given.map(|f| (f, "The order was given (formula=)".to_string()));
+        let done = prepare_cached(
+            &spec,
+            &opts,
+            given,
+            cached.as_ref(),
+            &mut open,
+            &mut Silent,
+            &mut |_| {},
+        )?;
+        unkept = done.unkept;
+        let (plan, mut what) = match done.prepared {
+            Prepared::Ready { plan, what, .. } => (plan, what),
             Prepared::NoFormula => {
                 return Ok(Err(Refused::Value(format!(
                     "no formula of the order language gives every tree of {spec} \

@@ -103,45 +103,34 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
             cache::lookup(spec.as_str(), &opts, first.about(), 0, a.no_cache)
         }
     };
-    let known = match (&a.formula, cache::known(cached.as_ref())) {
-        (Some(f), _) => Some((
+    let given = match &a.formula {
+        Some(f) => Some((
             f.parse::<Formula>().map_err(Error::Input)?,
             "The order was given (--formula)".to_string(),
         )),
-        (None, Some((f, from, checked))) => Some((f, workflow::emit::from_cache(&from, &checked))),
-        (None, None) => None,
+        None => None,
     };
-    let from_cache = a.formula.is_none() && known.is_some();
-    let prepare = |known: Option<(Formula, String)>| {
-        if known.is_none() {
+    let done = workflow::emit::prepare_cached(
+        spec.as_str(),
+        &opts,
+        given,
+        cached.as_ref(),
+        &mut |o| open_guarded(&spec, o),
+        &mut Watch::default(),
+        &mut |refuted| {
+            if let Some((f, n, why)) = refuted {
+                eprintln!(
+                    "fprev: note: the cache's formula, native:{f}, does not hold now (at n = \
+                     {n}, {why}): dropped from the cache"
+                );
+            }
             eprintln!("fprev: note: finding the order of {spec} (fprev explain)");
-        }
-        workflow::emit::prepare(
-            spec.as_str(),
-            &opts,
-            known,
-            &mut |o| open_guarded(&spec, o),
-            &mut Watch::default(),
-        )
-    };
-    let mut prepared = prepare(known.clone())?;
-    // The cache's formula is a guess: refuted (or not provable now), it is
-    // dropped and the order found afresh.
-    if let (true, Prepared::NotConfirmed(n, why), Some((f, _))) = (from_cache, &prepared, &known) {
-        cache::forget(cached.as_ref());
-        eprintln!(
-            "fprev: note: the cache's formula, native:{f}, does not hold now (at n = {n}, {why}): \
-             dropped from the cache"
-        );
-        prepared = prepare(None)?;
+        },
+    )?;
+    if let Some(e) = done.unkept {
+        eprintln!("fprev: warning: {e}");
     }
-    if let Prepared::Ready {
-        explained: Some((f, from, checked)),
-        ..
-    } = &prepared
-    {
-        cache::keep(cached.as_ref(), f, from, checked);
-    }
+    let prepared = done.prepared;
     planned(prepared, &spec)
 }
 

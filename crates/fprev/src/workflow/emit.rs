@@ -14,9 +14,71 @@ use crate::probe::ProbeOptions;
 use crate::reveal::Outcome;
 use crate::tree::SummationTree;
 
+/// The cache's formula, refuted at a size (why).
+pub type Refuted = (Formula, usize, String);
+
+/// A plan prepared with the formula cache ([`prepare_cached`]), and what
+/// the cache made of it.
+#[derive(Debug)]
+pub struct PreparedCached {
+    /// The plan, or why there is none.
+    pub prepared: Prepared,
+    /// The cache's formula, refuted at `n` (why), dropped from the cache
+    /// before the order was found afresh.
+    pub dropped: Option<Refuted>,
+    /// Why the formula explained now could not be kept in the cache.
+    pub unkept: Option<Error>,
+}
+
+/// [`prepare`] with the formula given (`given`, with its claim), else the
+/// one `at`'s cache keeps, else the one explain finds, kept there for the
+/// next call. The cache's formula is a guess: refuted, it is dropped and
+/// the order found afresh. `explaining` is told before an explanation
+/// starts (with the cache's refuted formula, where one was), so that a
+/// front end can say why it takes long.
+pub fn prepare_cached(
+    label: &str,
+    probe: &ProbeOptions,
+    given: Option<(Formula, String)>,
+    at: Option<&(crate::cache::Cache, crate::cache::Key)>,
+    open: &mut Opener,
+    observer: &mut dyn Observer,
+    explaining: &mut dyn FnMut(Option<&Refuted>),
+) -> Result<PreparedCached> {
+    let cached = match given {
+        Some(_) => None,
+        None => crate::cache::known(at).map(|(f, from, checked)| (f, from_cache(&from, &checked))),
+    };
+    let known = given.or_else(|| cached.clone());
+    if known.is_none() {
+        explaining(None);
+    }
+    let mut prepared = prepare(label, probe, known, open, observer)?;
+    let mut dropped = None;
+    if let (Some((f, _)), Prepared::NotConfirmed(n, why)) = (&cached, &prepared) {
+        crate::cache::forget(at);
+        let refuted = (f.clone(), *n, why.clone());
+        explaining(Some(&refuted));
+        dropped = Some(refuted);
+        prepared = prepare(label, probe, None, open, observer)?;
+    }
+    let unkept = match &prepared {
+        Prepared::Ready {
+            explained: Some((f, from, checked)),
+            ..
+        } => crate::cache::keep(at, f, from, checked).err(),
+        _ => None,
+    };
+    Ok(PreparedCached {
+        prepared,
+        dropped,
+        unkept,
+    })
+}
+
 /// What emitted code says of a formula the cache kept: found from `from`
 /// and checked at `checked`.
-pub fn from_cache(from: &[usize], checked: &[usize]) -> String {
+fn from_cache(from: &[usize], checked: &[usize]) -> String {
     format!(
         "The order: fprev explain's formula (from the cache), found before from n = {} and checked \
          at n = {}",
