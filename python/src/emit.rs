@@ -61,7 +61,7 @@ pub(crate) fn emit_source(
             &spec,
             &opts,
             given,
-            cached.as_ref(),
+            &cached.as_ref(),
             &mut open,
             &mut Silent,
             &mut |_| {},

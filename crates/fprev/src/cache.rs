@@ -350,6 +350,24 @@ pub fn forget(at: Option<&(Cache, Key)>) {
     }
 }
 
+/// The formula kept under `at`'s key, for emit's workflow.
+impl crate::workflow::emit::FormulaCache for Option<&(Cache, Key)> {
+    fn known(&self) -> Option<(crate::formula::Formula, Vec<usize>, Vec<usize>)> {
+        known(*self)
+    }
+    fn forget(&self) {
+        forget(*self)
+    }
+    fn keep(
+        &self,
+        formula: &crate::formula::Formula,
+        from: &[usize],
+        checked: &[usize],
+    ) -> Result<()> {
+        keep(*self, formula, from, checked)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,7 +114,7 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
         spec.as_str(),
         &opts,
         given,
-        cached.as_ref(),
+        &cached.as_ref(),
         &mut |o| open_guarded(&spec, o),
         &mut Watch::default(),
         &mut |refuted| {

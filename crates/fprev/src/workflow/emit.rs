@@ -14,6 +14,18 @@ use crate::probe::ProbeOptions;
 use crate::reveal::Outcome;
 use crate::tree::SummationTree;
 
+/// The formula cache as [`prepare_cached`] uses it, for one black box
+/// (`crate::cache` implements it, so that the workflow does not import the
+/// cache, whose key holds the survey's machine facts).
+pub trait FormulaCache {
+    /// The formula kept, the sizes it was found from and checked at.
+    fn known(&self) -> Option<(Formula, Vec<usize>, Vec<usize>)>;
+    /// Forgets the formula kept: the black box refuted it.
+    fn forget(&self);
+    /// Keeps `formula`, found from `from` and checked at `checked`.
+    fn keep(&self, formula: &Formula, from: &[usize], checked: &[usize]) -> Result<()>;
+}
+
 /// The cache's formula, refuted at a size (why).
 pub type Refuted = (Formula, usize, String);
 
@@ -31,7 +43,7 @@ pub struct PreparedCached {
 }
 
 /// [`prepare`] with the formula given (`given`, with its claim), else the
-/// one `at`'s cache keeps, else the one explain finds, kept there for the
+/// one `cache` keeps, else the one explain finds, kept there for the
 /// next call. The cache's formula is a guess: refuted, it is dropped and
 /// the order found afresh. `explaining` is told before an explanation
 /// starts (with the cache's refuted formula, where one was), so that a
@@ -40,14 +52,16 @@ pub fn prepare_cached(
     label: &str,
     probe: &ProbeOptions,
     given: Option<(Formula, String)>,
-    at: Option<&(crate::cache::Cache, crate::cache::Key)>,
+    cache: &dyn FormulaCache,
     open: &mut Opener,
     observer: &mut dyn Observer,
     explaining: &mut dyn FnMut(Option<&Refuted>),
 ) -> Result<PreparedCached> {
     let cached = match given {
         Some(_) => None,
-        None => crate::cache::known(at).map(|(f, from, checked)| (f, from_cache(&from, &checked))),
+        None => cache
+            .known()
+            .map(|(f, from, checked)| (f, from_cache(&from, &checked))),
     };
     let known = given.or_else(|| cached.clone());
     if known.is_none() {
@@ -56,7 +70,7 @@ pub fn prepare_cached(
     let mut prepared = prepare(label, probe, known, open, observer)?;
     let mut dropped = None;
     if let (Some((f, _)), Prepared::NotConfirmed(n, why)) = (&cached, &prepared) {
-        crate::cache::forget(at);
+        cache.forget();
         let refuted = (f.clone(), *n, why.clone());
         explaining(Some(&refuted));
         dropped = Some(refuted);
@@ -66,7 +80,7 @@ pub fn prepare_cached(
         Prepared::Ready {
             explained: Some((f, from, checked)),
             ..
-        } => crate::cache::keep(at, f, from, checked).err(),
+        } => cache.keep(f, from, checked).err(),
         _ => None,
     };
     Ok(PreparedCached {
