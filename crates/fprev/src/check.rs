@@ -348,14 +348,14 @@ fn check_replays(
         )));
     }
     let n = probe.n();
-    let format = probe.format();
-    // Each candidate returning the black box's format, and (made once the
+    let (format, result) = (probe.format(), probe.result());
+    // Each candidate returning the black box's result format, and (made once the
     // black box returns a value wider than that: Python's built-in sum of
     // float32 values returns a Python float) returning its root in f64.
     let mut candidates: Vec<(usize, Replay, Option<Replay>)> = candidates
         .into_iter()
         .enumerate()
-        .map(|(k, r)| (k, r.returning(format), None))
+        .map(|(k, r)| (k, r.returning(result), None))
         .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut scratch = Vec::new();
@@ -411,7 +411,7 @@ fn check_replays(
             let got = call(&mut *probe, &mut out)?;
             (got, replay_all(&mut scratch))
         };
-        let wider = got.is_finite() && format.round(got) != got;
+        let wider = got.is_finite() && result.round(got) != got;
         if wider {
             for ((_, narrow, wide), (_, result)) in candidates.iter_mut().zip(&mut replayed) {
                 if wide.is_none() {
@@ -752,8 +752,8 @@ pub fn power(
     seed: u64,
     row: usize,
 ) -> Result<(Power, Option<Mismatch>)> {
-    let (n, format) = (probe.n(), probe.format());
-    let claimed = Replay::with_arithmetic(tree, model).returning(format);
+    let (n, format, result) = (probe.n(), probe.format(), probe.result());
+    let claimed = Replay::with_arithmetic(tree, model).returning(result);
     let multiplies = probe.as_dot().is_some() && model.products.is_some();
     let mut power = Power::default();
     let starts = vec![0; row + 2];
@@ -776,7 +776,7 @@ pub fn power(
     for search in searches {
         let (alternative, mine, theirs, leaves) = match search {
             Search::Model(m) => {
-                let theirs = Replay::with_arithmetic(tree, &m).returning(format);
+                let theirs = Replay::with_arithmetic(tree, &m).returning(result);
                 (Alternative::Model(m), None, theirs, None)
             }
             Search::Grouping(g) => (
@@ -784,8 +784,8 @@ pub fn power(
                     node: g.node,
                     text: relabelled(&g.regrouped.to_text(), &g.leaves),
                 },
-                Some(Replay::with_arithmetic(&g.subtree, model).returning(format)),
-                Replay::with_arithmetic(&g.regrouped, model).returning(format),
+                Some(Replay::with_arithmetic(&g.subtree, model).returning(result)),
+                Replay::with_arithmetic(&g.regrouped, model).returning(result),
                 Some(g.leaves),
             ),
         };
@@ -834,7 +834,7 @@ pub fn power(
         power.calls += 1;
         // A black box returning a wider value than its inputs (Python's
         // floats) is compared with replays returning their root in f64.
-        let wider = got.is_finite() && format.round(got) != got;
+        let wider = got.is_finite() && result.round(got) != got;
         let returning = |r: &Replay| match wider {
             true => r.clone().returning(Format::F64),
             false => r.clone(),

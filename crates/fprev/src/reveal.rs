@@ -582,7 +582,7 @@ fn explains_first_masks(oracle: &mut Oracle, tree: &SummationTree) -> Result<boo
         rounding: Rounding::TowardZero,
         ..NodeArithmetic::ieee(probe.accumulator())
     });
-    let replay = Replay::with_arithmetic(tree, &truncating).returning(probe.format());
+    let replay = Replay::with_arithmetic(tree, &truncating).returning(probe.result());
     // A leaf of each node, and for each node a leaf of its first child
     // with one of each other child.
     let mut leaf = vec![0; tree.graph().node_count()];

@@ -363,6 +363,16 @@ pub static FAMILIES: &[Family] = &[
         "torch"
     ),
     #[cfg(feature = "python")]
+    python_row!(
+        "mma",
+        "mma:ARCH:INSTRUCTION",
+        "a GPU matrix instruction simulated bit for bit by MMA-Sim, chained along K (ARCH: \
+         volta turing ampere ada hopper blackwell rtx_blackwell cdna1 cdna2 cdna3; \
+         INSTRUCTION as MMA-Sim spells it, wgmma. and tcgen05. prefixed: `fprev reveal \
+         mma:ARCH` lists them)",
+        "mmasim"
+    ),
+    #[cfg(feature = "python")]
     Family {
         dtypes: Some(IEEE),
         threads: true,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products};
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
 use crate::check::check_models;
 use crate::error::{Error, Result};
 use crate::format::Format;
@@ -208,17 +208,28 @@ pub(super) fn reveal_products(
             products: Some(Products::from_leaves(&per_leaf)),
             ..found.model.clone()
         };
-        let (report, matched) = check_models(
-            tree,
-            std::slice::from_ref(&model),
-            &mut *leaves.probe,
-            opts.trials,
-            opts.seed,
-            0,
-        )?;
+        // Fused nodes may align their products at the factors' exponents
+        // (a tensor core does), which the products' own answers do not
+        // show; nor does a window as wide as the format show how its sums
+        // round.
+        let mut models = vec![model.clone()];
+        if tree.widest() > 2 {
+            let aligned = model.aligning_factors(leaves.probe.format());
+            for m in [
+                aligned.rounding_fused(Rounding::TowardZero),
+                aligned.rounding_fused(Rounding::NearestEven),
+                aligned,
+            ] {
+                if !models.contains(&m) {
+                    models.push(m);
+                }
+            }
+        }
+        let (report, matched) =
+            check_models(tree, &models, &mut *leaves.probe, opts.trials, opts.seed, 0)?;
         trials += report.trials as u64;
-        if matched.is_some() {
-            found.model = model;
+        if let Some(k) = matched {
+            found.model = models.swap_remove(k);
             found.confirmation = report;
             found.products_asked = leaves.asked;
             found.calls += leaves.calls + trials;
