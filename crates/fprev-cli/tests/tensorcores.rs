@@ -112,10 +112,9 @@ fn each_architectures_chain_is_revealed_modelled_and_checked_against_the_simulat
         "MMA-Sim is not importable: scripts/test.sh installs it (python3 -m pip install mmasim)"
     );
     for ins in &INSTRUCTIONS {
-        // Four instructions' groups and three products more: a chain of
-        // several instructions, the last part-filled.
-        {
-            let n = 4 * ins.group + 3;
+        // A chain of several instructions, the last part-filled; and one
+        // whose last step takes a single product.
+        for n in [4 * ins.group + 3, 2 * ins.group + 1] {
             let what = format!("{} n = {n}", ins.spec);
             let opts = ProbeOptions {
                 n: Some(n),

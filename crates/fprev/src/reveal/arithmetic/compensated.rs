@@ -24,7 +24,8 @@ pub(in crate::reveal) fn closer_than_plain(probe: &mut dyn Probe) -> Result<Opti
 }
 
 /// Whether the black box's order depends on the values, where `tree` (its
-/// masked answers) has fused nodes and no model replays it: a fused node
+/// masked answers) is one fused node of every summand and no model
+/// replays it: a fused node
 /// truncates summands far below its largest term, yet the black box,
 /// given a 1 and many summands too small to change it alone, keeps their
 /// sum, so it adds them among themselves first (a sum that sorts its
@@ -36,7 +37,10 @@ pub fn order_depends_on_values(
     tree: &SummationTree,
 ) -> Result<Option<Error>> {
     let widest = tree.widest();
-    if widest <= 2 || probe.n() < 3 {
+    // Its masks meet last, all at once: one fused node of every summand.
+    // A chain of narrower fused nodes (a tensor core's) is an order, and a
+    // window wider than the model's keeps the small summands too.
+    if widest <= 2 || widest < probe.n() {
         return Ok(None);
     }
     let fused = Arithmetic::uniform(NodeArithmetic::ieee(probe.accumulator()));

@@ -215,13 +215,16 @@ pub(super) fn reveal_products(
         let mut models = vec![model.clone()];
         if tree.widest() > 2 {
             let aligned = model.aligning_factors(leaves.probe.format());
-            for m in [
-                aligned.rounding_fused(Rounding::TowardZero),
-                aligned.rounding_fused(Rounding::NearestEven),
-                aligned,
-            ] {
-                if !models.contains(&m) {
-                    models.push(m);
+            let last = last_step_windowed(&aligned, tree);
+            for m in [aligned, last] {
+                for m in [
+                    m.rounding_fused(Rounding::TowardZero),
+                    m.rounding_fused(Rounding::NearestEven),
+                    m,
+                ] {
+                    if !models.contains(&m) {
+                        models.push(m);
+                    }
                 }
             }
         }
@@ -320,4 +323,38 @@ fn fill_runs<T: Copy>(known: &[Option<T>]) -> Vec<T> {
             last.expect("one position asked")
         })
         .collect()
+}
+
+/// `model` with a fused chain's last step, a root of two terms (the running
+/// sum and the last product) that adds as a plain addition, computing as
+/// its fused child does: a tensor core's step of fewer products aligns and
+/// truncates them in its window too, which sums (`y = 1`) seldom show.
+fn last_step_windowed(model: &Arithmetic, tree: &SummationTree) -> Arithmetic {
+    let root = NodeKey {
+        first: 0,
+        size: tree.n(),
+    };
+    let children = tree.children(tree.root());
+    let fused_child = children
+        .iter()
+        .map(|&c| {
+            let node = tree.node(c);
+            model.at(&NodeKey {
+                first: node.min_leaf,
+                size: node.size,
+            })
+        })
+        .find(|a| a.fused_bits.is_some());
+    let mut windowed = model.clone();
+    if let Some(child) = fused_child
+        && children.len() == 2
+        && model.at(&root).fused_bits.is_none()
+    {
+        // The default names it where it computes as the default does.
+        windowed.nodes.remove(&root);
+        if child != windowed.default {
+            windowed.nodes.insert(root, child);
+        }
+    }
+    windowed
 }
