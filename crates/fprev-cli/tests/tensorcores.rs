@@ -193,3 +193,71 @@ fn a_wrong_instruction_or_format_is_refused_with_what_to_use() {
     let e = err("mma:pascal:m16n8k16.f32.f16.f16.f32", Format::F16);
     assert!(e.contains("hopper") && e.contains("cdna3"), "{e}");
 }
+
+#[test]
+fn fprev_probes_mma_lists_every_instruction_the_simulator_offers() {
+    use assert_cmd::cargo::CommandCargoExt;
+    assert!(mmasim_importable(), "MMA-Sim is not importable");
+    let out = std::process::Command::cargo_bin("fprev")
+        .unwrap()
+        .args(["probes", "mma"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    // MMA-Sim's own tables, read here independently of fprev's adapter.
+    let expected = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "from mmasim.nv_ptx import isa_mma, isa_wgmma\n\
+             from mmasim.amd import isa_mfma\n\
+             print(sum(map(len, isa_mma.mma_shape_and_type.values())) + \
+             sum(map(len, isa_wgmma.wgmma_shape_and_type.values())))\n\
+             print(len(isa_mfma.cdna3_mfma_suffix))",
+        ])
+        .output()
+        .unwrap();
+    let counts: Vec<usize> = String::from_utf8(expected.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let nvidia_mma_wgmma = listed
+        .iter()
+        .filter(|s| !s.contains(":cdna") && !s.contains("tcgen05."))
+        .count();
+    assert_eq!(nvidia_mma_wgmma, counts[0]);
+    assert_eq!(
+        listed
+            .iter()
+            .filter(|s| s.starts_with("mma:cdna3:"))
+            .count(),
+        counts[1]
+    );
+    for spec in &listed {
+        assert!(spec.starts_with("mma:"), "{spec}");
+    }
+    // Each listed spec opens, or says why not (a sample: every 97th).
+    for spec in listed.iter().step_by(97) {
+        let opts = ProbeOptions {
+            n: Some(8),
+            format: Format::F16,
+            ..Default::default()
+        };
+        if let Err(e) = fprev::open(spec, &opts) {
+            let e = e.to_string();
+            assert!(
+                e.contains("--dtype") || e.contains("no format") || e.contains("types agree"),
+                "{spec}: {e}"
+            );
+        }
+    }
+}

@@ -162,6 +162,20 @@ pub fn available(module: &str) -> std::result::Result<(), String> {
     })
 }
 
+/// Every spec the Python library `library` offers, where its adapter lists
+/// them (`mma:` lists each simulated instruction); `None` where it does not.
+pub fn members(library: &str) -> Result<Option<Vec<String>>> {
+    attach(|py| {
+        let fail = |e| describe(py, library, e, false);
+        let bridge = bridge(py).map_err(fail)?;
+        let module = library_module(py, library).map_err(fail)?;
+        bridge
+            .call_method1("members", (module,))
+            .and_then(|d| d.extract())
+            .map_err(fail)
+    })
+}
+
 /// What the Python library `library` (`numpy`, `jax`, `torch`) says of
 /// itself: its version, and what its adapter's `_facts()` adds (NumPy's
 /// BLAS and the CPU features its kernels dispatch on).

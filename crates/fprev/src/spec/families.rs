@@ -83,6 +83,17 @@ impl Family {
     pub fn available(&self) -> std::result::Result<(), String> {
         (self.available)()
     }
+
+    /// Every spec of this family, where it can list them (`mma:` lists each
+    /// simulated instruction); `None` where its pattern says all there is.
+    pub fn members(&self) -> crate::Result<Option<Vec<String>>> {
+        #[cfg(feature = "python")]
+        if self.grammar == Grammar::Op && crate::probe::python::serves(self.prefix) {
+            self.available().map_err(crate::Error::Input)?;
+            return crate::probe::python::members(self.prefix);
+        }
+        Ok(None)
+    }
 }
 
 impl std::fmt::Debug for Family {

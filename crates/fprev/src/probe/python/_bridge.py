@@ -240,6 +240,13 @@ def _rows_checked(fn, rows):
     return call
 
 
+def members(adapter):
+    """Every spec the adapter offers where it lists them (`_members()`,
+    e.g. each instruction of `mma:`); None where it does not."""
+    own = getattr(adapter, "_members", None)
+    return [str(m) for m in own()] if callable(own) else None
+
+
 def facts(adapter, package):
     """What a library says of itself, for a survey's machine facts: its
     version, and what the adapter's own `_facts()` adds (the kernels it
