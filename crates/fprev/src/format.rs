@@ -173,8 +173,8 @@ impl Format {
         match self {
             Format::F64 | Format::X87 => x,
             Format::F32 => x as f32 as f64,
-            Format::F16 => f16::from_f64(x).to_f64(),
-            Format::Bf16 => bf16::from_f64(x).to_f64(),
+            Format::F16 => round_binary(x, 11, -14, 65504.0),
+            Format::Bf16 => round_binary(x, 8, -126, BF16_MAX),
             Format::E4m3 => F8E4M3::from_f64(x).to_f64(),
             Format::E5m2 => F8E5M2::from_f64(x).to_f64(),
         }
@@ -249,6 +249,29 @@ impl FromStr for Format {
             }
         };
         Ok(found)
+    }
+}
+
+/// bf16's largest finite value, `(2 - 2^-7) 2^127`.
+const BF16_MAX: f64 = 3.3895313892515355e38;
+
+/// `x` rounded to nearest, ties to even, in a binary format of `precision`
+/// significant bits whose normal exponents start at `emin`, overflowing to
+/// infinity past `max`. Once, from `f64`: the `half` crate's conversions
+/// from `f64` pass through `f32` (with F16C) or drop its low 32 bits, so
+/// they round twice, and a sum just past a tie lands on the even side.
+#[inline]
+fn round_binary(x: f64, precision: i32, emin: i32, max: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    let quantum = scale_pow2(1.0, leading_exponent(x).max(emin) - precision + 1);
+    // Dividing by a power of two is exact here, and so is the rounding.
+    let r = (x / quantum).round_ties_even() * quantum;
+    if r.abs() > max {
+        f64::INFINITY.copysign(x)
+    } else {
+        r
     }
 }
 
@@ -351,6 +374,39 @@ mod tests {
         v.sort_by(f64::total_cmp);
         v.dedup();
         v
+    }
+
+    /// Between each two neighbouring f16 (and bf16) values, found by
+    /// decoding every bit pattern: the midpoint rounds to the even one, and
+    /// the f64 just past it either way to the nearer one, as rounding once
+    /// does (rounding through f32 first lands those on the midpoint).
+    #[test]
+    fn f16_and_bf16_rounding_is_once_and_nearest_even() {
+        for format in [Format::F16, Format::Bf16] {
+            let mut values: Vec<(f64, u16)> = (0u16..=u16::MAX)
+                .map(|b| match format {
+                    Format::F16 => (f16::from_bits(b).to_f64(), b),
+                    _ => (bf16::from_bits(b).to_f64(), b),
+                })
+                .filter(|(x, _)| x.is_finite() && *x >= 0.0)
+                .collect();
+            values.sort_by(|a, b| a.0.total_cmp(&b.0));
+            values.dedup_by(|a, b| a.0 == b.0);
+            for w in values.windows(2) {
+                let ((a, a_bits), (b, _)) = (w[0], w[1]);
+                let mid = (a + b) / 2.0;
+                let even = if a_bits % 2 == 0 { a } else { b };
+                assert_eq!(format.round(mid), even, "{format} midpoint of {a} and {b}");
+                assert_eq!(format.round(mid.next_up()), b, "{format} past {mid}");
+                assert_eq!(format.round(mid.next_down()), a, "{format} short of {mid}");
+                assert_eq!(format.round(-mid.next_up()), -b, "{format} past -{mid}");
+            }
+            let max = format.max_finite();
+            assert_eq!(format.round(max), max);
+            assert!(format.round(max * 1.01).is_infinite());
+        }
+        // The sum a tensor core's f16 result rounds: 1292.5 + 2^-15.
+        assert_eq!(Format::F16.round(-1292.5000305175781), -1293.0);
     }
 
     #[test]

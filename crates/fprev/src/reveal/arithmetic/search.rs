@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
-use crate::check::check_models;
+use crate::check::check_models_all;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::probe::Dot;
@@ -166,6 +166,10 @@ fn ask_parts<T: Copy + PartialEq>(
         .collect())
 }
 
+/// Random products that tell apart the product models that all replayed
+/// the black box on the confirmation's trials.
+const TELL_APART_TRIALS: usize = 1000;
+
 /// Finds how the black box rounds each product, as [`search`] finds the
 /// nodes: a sample of the summands, then all of them if the sample's model
 /// fails its replay on random `x` and `y`. That replay, which confirms the
@@ -211,8 +215,10 @@ pub(super) fn reveal_products(
         // Fused nodes may align their products at the factors' exponents
         // (a tensor core does), which the products' own answers do not
         // show; nor does a window as wide as the format show how its sums
-        // round.
-        let mut models = vec![model.clone()];
+        // round. The tensor core's alignment is tried first: random
+        // products seldom tell it from the products' own (about one in
+        // 400 does), so where both replay it, the hardware's is kept.
+        let mut models = Vec::new();
         if tree.widest() > 2 {
             let aligned = model.aligning_factors(leaves.probe.format());
             let last = last_step_windowed(&aligned, tree);
@@ -228,11 +234,33 @@ pub(super) fn reveal_products(
                 }
             }
         }
-        let (report, matched) =
-            check_models(tree, &models, &mut *leaves.probe, opts.trials, opts.seed, 0)?;
+        if !models.contains(&model) {
+            models.push(model);
+        }
+        let (mut report, mut left) =
+            check_models_all(tree, &models, &mut *leaves.probe, opts.trials, opts.seed)?;
         trials += report.trials as u64;
-        if let Some(k) = matched {
+        // Models that all replayed it (a window's alignment or rounding
+        // seldom shows) are told apart on more random products, so that
+        // the first of them is not taken on too little evidence.
+        if left.len() > 1 {
+            let standing: Vec<Arithmetic> = left.iter().map(|&k| models[k].clone()).collect();
+            let (again, still) = check_models_all(
+                tree,
+                &standing,
+                &mut *leaves.probe,
+                TELL_APART_TRIALS,
+                opts.seed.wrapping_add(1),
+            )?;
+            trials += again.trials as u64;
+            if !still.is_empty() {
+                report.trials += again.trials;
+                left = still.iter().map(|&k| left[k]).collect();
+            }
+        }
+        if let Some(&k) = left.first() {
             found.model = models.swap_remove(k);
+            report.model = Some(found.model.clone());
             found.confirmation = report;
             found.products_asked = leaves.asked;
             found.calls += leaves.calls + trials;
