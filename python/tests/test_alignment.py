@@ -1,0 +1,49 @@
+"""Offsets for Python callables: NumPy buffers an unaligned array in chunks
+of 8,192 elements, so ``np.sum`` of a float32 view one byte past an aligned
+address has another tree at n = 20,000. ``reveal``, ``explain``, ``check``,
+``sweep`` and ``emit`` take ``offset=`` as the command line's ``--offset``
+(it was a ``TypeError``), bounded with a ``ValueError``, and a tree records
+the offset it holds for."""
+
+import numpy as np
+import pytest
+
+import fprev
+
+
+def test_a_callable_is_handed_its_input_at_an_offset_and_the_tree_records_it():
+    aligned = fprev.reveal(np.sum, 20000)
+    unaligned = fprev.reveal(np.sum, 20000, offset="1B")
+    assert aligned.offset is None and unaligned.offset == "1B"
+    assert aligned != unaligned
+    assert fprev.Tree.from_json(unaligned.to_json()).offset == "1B"
+    # Checked where it was found, unless told otherwise.
+    assert fprev.check(unaligned, np.sum, 20)
+    assert not fprev.check(unaligned, np.sum, 20, offset=0)
+    assert fprev.check(aligned, np.sum, 20, offset=16)
+    # An element offset: 1 float32 element is 4 bytes, which NumPy sums
+    # as an aligned array.
+    assert fprev.reveal(np.sum, 20000, offset=1) == aligned
+    explained = fprev.explain(np.sum, range(1, 25), verify=(), offset="3B")
+    assert explained.formula is not None
+    swept = fprev.sweep(np.sum, [100], offset="1B")
+    assert swept.trees[0].offset == "1B"
+
+
+@pytest.mark.parametrize(
+    "call, error, said",
+    [
+        (lambda: fprev.reveal(np.sum, 64, offset=4097), ValueError, "'4097' is not an offset"),
+        (lambda: fprev.reveal(np.sum, 64, offset="5000B"), ValueError, "from 0 to 4096"),
+        (lambda: fprev.reveal(np.sum, 64, offset=10**30), ValueError, "is not an offset"),
+        (lambda: fprev.reveal(np.sum, 64, offset=-1), ValueError, "is not an offset"),
+        (lambda: fprev.reveal(np.sum, 64, offset=1.5), TypeError, "whole number"),
+        (lambda: fprev.explain(np.sum, [8], offset="x"), ValueError, "is not an offset"),
+        (lambda: fprev.check(fprev.Tree.from_formula("pairwise", 8), np.sum, 5, offset="9999B"), ValueError, "from 0 to 4096"),
+        (lambda: fprev.sweep(np.sum, [8], offset=4097), ValueError, "is not an offset"),
+        (lambda: fprev.emit("numpy:sum", offset="4097B"), ValueError, "is not an offset"),
+    ],
+)
+def test_offsets_are_bounded_as_the_command_line_bounds_them(call, error, said):
+    with pytest.raises(error, match=said):
+        call()
