@@ -97,8 +97,8 @@ pub(crate) fn emit_source(
         if let Ok(parsed) = spec.parse::<fprev::Spec>()
             && parsed.takes_offset()
         {
-            let line = fprev_present::alignment::note(&spec, opts.offset, plan.element);
-            what.push(format!("{line}: this code matches it on such an input."));
+            let line = fprev_present::alignment::matched(&spec, opts.offset, plan.element);
+            what.push(format!("{line}."));
         }
         let name = name.unwrap_or_else(|| emit::default_name(&spec, plan.element));
         if let Some(sizes) = &check_sizes {

@@ -47,3 +47,22 @@ def test_a_callable_is_handed_its_input_at_an_offset_and_the_tree_records_it():
 def test_offsets_are_bounded_as_the_command_line_bounds_them(call, error, said):
     with pytest.raises(error, match=said):
         call()
+
+
+def test_emitted_code_matches_np_sum_on_the_alignment_it_was_found_at():
+    body = "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))"
+    blocks = "blocks(8192, %s, sequential)" % body
+    source = fprev.emit("numpy:sum", "python", offset="1B", formula=blocks, check=[8193, 20000])
+    assert "This code matches numpy:sum on an input in an array starting 1 byte past" in source
+    assert "Checked: compiled and run" in source
+    scope = {}
+    exec(source, scope)
+    ours = scope["numpy_sum_f32"]
+    n = 30001
+    block = np.zeros(4 * n + 65, dtype=np.uint8)
+    start = -block.ctypes.data % 64 + 1
+    view = block[start : start + 4 * n].view(np.float32)
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        view[...] = rng.standard_normal(n).astype(np.float32)
+        assert np.float32(ours(view)).tobytes() == np.sum(view).tobytes()

@@ -12,6 +12,8 @@
 //!     "an array starting 1 element (4 bytes) past a 64-byte boundary"
 //! );
 //! assert!(alignment::note("numpy:sum", None, Format::F32).contains("--offset 0,1B"));
+//! assert!(alignment::matched("numpy:sum", Some(Offset::Bytes(1)), Format::F32)
+//!     .starts_with("This code matches numpy:sum on an input in an array starting 1 byte past"));
 //! ```
 
 use fprev::Format;
@@ -54,4 +56,19 @@ pub fn note(spec: &str, offset: Option<Offset>, format: Format) -> String {
             "{spec} is handed its input in {placed}: what is found holds for that alignment"
         ),
     }
+}
+
+/// What emitted code of `spec` says of the alignment it matches: the one
+/// its order was found at (`offset`), and how to write it for another.
+pub fn matched(spec: &str, offset: Option<Offset>, format: Format) -> String {
+    let placed = placement(offset, format);
+    let other = match offset {
+        None => "a view at a byte offset, --offset 1B",
+        Some(_) => "NumPy's own allocation, no --offset",
+    };
+    format!(
+        "This code matches {spec} on an input in {placed}, where its order was found; {spec} \
+         may sum an array at another offset in another order (fprev emit --offset O writes the \
+         code for another: {other})"
+    )
 }

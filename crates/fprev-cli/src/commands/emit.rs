@@ -13,7 +13,7 @@ use fprev::probe::{Offset, ProbeOptions};
 use fprev::sizes::runs;
 use fprev::workflow::{self, emit::Prepared};
 
-use super::{alignment, cache, open_guarded, order_independent};
+use super::{cache, open_guarded, order_independent};
 use crate::args::EmitArgs;
 use crate::watch::Watch;
 use crate::write;
@@ -40,13 +40,10 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
     };
     // The code follows the order found on an input at one alignment:
     // said in it, since a view at another offset may differ.
-    let aligned = spec
-        .parse()
-        .ok()
-        .and_then(|s: Spec| alignment(&s, offset, plan.element));
-    if let Some(line) = &aligned {
-        eprintln!("fprev: note: {line}: the code matches it on such an input");
-        what.push(format!("{line}: this code matches it on such an input."));
+    if spec.parse().is_ok_and(|s: Spec| s.takes_offset()) {
+        let line = fprev_present::alignment::matched(&spec, offset, plan.element);
+        eprintln!("fprev: note: {line}");
+        what.push(format!("{line}."));
     }
     let name = a
         .name
