@@ -87,6 +87,7 @@ def reveal(
     runs: int = 0,
     skeleton: bool = True,
     processes: Optional[int] = None,
+    offset: Any = None,
 ) -> Tree:
     """Reveal the summation tree of ``fn`` summing ``n`` values of ``dtype``.
 
@@ -144,6 +145,13 @@ def reveal(
             this process are a ``RuntimeWarning`` (the processes are not
             compared) and the reveal goes on. Without it, each reveal looks
             within this one process only.
+        offset: hand ``fn`` each input in an array starting this far past
+            a 64-byte boundary (a copy of fprev's), as ``fprev reveal
+            --offset``: a whole number of elements, or ``"4B"`` bytes, up
+            to 4,096 (else ``ValueError``). NumPy sums an unaligned array
+            in another order (in chunks of 8,192 elements); the tree holds
+            for that alignment, and ``tree`` records it. Default: fprev's
+            own array, where NumPy's allocation puts it.
 
     Returns:
         The :class:`Tree`; ``tree.stats`` says how many calls it took,
@@ -168,7 +176,7 @@ def reveal(
         raise ValueError("algo must be one of %s, got %r" % (", ".join(ALGORITHMS), algo))
     n = _count("n", n)
     fmt = _format_name(dtype)
-    described = _described(rows, may_fuse, accumulator)
+    described = _described(rows, may_fuse, accumulator, offset)
     if processes is not None:
         _across_processes(fn, n, fmt, described, _count("processes", processes, "reveal processes"))
     return _fprev.reveal(
@@ -206,7 +214,9 @@ def _across_processes(fn: Any, n: int, fmt: str, described: dict, processes: int
             "defined at the top level of a .py file (wrap a library's function in one), got %s" % label
         )
     spec = "python:%s:%s" % (code.co_filename, fn.__name__)
-    own = _fprev.answers(fn, n, fmt, label, rows=described["rows"], accumulator=described["accumulator"])
+    own = _fprev.answers(
+        fn, n, fmt, label, rows=described["rows"], accumulator=described["accumulator"], offset=described["offset"]
+    )
     if own is None:
         warnings.warn(
             "%s: its answers vary within this process, from call to call: processes not compared" % label,
@@ -219,6 +229,8 @@ def _across_processes(fn: Any, n: int, fmt: str, described: dict, processes: int
         argv += ["--acc", described["accumulator"]]
     if described["rows"] is not None:
         argv += ["--shape", "%d,1,%d" % (described["rows"], n)]
+    if described["offset"] is not None:
+        argv += ["--offset", described["offset"]]
     answers = [own]
     for _ in range(processes - 1):
         returncode, stdout, stderr = _fprev_in_child(argv, dict(_os.environ))
@@ -297,6 +309,7 @@ def explain(
     accumulator: Any = None,
     confirm: int = 48,
     verify: Optional[Any] = None,
+    offset: Any = None,
 ) -> Explanation:
     """Reveal ``fn`` at several sizes and name the one formula behind every
     tree, checked at larger sizes, as ``fprev explain`` does.
@@ -312,8 +325,9 @@ def explain(
             default every size to 40 and around each power of two to
             2,048, as the command. Sizes between two rules are revealed
             too, by bisection, until the switch is exact.
-        dtype, rows, may_fuse, accumulator, confirm: as for :func:`reveal`
-            (the arithmetic is not asked: formulas describe the order).
+        dtype, rows, may_fuse, accumulator, confirm, offset: as for
+            :func:`reveal` (the arithmetic is not asked: formulas describe
+            the order; the formula holds for that alignment).
         verify: sizes past those revealed at which the formula's tree is
             proven with masked checks before it is claimed (by default
             4,096, 16,384 and 65,536, as the command, each skipped where a
@@ -347,7 +361,7 @@ def explain(
         verify is None,
         _format_name(dtype),
         _label(fn),
-        **_described(rows, may_fuse, accumulator),
+        **_described(rows, may_fuse, accumulator, offset),
         confirm=_count("confirm", confirm),
     )
     return Explanation(found, closest, revealed, gaps, verified)
@@ -362,6 +376,7 @@ def emit(
     formula: Optional[str] = None,
     check: Any = False,
     trials: int = 3,
+    offset: Any = None,
 ) -> str:
     """The source of a function that computes what the black box ``spec``
     (``"numpy:sum"``, ``"blas:dot"``, ``"jax:sum"``, see ``fprev probes``)
@@ -382,6 +397,11 @@ def emit(
     ``ValueError``; an order-independent black box (told at the first sizes
     that show it): :class:`OrderIndependentError`.
 
+    ``offset`` (as for :func:`reveal`) finds the order on an input array
+    starting that far past a 64-byte boundary: the code matches the black
+    box on such an input (its comment says which alignment it matches),
+    and ``check`` runs it there.
+
     >>> print(fprev.emit("numpy:sum", "c"))          # doctest: +SKIP
     """
     source, _ = _fprev.emit_source(
@@ -392,6 +412,7 @@ def emit(
         formula=formula,
         check_sizes=_checked_sizes(check),
         trials=_count("trials", trials, "emit trials"),
+        offset=None if offset is None else _offset(offset),
     )
     return source
 
@@ -413,6 +434,7 @@ def check(
     rows: Optional[int] = None,
     row: int = 0,
     seed: int = 0,
+    offset: Any = None,
 ) -> Check:
     """Confirm ``tree`` as ``fn``'s order: replay it on ``trials`` random
     inputs (close magnitudes, a wide exponent range, cancelling pairs, in
@@ -423,7 +445,9 @@ def check(
     tree's own. With ``rows``, ``fn`` is the batched form and ``row`` the
     row compared.
 
-    ``trials`` defaults to the ``fprev check`` command's.
+    ``trials`` defaults to the ``fprev check`` command's. ``offset`` (as
+    for :func:`reveal`) hands ``fn`` its input that far past a 64-byte
+    boundary; by default, where ``tree`` was found (its ``offset``).
 
     Returns:
         A :class:`Check` report, true when every trial matched:
@@ -441,6 +465,7 @@ def check(
         rows=None if rows is None else _count("rows", rows),
         row=_count("row", row),
         seed=_count("seed", seed),
+        offset=None if offset is None else _offset(offset),
     )
 
 
@@ -454,6 +479,7 @@ def sweep(
     accumulator: Any = None,
     confirm: int = 48,
     runs: int = 0,
+    offset: Any = None,
 ) -> Sweep:
     """Reveal ``fn`` at every size of ``sizes`` and say where its order
     changes, as ``fprev sweep`` does.
@@ -462,7 +488,7 @@ def sweep(
         fn: as for :func:`reveal`.
         sizes: ``"1..300"``, ``"1..1024:7"``, ``"1..64,128,256"`` (the
             command's ``-n``), or an iterable of sizes.
-        dtype, rows, may_fuse, accumulator: as for :func:`reveal`.
+        dtype, rows, may_fuse, accumulator, offset: as for :func:`reveal`.
         confirm: random inputs each tree is replayed on (0: none); where
             plain additions do not give ``fn``'s bits, its arithmetic is
             found and replayed instead.
@@ -492,7 +518,7 @@ def sweep(
         listed,
         _format_name(dtype),
         _label(fn),
-        **_described(rows, may_fuse, accumulator),
+        **_described(rows, may_fuse, accumulator, offset),
         confirm=_count("confirm", confirm),
         runs=_count("runs", runs),
     )
@@ -826,13 +852,14 @@ def _in_notebook() -> bool:
     return type(shell).__name__ == "ZMQInteractiveShell"
 
 
-def _described(rows: Any, may_fuse: Any, accumulator: Any) -> dict:
+def _described(rows: Any, may_fuse: Any, accumulator: Any, offset: Any = None) -> dict:
     """The keywords that describe a callable beyond itself, checked, as
     :func:`reveal`, :func:`explain` and :func:`sweep` pass them on."""
     return {
         "rows": None if rows is None else _count("rows", rows),
         "may_fuse": may_fuse,
         "accumulator": None if accumulator is None else _format_name(accumulator),
+        "offset": None if offset is None else _offset(offset),
     }
 
 

@@ -40,6 +40,9 @@ class Tree:
     def label(self) -> Optional[str]:
         """What it was revealed from (``numpy.sum``), if known."""
     @property
+    def offset(self) -> Optional[str]:
+        """Where its input array started past a 64-byte boundary (``"1B"``, ``"1"``), if not NumPy's own place."""
+    @property
     def depth(self) -> int:
         """Longest root-to-leaf path, in additions."""
     @property
@@ -145,6 +148,7 @@ def sweep(
     rows: Optional[int] = None,
     may_fuse: Optional[bool] = None,
     accumulator: Optional[str] = None,
+    offset: Optional[str] = None,
     confirm: int = 48,
     runs: int = 0,
 ) -> Sweep: ...
@@ -157,6 +161,7 @@ def reveal(
     rows: Optional[int] = None,
     may_fuse: Optional[bool] = None,
     accumulator: Optional[str] = None,
+    offset: Optional[str] = None,
     pack: bool = True,
     progress: bool = False,
     confirm: int = 48,
@@ -180,6 +185,7 @@ def answers(
     label: str,
     rows: Optional[int] = None,
     accumulator: Optional[str] = None,
+    offset: Optional[str] = None,
 ) -> Optional[list[int]]: ...
 def across_processes(answers: list[list[int]]) -> Optional[str]: ...
 
@@ -193,6 +199,7 @@ def check(
     rows: Optional[int] = None,
     row: int = 0,
     seed: int = 0,
+    offset: Optional[str] = None,
 ) -> Check: ...
 def diff(a: Tree, b: Tree) -> Optional[tuple[str, str]]: ...
 def same_bits(
@@ -215,5 +222,6 @@ def explain(
     rows: Optional[int] = None,
     may_fuse: Optional[bool] = None,
     accumulator: Optional[str] = None,
+    offset: Optional[str] = None,
     confirm: int = 48,
 ) -> tuple[Optional[tuple[str, str]], Optional[tuple[str, int]], list[int], list[tuple[int, int]], list[int]]: ...

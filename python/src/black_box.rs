@@ -13,17 +13,21 @@ pub(crate) fn format(name: &str) -> PyResult<Format> {
 }
 
 /// What a Python caller says of its callable beyond the callable: the rows
-/// it sums a call, whether it may fuse (default: it may), and its
-/// accumulator's format name.
+/// it sums a call, whether it may fuse (default: it may), its
+/// accumulator's format name, and where its input array starts past a
+/// 64-byte boundary (`"1B"` bytes, `"1"` elements; bounded as the command
+/// line's `--offset`, else `ValueError`).
 pub(crate) fn described(
     rows: Option<usize>,
     may_fuse: Option<bool>,
     accumulator: Option<&str>,
+    offset: Option<&str>,
 ) -> PyResult<Described> {
     Ok(Described {
         rows,
         accumulator: accumulator.map(format).transpose()?,
         may_fuse: may_fuse.unwrap_or(true),
+        offset: offset.map(str::parse).transpose().map_err(to_py)?,
         ..Described::default()
     })
 }

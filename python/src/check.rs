@@ -4,11 +4,12 @@
 use fprev::Format;
 use fprev::check::check_document;
 use fprev::equivalence::same_bits;
-use fprev::probe::python::Described;
 use fprev_present::check::summary;
 use pyo3::prelude::*;
 
-use crate::black_box::{format, probe};
+use fprev::probe::python::Described;
+
+use crate::black_box::{described, format, probe};
 use crate::errors::to_py;
 use crate::tree::Tree;
 
@@ -66,7 +67,7 @@ pub(crate) fn same_bits_(
 }
 
 #[pyfunction]
-#[pyo3(signature = (tree, call, trials, dtype, label, rows=None, row=0, seed=0))]
+#[pyo3(signature = (tree, call, trials, dtype, label, rows=None, row=0, seed=0, offset=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check(
     py: Python<'_>,
@@ -78,16 +79,19 @@ pub(crate) fn check(
     rows: Option<usize>,
     row: usize,
     seed: u64,
+    offset: Option<&str>,
 ) -> PyResult<Check> {
     let format = match dtype {
         Some(d) => self::format(d)?,
         None => tree.doc.dtype.unwrap_or(Format::F32),
     };
-    let described = Described {
-        rows,
-        ..Described::default()
+    // A tree found at an offset is checked there, unless told otherwise.
+    let given = described(rows, None, None, offset)?;
+    let at = Described {
+        offset: given.offset.or(tree.doc.offset),
+        ..given
     };
-    let mut probe = probe(py, call, label, tree.n(), format, described)?;
+    let mut probe = probe(py, call, label, tree.n(), format, at)?;
     let report = check_document(&tree.doc, &mut probe, trials, seed, row).map_err(to_py)?;
     let declared = fprev::Probe::accumulator(&probe);
     Ok(Check {

@@ -15,7 +15,7 @@ use crate::errors::{OrderIndependentError, UnconfirmedWarning, to_py};
 /// `spec` computes in `dtype`; with `check` (sizes), compiled and run
 /// against the black box there first. Returns the source and the name.
 #[pyfunction]
-#[pyo3(signature = (spec, language, dtype, name=None, formula=None, check_sizes=None, trials=3))]
+#[pyo3(signature = (spec, language, dtype, name=None, formula=None, check_sizes=None, trials=3, offset=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn emit_source(
     py: Python<'_>,
@@ -26,6 +26,7 @@ pub(crate) fn emit_source(
     formula: Option<&str>,
     check_sizes: Option<Vec<usize>>,
     trials: usize,
+    offset: Option<&str>,
 ) -> PyResult<(String, String)> {
     let language: Language = language
         .parse()
@@ -36,6 +37,7 @@ pub(crate) fn emit_source(
     }
     let opts = ProbeOptions {
         format: format(dtype)?,
+        offset: offset.map(str::parse).transpose().map_err(to_py)?,
         ..ProbeOptions::default()
     };
     let given = match formula {
@@ -46,7 +48,16 @@ pub(crate) fn emit_source(
         None => None,
     };
     let spec = spec.to_string();
-    let open = |o: &ProbeOptions| fprev::open(&spec, o);
+    // Every opening, --check's too, where the order is found.
+    let open = |o: &ProbeOptions| {
+        fprev::open(
+            &spec,
+            &ProbeOptions {
+                offset: opts.offset,
+                ..o.clone()
+            },
+        )
+    };
     let mut unkept = None;
     let found = py.detach(|| -> fprev::Result<Result<_, Refused>> {
         let mut open = open;
@@ -82,6 +93,13 @@ pub(crate) fn emit_source(
                 ))));
             }
         };
+        // Which alignment the code matches, as `fprev emit` says it.
+        if let Ok(parsed) = spec.parse::<fprev::Spec>()
+            && parsed.takes_offset()
+        {
+            let line = fprev_present::alignment::matched(&spec, opts.offset, plan.element);
+            what.push(format!("{line}."));
+        }
         let name = name.unwrap_or_else(|| emit::default_name(&spec, plan.element));
         if let Some(sizes) = &check_sizes {
             let source = emit::source(&plan, language, &name, &what.join("\n"))?;

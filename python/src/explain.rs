@@ -27,7 +27,7 @@ type Found = (
 /// Reveals `call` at `sizes`, and between two regimes until the switch is
 /// exact, and infers the one formula behind every tree (`fprev explain`).
 #[pyfunction]
-#[pyo3(signature = (call, sizes, verify, budget, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS))]
+#[pyo3(signature = (call, sizes, verify, budget, dtype, label, rows=None, may_fuse=None, accumulator=None, offset=None, confirm=fprev::check::CONFIRM_TRIALS))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn explain(
     py: Python<'_>,
@@ -40,10 +40,11 @@ pub(crate) fn explain(
     rows: Option<usize>,
     may_fuse: Option<bool>,
     accumulator: Option<&str>,
+    offset: Option<&str>,
     confirm: usize,
 ) -> PyResult<Found> {
     let format = format(dtype)?;
-    let described = described(rows, may_fuse, accumulator)?;
+    let described = described(rows, may_fuse, accumulator, offset)?;
     let confirm = Confirm {
         trials: confirm,
         ..Confirm::default()
@@ -57,6 +58,7 @@ pub(crate) fn explain(
         &sizes,
         &ProbeOptions {
             format,
+            offset: described.offset,
             ..ProbeOptions::default()
         },
         &Options::default(),

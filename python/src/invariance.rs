@@ -262,12 +262,6 @@ pub(crate) fn invariance(
         }
         (None, None) => turned.batch.as_ref().map(|_| [1, 1, n]),
     };
-    if spec.is_none() && !turned.offsets.is_empty() {
-        return Err(PyValueError::new_err(
-            "offsets: a callable is handed fprev's own array; give a spec whose black box \
-             fprev hands a NumPy array at an offset (python:PATH.py:FUNC, numpy:…)",
-        ));
-    }
     if spec.is_none() && !turned.threads.is_empty() {
         return Err(PyValueError::new_err(
             "threads: fprev cannot set a callable's thread count: give a spec that takes one \
@@ -305,6 +299,7 @@ pub(crate) fn invariance(
             let mut open = |o: &ProbeOptions| {
                 let rows = Described {
                     rows: o.shape.map(|[m, _, _]| m),
+                    offset: o.offset,
                     ..Described::default()
                 };
                 opener(py, black_box, label, format, rows)(o)

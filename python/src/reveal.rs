@@ -134,7 +134,7 @@ impl Watch {
 }
 
 #[pyfunction]
-#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true, runs=0, skeleton=true))]
+#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, offset=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true, runs=0, skeleton=true))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reveal(
     py: Python<'_>,
@@ -146,6 +146,7 @@ pub(crate) fn reveal(
     rows: Option<usize>,
     may_fuse: Option<bool>,
     accumulator: Option<&str>,
+    offset: Option<&str>,
     pack: bool,
     progress: bool,
     confirm: usize,
@@ -155,12 +156,13 @@ pub(crate) fn reveal(
 ) -> PyResult<Tree> {
     let format = format(dtype)?;
     let algorithm: Algorithm = algo.parse().map_err(PyValueError::new_err)?;
-    let described = described(rows, may_fuse, accumulator)?;
+    let described = described(rows, may_fuse, accumulator, offset)?;
     let mut black_box = probe(py, call, label, n, format, described)?;
     let request = Request {
         probe: ProbeOptions {
             n: Some(n),
             format,
+            offset: described.offset,
             ..ProbeOptions::default()
         },
         engine: Options {

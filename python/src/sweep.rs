@@ -67,6 +67,7 @@ impl SweepReport {
                     doc.arithmetic = p.arithmetic.clone();
                     doc.dtype = Some(self.sweep.format);
                     doc.probe = Some(self.sweep.spec.clone());
+                    doc.offset = self.sweep.offset;
                     Some(Tree { doc })
                 }
                 _ => None,
@@ -137,7 +138,7 @@ pub(crate) fn parse_sizes(text: &str, summands: bool) -> PyResult<Vec<usize>> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (call, sizes, dtype, label, rows=None, may_fuse=None, accumulator=None, confirm=fprev::check::CONFIRM_TRIALS, runs=0))]
+#[pyo3(signature = (call, sizes, dtype, label, rows=None, may_fuse=None, accumulator=None, offset=None, confirm=fprev::check::CONFIRM_TRIALS, runs=0))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sweep(
     py: Python<'_>,
@@ -148,11 +149,12 @@ pub(crate) fn sweep(
     rows: Option<usize>,
     may_fuse: Option<bool>,
     accumulator: Option<&str>,
+    offset: Option<&str>,
     confirm: usize,
     runs: usize,
 ) -> PyResult<SweepReport> {
     let format = format(dtype)?;
-    let described = described(rows, may_fuse, accumulator)?;
+    let described = described(rows, may_fuse, accumulator, offset)?;
     // The first size opened here: a bad callable raises what reveal raises.
     if let Some(&n) = sizes.first() {
         probe(py, call, label, n, format, described)?;
@@ -171,6 +173,7 @@ pub(crate) fn sweep(
     };
     let probe_opts = fprev::probe::ProbeOptions {
         format,
+        offset: described.offset,
         ..Default::default()
     };
     let outcome = fprev::sweep::sweep_with(

@@ -76,6 +76,14 @@ impl Tree {
         self.doc.probe.as_deref()
     }
 
+    /// Where its black box's input array started past a 64-byte boundary
+    /// (`"1B"` bytes, `"1"` elements), where it was handed one at an
+    /// offset; `None`: where NumPy's allocation puts it.
+    #[getter]
+    fn offset(&self) -> Option<String> {
+        self.doc.offset.map(|o| o.to_string())
+    }
+
     #[getter]
     fn depth(&self) -> PyResult<usize> {
         Ok(self.tree()?.depth())

@@ -58,7 +58,8 @@ pub(crate) fn variation(
 /// differ, so that what differs between processes would say nothing of
 /// them.
 #[pyfunction]
-#[pyo3(signature = (call, n, dtype, label, rows=None, accumulator=None))]
+#[pyo3(signature = (call, n, dtype, label, rows=None, accumulator=None, offset=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn answers(
     py: Python<'_>,
     call: &Bound<'_, PyAny>,
@@ -67,8 +68,9 @@ pub(crate) fn answers(
     label: &str,
     rows: Option<usize>,
     accumulator: Option<&str>,
+    offset: Option<&str>,
 ) -> PyResult<Option<Vec<u64>>> {
-    let described = described(rows, None, accumulator)?;
+    let described = described(rows, None, accumulator, offset)?;
     let mut black_box = probe(py, call, label, n, format(dtype)?, described)?;
     let inputs = fprev::reveal::VARIATION_INPUTS;
     let own = fprev::variation::answers(&mut black_box, inputs, 0).map_err(to_py)?;

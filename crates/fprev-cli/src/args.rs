@@ -579,6 +579,11 @@ pub(crate) struct SweepArgs {
     /// switches its algorithm. With --shape M,N,K, M is swept likewise.
     #[arg(long, value_name = "COUNTS", value_parser = parse_list)]
     pub(crate) count: Option<Sizes>,
+    /// Hand the black box its input in an array starting this far past a
+    /// 64-byte boundary, in bytes (1B) or elements (1), as reveal --offset
+    /// does, at every size (numpy:…, python:…, jax:…).
+    #[arg(long, value_name = "OFFSET", value_parser = parse_offset)]
+    pub(crate) offset: Option<Offset>,
     #[command(flatten)]
     pub(crate) number: FormatArgs,
     #[command(flatten)]
@@ -745,6 +750,12 @@ pub(crate) struct ExplainArgs {
     /// K taking each size in turn [default: N,N,N at each size N].
     #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
     pub(crate) shape: Option<[usize; 3]>,
+    /// Hand the black box its input in an array starting this far past a
+    /// 64-byte boundary, in bytes (1B) or elements (1), as reveal --offset
+    /// does: the formula holds for that alignment (numpy:…, python:…,
+    /// jax:…).
+    #[arg(long, value_name = "OFFSET", value_parser = parse_offset)]
+    pub(crate) offset: Option<Offset>,
     #[command(flatten)]
     pub(crate) number: FormatArgs,
     #[command(flatten)]
@@ -852,6 +863,13 @@ pub(crate) struct EmitArgs {
     /// Neither read nor write the cache of formulas.
     #[arg(long)]
     pub(crate) no_cache: bool,
+    /// Find the order on an input array starting this far past a 64-byte
+    /// boundary, in bytes (1B) or elements (1), as reveal --offset does
+    /// (numpy:…, python:…, jax:…): the code matches the black box on such
+    /// an input, and --check checks it there [default: a tree file's
+    /// offset, else where NumPy's allocation puts it].
+    #[arg(long, value_name = "OFFSET", value_parser = parse_offset)]
+    pub(crate) offset: Option<Offset>,
     #[command(flatten)]
     pub(crate) number: FormatArgs,
     /// Write the source to FILE (atomically) instead of stdout.

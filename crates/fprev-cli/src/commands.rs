@@ -105,33 +105,13 @@ pub(crate) fn run(command: Command) -> Result<i32> {
     }
 }
 
-/// Which alignment of its input array what is found of `spec` holds for,
-/// where the black box is handed a NumPy array (a library may sum an
-/// unaligned one in another order): at `offset`, or where NumPy's
-/// allocation puts it; `None` for the other black boxes.
-fn alignment(spec: &Spec, offset: Option<Offset>) -> Option<String> {
-    if !spec.takes_offset() {
-        return None;
-    }
-    Some(match offset {
-        None => format!(
-            "{spec} is handed its input in an array where NumPy's allocation puts it (aligned \
-             to its values): what is found holds for such an array; one at another offset (a \
-             view at a byte offset) may be summed in another order (fprev invariance --offset \
-             0,1B compares them)"
-        ),
-        Some(o) => {
-            let (count, unit) = match o {
-                Offset::Bytes(b) => (b, "byte"),
-                Offset::Elements(e) => (e, "element"),
-            };
-            let past = format!("{count} {unit}{}", if count == 1 { "" } else { "s" });
-            format!(
-                "{spec} is handed its input in an array starting {past} past a 64-byte \
-                 boundary: what is found holds for that alignment"
-            )
-        }
-    })
+/// Which alignment of its input array what is found of `spec` (of
+/// `format` values) holds for, where the black box is handed a NumPy array
+/// (a library may sum an unaligned one in another order): at `offset`, or
+/// where NumPy's allocation puts it; `None` for the other black boxes.
+fn alignment(spec: &Spec, offset: Option<Offset>, format: fprev::Format) -> Option<String> {
+    spec.takes_offset()
+        .then(|| fprev_present::alignment::note(spec.as_str(), offset, format))
 }
 
 /// Opens `spec`, the opening and its calls guarded (crash line, --timeout).

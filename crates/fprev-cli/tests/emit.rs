@@ -95,6 +95,74 @@ fn numpy_s_sum_emitted_in_c_gives_numpy_s_bits() {
     assert_eq!(python(NUMPY_AGAINST, &args).trim(), "16 16");
 }
 
+/// As [`NUMPY_AGAINST`], each array a view one byte past a 64-byte
+/// boundary: NumPy buffers such an array in chunks of 8,192 elements.
+const NUMPY_UNALIGNED_AGAINST: &str = r#"
+import ctypes, sys
+import numpy as np
+lib, symbol, sizes = sys.argv[1], sys.argv[2], [int(v) for v in sys.argv[3:]]
+f = getattr(ctypes.CDLL(lib), symbol)
+f.restype = ctypes.c_float
+f.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+rng = np.random.default_rng(7)
+same = tried = 0
+for n in sizes:
+    block = np.zeros(4 * n + 65, dtype=np.uint8)
+    start = -block.ctypes.data % 64 + 1
+    x = block[start:start + 4 * n].view(np.float32)
+    for scale in (1.0, 1e6):
+        x[...] = (rng.standard_normal(n) * rng.uniform(0, scale, n)).astype(np.float32)
+        ours = f(x.ctypes.data, n)
+        same += np.float32(ours).tobytes() == np.sum(x).tobytes()
+        tried += 1
+print(same, tried)
+"#;
+
+/// `emit --offset 1B` writes code for NumPy's sum of a float32 view one
+/// byte past a boundary (blocks of 8,192 summands), checks it against
+/// `np.sum` handed such views, and says in its comment and on stderr which
+/// alignment it matches; run here on such views at sizes its check never
+/// ran, it gives NumPy's bits, where the code for NumPy's own allocation
+/// does not past 8,192. Before, `emit` refused `--offset` (exit 2).
+#[test]
+fn numpy_s_sum_of_an_unaligned_view_is_emitted_at_its_offset() {
+    let dir = TempDir::new().unwrap();
+    let emit = |formula: &str, more: &[&str]| {
+        let args = [&["emit", "numpy:sum", "--formula", formula][..], more].concat();
+        let out = run_in(dir.path(), &args);
+        assert_ok(&out);
+        out
+    };
+    let body = "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))";
+    let blocks = format!("blocks(8192, {body}, sequential)");
+    let check = ["--check", "--check-sizes", "1..40,8192,8193,20000"];
+    let out = emit(
+        &blocks,
+        &[&["--offset", "1B", "-o", "u.c"], &check[..]].concat(),
+    );
+    let matches = "This code matches numpy:sum on an input in an array starting 1 byte past a \
+                   64-byte boundary";
+    assert!(stderr(&out).contains(matches), "{}", stderr(&out));
+    let unaligned = dir.path().join("u.c");
+    let source = std::fs::read_to_string(&unaligned).unwrap();
+    assert!(source.contains(matches) && source.contains("Checked: compiled and run"));
+    emit(body, &["-o", "a.c"]);
+    let aligned = dir.path().join("a.c");
+    let source = std::fs::read_to_string(&aligned).unwrap();
+    assert!(
+        source.contains("where NumPy's allocation puts it"),
+        "{source}"
+    );
+    let sizes = ["8193", "30001", "100003"];
+    let against = |c: &std::path::Path| {
+        let lib = compile(c);
+        let args = [&[lib.to_str().unwrap(), "numpy_sum_f32"][..], &sizes].concat();
+        python(NUMPY_UNALIGNED_AGAINST, &args)
+    };
+    assert_eq!(against(&unaligned).trim(), "6 6");
+    assert_ne!(against(&aligned).trim(), "6 6");
+}
+
 #[test]
 fn a_formula_the_black_box_does_not_follow_is_refused_with_5() {
     let dir = TempDir::new().unwrap();

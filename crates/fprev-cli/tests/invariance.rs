@@ -272,6 +272,62 @@ fn numpy_sums_an_unaligned_view_in_another_order() {
     }
 }
 
+/// A tree found at an offset records it: the tree file holds `"offset"`,
+/// its text says the alignment, and `check` of the file checks at that
+/// offset (one given instead, NumPy's own alignment, refutes the tree at
+/// n = 20,000). Before, the file held no offset and its check mismatched
+/// (exit 1). `sweep`, `explain`, `emit` and `check` take `--offset`, with
+/// reveal's bound.
+#[cfg(feature = "python")]
+#[test]
+fn a_tree_found_at_an_offset_is_recorded_and_checked_there() {
+    let dir = TempDir::new().unwrap();
+    let reveal = ["reveal", "numpy:sum", "-n", "20000", "--offset", "1B"];
+    let out = run_in(dir.path(), &[&reveal[..], &["-o", "u.json"]].concat());
+    assert_code(&out, 0);
+    let doc = fprev::document::TreeDocument::read(&dir.path().join("u.json")).unwrap();
+    assert_eq!(doc.offset, Some(fprev::probe::Offset::Bytes(1)));
+    let text = assert_code(&run_in(dir.path(), &reveal), 0);
+    assert!(
+        text.contains("# alignment: found on its input in an array starting 1 byte past"),
+        "{text}"
+    );
+    let check = ["check", "u.json", "numpy:sum", "--trials", "20"];
+    let out = run_in(dir.path(), &check);
+    assert_code(&out, 0);
+    assert!(common::stderr(&out).contains("as the tree file was found"));
+    let out = run_in(dir.path(), &[&check[..], &["--offset", "0"]].concat());
+    assert_code(&out, 1);
+    let sweep = [
+        "sweep",
+        "numpy:sum",
+        "-n",
+        "100",
+        "--offset",
+        "1",
+        "--format",
+        "json",
+    ];
+    let json = assert_code(&run_in(dir.path(), &sweep), 0);
+    assert!(json.contains("\"offset\": \"1\""), "{json}");
+    let explain = [
+        "explain",
+        "numpy:sum",
+        "-n",
+        "1..24",
+        "--no-verify",
+        "--no-cache",
+    ];
+    let out = run_in(dir.path(), &[&explain[..], &["--offset", "3B"]].concat());
+    assert_code(&out, 0);
+    assert!(common::stderr(&out).contains("starting 3 bytes past a 64-byte boundary"));
+    for args in [&explain[..], &check, &sweep[..4], &["emit", "numpy:sum"]] {
+        let out = run_in(dir.path(), &[args, &["--offset", "4097B"]].concat());
+        assert_code(&out, 2);
+        assert!(common::stderr(&out).contains("from 0 to 4096"));
+    }
+}
+
 #[test]
 fn bad_knobs_are_refused_before_any_reveal() {
     let dir = TempDir::new().unwrap();

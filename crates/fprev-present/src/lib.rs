@@ -7,6 +7,8 @@
 //!
 //! One module per output format or concern:
 //!
+//! - [`alignment`]: which alignment of its input array a finding holds
+//!   for;
 //! - [`render`]: a tree drawn: its text form with a summary, Graphviz DOT,
 //!   and SVG by the `dot` program (one file per form under `render/`, with
 //!   the collapsed outline, shapes and legend of large trees);
@@ -24,6 +26,7 @@
 //! assert_eq!(fprev_present::render::text(&t).lines().next(), Some(t.to_text().as_str()));
 //! ```
 
+pub mod alignment;
 pub mod check;
 pub mod compare;
 pub mod html;

@@ -119,7 +119,12 @@ impl fmt::Display for Table<'_> {
         let widths: Vec<usize> = (0..rows[0].len())
             .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
             .collect();
-        writeln!(f, "{}, {}", sweep.spec, sweep.format)?;
+        write!(f, "{}, {}", sweep.spec, sweep.format)?;
+        if sweep.offset.is_some() {
+            let placed = crate::alignment::placement(sweep.offset, sweep.format);
+            write!(f, ", its input in {placed}")?;
+        }
+        writeln!(f)?;
         for row in &rows {
             let cells: Vec<String> = row
                 .iter()
@@ -292,6 +297,7 @@ mod tests {
             point(5, 2, Outcome::Broken("NaN".into())),
         ];
         let s = Sweep {
+            offset: None,
             spec: "test".into(),
             format: Format::F64,
             threads: vec![Some(1), Some(2)],
@@ -326,6 +332,7 @@ mod tests {
             point(6, 4, Outcome::Tree(Order::Pairwise.tree(6))),
         ];
         let s = Sweep {
+            offset: None,
             spec: "test".into(),
             format: Format::F32,
             threads: vec![Some(4)],

@@ -59,6 +59,11 @@ pub struct Key {
     /// vector's element), other than the first: rows may sum otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row: Option<usize>,
+    /// Where its input array started past a 64-byte boundary, where not
+    /// where NumPy's allocation puts it: an unaligned array may be summed
+    /// in another order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<String>,
     /// What the black box says of itself (a library's build and version).
     pub about: Option<String>,
     /// The CPU, its arithmetic features, the steering environment
@@ -84,6 +89,7 @@ impl Key {
             threads: opts.threads,
             ranks: opts.ranks,
             row: None,
+            offset: opts.offset.map(|o| o.to_string()),
             about,
             machine: format!(
                 "{}; {}; {}; fprev {}",

@@ -20,6 +20,7 @@ use crate::arith::Arithmetic;
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::Formula;
+use crate::probe::Offset;
 use crate::skeleton::{self, Skeleton};
 use crate::tree::SummationTree;
 use crate::variation::Variation;
@@ -38,6 +39,13 @@ pub struct TreeDocument {
     pub dtype: Option<Format>,
     /// Spec of that black box.
     pub probe: Option<String>,
+    /// Where the black box's input array started, past a 64-byte
+    /// boundary, where it was handed one at an offset (`"offset"`: `"1B"`
+    /// bytes, `"1"` elements): what the document says holds for that
+    /// alignment. `None` (files without one still read): where NumPy's
+    /// allocation puts it, aligned to its values, as fprev hands it by
+    /// default.
+    pub offset: Option<Offset>,
     /// What the reveal cost.
     pub stats: Option<Stats>,
     /// How the tree was confirmed against the black box by replay.
@@ -124,6 +132,7 @@ struct Raw<'a> {
     n: Option<usize>,
     dtype: Option<String>,
     probe: Option<String>,
+    offset: Option<String>,
     #[serde(borrow, default)]
     tree: Option<&'a RawValue>,
     stats: Option<Stats>,
@@ -170,6 +179,7 @@ impl TreeDocument {
             tree,
             dtype: None,
             probe: None,
+            offset: None,
             stats: None,
             confirmation: None,
             arithmetic: None,
@@ -311,6 +321,13 @@ impl TreeDocument {
             let tree = doc.buildable().map_err(Error::Input)?.clone();
             doc.varies = Some(varies(record, &tree)?);
         }
+        doc.offset = raw
+            .offset
+            .map(|o| {
+                o.parse::<Offset>()
+                    .map_err(|e| Error::Input(format!("bad \"offset\": {e}")))
+            })
+            .transpose()?;
         doc.probe = raw.probe;
         doc.stats = raw.stats;
         doc.confirmation = raw.confirmation;
@@ -385,6 +402,9 @@ impl TreeDocument {
                 "\"probe\": {}",
                 serde_json::Value::from(p.as_str())
             ));
+        }
+        if let Some(o) = self.offset {
+            lines.push(format!("\"offset\": \"{o}\""));
         }
         if written.leaves || self.inferred.is_none() {
             lines.push(format!("\"tree\": {}", self.tree().to_json_tree()));
@@ -534,5 +554,36 @@ impl Confirmation {
     /// True when every trial matched.
     pub fn confirmed(&self) -> bool {
         self.trials > 0 && self.passed == self.trials
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_offset_a_document_holds_for_is_written_and_read_back() {
+        let mut doc = TreeDocument::new("((0+1)+2)".parse().unwrap());
+        assert!(!doc.to_json().contains("offset"), "none by default");
+        doc.probe = Some("numpy:sum".into());
+        for offset in [Offset::Bytes(1), Offset::Elements(3)] {
+            doc.offset = Some(offset);
+            let json = doc.to_json();
+            assert_eq!(
+                TreeDocument::parse(&json).unwrap().offset,
+                Some(offset),
+                "{json}"
+            );
+        }
+        assert!(doc.to_json().contains("\"offset\": \"3\""));
+        // A file written before offsets were recorded holds for the default.
+        let old = "{\"n\": 2, \"probe\": \"numpy:sum\", \"tree\": [0,1]}";
+        assert_eq!(TreeDocument::parse(old).unwrap().offset, None);
+        let bad = "{\"n\": 2, \"offset\": \"5000B\", \"tree\": [0,1]}";
+        let e = TreeDocument::parse(bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("bad \"offset\": '5000B' is not an offset"),
+            "{e}"
+        );
     }
 }

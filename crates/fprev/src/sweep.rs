@@ -26,6 +26,7 @@ use crate::document::Stats;
 use crate::format::Format;
 use crate::formula::infer::{Inference, infer};
 use crate::order::Order;
+use crate::probe::Offset;
 use crate::shape::Shape;
 use crate::tree::SummationTree;
 use crate::variation::Variation;
@@ -215,6 +216,9 @@ pub struct Sweep {
     pub spec: String,
     /// Its input format.
     pub format: Format,
+    /// Where its input array started past a 64-byte boundary, where it was
+    /// handed one at an offset (`None`: where NumPy's allocation puts it).
+    pub offset: Option<Offset>,
     /// The thread counts visited (`[None]`: the black box's default only).
     pub threads: Vec<Option<usize>>,
     /// Every reveal, thread count by thread count.
@@ -339,6 +343,8 @@ impl Sweep {
         struct SweepJson<'a> {
             probe: &'a str,
             dtype: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            offset: Option<String>,
             threads: &'a [Option<usize>],
             points: Vec<PointJson<'a>>,
             change_points: Vec<ChangePoint>,
@@ -369,6 +375,7 @@ impl Sweep {
         serde_json::to_string_pretty(&SweepJson {
             probe: &self.spec,
             dtype: self.format.to_string(),
+            offset: self.offset.map(|o| o.to_string()),
             threads: &self.threads,
             points,
             change_points: self.change_points(),
@@ -419,6 +426,7 @@ mod tests {
         points.push(point(7, 1, Outcome::OrderIndependent));
         points.push(point(7, 2, Outcome::Broken("NaN".into())));
         let s = Sweep {
+            offset: None,
             spec: "test".into(),
             format: Format::F64,
             threads: vec![Some(1), Some(2)],
@@ -471,6 +479,7 @@ mod tests {
             points.push(point(6, t, Outcome::Tree(Order::Pairwise.tree(6))));
         }
         let s = Sweep {
+            offset: None,
             spec: "test".into(),
             format: Format::F32,
             threads: vec![Some(1), Some(2)],

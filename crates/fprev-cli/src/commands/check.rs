@@ -9,11 +9,12 @@ use fprev::check::{self, Mismatch};
 use fprev::document::TreeDocument;
 use fprev::error::{Error, Result};
 use fprev::format::Format;
+use fprev::probe::Offset;
 use fprev_present::check::summary;
 use serde_json::json;
 
-use super::open_guarded;
 use super::reveal::saved_to;
+use super::{alignment, open_guarded};
 use crate::args::{CheckArgs, Report};
 use crate::write::{self, check_writable, write_out};
 
@@ -32,12 +33,21 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
     check_writable(Some(&a.mismatch.mismatch_out))?;
     let mut opts = a.black_box.options(doc.dtype);
     opts.n = opts.n.or(Some(doc.n()));
+    // A tree found at an offset is checked at that offset, unless told.
+    if opts.offset.is_none() && a.spec.takes_offset() {
+        opts.offset = doc.offset;
+        if let Some(line) = doc.offset.and(alignment(&a.spec, doc.offset, opts.format)) {
+            eprintln!("fprev: note: as the tree file was found: {line}");
+        }
+    }
     a.guard.start();
     let mut black_box = open_guarded(&a.spec, &opts)?;
     let report = check::check_document(&doc, &mut black_box, a.trials, a.seed, a.row)?;
     let file = &a.mismatch.mismatch_out;
     let saved = match &report.mismatch {
-        Some(m) => save_mismatch(file, &a.spec, black_box.format(), a.row, m).then_some(file),
+        Some(m) => {
+            save_mismatch(file, &a.spec, opts.offset, black_box.format(), a.row, m).then_some(file)
+        }
         None => None,
     };
     let tree = a.tree.display().to_string();
@@ -67,7 +77,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
             };
             let power = report.power.as_ref();
             // Keys in alphabetical order, the order serde_json keeps.
-            let json = json!({
+            let mut json = json!({
                 "accumulator": report.accumulator.map(|f| f.name()),
                 "distinguished_from": words(power.map(|p| &p.distinguished)),
                 "dtype": black_box.format().name(),
@@ -82,19 +92,23 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
                 "tree": tree,
                 "trials": report.trials,
             });
+            if let Some(o) = opts.offset {
+                json["offset"] = json!(o.to_string());
+            }
             write::println(format_args!("{json:#}"))?;
         }
     }
     Ok(if report.mismatch.is_some() { 1 } else { 0 })
 }
 
-/// Saves the input on which a replay and the black box `spec` differ, with
-/// both results, as JSON; says whether it could. A failure is said in one
+/// Saves the input on which a replay and the black box `spec` (handed its
+/// input at `offset`) differ, with both results, as JSON; says whether it could. A failure is said in one
 /// line and never loses the result it belongs to (the path was checked
 /// before the work; a disk can still fill).
 pub(super) fn save_mismatch(
     path: &Path,
     spec: &Spec,
+    offset: Option<Offset>,
     format: Format,
     row: usize,
     m: &Mismatch,
@@ -111,6 +125,9 @@ pub(super) fn save_mismatch(
         "black_box": m.black_box,
         "input": m.input,
     });
+    if let Some(o) = offset {
+        json["offset"] = serde_json::json!(o.to_string());
+    }
     if let Some(y) = &m.weights {
         json["weights"] = serde_json::json!(y);
     }

@@ -9,10 +9,11 @@ use fprev::document::TreeDocument;
 use fprev::emit::{self, Plan, check};
 use fprev::error::{Error, Result};
 use fprev::formula::Formula;
+use fprev::probe::{Offset, ProbeOptions};
 use fprev::sizes::runs;
 use fprev::workflow::{self, emit::Prepared};
 
-use super::{alignment, cache, open_guarded, order_independent};
+use super::{cache, open_guarded, order_independent};
 use crate::args::EmitArgs;
 use crate::watch::Watch;
 use crate::write;
@@ -27,7 +28,7 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
     }
     a.guard.start();
     let from_file = a.source.ends_with(".json") && Path::new(&a.source).is_file();
-    let (plan, spec, mut what) = match from_file {
+    let (plan, spec, offset, mut what) = match from_file {
         true => match of_document(&a)? {
             Ok(found) => found,
             Err(code) => return Ok(code),
@@ -37,9 +38,11 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
             Err(code) => return Ok(code),
         },
     };
-    // The code follows the order found on an input aligned as NumPy
-    // allocates one: said in it, since a view at an offset may differ.
-    if let Some(line) = spec.parse().ok().and_then(|s: Spec| alignment(&s, None)) {
+    // The code follows the order found on an input at one alignment:
+    // said in it, since a view at another offset may differ.
+    if spec.parse().is_ok_and(|s: Spec| s.takes_offset()) {
+        let line = fprev_present::alignment::matched(&spec, offset, plan.element);
+        eprintln!("fprev: note: {line}");
         what.push(format!("{line}."));
     }
     let name = a
@@ -59,7 +62,16 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
             a.language,
             &name,
             &plan,
-            &mut |o| open_guarded(&spec, o),
+            // Checked where the order was found.
+            &mut |o| {
+                open_guarded(
+                    &spec,
+                    &ProbeOptions {
+                        offset,
+                        ..o.clone()
+                    },
+                )
+            },
             &sizes,
             usize::from(a.trials),
             &mut |done, all| {
@@ -88,13 +100,18 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
     Ok(0)
 }
 
-type Found = std::result::Result<(Plan, String, Vec<String>), i32>;
+/// The plan, its black box's spec, the offset its input was found at,
+/// and what the code's comment says of it; or the exit status.
+type Found = std::result::Result<(Plan, String, Option<Offset>, Vec<String>), i32>;
 
 /// The plan of a spec: its formula (given, the cache's, or explained now)
 /// and its arithmetic at the reference sizes (`workflow::emit::prepare`).
 fn of_spec(a: &EmitArgs) -> Result<Found> {
     let spec: Spec = a.source.parse()?;
-    let opts = a.number.options(None);
+    let opts = ProbeOptions {
+        offset: a.offset,
+        ..a.number.options(None)
+    };
     emit::element_ok(opts.format)?;
     let cached = match &a.formula {
         Some(_) => None,
@@ -131,16 +148,16 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
         eprintln!("fprev: warning: {e}");
     }
     let prepared = done.prepared;
-    planned(prepared, &spec)
+    planned(prepared, &spec, opts.offset)
 }
 
 /// What `fprev emit` says of a prepared plan, and its exit status where
 /// no code is written.
-fn planned(prepared: Prepared, spec: &Spec) -> Result<Found> {
+fn planned(prepared: Prepared, spec: &Spec, offset: Option<Offset>) -> Result<Found> {
     match prepared {
         Prepared::Ready { plan, what, .. } => {
             eprintln!("fprev: note: the order is native:{}", plan.formula);
-            Ok(Ok((*plan, spec.to_string(), what)))
+            Ok(Ok((*plan, spec.to_string(), offset, what)))
         }
         Prepared::NoFormula => {
             eprintln!(
@@ -215,8 +232,10 @@ fn of_document(a: &EmitArgs) -> Result<Found> {
         )));
     };
     let spec: Spec = spec.parse()?;
-    let opts = fprev::probe::ProbeOptions {
+    // Found where the file's tree was, unless told otherwise.
+    let opts = ProbeOptions {
         format: element,
+        offset: a.offset.or(doc.offset.filter(|_| spec.takes_offset())),
         ..a.number.options(None)
     };
     let claim = format!(
@@ -230,5 +249,5 @@ fn of_document(a: &EmitArgs) -> Result<Found> {
         &mut |o| open_guarded(&spec, o),
         &mut Watch::default(),
     )?;
-    planned(prepared, &spec)
+    planned(prepared, &spec, opts.offset)
 }

@@ -21,7 +21,7 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     let code = explained(&a)?;
     // Said with a formula only: a failure finds nothing to hold.
     if code == 0
-        && let Some(line) = alignment(&a.spec, None)
+        && let Some(line) = alignment(&a.spec, a.offset, a.number.options(None).format)
     {
         eprintln!("fprev: note: {line}");
     }
@@ -33,6 +33,7 @@ fn explained(a: &ExplainArgs) -> Result<i32> {
     a.guard.start();
     let opts = ProbeOptions {
         shape: a.shape,
+        offset: a.offset,
         ..a.number.options(None)
     };
     let confirm = Confirm {

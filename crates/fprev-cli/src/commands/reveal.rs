@@ -156,7 +156,14 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     } = *revealed;
     if let (Some(m), Some(c)) = (&mismatch, document.confirmation.as_mut()) {
         let file = &a.confirm.mismatch.mismatch_out;
-        let saved = save_mismatch(file, &a.spec, black_box.format(), request.engine.row, m);
+        let saved = save_mismatch(
+            file,
+            &a.spec,
+            request.probe.offset,
+            black_box.format(),
+            request.engine.row,
+            m,
+        );
         c.mismatch_file = saved.then(|| file.display().to_string());
         if let Some(warning) = watch.unconfirmed.take() {
             eprintln!(
@@ -166,7 +173,7 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         }
     }
     // Said with a tree only: a failure finds nothing to hold.
-    if let Some(line) = alignment(&a.spec, a.black_box.offset) {
+    if let Some(line) = alignment(&a.spec, document.offset, black_box.format()) {
         eprintln!("fprev: note: {line}");
     }
     a.output.write(&document, format)?;

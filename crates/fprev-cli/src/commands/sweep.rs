@@ -9,7 +9,7 @@ use fprev::workflow::{self, Request, Turned};
 use fprev_present::sweep::Table;
 
 use super::invariance::{self, Subject};
-use super::open_guarded;
+use super::{alignment, open_guarded};
 use crate::args::{SweepArgs, SweepFormat};
 use crate::progress::{StudyBar, SweepBar};
 use crate::write::{check_writable, format_of, stdout_or, write_out};
@@ -35,6 +35,7 @@ pub(super) fn run(a: SweepArgs) -> Result<i32> {
         a.spec.as_str(),
         &ProbeOptions {
             shape: a.shape,
+            offset: a.offset,
             ..a.number.options(None)
         },
         &a.sizes,
@@ -51,6 +52,9 @@ pub(super) fn run(a: SweepArgs) -> Result<i32> {
         Table(&s).to_string()
     };
     write_out(text.as_bytes(), output)?;
+    if let Some(line) = alignment(&a.spec, a.offset, s.format) {
+        eprintln!("fprev: note: {line}");
+    }
     Ok(if s.any_broken() {
         3
     } else if s.any_varies() {
@@ -73,9 +77,9 @@ fn counts_sweep(a: &SweepArgs, counts: &Sizes) -> Result<i32> {
             "--count sweeps message sizes at one size: give one -n".into(),
         ));
     };
-    if !a.threads.is_empty() || a.runs > 0 {
+    if !a.threads.is_empty() || a.runs > 0 || a.offset.is_some() {
         return Err(Error::Input(
-            "--count sweeps message sizes alone: leave out --threads and --runs".into(),
+            "--count sweeps message sizes alone: leave out --threads, --runs and --offset".into(),
         ));
     }
     // Two elements revealed at each count, as one study's cases.

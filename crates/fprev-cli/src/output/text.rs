@@ -49,6 +49,12 @@ impl Output for Text {
                 s += &format!(", and {} calls finding its arithmetic", st.arithmetic_calls);
             }
             s.push('\n');
+            if doc.offset.is_some() {
+                s += &format!(
+                    "# alignment: found on its input in {}; it holds for that alignment\n",
+                    fprev_present::alignment::placement(doc.offset, d)
+                );
+            }
             if let Some(v) = &doc.varies {
                 s += &skeleton_lines(v);
                 return Ok(s.into_bytes());

@@ -310,20 +310,12 @@ impl PythonProbe {
             let opened = open(py, &bridge, n, dtype)?;
             let given = Described {
                 accumulator: opts.accumulator,
+                offset: opts.offset,
                 ..Described::default()
             };
             let (call, described, weights) =
                 given.complete(&opened.map_err(fail)?).map_err(fail)?;
-            let call = match opts.offset {
-                None => call,
-                Some(offset) => {
-                    let shape: Vec<usize> = described.rows.into_iter().chain([n]).collect();
-                    let bytes = offset.bytes(opts.format);
-                    bridge
-                        .call_method1("shifted", (call, shape, dtype, bytes))
-                        .map_err(fail)?
-                }
-            };
+            let call = shifted(&bridge, call, &described, n, opts.format).map_err(fail)?;
             PythonProbe::new(py, spec, call, n, opts.format, described, weights)
         })
     }
@@ -346,6 +338,9 @@ impl PythonProbe {
             .and_then(|b| b.call_method1("open_callable", (call, described.rows)))
             .map_err(fail)?;
         let (call, described, weights) = described.complete(&opened).map_err(fail)?;
+        let call = bridge(py)
+            .and_then(|b| shifted(&b, call, &described, n, format))
+            .map_err(fail)?;
         let probe = PythonProbe::new(py, label, call, n, format, described, weights)?;
         // Read-only, so a function that changes its argument fails loudly
         // instead of corrupting the next input (fprev writes through `raw`).
@@ -373,6 +368,7 @@ impl PythonProbe {
             accumulator,
             result,
             may_fuse,
+            ..
         } = described;
         if rows == Some(0) {
             return Err(Error::Input(format!(
@@ -440,6 +436,26 @@ impl PythonProbe {
             raised: Box::new(err),
         }
     }
+}
+
+/// `call`, handed each input in a copy that starts `described.offset`
+/// past a 64-byte boundary (the bridge's `shifted`), where one is given:
+/// a library may sum an unaligned array in another order.
+fn shifted<'py>(
+    bridge: &Bound<'py, PyAny>,
+    call: Bound<'py, PyAny>,
+    described: &Described,
+    n: usize,
+    format: Format,
+) -> PyResult<Bound<'py, PyAny>> {
+    let Some(offset) = described.offset else {
+        return Ok(call);
+    };
+    let shape: Vec<usize> = described.rows.into_iter().chain([n]).collect();
+    bridge.call_method1(
+        "shifted",
+        (call, shape, format.name(), offset.bytes(format)),
+    )
 }
 
 impl Probe for PythonProbe {

@@ -69,7 +69,8 @@ pub(super) fn past_reach(oracle: &mut Oracle, pivot: Pivot, row: usize) -> Resul
         Error::BlackBox(format!(
             "the black box appears to sum with additions that round toward zero, past the \
              summands fprev can prove such a sum's order for: its masked answers at n = {n} \
-             fit no tree, as a sum that truncates answers them; {k} of its summands (spread \
+             fit no tree, which truncation alone can cause (a unit meeting the negative mask \
+             is not absorbed); {k} of its summands (spread \
              over the {n}, the others 0) reveal a tree under masks that hold under \
              truncation, whose additions rounding toward zero in {acc} give the first \
              masks' answers and {TRIALS} random inputs' bits too; such masks fit {format} \

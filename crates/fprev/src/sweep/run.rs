@@ -125,6 +125,7 @@ pub fn sweep_with(
     Ok(Sweep {
         spec: name.to_string(),
         format: probe_opts.format,
+        offset: probe_opts.offset,
         threads: threads.to_vec(),
         points,
     })

@@ -248,6 +248,7 @@ fn finish(
     }
     document.dtype = Some(black_box.format());
     document.probe = Some(label.to_string());
+    document.offset = request.probe.offset;
     document.stats = Some(stats);
     document.confirmation = confirmed.confirmation;
     document.arithmetic = confirmed.arithmetic;

@@ -1,10 +1,11 @@
 //! What is known of a Python black box beyond its callable: its rows a
-//! call, its accumulator, whether it may fuse.
+//! call, its accumulator, whether it may fuse, where its input starts.
 
 use pyo3::prelude::*;
 
 use super::Weights;
 use crate::format::Format;
+use crate::probe::Offset;
 
 /// What the bridge hands back of an opened black box: its callable, rows
 /// a call, accumulator, result format, whether it may fuse, weights.
@@ -28,13 +29,17 @@ pub struct Described {
     pub result: Option<Format>,
     /// Whether it may add in fused (tensor-core) nodes.
     pub may_fuse: bool,
+    /// Where the array it is handed starts past a 64-byte boundary (a
+    /// copy of fprev's); `None`: fprev's own, where NumPy's allocation
+    /// puts it.
+    pub offset: Option<Offset>,
 }
 
 impl Described {
     /// Completes what is given with what the bridge found on the callable
     /// (`(call, rows, accumulator, result, may_fuse, weights)`, `_described` in
     /// `crates/fprev/src/probe/python/_bridge.py`): a given accumulator wins, and it may fuse only
-    /// if neither says it does not. The weights pass through.
+    /// if neither says it does not. The weights and the offset pass through.
     pub(super) fn complete<'py>(
         self,
         opened: &Bound<'py, PyAny>,
@@ -53,6 +58,7 @@ impl Described {
             accumulator,
             result: self.result.or(parse(result)?),
             may_fuse: self.may_fuse && may_fuse,
+            offset: self.offset,
         };
         Ok((call, described, weights))
     }
@@ -65,6 +71,7 @@ impl Default for Described {
             accumulator: None,
             result: None,
             may_fuse: true,
+            offset: None,
         }
     }
 }
