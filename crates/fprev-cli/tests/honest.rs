@@ -423,6 +423,69 @@ fn a_confirmation_tells_the_model_from_its_nearest_alternatives() {
     );
 }
 
+/// Writes a tree file of `tree` (text) whose nodes add as `default` (a
+/// model's default node, JSON) to `dir/file`.
+fn tree_file(dir: &std::path::Path, file: &str, tree: &str, default: serde_json::Value) {
+    let tree: fprev::SummationTree = tree.parse().unwrap();
+    let doc = serde_json::json!({
+        "n": tree.n(),
+        "dtype": "f32",
+        "tree": serde_json::from_str::<serde_json::Value>(&tree.to_json_tree()).unwrap(),
+        "arithmetic": {"version": 4, "default": default},
+    });
+    std::fs::write(dir.join(file), doc.to_string()).unwrap();
+}
+
+/// A left-to-right sum of `n` summands, regrouped at its node of `at`
+/// summands where given: that node adds its last summand before the one
+/// before it.
+fn chain(n: usize, at: Option<usize>) -> String {
+    let mut s = "0".to_string();
+    for k in 1..n {
+        s = match at == Some(k + 1) {
+            true => {
+                let inner = s.strip_prefix('(').unwrap().strip_suffix(')').unwrap();
+                let (rest, last) = inner.rsplit_once('+').unwrap();
+                format!("(({rest}+{k})+{last})")
+            }
+            false => format!("({s}+{k})"),
+        };
+    }
+    s
+}
+
+/// `check` tells a tree from its regrouping at any one node: a chain of
+/// 64 whose node of 4 summands adds its last two the other way round
+/// differs from the claimed chain on few random inputs, and the 8 nodes
+/// regrouped before (every 8th) skipped that one: `check --trials 20`
+/// exited 0. Each node is regrouped now, on inputs zero outside it: exit
+/// 1, naming the regrouping that the black box computes.
+#[test]
+fn a_check_tells_the_tree_from_a_regrouping_at_any_one_node() {
+    let dir = TempDir::new().unwrap();
+    let f32 = serde_json::json!({"format": "f32", "rounding": "nearest-even"});
+    tree_file(dir.path(), "chain.json", &chain(64, None), f32.clone());
+    let regrouped = chain(64, Some(4));
+    assert!(regrouped.contains("(((0+1)+3)+2)+4)"), "{regrouped}");
+    tree_file(dir.path(), "box.json", &regrouped, f32);
+    let args = ["check", "chain.json", "replay:box.json", "--trials", "20"];
+    let out = run_in(dir.path(), &args);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("an input made to tell the model from the node of 4 summands from x0 added as (((0+1)+3)+2)"),
+        "{said}"
+    );
+    // The chain itself is told from every one of its 62 regroupings.
+    let args = ["check", "chain.json", "replay:chain.json", "--trials", "20"];
+    let said = assert_code(&run_in(dir.path(), &args), 0);
+    assert!(
+        said.contains("the tree regrouped at one node, each of 62 ways"),
+        "{said}"
+    );
+    assert!(!said.contains("not distinguished"), "{said}");
+}
+
 /// A sum that sorts its inputs by magnitude first meets every pair of
 /// masks (its largest summands) last, so its masked answers describe one
 /// fused node of all its summands; random inputs see another order. It was

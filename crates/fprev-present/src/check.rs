@@ -73,7 +73,7 @@ pub fn power(p: &Power) -> String {
     if !p.distinguished.is_empty() {
         s += &format!(
             "; inputs told it from its {} nearest alternatives ({})",
-            p.distinguished.len(),
+            p.told(),
             list(&p.distinguished)
         );
     }

@@ -17,10 +17,10 @@ use rand_chacha::ChaCha8Rng;
 
 use petgraph::graph::NodeIndex;
 
-use crate::arith::{Arithmetic, NodeKey};
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey};
 use crate::document::{Confirmation, TreeDocument};
 use crate::error::{Error, Result};
-use crate::format::Format;
+use crate::format::{FUSED_FRACTION_BITS, Format};
 use crate::formula::Formula;
 use crate::inputs::Inputs;
 use crate::probe::Probe;
@@ -521,22 +521,55 @@ pub struct Power {
     pub calls: usize,
 }
 
+impl Power {
+    /// How many alternatives were told apart, one input each.
+    pub fn told(&self) -> usize {
+        self.distinguished
+            .iter()
+            .map(|a| match a {
+                Alternative::Regroupings { count } => *count,
+                _ => 1,
+            })
+            .sum()
+    }
+}
+
 /// One of a tree and model's nearest alternatives.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Alternative {
     /// The same tree, another model ([`nearest_models`]).
     Model(Arithmetic),
-    /// The same model, the tree regrouped at one node
-    /// ([`neighbour_groupings`]).
+    /// The same model, the tree regrouped at one node ([`grouping`]).
     Grouping {
         /// The node regrouped, by its leaves.
         node: NodeKey,
         /// Its subtree so regrouped, as text (empty where long).
         text: String,
     },
+    /// The same model, the tree regrouped at any one node, each way
+    /// ([`grouping_sites`]) searched and told apart on its own input: so
+    /// many of them.
+    Regroupings {
+        /// How many.
+        count: usize,
+    },
+    /// Regroupings at one node the search did not try, its work bounded
+    /// ([`GROUPING_WORK`]): all but each `every`-th of the tree's `of`
+    /// along [`grouping_sites`]' list (`every` 0: none was tried).
+    NotTried {
+        /// How many were not tried.
+        untried: usize,
+        /// How many the tree has.
+        of: usize,
+        /// Which were: the first and each `every`-th after it.
+        every: usize,
+    },
 }
 
-/// `f32 toward-zero`; `the node of 3 summands from x4 added as ((4+5)+6)`.
+/// `f32 toward-zero`; `the node of 3 summands from x4 added as ((4+5)+6)`;
+/// `the tree regrouped at one node, each of 15 ways`; `3582 of the tree's
+/// 4094 regroupings at one node, all but every 8th by node in post-order:
+/// not tried, …`.
 impl std::fmt::Display for Alternative {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -545,19 +578,44 @@ impl std::fmt::Display for Alternative {
                 write!(f, "{node} regrouped")
             }
             Alternative::Grouping { node, text } => write!(f, "{node} added as {text}"),
+            Alternative::Regroupings { count } => {
+                write!(f, "the tree regrouped at one node, each of {count} ways")
+            }
+            Alternative::NotTried { of, every: 0, .. } => write!(
+                f,
+                "the tree regrouped at one node, any of {of} ways: none tried, the \
+                 search's work bounded"
+            ),
+            Alternative::NotTried { untried, of, every } => write!(
+                f,
+                "{untried} of the tree's {of} regroupings at one node, all but every \
+                 {every}th by node in post-order: not tried, the search's work bounded"
+            ),
         }
     }
 }
 
-/// Nodes regrouped at most, evenly spread along the post-order; the most
-/// summands whose tree is regrouped; the longest subtree text an
+/// The work, in summands, the regroupings' search may take in all, at
+/// most: each tried costs the black box's `n` (its call, the claimed
+/// replay) and its node's summands four times (copied, compiled) and
+/// twice a draw, at least [`GROUPING_DRAWS`] of them, more while half the
+/// work is left ([`power`]); where all would take more, every `every`-th
+/// is tried ([`Alternative::NotTried`]). The longest subtree text an
 /// alternative names.
-const GROUPINGS: usize = 8;
-const GROUPINGS_UP_TO: usize = 1 << 16;
+const GROUPING_WORK: usize = 1 << 24;
+const GROUPING_DRAWS: usize = 2;
 const GROUPING_TEXT: usize = 60;
 
-/// A node of a tree and its subtree regrouped, as trees of their own over
-/// the node's summands (numbered `0..` in their order: `leaves`).
+/// How a tree regroups at one node ([`grouping_sites`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// A node adding `a` to an addition `c + d` adds `(a + c) + d`; a
+    /// fused node adds its first two children first.
+    Regroup,
+}
+
+/// A node of a tree and its subtree changed there, as trees of their own
+/// over the node's summands (numbered `0..` in their order: `leaves`).
 pub struct Grouping {
     /// The node, by its leaves.
     pub node: NodeKey,
@@ -565,77 +623,114 @@ pub struct Grouping {
     pub leaves: Vec<usize>,
     /// Its subtree.
     pub subtree: SummationTree,
-    /// Its subtree regrouped at its root.
+    /// Its subtree changed at its root.
     pub regrouped: SummationTree,
+    /// Three summands (of the subtree's), one in each of three parts the
+    /// change makes meet otherwise: given `v`, `-v` and a small `r`, the
+    /// subtree or its change adds `v` and `-v` first and keeps `r`, the
+    /// other rounds `r` to the scale of `v` ([`Teller::tell`]).
+    pub parts: [usize; 3],
 }
 
-/// The subtrees one regrouping away from `tree`'s, at up to [`GROUPINGS`]
-/// of its nodes spread along the post-order: a node adding `a` to an
-/// addition `c + d` becomes `(a + c) + d`; a fused node adds its first
-/// two children first. Inputs zero outside a node's summands tell such
-/// neighbours apart where a long sum's other roundings hide them.
-pub fn neighbour_groupings(tree: &SummationTree) -> Vec<Grouping> {
-    let binary_child = |t: &SummationTree, v: NodeIndex| {
-        let ch = t.children(v);
-        (ch.len() == 2)
-            .then(|| ch.iter().position(|&c| t.children(c).len() == 2))
-            .flatten()
-    };
-    let sites: Vec<NodeIndex> = tree
-        .post_order()
-        .into_iter()
-        .filter(|&v| tree.children(v).len() > 2 || binary_child(tree, v).is_some())
-        .collect();
-    let step = sites.len().div_ceil(GROUPINGS).max(1);
-    let keys = NodeKey::all(tree);
+/// Whether `v`'s children are two and one of them is an addition of two:
+/// that one's place.
+fn binary_child(t: &SummationTree, v: NodeIndex) -> Option<usize> {
+    let ch = t.children(v);
+    (ch.len() == 2)
+        .then(|| ch.iter().position(|&c| t.children(c).len() == 2))
+        .flatten()
+}
+
+/// Every way `tree` regroups at one node, by node in post-order: a node
+/// adding to an addition of two, or a fused node, regrouped
+/// ([`Change::Regroup`]).
+pub fn grouping_sites(tree: &SummationTree) -> Vec<(NodeIndex, Change)> {
+    let mut sites = Vec::new();
+    for v in tree.post_order() {
+        if tree.children(v).len() > 2 || binary_child(tree, v).is_some() {
+            sites.push((v, Change::Regroup));
+        }
+    }
     sites
-        .iter()
-        .step_by(step)
-        .map(|&v| {
-            let subtree = tree.subtree(v);
-            let root = subtree.root();
-            let mut b = TreeBuilder::new(subtree.n());
-            let mut new: Vec<Option<NodeIndex>> = vec![None; subtree.graph().node_count()];
-            for i in 0..subtree.n() {
-                new[subtree.leaf(i).index()] = Some(b.leaf(i));
-            }
-            let at = |new: &[Option<NodeIndex>], c: NodeIndex| new[c.index()].expect("built");
-            let dissolved = binary_child(&subtree, root).map(|k| subtree.children(root)[k]);
-            for node in subtree.post_order() {
-                if Some(node) == dissolved || node == root {
-                    continue;
-                }
-                let children: Vec<NodeIndex> = subtree
-                    .children(node)
-                    .iter()
-                    .map(|&c| at(&new, c))
-                    .collect();
-                new[node.index()] = Some(b.sum(&children));
-            }
-            let ch = subtree.children(root);
-            let top = match dissolved {
-                Some(inner) => {
-                    let a = *ch.iter().find(|&&c| c != inner).expect("two children");
-                    let (c, d) = (subtree.children(inner)[0], subtree.children(inner)[1]);
-                    let ac = b.sum(&[at(&new, a), at(&new, c)]);
-                    b.sum(&[ac, at(&new, d)])
-                }
-                None => {
-                    let pair = b.sum(&[at(&new, ch[0]), at(&new, ch[1])]);
-                    let mut rest = vec![pair];
-                    rest.extend(ch[2..].iter().map(|&c| at(&new, c)));
-                    b.sum(&rest)
-                }
-            };
-            let regrouped = b.finish(top).expect("the same summands");
-            Grouping {
-                node: keys[v.index()],
-                leaves: tree.leaves_under(v),
-                subtree,
-                regrouped,
-            }
-        })
-        .collect()
+}
+
+/// `tree`'s subtree at `v` and that subtree changed at its root as
+/// `change` says; `keys` are the tree's ([`NodeKey::all`]).
+pub fn grouping(tree: &SummationTree, keys: &[NodeKey], v: NodeIndex, change: Change) -> Grouping {
+    let subtree = tree.subtree(v);
+    let root = subtree.root();
+    let ch = subtree.children(root).to_vec();
+    // The child of the root that is not built as it is.
+    let changed = match change {
+        Change::Regroup => binary_child(&subtree, root).map(|k| ch[k]),
+    };
+    let mut b = TreeBuilder::new(subtree.n());
+    let mut new: Vec<Option<NodeIndex>> = vec![None; subtree.graph().node_count()];
+    for i in 0..subtree.n() {
+        new[subtree.leaf(i).index()] = Some(b.leaf(i));
+    }
+    let at = |new: &[Option<NodeIndex>], c: NodeIndex| new[c.index()].expect("built");
+    for node in subtree.post_order() {
+        if Some(node) == changed || node == root {
+            continue;
+        }
+        let children: Vec<NodeIndex> = subtree
+            .children(node)
+            .iter()
+            .map(|&c| at(&new, c))
+            .collect();
+        new[node.index()] = Some(b.sum(&children));
+    }
+    let top = match (change, changed) {
+        (Change::Regroup, Some(inner)) => {
+            let a = *ch.iter().find(|&&c| c != inner).expect("two children");
+            let (c, d) = (subtree.children(inner)[0], subtree.children(inner)[1]);
+            let ac = b.sum(&[at(&new, a), at(&new, c)]);
+            b.sum(&[ac, at(&new, d)])
+        }
+        (Change::Regroup, None) => {
+            let pair = b.sum(&[at(&new, ch[0]), at(&new, ch[1])]);
+            let mut rest = vec![pair];
+            rest.extend(ch[2..].iter().map(|&c| at(&new, c)));
+            b.sum(&rest)
+        }
+    };
+    let regrouped = b.finish(top).expect("the same summands");
+    // Regrouped, `a` meets `c` before `d`; the fused root's first two
+    // children meet first.
+    let first = |c: NodeIndex| subtree.node(c).min_leaf;
+    let others: Vec<NodeIndex> = ch.iter().copied().filter(|&c| Some(c) != changed).collect();
+    let parts = match (change, changed) {
+        (Change::Regroup, Some(inner)) => {
+            let (c, d) = (subtree.children(inner)[0], subtree.children(inner)[1]);
+            [first(others[0]), first(c), first(d)]
+        }
+        (Change::Regroup, None) => [first(ch[0]), first(ch[1]), first(ch[2])],
+    };
+    Grouping {
+        node: keys[v.index()],
+        leaves: tree.leaves_under(v),
+        subtree,
+        regrouped,
+        parts,
+    }
+}
+
+/// Which of a tree's regroupings at one node ([`grouping_sites`]) the
+/// search tries: each `every`-th along the list (1: all), so that they
+/// take at most [`GROUPING_WORK`]; 0 where none fits.
+fn grouping_stride(tree: &SummationTree, sites: &[(NodeIndex, Change)]) -> usize {
+    let cost =
+        |&(v, _): &(NodeIndex, Change)| tree.n() + (4 + 2 * GROUPING_DRAWS) * tree.node(v).size;
+    let mut every = 1;
+    while every <= sites.len() {
+        let work: usize = sites.iter().step_by(every).map(cost).sum();
+        if work <= GROUPING_WORK {
+            return every;
+        }
+        every *= 2;
+    }
+    0
 }
 
 /// `text` (a tree's over summands `0..`) with each summand `i` written as
@@ -669,7 +764,6 @@ fn relabelled(text: &str, leaves: &[usize]) -> String {
 /// next narrower or wider format; each once, the model itself never.
 pub fn nearest_models(model: &Arithmetic, tree: &SummationTree) -> Vec<Arithmetic> {
     use crate::arith::{MAX_FUSED_BITS, NodeArithmetic, Rounding};
-    use crate::format::FUSED_FRACTION_BITS;
     const LADDER: [Format; 5] = [
         Format::Bf16,
         Format::F16,
@@ -743,8 +837,12 @@ pub const POWER_DRAWS: usize = 1024;
 /// each kind, and of each with every summand positive, whose sums carry
 /// past their largest term and round where cancelling ones do not), and
 /// asks the black box in row `row` each such input: it must give the
-/// model's bits. Returns what was told apart, and the first input the
-/// black box did not give the model's bits for.
+/// model's bits. Then the same for each of the tree's regroupings at one
+/// node ([`grouping_sites`]), with inputs zero outside that node's
+/// summands, every one of them where their work fits [`GROUPING_WORK`],
+/// else every `every`-th, the others said not tried. Returns what was
+/// told apart, and the first input the black box did not give the
+/// model's bits for.
 pub fn power(
     tree: &SummationTree,
     model: &Arithmetic,
@@ -752,128 +850,329 @@ pub fn power(
     seed: u64,
     row: usize,
 ) -> Result<(Power, Option<Mismatch>)> {
-    let (n, format) = (probe.n(), probe.format());
-    let claimed = Replay::with_arithmetic(tree, model).returning(format);
+    let format = probe.format();
     let multiplies = probe.as_dot().is_some() && model.products.is_some();
-    let mut power = Power::default();
-    let starts = vec![0; row + 2];
-    let mut out = vec![0.0; row + 1];
-    let (mut x, mut y, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
-    // A regrouping is searched on its node's summands alone (the others
-    // 0), under a model that names no node (the subtree's nodes are
-    // numbered anew); a whole subtree is copied for each, so only up to
-    // GROUPINGS_UP_TO summands.
-    let groupings = match model.is_uniform() && !multiplies && n <= GROUPINGS_UP_TO {
-        true => neighbour_groupings(tree),
-        false => Vec::new(),
+    let mut teller = Teller {
+        claimed: Replay::with_arithmetic(tree, model).returning(format),
+        probe,
+        seed,
+        row,
+        multiplies,
+        starts: vec![0; row + 2],
+        out: vec![0.0; row + 1],
+        x: Vec::new(),
+        y: Vec::new(),
+        scratch: Vec::new(),
+        power: Power::default(),
     };
-    let searches = nearest_models(model, tree)
-        .into_iter()
-        .map(Search::Model)
-        .chain(groupings.into_iter().map(Search::Grouping));
+    let n = tree.n();
     // One alternative's replays at a time: a long tree is held twice, not
-    // once an alternative.
-    for search in searches {
-        let (alternative, mine, theirs, leaves) = match search {
-            Search::Model(m) => {
-                let theirs = Replay::with_arithmetic(tree, &m).returning(format);
-                (Alternative::Model(m), None, theirs, None)
-            }
-            Search::Grouping(g) => (
-                Alternative::Grouping {
-                    node: g.node,
-                    text: relabelled(&g.regrouped.to_text(), &g.leaves),
-                },
-                Some(Replay::with_arithmetic(&g.subtree, model).returning(format)),
-                Replay::with_arithmetic(&g.regrouped, model).returning(format),
-                Some(g.leaves),
-            ),
+    // once an alternative. Replays are made here, not calls: about 2^21
+    // additions a search, at least one draw.
+    let draws = ((1 << 20) / n.max(1)).clamp(1, POWER_DRAWS);
+    for m in nearest_models(model, tree) {
+        let theirs = Replay::with_arithmetic(tree, &m);
+        if let Some(mismatch) = teller.tell(Alternative::Model(m), theirs, None, draws)? {
+            return Ok((teller.power, Some(mismatch)));
+        }
+    }
+    let sites = grouping_sites(tree);
+    // A regrouping is searched on its node's summands alone (the others
+    // 0), its subtree's nodes named anew; a compensated step's chain would
+    // end at the node, which in the tree it does not.
+    let compensated = std::iter::once(&model.default)
+        .chain(model.nodes.values())
+        .any(|a| a.compensated);
+    let every = match compensated {
+        true => 0,
+        false => grouping_stride(tree, &sites),
+    };
+    let tried: Vec<(NodeIndex, Change)> = match every {
+        0 => Vec::new(),
+        _ => sites.iter().step_by(every).copied().collect(),
+    };
+    let keys = match tried.is_empty() {
+        true => Vec::new(),
+        false => NodeKey::all(tree),
+    };
+    let mut told = 0;
+    for &(v, change) in &tried {
+        let g = grouping(tree, &keys, v, change);
+        let local = model.restricted(&g.leaves);
+        let mine = Replay::with_arithmetic(&g.subtree, &local);
+        let theirs = Replay::with_arithmetic(&g.regrouped, &local);
+        let k = g.leaves.len();
+        let draws = (GROUPING_WORK / 2 / (tried.len() * 2 * k)).clamp(GROUPING_DRAWS, POWER_DRAWS);
+        let above = ancestors(tree, &keys, model, v);
+        let alternative = Alternative::Grouping {
+            node: g.node,
+            text: match k <= GROUPING_TEXT / 3 {
+                true => relabelled(&g.regrouped.to_text(), &g.leaves),
+                false => String::new(),
+            },
         };
-        let mine = mine.as_ref().unwrap_or(&claimed);
-        let k = leaves.as_ref().map_or(n, Vec::len);
-        // Replays are made here, not calls: about 2^21 additions a
-        // search, at least one draw.
-        let draws = ((1 << 20) / k.max(1)).clamp(1, POWER_DRAWS);
+        let under = Under {
+            leaves: &g.leaves,
+            parts: g.parts,
+            keeps: {
+                let a = model.at(&g.node);
+                let fused = g.subtree.children(g.subtree.root()).len() > 2;
+                let window = match (a.fused_bits, fused) {
+                    (Some(b), _) => b + 1,
+                    (None, true) => FUSED_FRACTION_BITS as u32 + 1,
+                    (None, false) => 0,
+                };
+                a.format.precision().max(window)
+            },
+            mine: &mine,
+            above: &above,
+        };
+        let told_before = teller.power.distinguished.len();
+        if let Some(mismatch) = teller.tell(alternative, theirs, Some(under), draws)? {
+            return Ok((teller.power, Some(mismatch)));
+        }
+        // Regroupings told apart are counted, not each named.
+        if teller.power.distinguished.len() > told_before {
+            teller.power.distinguished.pop();
+            told += 1;
+        }
+    }
+    let mut power = teller.power;
+    if told > 0 {
+        power
+            .distinguished
+            .push(Alternative::Regroupings { count: told });
+    }
+    if tried.len() < sites.len() {
+        power.undistinguished.push(Alternative::NotTried {
+            untried: sites.len() - tried.len(),
+            of: sites.len(),
+            every,
+        });
+    }
+    Ok((power, None))
+}
+
+/// The arithmetic of `v`'s ancestors in `tree` under `model`, with whether
+/// each is fused, from `v`'s parent up, each once where it repeats: a value
+/// at `v` and 0 everywhere else reaches the root through them (rounding
+/// again in the same way changes nothing).
+fn ancestors(
+    tree: &SummationTree,
+    keys: &[NodeKey],
+    model: &Arithmetic,
+    v: NodeIndex,
+) -> Vec<(NodeArithmetic, bool)> {
+    let mut out: Vec<(NodeArithmetic, bool)> = Vec::new();
+    let mut at = v;
+    while let Some(p) = tree.parent(at) {
+        let step = (model.at(&keys[p.index()]), tree.children(p).len() > 2);
+        if out.last() != Some(&step) {
+            out.push(step);
+        }
+        at = p;
+    }
+    out
+}
+
+/// A regrouping's search: the node's summands in the tree, the claimed
+/// model's replay of the node's subtree, and its ancestors' arithmetic
+/// ([`ancestors`]).
+struct Under<'a> {
+    leaves: &'a [usize],
+    parts: [usize; 3],
+    /// The most bits the node keeps of a term (its format's, a fused
+    /// window's).
+    keeps: u32,
+    mine: &'a Replay,
+    above: &'a [(NodeArithmetic, bool)],
+}
+
+impl Under<'_> {
+    /// A subtree's value `v` as the root has it, the rest being 0,
+    /// returned in `format`.
+    fn at_root(&self, mut v: f64, format: Format) -> f64 {
+        for (a, fused) in self.above {
+            v = match fused {
+                true => a.sum(&[v, 0.0, 0.0]),
+                false => a.sum(&[v, 0.0]),
+            };
+        }
+        format.round(v)
+    }
+}
+
+/// What [`power`] asks the black box with, and what it found so far.
+struct Teller<'p> {
+    claimed: Replay,
+    probe: &'p mut dyn Probe,
+    seed: u64,
+    row: usize,
+    multiplies: bool,
+    starts: Vec<usize>,
+    out: Vec<f64>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    scratch: Vec<f64>,
+    power: Power,
+}
+
+impl Teller<'_> {
+    /// Searches up to `draws` random inputs for one on which `theirs` (a
+    /// replay of the whole tree, or with `under`, of a node's subtree on
+    /// its summands) gives other bits than the claimed model, and asks the
+    /// black box that input: told apart, `alternative` is added to what
+    /// was distinguished, else to what was not; the black box failing it,
+    /// that mismatch.
+    fn tell(
+        &mut self,
+        alternative: Alternative,
+        theirs: Replay,
+        under: Option<Under>,
+        draws: usize,
+    ) -> Result<Option<Mismatch>> {
+        let (n, format) = (self.probe.n(), self.probe.format());
+        // A whole tree's replays return `format`; a subtree's, its root's
+        // value, which its ancestors take on.
+        let theirs = match under {
+            Some(_) => theirs,
+            None => theirs.returning(format),
+        };
+        let k = under.as_ref().map_or(n, |u| u.leaves.len());
+        let multiplies = self.multiplies;
+        let claimed = &self.claimed;
+        // Both results of `x` (times `y`) as the root returns them in
+        // `format`.
+        let both = |x: &[f64], y: &[f64], format: Format, scratch: &mut Vec<f64>| {
+            let mut run = |r: &Replay| match multiplies {
+                true => r.dot_with(x, y, scratch),
+                false => r.sum_with(x, scratch),
+            };
+            match &under {
+                Some(u) => (
+                    u.at_root(run(u.mine), format),
+                    u.at_root(run(&theirs), format),
+                ),
+                None => (run(claimed), run(&theirs)),
+            }
+        };
         // The same inputs for every alternative, in the same order.
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_0fb1_7500);
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ 0x5eed_0fb1_7500);
+        let (x, y) = (&mut self.x, &mut self.y);
         let mut told = None;
         for draw in 0..draws {
             let kind = Inputs::ALL[draw % Inputs::ALL.len()];
-            kind.draw_into(format, k, &mut rng, &mut x);
+            kind.draw_into(format, k, &mut rng, x);
             if (draw / Inputs::ALL.len()) % 2 == 1 {
                 x.iter_mut().for_each(|v| *v = v.abs());
             }
-            if multiplies {
-                Inputs::Close.draw_into(format, k, &mut rng, &mut y);
+            match multiplies {
+                true => Inputs::Close.draw_into(format, k, &mut rng, y),
+                false => y.clear(),
             }
-            let mut run = |r: &Replay| match multiplies {
-                true => r.dot_with(&x, &y, &mut scratch),
-                false => r.sum_with(&x, &mut scratch),
-            };
-            if !same_bits(run(mine), run(&theirs)) {
+            // Every other draw of a regrouping is 0 but on its three parts
+            // ([`Grouping::parts`]): a long chain's sum hides how its last
+            // terms meet it, `v - v + r` does not.
+            if let Some(u) = under.as_ref().filter(|_| draw % 2 == 0) {
+                let v = x[0];
+                x.iter_mut().for_each(|x| *x = 0.0);
+                // `r` with its last bit below what the node keeps of `v`.
+                let below = (u.keeps as i32 - format.precision() as i32).max(0);
+                let r = format.round(v * 2f64.powi(-below - 2 - (draw as i32 / 2) % 8) * 1.2345);
+                let last = 2f64.powi(r.abs().log2().floor() as i32 + 1 - format.precision() as i32);
+                let r = match (r / last) % 2.0 == 0.0 {
+                    true => format.round(r + last.copysign(r)),
+                    false => r,
+                };
+                let [p, m, s] = u.parts;
+                (x[p], x[m], x[s]) = (v, -v, r);
+                if multiplies {
+                    (y[p], y[m], y[s]) = (1.0, 1.0, 1.0);
+                }
+            }
+            let (mine, theirs) = both(x, y, format, &mut self.scratch);
+            if !same_bits(mine, theirs) {
                 told = Some(kind);
                 break;
             }
         }
         let Some(kind) = told else {
-            power.undistinguished.push(alternative);
-            continue;
+            self.power.undistinguished.push(alternative);
+            return Ok(None);
         };
-        let input = match &leaves {
-            Some(leaves) => {
+        let (input, weights) = match &under {
+            Some(u) => {
                 let mut full = vec![0.0; n];
-                for (&i, &v) in leaves.iter().zip(&x) {
+                for (&i, &v) in u.leaves.iter().zip(x.iter()) {
                     full[i] = v;
                 }
-                full
+                let weights = multiplies.then(|| {
+                    let mut ones = vec![1.0; n];
+                    for (&i, &v) in u.leaves.iter().zip(y.iter()) {
+                        ones[i] = v;
+                    }
+                    ones
+                });
+                (full, weights)
             }
-            None => x.clone(),
+            None => (x.clone(), multiplies.then(|| y.clone())),
         };
-        let weights = multiplies.then_some(y.as_slice());
-        let got = call_row(probe, &input, weights, row, &starts, &mut out)?;
-        power.calls += 1;
+        let got = call_row(
+            &mut *self.probe,
+            &input,
+            weights.as_deref(),
+            self.row,
+            &self.starts,
+            &mut self.out,
+        )?;
+        self.power.calls += 1;
         // A black box returning a wider value than its inputs (Python's
         // floats) is compared with replays returning their root in f64.
         let wider = got.is_finite() && format.round(got) != got;
-        let returning = |r: &Replay| match wider {
-            true => r.clone().returning(Format::F64),
-            false => r.clone(),
+        let returning = match wider {
+            true => Format::F64,
+            false => format,
         };
-        let replayed = replayed_by(&returning(&claimed), &input, weights, &mut scratch);
-        let gives = match leaves {
-            Some(_) => returning(&theirs).sum_with(&x, &mut scratch),
-            None => replayed_by(&returning(&theirs), &input, weights, &mut scratch),
+        let replayed = match wider {
+            true => replayed_by(
+                &self.claimed.clone().returning(returning),
+                &input,
+                weights.as_deref(),
+                &mut self.scratch,
+            ),
+            false => replayed_by(&self.claimed, &input, weights.as_deref(), &mut self.scratch),
+        };
+        let gives = match &under {
+            Some(_) => both(x, y, returning, &mut self.scratch).1,
+            None if !wider => replayed_by(&theirs, &input, weights.as_deref(), &mut self.scratch),
+            None => replayed_by(
+                &theirs.clone().returning(returning),
+                &input,
+                weights.as_deref(),
+                &mut self.scratch,
+            ),
         };
         if same_bits(gives, replayed) {
             // Told apart only in the inputs' format, which it does not
-            // return.
-            power.undistinguished.push(alternative);
-            continue;
+            // return, or only below the node.
+            self.power.undistinguished.push(alternative);
+            return Ok(None);
         }
         if !same_bits(got, replayed) {
-            let mismatch = Mismatch {
-                trial: power.calls - 1,
+            return Ok(Some(Mismatch {
+                trial: self.power.calls - 1,
                 kind,
                 input,
-                weights: multiplies.then_some(y),
+                weights,
                 replayed,
-                accumulator: claimed.accumulator(),
+                accumulator: self.claimed.accumulator(),
                 black_box: got,
                 against: Some((alternative, gives)),
-            };
-            return Ok((power, Some(mismatch)));
+            }));
         }
-        power.distinguished.push(alternative);
+        self.power.distinguished.push(alternative);
+        Ok(None)
     }
-    Ok((power, None))
-}
-
-/// What [`power`] searches an input for.
-enum Search {
-    /// Another model of the same tree.
-    Model(Arithmetic),
-    /// The same model, one node regrouped.
-    Grouping(Grouping),
 }
 
 /// `r`'s result for `x` (times `y`, where given).
@@ -919,8 +1218,15 @@ mod tests {
     #[test]
     fn groupings_regroup_one_node_over_its_own_summands() {
         let tree: SummationTree = "(((0+1)+(2+3))+4)".parse().unwrap();
-        let groupings = neighbour_groupings(&tree);
-        assert!(!groupings.is_empty());
+        let keys = NodeKey::all(&tree);
+        let sites = grouping_sites(&tree);
+        // Every node that adds to an addition of two: (0+1)+(2+3) and the
+        // root; (0+1) and (2+3) add leaves.
+        assert_eq!(sites.len(), 2);
+        let groupings: Vec<Grouping> = sites
+            .iter()
+            .map(|&(v, change)| grouping(&tree, &keys, v, change))
+            .collect();
         for g in &groupings {
             assert_eq!(g.subtree.n(), g.leaves.len());
             assert_eq!(g.regrouped.n(), g.leaves.len());
@@ -942,7 +1248,14 @@ mod tests {
         let (power, mismatch) = power(&tree, &right, &mut bb, 1, 0).unwrap();
         assert!(mismatch.is_none());
         assert!(power.undistinguished.is_empty(), "{power:?}");
-        assert_eq!(power.calls, power.distinguished.len());
+        assert_eq!(power.calls, power.told());
+        // Every node regrouped: one way at each of the 63 but the 32 that
+        // add two leaves.
+        assert!(
+            power
+                .distinguished
+                .contains(&Alternative::Regroupings { count: 31 })
+        );
         let wrong = Arithmetic::uniform(NodeArithmetic {
             rounding: Rounding::TowardZero,
             ..NodeArithmetic::ieee(Format::F32)

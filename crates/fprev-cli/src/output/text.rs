@@ -87,8 +87,7 @@ impl Output for Text {
             if let Some(c) = doc.confirmation.as_ref().filter(|c| c.confirmed()) {
                 if !c.distinguished_from.is_empty() {
                     s += &format!(
-                        "# told from its {} nearest alternatives, an input each: {}\n",
-                        c.distinguished_from.len(),
+                        "# told from its nearest alternatives, an input each: {}\n",
                         c.distinguished_from.join("; ")
                     );
                 }
