@@ -486,6 +486,57 @@ fn a_check_tells_the_tree_from_a_regrouping_at_any_one_node() {
     assert!(!said.contains("not distinguished"), "{said}");
 }
 
+/// A chain of fused nodes, a tensor core's: 5 summands, then 4 more a
+/// step, up to `n`; the first summand of the step `moved` (1-based, where
+/// given) taken by the step before instead.
+fn fused_chain(n: usize, moved: Option<usize>) -> String {
+    let mut steps: Vec<Vec<usize>> = vec![(0..5).collect()];
+    for at in (5..n).step_by(4) {
+        steps.push((at..n.min(at + 4)).collect());
+    }
+    if let Some(k) = moved {
+        let first = steps[k].remove(0);
+        steps[k - 1].push(first);
+    }
+    let terms = |s: &[usize]| s.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+    let mut text = format!("({})", terms(&steps[0]).join("+"));
+    for step in &steps[1..] {
+        text = format!("({text}+{})", terms(step).join("+"));
+    }
+    text
+}
+
+/// A child moved between two fused nodes is a nearest alternative of a
+/// fused tree: a chain of fused steps keeping 30 bits, whose black box
+/// adds its 6th summand in the first step rather than the second, passed
+/// `check --trials 20` (exit 0: random inputs rarely round the two apart,
+/// and no alternative moved a child); the move is searched now, on inputs
+/// zero outside the node, and refutes it (exit 1, naming a move there).
+#[test]
+fn a_check_tells_a_fused_tree_from_a_child_moved_between_its_nodes() {
+    let dir = TempDir::new().unwrap();
+    let window = serde_json::json!({"format": "f32", "rounding": "nearest-even", "fused_bits": 30});
+    tree_file(
+        dir.path(),
+        "steps.json",
+        &fused_chain(33, None),
+        window.clone(),
+    );
+    let moved = fused_chain(33, Some(1));
+    assert!(moved.starts_with("((((((((0+1+2+3+4+5)+6+7+8)+"), "{moved}");
+    tree_file(dir.path(), "box.json", &moved, window);
+    let args = ["check", "steps.json", "replay:box.json", "--trials", "20"];
+    let out = run_in(dir.path(), &args);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        // Either move at the second step: up, ((0+1+2+3)+4+5+6+7+8), or
+        // down, the black box's own.
+        said.contains("to tell the model from the node of 9 summands from x0 added as ((0+1+2+3"),
+        "{said}"
+    );
+}
+
 /// A sum that sorts its inputs by magnitude first meets every pair of
 /// masks (its largest summands) last, so its masked answers describe one
 /// fused node of all its summands; random inputs see another order. It was

@@ -612,6 +612,10 @@ pub enum Change {
     /// A node adding `a` to an addition `c + d` adds `(a + c) + d`; a
     /// fused node adds its first two children first.
     Regroup,
+    /// A fused node's fused child hands its last child up to it.
+    Up,
+    /// A fused node hands its first other child down to its fused child.
+    Down,
 }
 
 /// A node of a tree and its subtree changed there, as trees of their own
@@ -641,12 +645,26 @@ fn binary_child(t: &SummationTree, v: NodeIndex) -> Option<usize> {
         .flatten()
 }
 
+/// The first fused child of a fused node `v`, where it has one.
+fn fused_child(t: &SummationTree, v: NodeIndex) -> Option<usize> {
+    let ch = t.children(v);
+    (ch.len() > 2)
+        .then(|| ch.iter().position(|&c| t.children(c).len() > 2))
+        .flatten()
+}
+
 /// Every way `tree` regroups at one node, by node in post-order: a node
 /// adding to an addition of two, or a fused node, regrouped
-/// ([`Change::Regroup`]).
+/// ([`Change::Regroup`]); a fused node with a fused child, a child moved
+/// between the two either way ([`Change::Up`], [`Change::Down`]), as a
+/// tensor core's chain of fused nodes taking one term early or late.
 pub fn grouping_sites(tree: &SummationTree) -> Vec<(NodeIndex, Change)> {
     let mut sites = Vec::new();
     for v in tree.post_order() {
+        if fused_child(tree, v).is_some() {
+            sites.push((v, Change::Up));
+            sites.push((v, Change::Down));
+        }
         if tree.children(v).len() > 2 || binary_child(tree, v).is_some() {
             sites.push((v, Change::Regroup));
         }
@@ -663,6 +681,7 @@ pub fn grouping(tree: &SummationTree, keys: &[NodeKey], v: NodeIndex, change: Ch
     // The child of the root that is not built as it is.
     let changed = match change {
         Change::Regroup => binary_child(&subtree, root).map(|k| ch[k]),
+        Change::Up | Change::Down => fused_child(&subtree, root).map(|k| ch[k]),
     };
     let mut b = TreeBuilder::new(subtree.n());
     let mut new: Vec<Option<NodeIndex>> = vec![None; subtree.graph().node_count()];
@@ -694,10 +713,40 @@ pub fn grouping(tree: &SummationTree, keys: &[NodeKey], v: NodeIndex, change: Ch
             rest.extend(ch[2..].iter().map(|&c| at(&new, c)));
             b.sum(&rest)
         }
+        (Change::Up, Some(w)) => {
+            let inner = subtree.children(w);
+            let (moved, kept) = inner.split_last().expect("a fused child");
+            let kept: Vec<NodeIndex> = kept.iter().map(|&c| at(&new, c)).collect();
+            let w2 = b.sum(&kept);
+            let mut top = Vec::with_capacity(ch.len() + 1);
+            for &c in &ch {
+                match c == w {
+                    true => top.extend([w2, at(&new, *moved)]),
+                    false => top.push(at(&new, c)),
+                }
+            }
+            b.sum(&top)
+        }
+        (Change::Down, Some(w)) => {
+            let moved = *ch.iter().find(|&&c| c != w).expect("three children");
+            let mut inner: Vec<NodeIndex> =
+                subtree.children(w).iter().map(|&c| at(&new, c)).collect();
+            inner.push(at(&new, moved));
+            let w2 = b.sum(&inner);
+            let top: Vec<NodeIndex> = ch
+                .iter()
+                .filter(|&&c| c != moved)
+                .map(|&c| if c == w { w2 } else { at(&new, c) })
+                .collect();
+            b.sum(&top)
+        }
+        (Change::Up | Change::Down, None) => unreachable!("a site has a fused child"),
     };
     let regrouped = b.finish(top).expect("the same summands");
     // Regrouped, `a` meets `c` before `d`; the fused root's first two
-    // children meet first.
+    // children meet first; moved up, the child meets the fused child's
+    // first one at the root, not inside; moved down, the child meets it
+    // inside, not at the root.
     let first = |c: NodeIndex| subtree.node(c).min_leaf;
     let others: Vec<NodeIndex> = ch.iter().copied().filter(|&c| Some(c) != changed).collect();
     let parts = match (change, changed) {
@@ -706,6 +755,20 @@ pub fn grouping(tree: &SummationTree, keys: &[NodeKey], v: NodeIndex, change: Ch
             [first(others[0]), first(c), first(d)]
         }
         (Change::Regroup, None) => [first(ch[0]), first(ch[1]), first(ch[2])],
+        (Change::Up, Some(w)) => {
+            let inner = subtree.children(w);
+            [
+                first(inner[0]),
+                first(inner[inner.len() - 1]),
+                first(others[0]),
+            ]
+        }
+        (Change::Down, Some(w)) => [
+            first(subtree.children(w)[0]),
+            first(others[0]),
+            first(others[1]),
+        ],
+        (Change::Up | Change::Down, None) => unreachable!("a site has a fused child"),
     };
     Grouping {
         node: keys[v.index()],
@@ -1234,6 +1297,30 @@ mod tests {
         }
         let top = groupings.last().unwrap();
         assert_eq!(top.regrouped.to_text(), "(((0+1)+4)+(2+3))");
+    }
+
+    #[test]
+    fn a_child_moves_between_two_fused_nodes_either_way() {
+        let tree: SummationTree = "(((0+1+2)+3+4)+5+6)".parse().unwrap();
+        let keys = NodeKey::all(&tree);
+        let texts: Vec<(usize, Change, String)> = grouping_sites(&tree)
+            .into_iter()
+            .map(|(v, change)| {
+                let g = grouping(&tree, &keys, v, change);
+                (g.node.size, change, g.regrouped.to_text())
+            })
+            .collect();
+        for want in [
+            (5, Change::Up, "((0+1)+2+3+4)"),
+            (5, Change::Down, "((0+1+2+3)+4)"),
+            (7, Change::Up, "(((0+1+2)+3)+4+5+6)"),
+            (7, Change::Down, "(((0+1+2)+3+4+5)+6)"),
+        ] {
+            assert!(
+                texts.iter().any(|(s, c, t)| (*s, *c, t.as_str()) == want),
+                "{want:?}: {texts:?}"
+            );
+        }
     }
 
     #[test]
