@@ -553,6 +553,12 @@ pub enum Alternative {
         /// How many.
         count: usize,
     },
+    /// Groups of differing nodes whose edges were not moved, past
+    /// [`GROUPS`] of one kind ([`nearest_groups`]).
+    GroupsNotTried {
+        /// How many groups.
+        left: usize,
+    },
     /// Regroupings at one node the search did not try, its work bounded
     /// ([`GROUPING_WORK`]): all but each `every`-th of the tree's `of`
     /// along [`grouping_sites`]' list (`every` 0: none was tried).
@@ -581,6 +587,11 @@ impl std::fmt::Display for Alternative {
             Alternative::Regroupings { count } => {
                 write!(f, "the tree regrouped at one node, each of {count} ways")
             }
+            Alternative::GroupsNotTried { left } => write!(
+                f,
+                "{left} more groups of nodes that differ from the default, each changed: \
+                 not tried"
+            ),
             Alternative::NotTried { of, every: 0, .. } => write!(
                 f,
                 "the tree regrouped at one node, any of {of} ways: none tried, the \
@@ -883,12 +894,121 @@ pub fn nearest_models(model: &Arithmetic, tree: &SummationTree) -> Vec<Arithmeti
                     *a = other;
                 }
             }
+            // A node changed into the default is no longer named.
+            let default = m.default;
+            m.nodes.retain(|_, a| *a != default);
             if m != *model && !models.contains(&m) {
                 models.push(m);
             }
         }
     }
     models
+}
+
+/// Groups of differing nodes whose alternatives are searched, at most,
+/// for each kind of node a model has besides its default.
+const GROUPS: usize = 16;
+
+/// The nearest alternatives of a model whose nodes differ (a SIMD body in
+/// f32 and its tail in f64), each with the node its search is rooted at:
+/// for each group of nodes (connected, of one kind other than the
+/// default), up to [`GROUPS`] of a kind, the group in the default's
+/// arithmetic, and its edges moved by one node: its top node in the
+/// default's, or its parent in the group's; its lowest nodes in the
+/// default's, or their inner children in the group's. The root is the
+/// parent of the highest node changed (a node rounding as its parent does
+/// changes nothing until another term meets it), or the tree's root. Also
+/// how many groups were left out.
+pub fn nearest_groups(
+    model: &Arithmetic,
+    tree: &SummationTree,
+) -> (Vec<(Arithmetic, NodeIndex)>, usize) {
+    if model.is_uniform() {
+        return (Vec::new(), 0);
+    }
+    let keys = NodeKey::all(tree);
+    let at = |v: NodeIndex| model.at(&keys[v.index()]);
+    let differs = |v: NodeIndex| !tree.children(v).is_empty() && at(v) != model.default;
+    // Each differing node's group, by its top node: parents first.
+    let mut top: Vec<Option<NodeIndex>> = vec![None; tree.graph().node_count()];
+    let mut groups: Vec<(NodeIndex, Vec<NodeIndex>)> = Vec::new();
+    let mut order = tree.post_order();
+    order.reverse();
+    for &v in &order {
+        if !differs(v) {
+            continue;
+        }
+        let joined = tree
+            .parent(v)
+            .filter(|&p| differs(p) && at(p) == at(v))
+            .and_then(|p| top[p.index()]);
+        let t = joined.unwrap_or(v);
+        top[v.index()] = Some(t);
+        match groups.iter_mut().find(|(g, _)| *g == t) {
+            Some((_, members)) => members.push(v),
+            None => groups.push((t, vec![v])),
+        }
+    }
+    let mut kept: Vec<(NodeIndex, Vec<NodeIndex>)> = Vec::new();
+    let mut left = 0;
+    for g in groups {
+        match kept.iter().filter(|(t, _)| at(*t) == at(g.0)).count() < GROUPS {
+            true => kept.push(g),
+            false => left += 1,
+        }
+    }
+    let above = |v: NodeIndex| tree.parent(v).unwrap_or(v);
+    let mut out: Vec<(Arithmetic, NodeIndex)> = Vec::new();
+    for (t, members) in &kept {
+        let kind = at(*t);
+        let with = |changes: &[(NodeIndex, NodeArithmetic)]| {
+            let mut m = model.clone();
+            for &(v, a) in changes {
+                let key = keys[v.index()];
+                match a == m.default {
+                    true => m.nodes.remove(&key),
+                    false => m.nodes.insert(key, a),
+                };
+            }
+            m
+        };
+        let lowest: Vec<NodeIndex> = members
+            .iter()
+            .copied()
+            .filter(|&v| !tree.children(v).iter().any(|c| members.contains(c)))
+            .collect();
+        let below: Vec<NodeIndex> = lowest
+            .iter()
+            .flat_map(|&v| tree.children(v))
+            .copied()
+            .filter(|&c| !tree.children(c).is_empty() && !differs(c))
+            .collect();
+        let default = model.default;
+        let mut candidates = vec![
+            (
+                with(&members.iter().map(|&v| (v, default)).collect::<Vec<_>>()),
+                above(*t),
+            ),
+            (with(&[(*t, default)]), above(*t)),
+            (
+                with(&lowest.iter().map(|&v| (v, default)).collect::<Vec<_>>()),
+                above(*t),
+            ),
+            (
+                with(&below.iter().map(|&v| (v, kind)).collect::<Vec<_>>()),
+                above(*t),
+            ),
+        ];
+        if let Some(p) = tree.parent(*t).filter(|&p| !differs(p)) {
+            candidates.push((with(&[(p, kind)]), above(p)));
+        }
+        for (m, root) in candidates {
+            if m != *model && !out.iter().any(|(o, _)| *o == m) {
+                out.push((m, root));
+            }
+        }
+    }
+    (out, left)
 }
 
 /// Random inputs searched, at most, for one that tells a model from each
@@ -900,10 +1020,11 @@ pub const POWER_DRAWS: usize = 1024;
 /// each kind, and of each with every summand positive, whose sums carry
 /// past their largest term and round where cancelling ones do not), and
 /// asks the black box in row `row` each such input: it must give the
-/// model's bits. Then the same for each of the tree's regroupings at one
-/// node ([`grouping_sites`]), with inputs zero outside that node's
-/// summands, every one of them where their work fits [`GROUPING_WORK`],
-/// else every `every`-th, the others said not tried. Returns what was
+/// model's bits. Then the same for each change of a group of its nodes
+/// that differ ([`nearest_groups`]), and each of the tree's regroupings at
+/// one node ([`grouping_sites`]), with inputs zero outside a node's
+/// summands (the regroupings: every one of them where their work fits [`GROUPING_WORK`],
+/// else every `every`-th, the others said not tried). Returns what was
 /// told apart, and the first input the black box did not give the
 /// model's bits for.
 pub fn power(
@@ -933,19 +1054,55 @@ pub fn power(
     // once an alternative. Replays are made here, not calls: about 2^21
     // additions a search, at least one draw.
     let draws = ((1 << 20) / n.max(1)).clamp(1, POWER_DRAWS);
-    for m in nearest_models(model, tree) {
-        let theirs = Replay::with_arithmetic(tree, &m);
-        if let Some(mismatch) = teller.tell(Alternative::Model(m), theirs, None, draws)? {
+    let models = nearest_models(model, tree);
+    for m in &models {
+        let theirs = Replay::with_arithmetic(tree, m);
+        let alternative = Alternative::Model(m.clone());
+        if let Some(mismatch) = teller.tell(alternative, theirs, None, draws)? {
             return Ok((teller.power, Some(mismatch)));
         }
     }
-    let sites = grouping_sites(tree);
-    // A regrouping is searched on its node's summands alone (the others
-    // 0), its subtree's nodes named anew; a compensated step's chain would
-    // end at the node, which in the tree it does not.
+    // A regrouping, or a group of nodes changed, is searched on the
+    // summands of a node above it alone (the others 0), its subtree's
+    // nodes named anew; a compensated step's chain would end at that
+    // node, which in the tree it does not, so such a model's groups are
+    // searched on the whole tree and its regroupings not at all.
     let compensated = std::iter::once(&model.default)
         .chain(model.nodes.values())
         .any(|a| a.compensated);
+    let keys = NodeKey::all(tree);
+    let (groups, left) = nearest_groups(model, tree);
+    for (m, at) in groups.into_iter().filter(|(m, _)| !models.contains(m)) {
+        let alternative = Alternative::Model(m.clone());
+        let found = match compensated {
+            true => teller.tell(alternative, Replay::with_arithmetic(tree, &m), None, draws)?,
+            false => {
+                let leaves = tree.leaves_under(at);
+                let subtree = tree.subtree(at);
+                let mine = Replay::with_arithmetic(&subtree, &model.restricted(&leaves));
+                let theirs = Replay::with_arithmetic(&subtree, &m.restricted(&leaves));
+                let above = ancestors(tree, &keys, model, at);
+                let under = Under {
+                    leaves: &leaves,
+                    parts: None,
+                    mine: &mine,
+                    above: &above,
+                };
+                let draws = ((1 << 20) / leaves.len()).clamp(1, POWER_DRAWS);
+                teller.tell(alternative, theirs, Some(under), draws)?
+            }
+        };
+        if let Some(mismatch) = found {
+            return Ok((teller.power, Some(mismatch)));
+        }
+    }
+    if left > 0 {
+        teller
+            .power
+            .undistinguished
+            .push(Alternative::GroupsNotTried { left });
+    }
+    let sites = grouping_sites(tree);
     let every = match compensated {
         true => 0,
         false => grouping_stride(tree, &sites),
@@ -953,10 +1110,6 @@ pub fn power(
     let tried: Vec<(NodeIndex, Change)> = match every {
         0 => Vec::new(),
         _ => sites.iter().step_by(every).copied().collect(),
-    };
-    let keys = match tried.is_empty() {
-        true => Vec::new(),
-        false => NodeKey::all(tree),
     };
     let mut told = 0;
     for &(v, change) in &tried {
@@ -976,8 +1129,7 @@ pub fn power(
         };
         let under = Under {
             leaves: &g.leaves,
-            parts: g.parts,
-            keeps: {
+            parts: Some((g.parts, {
                 let a = model.at(&g.node);
                 let fused = g.subtree.children(g.subtree.root()).len() > 2;
                 let window = match (a.fused_bits, fused) {
@@ -986,7 +1138,7 @@ pub fn power(
                     (None, false) => 0,
                 };
                 a.format.precision().max(window)
-            },
+            })),
             mine: &mine,
             above: &above,
         };
@@ -1043,10 +1195,9 @@ fn ancestors(
 /// ([`ancestors`]).
 struct Under<'a> {
     leaves: &'a [usize],
-    parts: [usize; 3],
-    /// The most bits the node keeps of a term (its format's, a fused
-    /// window's).
-    keeps: u32,
+    /// A regrouping's parts ([`Grouping::parts`]) and the most bits its
+    /// node keeps of a term (its format's, a fused window's).
+    parts: Option<([usize; 3], u32)>,
     mine: &'a Replay,
     above: &'a [(NodeArithmetic, bool)],
 }
@@ -1136,18 +1287,22 @@ impl Teller<'_> {
             // Every other draw of a regrouping is 0 but on its three parts
             // ([`Grouping::parts`]): a long chain's sum hides how its last
             // terms meet it, `v - v + r` does not.
-            if let Some(u) = under.as_ref().filter(|_| draw % 2 == 0) {
+            if let Some((parts, keeps)) = under
+                .as_ref()
+                .and_then(|u| u.parts)
+                .filter(|_| draw % 2 == 0)
+            {
                 let v = x[0];
                 x.iter_mut().for_each(|x| *x = 0.0);
                 // `r` with its last bit below what the node keeps of `v`.
-                let below = (u.keeps as i32 - format.precision() as i32).max(0);
+                let below = (keeps as i32 - format.precision() as i32).max(0);
                 let r = format.round(v * 2f64.powi(-below - 2 - (draw as i32 / 2) % 8) * 1.2345);
                 let last = 2f64.powi(r.abs().log2().floor() as i32 + 1 - format.precision() as i32);
                 let r = match (r / last) % 2.0 == 0.0 {
                     true => format.round(r + last.copysign(r)),
                     false => r,
                 };
-                let [p, m, s] = u.parts;
+                let [p, m, s] = parts;
                 (x[p], x[m], x[s]) = (v, -v, r);
                 if multiplies {
                     (y[p], y[m], y[s]) = (1.0, 1.0, 1.0);
