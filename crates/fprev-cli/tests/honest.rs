@@ -424,22 +424,16 @@ fn a_confirmation_tells_the_model_from_its_nearest_alternatives() {
     );
 }
 
-/// Writes a tree file of `tree` (text) whose nodes add as `default` (a
-/// model's default node, JSON), but for `nodes` (its nodes that differ),
-/// to `dir/file`.
-fn tree_file(
-    dir: &std::path::Path,
-    file: &str,
-    tree: &str,
-    default: serde_json::Value,
-    nodes: serde_json::Value,
-) {
+/// Writes a tree file of `tree` (text) of f32 summands whose arithmetic
+/// is `model` (JSON: `default`, `nodes`, `products`, …) to `dir/file`.
+fn tree_file(dir: &std::path::Path, file: &str, tree: &str, mut model: serde_json::Value) {
     let tree: fprev::SummationTree = tree.parse().unwrap();
+    model["version"] = json!(4);
     let doc = json!({
         "n": tree.n(),
         "dtype": "f32",
         "tree": serde_json::from_str::<serde_json::Value>(&tree.to_json_tree()).unwrap(),
-        "arithmetic": {"version": 4, "default": default, "nodes": nodes},
+        "arithmetic": model,
     });
     std::fs::write(dir.join(file), doc.to_string()).unwrap();
 }
@@ -472,16 +466,11 @@ fn chain(n: usize, at: Option<usize>) -> String {
 fn a_check_tells_the_tree_from_a_regrouping_at_any_one_node() {
     let dir = TempDir::new().unwrap();
     let f32 = json!({"format": "f32", "rounding": "nearest-even"});
-    tree_file(
-        dir.path(),
-        "chain.json",
-        &chain(64, None),
-        f32.clone(),
-        json!([]),
-    );
+    let model = json!({"default": f32});
+    tree_file(dir.path(), "chain.json", &chain(64, None), model.clone());
     let regrouped = chain(64, Some(4));
     assert!(regrouped.contains("(((0+1)+3)+2)+4)"), "{regrouped}");
-    tree_file(dir.path(), "box.json", &regrouped, f32, json!([]));
+    tree_file(dir.path(), "box.json", &regrouped, model);
     let args = ["check", "chain.json", "replay:box.json", "--trials", "20"];
     let out = run_in(dir.path(), &args);
     let said = stdout(&out);
@@ -531,10 +520,10 @@ fn a_check_tells_a_fused_tree_from_a_child_moved_between_its_nodes() {
     let dir = TempDir::new().unwrap();
     let window = json!({"format": "f32", "rounding": "nearest-even", "fused_bits": 30});
     let steps = fused_chain(33, None);
-    tree_file(dir.path(), "steps.json", &steps, window.clone(), json!([]));
+    tree_file(dir.path(), "steps.json", &steps, json!({"default": window}));
     let moved = fused_chain(33, Some(1));
     assert!(moved.starts_with("((((((((0+1+2+3+4+5)+6+7+8)+"), "{moved}");
-    tree_file(dir.path(), "box.json", &moved, window, json!([]));
+    tree_file(dir.path(), "box.json", &moved, json!({"default": window}));
     let args = ["check", "steps.json", "replay:box.json", "--trials", "20"];
     let out = run_in(dir.path(), &args);
     let said = stdout(&out);
@@ -573,9 +562,15 @@ fn a_check_tells_a_model_from_its_group_of_differing_nodes_moved_by_one() {
     let f64 = |first: usize, size: usize| json!({"first": first, "size": size, "format": "f64", "rounding": "nearest-even"});
     let tree = pairwise(0, 256);
     let group = json!([f64(0, 2), f64(2, 2), f64(0, 4)]);
-    tree_file(dir.path(), "four.json", &tree, f32.clone(), group);
+    let four = json!({"default": f32, "nodes": group});
+    tree_file(dir.path(), "four.json", &tree, four);
     let grown = json!([f64(0, 2), f64(2, 2), f64(0, 4), f64(0, 8)]);
-    tree_file(dir.path(), "box.json", &tree, f32, grown);
+    tree_file(
+        dir.path(),
+        "box.json",
+        &tree,
+        json!({"default": f32, "nodes": grown}),
+    );
     let args = ["check", "four.json", "replay:box.json", "--trials", "20"];
     let out = run_in(dir.path(), &args);
     let said = stdout(&out);
@@ -590,6 +585,33 @@ fn a_check_tells_a_model_from_its_group_of_differing_nodes_moved_by_one() {
     for alternative in ["f32, 4 nodes f64", "f32, 2 nodes f64", "f32, 1 node f64"] {
         assert!(said.contains(alternative), "{alternative}: {said}");
     }
+}
+
+/// How products are rounded has nearest alternatives too: a dot product
+/// in f32 whose first product is rounded to f32 (an FMA loop starting its
+/// accumulator with a plain product) and the rest exact was confirmed
+/// against one whose products are all exact (`check --trials 20`, exit 0:
+/// the first product's rounding hides in the sum); every product exact is
+/// a nearest alternative now, searched with `x y` beside the negated
+/// product rounded (what the product has past f32, kept by an exact one),
+/// and refutes it (exit 1, naming it).
+#[test]
+fn a_check_tells_a_model_from_its_products_rounded_another_way() {
+    let dir = TempDir::new().unwrap();
+    let f32 = json!({"format": "f32", "rounding": "nearest-even"});
+    let tree = pairwise(0, 16);
+    let first = json!({"default": f32, "products": {"default": "exact", "leaves": {"0": "f32"}}});
+    tree_file(dir.path(), "first.json", &tree, first);
+    let exact = json!({"default": f32, "products": {"default": "exact"}});
+    tree_file(dir.path(), "box.json", &tree, exact);
+    let args = ["check", "first.json", "replay:box.json", "--trials", "20"];
+    let out = run_in(dir.path(), &args);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("an input made to tell the model from f32; products exact)"),
+        "{said}"
+    );
 }
 
 /// A sum that sorts its inputs by magnitude first meets every pair of

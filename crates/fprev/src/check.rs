@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 
 use petgraph::graph::NodeIndex;
 
-use crate::arith::{Arithmetic, NodeArithmetic, NodeKey};
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product};
 use crate::document::{Confirmation, TreeDocument};
 use crate::error::{Error, Result};
 use crate::format::{FUSED_FRACTION_BITS, Format};
@@ -835,16 +835,12 @@ fn relabelled(text: &str, leaves: &[usize]) -> String {
 /// has (its default, each other one), the same model with those nodes
 /// rounding the other way, keeping one bit more or one fewer below a
 /// fused node's largest term (where `tree` has fused nodes), or in the
-/// next narrower or wider format; each once, the model itself never.
-pub fn nearest_models(model: &Arithmetic, tree: &SummationTree) -> Vec<Arithmetic> {
+/// next narrower or wider format; and where the model says how the
+/// black box rounds its inputs (of `format`) or products, the next way
+/// either side ([`product_neighbours`], [`input_neighbours`]); each once,
+/// the model itself never.
+pub fn nearest_models(model: &Arithmetic, tree: &SummationTree, format: Format) -> Vec<Arithmetic> {
     use crate::arith::{MAX_FUSED_BITS, NodeArithmetic, Rounding};
-    const LADDER: [Format; 5] = [
-        Format::Bf16,
-        Format::F16,
-        Format::F32,
-        Format::F64,
-        Format::X87,
-    ];
     let fused = tree.widest() > 2;
     let neighbours = |a: NodeArithmetic| -> Vec<NodeArithmetic> {
         let mut out = vec![NodeArithmetic {
@@ -884,6 +880,11 @@ pub fn nearest_models(model: &Arithmetic, tree: &SummationTree) -> Vec<Arithmeti
         }
     }
     let mut models: Vec<Arithmetic> = Vec::new();
+    let mut push = |m: Arithmetic| {
+        if m != *model && !models.contains(&m) {
+            models.push(m);
+        }
+    };
     for (k, kind) in kinds.iter().enumerate() {
         for other in neighbours(*kind) {
             let mut m = model.clone();
@@ -897,12 +898,99 @@ pub fn nearest_models(model: &Arithmetic, tree: &SummationTree) -> Vec<Arithmeti
             // A node changed into the default is no longer named.
             let default = m.default;
             m.nodes.retain(|_, a| *a != default);
-            if m != *model && !models.contains(&m) {
-                models.push(m);
-            }
+            push(m);
+        }
+    }
+    if let Some(products) = &model.products {
+        let wide = std::iter::once(&model.default)
+            .chain(model.nodes.values())
+            .any(|a| a.format == Format::X87);
+        for p in product_neighbours(products.default, model.default.format, format, wide) {
+            push(Arithmetic {
+                products: Some(crate::arith::Products {
+                    default: p,
+                    ..products.clone()
+                }),
+                ..model.clone()
+            });
+        }
+        if !products.leaves.is_empty() {
+            push(Arithmetic {
+                products: Some(crate::arith::Products {
+                    default: products.default,
+                    leaves: Default::default(),
+                }),
+                ..model.clone()
+            });
+        }
+    }
+    if let Some(inputs) = model.inputs {
+        for i in input_neighbours(inputs, format) {
+            push(Arithmetic {
+                inputs: i,
+                ..model.clone()
+            });
         }
     }
     models
+}
+
+/// Formats a node, an input or a product rounds to, narrowest first.
+const LADDER: [Format; 5] = [
+    Format::Bf16,
+    Format::F16,
+    Format::F32,
+    Format::F64,
+    Format::X87,
+];
+
+/// The ways next to `product` of passing a product of two values of
+/// `format` to its addition, in a model whose nodes add in `acc`: along
+/// rounded to bf16, f16, f32, f64, x87 (where a node is `wide`, x87: only
+/// x87 nodes take a product's 64 bits), then exact, the one either side,
+/// and for an exact product, one rounded to `acc` (a multiply apart from
+/// the add); none that holds every such product whole where `product`
+/// does too (f32 products in f64 are exact), which no input tells apart.
+fn product_neighbours(product: Product, acc: Format, format: Format, wide: bool) -> Vec<Product> {
+    let whole = |p: Product| match p {
+        Product::Exact => true,
+        Product::Rounded(f) => f.precision() >= 2 * format.precision(),
+    };
+    let rungs: Vec<Product> = LADDER
+        .iter()
+        .filter(|&&f| wide || f != Format::X87)
+        .map(|&f| Product::Rounded(f))
+        .chain([Product::Exact])
+        .collect();
+    let mut out = Vec::new();
+    if let Some(at) = rungs.iter().position(|p| *p == product) {
+        out.extend(at.checked_sub(1).map(|k| rungs[k]));
+        out.extend(rungs.get(at + 1).copied());
+    }
+    if product == Product::Exact {
+        out.push(Product::Rounded(acc));
+    }
+    out.retain(|p| *p != product && !(whole(*p) && whole(product)));
+    out.dedup();
+    out
+}
+
+/// The ways next to rounding inputs of `format` to `inputs` first: using
+/// them as given, or rounding them to the next narrower or wider format,
+/// where that rounds them at all.
+fn input_neighbours(inputs: Format, format: Format) -> Vec<Option<Format>> {
+    let mut out = vec![None];
+    if let Some(at) = LADDER.iter().position(|f| *f == inputs) {
+        let near = [at.checked_sub(1), Some(at + 1)];
+        out.extend(
+            near.into_iter()
+                .flatten()
+                .filter_map(|k| LADDER.get(k))
+                .filter(|f| f.precision() < format.precision())
+                .map(|&f| Some(f)),
+        );
+    }
+    out
 }
 
 /// Groups of differing nodes whose alternatives are searched, at most,
@@ -1036,8 +1124,18 @@ pub fn power(
 ) -> Result<(Power, Option<Mismatch>)> {
     let format = probe.format();
     let multiplies = probe.as_dot().is_some() && model.products.is_some();
+    // Two summands an addition takes first, for inputs made to show how
+    // products are rounded.
+    let pair = tree
+        .post_order()
+        .into_iter()
+        .find_map(|v| match tree.children(v) {
+            [a, b] => Some((tree.node(*a).leaf?, tree.node(*b).leaf?)),
+            _ => None,
+        });
     let mut teller = Teller {
         claimed: Replay::with_arithmetic(tree, model).returning(format),
+        pair,
         probe,
         seed,
         row,
@@ -1054,7 +1152,7 @@ pub fn power(
     // once an alternative. Replays are made here, not calls: about 2^21
     // additions a search, at least one draw.
     let draws = ((1 << 20) / n.max(1)).clamp(1, POWER_DRAWS);
-    let models = nearest_models(model, tree);
+    let models = nearest_models(model, tree, format);
     for m in &models {
         let theirs = Replay::with_arithmetic(tree, m);
         let alternative = Alternative::Model(m.clone());
@@ -1219,6 +1317,7 @@ impl Under<'_> {
 /// What [`power`] asks the black box with, and what it found so far.
 struct Teller<'p> {
     claimed: Replay,
+    pair: Option<(usize, usize)>,
     probe: &'p mut dyn Probe,
     seed: u64,
     row: usize,
@@ -1307,6 +1406,19 @@ impl Teller<'_> {
                 if multiplies {
                     (y[p], y[m], y[s]) = (1.0, 1.0, 1.0);
                 }
+            }
+            // Every other draw for a whole tree that multiplies is 0 but on
+            // two summands an addition takes first, `x y` and the negated
+            // product rounded to the inputs' format: their sum is what the
+            // product has past that format, kept whole by an exact product
+            // and cut by a rounded one.
+            if let Some((i, j)) = self
+                .pair
+                .filter(|_| multiplies && under.is_none() && draw % 2 == 1)
+            {
+                let (a, b) = (x[i], y[i]);
+                x.iter_mut().for_each(|x| *x = 0.0);
+                (x[i], x[j], y[j]) = (a, -format.round(a * b), 1.0);
             }
             let (mine, theirs) = both(x, y, format, &mut self.scratch);
             if !same_bits(mine, theirs) {
@@ -1414,7 +1526,7 @@ mod tests {
     fn nearest_models_change_one_kind_of_node_one_step() {
         let tree: SummationTree = "((0+1)+(2+3))".parse().unwrap();
         let f32 = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
-        let words: Vec<String> = nearest_models(&f32, &tree)
+        let words: Vec<String> = nearest_models(&f32, &tree, Format::F32)
             .iter()
             .map(|m| m.to_string())
             .collect();
@@ -1424,13 +1536,26 @@ mod tests {
             fused_bits: Some(23),
             ..NodeArithmetic::ieee(Format::F32)
         });
-        let words: Vec<String> = nearest_models(&kept, &fused)
+        let words: Vec<String> = nearest_models(&kept, &fused, Format::F32)
             .iter()
             .map(|m| m.to_string())
             .collect();
         for w in ["f32 fused keeping 22 bits", "f32 fused keeping 24 bits"] {
             assert!(words.iter().any(|x| x == w), "{words:?}");
         }
+        // Exact products of f32 values: rounded to f32 is next to them,
+        // to x87 (or f64) is the same products.
+        let mut dot = f32.clone();
+        dot.products = Some(crate::arith::Products::from_leaves(&[Product::Exact; 4]));
+        let words: Vec<String> = nearest_models(&dot, &tree, Format::F32)
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        assert!(words.iter().any(|w| w == "f32; products f32"), "{words:?}");
+        assert!(
+            !words.iter().any(|w| w.contains("products x87")),
+            "{words:?}"
+        );
     }
 
     #[test]
