@@ -614,6 +614,60 @@ fn a_check_tells_a_model_from_its_products_rounded_another_way() {
     );
 }
 
+/// A tree file that holds a formula and no tree is checked with the same
+/// power as one that holds the tree: a formula-only file saying
+/// `sequential` at 64 summands, checked against a chain regrouped at its
+/// node of 4, said "ok" (exit 0, no alternative told apart); its
+/// regroupings are searched now (exit 1, naming the black box's). Past
+/// the nodes it builds for that, its nearest models are told apart from
+/// the formula and its regroupings said not tried.
+#[test]
+fn a_formula_only_tree_file_is_checked_against_its_nearest_alternatives() {
+    let dir = TempDir::new().unwrap();
+    let f32 = json!({"format": "f32", "rounding": "nearest-even"});
+    let formula_only = |n: usize, formula: &str| {
+        json!({
+            "n": n,
+            "dtype": "f32",
+            "inferred": {"formula": formula, "from": [64]},
+            "arithmetic": {"version": 4, "default": f32},
+        })
+        .to_string()
+    };
+    std::fs::write(dir.path().join("seq.json"), formula_only(64, "sequential")).unwrap();
+    tree_file(
+        dir.path(),
+        "box.json",
+        &chain(64, Some(4)),
+        json!({"default": f32}),
+    );
+    let args = ["check", "seq.json", "replay:box.json", "--trials", "20"];
+    let out = run_in(dir.path(), &args);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(
+            "to tell the model from the node of 4 summands from x0 added as (((0+1)+3)+2)"
+        ),
+        "{said}"
+    );
+    std::fs::write(
+        dir.path().join("big.json"),
+        formula_only(70_000, "pairwise"),
+    )
+    .unwrap();
+    let args = ["check", "big.json", "native:pairwise", "--trials", "4"];
+    let said = assert_code(&run_in(dir.path(), &args), 0);
+    assert!(
+        said.contains("nearest alternatives (f32 toward-zero; f16; f64)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("not distinguished from the tree regrouped at one node, any way: none tried"),
+        "{said}"
+    );
+}
+
 /// A sum that sorts its inputs by magnitude first meets every pair of
 /// masks (its largest summands) last, so its masked answers describe one
 /// fused node of all its summands; random inputs see another order. It was

@@ -79,7 +79,8 @@ pub fn power(p: &Power) -> String {
     }
     if !p.undistinguished.is_empty() {
         s += &format!(
-            "; not distinguished from {} (no input searched tells them apart)",
+            "; not distinguished from {} (no input searched told them apart, or none was \
+             searched where said)",
             list(&p.undistinguished)
         );
     }

@@ -155,7 +155,11 @@ fn accumulators(probe: &dyn Probe) -> impl Iterator<Item = Format> {
 /// arithmetic model where it has one, bit for bit ([`check_models`]),
 /// else in plain additions ([`check_row`]); replayed straight from its
 /// formula where the file holds one and the model streams
-/// ([`check_formula`]), else on its nodes, where they fit in memory.
+/// ([`check_formula`]), else on its nodes, where they fit in memory. Then
+/// told from its nearest alternatives as a tree is ([`with_power`]), its
+/// nodes built for that up to [`BUILT_FOR_POWER`] summands; past that,
+/// from its nearest models replayed from the formula, its regroupings
+/// said not tried ([`Alternative::Unbuilt`]).
 pub fn check_document(
     doc: &TreeDocument,
     probe: &mut dyn Probe,
@@ -167,7 +171,11 @@ pub fn check_document(
     if let Some(formula) = doc.formula()
         && models.iter().all(Replay::streams)
     {
-        return check_formula(formula, &models, probe, trials, seed, row);
+        let report = check_formula(formula, &models, probe, trials, seed, row)?;
+        return match doc.n() <= BUILT_FOR_POWER {
+            true => with_power(report, doc.tree(), probe, seed, row),
+            false => with_streamed_power(report, formula, probe, seed, row),
+        };
     }
     let tree = doc.buildable().map_err(|why| match doc.formula() {
         Some(_) => Error::Input(format!(
@@ -181,6 +189,72 @@ pub fn check_document(
         false => check_models(tree, &models, probe, trials, seed, row)?.0,
     };
     with_power(report, tree, probe, seed, row)
+}
+
+/// The most summands of a tree a formula gives whose nodes a check builds
+/// to tell it from its nearest alternatives (its regroupings need them):
+/// every regrouping of a pairwise tree fits the search's work to about
+/// here ([`GROUPING_WORK`]).
+pub const BUILT_FOR_POWER: usize = 1 << 16;
+
+/// [`with_power`] of a tree `formula` gives, its nodes not built: its
+/// nearest models are replayed from the formula (they stream, as the
+/// model does), and its regroupings are said not tried.
+pub fn with_streamed_power(
+    mut report: CheckReport,
+    formula: &Formula,
+    probe: &mut dyn Probe,
+    seed: u64,
+    row: usize,
+) -> Result<CheckReport> {
+    if report.mismatch.is_some() || report.trials == 0 {
+        return Ok(report);
+    }
+    let model = match (&report.model, report.accumulator) {
+        (Some(m), _) => m.clone(),
+        (None, Some(acc)) => Arithmetic::uniform(NodeArithmetic::ieee(acc)),
+        (None, None) => return Ok(report),
+    };
+    let (n, format) = (probe.n(), probe.format());
+    let Some(claimed) = Replay::of_formula(formula, n, &model) else {
+        return Ok(report);
+    };
+    let mut teller = Teller::new(claimed.returning(format), probe, seed, row, false, None);
+    let draws = ((1 << 20) / n.max(1)).clamp(1, POWER_DRAWS);
+    let mut mismatch = None;
+    for m in nearest_models(&model, formula.may_fuse(), format) {
+        let Some(theirs) = Replay::of_formula(formula, n, &m) else {
+            teller.power.undistinguished.push(Alternative::Model(m));
+            continue;
+        };
+        mismatch = teller.tell(Alternative::Model(m), theirs, None, draws)?;
+        if mismatch.is_some() {
+            break;
+        }
+    }
+    let mut power = teller.power;
+    if mismatch.is_none() {
+        power.undistinguished.push(Alternative::Unbuilt { n });
+    }
+    Ok(report_with(&mut report, power, mismatch))
+}
+
+/// `report` with `power` and, where an input made to tell an alternative
+/// apart failed, that mismatch (the trials counting those calls, no model
+/// or accumulator left).
+fn report_with(report: &mut CheckReport, power: Power, mismatch: Option<Mismatch>) -> CheckReport {
+    let mut report = std::mem::take(report);
+    if let Some(m) = mismatch {
+        report.trials += power.calls;
+        report.mismatch = Some(Mismatch {
+            trial: report.trials - 1,
+            ..m
+        });
+        report.model = None;
+        report.accumulator = None;
+    }
+    report.power = Some(power);
+    report
 }
 
 /// `report`, a check of `tree` that matched every trial, with what its
@@ -198,21 +272,11 @@ pub fn with_power(
     }
     let model = match (&report.model, report.accumulator) {
         (Some(m), _) => m.clone(),
-        (None, Some(acc)) => Arithmetic::uniform(crate::arith::NodeArithmetic::ieee(acc)),
+        (None, Some(acc)) => Arithmetic::uniform(NodeArithmetic::ieee(acc)),
         (None, None) => return Ok(report),
     };
     let (power, mismatch) = power(tree, &model, probe, seed, row)?;
-    if let Some(m) = mismatch {
-        report.trials += power.calls;
-        report.mismatch = Some(Mismatch {
-            trial: report.trials - 1,
-            ..m
-        });
-        report.model = None;
-        report.accumulator = None;
-    }
-    report.power = Some(power);
-    Ok(report)
+    Ok(report_with(&mut report, power, mismatch))
 }
 
 /// [`check_models()`] of the tree `formula` gives at the black box's `n`,
@@ -553,6 +617,12 @@ pub enum Alternative {
         /// How many.
         count: usize,
     },
+    /// Regroupings of a tree a formula gives whose nodes were not built
+    /// ([`BUILT_FOR_POWER`]): none was tried.
+    Unbuilt {
+        /// The tree's summands.
+        n: usize,
+    },
     /// Groups of differing nodes whose edges were not moved, past
     /// [`GROUPS`] of one kind ([`nearest_groups`]).
     GroupsNotTried {
@@ -587,6 +657,11 @@ impl std::fmt::Display for Alternative {
             Alternative::Regroupings { count } => {
                 write!(f, "the tree regrouped at one node, each of {count} ways")
             }
+            Alternative::Unbuilt { n } => write!(
+                f,
+                "the tree regrouped at one node, any way: none tried, the nodes of a \
+                 tree of {n} summands not built"
+            ),
             Alternative::GroupsNotTried { left } => write!(
                 f,
                 "{left} more groups of nodes that differ from the default, each changed: \
@@ -831,17 +906,17 @@ fn relabelled(text: &str, leaves: &[usize]) -> String {
     out
 }
 
-/// The nearest alternatives of `model` on `tree`: for each kind of node it
-/// has (its default, each other one), the same model with those nodes
-/// rounding the other way, keeping one bit more or one fewer below a
-/// fused node's largest term (where `tree` has fused nodes), or in the
+/// The nearest alternatives of `model` on a tree (`fused`: with fused
+/// nodes): for each kind of node it has (its default, each other one),
+/// the same model with those nodes rounding the other way, keeping one
+/// bit more or one fewer below a fused node's largest term (where the tree
+/// has fused nodes), or in the
 /// next narrower or wider format; and where the model says how the
 /// black box rounds its inputs (of `format`) or products, the next way
 /// either side ([`product_neighbours`], [`input_neighbours`]); each once,
 /// the model itself never.
-pub fn nearest_models(model: &Arithmetic, tree: &SummationTree, format: Format) -> Vec<Arithmetic> {
+pub fn nearest_models(model: &Arithmetic, fused: bool, format: Format) -> Vec<Arithmetic> {
     use crate::arith::{MAX_FUSED_BITS, NodeArithmetic, Rounding};
-    let fused = tree.widest() > 2;
     let neighbours = |a: NodeArithmetic| -> Vec<NodeArithmetic> {
         let mut out = vec![NodeArithmetic {
             rounding: match a.rounding {
@@ -1133,26 +1208,14 @@ pub fn power(
             [a, b] => Some((tree.node(*a).leaf?, tree.node(*b).leaf?)),
             _ => None,
         });
-    let mut teller = Teller {
-        claimed: Replay::with_arithmetic(tree, model).returning(format),
-        pair,
-        probe,
-        seed,
-        row,
-        multiplies,
-        starts: vec![0; row + 2],
-        out: vec![0.0; row + 1],
-        x: Vec::new(),
-        y: Vec::new(),
-        scratch: Vec::new(),
-        power: Power::default(),
-    };
+    let claimed = Replay::with_arithmetic(tree, model).returning(format);
+    let mut teller = Teller::new(claimed, probe, seed, row, multiplies, pair);
     let n = tree.n();
     // One alternative's replays at a time: a long tree is held twice, not
     // once an alternative. Replays are made here, not calls: about 2^21
     // additions a search, at least one draw.
     let draws = ((1 << 20) / n.max(1)).clamp(1, POWER_DRAWS);
-    let models = nearest_models(model, tree, format);
+    let models = nearest_models(model, tree.widest() > 2, format);
     for m in &models {
         let theirs = Replay::with_arithmetic(tree, m);
         let alternative = Alternative::Model(m.clone());
@@ -1330,7 +1393,35 @@ struct Teller<'p> {
     power: Power,
 }
 
-impl Teller<'_> {
+impl<'p> Teller<'p> {
+    /// Tells `claimed` (a replay returning the black box's format) from
+    /// alternatives by asking `probe` in row `row`, with inputs seeded by
+    /// `seed`, and where it `multiplies`, weights; `pair`: two summands an
+    /// addition takes first.
+    fn new(
+        claimed: Replay,
+        probe: &'p mut dyn Probe,
+        seed: u64,
+        row: usize,
+        multiplies: bool,
+        pair: Option<(usize, usize)>,
+    ) -> Self {
+        Teller {
+            claimed,
+            pair,
+            probe,
+            seed,
+            row,
+            multiplies,
+            starts: vec![0; row + 2],
+            out: vec![0.0; row + 1],
+            x: Vec::new(),
+            y: Vec::new(),
+            scratch: Vec::new(),
+            power: Power::default(),
+        }
+    }
+
     /// Searches up to `draws` random inputs for one on which `theirs` (a
     /// replay of the whole tree, or with `under`, of a node's subtree on
     /// its summands) gives other bits than the claimed model, and asks the
@@ -1526,7 +1617,7 @@ mod tests {
     fn nearest_models_change_one_kind_of_node_one_step() {
         let tree: SummationTree = "((0+1)+(2+3))".parse().unwrap();
         let f32 = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
-        let words: Vec<String> = nearest_models(&f32, &tree, Format::F32)
+        let words: Vec<String> = nearest_models(&f32, tree.widest() > 2, Format::F32)
             .iter()
             .map(|m| m.to_string())
             .collect();
@@ -1536,7 +1627,7 @@ mod tests {
             fused_bits: Some(23),
             ..NodeArithmetic::ieee(Format::F32)
         });
-        let words: Vec<String> = nearest_models(&kept, &fused, Format::F32)
+        let words: Vec<String> = nearest_models(&kept, fused.widest() > 2, Format::F32)
             .iter()
             .map(|m| m.to_string())
             .collect();
@@ -1547,7 +1638,7 @@ mod tests {
         // to x87 (or f64) is the same products.
         let mut dot = f32.clone();
         dot.products = Some(crate::arith::Products::from_leaves(&[Product::Exact; 4]));
-        let words: Vec<String> = nearest_models(&dot, &tree, Format::F32)
+        let words: Vec<String> = nearest_models(&dot, false, Format::F32)
             .iter()
             .map(|m| m.to_string())
             .collect();

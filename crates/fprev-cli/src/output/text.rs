@@ -93,7 +93,8 @@ impl Output for Text {
                 }
                 if !c.not_distinguished_from.is_empty() {
                     s += &format!(
-                        "# not distinguished from {}: no input searched tells them apart\n",
+                        "# not distinguished from {}: no input searched told them apart, or \
+                         none was searched where said\n",
                         c.not_distinguished_from.join("; ")
                     );
                 }
