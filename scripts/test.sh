@@ -29,11 +29,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 # The Python bridge's tests use real NumPy (ml_dtypes for bf16/fp8), JAX,
-# Polars and DuckDB, and Intel MKL. PyTorch is too heavy for CI: its tests skip, saying
-# so, when it is absent. maturin builds the Python package; pytest runs its
-# suite.
+# Polars and DuckDB, and Intel MKL; the tensor-core tests use MMA-Sim, the
+# bit-accurate simulator of GPU matrix instructions, which brings PyTorch
+# (about 5 GB and 2 minutes here), so PyTorch's CPU probes are tested too.
+# maturin builds the Python package; pytest runs its suite.
 need_pip=()
-for pkg in numpy ml_dtypes jax polars duckdb maturin pytest ipykernel nbclient nbformat; do
+for pkg in numpy ml_dtypes jax polars duckdb mmasim maturin pytest ipykernel nbclient nbformat; do
   python3 -c "import $pkg" 2>/dev/null || need_pip+=("$pkg")
 done
 # Intel MKL (a BLAS, no Python module) from the package index: blas:OP@mkl

@@ -24,6 +24,7 @@ pub(crate) fn described(
         rows,
         accumulator: accumulator.map(format).transpose()?,
         may_fuse: may_fuse.unwrap_or(true),
+        ..Described::default()
     })
 }
 

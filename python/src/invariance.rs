@@ -305,8 +305,7 @@ pub(crate) fn invariance(
             let mut open = |o: &ProbeOptions| {
                 let rows = Described {
                     rows: o.shape.map(|[m, _, _]| m),
-                    accumulator: None,
-                    may_fuse: true,
+                    ..Described::default()
                 };
                 opener(py, black_box, label, format, rows)(o)
             };

@@ -145,8 +145,10 @@ pub(crate) enum Command {
     /// when something does).
     #[command(after_help = INVARIANCE_EXAMPLES)]
     Invariance(InvarianceArgs),
-    /// List the probe specs this build knows, and whether each is usable here.
-    Probes,
+    /// List the probe specs this build knows, and whether each is usable
+    /// here; with a family's prefix (`fprev probes mma`), every spec of it
+    /// that it can list.
+    Probes(ProbesArgs),
     /// The cache of formulas explain and reveal --infer keep: list it,
     /// clear it, or say where it is.
     Cache(CacheArgs),
@@ -1036,4 +1038,10 @@ fn parse_shape(s: &str) -> std::result::Result<[usize; 3], String> {
             "'{s}' is not a shape: expected M,N,K, three positive whole numbers"
         )),
     }
+}
+
+#[derive(Args, Debug)]
+pub struct ProbesArgs {
+    /// A family's prefix (`mma`): list every spec of it, one a line
+    pub family: Option<String>,
 }

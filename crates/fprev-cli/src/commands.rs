@@ -19,7 +19,7 @@ use fprev::error::Result;
 use fprev::probe::{self, Offset, ProbeOptions};
 use fprev::variation::Variation;
 
-use crate::args::{Command, GuardArgs};
+use crate::args::{Command, GuardArgs, ProbesArgs};
 use crate::{guard, mpi_job, write};
 
 /// Runs `command` and returns the process exit status; an error's status
@@ -51,7 +51,34 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Invariance(a) => invariance::run(a),
         Command::Cache(a) => cache::run(a),
         Command::Answers(a) => reveal::answers(a),
-        Command::Probes => {
+        Command::Probes(ProbesArgs {
+            family: Some(prefix),
+        }) => {
+            let rows: Vec<_> = fprev::spec::FAMILIES
+                .iter()
+                .filter(|f| f.prefix == prefix)
+                .collect();
+            if rows.is_empty() {
+                let mut known: Vec<&str> = fprev::spec::FAMILIES.iter().map(|f| f.prefix).collect();
+                known.dedup();
+                return Err(fprev::Error::Input(format!(
+                    "no probe family '{prefix}': the families are {}",
+                    known.join(", ")
+                )));
+            }
+            for family in rows {
+                match family.members()? {
+                    Some(members) => {
+                        for m in members {
+                            write::println(format_args!("{m}"))?;
+                        }
+                    }
+                    None => write::println(format_args!("{}", family.pattern))?,
+                }
+            }
+            Ok(0)
+        }
+        Command::Probes(ProbesArgs { family: None }) => {
             for family in fprev::spec::FAMILIES {
                 let status = match family.available() {
                     Ok(()) => "available".to_string(),

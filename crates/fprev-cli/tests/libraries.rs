@@ -824,6 +824,28 @@ fn a_c_sum_rounding_toward_zero_right_to_left_is_revealed_and_modelled() {
     }
 }
 
+/// Past the summands masks that hold under truncation reach (2,046 of f32),
+/// a sum rounding toward zero is said to appear to truncate, with that
+/// reach, never "not a sum" (it was exit 3, "it does not compute a sum of
+/// its inputs").
+#[test]
+fn a_truncating_sum_past_the_masks_reach_is_said_to_truncate_not_to_be_no_sum() {
+    let dir = TempDir::new().unwrap();
+    let lib = build_library(dir.path(), "lib").display().to_string();
+    let spec = format!("dylib:{lib}:rz_rev_f32");
+    let out = run_in(dir.path(), &["reveal", &spec, "-n", "3000"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let said = stderr(&out);
+    assert!(!said.contains("not compute a sum"), "{said}");
+    assert!(
+        said.contains("appears to sum with additions that round toward zero")
+            && said.contains("only up to n = 2046")
+            && said.contains("give a smaller -n"),
+        "{said}"
+    );
+}
+
 /// Sums in x87's `long double` (64 significant bits), in C: each node is
 /// found to round to x87, the body of f64 nodes is told from its x87 tail,
 /// products rounded to 64 bits are told from exact ones, Kahan's loop in

@@ -32,7 +32,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::format::{FUSED_FRACTION_BITS, Format, fused_exact, fused_sum};
+use crate::format::{FUSED_FRACTION_BITS, Format, fused_exact_at, fused_sum, leading_exponent};
 
 mod extended;
 mod model;
@@ -80,6 +80,19 @@ pub struct NodeArithmetic {
     /// without taking its error off (as Kahan's textbook loop does).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub drops_error: bool,
+    /// Of a fused node of products: the format of their factors, whose
+    /// exponents align them. A tensor core aligns a product `x * y` at
+    /// `e(x) + e(y)` (a subnormal factor counting as the format's least
+    /// normal exponent), not at the product's own leading bit, which lies
+    /// one higher where the significands' product reaches 2: its window
+    /// then keeps one bit more of such products (MMA-Sim's T-FDPA).
+    /// `None`: every term aligns at its own leading bit.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "model::format_option"
+    )]
+    pub aligns_factors: Option<Format>,
 }
 
 impl NodeArithmetic {
@@ -91,6 +104,7 @@ impl NodeArithmetic {
             fused_bits: None,
             compensated: false,
             drops_error: false,
+            aligns_factors: None,
         }
     }
 
@@ -102,13 +116,50 @@ impl NodeArithmetic {
             [a, b] if self.fused_bits.is_none() => self.rounding.add(self.format, *a, *b),
             _ if terms.iter().any(|t| !t.is_finite()) => fused_sum(terms, self.format),
             _ => {
-                let bits = self.fused_bits.map_or(FUSED_FRACTION_BITS, |b| b as i32);
-                let exact = fused_exact(terms, bits);
-                match self.rounding {
-                    Rounding::NearestEven => self.format.round(exact),
-                    Rounding::TowardZero => truncate(self.format, exact),
-                }
+                let top = terms
+                    .iter()
+                    .filter(|t| **t != 0.0)
+                    .map(|t| leading_exponent(*t))
+                    .max();
+                top.map_or(0.0, |top| self.fused_at(terms, top))
             }
+        }
+    }
+
+    /// This fused node's result of `terms`, whose `x_i * y_i` products are
+    /// the operands `o < leaves` (the first `leaves` values are the
+    /// products of `x` and `y`): where the node aligns products by their
+    /// factors' exponents, its window starts at the largest such
+    /// exponent; elsewhere as [`NodeArithmetic::sum`].
+    pub fn sum_of_products(&self, terms: &[f64], operands: &[u32], xy: [&[f64]; 2]) -> f64 {
+        let Some(factors) = self
+            .aligns_factors
+            .filter(|_| terms.iter().all(|t| t.is_finite()))
+        else {
+            return self.sum(terms);
+        };
+        let leaves = xy[0].len();
+        let factor = |v: f64| leading_exponent(v).max(factors.min_normal().log2() as i32);
+        let top = terms
+            .iter()
+            .zip(operands)
+            .filter(|(t, _)| **t != 0.0)
+            .map(|(&t, &o)| match o as usize {
+                o if o < leaves => factor(xy[0][o]) + factor(xy[1][o]),
+                _ => leading_exponent(t),
+            })
+            .max();
+        top.map_or(0.0, |top| self.fused_at(terms, top))
+    }
+
+    /// The fused sum of finite `terms` in a window of this node's bits
+    /// below `2^top`, rounded as the node rounds.
+    fn fused_at(&self, terms: &[f64], top: i32) -> f64 {
+        let bits = self.fused_bits.map_or(FUSED_FRACTION_BITS, |b| b as i32);
+        let exact = fused_exact_at(terms, top, bits);
+        match self.rounding {
+            Rounding::NearestEven => self.format.round(exact),
+            Rounding::TowardZero => truncate(self.format, exact),
         }
     }
 }
@@ -128,6 +179,9 @@ impl fmt::Display for NodeArithmetic {
         }
         if self.drops_error {
             f.write_str(" dropping its error")?;
+        }
+        if let Some(format) = self.aligns_factors {
+            write!(f, " aligning products at their {format} factors' exponents")?;
         }
         Ok(())
     }

@@ -215,11 +215,11 @@ pub fn with_streamed_power(
         (None, Some(acc)) => Arithmetic::uniform(NodeArithmetic::ieee(acc)),
         (None, None) => return Ok(report),
     };
-    let (n, format) = (probe.n(), probe.format());
+    let (n, format, result) = (probe.n(), probe.format(), probe.result());
     let Some(claimed) = Replay::of_formula(formula, n, &model) else {
         return Ok(report);
     };
-    let mut teller = Teller::new(claimed.returning(format), probe, seed, row, false, None);
+    let mut teller = Teller::new(claimed.returning(result), probe, seed, row, false, None);
     let draws = ((1 << 20) / n.max(1)).clamp(1, POWER_DRAWS);
     let mut mismatch = None;
     for m in nearest_models(&model, formula.may_fuse(), format) {
@@ -412,14 +412,14 @@ fn check_replays(
         )));
     }
     let n = probe.n();
-    let format = probe.format();
-    // Each candidate returning the black box's format, and (made once the
+    let (format, result) = (probe.format(), probe.result());
+    // Each candidate returning the black box's result format, and (made once the
     // black box returns a value wider than that: Python's built-in sum of
     // float32 values returns a Python float) returning its root in f64.
     let mut candidates: Vec<(usize, Replay, Option<Replay>)> = candidates
         .into_iter()
         .enumerate()
-        .map(|(k, r)| (k, r.returning(format), None))
+        .map(|(k, r)| (k, r.returning(result), None))
         .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut scratch = Vec::new();
@@ -475,7 +475,7 @@ fn check_replays(
             let got = call(&mut *probe, &mut out)?;
             (got, replay_all(&mut scratch))
         };
-        let wider = got.is_finite() && format.round(got) != got;
+        let wider = got.is_finite() && result.round(got) != got;
         if wider {
             for ((_, narrow, wide), (_, result)) in candidates.iter_mut().zip(&mut replayed) {
                 if wide.is_none() {
@@ -1197,7 +1197,7 @@ pub fn power(
     seed: u64,
     row: usize,
 ) -> Result<(Power, Option<Mismatch>)> {
-    let format = probe.format();
+    let (format, result) = (probe.format(), probe.result());
     let multiplies = probe.as_dot().is_some() && model.products.is_some();
     // Two summands an addition takes first, for inputs made to show how
     // products are rounded.
@@ -1208,7 +1208,7 @@ pub fn power(
             [a, b] => Some((tree.node(*a).leaf?, tree.node(*b).leaf?)),
             _ => None,
         });
-    let claimed = Replay::with_arithmetic(tree, model).returning(format);
+    let claimed = Replay::with_arithmetic(tree, model).returning(result);
     let mut teller = Teller::new(claimed, probe, seed, row, multiplies, pair);
     let n = tree.n();
     // One alternative's replays at a time: a long tree is held twice, not
@@ -1435,27 +1435,27 @@ impl<'p> Teller<'p> {
         under: Option<Under>,
         draws: usize,
     ) -> Result<Option<Mismatch>> {
-        let (n, format) = (self.probe.n(), self.probe.format());
-        // A whole tree's replays return `format`; a subtree's, its root's
-        // value, which its ancestors take on.
+        let (n, format, result) = (self.probe.n(), self.probe.format(), self.probe.result());
+        // A whole tree's replays return the black box's `result`; a
+        // subtree's, its root's value, which its ancestors take on.
         let theirs = match under {
             Some(_) => theirs,
-            None => theirs.returning(format),
+            None => theirs.returning(result),
         };
         let k = under.as_ref().map_or(n, |u| u.leaves.len());
         let multiplies = self.multiplies;
         let claimed = &self.claimed;
         // Both results of `x` (times `y`) as the root returns them in
-        // `format`.
-        let both = |x: &[f64], y: &[f64], format: Format, scratch: &mut Vec<f64>| {
+        // `returned`.
+        let both = |x: &[f64], y: &[f64], returned: Format, scratch: &mut Vec<f64>| {
             let mut run = |r: &Replay| match multiplies {
                 true => r.dot_with(x, y, scratch),
                 false => r.sum_with(x, scratch),
             };
             match &under {
                 Some(u) => (
-                    u.at_root(run(u.mine), format),
-                    u.at_root(run(&theirs), format),
+                    u.at_root(run(u.mine), returned),
+                    u.at_root(run(&theirs), returned),
                 ),
                 None => (run(claimed), run(&theirs)),
             }
@@ -1511,7 +1511,7 @@ impl<'p> Teller<'p> {
                 x.iter_mut().for_each(|x| *x = 0.0);
                 (x[i], x[j], y[j]) = (a, -format.round(a * b), 1.0);
             }
-            let (mine, theirs) = both(x, y, format, &mut self.scratch);
+            let (mine, theirs) = both(x, y, result, &mut self.scratch);
             if !same_bits(mine, theirs) {
                 told = Some(kind);
                 break;
@@ -1549,10 +1549,10 @@ impl<'p> Teller<'p> {
         self.power.calls += 1;
         // A black box returning a wider value than its inputs (Python's
         // floats) is compared with replays returning their root in f64.
-        let wider = got.is_finite() && format.round(got) != got;
+        let wider = got.is_finite() && result.round(got) != got;
         let returning = match wider {
             true => Format::F64,
-            false => format,
+            false => result,
         };
         let replayed = match wider {
             true => replayed_by(

@@ -285,12 +285,19 @@ pub fn fused_exact(terms: &[f64], fraction_bits: i32) -> f64 {
     let Some(emax) = terms
         .iter()
         .filter(|t| **t != 0.0)
-        .map(|t| exponent(*t))
+        .map(|t| leading_exponent(*t))
         .max()
     else {
         return 0.0;
     };
-    let quantum_exp = emax - fraction_bits;
+    fused_exact_at(terms, emax, fraction_bits)
+}
+
+/// [`fused_exact`] with the window's top given: each term truncated toward
+/// zero to a multiple of `2^(top - fraction_bits)` (a term above `2^top`
+/// keeps its high bits), added exactly.
+pub fn fused_exact_at(terms: &[f64], top: i32, fraction_bits: i32) -> f64 {
+    let quantum_exp = top - fraction_bits;
     let sum: i128 = terms
         .iter()
         .map(|&t| scale_pow2(t, -quantum_exp).trunc() as i128)
@@ -298,8 +305,9 @@ pub fn fused_exact(terms: &[f64], fraction_bits: i32) -> f64 {
     scale_pow2(sum as f64, quantum_exp)
 }
 
-/// `floor(log2 |x|)` for finite non-zero `x`.
-fn exponent(x: f64) -> i32 {
+/// `floor(log2 |x|)` for finite non-zero `x`: the exponent of its leading
+/// bit.
+pub fn leading_exponent(x: f64) -> i32 {
     let bits = x.abs().to_bits();
     let biased = (bits >> 52) as i32;
     if biased == 0 {
@@ -373,7 +381,7 @@ mod tests {
     }
 
     fn ulp_at(format: Format, x: f64) -> f64 {
-        let e = exponent(x).max(emin(format));
+        let e = leading_exponent(x).max(emin(format));
         2f64.powi(e - format.precision() as i32 + 1)
     }
 

@@ -69,6 +69,14 @@ pub trait Probe {
         self.format()
     }
 
+    /// The format of the number it returns: its inputs' by default; the
+    /// accumulator's where it hands back its partial sum unrounded (a
+    /// tensor core's f32 result of f16 inputs). A replay of its order
+    /// rounds its root to this format before it is compared.
+    fn result(&self) -> Format {
+        self.format()
+    }
+
     /// Whether the black box may add in multi-term fused nodes (tensor-core
     /// style). A fused node keeps a fixed window of bits below its largest
     /// term, so the mask must outweigh the units by more than that window,
@@ -241,6 +249,10 @@ macro_rules! forward_probe {
         fn accumulator(&self) -> $crate::Format {
             let $w = self;
             $crate::probe::Probe::accumulator(&$inner)
+        }
+        fn result(&self) -> $crate::Format {
+            let $w = self;
+            $crate::probe::Probe::result(&$inner)
         }
         fn may_fuse(&self) -> bool {
             let $w = self;

@@ -452,6 +452,12 @@ impl Replay {
                     carried[values.len()] = error;
                     v
                 }
+                // A tensor core's window, aligned at its products' factors.
+                [a, b] if node.aligns_factors.is_some() && xy.len() == 2 => node.sum_of_products(
+                    &[values[a as usize], values[b as usize]],
+                    ops,
+                    [xy[0], xy[1]],
+                ),
                 [a, b] => {
                     let (a, b) = (a as usize, b as usize);
                     let inexact = |o: usize| o < rest.len() && rest[o] != 0.0;
@@ -470,7 +476,10 @@ impl Replay {
                 _ => {
                     terms.clear();
                     terms.extend(ops.iter().map(|&o| values[o as usize]));
-                    node.sum(&terms)
+                    match xy {
+                        [x, y] => node.sum_of_products(&terms, ops, [x, y]),
+                        _ => node.sum(&terms),
+                    }
                 }
             };
             values.push(v);

@@ -48,6 +48,7 @@ mod proof;
 mod skeleton;
 mod stack;
 mod subtree;
+mod truncation;
 
 use std::fmt;
 use std::str::FromStr;
@@ -460,15 +461,22 @@ fn reveal_with(
         Err(e) if matches!(e.plain(), Error::BlackBox(_)) && opts.algorithm == Algorithm::Fprev => {
             match reveal_toward_zero(&mut oracle, opts.pivot)? {
                 Some(t) => {
-                    notes.push(format!(
-                        "masked inputs fit no tree ({}); masks whose units survive additions \
-                         that round toward zero gave this one, one query per input, and its \
-                         additions truncating give the first masks' answers too (n - 1 inputs)",
-                        e.plain()
-                    ));
+                    notes.push(
+                        "masked inputs fit no tree, as a sum whose additions round toward \
+                         zero answers them (a unit meeting the negative mask is not absorbed); \
+                         masks whose units survive such additions gave this one, one query per \
+                         input, and its additions truncating give the first masks' answers too \
+                         (n - 1 inputs)"
+                            .into(),
+                    );
                     Ok(t)
                 }
-                None => Err(e),
+                // Past the sizes those masks reach, a truncating sum is said
+                // to be one, never "not a sum".
+                None => match truncation::past_reach(&mut oracle, opts.pivot, opts.row)? {
+                    Some(said) => return Err(said),
+                    None => Err(e),
+                },
             }
         }
         tree => tree,
@@ -582,7 +590,7 @@ fn explains_first_masks(oracle: &mut Oracle, tree: &SummationTree) -> Result<boo
         rounding: Rounding::TowardZero,
         ..NodeArithmetic::ieee(probe.accumulator())
     });
-    let replay = Replay::with_arithmetic(tree, &truncating).returning(probe.format());
+    let replay = Replay::with_arithmetic(tree, &truncating).returning(probe.result());
     // A leaf of each node, and for each node a leaf of its first child
     // with one of each other child.
     let mut leaf = vec![0; tree.graph().node_count()];

@@ -105,6 +105,7 @@ fn draw(rng: &mut ChaCha8Rng, formats: [Format; 2]) -> NodeArithmetic {
         fused_bits: None,
         compensated: false,
         drops_error: false,
+        aligns_factors: None,
     }
 }
 

@@ -226,6 +226,61 @@ fn a_tree_from_masks_that_hold_under_truncation_explains_the_first_masks_too() {
     assert_eq!(e.kind(), Kind::BlackBox, "{e}");
 }
 
+/// Past the summands masks that hold under truncation reach (2,046 of
+/// f32), a sum whose additions truncate is said to appear to, with that
+/// reach: 64 of its summands, the others 0, show it. It was "it does not
+/// compute a sum of its inputs". A black box that truncates in another
+/// order once its inputs span as many binades as masks do is not said to.
+#[test]
+fn a_truncating_sum_past_the_masks_reach_is_said_to_truncate() {
+    struct F32<F: FnMut(&[f64]) -> f64>(usize, F);
+    impl<F: FnMut(&[f64]) -> f64> Probe for F32<F> {
+        fn n(&self) -> usize {
+            self.0
+        }
+        fn format(&self) -> Format {
+            Format::F32
+        }
+        fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+            for (x, o) in inputs.chunks_exact(self.0).zip(out) {
+                *o = (self.1)(x);
+            }
+            Ok(())
+        }
+    }
+    let n = 3000;
+    let model = Arithmetic::uniform(NodeArithmetic {
+        rounding: Rounding::TowardZero,
+        ..NodeArithmetic::ieee(Format::F32)
+    });
+    let (tree, other) = (seeded_tree(n, 2, 3), seeded_tree(n, 2, 4));
+    let ours = Replay::with_arithmetic(&tree, &model).returning(Format::F32);
+    let theirs = Replay::with_arithmetic(&other, &model).returning(Format::F32);
+    let said = |f: &mut dyn FnMut(&[f64]) -> f64| match reveal(&mut F32(n, f), &Options::default())
+    {
+        Err(e) if e.kind() == Kind::BlackBox => e.to_string(),
+        other => panic!("not an error of the black box: {other:?}"),
+    };
+    let e = said(&mut |x| ours.sum(x));
+    assert!(!e.contains("not compute a sum"), "{e}");
+    assert!(
+        e.contains("appears to sum with additions that round toward zero")
+            && e.contains("64 of its summands")
+            && e.contains("only up to n = 2046"),
+        "{e}"
+    );
+    let e = said(&mut |x| {
+        let mut nonzero = x.iter().map(|v| v.abs()).filter(|&v| v > 0.0);
+        let first = nonzero.next().unwrap_or(0.0);
+        let (lo, hi) = nonzero.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        match hi > lo * 2f64.powi(60) {
+            true => theirs.sum(x),
+            false => ours.sum(x),
+        }
+    });
+    assert!(!e.contains("toward zero"), "{e}");
+}
+
 #[test]
 fn a_narrower_accumulator_than_declared_is_not_turned_into_a_tree() {
     // Declared f64, but every partial sum is rounded to bf16.

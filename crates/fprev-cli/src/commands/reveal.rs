@@ -127,8 +127,9 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             return Ok(code);
         }
         Err(e) if matches!(e.plain(), Error::BlackBox(_)) && !a.infer => {
+            // Its remedy worded in flags, then the hint.
             return Err(Error::BlackBox(
-                e.to_string() + &format_hint(&a.spec, &a.black_box.format),
+                crate::errors::line(&e) + &format_hint(&a.spec, &a.black_box.format),
             ));
         }
         Err(e) => return Err(e),

@@ -14,8 +14,9 @@ use crate::tree::SummationTree;
 
 /// The version of the model's file form this build writes; it reads every
 /// version up to this one. Version 2 adds `inputs` and `products`,
-/// version 3 `compensated`, version 4 the `x87` format.
-pub const MODEL_VERSION: u32 = 4;
+/// version 3 `compensated`, version 4 the `x87` format, version 5
+/// `aligns_factors`.
+pub const MODEL_VERSION: u32 = 5;
 
 /// A node named by its leaves: the smallest summand under it and how many
 /// there are. No two nodes of a tree share both.
@@ -264,6 +265,33 @@ impl Arithmetic {
         ends
     }
 
+    /// This model with every fused node (and every node keeping a fused
+    /// window) aligning its products at their `factors`' exponents (see
+    /// [`NodeArithmetic::aligns_factors`]), as a tensor core does.
+    pub fn aligning_factors(&self, factors: Format) -> Arithmetic {
+        let mut model = self.clone();
+        for a in std::iter::once(&mut model.default)
+            .chain(model.nodes.values_mut())
+            .filter(|a| a.fused_bits.is_some())
+        {
+            a.aligns_factors = Some(factors);
+        }
+        model
+    }
+
+    /// This model with every node keeping a fused window rounding its sum
+    /// by `rounding`.
+    pub fn rounding_fused(&self, rounding: Rounding) -> Arithmetic {
+        let mut model = self.clone();
+        for a in std::iter::once(&mut model.default)
+            .chain(model.nodes.values_mut())
+            .filter(|a| a.fused_bits.is_some())
+        {
+            a.rounding = rounding;
+        }
+        model
+    }
+
     /// This model with the compensated nodes among `keys` dropping their
     /// error (see [`NodeArithmetic::drops_error`]).
     pub fn dropping_error_at(&self, keys: &[NodeKey]) -> Arithmetic {
@@ -387,7 +415,7 @@ impl fmt::Display for Arithmetic {
     }
 }
 
-mod format_option {
+pub(super) mod format_option {
     use serde::{Deserialize, Deserializer, Serializer};
 
     use crate::format::Format;

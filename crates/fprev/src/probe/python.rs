@@ -34,12 +34,13 @@ use loading::{bridge, describe, library_module};
 use values::{Raw, number};
 
 /// The library adapters shipped inside the binary.
-const LIBRARIES: [(&str, &str); 5] = [
+const LIBRARIES: [(&str, &str); 6] = [
     ("numpy", include_str!("python/numpy.py")),
     ("jax", include_str!("python/jax.py")),
     ("torch", include_str!("python/torch.py")),
     ("polars", include_str!("python/polars.py")),
     ("duckdb", include_str!("python/duckdb.py")),
+    ("mma", include_str!("python/mma.py")),
 ];
 
 const BRIDGE: &str = include_str!("python/_bridge.py");
@@ -161,6 +162,20 @@ pub fn available(module: &str) -> std::result::Result<(), String> {
     })
 }
 
+/// Every spec the Python library `library` offers, where its adapter lists
+/// them (`mma:` lists each simulated instruction); `None` where it does not.
+pub fn members(library: &str) -> Result<Option<Vec<String>>> {
+    attach(|py| {
+        let fail = |e| describe(py, library, e, false);
+        let bridge = bridge(py).map_err(fail)?;
+        let module = library_module(py, library).map_err(fail)?;
+        bridge
+            .call_method1("members", (module,))
+            .and_then(|d| d.extract())
+            .map_err(fail)
+    })
+}
+
 /// What the Python library `library` (`numpy`, `jax`, `torch`) says of
 /// itself: its version, and what its adapter's `_facts()` adds (NumPy's
 /// BLAS and the CPU features its kernels dispatch on).
@@ -183,6 +198,7 @@ pub struct PythonProbe {
     n: usize,
     format: Format,
     accumulator: Format,
+    result: Format,
     may_fuse: bool,
     /// Rows one evaluation sums (the `fn(X)` form); `None`: one input a call.
     rows: Option<usize>,
@@ -355,6 +371,7 @@ impl PythonProbe {
         let Described {
             rows,
             accumulator,
+            result,
             may_fuse,
         } = described;
         if rows == Some(0) {
@@ -402,6 +419,7 @@ impl PythonProbe {
             n,
             format,
             accumulator: accumulator.unwrap_or(format),
+            result: result.unwrap_or(format),
             may_fuse,
             rows,
             raw: Raw::new(&raw, format).map_err(fail)?,
@@ -433,6 +451,9 @@ impl Probe for PythonProbe {
     }
     fn accumulator(&self) -> Format {
         self.accumulator
+    }
+    fn result(&self) -> Format {
+        self.result
     }
     fn may_fuse(&self) -> bool {
         self.may_fuse

@@ -168,6 +168,28 @@ impl Masks {
         )
     }
 
+    /// The most summands [`Masks::toward_zero`] fits in these formats (0
+    /// where none). Within each run of `n` from `2^(k-1) + 1` to `2^k`
+    /// the spacing `h` is one, and each condition holds up to some `n`:
+    /// that `n` is found by bisection, and the largest over the runs kept.
+    pub fn toward_zero_reach(input: Format, acc: Format, may_fuse: bool) -> usize {
+        let fits = |n: usize| Self::toward_zero(n, input, acc, may_fuse).is_some();
+        let mut reach = 0;
+        for k in 1..48 {
+            let (mut lo, mut hi) = ((1usize << (k - 1)) + 1, 1usize << k);
+            if !fits(lo) {
+                continue;
+            }
+            // fits(lo), and the largest fitting n of the run is in lo..=hi.
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if fits(mid) { lo = mid } else { hi = mid - 1 }
+            }
+            reach = lo;
+        }
+        reach
+    }
+
     /// The mask of pair `k` (0 for the first): `M / 2^k`.
     pub fn mask(&self, k: usize) -> f64 {
         self.m / 2f64.powi(k as i32)
@@ -238,5 +260,25 @@ impl Edits {
     /// Inputs ended so far.
     pub fn inputs(&self) -> usize {
         self.starts.len() - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reach_of_masks_that_hold_under_truncation_is_the_last_size_they_fit() {
+        for (format, reach) in [(Format::F32, 2046), (Format::F64, 1 << 25)] {
+            for may_fuse in [false, true] {
+                assert_eq!(
+                    Masks::toward_zero_reach(format, format, may_fuse),
+                    reach,
+                    "{format}"
+                );
+                assert!(Masks::toward_zero(reach, format, format, may_fuse).is_some());
+                assert!(Masks::toward_zero(reach + 1, format, format, may_fuse).is_none());
+            }
+        }
     }
 }

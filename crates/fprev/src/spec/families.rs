@@ -83,6 +83,17 @@ impl Family {
     pub fn available(&self) -> std::result::Result<(), String> {
         (self.available)()
     }
+
+    /// Every spec of this family, where it can list them (`mma:` lists each
+    /// simulated instruction); `None` where its pattern says all there is.
+    pub fn members(&self) -> crate::Result<Option<Vec<String>>> {
+        #[cfg(feature = "python")]
+        if self.grammar == Grammar::Op && crate::probe::python::serves(self.prefix) {
+            self.available().map_err(crate::Error::Input)?;
+            return crate::probe::python::members(self.prefix);
+        }
+        Ok(None)
+    }
 }
 
 impl std::fmt::Debug for Family {
@@ -361,6 +372,16 @@ pub static FAMILIES: &[Family] = &[
         "torch:sum|dot|gemv|gemm[:cuda]",
         "PyTorch, CPU or CUDA",
         "torch"
+    ),
+    #[cfg(feature = "python")]
+    python_row!(
+        "mma",
+        "mma:ARCH:INSTRUCTION",
+        "a GPU matrix instruction simulated bit for bit by MMA-Sim, chained along K (ARCH: \
+         volta turing ampere ada hopper blackwell rtx_blackwell cdna1 cdna2 cdna3; \
+         INSTRUCTION as MMA-Sim spells it, wgmma. and tcgen05. prefixed: `fprev reveal \
+         mma:ARCH` lists them)",
+        "mmasim"
     ),
     #[cfg(feature = "python")]
     Family {

@@ -26,6 +26,7 @@ Optional attributes:
 
     fn.rows = 1024          # the second form, M rows a call
     fn.accumulator = "f32"  # narrowest format partial sums are rounded to, if known
+    fn.result = "f32"       # the format of what it returns (default: dtype's)
     fn.may_fuse = False     # True if it may add in fused (tensor-core) nodes (default True)
     fn.weights = w          # the vector it multiplies by: a dot, GEMV or GEMM
 
@@ -116,7 +117,8 @@ def shifted(call, shape, dtype, offset):
 
 
 def open_library(module, op, n, dtype, shape, arg, column=None):
-    """The probe `LIBRARY:OP[:ARG]`: (callable, rows, accumulator, may_fuse)."""
+    """The probe `LIBRARY:OP[:ARG]`: (callable, rows, accumulator, result,
+    may_fuse, weights)."""
     factory = getattr(module, op, None)
     if op.startswith("_") or not callable(factory):
         offered = sorted(k for k, v in vars(module).items()
@@ -200,8 +202,8 @@ def follow(weights, make):
 def _described(fn, rows=None):
     rows = getattr(fn, "rows", None) if rows is None else rows
     call = fn if rows is None else _rows_checked(fn, int(rows))
-    return (call, rows, getattr(fn, "accumulator", None), bool(getattr(fn, "may_fuse", True)),
-            _weights(getattr(fn, "weights", None)))
+    return (call, rows, getattr(fn, "accumulator", None), getattr(fn, "result", None),
+            bool(getattr(fn, "may_fuse", True)), _weights(getattr(fn, "weights", None)))
 
 
 def _weights(w):
@@ -236,6 +238,13 @@ def _rows_checked(fn, rows):
         return np.ascontiguousarray(out)
 
     return call
+
+
+def members(adapter):
+    """Every spec the adapter offers where it lists them (`_members()`,
+    e.g. each instruction of `mma:`); None where it does not."""
+    own = getattr(adapter, "_members", None)
+    return [str(m) for m in own()] if callable(own) else None
 
 
 def facts(adapter, package):

@@ -24,7 +24,8 @@ pub(in crate::reveal) fn closer_than_plain(probe: &mut dyn Probe) -> Result<Opti
 }
 
 /// Whether the black box's order depends on the values, where `tree` (its
-/// masked answers) has fused nodes and no model replays it: a fused node
+/// masked answers) is one fused node of every summand and no model
+/// replays it: a fused node
 /// truncates summands far below its largest term, yet the black box,
 /// given a 1 and many summands too small to change it alone, keeps their
 /// sum, so it adds them among themselves first (a sum that sorts its
@@ -36,7 +37,10 @@ pub fn order_depends_on_values(
     tree: &SummationTree,
 ) -> Result<Option<Error>> {
     let widest = tree.widest();
-    if widest <= 2 || probe.n() < 3 {
+    // Its masks meet last, all at once: one fused node of every summand.
+    // A chain of narrower fused nodes (a tensor core's) is an order, and a
+    // window wider than the model's keeps the small summands too.
+    if widest <= 2 || widest < probe.n() {
         return Ok(None);
     }
     let fused = Arithmetic::uniform(NodeArithmetic::ieee(probe.accumulator()));
@@ -55,27 +59,53 @@ pub fn order_depends_on_values(
 
 /// The distance from the exact sum of the black box's results, and of a
 /// replay of `model`'s, summed over inputs made to tell a compensated sum
-/// from plain additions: one summand 1, every other a quarter of 1's ulp.
-/// Plain additions lose each quarter that meets the 1 alone; a compensated
-/// sum carries what it lost into the next addition and keeps nearly all.
+/// from plain additions: one summand 1, every other a quarter of 1's ulp
+/// in the accumulator. Plain additions lose each quarter that meets the 1
+/// alone; a compensated sum carries what it lost into the next addition
+/// and keeps nearly all. Where the input format cannot hold such a quarter
+/// (f16 inputs in an f32 accumulator, as tensor cores take them), a black
+/// box that multiplies forms it as a product of two normal numbers; one
+/// that does not cannot be asked, and both errors are 0.
 pub(super) fn errors_on_swamped_summands(
     tree: &SummationTree,
     model: &Arithmetic,
     probe: &mut dyn Probe,
 ) -> Result<(f64, f64)> {
     let format = probe.format();
+    let accumulator = probe.accumulator();
     let n = probe.n();
-    let replay = Replay::with_arithmetic(tree, model).returning(format);
-    let quarter = 2f64.powi(-(format.precision() as i32) - 1);
+    let replay = Replay::with_arithmetic(tree, model).returning(probe.result());
+    let quarter_exponent = -(accumulator.precision() as i32) - 1;
+    let quarter = 2f64.powi(quarter_exponent);
+    // The quarter as x * y: both factors normal numbers of the input format.
+    let factor = 2f64.powi(quarter_exponent / 2);
+    let (x_small, y_small) = if quarter >= format.min_normal() {
+        (quarter, 1.0)
+    } else if factor >= format.min_normal() && quarter / factor >= format.min_normal() {
+        (factor, quarter / factor)
+    } else {
+        return Ok((0.0, 0.0));
+    };
+    let as_products = y_small != 1.0;
+    if as_products && probe.as_dot().is_none() {
+        return Ok((0.0, 0.0));
+    }
     let mut out = [0.0];
     let (mut black_box, mut replayed) = (0.0, 0.0);
     for k in 0..n.min(8) {
-        let mut x = vec![quarter; n];
-        x[k * n / n.min(8)] = 1.0;
-        probe.sum(&x, &mut out)?;
-        let exact = exact_sum(&x);
+        let one = k * n / n.min(8);
+        let mut x = vec![x_small; n];
+        let mut y = vec![y_small; n];
+        x[one] = 1.0;
+        y[one] = 1.0;
+        let terms: Vec<f64> = x.iter().zip(&y).map(|(a, b)| a * b).collect();
+        match probe.as_dot() {
+            Some(dot) if as_products => dot.dot(&x, &y, &mut out)?,
+            _ => probe.sum(&x, &mut out)?,
+        }
+        let exact = exact_sum(&terms);
         black_box += (out[0] - exact).abs();
-        replayed += (replay.sum(&x) - exact).abs();
+        replayed += (replay.sum(&terms) - exact).abs();
     }
     Ok((black_box, replayed))
 }

@@ -146,9 +146,9 @@ pub(super) fn dropping_ends(
             first: 0,
             size: under.len(),
         };
-        let keeps = Replay::with_arithmetic(&sub, &sub_model).returning(format);
+        let keeps = Replay::with_arithmetic(&sub, &sub_model).returning(probe.result());
         let drops = Replay::with_arithmetic(&sub, &sub_model.dropping_error_at(&[sub_end]))
-            .returning(format);
+            .returning(probe.result());
         let mut asked = 0;
         let mut verdict = None;
         for draw in 0..DRAWS {

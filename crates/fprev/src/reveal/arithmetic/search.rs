@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products};
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
 use crate::check::check_models;
 use crate::error::{Error, Result};
 use crate::format::Format;
@@ -208,17 +208,31 @@ pub(super) fn reveal_products(
             products: Some(Products::from_leaves(&per_leaf)),
             ..found.model.clone()
         };
-        let (report, matched) = check_models(
-            tree,
-            std::slice::from_ref(&model),
-            &mut *leaves.probe,
-            opts.trials,
-            opts.seed,
-            0,
-        )?;
+        // Fused nodes may align their products at the factors' exponents
+        // (a tensor core does), which the products' own answers do not
+        // show; nor does a window as wide as the format show how its sums
+        // round.
+        let mut models = vec![model.clone()];
+        if tree.widest() > 2 {
+            let aligned = model.aligning_factors(leaves.probe.format());
+            let last = last_step_windowed(&aligned, tree);
+            for m in [aligned, last] {
+                for m in [
+                    m.rounding_fused(Rounding::TowardZero),
+                    m.rounding_fused(Rounding::NearestEven),
+                    m,
+                ] {
+                    if !models.contains(&m) {
+                        models.push(m);
+                    }
+                }
+            }
+        }
+        let (report, matched) =
+            check_models(tree, &models, &mut *leaves.probe, opts.trials, opts.seed, 0)?;
         trials += report.trials as u64;
-        if matched.is_some() {
-            found.model = model;
+        if let Some(k) = matched {
+            found.model = models.swap_remove(k);
             found.confirmation = report;
             found.products_asked = leaves.asked;
             found.calls += leaves.calls + trials;
@@ -309,4 +323,38 @@ fn fill_runs<T: Copy>(known: &[Option<T>]) -> Vec<T> {
             last.expect("one position asked")
         })
         .collect()
+}
+
+/// `model` with a fused chain's last step, a root of two terms (the running
+/// sum and the last product) that adds as a plain addition, computing as
+/// its fused child does: a tensor core's step of fewer products aligns and
+/// truncates them in its window too, which sums (`y = 1`) seldom show.
+fn last_step_windowed(model: &Arithmetic, tree: &SummationTree) -> Arithmetic {
+    let root = NodeKey {
+        first: 0,
+        size: tree.n(),
+    };
+    let children = tree.children(tree.root());
+    let fused_child = children
+        .iter()
+        .map(|&c| {
+            let node = tree.node(c);
+            model.at(&NodeKey {
+                first: node.min_leaf,
+                size: node.size,
+            })
+        })
+        .find(|a| a.fused_bits.is_some());
+    let mut windowed = model.clone();
+    if let Some(child) = fused_child
+        && children.len() == 2
+        && model.at(&root).fused_bits.is_none()
+    {
+        // The default names it where it computes as the default does.
+        windowed.nodes.remove(&root);
+        if child != windowed.default {
+            windowed.nodes.insert(root, child);
+        }
+    }
+    windowed
 }

@@ -1,0 +1,263 @@
+//! GPU matrix instructions through MMA-Sim, the bit-accurate simulator
+//! (`pip install mmasim`, installed by scripts/test.sh): each instruction's
+//! K-chain is revealed, its tree compared with the chain MMA-Sim's
+//! published parameters describe (groups of L products fused with the
+//! running sum), its model with MMA-Sim's F (bits kept) and rounding, and
+//! the model checked against the simulator on a thousand inputs, where
+//! each nearest alternative model must fail.
+#![cfg(feature = "python")]
+
+use fprev::arith::{Arithmetic, Rounding};
+use fprev::check::check_models;
+use fprev::probe::ProbeOptions;
+use fprev::reveal::arithmetic::{ArithOptions, reveal_arithmetic};
+use fprev::{Format, Options, SummationTree, reveal};
+
+/// An instruction and what MMA-Sim documents of it: its input format,
+/// the products each fused step takes (`L_max`), and the bits it keeps
+/// below the largest term (`F`); every one here rounds its f32 result
+/// toward zero.
+struct Instruction {
+    spec: &'static str,
+    format: Format,
+    group: usize,
+    bits: u32,
+}
+
+const INSTRUCTIONS: [Instruction; 7] = [
+    Instruction {
+        spec: "mma:volta:m8n8k4.f32.f16.f16.f32",
+        format: Format::F16,
+        group: 4,
+        bits: 23,
+    },
+    Instruction {
+        spec: "mma:turing:m16n8k8.f32.f16.f16.f32",
+        format: Format::F16,
+        group: 8,
+        bits: 24,
+    },
+    Instruction {
+        spec: "mma:ampere:m16n8k16.f32.bf16.bf16.f32",
+        format: Format::Bf16,
+        group: 8,
+        bits: 24,
+    },
+    Instruction {
+        spec: "mma:ada:m16n8k16.f32.f16.f16.f32",
+        format: Format::F16,
+        group: 8,
+        bits: 24,
+    },
+    Instruction {
+        spec: "mma:hopper:m16n8k16.f32.f16.f16.f32",
+        format: Format::F16,
+        group: 16,
+        bits: 25,
+    },
+    Instruction {
+        spec: "mma:hopper:wgmma.m64n8k16.f32.f16.f16",
+        format: Format::F16,
+        group: 16,
+        bits: 25,
+    },
+    Instruction {
+        spec: "mma:blackwell:m16n8k16.f32.bf16.bf16.f32",
+        format: Format::Bf16,
+        group: 16,
+        bits: 25,
+    },
+];
+
+fn mmasim_importable() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import mmasim"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The K-chain of `n` products in groups of `group`, written out: the
+/// first group fused alone (the instruction's C is 0), each later one
+/// fused with the running sum.
+fn chain(n: usize, group: usize) -> SummationTree {
+    let mut text = String::new();
+    for start in (0..n).step_by(group) {
+        let members: Vec<String> = (start..(start + group).min(n))
+            .map(|i| i.to_string())
+            .collect();
+        text = match start {
+            0 if members.len() == 1 => members[0].clone(),
+            0 => format!("({})", members.join("+")),
+            _ => format!("({text}+{})", members.join("+")),
+        };
+    }
+    text.parse().expect("a chain")
+}
+
+/// `model` with every fused node changed by `change`.
+fn changed(model: &Arithmetic, change: impl Fn(&mut fprev::arith::NodeArithmetic)) -> Arithmetic {
+    let mut m = model.clone();
+    for a in std::iter::once(&mut m.default).chain(m.nodes.values_mut()) {
+        if a.fused_bits.is_some() {
+            change(a);
+        }
+    }
+    m
+}
+
+#[test]
+fn each_architectures_chain_is_revealed_modelled_and_checked_against_the_simulator() {
+    assert!(
+        mmasim_importable(),
+        "MMA-Sim is not importable: scripts/test.sh installs it (python3 -m pip install mmasim)"
+    );
+    for ins in &INSTRUCTIONS {
+        // A chain of several instructions, the last part-filled; and one
+        // whose last step takes a single product.
+        for n in [4 * ins.group + 3, 2 * ins.group + 1] {
+            let what = format!("{} n = {n}", ins.spec);
+            let opts = ProbeOptions {
+                n: Some(n),
+                format: ins.format,
+                ..Default::default()
+            };
+            let mut bb = fprev::open(ins.spec, &opts).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let tree = reveal(&mut bb, &Options::default())
+                .unwrap_or_else(|e| panic!("{what}: {e}"))
+                .revealed()
+                .expect("an order")
+                .tree;
+            assert_eq!(
+                tree.to_string(),
+                chain(n, ins.group).to_string(),
+                "{what}: not the chain of {}-product groups",
+                ins.group
+            );
+            let found = reveal_arithmetic(&mut bb, &tree, &ArithOptions::default())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let model = found.model;
+            let fused = std::iter::once(&model.default)
+                .chain(model.nodes.values())
+                .filter(|a| a.fused_bits.is_some());
+            for a in fused {
+                assert_eq!(a.format, Format::F32, "{what}: {model}");
+                assert_eq!(a.rounding, Rounding::TowardZero, "{what}: {model}");
+                assert_eq!(a.fused_bits, Some(ins.bits), "{what}: {model}");
+                assert_eq!(a.aligns_factors, Some(ins.format), "{what}: {model}");
+            }
+            // The nearest alternatives, then the model, against the
+            // simulator: the first standing after every trial must be the
+            // model, so none of them stood.
+            let mut models = vec![
+                changed(&model, |a| a.fused_bits = Some(ins.bits - 1)),
+                changed(&model, |a| a.fused_bits = Some(ins.bits + 1)),
+                changed(&model, |a| a.rounding = Rounding::NearestEven),
+                changed(&model, |a| a.aligns_factors = None),
+            ];
+            models.push(model.clone());
+            let (report, first) = check_models(&tree, &models, &mut bb, 1000, 5, 0).unwrap();
+            assert_eq!(
+                first,
+                Some(models.len() - 1),
+                "{what}: after {} trials the first model standing is {first:?} of {}: {:?}",
+                report.trials,
+                models
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+                report.mismatch
+            );
+        }
+    }
+}
+
+#[test]
+fn a_wrong_instruction_or_format_is_refused_with_what_to_use() {
+    if !mmasim_importable() {
+        panic!("MMA-Sim is not importable: scripts/test.sh installs it");
+    }
+    let opts = |format| ProbeOptions {
+        n: Some(16),
+        format,
+        ..Default::default()
+    };
+    let err = |spec: &str, format| match fprev::open(spec, &opts(format)) {
+        Ok(_) => panic!("{spec} opened"),
+        Err(e) => e.to_string(),
+    };
+    let e = err("mma:hopper:m16n8k17.f32.f16.f16.f32", Format::F16);
+    assert!(e.contains("m16n8k16.f32.f16.f16.f32"), "{e}");
+    let e = err("mma:hopper:m16n8k16.f32.f16.f16.f32", Format::F32);
+    assert!(e.contains("--dtype f16"), "{e}");
+    let e = err("mma:pascal:m16n8k16.f32.f16.f16.f32", Format::F16);
+    assert!(e.contains("hopper") && e.contains("cdna3"), "{e}");
+}
+
+#[test]
+fn fprev_probes_mma_lists_every_instruction_the_simulator_offers() {
+    use assert_cmd::cargo::CommandCargoExt;
+    assert!(mmasim_importable(), "MMA-Sim is not importable");
+    let out = std::process::Command::cargo_bin("fprev")
+        .unwrap()
+        .args(["probes", "mma"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    // MMA-Sim's own tables, read here independently of fprev's adapter.
+    let expected = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "from mmasim.nv_ptx import isa_mma, isa_wgmma\n\
+             from mmasim.amd import isa_mfma\n\
+             print(sum(map(len, isa_mma.mma_shape_and_type.values())) + \
+             sum(map(len, isa_wgmma.wgmma_shape_and_type.values())))\n\
+             print(len(isa_mfma.cdna3_mfma_suffix))",
+        ])
+        .output()
+        .unwrap();
+    let counts: Vec<usize> = String::from_utf8(expected.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let nvidia_mma_wgmma = listed
+        .iter()
+        .filter(|s| !s.contains(":cdna") && !s.contains("tcgen05."))
+        .count();
+    assert_eq!(nvidia_mma_wgmma, counts[0]);
+    assert_eq!(
+        listed
+            .iter()
+            .filter(|s| s.starts_with("mma:cdna3:"))
+            .count(),
+        counts[1]
+    );
+    for spec in &listed {
+        assert!(spec.starts_with("mma:"), "{spec}");
+    }
+    // Each listed spec opens, or says why not (a sample: every 97th).
+    for spec in listed.iter().step_by(97) {
+        let opts = ProbeOptions {
+            n: Some(8),
+            format: Format::F16,
+            ..Default::default()
+        };
+        if let Err(e) = fprev::open(spec, &opts) {
+            let e = e.to_string();
+            assert!(
+                e.contains("--dtype") || e.contains("no format") || e.contains("types agree"),
+                "{spec}: {e}"
+            );
+        }
+    }
+}
