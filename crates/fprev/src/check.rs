@@ -629,9 +629,9 @@ pub enum Alternative {
         /// How many groups.
         left: usize,
     },
-    /// Regroupings at one node the search did not try, its work bounded
-    /// ([`GROUPING_WORK`]): all but each `every`-th of the tree's `of`
-    /// along [`grouping_sites`]' list (`every` 0: none was tried).
+    /// Regroupings at one node the search did not try: all but each
+    /// `every`-th of the tree's `of` along [`grouping_sites`]' list
+    /// (`every` 0: none was tried), and why.
     NotTried {
         /// How many were not tried.
         untried: usize,
@@ -639,7 +639,31 @@ pub enum Alternative {
         of: usize,
         /// Which were: the first and each `every`-th after it.
         every: usize,
+        /// Why the others were not.
+        why: Untried,
     },
+}
+
+/// Why regroupings were not tried ([`Alternative::NotTried`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Untried {
+    /// Their work is bounded ([`GROUPING_WORK`]).
+    Work,
+    /// A compensated model's chain would end at the node searched, which
+    /// in the tree it does not.
+    Compensated,
+}
+
+/// `2nd`, `8th`, `32nd`.
+fn ordinal(k: usize) -> String {
+    let suffix = match (k % 100, k % 10) {
+        (11..=13, _) => "th",
+        (_, 1) => "st",
+        (_, 2) => "nd",
+        (_, 3) => "rd",
+        _ => "th",
+    };
+    format!("{k}{suffix}")
 }
 
 /// `f32 toward-zero`; `the node of 3 summands from x4 added as ((4+5)+6)`;
@@ -667,16 +691,29 @@ impl std::fmt::Display for Alternative {
                 "{left} more groups of nodes that differ from the default, each changed: \
                  not tried"
             ),
-            Alternative::NotTried { of, every: 0, .. } => write!(
-                f,
-                "the tree regrouped at one node, any of {of} ways: none tried, the \
-                 search's work bounded"
-            ),
-            Alternative::NotTried { untried, of, every } => write!(
-                f,
-                "{untried} of the tree's {of} regroupings at one node, all but every \
-                 {every}th by node in post-order: not tried, the search's work bounded"
-            ),
+            Alternative::NotTried {
+                of,
+                every,
+                untried,
+                why,
+            } => {
+                let why = match why {
+                    Untried::Work => "the search's work bounded",
+                    Untried::Compensated => "a compensated chain's steps are searched only whole",
+                };
+                match every {
+                    0 => write!(
+                        f,
+                        "the tree regrouped at one node, any of {of} ways: none tried, {why}"
+                    ),
+                    _ => write!(
+                        f,
+                        "{untried} of the tree's {of} regroupings at one node, all but every \
+                         {} by node in post-order: not tried, {why}",
+                        ordinal(*every)
+                    ),
+                }
+            }
         }
     }
 }
@@ -1324,6 +1361,10 @@ pub fn power(
             untried: sites.len() - tried.len(),
             of: sites.len(),
             every,
+            why: match compensated {
+                true => Untried::Compensated,
+                false => Untried::Work,
+            },
         });
     }
     Ok((power, None))
@@ -1646,6 +1687,39 @@ mod tests {
         assert!(
             !words.iter().any(|w| w.contains("products x87")),
             "{words:?}"
+        );
+    }
+
+    #[test]
+    fn regroupings_not_tried_say_which_and_why() {
+        let words = |every, why| {
+            let of: usize = 4094;
+            let untried = of - of.div_ceil(every);
+            Alternative::NotTried {
+                untried,
+                of,
+                every,
+                why,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            words(32, Untried::Work),
+            "3966 of the tree's 4094 regroupings at one node, all but every 32nd by node in \
+             post-order: not tried, the search's work bounded"
+        );
+        assert!(words(8, Untried::Work).contains("every 8th"));
+        assert!(words(2, Untried::Work).contains("every 2nd"));
+        let none = Alternative::NotTried {
+            untried: 7,
+            of: 7,
+            every: 0,
+            why: Untried::Compensated,
+        };
+        assert_eq!(
+            none.to_string(),
+            "the tree regrouped at one node, any of 7 ways: none tried, a compensated \
+             chain's steps are searched only whole"
         );
     }
 
