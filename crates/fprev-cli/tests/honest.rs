@@ -8,6 +8,7 @@
 #[cfg(feature = "python")]
 use std::path::Path;
 
+use serde_json::json;
 use tempfile::TempDir;
 
 mod common;
@@ -412,7 +413,7 @@ fn a_confirmation_tells_the_model_from_its_nearest_alternatives() {
     }
     let out = run_in(dir.path(), &["check", "t.json", &spec, "--trials", "20"]);
     assert_code(&out, 0);
-    doc["arithmetic"]["default"]["rounding"] = serde_json::json!("toward-zero");
+    doc["arithmetic"]["default"]["rounding"] = json!("toward-zero");
     std::fs::write(dir.path().join("tz.json"), doc.to_string()).unwrap();
     let out = run_in(dir.path(), &["check", "tz.json", &spec, "--trials", "20"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
@@ -420,6 +421,250 @@ fn a_confirmation_tells_the_model_from_its_nearest_alternatives() {
         stdout(&out).contains("an input made to tell the model from f32 fused keeping 23 bits"),
         "{}",
         stdout(&out)
+    );
+}
+
+/// Writes a tree file of `tree` (text) of f32 summands whose arithmetic
+/// is `model` (JSON: `default`, `nodes`, `products`, …) to `dir/file`.
+fn tree_file(dir: &std::path::Path, file: &str, tree: &str, mut model: serde_json::Value) {
+    let tree: fprev::SummationTree = tree.parse().unwrap();
+    model["version"] = json!(4);
+    let doc = json!({
+        "n": tree.n(),
+        "dtype": "f32",
+        "tree": serde_json::from_str::<serde_json::Value>(&tree.to_json_tree()).unwrap(),
+        "arithmetic": model,
+    });
+    std::fs::write(dir.join(file), doc.to_string()).unwrap();
+}
+
+/// A left-to-right sum of `n` summands, regrouped at its node of `at`
+/// summands where given: that node adds its last summand before the one
+/// before it.
+fn chain(n: usize, at: Option<usize>) -> String {
+    let mut s = "0".to_string();
+    for k in 1..n {
+        s = match at == Some(k + 1) {
+            true => {
+                let inner = s.strip_prefix('(').unwrap().strip_suffix(')').unwrap();
+                let (rest, last) = inner.rsplit_once('+').unwrap();
+                format!("(({rest}+{k})+{last})")
+            }
+            false => format!("({s}+{k})"),
+        };
+    }
+    s
+}
+
+/// `check` tells a tree from its regrouping at any one node: a chain of
+/// 64 whose node of 4 summands adds its last two the other way round
+/// differs from the claimed chain on few random inputs, and the 8 nodes
+/// regrouped before (every 8th) skipped that one: `check --trials 20`
+/// exited 0. Each node is regrouped now, on inputs zero outside it: exit
+/// 1, naming the regrouping that the black box computes.
+#[test]
+fn a_check_tells_the_tree_from_a_regrouping_at_any_one_node() {
+    let dir = TempDir::new().unwrap();
+    let f32 = json!({"format": "f32", "rounding": "nearest-even"});
+    let model = json!({"default": f32});
+    tree_file(dir.path(), "chain.json", &chain(64, None), model.clone());
+    let regrouped = chain(64, Some(4));
+    assert!(regrouped.contains("(((0+1)+3)+2)+4)"), "{regrouped}");
+    tree_file(dir.path(), "box.json", &regrouped, model);
+    let args = ["check", "chain.json", "replay:box.json", "--trials", "20"];
+    let out = run_in(dir.path(), &args);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("an input made to tell the model from the node of 4 summands from x0 added as (((0+1)+3)+2)"),
+        "{said}"
+    );
+    // The chain itself is told from every one of its 62 regroupings.
+    let args = ["check", "chain.json", "replay:chain.json", "--trials", "20"];
+    let said = assert_code(&run_in(dir.path(), &args), 0);
+    assert!(
+        said.contains("the tree regrouped at one node, each of 62 ways"),
+        "{said}"
+    );
+    assert!(!said.contains("not distinguished"), "{said}");
+}
+
+/// A chain of fused nodes, a tensor core's: 5 summands, then 4 more a
+/// step, up to `n`; the first summand of the step `moved` (1-based, where
+/// given) taken by the step before instead.
+fn fused_chain(n: usize, moved: Option<usize>) -> String {
+    let mut steps: Vec<Vec<usize>> = vec![(0..5).collect()];
+    for at in (5..n).step_by(4) {
+        steps.push((at..n.min(at + 4)).collect());
+    }
+    if let Some(k) = moved {
+        let first = steps[k].remove(0);
+        steps[k - 1].push(first);
+    }
+    let terms = |s: &[usize]| s.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+    let mut text = format!("({})", terms(&steps[0]).join("+"));
+    for step in &steps[1..] {
+        text = format!("({text}+{})", terms(step).join("+"));
+    }
+    text
+}
+
+/// A child moved between two fused nodes is a nearest alternative of a
+/// fused tree: a chain of fused steps keeping 30 bits, whose black box
+/// adds its 6th summand in the first step rather than the second, passed
+/// `check --trials 20` (exit 0: random inputs rarely round the two apart,
+/// and no alternative moved a child); the move is searched now, on inputs
+/// zero outside the node, and refutes it (exit 1, naming a move there).
+#[test]
+fn a_check_tells_a_fused_tree_from_a_child_moved_between_its_nodes() {
+    let dir = TempDir::new().unwrap();
+    let window = json!({"format": "f32", "rounding": "nearest-even", "fused_bits": 30});
+    let steps = fused_chain(33, None);
+    tree_file(dir.path(), "steps.json", &steps, json!({"default": window}));
+    let moved = fused_chain(33, Some(1));
+    assert!(moved.starts_with("((((((((0+1+2+3+4+5)+6+7+8)+"), "{moved}");
+    tree_file(dir.path(), "box.json", &moved, json!({"default": window}));
+    let args = ["check", "steps.json", "replay:box.json", "--trials", "20"];
+    let out = run_in(dir.path(), &args);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        // Either move at the second step: up, ((0+1+2+3)+4+5+6+7+8), or
+        // down, the black box's own.
+        said.contains("to tell the model from the node of 9 summands from x0 added as ((0+1+2+3"),
+        "{said}"
+    );
+}
+
+/// Pairwise addition of `lo..hi`, as text.
+fn pairwise(lo: usize, hi: usize) -> String {
+    match hi - lo {
+        1 => lo.to_string(),
+        _ => {
+            let mid = (lo + hi) / 2;
+            format!("({}+{})", pairwise(lo, mid), pairwise(mid, hi))
+        }
+    }
+}
+
+/// A model whose nodes differ has for nearest alternatives each group of
+/// its differing nodes changed: in the default's arithmetic, or its edges
+/// moved by one node. A pairwise sum of 256 in f32 whose first 4 summands
+/// add in f64 was confirmed against a black box that adds its first 8 in
+/// f64 (`check --trials 20`, exit 0: the nearest alternatives changed
+/// every f64 node at once, and random inputs hide one node's format deep
+/// in the sum); the group grown by its parent is searched now, on inputs
+/// zero outside that parent, and refutes it (exit 1, naming it).
+#[test]
+fn a_check_tells_a_model_from_its_group_of_differing_nodes_moved_by_one() {
+    let dir = TempDir::new().unwrap();
+    let f32 = json!({"format": "f32", "rounding": "nearest-even"});
+    let f64 = |first: usize, size: usize| json!({"first": first, "size": size, "format": "f64", "rounding": "nearest-even"});
+    let tree = pairwise(0, 256);
+    let group = json!([f64(0, 2), f64(2, 2), f64(0, 4)]);
+    let four = json!({"default": f32, "nodes": group});
+    tree_file(dir.path(), "four.json", &tree, four);
+    let grown = json!([f64(0, 2), f64(2, 2), f64(0, 4), f64(0, 8)]);
+    tree_file(
+        dir.path(),
+        "box.json",
+        &tree,
+        json!({"default": f32, "nodes": grown}),
+    );
+    let args = ["check", "four.json", "replay:box.json", "--trials", "20"];
+    let out = run_in(dir.path(), &args);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("an input made to tell the model from f32, 4 nodes f64"),
+        "{said}"
+    );
+    // Told from each change of its group, which the box passes.
+    let args = ["check", "four.json", "replay:four.json", "--trials", "20"];
+    let said = assert_code(&run_in(dir.path(), &args), 0);
+    for alternative in ["f32, 4 nodes f64", "f32, 2 nodes f64", "f32, 1 node f64"] {
+        assert!(said.contains(alternative), "{alternative}: {said}");
+    }
+}
+
+/// How products are rounded has nearest alternatives too: a dot product
+/// in f32 whose first product is rounded to f32 (an FMA loop starting its
+/// accumulator with a plain product) and the rest exact was confirmed
+/// against one whose products are all exact (`check --trials 20`, exit 0:
+/// the first product's rounding hides in the sum); every product exact is
+/// a nearest alternative now, searched with `x y` beside the negated
+/// product rounded (what the product has past f32, kept by an exact one),
+/// and refutes it (exit 1, naming it).
+#[test]
+fn a_check_tells_a_model_from_its_products_rounded_another_way() {
+    let dir = TempDir::new().unwrap();
+    let f32 = json!({"format": "f32", "rounding": "nearest-even"});
+    let tree = pairwise(0, 16);
+    let first = json!({"default": f32, "products": {"default": "exact", "leaves": {"0": "f32"}}});
+    tree_file(dir.path(), "first.json", &tree, first);
+    let exact = json!({"default": f32, "products": {"default": "exact"}});
+    tree_file(dir.path(), "box.json", &tree, exact);
+    let args = ["check", "first.json", "replay:box.json", "--trials", "20"];
+    let out = run_in(dir.path(), &args);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("an input made to tell the model from f32; products exact)"),
+        "{said}"
+    );
+}
+
+/// A tree file that holds a formula and no tree is checked with the same
+/// power as one that holds the tree: a formula-only file saying
+/// `sequential` at 64 summands, checked against a chain regrouped at its
+/// node of 4, said "ok" (exit 0, no alternative told apart); its
+/// regroupings are searched now (exit 1, naming the black box's). Past
+/// the nodes it builds for that, its nearest models are told apart from
+/// the formula and its regroupings said not tried.
+#[test]
+fn a_formula_only_tree_file_is_checked_against_its_nearest_alternatives() {
+    let dir = TempDir::new().unwrap();
+    let f32 = json!({"format": "f32", "rounding": "nearest-even"});
+    let formula_only = |n: usize, formula: &str| {
+        json!({
+            "n": n,
+            "dtype": "f32",
+            "inferred": {"formula": formula, "from": [64]},
+            "arithmetic": {"version": 4, "default": f32},
+        })
+        .to_string()
+    };
+    std::fs::write(dir.path().join("seq.json"), formula_only(64, "sequential")).unwrap();
+    tree_file(
+        dir.path(),
+        "box.json",
+        &chain(64, Some(4)),
+        json!({"default": f32}),
+    );
+    let args = ["check", "seq.json", "replay:box.json", "--trials", "20"];
+    let out = run_in(dir.path(), &args);
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(
+            "to tell the model from the node of 4 summands from x0 added as (((0+1)+3)+2)"
+        ),
+        "{said}"
+    );
+    std::fs::write(
+        dir.path().join("big.json"),
+        formula_only(70_000, "pairwise"),
+    )
+    .unwrap();
+    let args = ["check", "big.json", "native:pairwise", "--trials", "4"];
+    let said = assert_code(&run_in(dir.path(), &args), 0);
+    assert!(
+        said.contains("nearest alternatives (f32 toward-zero; f16; f64)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("not distinguished from the tree regrouped at one node, any way: none tried"),
+        "{said}"
     );
 }
 

@@ -73,13 +73,14 @@ pub fn power(p: &Power) -> String {
     if !p.distinguished.is_empty() {
         s += &format!(
             "; inputs told it from its {} nearest alternatives ({})",
-            p.distinguished.len(),
+            p.told(),
             list(&p.distinguished)
         );
     }
     if !p.undistinguished.is_empty() {
         s += &format!(
-            "; not distinguished from {} (no input searched tells them apart)",
+            "; not distinguished from {} (no input searched told them apart, or none was \
+             searched where said)",
             list(&p.undistinguished)
         );
     }

@@ -17,10 +17,10 @@ use rand_chacha::ChaCha8Rng;
 
 use petgraph::graph::NodeIndex;
 
-use crate::arith::{Arithmetic, NodeKey};
+use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product};
 use crate::document::{Confirmation, TreeDocument};
 use crate::error::{Error, Result};
-use crate::format::Format;
+use crate::format::{FUSED_FRACTION_BITS, Format};
 use crate::formula::Formula;
 use crate::inputs::Inputs;
 use crate::probe::Probe;
@@ -155,7 +155,11 @@ fn accumulators(probe: &dyn Probe) -> impl Iterator<Item = Format> {
 /// arithmetic model where it has one, bit for bit ([`check_models`]),
 /// else in plain additions ([`check_row`]); replayed straight from its
 /// formula where the file holds one and the model streams
-/// ([`check_formula`]), else on its nodes, where they fit in memory.
+/// ([`check_formula`]), else on its nodes, where they fit in memory. Then
+/// told from its nearest alternatives as a tree is ([`with_power`]), its
+/// nodes built for that up to [`BUILT_FOR_POWER`] summands; past that,
+/// from its nearest models replayed from the formula, its regroupings
+/// said not tried ([`Alternative::Unbuilt`]).
 pub fn check_document(
     doc: &TreeDocument,
     probe: &mut dyn Probe,
@@ -167,7 +171,11 @@ pub fn check_document(
     if let Some(formula) = doc.formula()
         && models.iter().all(Replay::streams)
     {
-        return check_formula(formula, &models, probe, trials, seed, row);
+        let report = check_formula(formula, &models, probe, trials, seed, row)?;
+        return match doc.n() <= BUILT_FOR_POWER {
+            true => with_power(report, doc.tree(), probe, seed, row),
+            false => with_streamed_power(report, formula, probe, seed, row),
+        };
     }
     let tree = doc.buildable().map_err(|why| match doc.formula() {
         Some(_) => Error::Input(format!(
@@ -181,6 +189,72 @@ pub fn check_document(
         false => check_models(tree, &models, probe, trials, seed, row)?.0,
     };
     with_power(report, tree, probe, seed, row)
+}
+
+/// The most summands of a tree a formula gives whose nodes a check builds
+/// to tell it from its nearest alternatives (its regroupings need them):
+/// every regrouping of a pairwise tree fits the search's work to about
+/// here ([`GROUPING_WORK`]).
+pub const BUILT_FOR_POWER: usize = 1 << 16;
+
+/// [`with_power`] of a tree `formula` gives, its nodes not built: its
+/// nearest models are replayed from the formula (they stream, as the
+/// model does), and its regroupings are said not tried.
+pub fn with_streamed_power(
+    mut report: CheckReport,
+    formula: &Formula,
+    probe: &mut dyn Probe,
+    seed: u64,
+    row: usize,
+) -> Result<CheckReport> {
+    if report.mismatch.is_some() || report.trials == 0 {
+        return Ok(report);
+    }
+    let model = match (&report.model, report.accumulator) {
+        (Some(m), _) => m.clone(),
+        (None, Some(acc)) => Arithmetic::uniform(NodeArithmetic::ieee(acc)),
+        (None, None) => return Ok(report),
+    };
+    let (n, format, result) = (probe.n(), probe.format(), probe.result());
+    let Some(claimed) = Replay::of_formula(formula, n, &model) else {
+        return Ok(report);
+    };
+    let mut teller = Teller::new(claimed.returning(result), probe, seed, row, false, None);
+    let draws = ((1 << 20) / n.max(1)).clamp(1, POWER_DRAWS);
+    let mut mismatch = None;
+    for m in nearest_models(&model, formula.may_fuse(), format) {
+        let Some(theirs) = Replay::of_formula(formula, n, &m) else {
+            teller.power.undistinguished.push(Alternative::Model(m));
+            continue;
+        };
+        mismatch = teller.tell(Alternative::Model(m), theirs, None, draws)?;
+        if mismatch.is_some() {
+            break;
+        }
+    }
+    let mut power = teller.power;
+    if mismatch.is_none() {
+        power.undistinguished.push(Alternative::Unbuilt { n });
+    }
+    Ok(report_with(&mut report, power, mismatch))
+}
+
+/// `report` with `power` and, where an input made to tell an alternative
+/// apart failed, that mismatch (the trials counting those calls, no model
+/// or accumulator left).
+fn report_with(report: &mut CheckReport, power: Power, mismatch: Option<Mismatch>) -> CheckReport {
+    let mut report = std::mem::take(report);
+    if let Some(m) = mismatch {
+        report.trials += power.calls;
+        report.mismatch = Some(Mismatch {
+            trial: report.trials - 1,
+            ..m
+        });
+        report.model = None;
+        report.accumulator = None;
+    }
+    report.power = Some(power);
+    report
 }
 
 /// `report`, a check of `tree` that matched every trial, with what its
@@ -198,21 +272,11 @@ pub fn with_power(
     }
     let model = match (&report.model, report.accumulator) {
         (Some(m), _) => m.clone(),
-        (None, Some(acc)) => Arithmetic::uniform(crate::arith::NodeArithmetic::ieee(acc)),
+        (None, Some(acc)) => Arithmetic::uniform(NodeArithmetic::ieee(acc)),
         (None, None) => return Ok(report),
     };
     let (power, mismatch) = power(tree, &model, probe, seed, row)?;
-    if let Some(m) = mismatch {
-        report.trials += power.calls;
-        report.mismatch = Some(Mismatch {
-            trial: report.trials - 1,
-            ..m
-        });
-        report.model = None;
-        report.accumulator = None;
-    }
-    report.power = Some(power);
-    Ok(report)
+    Ok(report_with(&mut report, power, mismatch))
 }
 
 /// [`check_models()`] of the tree `formula` gives at the black box's `n`,
@@ -521,22 +585,91 @@ pub struct Power {
     pub calls: usize,
 }
 
+impl Power {
+    /// How many alternatives were told apart, one input each.
+    pub fn told(&self) -> usize {
+        self.distinguished
+            .iter()
+            .map(|a| match a {
+                Alternative::Regroupings { count } => *count,
+                _ => 1,
+            })
+            .sum()
+    }
+}
+
 /// One of a tree and model's nearest alternatives.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Alternative {
     /// The same tree, another model ([`nearest_models`]).
     Model(Arithmetic),
-    /// The same model, the tree regrouped at one node
-    /// ([`neighbour_groupings`]).
+    /// The same model, the tree regrouped at one node ([`grouping`]).
     Grouping {
         /// The node regrouped, by its leaves.
         node: NodeKey,
         /// Its subtree so regrouped, as text (empty where long).
         text: String,
     },
+    /// The same model, the tree regrouped at any one node, each way
+    /// ([`grouping_sites`]) searched and told apart on its own input: so
+    /// many of them.
+    Regroupings {
+        /// How many.
+        count: usize,
+    },
+    /// Regroupings of a tree a formula gives whose nodes were not built
+    /// ([`BUILT_FOR_POWER`]): none was tried.
+    Unbuilt {
+        /// The tree's summands.
+        n: usize,
+    },
+    /// Groups of differing nodes whose edges were not moved, past
+    /// [`GROUPS`] of one kind ([`nearest_groups`]).
+    GroupsNotTried {
+        /// How many groups.
+        left: usize,
+    },
+    /// Regroupings at one node the search did not try: all but each
+    /// `every`-th of the tree's `of` along [`grouping_sites`]' list
+    /// (`every` 0: none was tried), and why.
+    NotTried {
+        /// How many were not tried.
+        untried: usize,
+        /// How many the tree has.
+        of: usize,
+        /// Which were: the first and each `every`-th after it.
+        every: usize,
+        /// Why the others were not.
+        why: Untried,
+    },
 }
 
-/// `f32 toward-zero`; `the node of 3 summands from x4 added as ((4+5)+6)`.
+/// Why regroupings were not tried ([`Alternative::NotTried`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Untried {
+    /// Their work is bounded ([`GROUPING_WORK`]).
+    Work,
+    /// A compensated model's chain would end at the node searched, which
+    /// in the tree it does not.
+    Compensated,
+}
+
+/// `2nd`, `8th`, `32nd`.
+fn ordinal(k: usize) -> String {
+    let suffix = match (k % 100, k % 10) {
+        (11..=13, _) => "th",
+        (_, 1) => "st",
+        (_, 2) => "nd",
+        (_, 3) => "rd",
+        _ => "th",
+    };
+    format!("{k}{suffix}")
+}
+
+/// `f32 toward-zero`; `the node of 3 summands from x4 added as ((4+5)+6)`;
+/// `the tree regrouped at one node, each of 15 ways`; `3582 of the tree's
+/// 4094 regroupings at one node, all but every 8th by node in post-order:
+/// not tried, …`.
 impl std::fmt::Display for Alternative {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -545,19 +678,71 @@ impl std::fmt::Display for Alternative {
                 write!(f, "{node} regrouped")
             }
             Alternative::Grouping { node, text } => write!(f, "{node} added as {text}"),
+            Alternative::Regroupings { count } => {
+                write!(f, "the tree regrouped at one node, each of {count} ways")
+            }
+            Alternative::Unbuilt { n } => write!(
+                f,
+                "the tree regrouped at one node, any way: none tried, the nodes of a \
+                 tree of {n} summands not built"
+            ),
+            Alternative::GroupsNotTried { left } => write!(
+                f,
+                "{left} more groups of nodes that differ from the default, each changed: \
+                 not tried"
+            ),
+            Alternative::NotTried {
+                of,
+                every,
+                untried,
+                why,
+            } => {
+                let why = match why {
+                    Untried::Work => "the search's work bounded",
+                    Untried::Compensated => "a compensated chain's steps are searched only whole",
+                };
+                match every {
+                    0 => write!(
+                        f,
+                        "the tree regrouped at one node, any of {of} ways: none tried, {why}"
+                    ),
+                    _ => write!(
+                        f,
+                        "{untried} of the tree's {of} regroupings at one node, all but every \
+                         {} by node in post-order: not tried, {why}",
+                        ordinal(*every)
+                    ),
+                }
+            }
         }
     }
 }
 
-/// Nodes regrouped at most, evenly spread along the post-order; the most
-/// summands whose tree is regrouped; the longest subtree text an
+/// The work, in summands, the regroupings' search may take in all, at
+/// most: each tried costs the black box's `n` (its call, the claimed
+/// replay) and its node's summands four times (copied, compiled) and
+/// twice a draw, at least [`GROUPING_DRAWS`] of them, more while half the
+/// work is left ([`power`]); where all would take more, every `every`-th
+/// is tried ([`Alternative::NotTried`]). The longest subtree text an
 /// alternative names.
-const GROUPINGS: usize = 8;
-const GROUPINGS_UP_TO: usize = 1 << 16;
+const GROUPING_WORK: usize = 1 << 24;
+const GROUPING_DRAWS: usize = 2;
 const GROUPING_TEXT: usize = 60;
 
-/// A node of a tree and its subtree regrouped, as trees of their own over
-/// the node's summands (numbered `0..` in their order: `leaves`).
+/// How a tree regroups at one node ([`grouping_sites`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// A node adding `a` to an addition `c + d` adds `(a + c) + d`; a
+    /// fused node adds its first two children first.
+    Regroup,
+    /// A fused node's fused child hands its last child up to it.
+    Up,
+    /// A fused node hands its first other child down to its fused child.
+    Down,
+}
+
+/// A node of a tree and its subtree changed there, as trees of their own
+/// over the node's summands (numbered `0..` in their order: `leaves`).
 pub struct Grouping {
     /// The node, by its leaves.
     pub node: NodeKey,
@@ -565,77 +750,173 @@ pub struct Grouping {
     pub leaves: Vec<usize>,
     /// Its subtree.
     pub subtree: SummationTree,
-    /// Its subtree regrouped at its root.
+    /// Its subtree changed at its root.
     pub regrouped: SummationTree,
+    /// Three summands (of the subtree's), one in each of three parts the
+    /// change makes meet otherwise: given `v`, `-v` and a small `r`, the
+    /// subtree or its change adds `v` and `-v` first and keeps `r`, the
+    /// other rounds `r` to the scale of `v` ([`Teller::tell`]).
+    pub parts: [usize; 3],
 }
 
-/// The subtrees one regrouping away from `tree`'s, at up to [`GROUPINGS`]
-/// of its nodes spread along the post-order: a node adding `a` to an
-/// addition `c + d` becomes `(a + c) + d`; a fused node adds its first
-/// two children first. Inputs zero outside a node's summands tell such
-/// neighbours apart where a long sum's other roundings hide them.
-pub fn neighbour_groupings(tree: &SummationTree) -> Vec<Grouping> {
-    let binary_child = |t: &SummationTree, v: NodeIndex| {
-        let ch = t.children(v);
-        (ch.len() == 2)
-            .then(|| ch.iter().position(|&c| t.children(c).len() == 2))
-            .flatten()
-    };
-    let sites: Vec<NodeIndex> = tree
-        .post_order()
-        .into_iter()
-        .filter(|&v| tree.children(v).len() > 2 || binary_child(tree, v).is_some())
-        .collect();
-    let step = sites.len().div_ceil(GROUPINGS).max(1);
-    let keys = NodeKey::all(tree);
+/// Whether `v`'s children are two and one of them is an addition of two:
+/// that one's place.
+fn binary_child(t: &SummationTree, v: NodeIndex) -> Option<usize> {
+    let ch = t.children(v);
+    (ch.len() == 2)
+        .then(|| ch.iter().position(|&c| t.children(c).len() == 2))
+        .flatten()
+}
+
+/// The first fused child of a fused node `v`, where it has one.
+fn fused_child(t: &SummationTree, v: NodeIndex) -> Option<usize> {
+    let ch = t.children(v);
+    (ch.len() > 2)
+        .then(|| ch.iter().position(|&c| t.children(c).len() > 2))
+        .flatten()
+}
+
+/// Every way `tree` regroups at one node, by node in post-order: a node
+/// adding to an addition of two, or a fused node, regrouped
+/// ([`Change::Regroup`]); a fused node with a fused child, a child moved
+/// between the two either way ([`Change::Up`], [`Change::Down`]), as a
+/// tensor core's chain of fused nodes taking one term early or late.
+pub fn grouping_sites(tree: &SummationTree) -> Vec<(NodeIndex, Change)> {
+    let mut sites = Vec::new();
+    for v in tree.post_order() {
+        if fused_child(tree, v).is_some() {
+            sites.push((v, Change::Up));
+            sites.push((v, Change::Down));
+        }
+        if tree.children(v).len() > 2 || binary_child(tree, v).is_some() {
+            sites.push((v, Change::Regroup));
+        }
+    }
     sites
-        .iter()
-        .step_by(step)
-        .map(|&v| {
-            let subtree = tree.subtree(v);
-            let root = subtree.root();
-            let mut b = TreeBuilder::new(subtree.n());
-            let mut new: Vec<Option<NodeIndex>> = vec![None; subtree.graph().node_count()];
-            for i in 0..subtree.n() {
-                new[subtree.leaf(i).index()] = Some(b.leaf(i));
-            }
-            let at = |new: &[Option<NodeIndex>], c: NodeIndex| new[c.index()].expect("built");
-            let dissolved = binary_child(&subtree, root).map(|k| subtree.children(root)[k]);
-            for node in subtree.post_order() {
-                if Some(node) == dissolved || node == root {
-                    continue;
+}
+
+/// `tree`'s subtree at `v` and that subtree changed at its root as
+/// `change` says; `keys` are the tree's ([`NodeKey::all`]).
+pub fn grouping(tree: &SummationTree, keys: &[NodeKey], v: NodeIndex, change: Change) -> Grouping {
+    let subtree = tree.subtree(v);
+    let root = subtree.root();
+    let ch = subtree.children(root).to_vec();
+    // The child of the root that is not built as it is.
+    let changed = match change {
+        Change::Regroup => binary_child(&subtree, root).map(|k| ch[k]),
+        Change::Up | Change::Down => fused_child(&subtree, root).map(|k| ch[k]),
+    };
+    let mut b = TreeBuilder::new(subtree.n());
+    let mut new: Vec<Option<NodeIndex>> = vec![None; subtree.graph().node_count()];
+    for i in 0..subtree.n() {
+        new[subtree.leaf(i).index()] = Some(b.leaf(i));
+    }
+    let at = |new: &[Option<NodeIndex>], c: NodeIndex| new[c.index()].expect("built");
+    for node in subtree.post_order() {
+        if Some(node) == changed || node == root {
+            continue;
+        }
+        let children: Vec<NodeIndex> = subtree
+            .children(node)
+            .iter()
+            .map(|&c| at(&new, c))
+            .collect();
+        new[node.index()] = Some(b.sum(&children));
+    }
+    let top = match (change, changed) {
+        (Change::Regroup, Some(inner)) => {
+            let a = *ch.iter().find(|&&c| c != inner).expect("two children");
+            let (c, d) = (subtree.children(inner)[0], subtree.children(inner)[1]);
+            let ac = b.sum(&[at(&new, a), at(&new, c)]);
+            b.sum(&[ac, at(&new, d)])
+        }
+        (Change::Regroup, None) => {
+            let pair = b.sum(&[at(&new, ch[0]), at(&new, ch[1])]);
+            let mut rest = vec![pair];
+            rest.extend(ch[2..].iter().map(|&c| at(&new, c)));
+            b.sum(&rest)
+        }
+        (Change::Up, Some(w)) => {
+            let inner = subtree.children(w);
+            let (moved, kept) = inner.split_last().expect("a fused child");
+            let kept: Vec<NodeIndex> = kept.iter().map(|&c| at(&new, c)).collect();
+            let w2 = b.sum(&kept);
+            let mut top = Vec::with_capacity(ch.len() + 1);
+            for &c in &ch {
+                match c == w {
+                    true => top.extend([w2, at(&new, *moved)]),
+                    false => top.push(at(&new, c)),
                 }
-                let children: Vec<NodeIndex> = subtree
-                    .children(node)
-                    .iter()
-                    .map(|&c| at(&new, c))
-                    .collect();
-                new[node.index()] = Some(b.sum(&children));
             }
-            let ch = subtree.children(root);
-            let top = match dissolved {
-                Some(inner) => {
-                    let a = *ch.iter().find(|&&c| c != inner).expect("two children");
-                    let (c, d) = (subtree.children(inner)[0], subtree.children(inner)[1]);
-                    let ac = b.sum(&[at(&new, a), at(&new, c)]);
-                    b.sum(&[ac, at(&new, d)])
-                }
-                None => {
-                    let pair = b.sum(&[at(&new, ch[0]), at(&new, ch[1])]);
-                    let mut rest = vec![pair];
-                    rest.extend(ch[2..].iter().map(|&c| at(&new, c)));
-                    b.sum(&rest)
-                }
-            };
-            let regrouped = b.finish(top).expect("the same summands");
-            Grouping {
-                node: keys[v.index()],
-                leaves: tree.leaves_under(v),
-                subtree,
-                regrouped,
-            }
-        })
-        .collect()
+            b.sum(&top)
+        }
+        (Change::Down, Some(w)) => {
+            let moved = *ch.iter().find(|&&c| c != w).expect("three children");
+            let mut inner: Vec<NodeIndex> =
+                subtree.children(w).iter().map(|&c| at(&new, c)).collect();
+            inner.push(at(&new, moved));
+            let w2 = b.sum(&inner);
+            let top: Vec<NodeIndex> = ch
+                .iter()
+                .filter(|&&c| c != moved)
+                .map(|&c| if c == w { w2 } else { at(&new, c) })
+                .collect();
+            b.sum(&top)
+        }
+        (Change::Up | Change::Down, None) => unreachable!("a site has a fused child"),
+    };
+    let regrouped = b.finish(top).expect("the same summands");
+    // Regrouped, `a` meets `c` before `d`; the fused root's first two
+    // children meet first; moved up, the child meets the fused child's
+    // first one at the root, not inside; moved down, the child meets it
+    // inside, not at the root.
+    let first = |c: NodeIndex| subtree.node(c).min_leaf;
+    let others: Vec<NodeIndex> = ch.iter().copied().filter(|&c| Some(c) != changed).collect();
+    let parts = match (change, changed) {
+        (Change::Regroup, Some(inner)) => {
+            let (c, d) = (subtree.children(inner)[0], subtree.children(inner)[1]);
+            [first(others[0]), first(c), first(d)]
+        }
+        (Change::Regroup, None) => [first(ch[0]), first(ch[1]), first(ch[2])],
+        (Change::Up, Some(w)) => {
+            let inner = subtree.children(w);
+            [
+                first(inner[0]),
+                first(inner[inner.len() - 1]),
+                first(others[0]),
+            ]
+        }
+        (Change::Down, Some(w)) => [
+            first(subtree.children(w)[0]),
+            first(others[0]),
+            first(others[1]),
+        ],
+        (Change::Up | Change::Down, None) => unreachable!("a site has a fused child"),
+    };
+    Grouping {
+        node: keys[v.index()],
+        leaves: tree.leaves_under(v),
+        subtree,
+        regrouped,
+        parts,
+    }
+}
+
+/// Which of a tree's regroupings at one node ([`grouping_sites`]) the
+/// search tries: each `every`-th along the list (1: all), so that they
+/// take at most [`GROUPING_WORK`]; 0 where none fits.
+fn grouping_stride(tree: &SummationTree, sites: &[(NodeIndex, Change)]) -> usize {
+    let cost =
+        |&(v, _): &(NodeIndex, Change)| tree.n() + (4 + 2 * GROUPING_DRAWS) * tree.node(v).size;
+    let mut every = 1;
+    while every <= sites.len() {
+        let work: usize = sites.iter().step_by(every).map(cost).sum();
+        if work <= GROUPING_WORK {
+            return every;
+        }
+        every *= 2;
+    }
+    0
 }
 
 /// `text` (a tree's over summands `0..`) with each summand `i` written as
@@ -662,22 +943,17 @@ fn relabelled(text: &str, leaves: &[usize]) -> String {
     out
 }
 
-/// The nearest alternatives of `model` on `tree`: for each kind of node it
-/// has (its default, each other one), the same model with those nodes
-/// rounding the other way, keeping one bit more or one fewer below a
-/// fused node's largest term (where `tree` has fused nodes), or in the
-/// next narrower or wider format; each once, the model itself never.
-pub fn nearest_models(model: &Arithmetic, tree: &SummationTree) -> Vec<Arithmetic> {
+/// The nearest alternatives of `model` on a tree (`fused`: with fused
+/// nodes): for each kind of node it has (its default, each other one),
+/// the same model with those nodes rounding the other way, keeping one
+/// bit more or one fewer below a fused node's largest term (where the tree
+/// has fused nodes), or in the
+/// next narrower or wider format; and where the model says how the
+/// black box rounds its inputs (of `format`) or products, the next way
+/// either side ([`product_neighbours`], [`input_neighbours`]); each once,
+/// the model itself never.
+pub fn nearest_models(model: &Arithmetic, fused: bool, format: Format) -> Vec<Arithmetic> {
     use crate::arith::{MAX_FUSED_BITS, NodeArithmetic, Rounding};
-    use crate::format::FUSED_FRACTION_BITS;
-    const LADDER: [Format; 5] = [
-        Format::Bf16,
-        Format::F16,
-        Format::F32,
-        Format::F64,
-        Format::X87,
-    ];
-    let fused = tree.widest() > 2;
     let neighbours = |a: NodeArithmetic| -> Vec<NodeArithmetic> {
         let mut out = vec![NodeArithmetic {
             rounding: match a.rounding {
@@ -716,6 +992,11 @@ pub fn nearest_models(model: &Arithmetic, tree: &SummationTree) -> Vec<Arithmeti
         }
     }
     let mut models: Vec<Arithmetic> = Vec::new();
+    let mut push = |m: Arithmetic| {
+        if m != *model && !models.contains(&m) {
+            models.push(m);
+        }
+    };
     for (k, kind) in kinds.iter().enumerate() {
         for other in neighbours(*kind) {
             let mut m = model.clone();
@@ -726,12 +1007,208 @@ pub fn nearest_models(model: &Arithmetic, tree: &SummationTree) -> Vec<Arithmeti
                     *a = other;
                 }
             }
-            if m != *model && !models.contains(&m) {
-                models.push(m);
-            }
+            // A node changed into the default is no longer named.
+            let default = m.default;
+            m.nodes.retain(|_, a| *a != default);
+            push(m);
+        }
+    }
+    if let Some(products) = &model.products {
+        let wide = std::iter::once(&model.default)
+            .chain(model.nodes.values())
+            .any(|a| a.format == Format::X87);
+        for p in product_neighbours(products.default, model.default.format, format, wide) {
+            push(Arithmetic {
+                products: Some(crate::arith::Products {
+                    default: p,
+                    ..products.clone()
+                }),
+                ..model.clone()
+            });
+        }
+        if !products.leaves.is_empty() {
+            push(Arithmetic {
+                products: Some(crate::arith::Products {
+                    default: products.default,
+                    leaves: Default::default(),
+                }),
+                ..model.clone()
+            });
+        }
+    }
+    if let Some(inputs) = model.inputs {
+        for i in input_neighbours(inputs, format) {
+            push(Arithmetic {
+                inputs: i,
+                ..model.clone()
+            });
         }
     }
     models
+}
+
+/// Formats a node, an input or a product rounds to, narrowest first.
+const LADDER: [Format; 5] = [
+    Format::Bf16,
+    Format::F16,
+    Format::F32,
+    Format::F64,
+    Format::X87,
+];
+
+/// The ways next to `product` of passing a product of two values of
+/// `format` to its addition, in a model whose nodes add in `acc`: along
+/// rounded to bf16, f16, f32, f64, x87 (where a node is `wide`, x87: only
+/// x87 nodes take a product's 64 bits), then exact, the one either side,
+/// and for an exact product, one rounded to `acc` (a multiply apart from
+/// the add); none that holds every such product whole where `product`
+/// does too (f32 products in f64 are exact), which no input tells apart.
+fn product_neighbours(product: Product, acc: Format, format: Format, wide: bool) -> Vec<Product> {
+    let whole = |p: Product| match p {
+        Product::Exact => true,
+        Product::Rounded(f) => f.precision() >= 2 * format.precision(),
+    };
+    let rungs: Vec<Product> = LADDER
+        .iter()
+        .filter(|&&f| wide || f != Format::X87)
+        .map(|&f| Product::Rounded(f))
+        .chain([Product::Exact])
+        .collect();
+    let mut out = Vec::new();
+    if let Some(at) = rungs.iter().position(|p| *p == product) {
+        out.extend(at.checked_sub(1).map(|k| rungs[k]));
+        out.extend(rungs.get(at + 1).copied());
+    }
+    if product == Product::Exact {
+        out.push(Product::Rounded(acc));
+    }
+    out.retain(|p| *p != product && !(whole(*p) && whole(product)));
+    out.dedup();
+    out
+}
+
+/// The ways next to rounding inputs of `format` to `inputs` first: using
+/// them as given, or rounding them to the next narrower or wider format,
+/// where that rounds them at all.
+fn input_neighbours(inputs: Format, format: Format) -> Vec<Option<Format>> {
+    let mut out = vec![None];
+    if let Some(at) = LADDER.iter().position(|f| *f == inputs) {
+        let near = [at.checked_sub(1), Some(at + 1)];
+        out.extend(
+            near.into_iter()
+                .flatten()
+                .filter_map(|k| LADDER.get(k))
+                .filter(|f| f.precision() < format.precision())
+                .map(|&f| Some(f)),
+        );
+    }
+    out
+}
+
+/// Groups of differing nodes whose alternatives are searched, at most,
+/// for each kind of node a model has besides its default.
+const GROUPS: usize = 16;
+
+/// The nearest alternatives of a model whose nodes differ (a SIMD body in
+/// f32 and its tail in f64), each with the node its search is rooted at:
+/// for each group of nodes (connected, of one kind other than the
+/// default), up to [`GROUPS`] of a kind, the group in the default's
+/// arithmetic, and its edges moved by one node: its top node in the
+/// default's, or its parent in the group's; its lowest nodes in the
+/// default's, or their inner children in the group's. The root is the
+/// parent of the highest node changed (a node rounding as its parent does
+/// changes nothing until another term meets it), or the tree's root. Also
+/// how many groups were left out.
+pub fn nearest_groups(
+    model: &Arithmetic,
+    tree: &SummationTree,
+) -> (Vec<(Arithmetic, NodeIndex)>, usize) {
+    if model.is_uniform() {
+        return (Vec::new(), 0);
+    }
+    let keys = NodeKey::all(tree);
+    let at = |v: NodeIndex| model.at(&keys[v.index()]);
+    let differs = |v: NodeIndex| !tree.children(v).is_empty() && at(v) != model.default;
+    // Each differing node's group, by its top node: parents first.
+    let mut top: Vec<Option<NodeIndex>> = vec![None; tree.graph().node_count()];
+    let mut groups: Vec<(NodeIndex, Vec<NodeIndex>)> = Vec::new();
+    let mut order = tree.post_order();
+    order.reverse();
+    for &v in &order {
+        if !differs(v) {
+            continue;
+        }
+        let joined = tree
+            .parent(v)
+            .filter(|&p| differs(p) && at(p) == at(v))
+            .and_then(|p| top[p.index()]);
+        let t = joined.unwrap_or(v);
+        top[v.index()] = Some(t);
+        match groups.iter_mut().find(|(g, _)| *g == t) {
+            Some((_, members)) => members.push(v),
+            None => groups.push((t, vec![v])),
+        }
+    }
+    let mut kept: Vec<(NodeIndex, Vec<NodeIndex>)> = Vec::new();
+    let mut left = 0;
+    for g in groups {
+        match kept.iter().filter(|(t, _)| at(*t) == at(g.0)).count() < GROUPS {
+            true => kept.push(g),
+            false => left += 1,
+        }
+    }
+    let above = |v: NodeIndex| tree.parent(v).unwrap_or(v);
+    let mut out: Vec<(Arithmetic, NodeIndex)> = Vec::new();
+    for (t, members) in &kept {
+        let kind = at(*t);
+        let with = |changes: &[(NodeIndex, NodeArithmetic)]| {
+            let mut m = model.clone();
+            for &(v, a) in changes {
+                let key = keys[v.index()];
+                match a == m.default {
+                    true => m.nodes.remove(&key),
+                    false => m.nodes.insert(key, a),
+                };
+            }
+            m
+        };
+        let lowest: Vec<NodeIndex> = members
+            .iter()
+            .copied()
+            .filter(|&v| !tree.children(v).iter().any(|c| members.contains(c)))
+            .collect();
+        let below: Vec<NodeIndex> = lowest
+            .iter()
+            .flat_map(|&v| tree.children(v))
+            .copied()
+            .filter(|&c| !tree.children(c).is_empty() && !differs(c))
+            .collect();
+        let default = model.default;
+        let mut candidates = vec![
+            (
+                with(&members.iter().map(|&v| (v, default)).collect::<Vec<_>>()),
+                above(*t),
+            ),
+            (with(&[(*t, default)]), above(*t)),
+            (
+                with(&lowest.iter().map(|&v| (v, default)).collect::<Vec<_>>()),
+                above(*t),
+            ),
+            (
+                with(&below.iter().map(|&v| (v, kind)).collect::<Vec<_>>()),
+                above(*t),
+            ),
+        ];
+        if let Some(p) = tree.parent(*t).filter(|&p| !differs(p)) {
+            candidates.push((with(&[(p, kind)]), above(p)));
+        }
+        for (m, root) in candidates {
+            if m != *model && !out.iter().any(|(o, _)| *o == m) {
+                out.push((m, root));
+            }
+        }
+    }
+    (out, left)
 }
 
 /// Random inputs searched, at most, for one that tells a model from each
@@ -743,8 +1220,13 @@ pub const POWER_DRAWS: usize = 1024;
 /// each kind, and of each with every summand positive, whose sums carry
 /// past their largest term and round where cancelling ones do not), and
 /// asks the black box in row `row` each such input: it must give the
-/// model's bits. Returns what was told apart, and the first input the
-/// black box did not give the model's bits for.
+/// model's bits. Then the same for each change of a group of its nodes
+/// that differ ([`nearest_groups`]), and each of the tree's regroupings at
+/// one node ([`grouping_sites`]), with inputs zero outside a node's
+/// summands (the regroupings: every one of them where their work fits [`GROUPING_WORK`],
+/// else every `every`-th, the others said not tried). Returns what was
+/// told apart, and the first input the black box did not give the
+/// model's bits for.
 pub fn power(
     tree: &SummationTree,
     model: &Arithmetic,
@@ -752,128 +1234,407 @@ pub fn power(
     seed: u64,
     row: usize,
 ) -> Result<(Power, Option<Mismatch>)> {
-    let (n, format, result) = (probe.n(), probe.format(), probe.result());
-    let claimed = Replay::with_arithmetic(tree, model).returning(result);
+    let (format, result) = (probe.format(), probe.result());
     let multiplies = probe.as_dot().is_some() && model.products.is_some();
-    let mut power = Power::default();
-    let starts = vec![0; row + 2];
-    let mut out = vec![0.0; row + 1];
-    let (mut x, mut y, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
-    // A regrouping is searched on its node's summands alone (the others
-    // 0), under a model that names no node (the subtree's nodes are
-    // numbered anew); a whole subtree is copied for each, so only up to
-    // GROUPINGS_UP_TO summands.
-    let groupings = match model.is_uniform() && !multiplies && n <= GROUPINGS_UP_TO {
-        true => neighbour_groupings(tree),
-        false => Vec::new(),
-    };
-    let searches = nearest_models(model, tree)
+    // Two summands an addition takes first, for inputs made to show how
+    // products are rounded.
+    let pair = tree
+        .post_order()
         .into_iter()
-        .map(Search::Model)
-        .chain(groupings.into_iter().map(Search::Grouping));
+        .find_map(|v| match tree.children(v) {
+            [a, b] => Some((tree.node(*a).leaf?, tree.node(*b).leaf?)),
+            _ => None,
+        });
+    let claimed = Replay::with_arithmetic(tree, model).returning(result);
+    let mut teller = Teller::new(claimed, probe, seed, row, multiplies, pair);
+    let n = tree.n();
     // One alternative's replays at a time: a long tree is held twice, not
-    // once an alternative.
-    for search in searches {
-        let (alternative, mine, theirs, leaves) = match search {
-            Search::Model(m) => {
-                let theirs = Replay::with_arithmetic(tree, &m).returning(result);
-                (Alternative::Model(m), None, theirs, None)
+    // once an alternative. Replays are made here, not calls: about 2^21
+    // additions a search, at least one draw.
+    let draws = ((1 << 20) / n.max(1)).clamp(1, POWER_DRAWS);
+    let models = nearest_models(model, tree.widest() > 2, format);
+    for m in &models {
+        let theirs = Replay::with_arithmetic(tree, m);
+        let alternative = Alternative::Model(m.clone());
+        if let Some(mismatch) = teller.tell(alternative, theirs, None, draws)? {
+            return Ok((teller.power, Some(mismatch)));
+        }
+    }
+    // A regrouping, or a group of nodes changed, is searched on the
+    // summands of a node above it alone (the others 0), its subtree's
+    // nodes named anew; a compensated step's chain would end at that
+    // node, which in the tree it does not, so such a model's groups are
+    // searched on the whole tree and its regroupings not at all.
+    let compensated = std::iter::once(&model.default)
+        .chain(model.nodes.values())
+        .any(|a| a.compensated);
+    let keys = NodeKey::all(tree);
+    let (groups, left) = nearest_groups(model, tree);
+    for (m, at) in groups.into_iter().filter(|(m, _)| !models.contains(m)) {
+        let alternative = Alternative::Model(m.clone());
+        let found = match compensated {
+            true => teller.tell(alternative, Replay::with_arithmetic(tree, &m), None, draws)?,
+            false => {
+                let leaves = tree.leaves_under(at);
+                let subtree = tree.subtree(at);
+                let mine = Replay::with_arithmetic(&subtree, &model.restricted(&leaves));
+                let theirs = Replay::with_arithmetic(&subtree, &m.restricted(&leaves));
+                let above = ancestors(tree, &keys, model, at);
+                let under = Under {
+                    leaves: &leaves,
+                    parts: None,
+                    mine: &mine,
+                    above: &above,
+                };
+                let draws = ((1 << 20) / leaves.len()).clamp(1, POWER_DRAWS);
+                teller.tell(alternative, theirs, Some(under), draws)?
             }
-            Search::Grouping(g) => (
-                Alternative::Grouping {
-                    node: g.node,
-                    text: relabelled(&g.regrouped.to_text(), &g.leaves),
-                },
-                Some(Replay::with_arithmetic(&g.subtree, model).returning(result)),
-                Replay::with_arithmetic(&g.regrouped, model).returning(result),
-                Some(g.leaves),
-            ),
         };
-        let mine = mine.as_ref().unwrap_or(&claimed);
-        let k = leaves.as_ref().map_or(n, Vec::len);
-        // Replays are made here, not calls: about 2^21 additions a
-        // search, at least one draw.
-        let draws = ((1 << 20) / k.max(1)).clamp(1, POWER_DRAWS);
+        if let Some(mismatch) = found {
+            return Ok((teller.power, Some(mismatch)));
+        }
+    }
+    if left > 0 {
+        teller
+            .power
+            .undistinguished
+            .push(Alternative::GroupsNotTried { left });
+    }
+    let sites = grouping_sites(tree);
+    let every = match compensated {
+        true => 0,
+        false => grouping_stride(tree, &sites),
+    };
+    let tried: Vec<(NodeIndex, Change)> = match every {
+        0 => Vec::new(),
+        _ => sites.iter().step_by(every).copied().collect(),
+    };
+    let mut told = 0;
+    for &(v, change) in &tried {
+        let g = grouping(tree, &keys, v, change);
+        let local = model.restricted(&g.leaves);
+        let mine = Replay::with_arithmetic(&g.subtree, &local);
+        let theirs = Replay::with_arithmetic(&g.regrouped, &local);
+        let k = g.leaves.len();
+        let draws = (GROUPING_WORK / 2 / (tried.len() * 2 * k)).clamp(GROUPING_DRAWS, POWER_DRAWS);
+        let above = ancestors(tree, &keys, model, v);
+        let alternative = Alternative::Grouping {
+            node: g.node,
+            text: match k <= GROUPING_TEXT / 3 {
+                true => relabelled(&g.regrouped.to_text(), &g.leaves),
+                false => String::new(),
+            },
+        };
+        let under = Under {
+            leaves: &g.leaves,
+            parts: Some((g.parts, {
+                let a = model.at(&g.node);
+                let fused = g.subtree.children(g.subtree.root()).len() > 2;
+                let window = match (a.fused_bits, fused) {
+                    (Some(b), _) => b + 1,
+                    (None, true) => FUSED_FRACTION_BITS as u32 + 1,
+                    (None, false) => 0,
+                };
+                a.format.precision().max(window)
+            })),
+            mine: &mine,
+            above: &above,
+        };
+        let told_before = teller.power.distinguished.len();
+        if let Some(mismatch) = teller.tell(alternative, theirs, Some(under), draws)? {
+            return Ok((teller.power, Some(mismatch)));
+        }
+        // Regroupings told apart are counted, not each named.
+        if teller.power.distinguished.len() > told_before {
+            teller.power.distinguished.pop();
+            told += 1;
+        }
+    }
+    let mut power = teller.power;
+    if told > 0 {
+        power
+            .distinguished
+            .push(Alternative::Regroupings { count: told });
+    }
+    if tried.len() < sites.len() {
+        power.undistinguished.push(Alternative::NotTried {
+            untried: sites.len() - tried.len(),
+            of: sites.len(),
+            every,
+            why: match compensated {
+                true => Untried::Compensated,
+                false => Untried::Work,
+            },
+        });
+    }
+    Ok((power, None))
+}
+
+/// The arithmetic of `v`'s ancestors in `tree` under `model`, with whether
+/// each is fused, from `v`'s parent up, each once where it repeats: a value
+/// at `v` and 0 everywhere else reaches the root through them (rounding
+/// again in the same way changes nothing).
+fn ancestors(
+    tree: &SummationTree,
+    keys: &[NodeKey],
+    model: &Arithmetic,
+    v: NodeIndex,
+) -> Vec<(NodeArithmetic, bool)> {
+    let mut out: Vec<(NodeArithmetic, bool)> = Vec::new();
+    let mut at = v;
+    while let Some(p) = tree.parent(at) {
+        let step = (model.at(&keys[p.index()]), tree.children(p).len() > 2);
+        if out.last() != Some(&step) {
+            out.push(step);
+        }
+        at = p;
+    }
+    out
+}
+
+/// A regrouping's search: the node's summands in the tree, the claimed
+/// model's replay of the node's subtree, and its ancestors' arithmetic
+/// ([`ancestors`]).
+struct Under<'a> {
+    leaves: &'a [usize],
+    /// A regrouping's parts ([`Grouping::parts`]) and the most bits its
+    /// node keeps of a term (its format's, a fused window's).
+    parts: Option<([usize; 3], u32)>,
+    mine: &'a Replay,
+    above: &'a [(NodeArithmetic, bool)],
+}
+
+impl Under<'_> {
+    /// A subtree's value `v` as the root has it, the rest being 0,
+    /// returned in `format`.
+    fn at_root(&self, mut v: f64, format: Format) -> f64 {
+        for (a, fused) in self.above {
+            v = match fused {
+                true => a.sum(&[v, 0.0, 0.0]),
+                false => a.sum(&[v, 0.0]),
+            };
+        }
+        format.round(v)
+    }
+}
+
+/// What [`power`] asks the black box with, and what it found so far.
+struct Teller<'p> {
+    claimed: Replay,
+    pair: Option<(usize, usize)>,
+    probe: &'p mut dyn Probe,
+    seed: u64,
+    row: usize,
+    multiplies: bool,
+    starts: Vec<usize>,
+    out: Vec<f64>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    scratch: Vec<f64>,
+    power: Power,
+}
+
+impl<'p> Teller<'p> {
+    /// Tells `claimed` (a replay returning the black box's format) from
+    /// alternatives by asking `probe` in row `row`, with inputs seeded by
+    /// `seed`, and where it `multiplies`, weights; `pair`: two summands an
+    /// addition takes first.
+    fn new(
+        claimed: Replay,
+        probe: &'p mut dyn Probe,
+        seed: u64,
+        row: usize,
+        multiplies: bool,
+        pair: Option<(usize, usize)>,
+    ) -> Self {
+        Teller {
+            claimed,
+            pair,
+            probe,
+            seed,
+            row,
+            multiplies,
+            starts: vec![0; row + 2],
+            out: vec![0.0; row + 1],
+            x: Vec::new(),
+            y: Vec::new(),
+            scratch: Vec::new(),
+            power: Power::default(),
+        }
+    }
+
+    /// Searches up to `draws` random inputs for one on which `theirs` (a
+    /// replay of the whole tree, or with `under`, of a node's subtree on
+    /// its summands) gives other bits than the claimed model, and asks the
+    /// black box that input: told apart, `alternative` is added to what
+    /// was distinguished, else to what was not; the black box failing it,
+    /// that mismatch.
+    fn tell(
+        &mut self,
+        alternative: Alternative,
+        theirs: Replay,
+        under: Option<Under>,
+        draws: usize,
+    ) -> Result<Option<Mismatch>> {
+        let (n, format, result) = (self.probe.n(), self.probe.format(), self.probe.result());
+        // A whole tree's replays return the black box's `result`; a
+        // subtree's, its root's value, which its ancestors take on.
+        let theirs = match under {
+            Some(_) => theirs,
+            None => theirs.returning(result),
+        };
+        let k = under.as_ref().map_or(n, |u| u.leaves.len());
+        let multiplies = self.multiplies;
+        let claimed = &self.claimed;
+        // Both results of `x` (times `y`) as the root returns them in
+        // `returned`.
+        let both = |x: &[f64], y: &[f64], returned: Format, scratch: &mut Vec<f64>| {
+            let mut run = |r: &Replay| match multiplies {
+                true => r.dot_with(x, y, scratch),
+                false => r.sum_with(x, scratch),
+            };
+            match &under {
+                Some(u) => (
+                    u.at_root(run(u.mine), returned),
+                    u.at_root(run(&theirs), returned),
+                ),
+                None => (run(claimed), run(&theirs)),
+            }
+        };
         // The same inputs for every alternative, in the same order.
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_0fb1_7500);
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ 0x5eed_0fb1_7500);
+        let (x, y) = (&mut self.x, &mut self.y);
         let mut told = None;
         for draw in 0..draws {
             let kind = Inputs::ALL[draw % Inputs::ALL.len()];
-            kind.draw_into(format, k, &mut rng, &mut x);
+            kind.draw_into(format, k, &mut rng, x);
             if (draw / Inputs::ALL.len()) % 2 == 1 {
                 x.iter_mut().for_each(|v| *v = v.abs());
             }
-            if multiplies {
-                Inputs::Close.draw_into(format, k, &mut rng, &mut y);
+            match multiplies {
+                true => Inputs::Close.draw_into(format, k, &mut rng, y),
+                false => y.clear(),
             }
-            let mut run = |r: &Replay| match multiplies {
-                true => r.dot_with(&x, &y, &mut scratch),
-                false => r.sum_with(&x, &mut scratch),
-            };
-            if !same_bits(run(mine), run(&theirs)) {
+            // Every other draw of a regrouping is 0 but on its three parts
+            // ([`Grouping::parts`]): a long chain's sum hides how its last
+            // terms meet it, `v - v + r` does not.
+            if let Some((parts, keeps)) = under
+                .as_ref()
+                .and_then(|u| u.parts)
+                .filter(|_| draw % 2 == 0)
+            {
+                let v = x[0];
+                x.iter_mut().for_each(|x| *x = 0.0);
+                // `r` with its last bit below what the node keeps of `v`.
+                let below = (keeps as i32 - format.precision() as i32).max(0);
+                let r = format.round(v * 2f64.powi(-below - 2 - (draw as i32 / 2) % 8) * 1.2345);
+                let last = 2f64.powi(r.abs().log2().floor() as i32 + 1 - format.precision() as i32);
+                let r = match (r / last) % 2.0 == 0.0 {
+                    true => format.round(r + last.copysign(r)),
+                    false => r,
+                };
+                let [p, m, s] = parts;
+                (x[p], x[m], x[s]) = (v, -v, r);
+                if multiplies {
+                    (y[p], y[m], y[s]) = (1.0, 1.0, 1.0);
+                }
+            }
+            // Every other draw for a whole tree that multiplies is 0 but on
+            // two summands an addition takes first, `x y` and the negated
+            // product rounded to the inputs' format: their sum is what the
+            // product has past that format, kept whole by an exact product
+            // and cut by a rounded one.
+            if let Some((i, j)) = self
+                .pair
+                .filter(|_| multiplies && under.is_none() && draw % 2 == 1)
+            {
+                let (a, b) = (x[i], y[i]);
+                x.iter_mut().for_each(|x| *x = 0.0);
+                (x[i], x[j], y[j]) = (a, -format.round(a * b), 1.0);
+            }
+            let (mine, theirs) = both(x, y, result, &mut self.scratch);
+            if !same_bits(mine, theirs) {
                 told = Some(kind);
                 break;
             }
         }
         let Some(kind) = told else {
-            power.undistinguished.push(alternative);
-            continue;
+            self.power.undistinguished.push(alternative);
+            return Ok(None);
         };
-        let input = match &leaves {
-            Some(leaves) => {
+        let (input, weights) = match &under {
+            Some(u) => {
                 let mut full = vec![0.0; n];
-                for (&i, &v) in leaves.iter().zip(&x) {
+                for (&i, &v) in u.leaves.iter().zip(x.iter()) {
                     full[i] = v;
                 }
-                full
+                let weights = multiplies.then(|| {
+                    let mut ones = vec![1.0; n];
+                    for (&i, &v) in u.leaves.iter().zip(y.iter()) {
+                        ones[i] = v;
+                    }
+                    ones
+                });
+                (full, weights)
             }
-            None => x.clone(),
+            None => (x.clone(), multiplies.then(|| y.clone())),
         };
-        let weights = multiplies.then_some(y.as_slice());
-        let got = call_row(probe, &input, weights, row, &starts, &mut out)?;
-        power.calls += 1;
+        let got = call_row(
+            &mut *self.probe,
+            &input,
+            weights.as_deref(),
+            self.row,
+            &self.starts,
+            &mut self.out,
+        )?;
+        self.power.calls += 1;
         // A black box returning a wider value than its inputs (Python's
         // floats) is compared with replays returning their root in f64.
         let wider = got.is_finite() && result.round(got) != got;
-        let returning = |r: &Replay| match wider {
-            true => r.clone().returning(Format::F64),
-            false => r.clone(),
+        let returning = match wider {
+            true => Format::F64,
+            false => result,
         };
-        let replayed = replayed_by(&returning(&claimed), &input, weights, &mut scratch);
-        let gives = match leaves {
-            Some(_) => returning(&theirs).sum_with(&x, &mut scratch),
-            None => replayed_by(&returning(&theirs), &input, weights, &mut scratch),
+        let replayed = match wider {
+            true => replayed_by(
+                &self.claimed.clone().returning(returning),
+                &input,
+                weights.as_deref(),
+                &mut self.scratch,
+            ),
+            false => replayed_by(&self.claimed, &input, weights.as_deref(), &mut self.scratch),
+        };
+        let gives = match &under {
+            Some(_) => both(x, y, returning, &mut self.scratch).1,
+            None if !wider => replayed_by(&theirs, &input, weights.as_deref(), &mut self.scratch),
+            None => replayed_by(
+                &theirs.clone().returning(returning),
+                &input,
+                weights.as_deref(),
+                &mut self.scratch,
+            ),
         };
         if same_bits(gives, replayed) {
             // Told apart only in the inputs' format, which it does not
-            // return.
-            power.undistinguished.push(alternative);
-            continue;
+            // return, or only below the node.
+            self.power.undistinguished.push(alternative);
+            return Ok(None);
         }
         if !same_bits(got, replayed) {
-            let mismatch = Mismatch {
-                trial: power.calls - 1,
+            return Ok(Some(Mismatch {
+                trial: self.power.calls - 1,
                 kind,
                 input,
-                weights: multiplies.then_some(y),
+                weights,
                 replayed,
-                accumulator: claimed.accumulator(),
+                accumulator: self.claimed.accumulator(),
                 black_box: got,
                 against: Some((alternative, gives)),
-            };
-            return Ok((power, Some(mismatch)));
+            }));
         }
-        power.distinguished.push(alternative);
+        self.power.distinguished.push(alternative);
+        Ok(None)
     }
-    Ok((power, None))
-}
-
-/// What [`power`] searches an input for.
-enum Search {
-    /// Another model of the same tree.
-    Model(Arithmetic),
-    /// The same model, one node regrouped.
-    Grouping(Grouping),
 }
 
 /// `r`'s result for `x` (times `y`, where given).
@@ -897,7 +1658,7 @@ mod tests {
     fn nearest_models_change_one_kind_of_node_one_step() {
         let tree: SummationTree = "((0+1)+(2+3))".parse().unwrap();
         let f32 = Arithmetic::uniform(NodeArithmetic::ieee(Format::F32));
-        let words: Vec<String> = nearest_models(&f32, &tree)
+        let words: Vec<String> = nearest_models(&f32, tree.widest() > 2, Format::F32)
             .iter()
             .map(|m| m.to_string())
             .collect();
@@ -907,20 +1668,73 @@ mod tests {
             fused_bits: Some(23),
             ..NodeArithmetic::ieee(Format::F32)
         });
-        let words: Vec<String> = nearest_models(&kept, &fused)
+        let words: Vec<String> = nearest_models(&kept, fused.widest() > 2, Format::F32)
             .iter()
             .map(|m| m.to_string())
             .collect();
         for w in ["f32 fused keeping 22 bits", "f32 fused keeping 24 bits"] {
             assert!(words.iter().any(|x| x == w), "{words:?}");
         }
+        // Exact products of f32 values: rounded to f32 is next to them,
+        // to x87 (or f64) is the same products.
+        let mut dot = f32.clone();
+        dot.products = Some(crate::arith::Products::from_leaves(&[Product::Exact; 4]));
+        let words: Vec<String> = nearest_models(&dot, false, Format::F32)
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        assert!(words.iter().any(|w| w == "f32; products f32"), "{words:?}");
+        assert!(
+            !words.iter().any(|w| w.contains("products x87")),
+            "{words:?}"
+        );
+    }
+
+    #[test]
+    fn regroupings_not_tried_say_which_and_why() {
+        let words = |every, why| {
+            let of: usize = 4094;
+            let untried = of - of.div_ceil(every);
+            Alternative::NotTried {
+                untried,
+                of,
+                every,
+                why,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            words(32, Untried::Work),
+            "3966 of the tree's 4094 regroupings at one node, all but every 32nd by node in \
+             post-order: not tried, the search's work bounded"
+        );
+        assert!(words(8, Untried::Work).contains("every 8th"));
+        assert!(words(2, Untried::Work).contains("every 2nd"));
+        let none = Alternative::NotTried {
+            untried: 7,
+            of: 7,
+            every: 0,
+            why: Untried::Compensated,
+        };
+        assert_eq!(
+            none.to_string(),
+            "the tree regrouped at one node, any of 7 ways: none tried, a compensated \
+             chain's steps are searched only whole"
+        );
     }
 
     #[test]
     fn groupings_regroup_one_node_over_its_own_summands() {
         let tree: SummationTree = "(((0+1)+(2+3))+4)".parse().unwrap();
-        let groupings = neighbour_groupings(&tree);
-        assert!(!groupings.is_empty());
+        let keys = NodeKey::all(&tree);
+        let sites = grouping_sites(&tree);
+        // Every node that adds to an addition of two: (0+1)+(2+3) and the
+        // root; (0+1) and (2+3) add leaves.
+        assert_eq!(sites.len(), 2);
+        let groupings: Vec<Grouping> = sites
+            .iter()
+            .map(|&(v, change)| grouping(&tree, &keys, v, change))
+            .collect();
         for g in &groupings {
             assert_eq!(g.subtree.n(), g.leaves.len());
             assert_eq!(g.regrouped.n(), g.leaves.len());
@@ -928,6 +1742,30 @@ mod tests {
         }
         let top = groupings.last().unwrap();
         assert_eq!(top.regrouped.to_text(), "(((0+1)+4)+(2+3))");
+    }
+
+    #[test]
+    fn a_child_moves_between_two_fused_nodes_either_way() {
+        let tree: SummationTree = "(((0+1+2)+3+4)+5+6)".parse().unwrap();
+        let keys = NodeKey::all(&tree);
+        let texts: Vec<(usize, Change, String)> = grouping_sites(&tree)
+            .into_iter()
+            .map(|(v, change)| {
+                let g = grouping(&tree, &keys, v, change);
+                (g.node.size, change, g.regrouped.to_text())
+            })
+            .collect();
+        for want in [
+            (5, Change::Up, "((0+1)+2+3+4)"),
+            (5, Change::Down, "((0+1+2+3)+4)"),
+            (7, Change::Up, "(((0+1+2)+3)+4+5+6)"),
+            (7, Change::Down, "(((0+1+2)+3+4+5)+6)"),
+        ] {
+            assert!(
+                texts.iter().any(|(s, c, t)| (*s, *c, t.as_str()) == want),
+                "{want:?}: {texts:?}"
+            );
+        }
     }
 
     #[test]
@@ -942,7 +1780,14 @@ mod tests {
         let (power, mismatch) = power(&tree, &right, &mut bb, 1, 0).unwrap();
         assert!(mismatch.is_none());
         assert!(power.undistinguished.is_empty(), "{power:?}");
-        assert_eq!(power.calls, power.distinguished.len());
+        assert_eq!(power.calls, power.told());
+        // Every node regrouped: one way at each of the 63 but the 32 that
+        // add two leaves.
+        assert!(
+            power
+                .distinguished
+                .contains(&Alternative::Regroupings { count: 31 })
+        );
         let wrong = Arithmetic::uniform(NodeArithmetic {
             rounding: Rounding::TowardZero,
             ..NodeArithmetic::ieee(Format::F32)

@@ -93,14 +93,14 @@ impl Output for Text {
             if let Some(c) = doc.confirmation.as_ref().filter(|c| c.confirmed()) {
                 if !c.distinguished_from.is_empty() {
                     s += &format!(
-                        "# told from its {} nearest alternatives, an input each: {}\n",
-                        c.distinguished_from.len(),
+                        "# told from its nearest alternatives, an input each: {}\n",
                         c.distinguished_from.join("; ")
                     );
                 }
                 if !c.not_distinguished_from.is_empty() {
                     s += &format!(
-                        "# not distinguished from {}: no input searched tells them apart\n",
+                        "# not distinguished from {}: no input searched told them apart, or \
+                         none was searched where said\n",
                         c.not_distinguished_from.join("; ")
                     );
                 }

@@ -155,6 +155,43 @@ impl Arithmetic {
         }
     }
 
+    /// This model on the subtree over `leaves` (a node's, in order),
+    /// numbered `0..` as [`SummationTree::subtree`] numbers them: the nodes
+    /// and products it names there, renamed, the rest as they are. Only a
+    /// node inside it or above it has its first leaf among `leaves`, and
+    /// one above has more.
+    pub fn restricted(&self, leaves: &[usize]) -> Arithmetic {
+        let rank = |i: usize| leaves.binary_search(&i).ok();
+        let nodes = self
+            .nodes
+            .iter()
+            .filter(|(k, _)| k.size <= leaves.len())
+            .filter_map(|(k, a)| {
+                let first = rank(k.first)?;
+                Some((
+                    NodeKey {
+                        first,
+                        size: k.size,
+                    },
+                    *a,
+                ))
+            })
+            .collect();
+        let products = self.products.as_ref().map(|p| Products {
+            default: p.default,
+            leaves: p
+                .leaves
+                .iter()
+                .filter_map(|(&i, &q)| Some((rank(i)?, q)))
+                .collect(),
+        });
+        Arithmetic {
+            nodes,
+            products,
+            ..self.clone()
+        }
+    }
+
     /// Whether this model, read from a file, can be `tree`'s: a version
     /// this build reads, nodes and product leaves that are `tree`'s, fused
     /// windows of at most [`MAX_FUSED_BITS`]; else why not.
