@@ -121,7 +121,7 @@ def test_a_kahan_sum_is_confirmed_as_compensated_steps():
     assert tree.text() == left_to_right_text(n)
     assert tree.confirmed is True
     a = tree.arithmetic
-    assert a["version"] == 4
+    assert a["version"] == 5
     assert a["default"]["compensated"] is True
     # The last step returns its sum, its error dropped.
     assert [(node["size"], node["drops_error"]) for node in a["nodes"]] == [(n, True)]
@@ -222,7 +222,7 @@ def test_a_mixed_precision_sum_is_confirmed_with_its_arithmetic():
         tree = fprev.reveal(body_and_tail, 12, "float32")
     assert tree.confirmed
     a = tree.arithmetic
-    assert a["version"] == 4 and a["default"]["format"] == "f32"
+    assert a["version"] == 5 and a["default"]["format"] == "f32"
     assert {(node["format"], node["rounding"]) for node in a["nodes"]} == {("f64", "nearest-even")}
     # Its nodes: the first eight summands' in float32, those with the tail in float64.
     assert all(node["first"] >= 8 or node["size"] > 8 for node in a["nodes"])

@@ -207,13 +207,8 @@ pub fn with_streamed_power(
     seed: u64,
     row: usize,
 ) -> Result<CheckReport> {
-    if report.mismatch.is_some() || report.trials == 0 {
+    let Some(model) = claimed_model(&report) else {
         return Ok(report);
-    }
-    let model = match (&report.model, report.accumulator) {
-        (Some(m), _) => m.clone(),
-        (None, Some(acc)) => Arithmetic::uniform(NodeArithmetic::ieee(acc)),
-        (None, None) => return Ok(report),
     };
     let (n, format, result) = (probe.n(), probe.format(), probe.result());
     let Some(claimed) = Replay::of_formula(formula, n, &model) else {
@@ -237,6 +232,20 @@ pub fn with_streamed_power(
         power.undistinguished.push(Alternative::Unbuilt { n });
     }
     Ok(report_with(&mut report, power, mismatch))
+}
+
+/// The model a check that matched every trial claims: its model, or plain
+/// additions in its accumulator; `None` after a mismatch, no trial, or
+/// neither.
+fn claimed_model(report: &CheckReport) -> Option<Arithmetic> {
+    if report.mismatch.is_some() || report.trials == 0 {
+        return None;
+    }
+    match (&report.model, report.accumulator) {
+        (Some(m), _) => Some(m.clone()),
+        (None, Some(acc)) => Some(Arithmetic::uniform(NodeArithmetic::ieee(acc))),
+        (None, None) => None,
+    }
 }
 
 /// `report` with `power` and, where an input made to tell an alternative
@@ -267,13 +276,8 @@ pub fn with_power(
     seed: u64,
     row: usize,
 ) -> Result<CheckReport> {
-    if report.mismatch.is_some() || report.trials == 0 {
+    let Some(model) = claimed_model(&report) else {
         return Ok(report);
-    }
-    let model = match (&report.model, report.accumulator) {
-        (Some(m), _) => m.clone(),
-        (None, Some(acc)) => Arithmetic::uniform(NodeArithmetic::ieee(acc)),
-        (None, None) => return Ok(report),
     };
     let (power, mismatch) = power(tree, &model, probe, seed, row)?;
     Ok(report_with(&mut report, power, mismatch))
