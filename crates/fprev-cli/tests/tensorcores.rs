@@ -294,3 +294,31 @@ fn fprev_probes_mma_lists_every_instruction_the_simulator_offers() {
         }
     }
 }
+
+/// CDNA1 sums each group of four products exactly and rounds once, then
+/// chains the groups: within a group every order gives the same bits, and
+/// random f16 sums seldom round in its f32 at all, so it was called
+/// order-independent (exit 4, "no summation tree describes it"). A `big`
+/// formed as a product, its negation and a 1 in three far-apart groups
+/// show the order matters; the reveal says it cannot model it instead.
+#[test]
+fn a_chain_of_exact_groups_is_not_called_order_independent() {
+    use assert_cmd::cargo::CommandCargoExt;
+    assert!(mmasim_importable(), "MMA-Sim is not importable");
+    let out = std::process::Command::cargo_bin("fprev")
+        .unwrap()
+        .args([
+            "reveal",
+            "mma:cdna1:f32_16x16x16f16",
+            "--dtype",
+            "f16",
+            "-n",
+            "64",
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("order-independent"), "{said}");
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert_ne!(out.status.code(), Some(4), "{said}");
+}
