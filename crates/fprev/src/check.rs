@@ -951,13 +951,15 @@ fn relabelled(text: &str, leaves: &[usize]) -> String {
 /// nodes): for each kind of node it has (its default, each other one),
 /// the same model with those nodes rounding the other way, keeping one
 /// bit more or one fewer below a fused node's largest term (where the tree
-/// has fused nodes), or in the
+/// has fused nodes), aligning its products the other way (at their
+/// factors' exponents or their own), or in the
 /// next narrower or wider format; and where the model says how the
 /// black box rounds its inputs (of `format`) or products, the next way
 /// either side ([`product_neighbours`], [`input_neighbours`]); each once,
 /// the model itself never.
 pub fn nearest_models(model: &Arithmetic, fused: bool, format: Format) -> Vec<Arithmetic> {
     use crate::arith::{MAX_FUSED_BITS, NodeArithmetic, Rounding};
+    let multiplies = model.products.is_some();
     let neighbours = |a: NodeArithmetic| -> Vec<NodeArithmetic> {
         let mut out = vec![NodeArithmetic {
             rounding: match a.rounding {
@@ -976,6 +978,19 @@ pub fn nearest_models(model: &Arithmetic, fused: bool, format: Format) -> Vec<Ar
                     });
                 }
             }
+        }
+        // A window aligned at its products' factors, or at the products
+        // themselves: a tensor core's and the plain fused model.
+        if a.aligns_factors.is_some() {
+            out.push(NodeArithmetic {
+                aligns_factors: None,
+                ..a
+            });
+        } else if multiplies && a.fused_bits.is_some() {
+            out.push(NodeArithmetic {
+                aligns_factors: Some(format),
+                ..a
+            });
         }
         if let Some(at) = LADDER.iter().position(|f| *f == a.format) {
             let near = [
@@ -1657,6 +1672,28 @@ fn same_bits(a: f64, b: f64) -> bool {
 mod tests {
     use super::*;
     use crate::arith::{NodeArithmetic, Rounding};
+
+    /// A fused window of products has, among its nearest models, the one
+    /// aligning them the other way: a tensor core's (at the factors'
+    /// exponents) beside the plain fused model, and back.
+    #[test]
+    fn a_fused_window_of_products_is_told_from_its_other_alignment() {
+        let fused = NodeArithmetic {
+            rounding: Rounding::TowardZero,
+            fused_bits: Some(25),
+            ..NodeArithmetic::ieee(Format::F32)
+        };
+        let mut plain = Arithmetic::uniform(fused);
+        plain.products = Some(crate::arith::Products::from_leaves(&[]));
+        let aligned = plain.aligning_factors(Format::F16);
+        assert!(nearest_models(&plain, true, Format::F16).contains(&aligned));
+        assert!(nearest_models(&aligned, true, Format::F16).contains(&plain));
+        // A sum forms no products: no alignment to tell.
+        let sum = Arithmetic::uniform(fused);
+        assert!(
+            !nearest_models(&sum, true, Format::F16).contains(&sum.aligning_factors(Format::F16))
+        );
+    }
 
     #[test]
     fn nearest_models_change_one_kind_of_node_one_step() {
