@@ -139,7 +139,8 @@ impl NodeArithmetic {
             return self.sum(terms);
         };
         let leaves = xy[0].len();
-        let factor = |v: f64| leading_exponent(v).max(factors.min_normal().log2() as i32);
+        let least = leading_exponent(factors.min_normal());
+        let factor = |v: f64| leading_exponent(v).max(least);
         let top = terms
             .iter()
             .zip(operands)

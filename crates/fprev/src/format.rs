@@ -180,6 +180,29 @@ impl Format {
         }
     }
 
+    /// `2^e` as `x * y`, both normal numbers of this format: `(2^e, 1)`
+    /// where it holds `2^e` itself, else two factors near `2^(e/2)`; `None`
+    /// where neither fits. Narrow inputs reach a wide accumulator's range
+    /// so, as products a black box that multiplies forms exactly.
+    ///
+    /// ```
+    /// use fprev::Format;
+    ///
+    /// assert_eq!(Format::F32.as_product(-25), Some((2f64.powi(-25), 1.0)));
+    /// assert_eq!(Format::F16.as_product(25), Some((2f64.powi(12), 2f64.powi(13))));
+    /// assert_eq!(Format::E4m3.as_product(-40), None);
+    /// ```
+    pub fn as_product(self, e: i32) -> Option<(f64, f64)> {
+        let normal = |e: i32| {
+            let v = scale_pow2(1.0, e);
+            (v >= self.min_normal() && v <= self.max_finite()).then_some(v)
+        };
+        match normal(e) {
+            Some(v) => Some((v, 1.0)),
+            None => Some((normal(e / 2)?, normal(e - e / 2)?)),
+        }
+    }
+
     /// The encoding of `x`, a value of this format, in its own bits (the
     /// low 64, 32, 16 or 8), as other libraries store it.
     ///

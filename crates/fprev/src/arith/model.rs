@@ -29,6 +29,15 @@ pub struct NodeKey {
 }
 
 impl NodeKey {
+    /// The key of `tree`'s node `v`.
+    pub fn of(tree: &SummationTree, v: NodeIndex) -> NodeKey {
+        let node = tree.node(v);
+        NodeKey {
+            first: node.min_leaf,
+            size: node.size,
+        }
+    }
+
     /// The key of every node of `tree`, indexed by node index.
     pub fn all(tree: &SummationTree) -> Vec<NodeKey> {
         let mut keys = vec![
@@ -269,25 +278,23 @@ impl Arithmetic {
     /// window) aligning its products at their `factors`' exponents (see
     /// [`NodeArithmetic::aligns_factors`]), as a tensor core does.
     pub fn aligning_factors(&self, factors: Format) -> Arithmetic {
-        let mut model = self.clone();
-        for a in std::iter::once(&mut model.default)
-            .chain(model.nodes.values_mut())
-            .filter(|a| a.fused_bits.is_some())
-        {
-            a.aligns_factors = Some(factors);
-        }
-        model
+        self.changing_fused(|a| a.aligns_factors = Some(factors))
     }
 
     /// This model with every node keeping a fused window rounding its sum
     /// by `rounding`.
     pub fn rounding_fused(&self, rounding: Rounding) -> Arithmetic {
+        self.changing_fused(|a| a.rounding = rounding)
+    }
+
+    /// This model with `change` made to every node keeping a fused window.
+    fn changing_fused(&self, change: impl Fn(&mut NodeArithmetic)) -> Arithmetic {
         let mut model = self.clone();
         for a in std::iter::once(&mut model.default)
             .chain(model.nodes.values_mut())
             .filter(|a| a.fused_bits.is_some())
         {
-            a.rounding = rounding;
+            change(a);
         }
         model
     }

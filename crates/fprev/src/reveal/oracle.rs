@@ -341,13 +341,7 @@ impl<'p> Oracle<'p> {
     /// one that does not cannot be told from an order-independent one.
     fn cancels_alike(&mut self) -> Result<bool> {
         let (format, accumulator) = (self.probe.format(), self.probe.accumulator());
-        let big = 2f64.powi(accumulator.precision() as i32 + 1);
-        let factor = 2f64.powi((accumulator.precision() as i32 + 2) / 2);
-        let (x_big, y_big) = if format.represents(big) && big <= format.max_finite() {
-            (big, 1.0)
-        } else if format.represents(factor) && factor * factor >= big {
-            (factor, factor)
-        } else {
+        let Some((x_big, y_big)) = format.as_product(accumulator.precision() as i32 + 1) else {
             return Ok(false);
         };
         let n = self.n;

@@ -100,7 +100,7 @@ def _open(arch, instruction):
     if not instruction:
         raise LookupError("mma:%s needs an instruction, mma:%s:INSTRUCTION; %s offers: %s"
                           % (arch, arch, arch, _summary(_instructions(arch))))
-    if instruction in _block_scaled(arch) if arch in _NVIDIA else False:
+    if arch in _NVIDIA and instruction in _block_scaled(arch):
         raise LookupError("%s is block-scaled (MX): fprev does not yet choose block scales, "
                           "so it cannot be revealed; the other instructions can" % instruction)
     if instruction not in _instructions(arch):

@@ -75,15 +75,7 @@ pub(super) fn errors_on_swamped_summands(
     let accumulator = probe.accumulator();
     let n = probe.n();
     let replay = Replay::with_arithmetic(tree, model).returning(probe.result());
-    let quarter_exponent = -(accumulator.precision() as i32) - 1;
-    let quarter = 2f64.powi(quarter_exponent);
-    // The quarter as x * y: both factors normal numbers of the input format.
-    let factor = 2f64.powi(quarter_exponent / 2);
-    let (x_small, y_small) = if quarter >= format.min_normal() {
-        (quarter, 1.0)
-    } else if factor >= format.min_normal() && quarter / factor >= format.min_normal() {
-        (factor, quarter / factor)
-    } else {
+    let Some((x_small, y_small)) = format.as_product(-(accumulator.precision() as i32) - 1) else {
         return Ok((0.0, 0.0));
     };
     let as_products = y_small != 1.0;

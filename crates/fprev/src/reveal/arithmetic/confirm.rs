@@ -66,12 +66,7 @@ pub(super) fn confirm(
     let mut windows = vec![below.fused_bits];
     for &c in tree.children(tree.root()) {
         if tree.children(c).len() > 2 {
-            let node = tree.node(c);
-            let key = NodeKey {
-                first: node.min_leaf,
-                size: node.size,
-            };
-            windows.push(first.at(&key).fused_bits);
+            windows.push(first.at(&NodeKey::of(tree, c)).fused_bits);
         }
     }
     windows.dedup();

@@ -358,20 +358,11 @@ fn fill_runs<T: Copy>(known: &[Option<T>]) -> Vec<T> {
 /// its fused child does: a tensor core's step of fewer products aligns and
 /// truncates them in its window too, which sums (`y = 1`) seldom show.
 fn last_step_windowed(model: &Arithmetic, tree: &SummationTree) -> Arithmetic {
-    let root = NodeKey {
-        first: 0,
-        size: tree.n(),
-    };
+    let root = NodeKey::of(tree, tree.root());
     let children = tree.children(tree.root());
     let fused_child = children
         .iter()
-        .map(|&c| {
-            let node = tree.node(c);
-            model.at(&NodeKey {
-                first: node.min_leaf,
-                size: node.size,
-            })
-        })
+        .map(|&c| model.at(&NodeKey::of(tree, c)))
         .find(|a| a.fused_bits.is_some());
     let mut windowed = model.clone();
     if let Some(child) = fused_child
