@@ -174,6 +174,7 @@ pub(crate) fn reveal(
             trials: confirm,
             arithmetic: if arith { Seek::Always } else { Seek::Never },
             every_node: false,
+            ..Confirm::default()
         },
         infer: None,
         runs,

@@ -234,7 +234,8 @@ pub(crate) struct GuardArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct FormatArgs {
-    /// Input format: f64, f32, f16, bf16, e4m3, e5m2 [default: f32, or a tree file's dtype].
+    /// Input format: f64, f32, f16, bf16, e4m3, e5m2 [default: f32 (an mma: instruction's own), or a
+    /// tree file's dtype].
     #[arg(long, value_name = "FORMAT")]
     pub(crate) dtype: Option<Format>,
     /// Accumulator format: every partial sum of native: and replay: black
@@ -424,6 +425,7 @@ impl ConfirmArgs {
                 workflow::Seek::Always
             },
             every_node: self.every_node,
+            models: workflow::Models::default(),
         }
     }
 }

@@ -26,7 +26,7 @@ struct Instruction {
     rounding: Rounding,
 }
 
-const INSTRUCTIONS: [Instruction; 8] = [
+const INSTRUCTIONS: [Instruction; 9] = [
     Instruction {
         spec: "mma:volta:m8n8k4.f32.f16.f16.f32",
         format: Format::F16,
@@ -80,6 +80,16 @@ const INSTRUCTIONS: [Instruction; 8] = [
         format: Format::Bf16,
         group: 16,
         bits: 25,
+        output: Format::F32,
+        rounding: Rounding::TowardZero,
+    },
+    // TF32 inputs (f32 values the instruction truncates to 11 bits) are
+    // given as TF32 values, which the truncation keeps.
+    Instruction {
+        spec: "mma:ampere:m16n8k8.f32.tf32.tf32.f32",
+        format: Format::Tf32,
+        group: 4,
+        bits: 24,
         output: Format::F32,
         rounding: Rounding::TowardZero,
     },
@@ -321,4 +331,32 @@ fn a_chain_of_exact_groups_is_not_called_order_independent() {
     assert!(!said.contains("order-independent"), "{said}");
     assert_ne!(out.status.code(), Some(0), "{said}");
     assert_ne!(out.status.code(), Some(4), "{said}");
+}
+
+/// Without --dtype, an instruction is given its own input format (a
+/// user of `fprev reveal mma:…` is not asked to spell it twice), and the
+/// simulator's own array is not said to sit at an offset.
+#[test]
+fn an_instruction_takes_its_own_input_format_by_default() {
+    use assert_cmd::cargo::CommandCargoExt;
+    assert!(mmasim_importable(), "MMA-Sim is not importable");
+    for (spec, dtype) in [
+        ("mma:turing:m16n8k8.f32.f16.f16.f32", "f16"),
+        ("mma:ampere:m16n8k8.f32.tf32.tf32.f32", "tf32"),
+    ] {
+        let out = std::process::Command::cargo_bin("fprev")
+            .unwrap()
+            .args(["reveal", spec, "-n", "11"])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{spec}: {said}{err}");
+        assert!(
+            said.contains(&format!("n = 11, {dtype}:")),
+            "{spec}: {said}"
+        );
+        assert!(said.contains("# confirmed"), "{spec}: {said}");
+        assert!(!err.contains("offset"), "{spec}: {err}");
+    }
 }

@@ -42,6 +42,10 @@ pub enum Format {
     E4m3,
     /// OCP fp8 E5M2 (max 57344; overflow saturates).
     E5m2,
+    /// NVIDIA's TensorFloat-32: f32's exponent range with 11 significant
+    /// bits, the inputs of a tensor core's TF32 instructions (and AMD's
+    /// XF32), stored as f32 values whose low 13 bits are zero.
+    Tf32,
     /// The x87 80-bit extended format (64 significant bits), `long double`
     /// on x86: an accumulator format only, never an input's, and not in
     /// [`Format::ALL`]. An `f64` is one of its values, but not every one of
@@ -51,9 +55,10 @@ pub enum Format {
 
 impl Format {
     /// Every format inputs can come in, widest first.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::F64,
         Format::F32,
+        Format::Tf32,
         Format::F16,
         Format::Bf16,
         Format::E4m3,
@@ -69,6 +74,7 @@ impl Format {
             Format::Bf16 => "bf16",
             Format::E4m3 => "e4m3",
             Format::E5m2 => "e5m2",
+            Format::Tf32 => "tf32",
             Format::X87 => "x87",
         }
     }
@@ -80,7 +86,7 @@ impl Format {
             Format::X87 => 64,
             Format::F64 => 53,
             Format::F32 => 24,
-            Format::F16 => 11,
+            Format::F16 | Format::Tf32 => 11,
             Format::Bf16 => 8,
             Format::E4m3 => 4,
             Format::E5m2 => 3,
@@ -91,7 +97,7 @@ impl Format {
     pub fn mask(self) -> f64 {
         match self {
             Format::F64 | Format::X87 => 2f64.powi(1023),
-            Format::F32 | Format::Bf16 => 2f64.powi(127),
+            Format::F32 | Format::Tf32 | Format::Bf16 => 2f64.powi(127),
             Format::F16 | Format::E5m2 => 2f64.powi(15),
             Format::E4m3 => 2f64.powi(8),
         }
@@ -100,7 +106,7 @@ impl Format {
     /// The unit `u` every unmasked summand holds.
     pub fn unit(self) -> f64 {
         match self {
-            Format::X87 | Format::F64 | Format::F32 | Format::Bf16 => 1.0,
+            Format::X87 | Format::F64 | Format::F32 | Format::Tf32 | Format::Bf16 => 1.0,
             Format::F16 => 2f64.powi(-24),
             Format::E5m2 => 2f64.powi(-16),
             Format::E4m3 => 2f64.powi(-9),
@@ -112,6 +118,7 @@ impl Format {
         match self {
             Format::F64 | Format::X87 => f64::MAX,
             Format::F32 => f32::MAX as f64,
+            Format::Tf32 => TF32_MAX,
             Format::F16 => f16::MAX.to_f64(),
             Format::Bf16 => bf16::MAX.to_f64(),
             Format::E4m3 => F8E4M3::MAX.to_f64(),
@@ -128,7 +135,7 @@ impl Format {
             Format::F64 => f64::MIN_POSITIVE,
             // Every f64, subnormal ones too, is a normal x87 value.
             Format::X87 => 5e-324,
-            Format::F32 | Format::Bf16 => f32::MIN_POSITIVE as f64,
+            Format::F32 | Format::Tf32 | Format::Bf16 => f32::MIN_POSITIVE as f64,
             Format::F16 | Format::E5m2 => 1.0 / 16384.0,
             Format::E4m3 => 1.0 / 64.0,
         }
@@ -174,6 +181,7 @@ impl Format {
             Format::F64 | Format::X87 => x,
             Format::F32 => x as f32 as f64,
             Format::F16 => round_binary(x, 11, -14, 65504.0),
+            Format::Tf32 => round_binary(x, 11, -126, TF32_MAX),
             Format::Bf16 => round_binary(x, 8, -126, BF16_MAX),
             Format::E4m3 => F8E4M3::from_f64(x).to_f64(),
             Format::E5m2 => F8E5M2::from_f64(x).to_f64(),
@@ -216,7 +224,7 @@ impl Format {
     pub fn to_bits(self, x: f64) -> u64 {
         match self {
             Format::F64 | Format::X87 => x.to_bits(),
-            Format::F32 => (x as f32).to_bits().into(),
+            Format::F32 | Format::Tf32 => (x as f32).to_bits().into(),
             Format::F16 => f16::from_f64(x).to_bits().into(),
             Format::Bf16 => bf16::from_f64(x).to_bits().into(),
             Format::E4m3 => F8E4M3::from_f64(x).to_bits().into(),
@@ -261,13 +269,14 @@ impl FromStr for Format {
             "f32" | "float32" | "float" | "single" => Format::F32,
             "f16" | "float16" | "half" => Format::F16,
             "bf16" | "bfloat16" => Format::Bf16,
+            "tf32" | "tensorfloat32" | "xf32" => Format::Tf32,
             "e4m3" | "fp8-e4m3" | "float8_e4m3fn" | "e4m3fn" => Format::E4m3,
             "e5m2" | "fp8-e5m2" | "float8_e5m2" => Format::E5m2,
             "x87" | "f80" | "float80" | "long-double" => Format::X87,
             _ => {
                 return Err(format!(
-                    "unknown format '{s}': expected one of f64, f32, f16, bf16, e4m3, e5m2 \
-                     (or x87, an accumulator)"
+                    "unknown format '{s}': expected one of f64, f32, tf32, f16, bf16, e4m3, \
+                     e5m2 (or x87, an accumulator)"
                 ));
             }
         };
@@ -277,6 +286,8 @@ impl FromStr for Format {
 
 /// bf16's largest finite value, `(2 - 2^-7) 2^127`.
 const BF16_MAX: f64 = 3.3895313892515355e38;
+/// TF32's largest finite value, `(2 - 2^-10) 2^127`.
+const TF32_MAX: f64 = 3.4011621342146535e38;
 
 /// `x` rounded to nearest, ties to even, in a binary format of `precision`
 /// significant bits whose normal exponents start at `emin`, overflowing to
@@ -488,6 +499,22 @@ mod tests {
             // A handful of units is swamped by the mask.
             assert_eq!(f.add(m, 8.0 * u), m, "{f}");
         }
+    }
+
+    #[test]
+    fn tf32_keeps_f32s_range_and_11_bits() {
+        let t = Format::Tf32;
+        // 1 + 2^-11 is a tie between 1 and 1 + 2^-10: to even.
+        assert_eq!(t.round(1.0 + 2f64.powi(-11)), 1.0);
+        assert_eq!(t.round(1.0 + 3.0 * 2f64.powi(-11)), 1.0 + 2f64.powi(-9));
+        assert!(t.represents(f32::MIN_POSITIVE as f64) && t.represents(2f64.powi(127)));
+        assert_eq!(t.round(f32::MAX as f64), f64::INFINITY);
+        assert_eq!(t.round(t.max_finite()), t.max_finite());
+        // Its values are f32 values whose low 13 bits are zero.
+        let x = t.round(std::f64::consts::PI);
+        assert_eq!(t.to_bits(x) & 0x1fff, 0);
+        assert_eq!(t.to_bits(x), Format::F32.to_bits(x));
+        assert_eq!("xf32".parse::<Format>(), Ok(Format::Tf32));
     }
 
     #[test]

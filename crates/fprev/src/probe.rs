@@ -334,7 +334,7 @@ impl Offset {
     pub fn bytes(self, format: Format) -> usize {
         let size = match format {
             Format::F64 => 8,
-            Format::F32 => 4,
+            Format::F32 | Format::Tf32 => 4,
             Format::F16 | Format::Bf16 => 2,
             Format::E4m3 | Format::E5m2 => 1,
             // Not an input's format; its 80 bits are stored in 16.

@@ -21,6 +21,7 @@
 //! ```
 
 mod families;
+mod mma;
 
 use std::ops::Range;
 
@@ -216,6 +217,13 @@ impl Spec {
         self.family.dtypes.is_none_or(|d| d.contains(&dtype))
     }
 
+    /// The input format it takes when none is given: an `mma:`
+    /// instruction's own (see [`mma::input_format`]); `None` (f32) for the
+    /// others.
+    pub fn default_dtype(&self) -> Option<Format> {
+        (self.family.default_dtype)(self)
+    }
+
     /// Whether it takes a thread count (`--threads`): `reduce:…`,
     /// `rayon:…`, `blas:…`, `polars:…` and `duckdb:…`.
     pub fn takes_threads(&self) -> bool {
@@ -225,8 +233,10 @@ impl Spec {
     /// Whether its input is a NumPy array the Python bridge hands it,
     /// which can start at any offset ([`ProbeOptions::offset`]).
     pub fn takes_offset(&self) -> bool {
+        // MMA-Sim copies its operands into tensors: no array of the
+        // caller's reaches the simulated instruction.
         #[cfg(feature = "python")]
-        return crate::probe::python::serves(self.prefix());
+        return crate::probe::python::serves(self.prefix()) && self.prefix() != "mma";
         #[cfg(not(feature = "python"))]
         false
     }

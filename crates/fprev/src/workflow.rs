@@ -42,7 +42,7 @@ mod predict;
 mod reveal;
 mod varies;
 
-pub use confirm::{Confirm, Seek};
+pub use confirm::{Confirm, Models, Seek};
 pub use explain::{
     ExplainSizes, Explained, INDEPENDENT_CHECK_UP_TO, INDEPENDENT_RUN, Proof, VERIFY_BUDGET,
     VERIFY_SIZES, explain, prove_known,

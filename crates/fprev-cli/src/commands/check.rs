@@ -31,7 +31,7 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
         )));
     }
     check_writable(Some(&a.mismatch.mismatch_out))?;
-    let mut opts = a.black_box.options(doc.dtype);
+    let mut opts = a.black_box.options(doc.dtype.or(a.spec.default_dtype()));
     opts.n = opts.n.or(Some(doc.n()));
     // A tree found at an offset is checked at that offset, unless told.
     if opts.offset.is_none() && a.spec.takes_offset() {

@@ -110,7 +110,7 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
     let spec: Spec = a.source.parse()?;
     let opts = ProbeOptions {
         offset: a.offset,
-        ..a.number.options(None)
+        ..a.number.options(spec.default_dtype())
     };
     emit::element_ok(opts.format)?;
     let cached = match &a.formula {

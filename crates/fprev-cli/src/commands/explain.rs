@@ -21,7 +21,11 @@ pub(super) fn run(a: ExplainArgs) -> Result<i32> {
     let code = explained(&a)?;
     // Said with a formula only: a failure finds nothing to hold.
     if code == 0
-        && let Some(line) = alignment(&a.spec, a.offset, a.number.options(None).format)
+        && let Some(line) = alignment(
+            &a.spec,
+            a.offset,
+            a.number.options(a.spec.default_dtype()).format,
+        )
     {
         eprintln!("fprev: note: {line}");
     }
@@ -34,7 +38,7 @@ fn explained(a: &ExplainArgs) -> Result<i32> {
     let opts = ProbeOptions {
         shape: a.shape,
         offset: a.offset,
-        ..a.number.options(None)
+        ..a.number.options(a.spec.default_dtype())
     };
     let confirm = Confirm {
         trials: a.confirm,

@@ -37,7 +37,7 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     if a.confirm.confirm > 0 {
         check_writable(Some(&a.confirm.mismatch.mismatch_out))?;
     }
-    let opts = a.black_box.options(None);
+    let opts = a.black_box.options(a.spec.default_dtype());
     a.guard.start();
     let mut black_box = open_guarded(&a.spec, &opts)?;
     if let Some(about) = black_box.about() {
@@ -289,7 +289,7 @@ fn across_processes(
 /// Runs the hidden `fprev answers`: the bits of the black box's answers to
 /// seeded random inputs, a JSON list on stdout.
 pub(super) fn answers(a: AnswersArgs) -> Result<i32> {
-    let opts = a.black_box.options(None);
+    let opts = a.black_box.options(a.spec.default_dtype());
     a.guard.start();
     let mut black_box = open_guarded(&a.spec, &opts)?;
     let bits = variation::answers(&mut black_box, a.inputs.into(), a.seed)?;

@@ -36,7 +36,7 @@ pub(super) fn run(a: SweepArgs) -> Result<i32> {
         &ProbeOptions {
             shape: a.shape,
             offset: a.offset,
-            ..a.number.options(None)
+            ..a.number.options(a.spec.default_dtype())
         },
         &a.sizes,
         &threads,

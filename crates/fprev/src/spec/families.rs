@@ -34,6 +34,16 @@ const IEEE: &[Format] = &[Format::F64, Format::F32];
 /// no dtype of theirs).
 #[cfg(feature = "python")]
 const ARRAY_LIBRARY: &[Format] = &[Format::F64, Format::F32, Format::F16, Format::Bf16];
+/// The dtypes fprev gives a simulated matrix instruction: an array
+/// library's and TF32 (the instruction says which one it takes).
+#[cfg(feature = "python")]
+const MMA_INPUTS: &[Format] = &[
+    Format::F64,
+    Format::F32,
+    Format::Tf32,
+    Format::F16,
+    Format::Bf16,
+];
 
 /// One family of probe specs.
 #[derive(Clone, Copy)]
@@ -51,6 +61,8 @@ pub struct Family {
     pub(super) threads: bool,
     /// Whether it runs on MPI ranks (`--ranks`).
     pub(super) ranks: bool,
+    /// The input format it takes when none is given; `None`: f32.
+    pub(super) default_dtype: fn(&Spec) -> Option<Format>,
     /// `Err(what to install)` when it cannot run on this machine.
     available: fn() -> std::result::Result<(), String>,
     pub(super) open: Open,
@@ -73,6 +85,7 @@ const fn row(
         dtypes: None,
         threads: false,
         ranks: false,
+        default_dtype: |_| None,
         available: ok,
         open,
     }
@@ -374,15 +387,20 @@ pub static FAMILIES: &[Family] = &[
         "torch"
     ),
     #[cfg(feature = "python")]
-    python_row!(
-        "mma",
-        "mma:ARCH:INSTRUCTION",
-        "a GPU matrix instruction simulated bit for bit by MMA-Sim, chained along K (ARCH: \
-         volta turing ampere ada hopper blackwell rtx_blackwell cdna1 cdna2 cdna3; \
-         INSTRUCTION as MMA-Sim spells it, wgmma. and tcgen05. prefixed: `fprev reveal \
-         mma:ARCH` lists them)",
-        "mmasim"
-    ),
+    Family {
+        // An instruction takes one input format: it is the default.
+        default_dtype: |spec| super::mma::input_format(spec.argument()?),
+        dtypes: Some(MMA_INPUTS),
+        ..python_row!(
+            "mma",
+            "mma:ARCH:INSTRUCTION",
+            "a GPU matrix instruction simulated bit for bit by MMA-Sim, chained along K (ARCH: \
+             volta turing ampere ada hopper blackwell rtx_blackwell cdna1 cdna2 cdna3; \
+             INSTRUCTION as MMA-Sim spells it, wgmma. and tcgen05. prefixed: `fprev reveal \
+             mma:ARCH` lists them; --dtype defaults to the instruction's input format)",
+            "mmasim"
+        )
+    },
     #[cfg(feature = "python")]
     Family {
         dtypes: Some(IEEE),

@@ -62,6 +62,7 @@ pub fn sweep_with(
             trials: confirm,
             arithmetic: workflow::Seek::WhereNeeded,
             every_node: false,
+            models: workflow::Models::default(),
         },
         infer: None,
         runs,

@@ -1,6 +1,8 @@
 //! Confirming a revealed tree by replay, with what each node computes: the
 //! step after every reveal, of one size or of a sweep's.
 
+use std::sync::{Arc, Mutex};
+
 use crate::arith::Arithmetic;
 use crate::check::{CONFIRM_TRIALS, CheckReport, Mismatch, check_models, check_row, with_power};
 use crate::document::Confirmation;
@@ -29,7 +31,7 @@ pub enum Seek {
 }
 
 /// How a revealed tree is confirmed.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Confirm {
     /// Random inputs the tree is replayed on, compared with the black box
     /// bit for bit (0: not confirmed).
@@ -38,6 +40,38 @@ pub struct Confirm {
     pub arithmetic: Seek,
     /// Ask every node what it computes, not a sample.
     pub every_node: bool,
+    /// Models of the black box's arithmetic its reveals at other sizes
+    /// found, shared by every clone of this: each reveal replays those
+    /// that fit its tree before searching for one, and keeps what it
+    /// finds (an explanation's sizes, a prediction's and its own).
+    pub models: Models,
+}
+
+/// Models of one black box's arithmetic, shared (see [`Confirm::models`]).
+#[derive(Clone, Debug, Default)]
+pub struct Models(Arc<Mutex<Vec<Arithmetic>>>);
+
+/// Models a [`Models`] keeps, the latest first: a black box has one or
+/// two (a chain's step, its last step).
+const MODELS_KEPT: usize = 4;
+
+impl Models {
+    /// Those that fit `tree`, the latest found first.
+    pub(super) fn fitting(&self, tree: &SummationTree) -> Vec<Arithmetic> {
+        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.iter()
+            .filter(|m| m.fits(tree).is_ok())
+            .cloned()
+            .collect()
+    }
+
+    /// Keeps `model`, found by a reveal, first.
+    pub(super) fn keep(&self, model: &Arithmetic) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|m| m != model);
+        kept.insert(0, model.clone());
+        kept.truncate(MODELS_KEPT);
+    }
 }
 
 impl Default for Confirm {
@@ -46,6 +80,7 @@ impl Default for Confirm {
             trials: CONFIRM_TRIALS,
             arithmetic: Seek::Always,
             every_node: false,
+            models: Models::default(),
         }
     }
 }

@@ -377,6 +377,7 @@ fn explain_request(probe: &ProbeOptions, engine: &Options, confirm: &Confirm) ->
             trials: confirm.trials,
             arithmetic: Seek::WhereNeeded,
             every_node: false,
+            models: confirm.models.clone(),
         },
         infer: None,
         runs: 0,
@@ -409,6 +410,13 @@ fn check_at(
     label: &str,
     open: &mut Opener,
 ) -> Result<AtSize> {
+    // One or two summands have one tree: the black box's, whatever its
+    // arithmetic (a tensor core's two products replay in no rounded
+    // addition, yet their order is the only one).
+    let forced = formula.tree(v);
+    if forced.is_forced() {
+        return Ok(AtSize::Tree(forced));
+    }
     let request = Request {
         nearby: vec![Arc::new(TreeDocument::new(formula.tree(v)))],
         ..request.clone()

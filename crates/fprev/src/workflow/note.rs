@@ -171,7 +171,8 @@ pub enum Note {
     Unconfirmed {
         /// The black box, as named.
         label: String,
-        /// The format of its inputs.
+        /// The format of its results: its inputs' unless it says (a
+        /// tensor core's f16 inputs give f32 results).
         format: Format,
         /// The narrowest accumulator replayed.
         accumulator: Format,
@@ -389,7 +390,7 @@ impl fmt::Display for Note {
                     write!(
                         f,
                         "its result {black_box:e} is not a {format} value: it returns a wider \
-                         result than its inputs (Python's built-in sum of x.tolist() adds and \
+                         result (Python's built-in sum of x.tolist() adds and \
                          returns Python floats, f64); reveal it on f64 inputs"
                     )
                 } else {

@@ -177,11 +177,13 @@ pub fn reveal(
         }
     };
     let parts = parts_of(&tree, inferred.as_ref());
+    let found_before = request.confirm.models.fitting(&tree);
     let models: Vec<&Arithmetic> = request
         .nearby
         .iter()
         .filter(|d| d.n() == tree.n() && *d.tree() == tree)
         .filter_map(|d| d.arithmetic.as_ref())
+        .chain(&found_before)
         .collect();
     let known = Known {
         parts: parts.as_deref(),
@@ -229,7 +231,7 @@ fn finish(
         }
         observer.note(Note::Unconfirmed {
             label: label.to_string(),
-            format: black_box.format(),
+            format: black_box.result(),
             accumulator: black_box.accumulator(),
             trial: m.trial,
             kind: m.kind,
@@ -251,6 +253,9 @@ fn finish(
     document.offset = request.probe.offset;
     document.stats = Some(stats);
     document.confirmation = confirmed.confirmation;
+    if let Some(model) = &confirmed.arithmetic {
+        request.confirm.models.keep(model);
+    }
     document.arithmetic = confirmed.arithmetic;
     Ok(Outcome::Revealed(Box::new(Revealed {
         document,

@@ -55,10 +55,11 @@ import sys
 
 import numpy as np
 
-_DTYPES = {"f64": "float64", "f32": "float32", "f16": "float16"}
+# TF32 values travel as the f32 values they are.
+_DTYPES = {"f64": "float64", "f32": "float32", "tf32": "float32", "f16": "float16"}
 _ML_DTYPES = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 # What fprev writes into: the format's own bits, viewed as its dtype.
-_RAW = {"f64": "float64", "f32": "float32", "f16": "uint16", "bf16": "uint16",
+_RAW = {"f64": "float64", "f32": "float32", "tf32": "float32", "f16": "uint16", "bf16": "uint16",
         "e4m3": "uint8", "e5m2": "uint8"}
 
 

@@ -27,8 +27,7 @@ _NVIDIA = {
 }
 _AMD = {"cdna1": "CDNA1", "cdna2": "CDNA2", "cdna3": "CDNA3"}
 
-# The fprev dtype each instruction's A type is given as (TF32 values are
-# f32 values whose low 13 bits the instruction drops).
+# The fprev dtype each instruction's A type is given as.
 _DTYPE = {
     torch.float64: "f64",
     torch.float32: "f32",
@@ -38,7 +37,7 @@ _DTYPE = {
     torch.float8_e5m2: "e5m2",
 }
 _RESULT = {torch.float64: "f64", torch.float32: "f32", torch.float16: "f16"}
-_TORCH = {"f64": torch.float64, "f32": torch.float32, "f16": torch.float16}
+_TORCH = {"f64": torch.float64, "f32": torch.float32, "tf32": torch.float32, "f16": torch.float16}
 # bf16 and fp8 values travel as their bits (torch.from_numpy knows no
 # ml_dtypes types): the unsigned integer of their width, and the type.
 _BITS = {
@@ -123,9 +122,13 @@ def _probe(arch, n, dtype, arg):
     op = _open(arch, arg)
     a_type = getattr(op, "a_type", None)
     takes = _DTYPE.get(a_type)
+    # TF32 (AMD's XF32) inputs come as f32 tensors, which the instruction
+    # converts: fprev gives it TF32 values, which the conversion keeps.
+    if getattr(op, "a_type_ptx", None) == "tf32" or arg.endswith("_xf32"):
+        takes = "tf32"
     if takes is None:
         raise TypeError("%s takes %s inputs, which fprev has no format for (its formats: f64 "
-                        "f32 f16 bf16 e4m3 e5m2)" % (arg, getattr(op, "a_type_ptx", a_type)))
+                        "f32 tf32 f16 bf16 e4m3 e5m2)" % (arg, getattr(op, "a_type_ptx", a_type)))
     if getattr(op, "b_type", a_type) != a_type:
         raise TypeError("%s multiplies %s by %s: fprev gives both operands one format, so it "
                         "reveals instructions whose A and B types agree"

@@ -29,7 +29,8 @@ impl Raw {
     pub(super) fn new(raw: &Bound<'_, PyAny>, format: Format) -> PyResult<Self> {
         Ok(match format {
             Format::F64 => Raw::F64(raw.cast::<PyArrayDyn<f64>>()?.clone().unbind()),
-            Format::F32 => Raw::F32(raw.cast::<PyArrayDyn<f32>>()?.clone().unbind()),
+            // TF32 values are f32 values, as a tensor core's inputs come.
+            Format::F32 | Format::Tf32 => Raw::F32(raw.cast::<PyArrayDyn<f32>>()?.clone().unbind()),
             Format::F16 | Format::Bf16 => {
                 Raw::U16(raw.cast::<PyArrayDyn<u16>>()?.clone().unbind(), format)
             }
