@@ -234,8 +234,8 @@ pub(crate) struct GuardArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct FormatArgs {
-    /// Input format: f64, f32, f16, bf16, e4m3, e5m2 [default: f32 (an mma: instruction's own), or a
-    /// tree file's dtype].
+    /// Input format: f64, f32, tf32, f16, bf16, e4m3, e5m2 [default: f32 (an mma: instruction's
+    /// own), or a tree file's dtype].
     #[arg(long, value_name = "FORMAT")]
     pub(crate) dtype: Option<Format>,
     /// Accumulator format: every partial sum of native: and replay: black

@@ -1328,7 +1328,6 @@ pub fn power(
         0 => Vec::new(),
         _ => sites.iter().step_by(every).copied().collect(),
     };
-    let mut told = 0;
     for &(v, change) in &tried {
         let g = grouping(tree, &keys, v, change);
         let local = model.restricted(&g.leaves);
@@ -1359,17 +1358,20 @@ pub fn power(
             mine: &mine,
             above: &above,
         };
-        let told_before = teller.power.distinguished.len();
-        if let Some(mismatch) = teller.tell(alternative, theirs, Some(under), draws)? {
+        if let Some(mismatch) = teller.tell_later(alternative, theirs, under, draws)? {
             return Ok((teller.power, Some(mismatch)));
         }
-        // Regroupings told apart are counted, not each named.
-        if teller.power.distinguished.len() > told_before {
-            teller.power.distinguished.pop();
-            told += 1;
-        }
     }
+    if let Some(mismatch) = teller.flush()? {
+        return Ok((teller.power, Some(mismatch)));
+    }
+    // Regroupings told apart are counted, not each named.
     let mut power = teller.power;
+    let before = power.distinguished.len();
+    power
+        .distinguished
+        .retain(|a| !matches!(a, Alternative::Grouping { .. }));
+    let told = before - power.distinguished.len();
     if told > 0 {
         power
             .distinguished
@@ -1440,6 +1442,8 @@ impl Under<'_> {
 /// What [`power`] asks the black box with, and what it found so far.
 struct Teller<'p> {
     claimed: Replay,
+    /// `claimed` returning its root in f64.
+    claimed_wide: Replay,
     pair: Option<(usize, usize)>,
     probe: &'p mut dyn Probe,
     seed: u64,
@@ -1451,7 +1455,35 @@ struct Teller<'p> {
     y: Vec<f64>,
     scratch: Vec<f64>,
     power: Power,
+    /// Inputs found (of regroupings) and not yet asked, asked a call at a
+    /// time as rows of a batched black box.
+    pending: Vec<Asked>,
+    /// How many rows of one call sum as row 0 does (0: not yet measured).
+    rows: usize,
 }
+
+/// An input that tells an alternative from the claimed model, before the
+/// black box is asked: what the two replays give, returning the black
+/// box's result format and (for a black box returning wider values, such
+/// as Python's floats) f64.
+struct Asked {
+    alternative: Alternative,
+    kind: Inputs,
+    input: Vec<f64>,
+    weights: Option<Vec<f64>>,
+    /// The claimed model's result and the alternative's, in the result
+    /// format.
+    results: (f64, f64),
+    /// The same, in f64.
+    wide: (f64, f64),
+}
+
+/// Random inputs that pick a batched black box's rows summing as row 0
+/// does (the same input in every row).
+const ROW_TRIALS: usize = 8;
+
+/// The most values one batched call of regroupings' inputs holds.
+const BATCH_VALUES: usize = 1 << 24;
 
 impl<'p> Teller<'p> {
     /// Tells `claimed` (a replay returning the black box's format) from
@@ -1467,6 +1499,7 @@ impl<'p> Teller<'p> {
         pair: Option<(usize, usize)>,
     ) -> Self {
         Teller {
+            claimed_wide: claimed.clone().returning(Format::F64),
             claimed,
             pair,
             probe,
@@ -1479,6 +1512,8 @@ impl<'p> Teller<'p> {
             y: Vec::new(),
             scratch: Vec::new(),
             power: Power::default(),
+            pending: Vec::new(),
+            rows: 0,
         }
     }
 
@@ -1495,6 +1530,118 @@ impl<'p> Teller<'p> {
         under: Option<Under>,
         draws: usize,
     ) -> Result<Option<Mismatch>> {
+        let multiplies = self.multiplies;
+        let Some(asked) = self.find(alternative, theirs, under, draws, multiplies) else {
+            return Ok(None);
+        };
+        let got = call_row(
+            &mut *self.probe,
+            &asked.input,
+            asked.weights.as_deref(),
+            self.row,
+            &self.starts,
+            &mut self.out,
+        )?;
+        self.power.calls += 1;
+        Ok(self.settle(asked, got))
+    }
+
+    /// [`Teller::tell`] of a regrouping, with every weight 1 (an order is
+    /// told apart by its sums): the input waits, and inputs are asked as
+    /// the rows of one call where the black box has rows that sum as row
+    /// 0 does. A mismatch may be an earlier input's; [`Teller::flush`]
+    /// asks those left.
+    fn tell_later(
+        &mut self,
+        alternative: Alternative,
+        theirs: Replay,
+        under: Under,
+        draws: usize,
+    ) -> Result<Option<Mismatch>> {
+        let Some(asked) = self.find(alternative, theirs, Some(under), draws, false) else {
+            return Ok(None);
+        };
+        self.pending.push(asked);
+        if self.pending.len() >= self.rows()? {
+            return self.flush();
+        }
+        Ok(None)
+    }
+
+    /// Asks the inputs waiting, in one call where they fit its rows.
+    fn flush(&mut self) -> Result<Option<Mismatch>> {
+        if self.pending.is_empty() {
+            return Ok(None);
+        }
+        let asked = std::mem::take(&mut self.pending);
+        let got: Vec<f64> = match asked.len() {
+            1 => vec![call_row(
+                &mut *self.probe,
+                &asked[0].input,
+                None,
+                self.row,
+                &self.starts,
+                &mut self.out,
+            )?],
+            k => {
+                let rows: Vec<f64> = asked.iter().flat_map(|a| a.input.iter().copied()).collect();
+                let mut out = vec![0.0; k];
+                self.probe.sum(&rows, &mut out)?;
+                out
+            }
+        };
+        self.power.calls += 1;
+        for (a, got) in asked.into_iter().zip(got) {
+            if let Some(m) = self.settle(a, got) {
+                return Ok(Some(m));
+            }
+        }
+        Ok(None)
+    }
+
+    /// How many inputs one call asks: the rows from row 0 on that give row
+    /// 0's bits on [`ROW_TRIALS`] random inputs, at most [`BATCH_VALUES`]
+    /// values; 1 for a black box of one row, or asked in another row.
+    fn rows(&mut self) -> Result<usize> {
+        if self.rows > 0 {
+            return Ok(self.rows);
+        }
+        let n = self.probe.n();
+        let most = self
+            .probe
+            .max_batch()
+            .clamp(1, (BATCH_VALUES / n.max(1)).max(1));
+        self.rows = 1;
+        if most > 1 && self.row == 0 {
+            let format = self.probe.format();
+            let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ 0x00a1_14e5);
+            let mut alike = most;
+            let (mut x, mut out) = (Vec::new(), vec![0.0; most]);
+            for _ in 0..ROW_TRIALS {
+                Inputs::Close.draw_into(format, n, &mut rng, &mut x);
+                self.probe.sum(&x.repeat(alike), &mut out[..alike])?;
+                self.power.calls += 1;
+                alike = out[..alike]
+                    .iter()
+                    .position(|v| !same_bits(*v, out[0]))
+                    .unwrap_or(alike);
+            }
+            self.rows = alike;
+        }
+        Ok(self.rows)
+    }
+
+    /// An input on which `theirs` and the claimed model differ (see
+    /// [`Teller::tell`]), with weights where `multiplies`; none found,
+    /// `alternative` is not distinguished.
+    fn find(
+        &mut self,
+        alternative: Alternative,
+        theirs: Replay,
+        under: Option<Under>,
+        draws: usize,
+        multiplies: bool,
+    ) -> Option<Asked> {
         let (n, format, result) = (self.probe.n(), self.probe.format(), self.probe.result());
         // A whole tree's replays return the black box's `result`; a
         // subtree's, its root's value, which its ancestors take on.
@@ -1503,7 +1650,6 @@ impl<'p> Teller<'p> {
             None => theirs.returning(result),
         };
         let k = under.as_ref().map_or(n, |u| u.leaves.len());
-        let multiplies = self.multiplies;
         let claimed = &self.claimed;
         // Both results of `x` (times `y`) as the root returns them in
         // `returned`.
@@ -1579,7 +1725,7 @@ impl<'p> Teller<'p> {
         }
         let Some(kind) = told else {
             self.power.undistinguished.push(alternative);
-            return Ok(None);
+            return None;
         };
         let (input, weights) = match &under {
             Some(u) => {
@@ -1598,61 +1744,70 @@ impl<'p> Teller<'p> {
             }
             None => (x.clone(), multiplies.then(|| y.clone())),
         };
-        let got = call_row(
-            &mut *self.probe,
-            &input,
-            weights.as_deref(),
-            self.row,
-            &self.starts,
-            &mut self.out,
-        )?;
-        self.power.calls += 1;
+        let scratch = &mut self.scratch;
+        let mut results = |returning: Format| {
+            let claimed = match returning == result {
+                true => claimed,
+                false => &self.claimed_wide,
+            };
+            let replayed = replayed_by(claimed, &input, weights.as_deref(), scratch);
+            let gives = match &under {
+                Some(_) => both(x, y, returning, scratch).1,
+                None if returning == result => {
+                    replayed_by(&theirs, &input, weights.as_deref(), scratch)
+                }
+                None => replayed_by(
+                    &theirs.clone().returning(returning),
+                    &input,
+                    weights.as_deref(),
+                    scratch,
+                ),
+            };
+            (replayed, gives)
+        };
+        let (results, wide) = (results(result), results(Format::F64));
+        Some(Asked {
+            alternative,
+            kind,
+            input,
+            weights,
+            results,
+            wide,
+        })
+    }
+
+    /// What the black box's answer `got` to `asked` says: the alternative
+    /// told apart, not told apart (the replays differ only in what the
+    /// black box does not return), or the black box failing the claimed
+    /// model.
+    fn settle(&mut self, asked: Asked, got: f64) -> Option<Mismatch> {
         // A black box returning a wider value than its inputs (Python's
         // floats) is compared with replays returning their root in f64.
-        let wider = got.is_finite() && result.round(got) != got;
-        let returning = match wider {
-            true => Format::F64,
-            false => result,
-        };
-        let replayed = match wider {
-            true => replayed_by(
-                &self.claimed.clone().returning(returning),
-                &input,
-                weights.as_deref(),
-                &mut self.scratch,
-            ),
-            false => replayed_by(&self.claimed, &input, weights.as_deref(), &mut self.scratch),
-        };
-        let gives = match &under {
-            Some(_) => both(x, y, returning, &mut self.scratch).1,
-            None if !wider => replayed_by(&theirs, &input, weights.as_deref(), &mut self.scratch),
-            None => replayed_by(
-                &theirs.clone().returning(returning),
-                &input,
-                weights.as_deref(),
-                &mut self.scratch,
-            ),
+        let wider = got.is_finite() && self.probe.result().round(got) != got;
+        let (replayed, gives) = match wider {
+            true => asked.wide,
+            false => asked.results,
         };
         if same_bits(gives, replayed) {
             // Told apart only in the inputs' format, which it does not
             // return, or only below the node.
-            self.power.undistinguished.push(alternative);
-            return Ok(None);
+            self.power.undistinguished.push(asked.alternative);
+            return None;
         }
         if !same_bits(got, replayed) {
-            return Ok(Some(Mismatch {
+            return Some(Mismatch {
                 trial: self.power.calls - 1,
-                kind,
-                input,
-                weights,
+                kind: asked.kind,
+                input: asked.input,
+                weights: asked.weights,
                 replayed,
                 accumulator: self.claimed.accumulator(),
                 black_box: got,
-                against: Some((alternative, gives)),
-            }));
+                against: Some((asked.alternative, gives)),
+            });
         }
-        self.power.distinguished.push(alternative);
-        Ok(None)
+        self.power.distinguished.push(asked.alternative);
+        None
     }
 }
 
