@@ -29,3 +29,13 @@ mma:cdna3:f32_16x16x16_f16 f16
 mma:ampere:m16n8k8.f32.tf32.tf32.f32 f32
 mma:ada:m16n8k32.f32.e4m3.e4m3.f32 e4m3
 LIST
+# Will results change from an A100 to an H100? A survey of each simulated GPU
+# (one instruction per input type, K = 3..40, each model checked against the
+# simulator on 1,000 trials), then compare (exit 1: they differ).
+for arch in ampere hopper; do
+  start=$(date +%s.%N)
+  "$fprev" survey --gpu "$arch" -o "survey_$arch" --fresh --no-draw >"survey_$arch.out" 2>&1
+  echo "exit $? in $(echo "$(date +%s.%N) - $start" | bc) s" >>"survey_$arch.out"
+done
+"$fprev" compare survey_ampere survey_hopper >compare_ampere_hopper.txt
+echo "exit $?" >>compare_ampere_hopper.txt
