@@ -192,3 +192,52 @@ fn an_architecture_not_simulated_is_refused_naming_those_that_are() {
     assert!(e.contains("hopper") && e.contains("cdna3"), "{e}");
     assert!(!dir.path().join("s").exists());
 }
+
+/// An instruction named with `--spec` is surveyed in its own input
+/// format: the default dtypes (f32, f64, f16, bf16) once refused it (exit
+/// 2, "takes f16 inputs"), and an fp8 one asked for in e4m3 was left out
+/// without a word (0 entries, exit 0); now it is an entry that says why
+/// fprev cannot probe it.
+#[test]
+fn an_instruction_spec_is_surveyed_in_its_own_format_or_says_why_not() {
+    let dir = TempDir::new().unwrap();
+    let run = |spec: &str, extra: &[&str], to: &str| {
+        fprev()
+            .args([
+                "survey",
+                "--spec",
+                spec,
+                "-n",
+                "3..6",
+                "--no-large",
+                "--no-draw",
+            ])
+            .args(extra)
+            .arg("-o")
+            .arg(dir.path().join(to))
+            .output()
+            .unwrap()
+    };
+    let entries = |to: &str| -> Vec<Value> {
+        let text = std::fs::read_to_string(dir.path().join(to).join("survey.json")).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        v["entries"].as_array().unwrap().clone()
+    };
+    assert_ok(&run("mma:volta:m8n8k4.f32.f16.f16.f32", &[], "volta"));
+    let e = entries("volta");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0]["dtype"], "f16");
+    let said = assert_code(
+        &run(
+            "mma:ada:m16n8k32.f32.e4m3.e4m3.f32",
+            &["--dtypes", "e4m3"],
+            "fp8",
+        ),
+        3,
+    );
+    let e = entries("fp8");
+    assert_eq!(e.len(), 1, "{said}");
+    assert_eq!(e[0]["status"], "failed");
+    let why = e[0]["error"].as_str().unwrap();
+    assert!(why.contains("cannot be probed"), "{why}");
+}
