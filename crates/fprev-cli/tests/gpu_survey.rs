@@ -171,6 +171,9 @@ fn a_model_the_simulator_refutes_is_never_compared_as_the_arithmetic() {
     let dir = TempDir::new().unwrap();
     let said = survey(dir.path(), "cdna3", "f16", "3..9");
     assert!(said.contains("failed a check"), "{said}");
+    // The page says so beside the models its reveals confirmed.
+    let page = std::fs::read_to_string(dir.path().join("cdna3").join("index.html")).unwrap();
+    assert!(page.contains("its model failed a check at n = 9"), "{page}");
     survey(dir.path(), "ampere", "f16", "3..9");
     let (code, text, json) = compare(dir.path(), "ampere", "cdna3");
     assert_eq!(code, Some(1), "{text}");

@@ -137,6 +137,9 @@ struct Row<'a> {
     threads: Threads,
     /// Each knob tried: whether it changes the order, and what it found.
     knobs: Vec<(bool, String)>,
+    /// Its model's check against the black box: whether it held, and
+    /// in words.
+    check: Option<(bool, String)>,
     drawing: Option<Drawn>,
 }
 
@@ -235,6 +238,10 @@ impl<'a> Row<'a> {
             largest,
             threads,
             knobs: e.knobs.iter().flatten().map(knob_line).collect(),
+            check: e
+                .check
+                .as_ref()
+                .map(|c| (c.passed, crate::check::entry_check(c))),
             drawing: draw.then(|| Drawn::of(e, open)).flatten(),
         }
     }

@@ -7,6 +7,7 @@ use fprev::Spec;
 use fprev::error::{Error, Result};
 use fprev::sizes::Sizes;
 use fprev::survey::{self, KnobTrial, Plan, Status, Step, Survey};
+use fprev_present::check::entry_check;
 use fprev_present::html;
 
 use super::invariance::{self, Subject};
@@ -369,21 +370,11 @@ fn summary(e: &survey::Entry) -> String {
     if e.status != Status::Failed && e.sizes.iter().any(|s| tree(&s)) && !modelled {
         out += "; no model reproduced its bits (not modelled)";
     }
-    match &e.check {
-        Some(c) if c.passed => {
-            if let Some(model) = e.model_at(c.n) {
-                out += &format!("; {model}");
-            }
-            out += &format!(", checked on {} inputs at n = {}", c.trials, c.n);
+    if let Some(c) = &e.check {
+        match e.model_at(c.n).filter(|_| c.passed) {
+            Some(model) => out += &format!("; {model}, {}", entry_check(c)),
+            None => out += &format!("; {}", entry_check(c)),
         }
-        Some(c) => {
-            let (trial, kind) = c.mismatch.clone().unwrap_or_default();
-            out += &format!(
-                "; its model failed a check at n = {} (input {trial}, {kind}): not modelled",
-                c.n
-            );
-        }
-        None => {}
     }
     let departures = e.departures();
     if !departures.is_empty() {

@@ -130,10 +130,8 @@ pub struct GpuChange {
 impl GpuChange {
     /// Of two entries, where both are simulated GPU instructions.
     fn of(a: &Entry, b: &Entry) -> Option<GpuChange> {
-        let (x, _) = (
-            gpu::Instruction::parse(&a.spec)?,
-            gpu::Instruction::parse(&b.spec)?,
-        );
+        let x = gpu::Instruction::parse(&a.spec)?;
+        gpu::Instruction::parse(&b.spec)?;
         let (p, q) = (gpu::Arithmetic::of(a), gpu::Arithmetic::of(b));
         let changed = match (&p, &q) {
             (Some(p), Some(q)) => p.differences(q),

@@ -5,7 +5,7 @@
 //! types ([`Instruction::kind`]), not their names, so that `compare` can
 //! say what changes from one GPU to the next ([`Arithmetic`]).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::{Entry, Plan};
 use crate::arith::{NodeArithmetic, Rounding};
@@ -237,7 +237,7 @@ pub fn plan(arch: &str, dtypes: Option<&[Format]>) -> Result<Plan> {
 
 /// What an instruction's K-chain computes, as a survey found it at one
 /// size: the typed facts two GPUs are compared on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Arithmetic {
     /// The size (K) it was read at: the largest with a confirmed model.
     pub n: usize,
@@ -252,7 +252,7 @@ pub struct Arithmetic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fused_bits: Option<u32>,
     /// The format its steps round to.
-    #[serde(with = "format_name")]
+    #[serde(with = "crate::arith::format_name")]
     pub output: Format,
     /// How they round.
     pub rounding: Rounding,
@@ -345,22 +345,6 @@ fn products_a_step(tree: &SummationTree) -> usize {
                 .filter(|&&c| tree.children(c).is_empty())
                 .count()
         })
-}
-
-mod format_name {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::format::Format;
-
-    pub fn serialize<S: Serializer>(f: &Format, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(f.name())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Format, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
-    }
 }
 
 #[cfg(test)]
