@@ -60,9 +60,10 @@ pub struct Instruction {
     /// The products one instruction takes (its K).
     pub k: usize,
     /// Where several exist for one type: `mma` before `wgmma` before
-    /// `tcgen05`, one block before several (AMD's `_4b`), then the largest
-    /// K, the smallest M and N.
-    rank: (u8, bool, std::cmp::Reverse<usize>, usize, usize),
+    /// `tcgen05`, a name without `kind::` before one with it (the name
+    /// other architectures share), one block before several (AMD's
+    /// `_4b`), then the largest K, the smallest M and N.
+    rank: (u8, bool, bool, std::cmp::Reverse<usize>, usize, usize),
 }
 
 impl Instruction {
@@ -117,6 +118,7 @@ impl Instruction {
             k: shape[2],
             rank: (
                 kind,
+                name.contains("kind::"),
                 blocks,
                 std::cmp::Reverse(shape[2]),
                 shape[0],
@@ -401,6 +403,8 @@ mod tests {
             "mma:hopper:wgmma.m64n8k32.f32.e4m3.e5m2",
             "mma:hopper:m8n8k4.f64.f64.f64.f64",
             "mma:ampere:m16n8k16.f32.f16.f16.f32",
+            "mma:rtx_blackwell:m16n8k32.kind::f8f6f4.f32.e4m3.e4m3.f32",
+            "mma:rtx_blackwell:m16n8k32.f32.e4m3.e4m3.f32",
             "mma:cdna3:f32_4x4x4_16b_f16",
             "mma:cdna3:f32_16x16x16_f16",
         ]
@@ -423,6 +427,10 @@ mod tests {
             ]
         );
         assert_eq!(names("cdna3"), ["mma:cdna3:f32_16x16x16_f16"]);
+        assert_eq!(
+            names("rtx_blackwell"),
+            ["mma:rtx_blackwell:m16n8k32.f32.e4m3.e4m3.f32"]
+        );
         let e = instructions("pascal", &members).unwrap_err().to_string();
         assert!(e.contains("hopper") && e.contains("cdna3"), "{e}");
     }
