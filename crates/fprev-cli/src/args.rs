@@ -87,6 +87,9 @@ Examples:
   fprev compare fprev-survey/survey.json sandybridge/survey.json
   fprev survey --only blas --ops dot --knobs     which settings change OpenBLAS's dot,
                                                  for compare to name and say to pin
+  fprev survey --gpu ampere -o a100              a simulated GPU's instructions (MMA-Sim)
+  fprev survey --gpu hopper -o h100
+  fprev compare a100 h100                        will results change from an A100 to an H100?
 
 A survey is saved after each black box: run the same command again after a
 failure or Ctrl-C and it goes on where it stopped (--fresh starts over).
