@@ -35,3 +35,16 @@ grep -E -- "$pattern" <<<"$list" | while read -r spec; do
   echo "exit $? in $(echo "$(date +%s.%N) - $start" | bc) s" >>"$name.out"
   [ -f "$name.json" ] && "$fprev" check "$name.json" "$spec" --trials 1000 >"$name.check" 2>&1
 done
+# Will results change from an A100 to an H100? A survey of each simulated GPU
+# (one instruction per input type, K = 3..40, each model checked against the
+# simulator on 1,000 trials), then compare (exit 1: they differ). Redone when
+# PATTERN matches "survey".
+if grep -qE -- "$pattern" <<<"survey"; then
+  for arch in ampere hopper; do
+    start=$(date +%s.%N)
+    "$fprev" survey --gpu "$arch" -o "survey_$arch" --fresh --no-draw >"survey_$arch.out" 2>&1
+    echo "exit $? in $(echo "$(date +%s.%N) - $start" | bc) s" >>"survey_$arch.out"
+  done
+  "$fprev" compare survey_ampere survey_hopper >compare_ampere_hopper.txt
+  echo "exit $?" >>compare_ampere_hopper.txt
+fi

@@ -87,6 +87,9 @@ Examples:
   fprev compare fprev-survey/survey.json sandybridge/survey.json
   fprev survey --only blas --ops dot --knobs     which settings change OpenBLAS's dot,
                                                  for compare to name and say to pin
+  fprev survey --gpu ampere -o a100              a simulated GPU's instructions (MMA-Sim)
+  fprev survey --gpu hopper -o h100
+  fprev compare a100 h100                        will results change from an A100 to an H100?
 
 A survey is saved after each black box: run the same command again after a
 failure or Ctrl-C and it goes on where it stopped (--fresh starts over).
@@ -633,30 +636,41 @@ pub(crate) struct SurveyArgs {
     /// or one library op (blas:dot@blis).
     #[arg(long = "spec", value_name = "SPEC", conflicts_with_all = ["only", "ops"])]
     pub(crate) specs: Vec<Spec>,
+    /// Survey a simulated GPU instead (MMA-Sim): one matrix instruction of
+    /// ARCH for each input type it has (f16, bf16, tf32, f64, e4m3, e5m2;
+    /// AMD's f32, xf32, fp8, bf8), its result the wide accumulator, each
+    /// chained along K at K = 3..40 with its arithmetic, and the model
+    /// checked against the simulator on 1,000 trials; --dtypes keeps the
+    /// instructions whose inputs fprev gives in those. ARCH: volta, turing,
+    /// ampere, ada, hopper, blackwell, rtx_blackwell, cdna1, cdna2, cdna3.
+    /// `fprev compare` of two such surveys matches instructions by their
+    /// types and names what changes.
+    #[arg(long, value_name = "ARCH", conflicts_with_all = ["only", "specs", "ops", "knobs"])]
+    pub(crate) gpu: Option<String>,
     /// Ops to survey.
     #[arg(long, value_name = "OP,OP,…", value_delimiter = ',',
           default_value = "sum,dot,gemv,gemm",
           value_parser = PossibleValuesParser::new(fprev::survey::OPS))]
     pub(crate) ops: Vec<String>,
     /// Dtypes to survey each op in, each where the library has it (a BLAS
-    /// and ndarray: f32 and f64; NumPy, JAX, PyTorch: f16 and bf16 too).
+    /// and ndarray: f32 and f64; NumPy, JAX, PyTorch: f16 and bf16 too)
+    /// [default: f32,f64,f16,bf16; with --gpu, every input type].
     #[arg(
         long,
         value_name = "FORMAT,…",
         value_delimiter = ',',
-        default_value = "f32,f64,f16,bf16",
         value_parser = PossibleValuesParser::new(Format::ALL.map(Format::name))
             .map(|s| s.parse::<Format>().expect("a listed format"))
     )]
     pub(crate) dtypes: Vec<Format>,
-    /// Sizes the formula is inferred from [default: those of `fprev explain`].
-    #[arg(short = 'n', long = "n", value_name = "SIZES", default_value = EXPLAIN_SIZES,
-          hide_default_value = true)]
-    pub(crate) sizes: Sizes,
+    /// Sizes the formula is inferred from [default: those of `fprev
+    /// explain`; with --gpu, 3..40].
+    #[arg(short = 'n', long = "n", value_name = "SIZES")]
+    pub(crate) sizes: Option<Sizes>,
     /// Sizes revealed past those, for sums, dots and GEMVs, each checked
-    /// against the formula.
+    /// against the formula (none with --gpu).
     #[arg(long, value_name = "SIZES", default_value = fprev::survey::LARGE_SIZES,
-          conflicts_with = "no_large")]
+          conflicts_with_all = ["no_large", "gpu"])]
     pub(crate) large: Sizes,
     /// Reveal no sizes past the formula's.
     #[arg(long)]

@@ -1,8 +1,21 @@
 //! A check's outcome in words (`fprev check`'s line, Python's
-//! `CheckResult.message`).
+//! `CheckResult.message`, a survey entry's check).
 
 use fprev::check::{CheckReport, Power};
 use fprev::format::Format;
+use fprev::survey::ModelCheck;
+
+/// A survey entry's model check in a few words: on how many inputs it
+/// held, or where it failed, which leaves the instruction not modelled.
+pub fn entry_check(c: &ModelCheck) -> String {
+    match &c.mismatch {
+        None => format!("checked on {} inputs at n = {}", c.trials, c.n),
+        Some((trial, kind)) => format!(
+            "its model failed a check at n = {} (input {trial}, {kind}): not modelled",
+            c.n
+        ),
+    }
+}
 
 /// One line saying how the check of `tree` (a name for it) against the
 /// black box `spec` in `format` ended; `declared` is the black box's

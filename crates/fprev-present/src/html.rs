@@ -137,6 +137,9 @@ struct Row<'a> {
     threads: Threads,
     /// Each knob tried: whether it changes the order, and what it found.
     knobs: Vec<(bool, String)>,
+    /// Its model's check against the black box: whether it held, and
+    /// in words.
+    check: Option<(bool, String)>,
     drawing: Option<Drawn>,
 }
 
@@ -235,6 +238,10 @@ impl<'a> Row<'a> {
             largest,
             threads,
             knobs: e.knobs.iter().flatten().map(knob_line).collect(),
+            check: e
+                .check
+                .as_ref()
+                .map(|c| (c.passed, crate::check::entry_check(c))),
             drawing: draw.then(|| Drawn::of(e, open)).flatten(),
         }
     }
@@ -324,6 +331,8 @@ struct Compared<'a> {
     extras: Vec<&'a String>,
     /// For a difference, each side's tree at the first differing size.
     drawings: [Option<(usize, Result<String, String>)>; 2],
+    /// Of two GPUs' instructions: whether results change, and why.
+    gpu: Option<String>,
 }
 
 impl<'a> Compared<'a> {
@@ -332,8 +341,12 @@ impl<'a> Compared<'a> {
         // else the facts.
         let knobs = e.knobs.iter().map(|k| &k.note);
         let drawings = match (e.first_differing, draw && e.verdict == Verdict::Differ) {
-            (Some(n), true) => surveys.map(|s| {
-                let entry = s.entry(&e.spec, &e.dtype)?;
+            (Some(n), true) => [
+                (surveys[0], &e.spec),
+                (surveys[1], e.spec_b.as_ref().unwrap_or(&e.spec)),
+            ]
+            .map(|(s, spec)| {
+                let entry = s.entry(spec, &e.dtype)?;
                 let tree = entry.tree_at(n)?;
                 Some((n, svg(&tree, entry.model_at(n), Caption::default())))
             }),
@@ -354,6 +367,7 @@ impl<'a> Compared<'a> {
                 .chain(e.likely_why())
                 .collect(),
             drawings,
+            gpu: e.gpu.as_ref().map(crate::compare::gpu_change),
         }
     }
 }

@@ -188,7 +188,8 @@ impl fmt::Display for NodeArithmetic {
     }
 }
 
-mod format_name {
+/// A [`Format`] as its name in files (the survey's GPU arithmetic too).
+pub(crate) mod format_name {
     use serde::{Deserialize, Deserializer, Serializer};
 
     use crate::format::Format;

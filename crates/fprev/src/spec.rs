@@ -213,8 +213,12 @@ impl Spec {
     /// Whether the black box takes `dtype`: a CBLAS and ndarray know f32
     /// and f64 only; NumPy, JAX and PyTorch also f16 and bf16; a black box
     /// of one's own, any.
+    /// A simulated GPU instruction (`mma:`) takes its own input format.
     pub fn supports(&self, dtype: Format) -> bool {
-        self.family.dtypes.is_none_or(|d| d.contains(&dtype))
+        match crate::survey::gpu::Instruction::parse(self.as_str()) {
+            Some(ins) => ins.format().is_none_or(|f| f == dtype),
+            None => self.family.dtypes.is_none_or(|d| d.contains(&dtype)),
+        }
     }
 
     /// The input format it takes when none is given: an `mma:`

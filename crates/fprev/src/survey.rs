@@ -6,8 +6,9 @@
 //! the tree; and, asked to ([`Plan::knobs`]), which settings of its
 //! library change its order ([`knobs_for`]). Two surveys are compared by
 //! [`compare`], which names a recorded knob set differently on the two
-//! machines; the
-//! `fprev-present` crate draws either as a page.
+//! machines, and, for two simulated GPUs ([`gpu`]), what each matched
+//! instruction's arithmetic changes; the `fprev-present` crate draws
+//! either as a page.
 //!
 //! A survey is built entry by entry ([`Survey::run`]), so a caller can save
 //! it after each one and a later run goes on where an earlier one stopped.
@@ -32,6 +33,7 @@
 
 pub mod compare;
 mod file;
+pub mod gpu;
 mod knobs;
 mod library;
 pub mod machine;
@@ -39,7 +41,8 @@ mod plan;
 mod run;
 
 pub use file::{
-    Entry, KnobCheck, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck, ThreadVaried,
+    Entry, KnobCheck, ModelCheck, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck,
+    ThreadVaried,
 };
 pub use knobs::{CORETYPES, KnobTrial, cpu_runs, knobs_for};
 pub use library::{Libraries, Library, facts_of, libraries, selects};

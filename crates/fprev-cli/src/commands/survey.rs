@@ -7,6 +7,7 @@ use fprev::Spec;
 use fprev::error::{Error, Result};
 use fprev::sizes::Sizes;
 use fprev::survey::{self, KnobTrial, Plan, Status, Step, Survey};
+use fprev_present::check::entry_check;
 use fprev_present::html;
 
 use super::invariance::{self, Subject};
@@ -27,10 +28,20 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
                 .into(),
         ));
     }
+    if a.gpu.is_some() && (ranks.is_some() || !a.threads.is_empty()) {
+        return Err(Error::Input(
+            "--gpu surveys simulated instructions, which run on no MPI ranks and no threads: \
+             leave out --ranks and --threads"
+                .into(),
+        ));
+    }
     #[cfg(feature = "mpi")]
     one_algorithm(&a.specs)?;
     let ops: Vec<&str> = a.ops.iter().map(String::as_str).collect();
-    let (black_boxes, libraries, missing) = if a.specs.is_empty() {
+    // A GPU's plan names its own black boxes ([`gpu_plan`]).
+    let (black_boxes, libraries, missing) = if a.gpu.is_some() {
+        (Vec::new(), LibraryFacts::new(), Vec::new())
+    } else if a.specs.is_empty() {
         let found = survey::libraries(&ops, &a.only, ranks)?;
         let black_boxes = found
             .found
@@ -62,10 +73,14 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         (false, true) => Plan::default().threads,
         (false, false) => a.threads.iter().map(|&t| usize::from(t)).collect(),
     };
+    let dtypes = match a.dtypes.is_empty() {
+        true => Plan::default().dtypes,
+        false => a.dtypes.clone(),
+    };
     let plan = Plan {
         black_boxes,
-        dtypes: a.dtypes.clone(),
-        sizes: a.sizes.clone(),
+        dtypes,
+        sizes: a.sizes.clone().unwrap_or_else(|| Plan::default().sizes),
         large: if a.no_large {
             Sizes(Vec::new())
         } else {
@@ -77,6 +92,12 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         runs: a.runs,
         knobs: a.knobs,
         ranks,
+        gpu: None,
+        check: 0,
+    };
+    let (plan, libraries) = match &a.gpu {
+        Some(arch) => gpu_plan(arch, &a, plan)?,
+        None => (plan, libraries),
     };
     let mut s = Survey::new(plan);
     s.machine.libraries = libraries;
@@ -107,6 +128,15 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         .iter()
         .filter(|e| e.status == Status::Failed)
         .count();
+    if failed > 0 && s.plan.gpu.is_some() {
+        // A simulated instruction fails alike on every run: fprev cannot
+        // probe it (its error says why).
+        eprintln!(
+            "fprev: {failed} instruction(s) could not be surveyed: their error says what fprev \
+             cannot probe"
+        );
+        return Ok(3);
+    }
     if failed > 0 {
         eprintln!(
             "fprev: {failed} black box(es) could not be surveyed (see their error); run the same \
@@ -116,6 +146,26 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
     }
     Ok(0)
 }
+
+/// The plan of `fprev survey --gpu ARCH`: its instructions (in the dtypes
+/// given, if any) at the sizes given or the GPU's, the other settings as
+/// `plan` has them; the simulator's facts, and the architecture, as the
+/// survey's library, so that a survey of another one resumed here is
+/// refused and `compare` names the architectures.
+fn gpu_plan(arch: &str, a: &SurveyArgs, plan: Plan) -> Result<(Plan, LibraryFacts)> {
+    let dtypes = (!a.dtypes.is_empty()).then_some(a.dtypes.as_slice());
+    let gpu = survey::gpu::plan(arch, dtypes)?;
+    let mut facts = survey::facts_of("mma");
+    facts.insert("architecture".into(), arch.into());
+    let plan = Plan {
+        sizes: a.sizes.clone().unwrap_or(gpu.sizes.clone()),
+        runs: plan.runs,
+        ..gpu
+    };
+    Ok((plan, [("mma".to_string(), facts)].into()))
+}
+
+type LibraryFacts = std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>;
 
 /// Refuses `mpi:allreduce` specs of more than one algorithm (the
 /// library's own choice counting as one): an MPI job runs the one its
@@ -315,6 +365,17 @@ fn summary(e: &survey::Entry) -> String {
             fprev::error::abbreviated(e.error.as_deref().unwrap_or("?"))
         ),
     };
+    let tree = |s: &&survey::SizeResult| matches!(s.outcome.as_str(), "tree" | "unconfirmed");
+    let modelled = e.sizes.iter().filter(tree).any(|s| s.arithmetic.is_some());
+    if e.status != Status::Failed && e.sizes.iter().any(|s| tree(&s)) && !modelled {
+        out += "; no model reproduced its bits (not modelled)";
+    }
+    if let Some(c) = &e.check {
+        match e.model_at(c.n).filter(|_| c.passed) {
+            Some(model) => out += &format!("; {model}, {}", entry_check(c)),
+            None => out += &format!("; {}", entry_check(c)),
+        }
+    }
     let departures = e.departures();
     if !departures.is_empty() {
         out += &format!("; other trees at n = {}", fprev::sizes::runs(&departures));

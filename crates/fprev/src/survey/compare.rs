@@ -34,7 +34,7 @@
 
 use serde::Serialize;
 
-use super::{Entry, Machine, Survey, side};
+use super::{Entry, Machine, Survey, gpu, side};
 use crate::error::abbreviated;
 use crate::spec::Spec;
 
@@ -76,10 +76,14 @@ pub struct EntryComparison {
     /// there)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<(usize, String, String)>,
-    /// At the first differing size: the smallest subtree each side has
-    /// that the other lacks.
+    /// At the first size whose trees differ: the smallest subtree each
+    /// side has that the other lacks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subtree: Option<[String; 2]>,
+    /// That size (after sizes of other arithmetic, it may be past the
+    /// first differing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtree_at: Option<usize>,
     /// Where the trees agree but the arithmetic parts: `(n, where)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arithmetic: Option<(usize, String)>,
@@ -98,6 +102,48 @@ pub struct EntryComparison {
     /// call, A's first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub varies: Option<[String; 2]>,
+    /// B's black box, where it is another name: the instruction of
+    /// another GPU that takes and gives the same types.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec_b: Option<String>,
+    /// Of two simulated GPU instructions: what each computes, and how
+    /// they differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuChange>,
+}
+
+/// What two simulated GPUs' instructions of one kind compute
+/// ([`gpu::Arithmetic`]), and the aspects in which they differ.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GpuChange {
+    /// The instructions' input and result types (`f16`, `f32`).
+    pub types: (String, String),
+    /// A's arithmetic; `None` where no model of it was confirmed.
+    pub a: Option<gpu::Arithmetic>,
+    /// B's.
+    pub b: Option<gpu::Arithmetic>,
+    /// Where both have one: the aspects that differ (none: the same
+    /// arithmetic).
+    pub changed: Vec<gpu::Aspect>,
+}
+
+impl GpuChange {
+    /// Of two entries, where both are simulated GPU instructions.
+    fn of(a: &Entry, b: &Entry) -> Option<GpuChange> {
+        let x = gpu::Instruction::parse(&a.spec)?;
+        gpu::Instruction::parse(&b.spec)?;
+        let (p, q) = (gpu::Arithmetic::of(a), gpu::Arithmetic::of(b));
+        let changed = match (&p, &q) {
+            (Some(p), Some(q)) => p.differences(q),
+            _ => Vec::new(),
+        };
+        Some(GpuChange {
+            types: x.kind(),
+            a: p,
+            b: q,
+            changed,
+        })
+    }
 }
 
 /// A knob a survey recorded as changing a black box, and its values on
@@ -170,16 +216,18 @@ pub fn compare(a: &Survey, b: &Survey) -> Comparison {
         .entries
         .iter()
         .filter_map(|x| {
-            let y = b.entry(&x.spec, &x.dtype)?;
+            let y = counterpart(x, b)?;
             let mut c = compare_entry([x, y], [a, b], &machine);
             c.knobs = knob_notes([x, y], [&a.machine, &b.machine], c.verdict);
+            c.spec_b = (y.spec != x.spec).then(|| y.spec.clone());
+            c.gpu = GpuChange::of(x, y);
             Some(c)
         })
         .collect();
     let only = |p: &Survey, q: &Survey| {
         p.entries
             .iter()
-            .filter(|e| q.entry(&e.spec, &e.dtype).is_none())
+            .filter(|e| counterpart(e, q).is_none())
             .map(label)
             .collect()
     };
@@ -189,6 +237,21 @@ pub fn compare(a: &Survey, b: &Survey) -> Comparison {
         only_a: only(a, b),
         only_b: only(b, a),
     }
+}
+
+/// The entry of `survey` that `e` is compared with: the same black box
+/// in the same dtype; for a simulated GPU's instruction, the one of
+/// another architecture that takes and gives the same types (the first
+/// such), as a GEMM moved from one GPU to another runs it.
+fn counterpart<'a>(e: &Entry, survey: &'a Survey) -> Option<&'a Entry> {
+    survey.entry(&e.spec, &e.dtype).or_else(|| {
+        let kind = gpu::Instruction::parse(&e.spec)?;
+        survey.entries.iter().find(|y| {
+            y.dtype == e.dtype
+                && gpu::Instruction::parse(&y.spec)
+                    .is_some_and(|i| i.arch != kind.arch && i.kind() == kind.kind())
+        })
+    })
 }
 
 fn compare_entry(
@@ -206,11 +269,14 @@ fn compare_entry(
         reason: String::new(),
         rule: None,
         subtree: None,
+        subtree_at: None,
         arithmetic: None,
         threads: thread_difference(a, b),
         suspects: suspects(&a.spec, machine),
         knobs: Vec::new(),
         varies: None,
+        spec_b: None,
+        gpu: None,
     };
     if !a.variations().is_empty() || !b.variations().is_empty() {
         let [x, y] = [(a, surveys[0]), (b, surveys[1])].map(|(e, s)| seen(e, s.plan.runs));
@@ -222,6 +288,18 @@ fn compare_entry(
     if let Some(why) = [a, b].iter().find_map(|e| e.error.as_deref()) {
         c.verdict = Verdict::Unknown;
         c.reason = format!("not compared: a survey failed here ({})", abbreviated(why));
+        return c;
+    }
+    // A model its check refuted gives no bits to compare.
+    let refuted = |e: &Entry| e.check.as_ref().filter(|k| !k.passed).map(|k| k.n);
+    if let Some((side, n)) = [("A", a), ("B", b)]
+        .iter()
+        .find_map(|(side, e)| Some((side, refuted(e)?)))
+    {
+        c.verdict = Verdict::Unknown;
+        c.reason = format!(
+            "not compared: {side}'s model failed its check against the black box at n = {n}"
+        );
         return c;
     }
     let mut unconfirmed = Vec::new();
@@ -242,6 +320,7 @@ fn compare_entry(
         if let Some(d) = tx.diff(&ty) {
             if c.subtree.is_none() {
                 c.subtree = Some(d.texts(&tx, &ty).map(side));
+                c.subtree_at = Some(x.n);
             }
             c.differing.push(x.n);
             continue;
@@ -266,6 +345,15 @@ fn compare_entry(
         c.verdict = Verdict::Differ;
         let share = format!("{} of {common} sizes", c.differing.len());
         c.reason = match (&c.subtree, &c.arithmetic, &c.rule) {
+            // Other arithmetic first (two GPUs' fused windows), then
+            // other order where the trees part.
+            (Some(_), Some((m, at)), Some((from, x, y))) => format!(
+                "different arithmetic at {share} from n = {m}: {at}; and other order from n = \
+                 {}: the formulas part from n = {from}, {} against {}",
+                c.subtree_at.unwrap_or(n),
+                abbreviated(x),
+                abbreviated(y)
+            ),
             (Some(_), _, Some((from, x, y))) => format!(
                 "other order at {share} from n = {n}: the formulas part from n = {from}, {} \
                  against {}",

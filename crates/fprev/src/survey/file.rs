@@ -126,6 +126,28 @@ pub struct KnobCheck {
     pub error: Option<String>,
 }
 
+/// An entry's model checked against the black box at one size
+/// ([`Plan::check`]): on random trials, then on inputs built to tell it
+/// from each of its nearest alternatives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelCheck {
+    /// The size.
+    pub n: usize,
+    /// Calls compared, the inputs built for power included.
+    pub trials: usize,
+    /// Whether every one gave the black box's bits.
+    pub passed: bool,
+    /// Where one did not: the trial and the kind of its input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mismatch: Option<(usize, String)>,
+    /// The nearest alternatives an input told from the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub distinguished: Vec<String>,
+    /// Those none told apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undistinguished: Vec<String>,
+}
+
 /// One black box in one dtype.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -159,6 +181,10 @@ pub struct Entry {
     /// empty list: none apply).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knobs: Option<Vec<KnobCheck>>,
+    /// Its model checked against the black box at its largest size with
+    /// one ([`Plan::check`]); none where the plan asked for no check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<ModelCheck>,
     /// Why it failed, for `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -161,8 +161,12 @@ pub fn facts_of(label: &str) -> BTreeMap<String, String> {
         #[cfg(feature = "mpi")]
         _ if label == "mpi" => crate::mpi::Implementation::facts(),
         #[cfg(feature = "python")]
-        _ if PYTHON_LIBRARIES.contains(&label) => crate::probe::python::facts(label)
-            .unwrap_or_else(|e| BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])),
+        // MMA-Sim's version decides every simulated instruction's bits.
+        _ if PYTHON_LIBRARIES.contains(&label) || label == "mma" => {
+            crate::probe::python::facts(label).unwrap_or_else(|e| {
+                BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])
+            })
+        }
         _ => BTreeMap::new(),
     }
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::Opener;
 use super::Survey;
 #[cfg(doc)]
-use super::knobs_for;
+use super::{Entry, gpu, knobs_for};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::infer::EXPLAIN_SIZES;
@@ -69,6 +69,21 @@ pub struct Plan {
     /// of a job of that size); `None`: no MPI job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<usize>,
+    /// The simulated GPU architecture whose matrix instructions the black
+    /// boxes are (`fprev survey --gpu`, [`gpu::plan`]); `None`: this
+    /// machine's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// Random trials each entry's model is checked on at its largest size
+    /// with one, against the black box, then told from its nearest
+    /// alternatives by inputs built for each ([`Entry::check`]); 0: none
+    /// beyond each reveal's own confirmation.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub check: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Default for Plan {
@@ -89,6 +104,8 @@ impl Default for Plan {
             runs: SURVEY_RUNS,
             knobs: false,
             ranks: None,
+            gpu: None,
+            check: 0,
         }
     }
 }

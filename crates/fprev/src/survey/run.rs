@@ -6,9 +6,9 @@
 use std::time::Instant;
 
 use super::plan::{options_for, threads_settable};
-use super::{Entry, Plan, SizeResult, Status, Survey, ThreadCheck, ThreadVaried};
+use super::{Entry, ModelCheck, Plan, SizeResult, Status, Survey, ThreadCheck, ThreadVaried};
 use crate::arith::{Arithmetic, NodeArithmetic};
-use crate::check::CONFIRM_TRIALS;
+use crate::check::{CONFIRM_TRIALS, check_models, with_power};
 use crate::error::{Error, Result, abbreviated};
 use crate::format::Format;
 use crate::formula::Formula;
@@ -251,15 +251,18 @@ fn survey_one(spec: &Spec, dtype: Format, plan: &Plan, open: &mut Opener) -> Ent
         sizes: Vec::new(),
         threads: None,
         knobs: None,
+        check: None,
         error: None,
         calls: 0,
         seconds: 0.0,
     };
-    if let Err(e) = explain_entry(&mut entry, spec, dtype, plan, open) {
+    let found = explain_entry(&mut entry, spec, dtype, plan, open)
+        .and_then(|()| check_model(&mut entry, spec, dtype, plan, open));
+    if let Err(e) = found {
         entry.status = Status::Failed;
         entry.error = Some(e.to_string());
     }
-    entry.calls = entry.sizes.iter().map(|s| s.calls).sum();
+    entry.calls += entry.sizes.iter().map(|s| s.calls).sum::<u64>();
     entry.seconds = started.elapsed().as_secs_f64();
     entry
 }
@@ -330,6 +333,58 @@ fn explain_entry(
         .chain(skipped)
         .collect();
     entry.sizes.sort_by_key(|s| s.n);
+    Ok(())
+}
+
+/// Checks the model of `entry`'s largest size with one against the black
+/// box on [`Plan::check`] random trials, then on inputs built to tell it
+/// from its nearest alternatives, as `fprev check` does: a reveal's own
+/// confirmation, on a few dozen random inputs, can pass a model that
+/// such inputs refute (a simulated GPU's two-stage sum); its calls are
+/// added to the entry's.
+fn check_model(
+    entry: &mut Entry,
+    spec: &Spec,
+    dtype: Format,
+    plan: &Plan,
+    open: &mut Opener,
+) -> Result<()> {
+    if plan.check == 0 {
+        return Ok(());
+    }
+    let Some((n, model)) = entry
+        .sizes
+        .iter()
+        .rev()
+        .find_map(|s| Some((s.n, s.arithmetic.clone()?)))
+    else {
+        return Ok(());
+    };
+    let Some(tree) = entry.tree_at(n) else {
+        return Ok(());
+    };
+    let mut black_box = open(spec, &options_for(spec, dtype, plan).at(n))?;
+    let (report, _) = check_models(&tree, &[model], black_box.as_mut(), plan.check, 1, 0)?;
+    let report = with_power(report, &tree, black_box.as_mut(), 1, 0)?;
+    let words = |list: Option<&Vec<crate::check::Alternative>>| {
+        list.into_iter().flatten().map(|a| a.to_string()).collect()
+    };
+    // A mismatch on an input built for power counts those calls already.
+    let passed = report.mismatch.is_none();
+    let power_calls = report.power.as_ref().map_or(0, |p| p.calls);
+    let trials = report.trials + if passed { power_calls } else { 0 };
+    entry.calls += trials as u64;
+    entry.check = Some(ModelCheck {
+        n,
+        trials,
+        passed,
+        mismatch: report
+            .mismatch
+            .as_ref()
+            .map(|m| (m.trial, m.kind.to_string())),
+        distinguished: words(report.power.as_ref().map(|p| &p.distinguished)),
+        undistinguished: words(report.power.as_ref().map(|p| &p.undistinguished)),
+    });
     Ok(())
 }
 
