@@ -27,6 +27,7 @@ use std::ops::Range;
 
 pub use families::{FAMILIES, Family};
 use families::{Grammar, family};
+pub use mma::Instruction;
 
 use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
@@ -211,19 +212,19 @@ impl Spec {
     }
 
     /// Whether the black box takes `dtype`: a CBLAS and ndarray know f32
-    /// and f64 only; NumPy, JAX and PyTorch also f16 and bf16; a black box
-    /// of one's own, any.
-    /// A simulated GPU instruction (`mma:`) takes its own input format.
+    /// and f64 only; NumPy, JAX and PyTorch also f16 and bf16; a simulated
+    /// GPU instruction (`mma:`) its own input format only; a black box of
+    /// one's own, any.
     pub fn supports(&self, dtype: Format) -> bool {
-        match crate::survey::gpu::Instruction::parse(self.as_str()) {
-            Some(ins) => ins.format().is_none_or(|f| f == dtype),
+        match self.default_dtype() {
+            Some(own) => own == dtype,
             None => self.family.dtypes.is_none_or(|d| d.contains(&dtype)),
         }
     }
 
-    /// The input format it takes when none is given: an `mma:`
-    /// instruction's own (see [`mma::input_format`]); `None` (f32) for the
-    /// others.
+    /// The input format it takes when none is given, where its spec names
+    /// one: an `mma:` instruction's own ([`Instruction::format`]), the only
+    /// one it takes; `None` (f32) for the others.
     pub fn default_dtype(&self) -> Option<Format> {
         (self.family.default_dtype)(self)
     }

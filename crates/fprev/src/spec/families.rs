@@ -389,7 +389,7 @@ pub static FAMILIES: &[Family] = &[
     #[cfg(feature = "python")]
     Family {
         // An instruction takes one input format: it is the default.
-        default_dtype: |spec| super::mma::input_format(spec.argument()?),
+        default_dtype: |spec| super::Instruction::parse(spec.as_str())?.format(),
         dtypes: Some(MMA_INPUTS),
         ..python_row!(
             "mma",

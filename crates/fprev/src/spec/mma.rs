@@ -1,63 +1,185 @@
-//! MMA-Sim's instruction names, read for the one fact a spec needs before
-//! the simulator is loaded: the format of the inputs an instruction takes.
+//! MMA-Sim's instruction names, read for what a spec needs before the
+//! simulator is loaded: the types an instruction takes and returns, and its
+//! K. Surveys of simulated GPUs match instructions across architectures by
+//! them.
 
 use crate::format::Format;
 
-/// The format of A of `mma:ARCH:INSTRUCTION`, where fprev has one:
-/// NVIDIA's names list D, A, B (and C) after the shape and any `kind::`
-/// (`m16n8k16.f32.f16.f16.f32`, `wgmma.m64n8k16.f32.bf16.bf16`,
-/// `tcgen05.m64n8k16.kind::f16.f32.f16.f16`); AMD's end in A's type
-/// (`f32_16x16x16_f16`, `f32_32x32x8bf16_1k`, `f32_16x16x32_fp8_fp8`).
-///
-/// ```
-/// # use fprev::Spec;
-/// # use fprev::Format;
-/// let dtype = |s: &str| s.parse::<Spec>().unwrap().default_dtype();
-/// assert_eq!(dtype("mma:hopper:m16n8k16.f32.f16.f16.f32"), Some(Format::F16));
-/// assert_eq!(dtype("mma:hopper:wgmma.m64n8k16.f32.bf16.bf16"), Some(Format::Bf16));
-/// assert_eq!(dtype("mma:cdna2:f32_32x32x8bf16_1k"), Some(Format::Bf16));
-/// assert_eq!(dtype("mma:cdna3:f32_32x32x4_2b_f16"), Some(Format::F16));
-/// assert_eq!(dtype("mma:ampere:m16n8k8.f32.tf32.tf32.f32"), Some(Format::Tf32));
-/// assert_eq!(dtype("mma:cdna3:f32_16x16x32_fp8_fp8"), None);
-/// ```
-pub(super) fn input_format(instruction: &str) -> Option<Format> {
-    let name = instruction
-        .strip_prefix("wgmma.")
-        .or_else(|| instruction.strip_prefix("tcgen05."))
-        .unwrap_or(instruction);
-    if name.starts_with('m') {
-        let mut types = name.split('.').skip(1).filter(|t| !t.starts_with("kind::"));
-        types.next()?;
-        return nvidia(types.next()?);
+/// A matrix instruction's types, read from its name as MMA-Sim spells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instruction {
+    /// The architecture (`ampere`).
+    pub arch: String,
+    /// The instruction (`m16n8k16.f32.f16.f16.f32`).
+    pub name: String,
+    /// A's type (`f16`, `tf32`, `fp8`).
+    pub a: String,
+    /// B's type.
+    pub b: String,
+    /// D's type: the result's.
+    pub d: String,
+    /// The products one instruction takes (its K).
+    pub k: usize,
+    /// Where several exist for one type: `mma` before `wgmma` before
+    /// `tcgen05`, a name without `kind::` before one with it (the name
+    /// other architectures share), one block before several (AMD's
+    /// `_4b`), then the largest K, the smallest M and N.
+    pub(crate) rank: (u8, bool, bool, std::cmp::Reverse<usize>, usize, usize),
+}
+
+impl Instruction {
+    /// Reads `mma:ARCH:INSTRUCTION`; `None` for another spec or a name of
+    /// no shape this knows.
+    pub fn parse(spec: &str) -> Option<Instruction> {
+        let rest = spec.strip_prefix("mma:")?;
+        let (arch, name) = rest.split_once(':')?;
+        let amd = arch.starts_with("cdna");
+        let (a, b, d, shape, blocks, kind) = if amd {
+            // f32_32x32x8bf16_1k, f32_16x16x32_fp8_bf8, f32_4x4x4_16b_f16.
+            let (d, rest) = name.split_once('_')?;
+            let dims_end = rest
+                .char_indices()
+                .find(|&(i, c)| !(c.is_ascii_digit() || (c == 'x' && i > 0)))
+                .map_or(rest.len(), |(i, _)| i);
+            // The last dimension runs into a type that starts with a digit
+            // nowhere: `8bf16`, `16f16` end at the first letter.
+            let shape = dims(&rest[..dims_end], 'x')?;
+            let mut types: Vec<&str> = rest[dims_end..]
+                .split('_')
+                .filter(|t| !t.is_empty() && *t != "1k")
+                .collect();
+            let blocks = types.first().is_some_and(|t| {
+                t.strip_suffix('b')
+                    .is_some_and(|c| c.parse::<usize>().is_ok())
+            });
+            if blocks {
+                types.remove(0);
+            }
+            let a = *types.first()?;
+            let b = types.get(1).copied().unwrap_or(a);
+            (a, b, d, shape, blocks, 0)
+        } else {
+            let (kind, bare) = match name.split_once('.') {
+                Some(("wgmma", r)) => (1, r),
+                Some(("tcgen05", r)) => (2, r),
+                _ => (0, name),
+            };
+            let mut parts = bare.split('.').filter(|p| !p.starts_with("kind::"));
+            let shape = parts.next()?;
+            let shape = dims(&shape.strip_prefix('m')?.replace(['n', 'k'], "x"), 'x')?;
+            let (d, a, b) = (parts.next()?, parts.next()?, parts.next()?);
+            (a, b, d, shape, false, kind)
+        };
+        Some(Instruction {
+            arch: arch.to_string(),
+            name: name.to_string(),
+            a: a.to_string(),
+            b: b.to_string(),
+            d: d.to_string(),
+            k: shape[2],
+            rank: (
+                kind,
+                name.contains("kind::"),
+                blocks,
+                std::cmp::Reverse(shape[2]),
+                shape[0],
+                shape[1],
+            ),
+        })
     }
-    // f32_16x16x16_f16, f32_16x16x16f16, f32_32x32x8bf16_1k,
-    // f32_32x32x4_2b_f16: A's type follows the shape and any block count.
-    // AMD's fp8 and bf8 are FNUZ formats, which fprev has not.
-    let (_, rest) = name.split_once('_')?;
-    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit() || c == 'x');
-    let blocks = |t: &str| {
-        t.strip_suffix('b')
-            .is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit()))
-    };
-    let a = rest.split('_').find(|t| !t.is_empty() && !blocks(t))?;
-    match a {
-        "f64" => Some(Format::F64),
-        "f32" => Some(Format::F32),
-        "xf32" => Some(Format::Tf32),
-        "f16" => Some(Format::F16),
-        "bf16" => Some(Format::Bf16),
-        _ => None,
+
+    /// What matches it on another architecture: its input and result
+    /// types (`f16 -> f32`).
+    pub fn kind(&self) -> (String, String) {
+        (self.a.clone(), self.d.clone())
+    }
+
+    /// The format fprev gives its inputs in (AMD's `fp8` and `bf8` are
+    /// its names of e4m3 and e5m2, `xf32` its TF32); `None` where fprev
+    /// has none.
+    pub fn format(&self) -> Option<Format> {
+        match self.a.as_str() {
+            "tf32" | "xf32" => Some(Format::Tf32),
+            "fp8" => Some(Format::E4m3),
+            "bf8" => Some(Format::E5m2),
+            other => other.parse().ok(),
+        }
+    }
+
+    /// `mma:ARCH:NAME`.
+    pub fn spec(&self) -> String {
+        format!("mma:{}:{}", self.arch, self.name)
     }
 }
 
-fn nvidia(ty: &str) -> Option<Format> {
-    match ty {
-        "f64" => Some(Format::F64),
-        "tf32" => Some(Format::Tf32),
-        "f16" => Some(Format::F16),
-        "bf16" => Some(Format::Bf16),
-        "e4m3" => Some(Format::E4m3),
-        "e5m2" => Some(Format::E5m2),
-        _ => None,
+/// `AxBxC` as three numbers.
+fn dims(text: &str, sep: char) -> Option<[usize; 3]> {
+    let v: Vec<usize> = text
+        .split(sep)
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    v.try_into().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instruction_names_are_read_for_their_types() {
+        let t = |s: &str| {
+            let i = Instruction::parse(s).unwrap();
+            (i.a, i.b, i.d, i.k)
+        };
+        let f = |a: &str, b: &str, d: &str, k| (a.into(), b.into(), d.into(), k);
+        assert_eq!(
+            t("mma:ampere:m16n8k16.f32.f16.f16.f32"),
+            f("f16", "f16", "f32", 16)
+        );
+        assert_eq!(
+            t("mma:hopper:wgmma.m64n8k32.f32.e4m3.e5m2"),
+            f("e4m3", "e5m2", "f32", 32)
+        );
+        assert_eq!(
+            t("mma:blackwell:tcgen05.m64n8k16.kind::f16.f32.bf16.bf16"),
+            f("bf16", "bf16", "f32", 16)
+        );
+        assert_eq!(
+            t("mma:rtx_blackwell:m16n8k32.kind::f8f6f4.f16.e2m1.e3m2.f16"),
+            f("e2m1", "e3m2", "f16", 32)
+        );
+        assert_eq!(
+            t("mma:cdna2:f32_32x32x8bf16_1k"),
+            f("bf16", "bf16", "f32", 8)
+        );
+        assert_eq!(t("mma:cdna1:f32_16x16x16f16"), f("f16", "f16", "f32", 16));
+        assert_eq!(
+            t("mma:cdna3:f32_16x16x32_fp8_bf8"),
+            f("fp8", "bf8", "f32", 32)
+        );
+        assert_eq!(t("mma:cdna3:f32_4x4x4_16b_f16"), f("f16", "f16", "f32", 4));
+        assert_eq!(t("mma:cdna3:f64_16x16x4_f64"), f("f64", "f64", "f64", 4));
+        assert!(Instruction::parse("numpy:sum").is_none());
+    }
+
+    #[test]
+    fn an_instruction_takes_its_own_input_format_by_default() {
+        let dtype = |s: &str| s.parse::<crate::Spec>().unwrap().default_dtype();
+        assert_eq!(
+            dtype("mma:hopper:m16n8k16.f32.f16.f16.f32"),
+            Some(Format::F16)
+        );
+        assert_eq!(
+            dtype("mma:hopper:wgmma.m64n8k16.f32.bf16.bf16"),
+            Some(Format::Bf16)
+        );
+        assert_eq!(dtype("mma:cdna2:f32_32x32x8bf16_1k"), Some(Format::Bf16));
+        assert_eq!(dtype("mma:cdna3:f32_32x32x4_2b_f16"), Some(Format::F16));
+        assert_eq!(
+            dtype("mma:ampere:m16n8k8.f32.tf32.tf32.f32"),
+            Some(Format::Tf32)
+        );
+        assert_eq!(dtype("mma:cdna3:f32_16x16x8_xf32"), Some(Format::Tf32));
+        assert_eq!(dtype("numpy:sum"), None);
     }
 }

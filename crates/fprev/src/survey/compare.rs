@@ -130,8 +130,8 @@ pub struct GpuChange {
 impl GpuChange {
     /// Of two entries, where both are simulated GPU instructions.
     fn of(a: &Entry, b: &Entry) -> Option<GpuChange> {
-        let x = gpu::Instruction::parse(&a.spec)?;
-        gpu::Instruction::parse(&b.spec)?;
+        let x = crate::spec::Instruction::parse(&a.spec)?;
+        crate::spec::Instruction::parse(&b.spec)?;
         let (p, q) = (gpu::Arithmetic::of(a), gpu::Arithmetic::of(b));
         let changed = match (&p, &q) {
             (Some(p), Some(q)) => p.differences(q),
@@ -245,10 +245,10 @@ pub fn compare(a: &Survey, b: &Survey) -> Comparison {
 /// such), as a GEMM moved from one GPU to another runs it.
 fn counterpart<'a>(e: &Entry, survey: &'a Survey) -> Option<&'a Entry> {
     survey.entry(&e.spec, &e.dtype).or_else(|| {
-        let kind = gpu::Instruction::parse(&e.spec)?;
+        let kind = crate::spec::Instruction::parse(&e.spec)?;
         survey.entries.iter().find(|y| {
             y.dtype == e.dtype
-                && gpu::Instruction::parse(&y.spec)
+                && crate::spec::Instruction::parse(&y.spec)
                     .is_some_and(|i| i.arch != kind.arch && i.kind() == kind.kind())
         })
     })
