@@ -53,7 +53,7 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
     if a.check {
         let sizes = match &a.check_sizes {
             Some(s) => s.0.clone(),
-            None => check::default_sizes(),
+            None => check::default_sizes_for(&plan),
         };
         let spec: Spec = spec.parse()?;
         let started = std::time::Instant::now();
