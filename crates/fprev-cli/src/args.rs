@@ -844,7 +844,8 @@ pub(crate) struct EmitArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) name: Option<String>,
     /// The formula of its order, where it is known (else the cache's, else
-    /// `fprev explain`'s, found now).
+    /// `fprev explain`'s, found now), as fprev prints it (`native:fused:17`)
+    /// or without `native:`.
     #[arg(long, value_name = "FORMULA")]
     pub(crate) formula: Option<String>,
     /// Compile the code (C and CUDA C with cc/c++, Rust with rustc, Python

@@ -332,7 +332,13 @@ fn emitted_code_of_a_tensor_cores_chain_passes_its_check_against_the_simulator()
     assert!(mmasim_importable(), "MMA-Sim is not importable");
     let dir = tempfile::TempDir::new().unwrap();
     for (spec, formula, lang, ext) in [
-        ("mma:hopper:m16n8k16.f32.f16.f16.f32", "fused:17", "c", "c"),
+        // The formula as fprev prints it, or bare.
+        (
+            "mma:hopper:m16n8k16.f32.f16.f16.f32",
+            "native:fused:17",
+            "c",
+            "c",
+        ),
         (
             "mma:ampere:m16n8k16.f16.f16.f16.f16",
             "fused:9",

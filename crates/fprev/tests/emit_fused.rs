@@ -270,3 +270,32 @@ fn fused_nodes_outside_one_chain_are_refused_saying_why() {
     .to_string();
     assert!(err.contains("rounded to f16"), "{err}");
 }
+
+/// 1.5 * 1.5 aligns at 2^0 (its factors'), not at its leading bit 2^1: a
+/// window of 4 bits keeps 1.5 * 2^-4 in part (2^-4), where aligned at the
+/// product it keeps none. The replay of a tree of pairs only took its
+/// loop of pairs, which aligned at the products, so a chain's code and
+/// its replay differed at n = 2.
+#[test]
+fn a_pair_of_products_aligns_at_its_factors_in_the_replay_as_in_the_code() {
+    let f: Formula = "fused:17".parse().unwrap();
+    let mut model = Arithmetic::uniform(NodeArithmetic {
+        rounding: Rounding::TowardZero,
+        fused_bits: Some(4),
+        aligns_factors: Some(Format::F16),
+        ..NodeArithmetic::ieee(Format::F32)
+    });
+    model.products = Some(Products::from_leaves(&[]));
+    let (x, y) = ([1.5, 1.5], [1.5, 0.0625]);
+    let replay = Replay::with_arithmetic(&f.tree(2), &model);
+    assert_eq!(replay.dot(&x, &y), 2.25 + 0.0625);
+    let plan = Plan::with_result(
+        &f,
+        Format::F16,
+        Format::F32,
+        Op::Dot,
+        &[(f.tree(49), model)],
+    )
+    .unwrap();
+    assert_eq!(plan.evaluate(&x, &y), 2.25 + 0.0625);
+}

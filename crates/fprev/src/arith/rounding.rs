@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn truncation_past_the_largest_value_stops_at_it() {
-        // It was NaN: the step below infinity was infinite.
+        // It was infinity: the step below infinity left it there.
         for format in [Format::F32, Format::F16, Format::Bf16] {
             let big = format.max_finite() * 4.0;
             assert_eq!(truncate(format, big), format.max_finite(), "{format}");

@@ -1011,12 +1011,14 @@ def _{name}_fused(t, e):
             Format::Bf16 => ", ml_dtypes.bfloat16",
             _ => "",
         },
+        // Rounded here, so that NumPy's cast is exact (and warns of no
+        // overflow).
         result = match plan.result {
-            Format::F16 => {
-                let r = Numbers::of(Format::F16);
+            Format::F64 => "acc".into(),
+            f => {
+                let r = Numbers::of(f);
                 format!("_{name}_round(acc, {}, {}, {}, False)", r.p, r.emin, r.max)
             }
-            _ => "acc".into(),
         },
     );
     out
