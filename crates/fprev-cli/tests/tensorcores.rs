@@ -432,3 +432,53 @@ fn emitted_code_with_a_wrong_window_or_rounding_fails_its_check_against_the_simu
         }
     }
 }
+
+/// Hopper's f64 mma, an FMA chain from C = 0, written as `fma` in C and
+/// `mul_add` in Rust, gives the simulator's bits; the same chain with
+/// each product rounded first (plain f64 additions) does not.
+#[test]
+fn hoppers_f64_chain_emitted_as_fused_multiply_adds_passes_its_check() {
+    use fprev::arith::{NodeArithmetic, Product, Products};
+    use fprev::emit::{self, Language, Op, Plan};
+    assert!(mmasim_importable(), "MMA-Sim is not importable");
+    let spec = "mma:hopper:m8n8k4.f64.f64.f64.f64";
+    let formula: fprev::formula::Formula = "sequential".parse().unwrap();
+    let sizes: Vec<usize> = (1..=20).chain([64]).collect();
+    for (default, fails) in [
+        (Product::Exact, false),
+        (Product::Rounded(Format::F64), true),
+    ] {
+        let mut leaves = vec![default; 64];
+        leaves[0] = Product::Rounded(Format::F64);
+        let mut model = Arithmetic::uniform(NodeArithmetic::ieee(Format::F64));
+        model.products = Some(Products::from_leaves(&leaves));
+        let plan = Plan::with_result(
+            &formula,
+            Format::F64,
+            Format::F64,
+            Op::Dot,
+            &[(formula.tree(64), model)],
+        )
+        .unwrap();
+        for language in [Language::C, Language::Rust] {
+            let source = emit::source(&plan, language, "chain", spec).unwrap();
+            let checked = fprev::workflow::emit::check(
+                &source,
+                language,
+                "chain",
+                &plan,
+                &mut |o| fprev::open(spec, o),
+                &sizes,
+                3,
+                &mut |_, _| {},
+            )
+            .unwrap();
+            assert_eq!(
+                checked.mismatch.is_some(),
+                fails,
+                "products {default} in {language}: {:?}",
+                checked.difference(language, spec)
+            );
+        }
+    }
+}

@@ -299,3 +299,59 @@ fn a_pair_of_products_aligns_at_its_factors_in_the_replay_as_in_the_code() {
     .unwrap();
     assert_eq!(plan.evaluate(&x, &y), 2.25 + 0.0625);
 }
+
+/// Hopper's f64 mma as fprev reveals it: a left-to-right f64 chain of
+/// fused multiply-adds from C = 0 (the first product rounded, the rest
+/// exact). It was refused (exact products of f64 values); now C, CUDA C
+/// and Rust write `fma`/`mul_add` and give the replay's bits, and Python,
+/// which has no fused multiply-add before 3.13, refuses it saying so.
+#[test]
+fn an_fma_chain_of_f64_products_is_written_as_fused_multiply_adds() {
+    let f: Formula = "sequential".parse().unwrap();
+    let mut model = Arithmetic::uniform(NodeArithmetic::ieee(Format::F64));
+    let mut leaves = vec![Product::Exact; 64];
+    leaves[0] = Product::Rounded(Format::F64);
+    model.products = Some(Products::from_leaves(&leaves));
+    let plan = Plan::new(&f, Format::F64, Op::Dot, &[(f.tree(64), model.clone())]).unwrap();
+    let err = emit::source(&plan, Language::Python, "chain", "fma").unwrap_err();
+    assert!(err.to_string().contains("math.fma"), "{err}");
+    let mut w = Words(7);
+    for language in [Language::C, Language::Cuda, Language::Rust] {
+        let source = emit::source(&plan, language, "chain", "fma").unwrap();
+        let dir = check::Scratch::new().unwrap();
+        let emitted = check::build_plan(&source, language, "chain", &plan, &dir.0).unwrap();
+        for n in 1..=40 {
+            let mut m = model.clone();
+            m.products = Some(Products::from_leaves(&leaves[..n]));
+            let replay = Replay::with_arithmetic(&f.tree(n), &m);
+            let opts = ProbeOptions {
+                n: Some(n),
+                format: emitted.format,
+                ..Default::default()
+            };
+            let mut ours = fprev::open(&emitted.spec, &opts).unwrap();
+            for _ in 0..8 {
+                // Products whose low halves a plain f64 product would lose.
+                let x: Vec<f64> = (0..n)
+                    .map(|_| w.value(Format::F64, 8) * (1.0 + 2f64.powi(-40)))
+                    .collect();
+                let y: Vec<f64> = (0..n)
+                    .map(|_| w.value(Format::F64, 8) * (1.0 - 2f64.powi(-45)))
+                    .collect();
+                let want = replay.dot(&x, &y);
+                assert_eq!(
+                    plan.evaluate(&x, &y).to_bits(),
+                    want.to_bits(),
+                    "the plan at n = {n}"
+                );
+                let mut out = [0.0];
+                ours.as_dot().unwrap().dot(&x, &y, &mut out).unwrap();
+                assert_eq!(
+                    out[0].to_bits(),
+                    want.to_bits(),
+                    "{language} at n = {n}\n{source}"
+                );
+            }
+        }
+    }
+}

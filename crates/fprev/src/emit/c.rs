@@ -245,6 +245,9 @@ impl<'p> Gen<'p> {
             },
             ("float", Domain::Sums, _) => format!("{acc} = {acc} + (float)x{at};"),
             _ => match (d, self.plan.op, self.plan.element) {
+                (Domain::Inputs, Op::Dot, Format::F64) if part.second == Product::Exact => {
+                    format!("{acc} = fma(x{at}, y{at}, {acc});")
+                }
                 (Domain::Inputs, Op::Dot, Format::F64) => {
                     format!("{{ double p = x{at} * y{at}; {acc} = {acc} + p; }}")
                 }

@@ -247,6 +247,7 @@ impl Plan {
             parts,
         };
         plan.fused_chain_ok(models)?;
+        plan.multiply_adds_ok()?;
         for (tree, model) in models {
             plan.agrees_with(tree, model)?;
         }
@@ -291,6 +292,31 @@ impl Plan {
         let root = self.formula.run(&leaves, &mut adder);
         let root = adder.load(root, true);
         self.result.round(adder.finish(root))
+    }
+
+    /// Refuses exact products of f64 values (which enter their additions
+    /// as fused multiply-adds) anywhere but added one by one to a running
+    /// f64 sum, the first rounded: an FMA chain (Hopper's f64 mma from
+    /// C = 0), `sequential` or a `fused:2` of IEEE additions.
+    fn multiply_adds_ok(&self) -> Result<()> {
+        if self.op != Op::Dot || self.element != Format::F64 {
+            return Ok(());
+        }
+        for (f, part) in preorder(&self.formula).into_iter().zip(&self.parts) {
+            let exact = part.first == Product::Exact || part.second == Product::Exact;
+            let chain = matches!(f, Formula::Order(Order::Sequential))
+                && part.format == Format::F64
+                && !part.compensated
+                && part.first != Product::Exact;
+            if exact && !chain {
+                return Err(Error::Input(format!(
+                    "its products of f64 values enter its part {f}'s additions exact (fused \
+                     multiply-adds); emitted code writes those only as a left-to-right f64 \
+                     chain whose first product is rounded"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The group width `K` of a plan that is one fused chain (`fused:K`
@@ -577,11 +603,6 @@ impl Recorder<'_> {
         };
         if self.op == Op::Dot {
             match product {
-                Product::Exact if self.element == Format::F64 => self.fail(
-                    "its products of f64 values enter their additions exact (fused \
-                     multiply-adds); emitted code does not write those"
-                        .into(),
-                ),
                 Product::Rounded(f) if !matches!(f, Format::F32 | Format::F64) => {
                     self.fail(format!(
                         "its products are rounded to {f}; emitted code rounds them to f32 or f64"
@@ -798,6 +819,14 @@ impl Adder for Evaluator<'_> {
         let part = self.current();
         if part.fused.is_some() {
             return self.fused(&[a, b]);
+        }
+        // An exact product of f64 values added to a running f64 sum: a
+        // fused multiply-add (the plan allows no other).
+        if let (Some(i), Op::Dot, Format::F64, Product::Exact) =
+            (b.summand, self.plan.op, self.plan.element, part.second)
+        {
+            let a = self.finish(self.load(a, true));
+            return Ev::number(self.x[i].mul_add(self.y[i], a));
         }
         let a = self.load(a, true);
         let b = self.load(b, false);

@@ -34,6 +34,14 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
     if let Some(k) = plan.fused_chain() {
         return Ok(fused_chain(plan, k, name, what));
     }
+    let exact = |p: &Part| p.first == Product::Exact || p.second == Product::Exact;
+    if plan.op == Op::Dot && plan.element == Format::F64 && plan.parts.iter().any(exact) {
+        return Err(
+            "its products of f64 values enter their additions exact (fused multiply-adds), \
+             which Python writes only from 3.13 (math.fma): emit it in C, CUDA C or Rust"
+                .into(),
+        );
+    }
     let parts = preorder(&plan.formula);
     let ids = parts
         .iter()

@@ -281,6 +281,12 @@ impl<'p> Gen<'p> {
                 _ => format!("{acc} += x[{ix}] * y[{ix}];"),
             },
             (Lane::F32, Domain::Sums, _) => format!("{acc} += x[{ix}] as f32;"),
+            (Lane::F64, Domain::Inputs, Op::Dot)
+                if self.plan.element == Format::F64 && self.part(k).second == Product::Exact =>
+            {
+                self.fma = true;
+                format!("{acc} = x[{ix}].mul_add(y[{ix}], {acc});")
+            }
             (Lane::F64, ..) => format!("{acc} += {};", self.val(k, d, i, s, true)),
         }
     }
@@ -846,8 +852,8 @@ impl<'p> Gen<'p> {
             },
             match self.fma {
                 true => {
-                    ",\n// and std for f32::mul_add, its fused multiply-adds of exact products \
-                     (under\n// #![no_std], the libm crate's fmaf gives the same bits)"
+                    ",\n// and std for mul_add, its fused multiply-adds of exact products \
+                     (under\n// #![no_std], the libm crate's fmaf and fma give the same bits)"
                 }
                 false => "",
             },
