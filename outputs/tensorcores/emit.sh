@@ -23,5 +23,5 @@ mma:volta:m8n8k4.f32.f16.f16.f32 f16 fused:5 c,cuda,rust,python
 mma:ampere:m16n8k16.f32.bf16.bf16.f32 bf16 fused:9 c,cuda,rust,python
 mma:ampere:m16n8k16.f16.f16.f16.f16 f16 fused:9 c,cuda,rust,python
 mma:hopper:m16n8k16.f32.f16.f16.f32 f16 native:fused:17 c,cuda,rust,python
-mma:hopper:m8n8k4.f64.f64.f64.f64 f64 sequential c
+mma:hopper:m8n8k4.f64.f64.f64.f64 f64 sequential c,rust,python
 LIST
