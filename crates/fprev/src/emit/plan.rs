@@ -151,10 +151,11 @@ impl Plan {
     /// The plan of `formula` whose parts add as in the confirmed `models`,
     /// each of its tree (the formula's tree at that size). Refused, saying
     /// why, where a part's additions differ from each other, or the
-    /// arithmetic is one emitted code does not write (fused nodes, toward
-    /// zero, formats other than f32 and f64, rounded inputs, exact
-    /// products of f64 values); then checked: the plan evaluated on random
-    /// inputs must give each model's replay's bits.
+    /// arithmetic is one emitted code does not write (fused nodes outside
+    /// one `fused:K` chain, IEEE additions toward zero, formats other than
+    /// f32 and f64 outside such a chain, rounded inputs, exact products of
+    /// f64 values outside an FMA chain); then checked: the plan evaluated
+    /// on random inputs must give each model's replay's bits.
     ///
     /// ```
     /// use fprev::arith::{Arithmetic, NodeArithmetic};
@@ -580,6 +581,26 @@ struct Recorder<'m> {
 }
 
 impl Recorder<'_> {
+    /// Records fused node `key` (of arithmetic `node`) as part `k`'s.
+    fn window(&mut self, k: usize, key: NodeKey, node: NodeArithmetic) -> Rv {
+        if let Err(why) = emittable(&node) {
+            self.fail(why);
+        }
+        match self.seen[k].node {
+            Some(was) if was != node => self.fail(format!(
+                "{key} adds in {node}, and others of its part in {was}: its part's additions \
+                 differ"
+            )),
+            _ => self.seen[k].node = Some(node),
+        }
+        Rv {
+            first: key.first,
+            size: key.size,
+            raw: false,
+            narrow: false,
+        }
+    }
+
     fn part(&self) -> usize {
         *self.entered.last().expect("additions happen inside a part")
     }
@@ -634,28 +655,6 @@ impl Recorder<'_> {
             raw: false,
             narrow,
             ..v
-        }
-    }
-}
-
-impl Recorder<'_> {
-    /// Records fused node `key` (of arithmetic `node`) as part `k`'s.
-    fn window(&mut self, k: usize, key: NodeKey, node: NodeArithmetic) -> Rv {
-        if let Err(why) = emittable(&node) {
-            self.fail(why);
-        }
-        match self.seen[k].node {
-            Some(was) if was != node => self.fail(format!(
-                "{key} adds in {node}, and others of its part in {was}: its part's additions \
-                 differ"
-            )),
-            _ => self.seen[k].node = Some(node),
-        }
-        Rv {
-            first: key.first,
-            size: key.size,
-            raw: false,
-            narrow: false,
         }
     }
 }
