@@ -391,7 +391,9 @@ def emit(
 
     With ``check=True`` the code is compiled and run against the black box
     first, on ``trials`` random inputs at every size up to 1,024 and each
-    power of two to 2^20 (or at the sizes ``check`` lists), and its
+    power of two to 2^20 (a tensor core's chain ``fused:K``: every size up
+    to four groups of ``K - 1`` and one more, then each power of two from
+    128 to 4,096; or at the sizes ``check`` lists), and its
     comment says so; a difference raises :class:`UnconfirmedWarning`, as
     does a tree the formula's reveals did not confirm. No formula: raises
     ``ValueError``; an order-independent black box (told at the first sizes
@@ -421,8 +423,13 @@ def _checked_sizes(check: Any) -> Optional[list]:
     if check is False or check is None:
         return None
     if check is True:
-        return list(range(1, 1025)) + [1 << k for k in range(11, 21)]
-    return _sizes("check", check)
+        # The command's default sizes, which depend on the plan (a fused
+        # chain's are fewer): chosen where it is known.
+        return []
+    sizes = _sizes("check", check)
+    if not sizes:
+        raise ValueError("check: no sizes listed (check=True checks at the default sizes)")
+    return sizes
 
 
 def check(

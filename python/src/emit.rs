@@ -102,6 +102,11 @@ pub(crate) fn emit_source(
         }
         let name = name.unwrap_or_else(|| emit::default_name(&spec, plan.element));
         if let Some(sizes) = &check_sizes {
+            // None given: the command's default for this plan.
+            let sizes = match sizes.is_empty() {
+                true => emit::check::default_sizes_for(&plan),
+                false => sizes.clone(),
+            };
             let source = emit::source(&plan, language, &name, &what.join("\n"))?;
             let checked = check(
                 &source,
@@ -109,7 +114,7 @@ pub(crate) fn emit_source(
                 &name,
                 &plan,
                 &mut open,
-                sizes,
+                &sizes,
                 trials,
                 &mut |_, _| {},
             )?;

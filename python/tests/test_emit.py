@@ -59,3 +59,18 @@ def test_an_order_independent_box_is_told_at_the_first_sizes(tmp_path):
         fprev.reduce.compatible("python:%s:f" % path)
     # It revealed every size to 2,048 first: over five minutes.
     assert time.monotonic() - started < 30
+
+
+def test_emit_check_true_checks_a_tensor_cores_chain_at_its_own_default_sizes():
+    # A chain's defaults are every size to four groups and one more, then
+    # the powers of two from 128 to 4,096, not 2^20 simulator calls.
+    source = fprev.emit("mma:hopper:m16n8k16.f32.f16.f16.f32", "python", dtype="f16",
+                        formula="fused:17", check=True)
+    assert "n = 1..65,128,256,512,1024,2048,4096" in source
+    ns = {}
+    exec(source, ns)
+    chain = ns["mma_hopper_m16n8k16_f32_f16_f16_f32_f16"]
+    x = np.array([1.0, 2.0 ** -30], dtype=np.float16)
+    assert chain(x, np.ones(2, dtype=np.float16)).dtype == np.float32
+    with pytest.raises(ValueError, match="no sizes"):
+        fprev.emit("native:sequential", "c", check=[])

@@ -860,7 +860,8 @@ pub(crate) struct EmitArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) name: Option<String>,
     /// The formula of its order, where it is known (else the cache's, else
-    /// `fprev explain`'s, found now).
+    /// `fprev explain`'s, found now), as fprev prints it (`native:fused:17`)
+    /// or without `native:`.
     #[arg(long, value_name = "FORMULA")]
     pub(crate) formula: Option<String>,
     /// Compile the code (C and CUDA C with cc/c++, Rust with rustc, Python
@@ -869,7 +870,9 @@ pub(crate) struct EmitArgs {
     /// where one differs (exit 1).
     #[arg(long)]
     pub(crate) check: bool,
-    /// Sizes --check runs [default: 1..1024 and the powers of two to 2^20].
+    /// Sizes --check runs [default: 1..1024 and the powers of two to 2^20;
+    /// a tensor core's chain fused:K, every n to 4(K-1)+1 and the powers of
+    /// two from 128 to 4096].
     #[arg(long, value_name = "SIZES", requires = "check", value_parser = parse_replayed)]
     pub(crate) check_sizes: Option<Sizes>,
     /// Random inputs --check runs at each size (at most 1,000).

@@ -343,11 +343,6 @@ fn bad_emit_flags_are_one_line_with_2() {
     let out = run_in(dir.path(), &["emit", "native:sequential", "--dtype", "f16"]);
     let err = assert_error(&out, 2);
     assert!(err.contains("f32 or f64"), "{err}");
-    let out = run_in(
-        dir.path(),
-        &["emit", "native:fused:4", "--formula", "fused:4"],
-    );
-    assert_code(&out, 2);
 }
 
 /// OpenBLAS's sdot on its Haswell kernel: 32 lanes of fused multiply-adds

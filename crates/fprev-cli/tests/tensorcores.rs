@@ -360,3 +360,163 @@ fn an_instruction_takes_its_own_input_format_by_default() {
         assert!(!err.contains("offset"), "{spec}: {err}");
     }
 }
+
+/// `fprev emit` writes a tensor core's K-loop as code that runs on a CPU,
+/// checked bit for bit against the simulator: Hopper's f16 chain (f32
+/// toward zero) in C, Ampere's f16-output chain (f16 to nearest) in
+/// Python. It refused both (exit 2): emitted code made IEEE additions.
+#[test]
+fn emitted_code_of_a_tensor_cores_chain_passes_its_check_against_the_simulator() {
+    assert!(mmasim_importable(), "MMA-Sim is not importable");
+    let dir = tempfile::TempDir::new().unwrap();
+    for (spec, formula, lang, ext) in [
+        // The formula as fprev prints it, or bare.
+        (
+            "mma:hopper:m16n8k16.f32.f16.f16.f32",
+            "native:fused:17",
+            "c",
+            "c",
+        ),
+        (
+            "mma:ampere:m16n8k16.f16.f16.f16.f16",
+            "fused:9",
+            "python",
+            "py",
+        ),
+    ] {
+        let file = dir.path().join(format!("chain.{ext}"));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_fprev"))
+            .args([
+                "emit",
+                spec,
+                "--dtype",
+                "f16",
+                "--formula",
+                formula,
+                "--lang",
+                lang,
+            ])
+            .args(["--check", "--check-sizes", "1..40,256", "-o"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{spec} in {lang}: {err}");
+        assert!(err.contains("bit for bit"), "{spec} in {lang}: {err}");
+        let source = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            source.contains("Checked: compiled and run against"),
+            "{source}"
+        );
+    }
+}
+
+/// The check can fail: code written from a window one bit narrower, or
+/// rounding to nearest where Hopper truncates, differs from the simulator
+/// (`fprev emit --check` then writes nothing and exits 1), and the
+/// revealed model's code does not.
+#[test]
+fn emitted_code_with_a_wrong_window_or_rounding_fails_its_check_against_the_simulator() {
+    use fprev::arith::{NodeArithmetic, Products};
+    use fprev::emit::{self, Language, Op, Plan};
+    assert!(mmasim_importable(), "MMA-Sim is not importable");
+    let spec = "mma:hopper:m16n8k16.f32.f16.f16.f32";
+    let formula: fprev::formula::Formula = "fused:17".parse().unwrap();
+    let right = NodeArithmetic {
+        rounding: Rounding::TowardZero,
+        fused_bits: Some(25),
+        aligns_factors: Some(Format::F16),
+        ..NodeArithmetic::ieee(Format::F32)
+    };
+    let wrong_bits = NodeArithmetic {
+        fused_bits: Some(24),
+        ..right
+    };
+    let wrong_rounding = NodeArithmetic {
+        rounding: Rounding::NearestEven,
+        ..right
+    };
+    let sizes: Vec<usize> = (1..=40).collect();
+    for (node, fails) in [(wrong_bits, true), (wrong_rounding, true), (right, false)] {
+        let mut model = Arithmetic::uniform(node);
+        model.products = Some(Products::from_leaves(&[]));
+        let plan = Plan::with_result(
+            &formula,
+            Format::F16,
+            Format::F32,
+            Op::Dot,
+            &[(formula.tree(49), model)],
+        )
+        .unwrap();
+        for language in [Language::C, Language::Python] {
+            let source = emit::source(&plan, language, "chain", spec).unwrap();
+            let checked = fprev::workflow::emit::check(
+                &source,
+                language,
+                "chain",
+                &plan,
+                &mut |o| fprev::open(spec, o),
+                &sizes,
+                3,
+                &mut |_, _| {},
+            )
+            .unwrap();
+            assert_eq!(
+                checked.mismatch.is_some(),
+                fails,
+                "{node} in {language}: {:?}",
+                checked.difference(language, spec)
+            );
+        }
+    }
+}
+
+/// Hopper's f64 mma, an FMA chain from C = 0, written as `fma` in C and
+/// `mul_add` in Rust, gives the simulator's bits; the same chain with
+/// each product rounded first (plain f64 additions) does not.
+#[test]
+fn hoppers_f64_chain_emitted_as_fused_multiply_adds_passes_its_check() {
+    use fprev::arith::{NodeArithmetic, Product, Products};
+    use fprev::emit::{self, Language, Op, Plan};
+    assert!(mmasim_importable(), "MMA-Sim is not importable");
+    let spec = "mma:hopper:m8n8k4.f64.f64.f64.f64";
+    let formula: fprev::formula::Formula = "sequential".parse().unwrap();
+    let sizes: Vec<usize> = (1..=20).chain([64]).collect();
+    for (default, fails) in [
+        (Product::Exact, false),
+        (Product::Rounded(Format::F64), true),
+    ] {
+        let mut leaves = vec![default; 64];
+        leaves[0] = Product::Rounded(Format::F64);
+        let mut model = Arithmetic::uniform(NodeArithmetic::ieee(Format::F64));
+        model.products = Some(Products::from_leaves(&leaves));
+        let plan = Plan::with_result(
+            &formula,
+            Format::F64,
+            Format::F64,
+            Op::Dot,
+            &[(formula.tree(64), model)],
+        )
+        .unwrap();
+        for language in [Language::C, Language::Rust] {
+            let source = emit::source(&plan, language, "chain", spec).unwrap();
+            let checked = fprev::workflow::emit::check(
+                &source,
+                language,
+                "chain",
+                &plan,
+                &mut |o| fprev::open(spec, o),
+                &sizes,
+                3,
+                &mut |_, _| {},
+            )
+            .unwrap();
+            assert_eq!(
+                checked.mismatch.is_some(),
+                fails,
+                "products {default} in {language}: {:?}",
+                checked.difference(language, spec)
+            );
+        }
+    }
+}

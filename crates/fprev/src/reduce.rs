@@ -421,7 +421,15 @@ impl Replay {
         let inner = self.starts.len() - 1;
         let node = |k: usize| self.node(k);
         values.reserve(inner);
-        if rest.is_empty() && self.slots.len() == 2 * inner && self.steps.is_none() {
+        // A node aligning products at their factors reads them, where it
+        // has them: the general case's.
+        let aligns = !xy.is_empty()
+            && self
+                .arithmetic
+                .iter()
+                .flatten()
+                .any(|a| a.aligns_factors.is_some());
+        if rest.is_empty() && self.slots.len() == 2 * inner && self.steps.is_none() && !aligns {
             // Every node adds two values: the loop a replay spends its
             // time in, kept free of the general case's branches.
             for (k, ops) in self.slots.chunks_exact(2).enumerate() {

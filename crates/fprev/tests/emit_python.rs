@@ -129,6 +129,7 @@ fn every_part(f: &str, element: Format, op: Op, part: Part) -> Case {
         plan: Plan {
             formula,
             element,
+            result: element,
             op,
             parts,
         },
@@ -376,6 +377,7 @@ fn emitted_python_fused_multiply_adds_are_their_plans() {
                 second: Product::Exact,
                 narrow: false,
                 seen: true,
+                fused: None,
             };
             cases.push(every_part(f, Format::F32, Op::Dot, part));
         }
@@ -440,12 +442,14 @@ fn emitted_python_mixed_formats_are_their_plans() {
                             second: Product::Rounded(element),
                             narrow: false,
                             seen: true,
+                            fused: None,
                         })
                         .collect();
                     cases.push(Case {
                         plan: Plan {
                             formula,
                             element,
+                            result: element,
                             op,
                             parts,
                         },
@@ -470,11 +474,13 @@ fn parts_reading_products_two_ways_outside_loops_are_refused() {
         second: Product::Exact,
         narrow: false,
         seen: true,
+        fused: None,
     };
     for f in ["strided:4", "doubling", "blocked:5"] {
         let plan = Plan {
             formula: formula(f),
             element: Format::F32,
+            result: Format::F32,
             op: Op::Dot,
             parts: vec![part],
         };
@@ -513,6 +519,7 @@ fn emitted_python_compensated_sums_are_their_plans() {
                 second: Product::Exact,
                 narrow: element == Format::F32,
                 seen: true,
+                fused: None,
             };
             cases.push(every_part(
                 "body(4, sequential, sequential)",
@@ -545,6 +552,7 @@ fn emitted_python_compensated_sums_are_their_plans() {
                     second: Product::Exact,
                     narrow: element == Format::F32,
                     seen: true,
+                    fused: None,
                 }
             })
             .collect();
@@ -552,6 +560,7 @@ fn emitted_python_compensated_sums_are_their_plans() {
             plan: Plan {
                 formula: jax,
                 element,
+                result: element,
                 op: Op::Sum,
                 parts,
             },
@@ -580,6 +589,7 @@ fn emitted_python_is_usable_at_a_million_summands() {
         second: Product::Exact,
         narrow: false,
         seen: true,
+        fused: None,
     };
     let cases = [
         ieee(KNOWN[0], Format::F32, Op::Sum, Product::Exact),
@@ -656,6 +666,7 @@ fn emitted_python_opens_as_a_black_box_and_checks() {
         second: Product::Exact,
         narrow: false,
         seen: true,
+        fused: None,
     };
     let dir = emit::check::Scratch::new().unwrap();
     let build = |f: &str, language, name: &str| {

@@ -53,7 +53,7 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
     if a.check {
         let sizes = match &a.check_sizes {
             Some(s) => s.0.clone(),
-            None => check::default_sizes(),
+            None => check::default_sizes_for(&plan),
         };
         let spec: Spec = spec.parse()?;
         let started = std::time::Instant::now();
@@ -122,7 +122,7 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
     };
     let given = match &a.formula {
         Some(f) => Some((
-            f.parse::<Formula>().map_err(Error::Input)?,
+            given_formula(f)?,
             "The order was given (--formula)".to_string(),
         )),
         None => None,
@@ -197,7 +197,7 @@ fn of_document(a: &EmitArgs) -> Result<Found> {
     let element = a.number.dtype.or(doc.dtype).unwrap_or_default();
     emit::element_ok(element)?;
     let formula = match (&a.formula, doc.formula()) {
-        (Some(f), _) => f.parse::<Formula>().map_err(Error::Input)?,
+        (Some(f), _) => given_formula(f)?,
         (None, Some(f)) => f.clone(),
         (None, None) => match fprev::formula::known::matching(doc.tree()) {
             Some(k) => k.formula.parse::<Formula>().map_err(Error::Input)?,
@@ -250,4 +250,11 @@ fn of_document(a: &EmitArgs) -> Result<Found> {
         &mut Watch::default(),
     )?;
     planned(prepared, &spec, opts.offset)
+}
+
+/// `--formula`, as the order language writes it or as fprev prints it
+/// (`native:fused:17`).
+fn given_formula(f: &str) -> Result<Formula> {
+    let f = f.strip_prefix("native:").unwrap_or(f);
+    f.parse::<Formula>().map_err(Error::Input)
 }

@@ -133,6 +133,10 @@ fn step_toward_zero(format: Format, x: f64) -> f64 {
     if x == 0.0 {
         return x;
     }
+    // Past the largest finite value, truncation stops at it.
+    if x.is_infinite() {
+        return format.max_finite().copysign(x);
+    }
     // One ulp of `x` in `format`, at its binade (or the subnormal spacing).
     let p = format.precision() as i32;
     // The binade from the exponent's bits: `log2` of a value just below a
@@ -160,6 +164,21 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             seed
+        }
+    }
+
+    #[test]
+    fn truncation_past_the_largest_value_stops_at_it() {
+        // It was infinity: the step below infinity left it there.
+        for format in [Format::F32, Format::F16, Format::Bf16] {
+            let big = format.max_finite() * 4.0;
+            assert_eq!(truncate(format, big), format.max_finite(), "{format}");
+            assert_eq!(truncate(format, -big), -format.max_finite(), "{format}");
+            assert_eq!(
+                Rounding::TowardZero.add(format, big, big),
+                format.max_finite(),
+                "{format}"
+            );
         }
     }
 

@@ -76,6 +76,9 @@ struct Lane {
 }
 
 pub(super) fn source(plan: &Plan, name: &str, what: &str, cuda: bool) -> Result<String, String> {
+    if let Some(k) = plan.fused_chain() {
+        return Ok(fused_chain(plan, k, name, what, cuda));
+    }
     let parts = preorder(&plan.formula);
     let ids = parts
         .iter()
@@ -242,6 +245,9 @@ impl<'p> Gen<'p> {
             },
             ("float", Domain::Sums, _) => format!("{acc} = {acc} + (float)x{at};"),
             _ => match (d, self.plan.op, self.plan.element) {
+                (Domain::Inputs, Op::Dot, Format::F64) if part.second == Product::Exact => {
+                    format!("{acc} = fma(x{at}, y{at}, {acc});")
+                }
                 (Domain::Inputs, Op::Dot, Format::F64) => {
                     format!("{{ double p = x{at} * y{at}; {acc} = {acc} + p; }}")
                 }
@@ -964,4 +970,255 @@ pub(super) fn describe(p: &Part, op: Op) -> String {
         s += " (not seen in the model: its default)";
     }
     s
+}
+
+/// A binary format's numbers, as emitted code spells them: its precision
+/// `p`, the exponent of its least normal value, its largest finite value
+/// (a literal that reads back exactly), and, of a 16-bit one, its
+/// fraction bits and exponent bias.
+pub(super) struct Numbers {
+    pub p: u32,
+    pub emin: i32,
+    pub max: String,
+    pub fraction: u32,
+    pub bias: i32,
+}
+
+impl Numbers {
+    pub(super) fn of(f: Format) -> Numbers {
+        let emin = crate::format::leading_exponent(f.min_normal());
+        Numbers {
+            p: f.precision(),
+            emin,
+            max: format!("{:e}", f.max_finite()),
+            fraction: f.precision() - 1,
+            bias: 1 - emin,
+        }
+    }
+}
+
+/// What a fused chain's comment says of its nodes and its functions'
+/// types: the window, the alignment, the rounding.
+pub(super) fn fused_words(plan: &Plan, k: usize) -> String {
+    let part = plan.parts[0];
+    let fused = part.fused.expect("a fused chain");
+    format!(
+        "groups of {} summands, the first alone and each later one with the running \
+         sum, each group one fused node: its terms aligned at the largest exponent \
+         among them ({}), each truncated toward zero to {} bits below it, added exactly \
+         in a 64-bit integer, the sum rounded once to {} {}; the result returned as {}",
+        k - 1,
+        match (plan.op, fused.aligns_factors) {
+            (Op::Dot, Some(f)) => format!(
+                "a product's at the sum of its {f} factors' exponents, a subnormal factor's \
+                 taken as {}; the running sum's at its leading bit",
+                Numbers::of(f).emin
+            ),
+            _ => "each term's at its leading bit".into(),
+        },
+        fused.bits,
+        part.format,
+        fused.rounding,
+        plan.result,
+    )
+}
+
+/// A C type holding values of `f`: 16-bit formats as their bits.
+fn c_type(f: Format) -> &'static str {
+    match f {
+        Format::F64 => "double",
+        Format::F32 => "float",
+        _ => "uint16_t",
+    }
+}
+
+/// The fused chain `fused:K` (C99, or CUDA C's `__device__` functions):
+/// one helper adds a node's terms in its window, one rounds to a format.
+fn fused_chain(plan: &Plan, k: usize, name: &str, what: &str, cuda: bool) -> String {
+    let part = plan.parts[0];
+    let fused = part.fused.expect("a fused chain");
+    let q = match cuda {
+        true => "static __device__ ",
+        false => "static ",
+    };
+    let mut out = String::from("/*\n");
+    for line in what.lines() {
+        let _ = writeln!(out, " * {line}");
+    }
+    let _ = writeln!(
+        out,
+        " *\n * The order: native:{}: {}.\n *\n * Compile: {}.\n * Written by fprev {}.\n */",
+        plan.formula,
+        fused_words(plan, k),
+        match cuda {
+            true => "nvcc -O3",
+            false => "cc -std=c99 -O3 -march=native",
+        },
+        env!("CARGO_PKG_VERSION")
+    );
+    out += "#include <stddef.h>\n#include <stdint.h>\n#include <limits.h>\n#include <math.h>\n\n";
+    let element = Numbers::of(plan.element);
+    if plan.element != Format::F32 {
+        let _ = writeln!(
+            out,
+            "/* An {f} value's bits as a double. */\n{q}double fprev_in(uint16_t h) {{\n    int e \
+             = (h >> {m}) & {top};\n    double m = (double)(h & {frac});\n    double v = e == 0 ? \
+             ldexp(m, {sub}) : e == {top} ? (m != 0.0 ? NAN : INFINITY) : ldexp(m + {one}.0, e - \
+             {shift});\n    return (h & 0x8000) ? -v : v;\n}}\n",
+            f = plan.element,
+            m = element.fraction,
+            top = (1 << (15 - element.fraction)) - 1,
+            frac = (1 << element.fraction) - 1,
+            sub = 1 - element.bias - element.fraction as i32,
+            one = 1 << element.fraction,
+            shift = element.bias + element.fraction as i32,
+        );
+    }
+    let _ = writeln!(
+        out,
+        "/* v rounded to `bits` bits (from 2^emin down, subnormal below), toward zero or to\n * \
+         nearest even; past the largest finite value `max`, to it or to infinity. */\n{q}double \
+         fprev_round(double v, int bits, int emin, double max, int toward_zero) {{\n    if (v == \
+         0.0 || !isfinite(v)) return v;\n    int e = ilogb(v);\n    int q = (e > emin ? e : \
+         emin) - (bits - 1);\n    double s = ldexp(v, -q);\n    double r = ldexp(toward_zero ? \
+         trunc(s) : nearbyint(s), q);\n    if (fabs(r) > max) return copysign(toward_zero ? max \
+         : INFINITY, v);\n    return r;\n}}\n"
+    );
+    let node = Numbers::of(part.format);
+    let _ = writeln!(
+        out,
+        "/* One fused node of the terms t[0..m), aligned at the largest e[j] of a non-zero \
+         term:\n * each truncated toward zero to {bits} bits below it, added exactly, rounded \
+         once. */\n{q}double fprev_fused(const double *t, const int *e, int m) {{\n    int top \
+         = INT_MIN;\n    for (int j = 0; j < m; j++) {{\n        if (!isfinite(t[j])) {{\n            \
+         double s = 0.0;\n            for (int i = 0; i < m; i++) s += t[i];\n            \
+         return s + t[j];\n        }}\n        if (t[j] != 0.0 && e[j] > top) top = e[j];\n    \
+         }}\n    if (top == INT_MIN) return 0.0;\n    int q = top - {bits};\n    int64_t s = \
+         0;\n    for (int j = 0; j < m; j++) s += (int64_t)trunc(ldexp(t[j], -q));\n    return \
+         fprev_round(ldexp((double)s, q), {p}, {emin}, {max}, {tz});\n}}\n",
+        bits = fused.bits,
+        p = node.p,
+        emin = node.emin,
+        max = node.max,
+        tz = i32::from(fused.rounding == crate::arith::Rounding::TowardZero),
+    );
+    let it = c_type(plan.element);
+    let read = |v: &str| match plan.element {
+        Format::F32 => format!("(double){v}"),
+        _ => format!("fprev_in({v})"),
+    };
+    let (params, args, term) = match (plan.op, fused.aligns_factors) {
+        (Op::Sum, _) => (
+            format!("const {it} *x, size_t n"),
+            "x",
+            format!("    *t = {};\n    *e = ilogb(*t);", read("x[i]")),
+        ),
+        (Op::Dot, None) => (
+            format!("const {it} *x, const {it} *y, size_t n"),
+            "x, y",
+            format!(
+                "    *t = {} * {};\n    *e = ilogb(*t);",
+                read("x[i]"),
+                read("y[i]")
+            ),
+        ),
+        (Op::Dot, Some(f)) => {
+            let least = Numbers::of(f).emin;
+            (
+                format!("const {it} *x, const {it} *y, size_t n"),
+                "x, y",
+                format!(
+                    "    double a = {}, b = {};\n    int ea = ilogb(a), eb = ilogb(b);\n    *t = \
+                     a * b;\n    *e = (ea > {least} ? ea : {least}) + (eb > {least} ? eb : \
+                     {least});",
+                    read("x[i]"),
+                    read("y[i]")
+                ),
+            )
+        }
+    };
+    let tparams = params.replace(", size_t n", ", size_t i, double *t, int *e");
+    let _ = writeln!(
+        out,
+        "/* Summand i and the exponent it aligns at. */\n{q}void fprev_term({tparams}) \
+         {{\n{term}\n}}\n"
+    );
+    let rt = c_type(plan.result);
+    let ret = match plan.result {
+        Format::F32 => "(float)acc".to_string(),
+        Format::F64 => "acc".to_string(),
+        f => {
+            let r = Numbers::of(f);
+            let _ = writeln!(
+                out,
+                "/* An {f} value as its bits. */\n{q}uint16_t fprev_bits(double v) {{\n    \
+                 uint16_t s = signbit(v) ? 0x8000 : 0;\n    double a = fabs(v);\n    if (isnan(v)) \
+                 return s | {inf:#x} | {quiet:#x};\n    if (isinf(v)) return s | {inf:#x};\n    if \
+                 (a < ldexp(1.0, {emin})) return s | (uint16_t)ldexp(a, {sub});\n    int e = \
+                 ilogb(a);\n    return s | (uint16_t)((e + {bias}) << {m}) | (uint16_t)(ldexp(a, \
+                 {m} - e) - {one}.0);\n}}\n",
+                inf = ((1u32 << (15 - r.fraction)) - 1) << r.fraction,
+                quiet = 1u32 << (r.fraction - 1),
+                emin = r.emin,
+                sub = r.bias - 1 + r.fraction as i32,
+                bias = r.bias,
+                m = r.fraction,
+                one = 1u32 << r.fraction,
+            );
+            format!(
+                "fprev_bits(fprev_round(acc, {}, {}, {}, 0))",
+                r.p, r.emin, r.max
+            )
+        }
+    };
+    let export = match cuda {
+        true => "__device__ ",
+        false => "",
+    };
+    let g = k - 1;
+    let _ = writeln!(
+        out,
+        "/* The {} of x[0..n){}, bit for bit as described above{}. */\n{export}{rt} \
+         {name}({params}) {{\n    double t[{k}];\n    int e[{k}];\n    if (n == 0) return \
+         0;\n    size_t first = n < {g} ? n : {g};\n    for (size_t i = 0; i < first; i++) \
+         fprev_term({args}, i, &t[i], &e[i]);\n    double acc = first == 1 ? t[0] : \
+         fprev_fused(t, e, (int)first);\n    for (size_t b = first; b < n; b += {g}) {{\n        \
+         size_t m = n - b < {g} ? n - b : {g};\n        t[0] = acc;\n        e[0] = \
+         ilogb(acc);\n        for (size_t j = 0; j < m; j++) fprev_term({args}, b + j, &t[1 + \
+         j], &e[1 + j]);\n        acc = fprev_fused(t, e, (int)m + 1);\n    }}\n    return \
+         {ret};\n}}",
+        match plan.op {
+            Op::Sum => "sum",
+            Op::Dot => "dot product",
+        },
+        match plan.op {
+            Op::Sum => "",
+            Op::Dot => " and y[0..n)",
+        },
+        match (plan.element, plan.result) {
+            (Format::F32, Format::F32) => String::new(),
+            (e, r) => format!(
+                " ({} as {}, the result {})",
+                e,
+                match e {
+                    Format::F32 => "floats",
+                    _ => "their bits",
+                },
+                match r {
+                    Format::F16 | Format::Bf16 => format!("{r} bits"),
+                    _ => format!("a {}", c_type(r)),
+                }
+            ),
+        }
+    );
+    if cuda {
+        let _ = writeln!(
+            out,
+            "\n#ifdef __CUDACC__\n/* One thread computes the whole chain. Launch as \
+             {name}_kernel<<<1, 1>>>(...). */\nextern \"C\" __global__ void \
+             {name}_kernel({params}, {rt} *out) {{\n    if (threadIdx.x == 0 && blockIdx.x == 0) \
+             *out = {name}({args}, n);\n}}\n#endif"
+        );
+    }
+    out
 }

@@ -10,6 +10,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{Language, Op};
 use crate::error::{Error, Result};
+use crate::format::Format;
 use crate::inputs::Inputs;
 use crate::probe::{Probe, ProbeOptions};
 
@@ -19,6 +20,176 @@ pub fn default_sizes() -> Vec<usize> {
     let mut sizes: Vec<usize> = (1..=1024).collect();
     sizes.extend((11..=20).map(|k| 1usize << k));
     sizes
+}
+
+/// The sizes `fprev emit --check` runs by default for `plan`: for a fused
+/// chain of groups of `K - 1` (a tensor core's, whose simulator takes
+/// milliseconds a call), every `n` up to four groups and one more
+/// summand, then the powers of two from 128 to 4,096; else
+/// [`default_sizes`].
+pub fn default_sizes_for(plan: &super::Plan) -> Vec<usize> {
+    let Some(k) = plan.fused_chain() else {
+        return default_sizes();
+    };
+    let mut sizes: Vec<usize> = (1..=4 * (k - 1) + 1).collect();
+    sizes.extend(
+        (7..=12)
+            .map(|e| 1usize << e)
+            .filter(|n| *n > 4 * (k - 1) + 1),
+    );
+    sizes
+}
+
+/// An emitted function compiled and loaded as a black box: its spec, the
+/// format the black box takes its inputs in and the one it returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Emitted {
+    /// The black box (`dylib:…`, `dylib-dot:…`, `python:…`).
+    pub spec: String,
+    /// The format it is opened with.
+    pub format: Format,
+    /// The format of what it returns.
+    pub result: Format,
+}
+
+/// [`build`] for `plan`'s code: where it takes f16 or bf16 values (as
+/// their bits) or returns another format than its inputs', C, CUDA C and
+/// Rust are compiled with a wrapper of `double` values around it, opened
+/// as an f64 black box; Python takes the values as NumPy gives them.
+pub fn build_plan(
+    source: &str,
+    language: Language,
+    name: &str,
+    plan: &super::Plan,
+    dir: &Path,
+) -> Result<Emitted> {
+    let same = Emitted {
+        spec: String::new(),
+        format: plan.element,
+        result: plan.result,
+    };
+    let wide = |f: Format| matches!(f, Format::F32 | Format::F64);
+    if language == Language::Python || (wide(plan.element) && plan.element == plan.result) {
+        return Ok(Emitted {
+            spec: build(source, language, name, plan.op, dir)?,
+            ..same
+        });
+    }
+    let file = dir.join(format!("{name}.{}", language.extension()));
+    std::fs::write(&file, source).map_err(|e| Error::file("write", &file, e))?;
+    let library = dir.join(format!("lib{name}.so"));
+    let symbol = format!("{name}_check");
+    let shim = wrapper(language, name, plan, &file);
+    let shim_file = dir.join(format!(
+        "{symbol}.{}",
+        match language {
+            Language::C => "c",
+            Language::Cuda => "cpp",
+            _ => "rs",
+        }
+    ));
+    std::fs::write(&shim_file, shim).map_err(|e| Error::file("write", &shim_file, e))?;
+    match language {
+        Language::Rust => rustc(&shim_file, &library, &[])?,
+        Language::C => compile(
+            "cc",
+            &["-std=c99".into(), "-O3".into(), "-march=native".into()],
+            &shim_file,
+            &library,
+        )?,
+        _ => compile(
+            "c++",
+            &["-std=c++11".into(), "-O3".into(), "-march=native".into()],
+            &shim_file,
+            &library,
+        )?,
+    }
+    Ok(Emitted {
+        spec: spec(plan.op, &library, &symbol),
+        format: Format::F64,
+        result: plan.result,
+    })
+}
+
+/// A wrapper of `name` (in `file`) taking and returning `double` values:
+/// each input an exact value of the plan's element, passed on as the
+/// emitted function takes it (an f16's or bf16's bits, a float), the
+/// result widened.
+fn wrapper(language: Language, name: &str, plan: &super::Plan, file: &Path) -> String {
+    let element = plan.element;
+    let fraction = element.precision() as i32 - 1;
+    let bias = 1 - crate::format::leading_exponent(element.min_normal());
+    let dot = plan.op == super::Op::Dot;
+    match language {
+        Language::Rust => {
+            let (ty, to) = match element {
+                Format::F32 => ("f32", "v as f32".to_string()),
+                _ => ("u16", "bits(v)".to_string()),
+            };
+            let back = match plan.result {
+                Format::F16 => format!("{name}_in(r)"),
+                _ => "f64::from(r)".to_string(),
+            };
+            format!(
+                "include!({file:?});\n\n#[allow(dead_code)]\nfn bits(v: f64) -> u16 {{\n    let s: u16 = if \
+                 v.is_sign_negative() {{ 0x8000 }} else {{ 0 }};\n    let a = v.abs();\n    if a == \
+                 0.0 {{\n        return s;\n    }}\n    let e = {name}_exp(a);\n    if e < {emin} \
+                 {{\n        return s | {name}_ldexp(a, {sub}) as u16;\n    }}\n    s | (((e + \
+                 {bias}) as u16) << {fraction}) | ({name}_ldexp(a, {fraction} - e) - {one}.0) as \
+                 u16\n}}\n\n#[unsafe(no_mangle)]\npub unsafe extern \"C\" fn {name}_check(x: *const \
+                 f64, y: *const f64, n: usize) -> f64 {{\n    let read = |p: *const f64| -> \
+                 Vec<{ty}> {{ (0..n).map(|i| {{ let v = unsafe {{ *p.add(i) }}; {to} }}).collect() \
+                 }};\n    let _ = y;\n    let r = {call};\n    {back}\n}}\n",
+                file = file.display().to_string(),
+                emin = 1 - bias,
+                sub = bias - 1 + fraction,
+                one = 1u32 << fraction,
+                call = match dot {
+                    true => format!("{name}(&read(x), &read(y))"),
+                    false => format!("{name}(&read(x))"),
+                },
+            )
+        }
+        _ => {
+            let (ty, to) = match element {
+                Format::F32 => ("float", "(float)p[i]"),
+                _ => ("uint16_t", "fprev_check_bits(p[i])"),
+            };
+            let (params, call) = match dot {
+                true => (
+                    "const double *x, const double *y, size_t n",
+                    format!("{name}(a, b, n)"),
+                ),
+                false => ("const double *x, size_t n", format!("{name}(a, n)")),
+            };
+            format!(
+                "{cuda}#include \"{file}\"\n#include <stdlib.h>\n\nstatic uint16_t \
+                 fprev_check_bits(double v) {{\n    uint16_t s = signbit(v) ? 0x8000 : 0;\n    \
+                 double a = fabs(v);\n    if (a == 0.0) return s;\n    int e = ilogb(a);\n    if (e \
+                 < {emin}) return s | (uint16_t)ldexp(a, {sub});\n    return s | (uint16_t)((e + \
+                 {bias}) << {fraction}) | (uint16_t)(ldexp(a, {fraction} - e) - {one}.0);\n}}\n\n\
+                 static {ty} *fprev_check_read(const double *p, size_t n) {{\n    {ty} *out = ({ty} \
+                 *)malloc((n ? n : 1) * sizeof *out);\n    for (size_t i = 0; out && i < n; i++) \
+                 out[i] = {to};\n    return out;\n}}\n\n#ifdef __cplusplus\nextern \"C\"\n#endif\n\
+                 double {name}_check({params}) {{\n    {ty} *a = fprev_check_read(x, n);\n    {ty} \
+                 *b = fprev_check_read({y}, n);\n    if (!a || !b) return NAN;\n    double r = \
+                 {back_call};\n    free(a);\n    free(b);\n    return r;\n}}\n",
+                cuda = match language {
+                    Language::Cuda => "#define __device__\n",
+                    _ => "",
+                },
+                file = file.display(),
+                emin = 1 - bias,
+                sub = bias - 1 + fraction,
+                one = 1u32 << fraction,
+                y = if dot { "y" } else { "x" },
+                back_call = match plan.result {
+                    Format::F16 => format!("fprev_in({call})"),
+                    _ => format!("(double){call}"),
+                },
+            )
+        }
+    }
 }
 
 /// Compiles `source` (in `language`, defining `name`) in `dir` into a
@@ -187,13 +358,38 @@ pub fn compare(
     trials: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Checked> {
+    let emitted = Emitted {
+        spec: emitted.to_string(),
+        format: opts.format,
+        result: opts.format,
+    };
+    compare_emitted(open, &emitted, opts, op, sizes, trials, progress)
+}
+
+/// [`compare`] with the emitted black box opened in its own format, the
+/// black box's result rounded to the emitted one's.
+pub fn compare_emitted(
+    open: &mut dyn FnMut(&ProbeOptions) -> Result<Box<dyn Probe>>,
+    emitted: &Emitted,
+    opts: &ProbeOptions,
+    op: Op,
+    sizes: &[usize],
+    trials: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Checked> {
     let format = opts.format;
     let mut rng = ChaCha8Rng::seed_from_u64(0x636865636b);
     let mut checked = Vec::new();
     for (done, &n) in sizes.iter().enumerate() {
         let at = opts.at(n);
         let mut black_box = open(&at)?;
-        let mut ours = crate::open(emitted, &at)?;
+        let mut ours = crate::open(
+            &emitted.spec,
+            &ProbeOptions {
+                format: emitted.format,
+                ..at.clone()
+            },
+        )?;
         for trial in 0..trials {
             let kind = Inputs::ALL[trial % Inputs::ALL.len()];
             let x = kind.draw(format, n, &mut rng);
@@ -207,7 +403,7 @@ pub fn compare(
                     )
                 }
             };
-            let want = format.round(want);
+            let want = emitted.result.round(want);
             if want.to_bits() != got.to_bits() && !(want.is_nan() && got.is_nan()) {
                 return Ok(Checked {
                     sizes: checked,

@@ -20,7 +20,7 @@ use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;
 use crate::formula::{Formula, Tail};
 use crate::inputs::Inputs;
-use crate::order::Adder;
+use crate::order::{Adder, Order};
 use crate::reduce::Replay;
 use crate::tree::SummationTree;
 
@@ -55,6 +55,37 @@ pub struct Part {
     /// the model's default, which only the check against the black box
     /// vouches for.
     pub seen: bool,
+    /// Of a part whose nodes are fused windows (a tensor core's `fused:K`
+    /// chain): how each node keeps, aligns and rounds its terms; `format`
+    /// is what it rounds to.
+    pub fused: Option<Fused>,
+}
+
+/// What each node of a fused part computes ([`NodeArithmetic`]'s fused
+/// window): its terms aligned at the largest exponent among them (a
+/// product's at its factors' exponents where `aligns_factors` says),
+/// each truncated toward zero to `bits` bits below it, added exactly,
+/// the sum rounded once as `rounding` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fused {
+    /// The bits kept below the largest exponent.
+    pub bits: u32,
+    /// How the node's sum is rounded to its part's format.
+    pub rounding: Rounding,
+    /// The format of the factors whose exponents align products.
+    pub aligns_factors: Option<Format>,
+}
+
+impl Fused {
+    /// The node arithmetic of a fused part rounding to `format`.
+    pub fn node(self, format: Format) -> NodeArithmetic {
+        NodeArithmetic {
+            rounding: self.rounding,
+            fused_bits: Some(self.bits),
+            aligns_factors: self.aligns_factors,
+            ..NodeArithmetic::ieee(format)
+        }
+    }
 }
 
 /// A formula and the arithmetic of each of its parts, by preorder index
@@ -63,8 +94,12 @@ pub struct Part {
 pub struct Plan {
     /// The order.
     pub formula: Formula,
-    /// The format of the inputs and of the result (f32 or f64).
+    /// The format of the inputs (f32 or f64; f16 or bf16 in a fused
+    /// chain).
     pub element: Format,
+    /// The format of the result: the element's, or a tensor core's own
+    /// (f32 of f16 inputs).
+    pub result: Format,
     /// A sum or a dot product.
     pub op: Op,
     /// Each part's arithmetic, by preorder index.
@@ -116,10 +151,11 @@ impl Plan {
     /// The plan of `formula` whose parts add as in the confirmed `models`,
     /// each of its tree (the formula's tree at that size). Refused, saying
     /// why, where a part's additions differ from each other, or the
-    /// arithmetic is one emitted code does not write (fused nodes, toward
-    /// zero, formats other than f32 and f64, rounded inputs, exact
-    /// products of f64 values); then checked: the plan evaluated on random
-    /// inputs must give each model's replay's bits.
+    /// arithmetic is one emitted code does not write (fused nodes outside
+    /// one `fused:K` chain, IEEE additions toward zero, formats other than
+    /// f32 and f64 outside such a chain, rounded inputs, exact products of
+    /// f64 values outside an FMA chain); then checked: the plan evaluated
+    /// on random inputs must give each model's replay's bits.
     ///
     /// ```
     /// use fprev::arith::{Arithmetic, NodeArithmetic};
@@ -137,7 +173,21 @@ impl Plan {
         op: Op,
         models: &[(SummationTree, Arithmetic)],
     ) -> Result<Plan> {
+        Plan::with_result(formula, element, element, op, models)
+    }
+
+    /// [`Plan::new`] for a black box that returns `result` (a tensor
+    /// core's f32 of f16 inputs): refused, besides, where its inputs are
+    /// f16 or bf16 and it is not a fused chain ([`Plan::fused_chain`]).
+    pub fn with_result(
+        formula: &Formula,
+        element: Format,
+        result: Format,
+        op: Op,
+        models: &[(SummationTree, Arithmetic)],
+    ) -> Result<Plan> {
         element_ok(element)?;
+        element_ok(result)?;
         let count = preorder(formula).len();
         let default = models
             .first()
@@ -193,9 +243,12 @@ impl Plan {
         let plan = Plan {
             formula: formula.clone(),
             element,
+            result,
             op,
             parts,
         };
+        plan.fused_chain_ok(models)?;
+        plan.multiply_adds_ok()?;
         for (tree, model) in models {
             plan.agrees_with(tree, model)?;
         }
@@ -239,7 +292,106 @@ impl Plan {
         let leaves: Vec<Ev> = (0..x.len()).map(Ev::summand).collect();
         let root = self.formula.run(&leaves, &mut adder);
         let root = adder.load(root, true);
-        self.element.round(adder.finish(root))
+        self.result.round(adder.finish(root))
+    }
+
+    /// Refuses exact products of f64 values (which enter their additions
+    /// as fused multiply-adds) anywhere but added one by one to a running
+    /// f64 sum, the first rounded: an FMA chain (Hopper's f64 mma from
+    /// C = 0), `sequential` or a `fused:2` of IEEE additions.
+    fn multiply_adds_ok(&self) -> Result<()> {
+        if self.op != Op::Dot || self.element != Format::F64 {
+            return Ok(());
+        }
+        for (f, part) in preorder(&self.formula).into_iter().zip(&self.parts) {
+            let exact = part.first == Product::Exact || part.second == Product::Exact;
+            let chain = matches!(f, Formula::Order(Order::Sequential))
+                && part.format == Format::F64
+                && !part.compensated
+                && part.first != Product::Exact;
+            if exact && !chain {
+                return Err(Error::Input(format!(
+                    "its products of f64 values enter its part {f}'s additions exact (fused \
+                     multiply-adds); emitted code writes those only as a left-to-right f64 \
+                     chain whose first product is rounded"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The group width `K` of a plan that is one fused chain (`fused:K`
+    /// whose nodes are fused windows): the one plan of fused nodes emitted
+    /// code writes.
+    pub fn fused_chain(&self) -> Option<usize> {
+        match (&self.formula, self.parts.as_slice()) {
+            (Formula::Order(Order::Fused(k)), [part]) if part.fused.is_some() => Some(*k),
+            _ => None,
+        }
+    }
+
+    /// Refuses, saying why, a plan emitted code does not write for its
+    /// fused nodes or its narrow formats: fused nodes anywhere but in one
+    /// `fused:K` chain; f16 or bf16 values or results outside one; a chain
+    /// whose products are rounded, or whose window's integer sum could
+    /// pass 63 bits.
+    fn fused_chain_ok(&self, models: &[(SummationTree, Arithmetic)]) -> Result<()> {
+        let fused = self.parts.iter().any(|p| p.fused.is_some());
+        let narrow = |f: Format| !matches!(f, Format::F32 | Format::F64);
+        let Some(k) = self.fused_chain() else {
+            if fused {
+                return Err(Error::Input(format!(
+                    "it adds in fused nodes within native:{}; emitted code writes fused nodes \
+                     only as one chain fused:K",
+                    self.formula
+                )));
+            }
+            if narrow(self.element) || narrow(self.result) {
+                return Err(Error::Input(format!(
+                    "emitted code takes {} values and returns {} only in a fused chain (a \
+                     tensor core's); other orders take f32 or f64 values",
+                    self.element, self.result
+                ))
+                .advise(Remedy::Give(Setting::Dtype, &["f32", "f64"])));
+            }
+            return Ok(());
+        };
+        if self.result == Format::Bf16 {
+            return Err(Error::Input(
+                "it returns bf16 values; emitted fused chains return f32, f16 or f64".into(),
+            ));
+        }
+        if self.element == Format::F64 {
+            return Err(Error::Input(
+                "its fused nodes add f64 values; emitted fused nodes take f32, f16 or bf16 \
+                 values, whose products a double holds exactly"
+                    .into(),
+            ));
+        }
+        let rounded = models.iter().find_map(|(_, m)| {
+            let p = m.products.as_ref()?;
+            std::iter::once(&p.default)
+                .chain(p.leaves.values())
+                .find(|p| **p != Product::Exact)
+                .copied()
+        });
+        if let (Op::Dot, Some(p)) = (self.op, rounded) {
+            return Err(Error::Input(format!(
+                "its fused nodes take products rounded {p}; emitted fused nodes take them exact"
+            )));
+        }
+        let bits = self.parts[0].fused.map_or(0, |f| f.bits);
+        // Each term is below 2^(bits + 2) in units of the window's last
+        // bit (a product aligned at its factors' exponents reaches 4).
+        let width = bits + 2 + usize::BITS - (k - 1).leading_zeros();
+        if width > 62 {
+            return Err(Error::Input(format!(
+                "its fused nodes keep {bits} bits of {k} terms, more than a 64-bit integer sum \
+                 holds; emitted fused nodes keep at most {} bits of {k}",
+                bits + 62 - width
+            )));
+        }
+        Ok(())
     }
 
     /// Checks the plan against a model's replay on random inputs.
@@ -258,7 +410,7 @@ impl Plan {
             };
             // The black box returns its element type, as a replay's root
             // is compared.
-            let want = self.element.round(want);
+            let want = self.result.round(want);
             if want.to_bits() != got.to_bits() && !(want.is_nan() && got.is_nan()) {
                 return Err(Error::Input(format!(
                     "the model's arithmetic does not follow the formula's parts at n = {} \
@@ -272,14 +424,17 @@ impl Plan {
     }
 }
 
-/// Whether emitted code takes values of `format`: f32 and f64 only.
+/// Whether emitted code takes values of `format`: f32 and f64, and f16
+/// and bf16 in a fused chain (a tensor core's; [`Plan::with_result`]
+/// refuses them elsewhere).
 pub fn element_ok(format: Format) -> Result<()> {
     match format {
-        Format::F32 | Format::F64 => Ok(()),
-        other => Err(
-            Error::Input(format!("emitted code takes f32 or f64 values, not {other}"))
-                .advise(Remedy::Give(Setting::Dtype, &["f32", "f64"])),
-        ),
+        Format::F32 | Format::F64 | Format::F16 | Format::Bf16 => Ok(()),
+        other => Err(Error::Input(format!(
+            "emitted code takes f32 or f64 values (f16 or bf16 in a tensor core's fused chain), \
+             not {other}"
+        ))
+        .advise(Remedy::Give(Setting::Dtype, &["f32", "f64"]))),
     }
 }
 
@@ -305,6 +460,11 @@ impl Seen {
     ) -> std::result::Result<Part, String> {
         let node = self.node.unwrap_or(default);
         emittable(&node)?;
+        let fused = node.fused_bits.map(|bits| Fused {
+            bits,
+            rounding: node.rounding,
+            aligns_factors: node.aligns_factors,
+        });
         // A sum's summands are the inputs themselves.
         let nominal = match op {
             Op::Sum => Product::Rounded(element),
@@ -327,6 +487,7 @@ impl Seen {
                 && (self.first.is_none() || narrow_summand(first))
                 && (self.second.is_none() || narrow_summand(second)),
             seen: self.node.is_some(),
+            fused,
         })
     }
 }
@@ -367,8 +528,22 @@ fn narrow_at_every_size(formula: &Formula, parts: &mut [Part], element: Format, 
     }
 }
 
-/// Whether emitted code writes a node's arithmetic, else why not.
+/// Whether emitted code writes a node's arithmetic, else why not: IEEE
+/// additions to nearest in f32 or f64, or a fused window (any term count,
+/// its bits known) rounding to f64, f32, f16 or bf16.
 fn emittable(node: &NodeArithmetic) -> std::result::Result<(), String> {
+    if node.fused_bits.is_some() {
+        if node.compensated {
+            return Err("its fused nodes take compensated steps; emitted code does not".into());
+        }
+        return match element_ok(node.format) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(format!(
+                "its fused nodes round to {}; emitted fused nodes round to f64, f32, f16 or bf16",
+                node.format
+            )),
+        };
+    }
     if !matches!(node.format, Format::F32 | Format::F64) {
         return Err(format!(
             "its additions round to {}; emitted code adds in f32 and f64 only",
@@ -380,9 +555,6 @@ fn emittable(node: &NodeArithmetic) -> std::result::Result<(), String> {
             "its additions round {}; emitted code rounds to nearest",
             node.rounding
         ));
-    }
-    if node.fused_bits.is_some() {
-        return Err("it adds in fused nodes; emitted code makes IEEE additions".into());
     }
     Ok(())
 }
@@ -409,6 +581,26 @@ struct Recorder<'m> {
 }
 
 impl Recorder<'_> {
+    /// Records fused node `key` (of arithmetic `node`) as part `k`'s.
+    fn window(&mut self, k: usize, key: NodeKey, node: NodeArithmetic) -> Rv {
+        if let Err(why) = emittable(&node) {
+            self.fail(why);
+        }
+        match self.seen[k].node {
+            Some(was) if was != node => self.fail(format!(
+                "{key} adds in {node}, and others of its part in {was}: its part's additions \
+                 differ"
+            )),
+            _ => self.seen[k].node = Some(node),
+        }
+        Rv {
+            first: key.first,
+            size: key.size,
+            raw: false,
+            narrow: false,
+        }
+    }
+
     fn part(&self) -> usize {
         *self.entered.last().expect("additions happen inside a part")
     }
@@ -432,11 +624,6 @@ impl Recorder<'_> {
         };
         if self.op == Op::Dot {
             match product {
-                Product::Exact if self.element == Format::F64 => self.fail(
-                    "its products of f64 values enter their additions exact (fused \
-                     multiply-adds); emitted code does not write those"
-                        .into(),
-                ),
                 Product::Rounded(f) if !matches!(f, Format::F32 | Format::F64) => {
                     self.fail(format!(
                         "its products are rounded to {f}; emitted code rounds them to f32 or f64"
@@ -484,6 +671,10 @@ impl Adder for Recorder<'_> {
             size: a.size + b.size,
         };
         let node = self.model.expect("a model while running").at(&key);
+        if node.fused_bits.is_some() {
+            // A fused window of two terms (a chain's last step of one).
+            return self.window(k, key, node);
+        }
         if let Err(why) = emittable(&node) {
             self.fail(why);
         }
@@ -513,13 +704,22 @@ impl Adder for Recorder<'_> {
     }
 
     fn fused(&mut self, terms: &[Rv]) -> Rv {
-        self.fail("it adds in fused nodes; emitted code makes IEEE additions".into());
-        Rv {
+        let k = self.part();
+        for (j, t) in terms.iter().enumerate() {
+            self.read(*t, k, j == 0);
+        }
+        let key = NodeKey {
             first: terms.iter().map(|t| t.first).min().unwrap_or(0),
             size: terms.iter().map(|t| t.size).sum(),
-            raw: false,
-            narrow: false,
+        };
+        let node = self.model.expect("a model while running").at(&key);
+        if node.fused_bits.is_none() {
+            self.fail(format!(
+                "{key} is a fused node the model gives no window of; emitted code writes fused \
+                 nodes whose bits are known"
+            ));
         }
+        self.window(k, key, node)
     }
 
     fn enter(&mut self, part: usize) {
@@ -616,6 +816,17 @@ impl Adder for Evaluator<'_> {
 
     fn add(&mut self, a: Ev, b: Ev) -> Ev {
         let part = self.current();
+        if part.fused.is_some() {
+            return self.fused(&[a, b]);
+        }
+        // An exact product of f64 values added to a running f64 sum: a
+        // fused multiply-add (the plan allows no other).
+        if let (Some(i), Op::Dot, Format::F64, Product::Exact) =
+            (b.summand, self.plan.op, self.plan.element, part.second)
+        {
+            let a = self.finish(self.load(a, true));
+            return Ev::number(self.x[i].mul_add(self.y[i], a));
+        }
         let a = self.load(a, true);
         let b = self.load(b, false);
         let add = |p: f64, q: f64| Rounding::NearestEven.add(part.format, p, q);
@@ -637,8 +848,29 @@ impl Adder for Evaluator<'_> {
         Ev::number(add(self.finish(a), self.finish(b)))
     }
 
-    fn fused(&mut self, _: &[Ev]) -> Ev {
-        unreachable!("a plan has no fused nodes")
+    /// A fused node, as the model's own evaluation computes it: a dot's
+    /// summands are products, aligned at their factors where the node
+    /// says; a running sum (an operand past the summands) at its own
+    /// leading bit.
+    fn fused(&mut self, terms: &[Ev]) -> Ev {
+        let part = self.current();
+        let node = part
+            .fused
+            .expect("fused nodes only in a fused part")
+            .node(part.format);
+        let values: Vec<f64> = terms.iter().map(|t| self.load(*t, true).v).collect();
+        let v = match self.plan.op {
+            Op::Sum => node.sum(&values),
+            Op::Dot => {
+                let past = self.x.len() as u32;
+                let operands: Vec<u32> = terms
+                    .iter()
+                    .map(|t| t.summand.map_or(past, |i| i as u32))
+                    .collect();
+                node.sum_of_products(&values, &operands, [self.x, self.y])
+            }
+        };
+        Ev::number(v)
     }
 
     fn enter(&mut self, part: usize) {

@@ -23,7 +23,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
-use super::c::{Domain, describe, short, writable};
+use super::c::{Domain, Numbers, describe, short, writable};
 use super::plan::{Op, Part, Plan, preorder};
 use crate::arith::Product;
 use crate::format::Format;
@@ -31,6 +31,17 @@ use crate::formula::{Formula, Tail};
 use crate::order::Order;
 
 pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, String> {
+    if let Some(k) = plan.fused_chain() {
+        return Ok(fused_chain(plan, k, name, what));
+    }
+    let exact = |p: &Part| p.first == Product::Exact || p.second == Product::Exact;
+    if plan.op == Op::Dot && plan.element == Format::F64 && plan.parts.iter().any(exact) {
+        return Err(
+            "its products of f64 values enter their additions exact (fused multiply-adds), \
+             which Python writes only from 3.13 (math.fma): emit it in C, CUDA C or Rust"
+                .into(),
+        );
+    }
     let parts = preorder(&plan.formula);
     let ids = parts
         .iter()
@@ -884,3 +895,139 @@ const ADD_F32_EACH: &str = r#"def _fprev_add_f32_each(acc, p):
 
 
 "#;
+
+/// The fused chain `fused:K` in plain Python: a node's terms truncated to
+/// Python integers and added exactly, the sum rounded once, as the C
+/// printer's helpers do.
+fn fused_chain(plan: &Plan, k: usize, name: &str, what: &str) -> String {
+    let part = plan.parts[0];
+    let fused = part.fused.expect("a fused chain");
+    let mut out = String::new();
+    for line in what.lines() {
+        let _ = writeln!(out, "# {line}");
+    }
+    let _ = writeln!(
+        out,
+        "#\n# The order: native:{}: {}.\n# Written by fprev {}.\n\nimport math\n\nimport \
+         numpy as np\n\n",
+        plan.formula,
+        super::c::fused_words(plan, k),
+        env!("CARGO_PKG_VERSION")
+    );
+    let node = Numbers::of(part.format);
+    let _ = write!(
+        out,
+        "def _{name}_round(v, bits, emin, top, toward_zero):
+    \"\"\"v rounded to `bits` bits (from 2^emin down, subnormal below), toward
+    zero or to nearest even; past the largest finite value `top`, to it or to
+    infinity.\"\"\"
+    if v == 0.0 or not math.isfinite(v):
+        return v
+    q = max(math.frexp(v)[1] - 1, emin) - (bits - 1)
+    s = math.ldexp(v, -q)
+    # copysign keeps a -0 that Python's integers would lose.
+    r = math.ldexp(math.copysign(float(math.trunc(s) if toward_zero else round(s)), s), q)
+    if abs(r) > top:
+        return math.copysign(top if toward_zero else math.inf, v)
+    return r
+
+
+def _{name}_fused(t, e):
+    \"\"\"One fused node of the terms t, aligned at the largest e[j] of a non-zero
+    term: each truncated toward zero to {bits} bits below it, added exactly,
+    rounded once.\"\"\"
+    for bad in t:
+        if not math.isfinite(bad):
+            s = 0.0
+            for v in t:
+                s += v
+            return s + bad
+    tops = [ej for tj, ej in zip(t, e) if tj != 0.0]
+    if not tops:
+        return 0.0
+    q = max(tops) - {bits}
+    s = sum(int(math.ldexp(v, -q)) for v in t)
+    return _{name}_round(math.ldexp(float(s), q), {p}, {emin}, {max}, {tz})
+
+
+",
+        bits = fused.bits,
+        p = node.p,
+        emin = node.emin,
+        max = node.max,
+        tz = match fused.rounding {
+            crate::arith::Rounding::TowardZero => "True",
+            crate::arith::Rounding::NearestEven => "False",
+        },
+    );
+    let lead = "math.frexp(t)[1] - 1 if t != 0.0 else 0";
+    let (params, term) = match (plan.op, fused.aligns_factors) {
+        (Op::Sum, _) => ("x", format!("    t = x[i]\n    return t, {lead}")),
+        (Op::Dot, None) => ("x, y", format!("    t = x[i] * y[i]\n    return t, {lead}")),
+        (Op::Dot, Some(f)) => (
+            "x, y",
+            format!(
+                "    a, b = x[i], y[i]\n    ea = math.frexp(a)[1] - 1 if a != 0.0 else {least}\n    \
+                 eb = math.frexp(b)[1] - 1 if b != 0.0 else {least}\n    return a * b, max(ea, \
+                 {least}) + max(eb, {least})",
+                least = Numbers::of(f).emin
+            ),
+        ),
+    };
+    let _ = write!(
+        out,
+        "def _{name}_term({params}, i):\n    \"\"\"Summand i and the exponent it aligns \
+         at.\"\"\"\n{term}\n\n\n"
+    );
+    let (dtype, ret) = match plan.result {
+        Format::F16 => ("np.float16", "np.float16"),
+        Format::F64 => ("np.float64", "np.float64"),
+        _ => ("np.float32", "np.float32"),
+    };
+    let g = k - 1;
+    let lists = match plan.op {
+        Op::Sum => "    x = np.asarray(x).astype(np.float64).tolist()\n".to_string(),
+        Op::Dot => "    x = np.asarray(x).astype(np.float64).tolist()\n    y = \
+                    np.asarray(y).astype(np.float64).tolist()\n    if len(x) != len(y):\n        \
+                    raise ValueError('x and y differ in length')\n"
+            .to_string(),
+    };
+    let _ = write!(
+        out,
+        "def {name}({params}):
+    \"\"\"The {what} of {params} (1-D arrays of {element} values{bf16}), as a {dtype},
+    bit for bit as described above.\"\"\"
+{lists}    n = len(x)
+    if n == 0:
+        return {ret}(0)
+    first = min(n, {g})
+    terms = [_{name}_term({params}, i) for i in range(first)]
+    acc = terms[0][0] if first == 1 else _{name}_fused([t for t, _ in terms], [e for _, e in terms])
+    for b in range(first, n, {g}):
+        terms = [_{name}_term({params}, i) for i in range(b, min(n, b + {g}))]
+        t = [acc] + [t for t, _ in terms]
+        e = [math.frexp(acc)[1] - 1 if acc != 0.0 else 0] + [e for _, e in terms]
+        acc = _{name}_fused(t, e)
+    return {ret}({result})
+",
+        what = match plan.op {
+            Op::Sum => "sum",
+            Op::Dot => "dot product",
+        },
+        element = plan.element,
+        bf16 = match plan.element {
+            Format::Bf16 => ", ml_dtypes.bfloat16",
+            _ => "",
+        },
+        // Rounded here, so that NumPy's cast is exact (and warns of no
+        // overflow).
+        result = match plan.result {
+            Format::F64 => "acc".into(),
+            f => {
+                let r = Numbers::of(f);
+                format!("_{name}_round(acc, {}, {}, {}, False)", r.p, r.emin, r.max)
+            }
+        },
+    );
+    out
+}

@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use super::c::{Domain, describe, short, writable};
+use super::c::{Domain, Numbers, describe, fused_words, short, writable};
 use super::plan::{Op, Part, Plan, preorder};
 use crate::arith::Product;
 use crate::format::Format;
@@ -58,6 +58,9 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
         return Err(format!(
             "'{name}' is a Rust keyword: give another function name"
         ));
+    }
+    if let Some(k) = plan.fused_chain() {
+        return Ok(fused_chain(plan, k, name, what));
     }
     let parts = preorder(&plan.formula);
     let mut g = Gen {
@@ -278,6 +281,12 @@ impl<'p> Gen<'p> {
                 _ => format!("{acc} += x[{ix}] * y[{ix}];"),
             },
             (Lane::F32, Domain::Sums, _) => format!("{acc} += x[{ix}] as f32;"),
+            (Lane::F64, Domain::Inputs, Op::Dot)
+                if self.plan.element == Format::F64 && self.part(k).second == Product::Exact =>
+            {
+                self.fma = true;
+                format!("{acc} = x[{ix}].mul_add(y[{ix}], {acc});")
+            }
             (Lane::F64, ..) => format!("{acc} += {};", self.val(k, d, i, s, true)),
         }
     }
@@ -843,8 +852,8 @@ impl<'p> Gen<'p> {
             },
             match self.fma {
                 true => {
-                    ",\n// and std for f32::mul_add, its fused multiply-adds of exact products \
-                     (under\n// #![no_std], the libm crate's fmaf gives the same bits)"
+                    ",\n// and std for mul_add, its fused multiply-adds of exact products \
+                     (under\n// #![no_std], the libm crate's fmaf and fma give the same bits)"
                 }
                 false => "",
             },
@@ -914,4 +923,224 @@ impl<'p> Gen<'p> {
         }
         out
     }
+}
+
+/// A Rust type holding values of `f`: 16-bit formats as their bits.
+fn rust_type(f: Format) -> &'static str {
+    match f {
+        Format::F64 => "f64",
+        Format::F32 => "f32",
+        _ => "u16",
+    }
+}
+
+/// The fused chain `fused:K`: one helper adds a node's terms in its
+/// window, one rounds to a format, as the C printer's do.
+fn fused_chain(plan: &Plan, k: usize, name: &str, what: &str) -> String {
+    let part = plan.parts[0];
+    let fused = part.fused.expect("a fused chain");
+    let mut out = String::new();
+    for line in what.lines() {
+        let _ = writeln!(out, "// {line}");
+    }
+    let _ = writeln!(
+        out,
+        "//\n// The order: native:{}: {}.\n//\n// Compile: rustc --crate-type cdylib -C \
+         opt-level=3 (Rust 1.82 or later), or include it\n// as a module; it needs std (f64's \
+         trunc and round_ties_even).\n// Written by fprev {}.\n",
+        plan.formula,
+        fused_words(plan, k),
+        env!("CARGO_PKG_VERSION")
+    );
+    let p = |s: &str| format!("{name}_{s}");
+    out += &format!(
+        "/// `floor(log2 |v|)` of a finite non-zero `v`.\nfn {exp}(v: f64) -> i32 {{\n    let \
+         bits = v.abs().to_bits();\n    match (bits >> 52) as i32 {{\n        0 => -1074 + 63 - \
+         bits.leading_zeros() as i32,\n        biased => biased - 1023,\n    }}\n}}\n\n/// `v * \
+         2^e`, rounded once: the exponents here keep `2^e` a normal f64.\nfn {ldexp}(v: f64, e: \
+         i32) -> f64 {{\n    v * f64::from_bits(((e + 1023) as u64) << 52)\n}}\n\n/// `v` \
+         rounded to `bits` bits (from `2^emin` down, subnormal below), toward zero or\n/// to \
+         nearest even; past the largest finite value `max`, to it or to infinity.\nfn \
+         {round}(v: f64, bits: i32, emin: i32, max: f64, toward_zero: bool) -> f64 {{\n    if v \
+         == 0.0 || !v.is_finite() {{\n        return v;\n    }}\n    let q = {exp}(v).max(emin) \
+         - (bits - 1);\n    let s = {ldexp}(v, -q);\n    let r = {ldexp}(if toward_zero {{ \
+         s.trunc() }} else {{ s.round_ties_even() }}, q);\n    match r.abs() > max {{\n        \
+         true if toward_zero => max.copysign(v),\n        true => f64::INFINITY.copysign(v),\n \
+         false => r,\n    }}\n}}\n\n",
+        exp = p("exp"),
+        ldexp = p("ldexp"),
+        round = p("round"),
+    );
+    let node = Numbers::of(part.format);
+    out += &format!(
+        "/// One fused node of the terms `t`, aligned at the largest `e[j]` of a non-zero term:\n\
+         /// each truncated toward zero to {bits} bits below it, added exactly, rounded once.\n\
+         fn {fused}(t: &[f64], e: &[i32]) -> f64 {{\n    if let Some(bad) = t.iter().find(|v| \
+         !v.is_finite()) {{\n        return t.iter().sum::<f64>() + bad;\n    }}\n    let Some(top) \
+         = t.iter().zip(e).filter(|(v, _)| **v != 0.0).map(|(_, e)| *e).max() else {{\n        \
+         return 0.0;\n    }};\n    let q = top - {bits};\n    let s: i64 = t.iter().map(|v| \
+         {ldexp}(*v, -q).trunc() as i64).sum();\n    {round}({ldexp}(s as f64, q), {p}, {emin}, \
+         {max}, {tz})\n}}\n\n",
+        fused = p("fused"),
+        ldexp = p("ldexp"),
+        round = p("round"),
+        bits = fused.bits,
+        p = node.p,
+        emin = node.emin,
+        max = node.max,
+        tz = fused.rounding == crate::arith::Rounding::TowardZero,
+    );
+    let it = rust_type(plan.element);
+    if plan.element != Format::F32 {
+        let n = Numbers::of(plan.element);
+        out += &format!(
+            "/// An {f} value's bits as an f64.\nfn {inp}(h: u16) -> f64 {{\n    let e = i32::from((h \
+             >> {m}) & {top});\n    let m = f64::from(h & {frac});\n    let v = match e {{\n        \
+             0 => {ldexp}(m, {sub}),\n        {top} if m != 0.0 => f64::NAN,\n        {top} => \
+             f64::INFINITY,\n        _ => {ldexp}(m + {one}.0, e - {shift}),\n    }};\n    if h & \
+             0x8000 != 0 {{ -v }} else {{ v }}\n}}\n\n",
+            f = plan.element,
+            inp = p("in"),
+            ldexp = p("ldexp"),
+            m = n.fraction,
+            top = (1 << (15 - n.fraction)) - 1,
+            frac = (1 << n.fraction) - 1,
+            sub = 1 - n.bias - n.fraction as i32,
+            one = 1 << n.fraction,
+            shift = n.bias + n.fraction as i32,
+        );
+    }
+    let read = |v: &str| match plan.element {
+        Format::F32 => format!("f64::from({v})"),
+        _ => format!("{}({v})", p("in")),
+    };
+    let term = match (plan.op, fused.aligns_factors) {
+        (Op::Sum, _) => format!(
+            "    let t = {};\n    (t, if t == 0.0 {{ 0 }} else {{ {}(t) }})",
+            read("x[i]"),
+            p("exp")
+        ),
+        (Op::Dot, None) => format!(
+            "    let t = {} * {};\n    (t, if t == 0.0 {{ 0 }} else {{ {}(t) }})",
+            read("x[i]"),
+            read("y[i]"),
+            p("exp")
+        ),
+        (Op::Dot, Some(f)) => format!(
+            "    let (a, b) = ({}, {});\n    let t = a * b;\n    let factor = |v: f64| if v == \
+             0.0 {{ {least} }} else {{ {exp}(v).max({least}) }};\n    (t, factor(a) + \
+             factor(b))",
+            read("x[i]"),
+            read("y[i]"),
+            least = Numbers::of(f).emin,
+            exp = p("exp"),
+        ),
+    };
+    let (params, args, inputs) = match plan.op {
+        Op::Sum => (format!("x: &[{it}]"), "x", "x"),
+        Op::Dot => (format!("x: &[{it}], y: &[{it}]"), "x, y", "x and y"),
+    };
+    let _ = write!(
+        out,
+        "/// Summand `i` and the exponent it aligns at.\nfn {term_fn}({params}, i: usize) -> \
+         (f64, i32) {{\n{term}\n}}\n\n",
+        term_fn = p("term"),
+    );
+    let rt = rust_type(plan.result);
+    let ret = match plan.result {
+        Format::F32 => "acc as f32".to_string(),
+        Format::F64 => "acc".to_string(),
+        f => {
+            let r = Numbers::of(f);
+            out += &format!(
+                "/// An {f} value as its bits.\nfn {bits_fn}(v: f64) -> u16 {{\n    let s: u16 = \
+                 if v.is_sign_negative() {{ 0x8000 }} else {{ 0 }};\n    let a = v.abs();\n    if \
+                 v.is_nan() {{\n        return s | {inf:#x} | {quiet:#x};\n    }}\n    if \
+                 v.is_infinite() {{\n        return s | {inf:#x};\n    }}\n    if a < {ldexp}(1.0, \
+                 {emin}) {{\n        return s | {ldexp}(a, {sub}) as u16;\n    }}\n    let e = \
+                 {exp}(a);\n    s | (((e + {bias}) as u16) << {m}) | ({ldexp}(a, {m} - e) - \
+                 {one}.0) as u16\n}}\n\n",
+                bits_fn = p("bits"),
+                ldexp = p("ldexp"),
+                exp = p("exp"),
+                inf = ((1u32 << (15 - r.fraction)) - 1) << r.fraction,
+                quiet = 1u32 << (r.fraction - 1),
+                emin = r.emin,
+                sub = r.bias - 1 + r.fraction as i32,
+                bias = r.bias,
+                m = r.fraction,
+                one = 1u32 << r.fraction,
+            );
+            format!(
+                "{}({}(acc, {}, {}, {}, false))",
+                p("bits"),
+                p("round"),
+                r.p,
+                r.emin,
+                r.max
+            )
+        }
+    };
+    let lint = match name.chars().any(|c| c.is_ascii_uppercase()) {
+        true => "#[allow(non_snake_case)]\n",
+        false => "",
+    };
+    let g = k - 1;
+    let (check, c_params, c_slices) = match plan.op {
+        Op::Sum => (
+            String::new(),
+            format!("x: *const {it}, n: usize"),
+            format!("{name}(unsafe {{ core::slice::from_raw_parts(x, n) }})"),
+        ),
+        Op::Dot => (
+            format!("    assert_eq!(x.len(), y.len(), \"{name}: x and y differ in length\");\n"),
+            format!("x: *const {it}, y: *const {it}, n: usize"),
+            "let (x, y) = unsafe { (core::slice::from_raw_parts(x, n), \
+             core::slice::from_raw_parts(y, n)) };\n    NAME(x, y)"
+                .replace("NAME", name),
+        ),
+    };
+    let zero = match rt {
+        "u16" => "0",
+        _ => "0.0",
+    };
+    let _ = write!(
+        out,
+        "/// The {what} of {inputs}{types}, bit for bit as described above.\n{lint}pub fn \
+         {name}({params}) -> {rt} {{\n{check}    let n = x.len();\n    if n == 0 {{\n        \
+         return {zero};\n    }}\n    let mut t = [0.0f64; {k}];\n    let mut e = [0i32; {k}];\n    \
+         let first = n.min({g});\n    for i in 0..first {{\n        (t[i], e[i]) = \
+         {term_fn}({args}, i);\n    }}\n    let mut acc = if first == 1 {{ t[0] }} else {{ \
+         {fused_fn}(&t[..first], &e[..first]) }};\n    let mut b = first;\n    while b < n {{\n  \
+         let m = (n - b).min({g});\n        t[0] = acc;\n        e[0] = if acc == 0.0 {{ 0 }} \
+         else {{ {exp}(acc) }};\n        for j in 0..m {{\n            (t[1 + j], e[1 + j]) = \
+         {term_fn}({args}, b + j);\n        }}\n        acc = {fused_fn}(&t[..m + 1], &e[..m + \
+         1]);\n        b += m;\n    }}\n    {ret}\n}}\n\n/// [`{name}`] for C, of `n` values \
+         each.\n///\n/// # Safety\n/// The pointers point to `n` values each (any pointers where \
+         `n` is 0).\n#[unsafe(no_mangle)]\n{lint}pub unsafe extern \"C\" fn {name}_c({c_params}) \
+         -> {rt} {{\n    if n == 0 {{\n        return {zero};\n    }}\n    // SAFETY: the caller \
+         passes `n` values of each.\n    {c_slices}\n}}\n",
+        what = match plan.op {
+            Op::Sum => "sum",
+            Op::Dot => "dot product",
+        },
+        types = match (plan.element, plan.result) {
+            (Format::F32, Format::F32) => String::new(),
+            (e, r) => format!(
+                " ({e}{}; the result {r}{})",
+                match e {
+                    Format::F32 => "",
+                    _ => " bits",
+                },
+                match r {
+                    Format::F16 | Format::Bf16 => " bits",
+                    _ => "",
+                }
+            ),
+        },
+        term_fn = p("term"),
+        fused_fn = p("fused"),
+        exp = p("exp"),
+    );
+    out
 }

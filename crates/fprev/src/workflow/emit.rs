@@ -64,6 +64,10 @@ pub fn prepare_cached(
             .map(|(f, from, checked)| (f, from_cache(&from, &checked))),
     };
     let known = given.or_else(|| cached.clone());
+    if !matches!(probe.format, Format::F32 | Format::F64) {
+        let may_fuse = open(&probe.at(1000))?.may_fuse();
+        narrow_ok(label, probe, may_fuse, known.as_ref().map(|(f, _)| f))?;
+    }
     if known.is_none() {
         explaining(None);
     }
@@ -115,6 +119,13 @@ pub enum Planned {
 /// The sizes whose reveals show every part of `formula` adding: 1,000,
 /// and past each `below(M, …)` switch, `M + 1,000`.
 pub fn reference_sizes(formula: &Formula) -> Vec<usize> {
+    if let Formula::Order(crate::order::Order::Fused(k)) = formula {
+        // A chain shows its every kind of node in two groups after the
+        // first (a tensor core's simulator is slow); the last of two
+        // products, as a lone product's node tells no window from an IEEE
+        // addition on the inputs a reveal asks.
+        return vec![3 * (k - 1) + 2];
+    }
     let mut sizes = vec![1000];
     for part in crate::emit::preorder(formula) {
         if let Formula::Below(m, ..) = part {
@@ -132,6 +143,7 @@ pub fn reference_sizes(formula: &Formula) -> Vec<usize> {
 pub fn plan(
     formula: &Formula,
     op: Op,
+    result: Format,
     probe: &ProbeOptions,
     label: &str,
     open: &mut Opener,
@@ -185,7 +197,13 @@ pub fn plan(
         models.push(model_of(document, probe.format)?);
     }
     Ok(Planned::Plan(
-        Box::new(Plan::new(formula, probe.format, op, &models)?),
+        Box::new(Plan::with_result(
+            formula,
+            probe.format,
+            result,
+            op,
+            &models,
+        )?),
         sizes,
     ))
 }
@@ -254,7 +272,10 @@ pub fn prepare(
         false => Op::Sum,
     };
     let about = first.about();
+    let result = first.result();
+    let may_fuse = first.may_fuse();
     drop(first);
+    narrow_ok(label, probe, may_fuse, known.as_ref().map(|(f, _)| f))?;
     let (formula, claim, explained) = match known {
         Some((f, claim)) => match prove(&f, probe, label, open, observer)? {
             Ok(proven) => (f, format!("{claim}; {proven}"), None),
@@ -272,7 +293,7 @@ pub fn prepare(
             Err(none) => return Ok(none),
         },
     };
-    let (plan, at) = match plan(&formula, op, probe, label, open, observer)? {
+    let (plan, at) = match plan(&formula, op, result, probe, label, open, observer)? {
         Planned::Plan(plan, at) => (plan, at),
         Planned::NotConfirmed(n, why) => return Ok(Prepared::NotConfirmed(n, why)),
     };
@@ -299,6 +320,30 @@ pub fn prepare(
     })
 }
 
+/// Refuses f16 and bf16 values before any reveal where the black box
+/// (`may_fuse`) or the formula `known` adds in no fused node: emitted
+/// code takes them in a tensor core's fused chain only.
+fn narrow_ok(
+    label: &str,
+    probe: &ProbeOptions,
+    may_fuse: bool,
+    known: Option<&Formula>,
+) -> Result<()> {
+    let narrow = !matches!(probe.format, Format::F32 | Format::F64);
+    if narrow && (!may_fuse || known.is_some_and(|f| !f.may_fuse())) {
+        return Err(Error::Input(format!(
+            "emitted code takes {} values only in a tensor core's fused chain, which {label} \
+             does not add in; other black boxes' code takes f32 or f64 values",
+            probe.format
+        ))
+        .advise(crate::error::Remedy::Give(
+            crate::error::Setting::Dtype,
+            &["f32", "f64"],
+        )));
+    }
+    Ok(())
+}
+
 /// A known formula proven at the sizes `fprev explain` reveals (each
 /// one) and checks past them (within its budget): what to say of it, or
 /// the refusal where the black box refutes it or a size it must hold at
@@ -310,7 +355,10 @@ fn prove(
     open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<std::result::Result<String, Prepared>> {
-    let (must, past) = default_sizes()?;
+    let (mut must, past) = default_sizes()?;
+    if let Formula::Order(crate::order::Order::Fused(k)) = formula {
+        must = chain_sizes(*k);
+    }
     let mut prove_at = |sizes: &[usize], budget| {
         super::prove_known(
             formula,
@@ -366,6 +414,22 @@ fn prove(
         "its tree proven now at n = {}",
         crate::sizes::runs(&proven)
     )))
+}
+
+/// The sizes a chain `fused:K` is proven at: one summand, then where its
+/// groups of `K - 1` fill, spill over and chain (a tensor core's
+/// simulator takes seconds a reveal, where explain's sizes would take an
+/// hour). Two summands, one node of two products, are left to the check
+/// of the emitted code: no reveal models a lone pair of products.
+fn chain_sizes(k: usize) -> Vec<usize> {
+    let g = k - 1;
+    let mut sizes: Vec<usize> = [1, 3, g, g + 1, 2 * g, 2 * g + 1, 4 * g + 1]
+        .into_iter()
+        .filter(|&n| n != 2)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
 }
 
 /// The sizes `fprev explain` reveals, and those it checks past them.
@@ -438,10 +502,10 @@ pub fn check(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<crate::emit::check::Checked> {
     let dir = crate::emit::check::Scratch::new()?;
-    let emitted = crate::emit::check::build(source, language, name, plan.op, &dir.0)?;
+    let emitted = crate::emit::check::build_plan(source, language, name, plan, &dir.0)?;
     let opts = ProbeOptions {
         format: plan.element,
         ..Default::default()
     };
-    crate::emit::check::compare(open, &emitted, &opts, plan.op, sizes, trials, progress)
+    crate::emit::check::compare_emitted(open, &emitted, &opts, plan.op, sizes, trials, progress)
 }
