@@ -418,7 +418,7 @@ fn emitted_code_of_a_tensor_cores_chain_passes_its_check_against_the_simulator()
 #[test]
 fn emitted_code_with_a_wrong_window_or_rounding_fails_its_check_against_the_simulator() {
     use fprev::arith::{NodeArithmetic, Products};
-    use fprev::emit::{self, Language, Op, Plan};
+    use fprev::emit::Language;
     assert!(mmasim_importable(), "MMA-Sim is not importable");
     let spec = "mma:hopper:m16n8k16.f32.f16.f16.f32";
     let formula: fprev::formula::Formula = "fused:17".parse().unwrap();
@@ -440,34 +440,51 @@ fn emitted_code_with_a_wrong_window_or_rounding_fails_its_check_against_the_simu
     for (node, fails) in [(wrong_bits, true), (wrong_rounding, true), (right, false)] {
         let mut model = Arithmetic::uniform(node);
         model.products = Some(Products::from_leaves(&[]));
-        let plan = Plan::with_result(
-            &formula,
-            Format::F16,
-            Format::F32,
-            Op::Dot,
-            &[(formula.tree(49), model)],
+        let plan = (&formula, Format::F16, Format::F32, formula.tree(49), model);
+        let languages = [Language::C, Language::Python];
+        emitted_and_checked(spec, plan, &languages, &sizes, fails, &node.to_string());
+    }
+}
+
+/// Emits the chain `formula` gives (its tree at one size and its model,
+/// inputs and result in the formats given) as a dot product in each of
+/// `languages`, checks the code against `spec`'s simulator at `sizes`, and
+/// asserts that the check `fails` or not.
+fn emitted_and_checked(
+    spec: &str,
+    (formula, inputs, result, tree, model): (
+        &fprev::formula::Formula,
+        Format,
+        Format,
+        SummationTree,
+        Arithmetic,
+    ),
+    languages: &[fprev::emit::Language],
+    sizes: &[usize],
+    fails: bool,
+    what: &str,
+) {
+    use fprev::emit::{self, Op, Plan};
+    let plan = Plan::with_result(formula, inputs, result, Op::Dot, &[(tree, model)]).unwrap();
+    for &language in languages {
+        let source = emit::source(&plan, language, "chain", spec).unwrap();
+        let checked = fprev::workflow::emit::check(
+            &source,
+            language,
+            "chain",
+            &plan,
+            &mut |o| fprev::open(spec, o),
+            sizes,
+            3,
+            &mut |_, _| {},
         )
         .unwrap();
-        for language in [Language::C, Language::Python] {
-            let source = emit::source(&plan, language, "chain", spec).unwrap();
-            let checked = fprev::workflow::emit::check(
-                &source,
-                language,
-                "chain",
-                &plan,
-                &mut |o| fprev::open(spec, o),
-                &sizes,
-                3,
-                &mut |_, _| {},
-            )
-            .unwrap();
-            assert_eq!(
-                checked.mismatch.is_some(),
-                fails,
-                "{node} in {language}: {:?}",
-                checked.difference(language, spec)
-            );
-        }
+        assert_eq!(
+            checked.mismatch.is_some(),
+            fails,
+            "{what} in {language}: {:?}",
+            checked.difference(language, spec)
+        );
     }
 }
 
@@ -477,7 +494,7 @@ fn emitted_code_with_a_wrong_window_or_rounding_fails_its_check_against_the_simu
 #[test]
 fn hoppers_f64_chain_emitted_as_fused_multiply_adds_passes_its_check() {
     use fprev::arith::{NodeArithmetic, Product, Products};
-    use fprev::emit::{self, Language, Op, Plan};
+    use fprev::emit::Language;
     assert!(mmasim_importable(), "MMA-Sim is not importable");
     let spec = "mma:hopper:m8n8k4.f64.f64.f64.f64";
     let formula: fprev::formula::Formula = "sequential".parse().unwrap();
@@ -490,33 +507,9 @@ fn hoppers_f64_chain_emitted_as_fused_multiply_adds_passes_its_check() {
         leaves[0] = Product::Rounded(Format::F64);
         let mut model = Arithmetic::uniform(NodeArithmetic::ieee(Format::F64));
         model.products = Some(Products::from_leaves(&leaves));
-        let plan = Plan::with_result(
-            &formula,
-            Format::F64,
-            Format::F64,
-            Op::Dot,
-            &[(formula.tree(64), model)],
-        )
-        .unwrap();
-        for language in [Language::C, Language::Rust] {
-            let source = emit::source(&plan, language, "chain", spec).unwrap();
-            let checked = fprev::workflow::emit::check(
-                &source,
-                language,
-                "chain",
-                &plan,
-                &mut |o| fprev::open(spec, o),
-                &sizes,
-                3,
-                &mut |_, _| {},
-            )
-            .unwrap();
-            assert_eq!(
-                checked.mismatch.is_some(),
-                fails,
-                "products {default} in {language}: {:?}",
-                checked.difference(language, spec)
-            );
-        }
+        let plan = (&formula, Format::F64, Format::F64, formula.tree(64), model);
+        let languages = [Language::C, Language::Rust];
+        let what = format!("products {default}");
+        emitted_and_checked(spec, plan, &languages, &sizes, fails, &what);
     }
 }
