@@ -417,6 +417,7 @@ fn check_replays(
     }
     let n = probe.n();
     let (format, result) = (probe.format(), probe.result());
+    let y_format = crate::probe::second_operand(probe);
     // Each candidate returning the black box's result format, and (made once the
     // black box returns a value wider than that: Python's built-in sum of
     // float32 values returns a Python float) returning its root in f64.
@@ -439,7 +440,7 @@ fn check_replays(
         let kind = Inputs::ALL[trial % Inputs::ALL.len()];
         kind.draw_into(format, n, &mut rng, &mut input);
         let weights = multiplies.then(|| {
-            Inputs::Close.draw_into(format, n, &mut rng, &mut y);
+            Inputs::Close.draw_into(y_format, n, &mut rng, &mut y);
             &y
         });
         let run = |r: &Replay, scratch: &mut Vec<f64>| match weights {
@@ -992,13 +993,17 @@ pub fn nearest_models(model: &Arithmetic, fused: bool, format: Format) -> Vec<Ar
                 ..a
             });
         }
-        if let Some(at) = LADDER.iter().position(|f| *f == a.format) {
+        let ladder: &[Format] = match a.fused_bits {
+            Some(_) => &FUSED_LADDER,
+            None => &LADDER,
+        };
+        if let Some(at) = ladder.iter().position(|f| *f == a.format) {
             let near = [
                 at.checked_sub(1),
-                Some(at + 1).filter(|&k| k < LADDER.len()),
+                Some(at + 1).filter(|&k| k < ladder.len()),
             ];
             out.extend(near.into_iter().flatten().map(|k| NodeArithmetic {
-                format: LADDER[k],
+                format: ladder[k],
                 ..a
             }));
         }
@@ -1070,6 +1075,17 @@ pub fn nearest_models(model: &Arithmetic, fused: bool, format: Format) -> Vec<Ar
 const LADDER: [Format; 5] = [
     Format::Bf16,
     Format::F16,
+    Format::F32,
+    Format::F64,
+    Format::X87,
+];
+
+/// Formats a fused node rounds its sum to, narrowest first: E8M13 (f32's
+/// range, 14 bits) beside f32, as Ada's and Hopper's fp8 instructions round.
+const FUSED_LADDER: [Format; 6] = [
+    Format::Bf16,
+    Format::F16,
+    Format::E8m13,
     Format::F32,
     Format::F64,
     Format::X87,
@@ -1643,6 +1659,10 @@ impl<'p> Teller<'p> {
         multiplies: bool,
     ) -> Option<Asked> {
         let (n, format, result) = (self.probe.n(), self.probe.format(), self.probe.result());
+        // A regrouping's small part reaches below a narrow format's values
+        // as a product, where the black box multiplies.
+        let summand = crate::probe::summand(&*self.probe);
+        let y_format = crate::probe::second_operand(&*self.probe);
         // A whole tree's replays return the black box's `result`; a
         // subtree's, its root's value, which its ancestors take on.
         let theirs = match under {
@@ -1677,7 +1697,7 @@ impl<'p> Teller<'p> {
                 x.iter_mut().for_each(|v| *v = v.abs());
             }
             match multiplies {
-                true => Inputs::Close.draw_into(format, k, &mut rng, y),
+                true => Inputs::Close.draw_into(y_format, k, &mut rng, y),
                 false => y.clear(),
             }
             // Every other draw of a regrouping is 0 but on its three parts
@@ -1692,10 +1712,10 @@ impl<'p> Teller<'p> {
                 x.iter_mut().for_each(|x| *x = 0.0);
                 // `r` with its last bit below what the node keeps of `v`.
                 let below = (keeps as i32 - format.precision() as i32).max(0);
-                let r = format.round(v * 2f64.powi(-below - 2 - (draw as i32 / 2) % 8) * 1.2345);
+                let r = summand.round(v * 2f64.powi(-below - 2 - (draw as i32 / 2) % 8) * 1.2345);
                 let last = 2f64.powi(r.abs().log2().floor() as i32 + 1 - format.precision() as i32);
                 let r = match (r / last) % 2.0 == 0.0 {
-                    true => format.round(r + last.copysign(r)),
+                    true => summand.round(r + last.copysign(r)),
                     false => r,
                 };
                 let [p, m, s] = parts;

@@ -46,6 +46,11 @@ pub enum Format {
     /// bits, the inputs of a tensor core's TF32 instructions (and AMD's
     /// XF32), stored as f32 values whose low 13 bits are zero.
     Tf32,
+    /// NVIDIA's E8M13: f32's exponent range with 14 significant bits, what
+    /// the fp8 instructions of Ada's and Hopper's tensor cores round their
+    /// f32 results to (toward zero; MMA-Sim's RZ-E8M13). An accumulator
+    /// format only, never an input's, and not in [`Format::ALL`].
+    E8m13,
     /// The x87 80-bit extended format (64 significant bits), `long double`
     /// on x86: an accumulator format only, never an input's, and not in
     /// [`Format::ALL`]. An `f64` is one of its values, but not every one of
@@ -75,6 +80,7 @@ impl Format {
             Format::E4m3 => "e4m3",
             Format::E5m2 => "e5m2",
             Format::Tf32 => "tf32",
+            Format::E8m13 => "e8m13",
             Format::X87 => "x87",
         }
     }
@@ -86,6 +92,7 @@ impl Format {
             Format::X87 => 64,
             Format::F64 => 53,
             Format::F32 => 24,
+            Format::E8m13 => 14,
             Format::F16 | Format::Tf32 => 11,
             Format::Bf16 => 8,
             Format::E4m3 => 4,
@@ -97,7 +104,7 @@ impl Format {
     pub fn mask(self) -> f64 {
         match self {
             Format::F64 | Format::X87 => 2f64.powi(1023),
-            Format::F32 | Format::Tf32 | Format::Bf16 => 2f64.powi(127),
+            Format::F32 | Format::Tf32 | Format::Bf16 | Format::E8m13 => 2f64.powi(127),
             Format::F16 | Format::E5m2 => 2f64.powi(15),
             Format::E4m3 => 2f64.powi(8),
         }
@@ -106,7 +113,12 @@ impl Format {
     /// The unit `u` every unmasked summand holds.
     pub fn unit(self) -> f64 {
         match self {
-            Format::X87 | Format::F64 | Format::F32 | Format::Tf32 | Format::Bf16 => 1.0,
+            Format::X87
+            | Format::F64
+            | Format::F32
+            | Format::Tf32
+            | Format::Bf16
+            | Format::E8m13 => 1.0,
             Format::F16 => 2f64.powi(-24),
             Format::E5m2 => 2f64.powi(-16),
             Format::E4m3 => 2f64.powi(-9),
@@ -119,6 +131,7 @@ impl Format {
             Format::F64 | Format::X87 => f64::MAX,
             Format::F32 => f32::MAX as f64,
             Format::Tf32 => TF32_MAX,
+            Format::E8m13 => E8M13_MAX,
             Format::F16 => f16::MAX.to_f64(),
             Format::Bf16 => bf16::MAX.to_f64(),
             Format::E4m3 => F8E4M3::MAX.to_f64(),
@@ -135,7 +148,7 @@ impl Format {
             Format::F64 => f64::MIN_POSITIVE,
             // Every f64, subnormal ones too, is a normal x87 value.
             Format::X87 => 5e-324,
-            Format::F32 | Format::Tf32 | Format::Bf16 => f32::MIN_POSITIVE as f64,
+            Format::F32 | Format::Tf32 | Format::Bf16 | Format::E8m13 => f32::MIN_POSITIVE as f64,
             Format::F16 | Format::E5m2 => 1.0 / 16384.0,
             Format::E4m3 => 1.0 / 64.0,
         }
@@ -182,6 +195,7 @@ impl Format {
             Format::F32 => x as f32 as f64,
             Format::F16 => round_binary(x, 11, -14, 65504.0),
             Format::Tf32 => round_binary(x, 11, -126, TF32_MAX),
+            Format::E8m13 => round_binary(x, 14, -126, E8M13_MAX),
             Format::Bf16 => round_binary(x, 8, -126, BF16_MAX),
             Format::E4m3 => F8E4M3::from_f64(x).to_f64(),
             Format::E5m2 => F8E5M2::from_f64(x).to_f64(),
@@ -224,7 +238,7 @@ impl Format {
     pub fn to_bits(self, x: f64) -> u64 {
         match self {
             Format::F64 | Format::X87 => x.to_bits(),
-            Format::F32 | Format::Tf32 => (x as f32).to_bits().into(),
+            Format::F32 | Format::Tf32 | Format::E8m13 => (x as f32).to_bits().into(),
             Format::F16 => f16::from_f64(x).to_bits().into(),
             Format::Bf16 => bf16::from_f64(x).to_bits().into(),
             Format::E4m3 => F8E4M3::from_f64(x).to_bits().into(),
@@ -273,10 +287,11 @@ impl FromStr for Format {
             "e4m3" | "fp8-e4m3" | "float8_e4m3fn" | "e4m3fn" => Format::E4m3,
             "e5m2" | "fp8-e5m2" | "float8_e5m2" => Format::E5m2,
             "x87" | "f80" | "float80" | "long-double" => Format::X87,
+            "e8m13" => Format::E8m13,
             _ => {
                 return Err(format!(
                     "unknown format '{s}': expected one of f64, f32, tf32, f16, bf16, e4m3, \
-                     e5m2 (or x87, an accumulator)"
+                     e5m2 (or x87 or e8m13, accumulators)"
                 ));
             }
         };
@@ -288,6 +303,8 @@ impl FromStr for Format {
 const BF16_MAX: f64 = 3.3895313892515355e38;
 /// TF32's largest finite value, `(2 - 2^-10) 2^127`.
 const TF32_MAX: f64 = 3.4011621342146535e38;
+/// E8M13's largest finite value, `(2 - 2^-13) 2^127`.
+const E8M13_MAX: f64 = 3.4026159773350432e38;
 
 /// `x` rounded to nearest, ties to even, in a binary format of `precision`
 /// significant bits whose normal exponents start at `emin`, overflowing to
@@ -391,9 +408,119 @@ pub(crate) fn scale_pow2(x: f64, e: i32) -> f64 {
     x * 2f64.powi(e)
 }
 
+/// What a black box takes as a summand: a value of its input format, or
+/// the product of one operand of each of two formats, which it forms
+/// exactly (see `Probe::operands`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Summand {
+    /// A value of this format.
+    Value(Format),
+    /// `x * y`, `x` of the first format and `y` a power of two of the
+    /// second.
+    Product(Format, Format),
+}
+
+impl Summand {
+    /// Whether `v` is one such summand.
+    pub fn represents(self, v: f64) -> bool {
+        match self {
+            Summand::Value(f) => f.represents(v),
+            Summand::Product(a, b) => product(a, b, v).is_some(),
+        }
+    }
+
+    /// `v` rounded to the nearest such summand: a value of the format, or
+    /// `v` to the first operand's precision where a product gives that.
+    pub fn round(self, v: f64) -> f64 {
+        match self {
+            Summand::Value(f) => f.round(v),
+            Summand::Product(a, _) => {
+                let r = round_binary(v, a.precision() as i32, -1022, f64::MAX);
+                if self.represents(r) { r } else { a.round(v) }
+            }
+        }
+    }
+
+    /// The largest power of two it holds.
+    pub fn mask(self) -> f64 {
+        match self {
+            Summand::Value(f) => f.mask(),
+            Summand::Product(a, b) => a.mask() * b.mask(),
+        }
+    }
+
+    /// The unit: its format's own, or the smallest product.
+    pub fn unit(self) -> f64 {
+        match self {
+            Summand::Value(f) => f.unit(),
+            Summand::Product(a, b) => a.ulp(0.0) * b.ulp(0.0),
+        }
+    }
+
+    /// Every whole number of units up to this is one summand (a context
+    /// leaf holding several fields' units): the first operand's count.
+    pub fn exact_count(self) -> u64 {
+        match self {
+            Summand::Value(f) | Summand::Product(f, _) => f.exact_count(),
+        }
+    }
+}
+
+impl fmt::Display for Summand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Summand::Value(v) => write!(f, "{v}"),
+            Summand::Product(a, b) if a == b => write!(f, "{a} (as products of two)"),
+            Summand::Product(a, b) => write!(f, "{a} x {b} products"),
+        }
+    }
+}
+
+/// `v` as `x * y`, `x` a value of `a` and `y` a power of two of `b`
+/// (`y = 1` where `a` holds `v`), or `None` where no such pair gives it.
+///
+/// ```
+/// use fprev::format::product;
+/// use fprev::Format;
+///
+/// // 2^16 is no e4m3 value (at most 448), but 256 * 256 is.
+/// assert_eq!(product(Format::E4m3, Format::E4m3, 65536.0), Some((256.0, 256.0)));
+/// ```
+pub fn product(a: Format, b: Format, v: f64) -> Option<(f64, f64)> {
+    if a.represents(v) && b.represents(1.0) {
+        return Some((v, 1.0));
+    }
+    let exponent = |x: f64| x.log2().round() as i32;
+    let (lo, hi) = (exponent(b.ulp(0.0)), exponent(b.mask()));
+    (lo..=hi)
+        .map(|k| 2f64.powi(k))
+        .filter(|&y| b.represents(y))
+        .map(|y| (v / y, y))
+        .find(|&(x, y)| a.represents(x) && x * y == v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_product_splits_into_an_operand_of_each_format() {
+        let e4m3 = Format::E4m3;
+        // 2^16 is no e4m3 value (at most 448), but 256 * 256 is.
+        assert_eq!(product(e4m3, e4m3, 65536.0), Some((256.0, 256.0)));
+        assert_eq!(product(e4m3, e4m3, 3.0), Some((3.0, 1.0)));
+        let tiny = 2f64.powi(-18);
+        assert_eq!(
+            product(e4m3, e4m3, tiny),
+            Some((2f64.powi(-9), 2f64.powi(-9)))
+        );
+        // 17 needs 5 significant bits; e4m3 holds 4.
+        assert_eq!(product(e4m3, e4m3, 17.0), None);
+        assert_eq!(
+            product(e4m3, Format::E5m2, 2f64.powi(23)),
+            Some((256.0, 32768.0))
+        );
+    }
 
     /// Every finite value of an 8-bit format, found independently of
     /// `round` by decoding all 256 bit patterns.

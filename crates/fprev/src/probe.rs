@@ -51,7 +51,7 @@ pub use reducer::ReducerProbe;
 pub use replay::ReplayProbe;
 
 use crate::error::{Error, Result};
-use crate::format::Format;
+use crate::format::{Format, Summand};
 
 /// A summation black box.
 pub trait Probe {
@@ -123,6 +123,17 @@ pub trait Probe {
         None
     }
 
+    /// The formats of the two operands of each summand `x_i * y_i`, where
+    /// the black box takes any value that is a product of one of each and
+    /// forms it exactly (a tensor core's A and B): [`Probe::sum`] and
+    /// [`Dot::dot`] then take such products, which it splits into operands
+    /// itself. Masked inputs reach the accumulator's range so where
+    /// [`Probe::format`] alone cannot (fp8 into f32: docs/ALGORITHMS.md,
+    /// Masked inputs). Defaults to `None`: values of [`Probe::format`] only.
+    fn operands(&self) -> Option<(Format, Format)> {
+        None
+    }
+
     /// Sums every input of `batch` into `out`; the engine hands at most
     /// [`Probe::max_batch`] inputs at a time. The default writes the inputs
     /// out for [`Probe::sum`]; override it when edits to a buffer the probe
@@ -130,6 +141,23 @@ pub trait Probe {
     fn sum_batch(&mut self, batch: &Batch, out: &mut [f64]) -> Result<()> {
         batch::sum_batch(self, batch, out)
     }
+}
+
+/// What one input of `probe` can carry: values of its format or, where
+/// those are too narrow to carry a rounding (fp8) and it multiplies
+/// operands fprev chooses ([`Probe::operands`]), their products.
+pub fn summand(probe: &dyn Probe) -> Summand {
+    let format = probe.format();
+    match probe.operands() {
+        Some((a, b)) if format.precision() < 8 => Summand::Product(a, b),
+        _ => Summand::Value(format),
+    }
+}
+
+/// The format of `y` in a product `x * y` that `probe` forms: its
+/// second operand's ([`Probe::operands`]), else its input format.
+pub fn second_operand(probe: &dyn Probe) -> Format {
+    probe.operands().map_or(probe.format(), |(_, b)| b)
 }
 
 /// A black box that multiplies: each summand is a product `x_i * y_i` it
@@ -258,6 +286,10 @@ macro_rules! forward_probe {
             let $w = self;
             $crate::probe::Probe::may_fuse(&$inner)
         }
+        fn operands(&self) -> Option<($crate::Format, $crate::Format)> {
+            let $w = self;
+            $crate::probe::Probe::operands(&$inner)
+        }
         fn max_batch(&self) -> usize {
             let $w = self;
             $crate::probe::Probe::max_batch(&$inner)
@@ -334,7 +366,7 @@ impl Offset {
     pub fn bytes(self, format: Format) -> usize {
         let size = match format {
             Format::F64 => 8,
-            Format::F32 | Format::Tf32 => 4,
+            Format::F32 | Format::Tf32 | Format::E8m13 => 4,
             Format::F16 | Format::Bf16 => 2,
             Format::E4m3 | Format::E5m2 => 1,
             // Not an input's format; its 80 bits are stored in 16.

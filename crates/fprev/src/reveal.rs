@@ -363,6 +363,7 @@ pub fn reveal_predicted(
         probe.format(),
         probe.accumulator(),
         probe.may_fuse(),
+        probe.operands(),
     )?;
     if !counts_exactly(probe.n(), &masks) {
         return Err(Error::Input(format!(

@@ -265,6 +265,14 @@ impl Spec {
         if let Some(n) = opts.n {
             crate::memory::check_replay(n)?;
         }
+        if opts.format == Format::E8m13 {
+            return Err(Error::Input(
+                "e8m13 is not a format to give: it is the format a tensor core's fp8 \
+                 instructions round their results to, which a reveal finds"
+                    .into(),
+            )
+            .advise(Remedy::Give(Setting::Dtype, &["e4m3", "e5m2"])));
+        }
         if opts.format == Format::X87 || opts.accumulator == Some(Format::X87) {
             return Err(Error::Input(
                 "x87 is not a format to give: inputs come as f64 (or narrower), and an x87 \

@@ -287,6 +287,29 @@ impl Arithmetic {
         self.changing_fused(|a| a.rounding = rounding)
     }
 
+    /// This model with every node keeping a fused window narrower than
+    /// `format`'s precision, in a format of `format`'s range but more
+    /// bits, rounding its sum to `format` instead (Ada's and Hopper's fp8
+    /// instructions round to E8M13: their nodes' questions, asked within
+    /// the window, cannot show it); `None` where no node is such.
+    pub fn narrowing_fused(&self, format: Format) -> Option<Arithmetic> {
+        let narrows = |a: &NodeArithmetic| {
+            a.fused_bits.is_some_and(|w| w < format.precision())
+                && a.format.min_normal() == format.min_normal()
+                && a.format.precision() > format.precision()
+        };
+        let any = std::iter::once(&self.default)
+            .chain(self.nodes.values())
+            .any(narrows);
+        any.then(|| {
+            self.changing_fused(|a| {
+                if narrows(a) {
+                    a.format = format;
+                }
+            })
+        })
+    }
+
     /// This model with `change` made to every node keeping a fused window.
     fn changing_fused(&self, change: impl Fn(&mut NodeArithmetic)) -> Arithmetic {
         let mut model = self.clone();

@@ -200,6 +200,9 @@ pub struct PythonProbe {
     accumulator: Format,
     result: Format,
     may_fuse: bool,
+    /// The formats of the operands whose products it splits itself
+    /// (`fn.operands`); inputs then travel as f64.
+    operands: Option<(Format, Format)>,
     /// Rows one evaluation sums (the `fn(X)` form); `None`: one input a call.
     rows: Option<usize>,
     /// The array inputs are written into, in the format's own bits.
@@ -368,8 +371,16 @@ impl PythonProbe {
             accumulator,
             result,
             may_fuse,
+            operands,
             ..
         } = described;
+        // Products need not be values of the input format: they travel as
+        // f64, exactly, for the black box to split.
+        let wire = if operands.is_some() {
+            Format::F64
+        } else {
+            format
+        };
         if rows == Some(0) {
             return Err(Error::Input(format!(
                 "{spec}: the black box sums 0 rows a call"
@@ -386,7 +397,7 @@ impl PythonProbe {
         }
         let shape: Vec<usize> = rows.into_iter().chain([n]).collect();
         let (raw, view): (Bound<PyAny>, Py<PyAny>) = bridge(py)
-            .and_then(|b| b.call_method1("buffer", (shape, format.name())))
+            .and_then(|b| b.call_method1("buffer", (shape, wire.name())))
             .and_then(|b| b.extract())
             .map_err(fail)?;
         let scalar = py
@@ -394,6 +405,11 @@ impl PythonProbe {
             .and_then(|np| np.getattr("generic"))
             .map_err(fail)?
             .unbind();
+        if operands.is_some() && weights.as_ref().is_none_or(|(_, name)| name != "f64") {
+            return Err(Error::Input(format!(
+                "{spec}: fn.operands needs fn.weights of float64 (products travel as f64)"
+            )));
+        }
         let weights = match weights {
             None => None,
             Some((raw, name)) => {
@@ -417,8 +433,9 @@ impl PythonProbe {
             accumulator: accumulator.unwrap_or(format),
             result: result.unwrap_or(format),
             may_fuse,
+            operands,
             rows,
-            raw: Raw::new(&raw, format).map_err(fail)?,
+            raw: Raw::new(&raw, wire).map_err(fail)?,
             view,
             scalar,
             synced: false,
@@ -473,6 +490,9 @@ impl Probe for PythonProbe {
     }
     fn may_fuse(&self) -> bool {
         self.may_fuse
+    }
+    fn operands(&self) -> Option<(Format, Format)> {
+        self.operands
     }
     fn max_batch(&self) -> usize {
         self.rows.unwrap_or(1)

@@ -2,7 +2,7 @@
 //! inputs), and inputs written as edits of the one before.
 
 use crate::error::{Error, Remedy, Result, Setting};
-use crate::format::{FUSED_FRACTION_BITS, Format};
+use crate::format::{FUSED_FRACTION_BITS, Format, Summand};
 
 /// The masks, the unit `u` and the counting limits for one black box.
 ///
@@ -34,15 +34,44 @@ pub struct Masks {
 impl Masks {
     /// Masks for a black box taking `input` and accumulating in `acc` (and,
     /// if `may_fuse`, in fused nodes), or an error if no mask can swamp
-    /// `n - 2` units there.
-    pub fn new(n: usize, input: Format, acc: Format, may_fuse: bool) -> Result<Self> {
+    /// `n - 2` units there. Where its summands may be products of
+    /// `operands` ([`Probe::operands`](crate::Probe::operands)) and the
+    /// input's own values cannot mask `n` summands, products do: their
+    /// range is the sum of the operands' (fp8 into f32).
+    pub fn new(
+        n: usize,
+        input: Format,
+        acc: Format,
+        may_fuse: bool,
+        operands: Option<(Format, Format)>,
+    ) -> Result<Self> {
+        let plain = Self::of(n, Summand::Value(input), acc, may_fuse);
+        match (plain, operands) {
+            (Err(e), Some((a, b))) => {
+                Self::of(n, Summand::Product(a, b), acc, may_fuse).map_err(|_| e)
+            }
+            (plain, _) => plain,
+        }
+    }
+
+    fn of(n: usize, input: Summand, acc: Format, may_fuse: bool) -> Result<Self> {
         // The accumulator's own masks when the input can hold them (f16
-        // summed in f32 still needs f16's), else the input's.
-        let fits = |f: Format, g: Format| g.represents(f.mask()) && g.represents(f.unit());
-        let (m, u) = if fits(acc, input) {
-            (acc.mask(), acc.unit())
-        } else if fits(input, acc) {
-            (input.mask(), input.unit())
+        // summed in f32 still needs f16's), else the input's, else the
+        // range both hold (fp8 products into f16).
+        let both = |(m, u): (f64, f64)| {
+            [m, u]
+                .iter()
+                .all(|&v| input.represents(v) && acc.represents(v))
+        };
+        let (m, u) = if let Some(found) = [
+            (acc.mask(), acc.unit()),
+            (input.mask(), input.unit()),
+            (acc.mask().min(input.mask()), acc.ulp(0.0).max(input.unit())),
+        ]
+        .into_iter()
+        .find(|&c| both(c))
+        {
+            found
         } else {
             return Err(Error::Input(format!(
                 "{input} inputs cannot be probed through a {acc} accumulator: no mask fits both"
@@ -280,5 +309,26 @@ mod tests {
                 assert!(Masks::toward_zero(reach + 1, format, format, may_fuse).is_none());
             }
         }
+    }
+
+    #[test]
+    fn fp8_summands_mask_an_f32_accumulator_only_as_products() {
+        let e4m3 = Format::E4m3;
+        assert!(Masks::new(64, e4m3, Format::F32, true, None).is_err());
+        let m = Masks::new(64, e4m3, Format::F32, true, Some((e4m3, e4m3))).unwrap();
+        assert_eq!((m.m, m.u), (65536.0, 2f64.powi(-18)));
+        // The mask, 2^34 units, swamps 2^9 of them below a fused node's
+        // window of 2^25 (and f32's half ulp of it), and no more.
+        assert!(Masks::new(514, e4m3, Format::F32, true, Some((e4m3, e4m3))).is_ok());
+        assert!(Masks::new(515, e4m3, Format::F32, true, Some((e4m3, e4m3))).is_err());
+        // Where the input's own masks work, they stay.
+        let f16 = Masks::new(
+            64,
+            Format::F16,
+            Format::F32,
+            true,
+            Some((Format::F16, Format::F16)),
+        );
+        assert_eq!(f16.unwrap().m, Format::F16.mask());
     }
 }

@@ -120,6 +120,10 @@ impl Probe for Spread<'_> {
         self.inner.may_fuse()
     }
 
+    fn operands(&self) -> Option<(Format, Format)> {
+        self.inner.operands()
+    }
+
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         let rows = self.row + 1;
         let starts = vec![0; rows + 1];

@@ -29,6 +29,7 @@ Optional attributes:
     fn.result = "f32"       # the format of what it returns (default: dtype's)
     fn.may_fuse = False     # True if it may add in fused (tensor-core) nodes (default True)
     fn.weights = w          # the vector it multiplies by: a dot, GEMV or GEMM
+    fn.operands = ("e4m3", "e4m3")  # with weights: it splits products itself
 
 `fn.weights` makes the black box one that multiplies: each summand is a
 product x_i * w_i that it forms itself. `w` is a 1-D, C-contiguous,
@@ -38,6 +39,13 @@ every column of GEMM's B). fprev writes its y into `w` in place before a
 dot call, and ones back before the next plain sum, so `fn` must read `w`
 (not a copy taken earlier) each time it is called; `follow` helps where the
 operand is built from `w` (a matrix, a device array).
+
+`fn.operands = (A, B)` (with `fn.weights`) says the black box takes any
+value that is a product of an A value and a power of two of B, and splits
+it into its two operands itself (a tensor core's A and B, fp8 into an f32
+accumulator): masked inputs then reach past what A alone holds. Inputs
+and `w` then come as float64 (create `w` so), each `x_i * w_i` such a
+product.
 
 A module may also define `_facts() -> dict`: what the library says of itself
 beyond its version (the BLAS it uses, the CPU features it dispatches on),
@@ -203,8 +211,10 @@ def follow(weights, make):
 def _described(fn, rows=None):
     rows = getattr(fn, "rows", None) if rows is None else rows
     call = fn if rows is None else _rows_checked(fn, int(rows))
+    operands = getattr(fn, "operands", None)
     return (call, rows, getattr(fn, "accumulator", None), getattr(fn, "result", None),
-            bool(getattr(fn, "may_fuse", True)), _weights(getattr(fn, "weights", None)))
+            bool(getattr(fn, "may_fuse", True)), _weights(getattr(fn, "weights", None)),
+            None if operands is None else tuple(str(o) for o in operands))
 
 
 def _weights(w):

@@ -8,7 +8,8 @@ a cuBLAS or CUTLASS main loop runs it: D = A[:, 0:k] B[0:k, :] + C, then
 that D as the next C, k columns at a time (C = 0 at the start; the last
 step's columns past n are zero). fprev chooses both operands (`fn.weights`
 is B's column), so each summand is a product, which the instruction forms
-exactly. With n <= k it is one instruction: its own dot product."""
+exactly; one that A's format alone cannot hold (an fp8 input's mask) is
+split into an A value and a power of two of B's (`fn.operands`). With n <= k it is one instruction: its own dot product."""
 
 import numpy as np
 import torch
@@ -118,46 +119,90 @@ def _open(arch, instruction):
     return make(_NVIDIA[arch], rest)
 
 
-def _probe(arch, n, dtype, arg):
-    op = _open(arch, arg)
-    a_type = getattr(op, "a_type", None)
-    takes = _DTYPE.get(a_type)
+# The exponents of the powers of two each format holds, subnormal to largest.
+_POWERS = {"f64": (-1074, 1023), "f32": (-149, 127), "tf32": (-136, 127), "f16": (-24, 15),
+           "bf16": (-133, 127), "e4m3": (-9, 8), "e5m2": (-16, 15)}
+
+
+def _holds(v, name):
+    """Which of the f64 values `v` the format `name` holds exactly."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if name == "tf32":
+            f = v.astype(np.float32)
+            return (f.astype(np.float64) == v) & (f.view(np.uint32) & 0x1FFF == 0)
+        return np.asarray(v, dtype=np_dtype(name)).astype(np.float64) == v
+
+
+def _split(x, w, a, b):
+    """The operands whose products are `x * w`: `x` and `w` where they are
+    values of `a` and `b`, else the product as `(p / y, y)`, `y` the power
+    of two of `b` nearest 1 that leaves `p / y` a value of `a`."""
+    x = np.array(x, dtype=np.float64)
+    y = np.array(np.broadcast_to(w, x.shape), dtype=np.float64)
+    bad = ~(_holds(x, a) & _holds(y, b))
+    if bad.any():
+        p = x[bad] * y[bad]
+        px, py = np.full(p.shape, np.nan), np.full(p.shape, np.nan)
+        lo, hi = _POWERS[b]
+        for e in sorted(range(lo, hi + 1), key=abs):
+            todo = np.isnan(px)
+            if not todo.any():
+                break
+            cand = p / 2.0**e
+            ok = todo & _holds(cand, a) & (cand * 2.0**e == p)
+            px[ok], py[ok] = cand[ok], 2.0**e
+        if np.isnan(px).any():
+            v = p[np.isnan(px)][0]
+            raise ValueError("%r is no product of a %s value and a power of two of %s" % (v, a, b))
+        x[bad], y[bad] = px, py
+    return x, y
+
+
+def _tensor(v, name, width):
+    """The f64 values `v` (rows x n, each one of format `name`) as a tensor
+    of the operand's type, `width` columns, zero past n."""
+    bits, typ = _BITS.get(name, (None, _TORCH.get(name)))
+    out = torch.zeros(v.shape[0], width, dtype=typ)
+    if bits is None:
+        out[:, :v.shape[1]] = torch.from_numpy(v.astype(np_dtype(name)))
+    else:
+        raw = torch.from_numpy(v.astype(np_dtype(name)).view(bits))
+        out.view(raw.dtype)[:, :v.shape[1]] = raw
+    return out
+
+
+def _operand(op, arg, side):
+    """The fprev format of operand `side` ("a" or "b") of `op`."""
+    typ = getattr(op, side + "_type", None)
     # TF32 (AMD's XF32) inputs come as f32 tensors, which the instruction
     # converts: fprev gives it TF32 values, which the conversion keeps.
-    if getattr(op, "a_type_ptx", None) == "tf32" or arg.endswith("_xf32"):
-        takes = "tf32"
-    if takes is None:
+    if getattr(op, side + "_type_ptx", None) == "tf32" or arg.endswith("_xf32"):
+        return "tf32"
+    name = _DTYPE.get(typ)
+    if name is None:
         raise TypeError("%s takes %s inputs, which fprev has no format for (its formats: f64 "
-                        "f32 tf32 f16 bf16 e4m3 e5m2)" % (arg, getattr(op, "a_type_ptx", a_type)))
-    if getattr(op, "b_type", a_type) != a_type:
-        raise TypeError("%s multiplies %s by %s: fprev gives both operands one format, so it "
-                        "reveals instructions whose A and B types agree"
-                        % (arg, op.a_type_ptx, op.b_type_ptx))
+                        "f32 tf32 f16 bf16 e4m3 e5m2)" % (arg, getattr(op, side + "_type_ptx", typ)))
+    return name
+
+
+def _probe(arch, n, dtype, arg):
+    op = _open(arch, arg)
+    takes, times = _operand(op, arg, "a"), _operand(op, arg, "b")
     if dtype != takes:
         raise TypeError("%s takes %s inputs: reveal it with --dtype %s" % (arg, takes, takes))
     k = op.k
     steps = -(-n // k)
     c_type = op.c_type
-
-    def tensor(x):
-        """`x` (rows x n, fprev's dtype) as A's rows, zero past n."""
-        bits, typ = _BITS.get(dtype, (None, _TORCH.get(dtype)))
-        out = torch.zeros(x.shape[0], steps * k, dtype=typ)
-        if bits is None:
-            out[:, :n] = torch.from_numpy(np.array(x))
-        else:
-            raw = torch.from_numpy(np.array(x).view(bits))
-            out.view(raw.dtype)[:, :n] = raw
-        return out
-
-    w = np.ones(n, dtype=np_dtype(dtype))
+    # Summands are products of an A and a B value, which fprev writes as
+    # f64 (inputs and weights) and this splits.
+    w = np.ones(n, dtype=np.float64)
 
     def fn(X):
         # Rows past the last that holds an input are zero: not simulated.
-        live = np.flatnonzero(X.view(np.uint8).reshape(X.shape[0], -1).any(axis=1))
+        live = np.flatnonzero(X.reshape(X.shape[0], -1).any(axis=1))
         rows = live[-1] + 1 if len(live) else 1
-        a = tensor(X[:rows])
-        b = tensor(np.broadcast_to(w, (rows, n)))
+        x, y = _split(X[:rows], w, takes, times)
+        a, b = _tensor(x, takes, steps * k), _tensor(y, times, steps * k)
         c = torch.zeros(rows, dtype=c_type)
         for s in range(0, steps * k, k):
             c = op.dpa(a[:, s:s + k], b[:, s:s + k], c)
@@ -167,6 +212,7 @@ def _probe(arch, n, dtype, arg):
 
     fn.rows = _ROWS
     fn.weights = w
+    fn.operands = (takes, times)
     fn.accumulator = _RESULT[c_type]
     fn.result = _RESULT[op.d_type]
     return fn

@@ -37,10 +37,10 @@ impl Raw {
             Format::E4m3 | Format::E5m2 => {
                 Raw::U8(raw.cast::<PyArrayDyn<u8>>()?.clone().unbind(), format)
             }
-            Format::X87 => {
-                return Err(pyo3::exceptions::PyValueError::new_err(
-                    "x87 is an accumulator format, not an input's",
-                ));
+            Format::X87 | Format::E8m13 => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "{format} is an accumulator format, not an input's"
+                )));
             }
         })
     }

@@ -6,7 +6,7 @@ use petgraph::graph::NodeIndex;
 
 use crate::arith::{NodeArithmetic, NodeKey, Rounding};
 use crate::error::{Error, Result};
-use crate::format::Format;
+use crate::format::{Format, Summand};
 use crate::probe::{Batch, Probe};
 use crate::tree::SummationTree;
 
@@ -15,6 +15,8 @@ use super::FORMATS;
 /// Asks single nodes what they compute.
 pub(super) struct Asker<'p> {
     pub(super) probe: &'p mut dyn Probe,
+    /// What one input can be.
+    summand: Summand,
     tree: &'p SummationTree,
     pub(super) keys: Vec<NodeKey>,
     pub(super) parent: Vec<Option<NodeIndex>>,
@@ -33,7 +35,8 @@ pub(super) struct Asker<'p> {
 impl<'p> Asker<'p> {
     pub(super) fn new(probe: &'p mut dyn Probe, tree: &'p SummationTree) -> Result<Self> {
         let format = probe.format();
-        if format.precision() < 8 {
+        let summand = crate::probe::summand(&*probe);
+        if summand == Summand::Value(format) && format.precision() < 8 {
             return Err(Error::Input(format!(
                 "the arithmetic of {format} inputs cannot be asked node by node: a {format} \
                  value has too few bits to carry a rounding"
@@ -47,10 +50,12 @@ impl<'p> Asker<'p> {
         }
         // A power of two with room above it for three terms and, in f16,
         // room below it for the finest `d` the format can hold.
-        let scale = 2f64.powi(((format.max_finite() / 4.0).log2().floor() as i32).min(16));
+        let top = summand.mask().min(probe.accumulator().mask());
+        let scale = 2f64.powi((top.log2() as i32 - 2).min(16));
         let n = probe.n();
         Ok(Asker {
             probe,
+            summand,
             tree,
             keys: NodeKey::all(tree),
             parent,
@@ -139,7 +144,7 @@ impl<'p> Asker<'p> {
     /// window (`window` bits below `S`) drops it before rounding.
     fn keeps(&mut self, v: NodeIndex, p: u32, window: Option<u32>) -> Result<Option<bool>> {
         let d = self.scale * 2f64.powi(-(p as i32));
-        if !self.probe.format().represents(d) || d == 0.0 || window.is_some_and(|w| p > w) {
+        if !self.summand.represents(d) || d == 0.0 || window.is_some_and(|w| p > w) {
             return Ok(None);
         }
         let at = self.across(v);
@@ -156,7 +161,7 @@ impl<'p> Asker<'p> {
         while dropped - kept > 1 {
             let q = (kept + dropped) / 2;
             let d = self.scale * 2f64.powi(-(q as i32));
-            if !self.probe.format().represents(d) {
+            if !self.summand.represents(d) {
                 dropped = q;
                 continue;
             }
@@ -222,7 +227,7 @@ impl<'p> Asker<'p> {
         let ulp = self.scale * 2f64.powi(1 - format.precision() as i32);
         let d = 1.5 * ulp;
         let inside = fused_bits.is_none_or(|w| w >= format.precision());
-        let rounding = if self.probe.format().represents(d) && inside {
+        let rounding = if self.summand.represents(d) && inside {
             let got = self.query(v, d)?;
             if got == 2.0 * ulp {
                 Rounding::NearestEven

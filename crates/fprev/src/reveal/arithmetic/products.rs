@@ -287,6 +287,7 @@ impl<'p> LeafAsker<'p> {
             let most = self.probe.max_batch().clamp(1, (MAX_VALUES / n).max(1));
             if most > 1 {
                 let format = self.probe.format();
+                let y_format = crate::probe::second_operand(&*self.probe);
                 let mut rng = ChaCha8Rng::seed_from_u64(13);
                 let mut differs = vec![false; most];
                 self.out = vec![0.0; most];
@@ -296,7 +297,7 @@ impl<'p> LeafAsker<'p> {
                 let (mut x, mut y) = (Vec::new(), Vec::new());
                 for _ in 0..Oracle::ROW_TRIALS {
                     Inputs::Close.draw_into(format, n, &mut rng, &mut x);
-                    Inputs::Close.draw_into(format, n, &mut rng, &mut y);
+                    Inputs::Close.draw_into(y_format, n, &mut rng, &mut y);
                     for row in self.x.chunks_exact_mut(n) {
                         row.copy_from_slice(&x);
                     }

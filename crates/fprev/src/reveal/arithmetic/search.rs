@@ -222,7 +222,11 @@ pub(super) fn reveal_products(
         if tree.widest() > 2 {
             let aligned = model.aligning_factors(leaves.probe.format());
             let last = last_step_windowed(&aligned, tree);
-            for m in [aligned, last] {
+            let narrowed = [&aligned, &last].map(|m| m.narrowing_fused(Format::E8m13));
+            for m in [aligned, last]
+                .into_iter()
+                .chain(narrowed.into_iter().flatten())
+            {
                 for m in [
                     m.rounding_fused(Rounding::TowardZero),
                     m.rounding_fused(Rounding::NearestEven),

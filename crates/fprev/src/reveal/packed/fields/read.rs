@@ -206,7 +206,7 @@ mod tests {
     #[test]
     fn counts_share_an_input_as_digits_where_bit_fields_would_not_fit() {
         let n = 8_002;
-        let masks = Masks::new(n, Format::F32, Format::F32, false).unwrap();
+        let masks = Masks::new(n, Format::F32, Format::F32, false, None).unwrap();
         let mut packer = Packer::new(n, &masks, false, true);
         packer.add(0, (1..5_001).collect(), None);
         packer.add(5_001, (5_002..n).collect(), None);
