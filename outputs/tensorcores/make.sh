@@ -26,6 +26,11 @@ mma:cdna3:f32_16x16x16_f16
 mma:ampere:m16n8k8.f32.tf32.tf32.f32
 mma:cdna3:f32_16x16x8_xf32
 mma:ada:m16n8k32.f32.e4m3.e4m3.f32
+mma:hopper:wgmma.m64n8k32.f32.e4m3.e4m3
+mma:hopper:wgmma.m64n8k32.f32.e5m2.e4m3
+mma:hopper:wgmma.m64n8k32.f16.e4m3.e4m3
+mma:blackwell:tcgen05.m64n8k32.kind::f8f6f4.f32.e4m3.e4m3
+mma:rtx_blackwell:m16n8k32.f16.e4m3.e4m3.f16
 LIST
 )
 grep -E -- "$pattern" <<<"$list" | while read -r spec; do

@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 
 use common::{assert_code, assert_error, assert_ok, fprev, stdout};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tempfile::TempDir;
 
 /// Surveys `arch`'s instructions of `dtype` inputs at K = `sizes` into
@@ -198,9 +198,10 @@ fn an_architecture_not_simulated_is_refused_naming_those_that_are() {
 
 /// An instruction named with `--spec` is surveyed in its own input
 /// format: the default dtypes (f32, f64, f16, bf16) once refused it (exit
-/// 2, "takes f16 inputs"), and an fp8 one asked for in e4m3 was left out
-/// without a word (0 entries, exit 0); now it is an entry that says why
-/// fprev cannot probe it.
+/// 2, "takes f16 inputs"); an fp8 one is surveyed in e4m3, its masks
+/// products of two operands, and its model the simulator's (13 bits kept,
+/// the result truncated to E8M13); one fprev has no format for (AMD's FNUZ
+/// fp8) is an entry that says why.
 #[test]
 fn an_instruction_spec_is_surveyed_in_its_own_format_or_says_why_not() {
     let dir = TempDir::new().unwrap();
@@ -230,17 +231,46 @@ fn an_instruction_spec_is_surveyed_in_its_own_format_or_says_why_not() {
     let e = entries("volta");
     assert_eq!(e.len(), 1, "{e:?}");
     assert_eq!(e[0]["dtype"], "f16");
-    let said = assert_code(
+    assert_ok(&run(
+        "mma:ada:m16n8k32.f32.e4m3.e4m3.f32",
+        &["--dtypes", "e4m3"],
+        "fp8",
+    ));
+    let e = entries("fp8");
+    assert_eq!(e.len(), 1, "{e:?}");
+    // One instruction (K = 32) at every size: one fused node each, whose
+    // model is MMA-Sim's for Ada's fp8 (F = 13, RZ-E8M13).
+    for size in e[0]["sizes"].as_array().unwrap() {
+        let node = &size["arithmetic"]["default"];
+        assert_eq!(
+            (&node["format"], &node["rounding"], &node["fused_bits"]),
+            (&json!("e8m13"), &json!("toward-zero"), &json!(13)),
+            "{size}"
+        );
+    }
+    // Named by hand, it is refused before surveying; in a survey of the
+    // architecture, where fprev chose it, it is an entry saying why.
+    let said = assert_error(
         &run(
-            "mma:ada:m16n8k32.f32.e4m3.e4m3.f32",
+            "mma:cdna3:f32_16x16x32_fp8_fp8",
             &["--dtypes", "e4m3"],
-            "fp8",
+            "fnuz",
         ),
+        2,
+    );
+    assert!(said.contains("FNUZ"), "{said}");
+    let said = assert_code(
+        &fprev()
+            .args(["survey", "--gpu", "cdna3", "--dtypes", "e4m3", "-n", "3..4"])
+            .args(["--no-draw", "-o"])
+            .arg(dir.path().join("cdna3"))
+            .output()
+            .unwrap(),
         3,
     );
-    let e = entries("fp8");
+    let e = entries("cdna3");
     assert_eq!(e.len(), 1, "{said}");
     assert_eq!(e[0]["status"], "failed");
     let why = e[0]["error"].as_str().unwrap();
-    assert!(why.contains("cannot be probed"), "{why}");
+    assert!(why.contains("FNUZ"), "{why}");
 }

@@ -20,7 +20,7 @@ use petgraph::graph::NodeIndex;
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product};
 use crate::document::{Confirmation, TreeDocument};
 use crate::error::{Error, Result};
-use crate::format::{FUSED_FRACTION_BITS, Format};
+use crate::format::{FUSED_FRACTION_BITS, Format, Summand};
 use crate::formula::Formula;
 use crate::inputs::Inputs;
 use crate::probe::Probe;
@@ -418,6 +418,7 @@ fn check_replays(
     let n = probe.n();
     let (format, result) = (probe.format(), probe.result());
     let y_format = crate::probe::second_operand(probe);
+    let spread = reach(probe);
     // Each candidate returning the black box's result format, and (made once the
     // black box returns a value wider than that: Python's built-in sum of
     // float32 values returns a Python float) returning its root in f64.
@@ -440,7 +441,7 @@ fn check_replays(
         let kind = Inputs::ALL[trial % Inputs::ALL.len()];
         kind.draw_into(format, n, &mut rng, &mut input);
         let weights = multiplies.then(|| {
-            Inputs::Close.draw_into(y_format, n, &mut rng, &mut y);
+            kind.draw_weights(y_format, spread, n, &mut rng, &mut y);
             &y
         });
         let run = |r: &Replay, scratch: &mut Vec<f64>| match weights {
@@ -1071,6 +1072,18 @@ pub fn nearest_models(model: &Arithmetic, fused: bool, format: Format) -> Vec<Ar
     models
 }
 
+/// Where the black box takes products of operands too narrow to round
+/// alone (fp8), the exponent of the largest `y` a trial may multiply its
+/// inputs by, every partial sum of `n` such products staying finite in its
+/// accumulator ([`Inputs::draw_weights`]); `None` elsewhere.
+fn reach(probe: &dyn Probe) -> Option<i32> {
+    let Summand::Product(a, _) = crate::probe::summand(probe) else {
+        return None;
+    };
+    let room = probe.accumulator().max_finite() / (probe.n().max(1) as f64 * a.max_finite());
+    Some(room.log2().floor() as i32)
+}
+
 /// Formats a node, an input or a product rounds to, narrowest first.
 const LADDER: [Format; 5] = [
     Format::Bf16,
@@ -1663,6 +1676,11 @@ impl<'p> Teller<'p> {
         // as a product, where the black box multiplies.
         let summand = crate::probe::summand(&*self.probe);
         let y_format = crate::probe::second_operand(&*self.probe);
+        let spread = reach(&*self.probe);
+        // A regrouping's large part: the input's own, or where inputs are
+        // too narrow to round alone, the largest product the accumulator
+        // holds with room, so that its small part lies past the window.
+        let big = spread.map(|_| summand.mask().min(self.probe.accumulator().mask()) / 4.0);
         // A whole tree's replays return the black box's `result`; a
         // subtree's, its root's value, which its ancestors take on.
         let theirs = match under {
@@ -1697,22 +1715,26 @@ impl<'p> Teller<'p> {
                 x.iter_mut().for_each(|v| *v = v.abs());
             }
             match multiplies {
-                true => Inputs::Close.draw_into(y_format, k, &mut rng, y),
+                true => kind.draw_weights(y_format, spread, k, &mut rng, y),
                 false => y.clear(),
             }
             // Every other draw of a regrouping is 0 but on its three parts
             // ([`Grouping::parts`]): a long chain's sum hides how its last
             // terms meet it, `v - v + r` does not.
-            if let Some((parts, keeps)) = under
-                .as_ref()
-                .and_then(|u| u.parts)
-                .filter(|_| draw % 2 == 0)
-            {
-                let v = x[0];
-                x.iter_mut().for_each(|x| *x = 0.0);
-                // `r` with its last bit below what the node keeps of `v`.
+            // `r` with its last bit below what the node keeps of `v` (none
+            // where the inputs reach no such value).
+            let small = |v: f64, keeps: u32| {
                 let below = (keeps as i32 - format.precision() as i32).max(0);
-                let r = summand.round(v * 2f64.powi(-below - 2 - (draw as i32 / 2) % 8) * 1.2345);
+                summand.round(v * 2f64.powi(-below - 2 - (draw as i32 / 2) % 8) * 1.2345)
+            };
+            if let Some((parts, keeps)) =
+                under.as_ref().and_then(|u| u.parts).filter(|&(_, keeps)| {
+                    draw % 2 == 0 && small(big.map_or(x[0], |b| b.copysign(x[0])), keeps) != 0.0
+                })
+            {
+                let v = big.map_or(x[0], |b| b.copysign(x[0]));
+                x.iter_mut().for_each(|x| *x = 0.0);
+                let r = small(v, keeps);
                 let last = 2f64.powi(r.abs().log2().floor() as i32 + 1 - format.precision() as i32);
                 let r = match (r / last) % 2.0 == 0.0 {
                     true => summand.round(r + last.copysign(r)),

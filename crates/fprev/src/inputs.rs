@@ -74,6 +74,35 @@ impl Inputs {
         }
     }
 
+    /// The `y` of products `x_i * y_i` whose `x` is of this kind: values
+    /// of `format` near 1 (Close); where `x` is too narrow to round alone
+    /// and the black box takes products of its operands (fp8: `reach`,
+    /// the exponent of the largest `y` that keeps every partial sum
+    /// finite), a Wide input's `y` are powers of two from `2^reach` down to
+    /// the format's smallest, so that the products lie as far apart as a
+    /// fused window reaches (e4m3 into f32: 2^-11 to 2^14).
+    pub fn draw_weights(
+        self,
+        format: Format,
+        reach: Option<i32>,
+        n: usize,
+        rng: &mut impl Rng,
+        y: &mut Vec<f64>,
+    ) {
+        let Some(reach) = reach.filter(|_| self == Inputs::Wide) else {
+            return Inputs::Close.draw_into(format, n, rng, y);
+        };
+        // Close values (full significands, so that products of two reach
+        // past 2, where aligning at the factors' exponents shows), each
+        // scaled by a power of two and kept normal.
+        Inputs::Close.draw_into(format, n, rng, y);
+        let lowest = format.min_normal().log2() as i32 + 1;
+        let highest = reach.clamp(lowest, format.mask().log2() as i32 - 1);
+        for v in y.iter_mut() {
+            *v = format.round(*v * 2f64.powi(rng.random_range(lowest..=highest)));
+        }
+    }
+
     /// Fills `x` with values of this kind (its pairs not yet shuffled),
     /// their exponents from `lo` over `span` binades.
     fn fill(self, format: Format, lo: i32, span: u64, x: &mut [f64], rng: &mut impl Rng) {

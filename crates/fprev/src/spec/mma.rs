@@ -94,9 +94,11 @@ impl Instruction {
         (self.a.clone(), self.d.clone())
     }
 
-    /// The format fprev gives its inputs in (AMD's `fp8` and `bf8` are
-    /// its names of e4m3 and e5m2, `xf32` its TF32); `None` where fprev
-    /// has none.
+    /// The format fprev gives its inputs in (`xf32` is AMD's TF32);
+    /// `None` where fprev has none. AMD's `fp8` and `bf8`, the FNUZ
+    /// variants of e4m3 and e5m2 (another bias, no negative zero), stand
+    /// under those, so that a survey holds them once, where the probe
+    /// says it cannot give them.
     pub fn format(&self) -> Option<Format> {
         match self.a.as_str() {
             "tf32" | "xf32" => Some(Format::Tf32),

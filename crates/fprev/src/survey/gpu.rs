@@ -40,7 +40,7 @@ pub const ARCHITECTURES: [&str; 10] = [
 ];
 
 /// The input types a GPU survey takes one instruction of, in order (AMD's
-/// `fp8` and `bf8` are its names of e4m3 and e5m2, `xf32` its TF32).
+/// `fp8` and `bf8` are its FNUZ e4m3 and e5m2, `xf32` its TF32).
 const INPUT_TYPES: [&str; 10] = [
     "f16", "bf16", "tf32", "xf32", "f32", "f64", "e4m3", "e5m2", "fp8", "bf8",
 ];

@@ -132,9 +132,16 @@ impl Survey {
     /// surveyed in, at the plan's smallest size, and returns the first
     /// [`Error::Input`] (a malformed spec, a missing file): every entry of
     /// it would fail with that error, and no rerun could mend it, so it is
-    /// a usage error found before surveying. Other errors are left to the
-    /// survey, which records them.
+    /// a usage error found before surveying. Other errors, and every error
+    /// of a GPU survey's instructions, are left to the survey, which
+    /// records them.
     pub fn preflight(&self, specs: &[Spec], open: &mut Opener) -> Result<()> {
+        // A GPU survey's instructions are fprev's choice from the
+        // simulator's own list: one it cannot give inputs (AMD's FNUZ fp8)
+        // is an entry that says so, not a usage error.
+        if self.plan.gpu.is_some() {
+            return Ok(());
+        }
         let Some(&n) = self.plan.sizes.0.iter().min() else {
             return Ok(());
         };

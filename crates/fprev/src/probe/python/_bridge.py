@@ -142,7 +142,8 @@ def open_user(path, func, n, dtype, rows=None):
     """The probe `python:PATH.py:FUNC`: FUNC(x: numpy.ndarray) -> float,
     or with `rows` (the M of `--shape M,1,K`), FUNC(X) -> M numbers, X
     holding M rows of K; or FUNC(x, y) -> float, a dot product, which a
-    FUNC of two required arguments is."""
+    FUNC of two required arguments is (`FUNC.operands = (A, B)`: it takes
+    any product of an A value and a power of two of B, see `fn.operands`)."""
     spec = importlib.util.spec_from_file_location("fprev_user_probe", path)
     if spec is None or spec.loader is None:
         raise ImportError("cannot load %s as a Python module" % path)
@@ -154,13 +155,17 @@ def open_user(path, func, n, dtype, rows=None):
 
     if _required_arguments(f) == 2:
         # A dot product: y is fn.weights, which fprev writes in place
-        # (ones for a plain sum).
-        w = np.ones(n, np_dtype(dtype))
+        # (ones for a plain sum). With `FUNC.operands`, x and y come as
+        # float64: any product of the two formats is a summand.
+        operands = getattr(f, "operands", None)
+        w = np.ones(n, np.float64 if operands else np_dtype(dtype))
 
         def fn(x):
             return f(x.copy(), w)
 
         fn.weights = w
+        if operands:
+            fn.operands = operands
     else:
 
         def fn(x):

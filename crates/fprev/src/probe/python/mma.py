@@ -179,6 +179,9 @@ def _operand(op, arg, side):
     if getattr(op, side + "_type_ptx", None) == "tf32" or arg.endswith("_xf32"):
         return "tf32"
     name = _DTYPE.get(typ)
+    if typ in (torch.float8_e4m3fnuz, torch.float8_e5m2fnuz):
+        raise TypeError("%s takes AMD's FNUZ fp8 (%s), another bias than OCP's e4m3 and e5m2 "
+                        "and no negative zero, which fprev has no format for" % (arg, typ))
     if name is None:
         raise TypeError("%s takes %s inputs, which fprev has no format for (its formats: f64 "
                         "f32 tf32 f16 bf16 e4m3 e5m2)" % (arg, getattr(op, side + "_type_ptx", typ)))
