@@ -26,6 +26,10 @@ pub enum Inputs {
     /// cancellation, so the sum is tiny next to its summands and carries
     /// every rounding error made on the way.
     Cancelling,
+    /// Three of the format's least (subnormal) values, the others 0:
+    /// hardware that flushes subnormal values to zero answers 0. Not in
+    /// [`Inputs::ALL`]: a check of a matrix instruction asks it last.
+    Subnormal,
 }
 
 impl Inputs {
@@ -44,11 +48,20 @@ impl Inputs {
     /// [`Inputs::draw`] into `x`, reusing its memory: a confirmation of
     /// millions of summands draws dozens of them.
     pub fn draw_into(self, format: Format, n: usize, rng: &mut impl Rng, x: &mut Vec<f64>) {
+        if self == Inputs::Subnormal {
+            x.clear();
+            x.resize(n, 0.0);
+            let least = format.ulp(0.0);
+            for (v, k) in x.iter_mut().zip([3.0, -2.0, 5.0]) {
+                *v = format.round(least * k);
+            }
+            return;
+        }
         let room = (format.max_finite() / n.max(1) as f64).log2().floor() as i32 - 1;
         let floor = format.min_normal().log2() as i32 + format.precision() as i32;
         let (lo, hi) = match self {
             Inputs::Close => (room.min(4) - 6, room.min(4)),
-            Inputs::Wide | Inputs::Cancelling => {
+            Inputs::Wide | Inputs::Cancelling | Inputs::Subnormal => {
                 let span = 3 * format.precision() as i32 / 2;
                 (floor.max(-span).min(room), room.min(span))
             }
@@ -237,6 +250,7 @@ impl fmt::Display for Inputs {
             Inputs::Close => "close magnitudes",
             Inputs::Wide => "wide exponent range",
             Inputs::Cancelling => "cancelling pairs",
+            Inputs::Subnormal => "subnormal values",
         })
     }
 }

@@ -393,6 +393,13 @@ impl fmt::Display for Note {
                          result (Python's built-in sum of x.tolist() adds and \
                          returns Python floats, f64); reveal it on f64 inputs"
                     )
+                } else if *kind == Inputs::Subnormal {
+                    write!(
+                        f,
+                        "it gave {black_box:e}: it flushes subnormal values (inputs, products \
+                         or sums) to zero, which no arithmetic model of fprev's holds (not \
+                         modelled)"
+                    )
                 } else {
                     f.write_str(
                         "it does not add as a tree of plain additions (a compensated sum? \
