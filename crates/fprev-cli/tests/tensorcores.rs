@@ -621,3 +621,20 @@ fn fp8_products_mask_a_users_dot_product_that_declares_its_operands() {
     let sequential = fprev::Order::Sequential.tree(40).to_string();
     assert_eq!(text.lines().next(), Some(sequential.as_str()), "{text}");
 }
+
+/// AMD CDNA2's bf16 multiply-adds flush subnormal inputs, products and
+/// sums to zero (MMA-Sim's FTZ multiply-add in fours). Its order reveals
+/// and random inputs replay it as plain f32 additions of exact products,
+/// which was printed as confirmed; the confirmation's last input, three
+/// subnormal bf16 values, refutes it: NOT CONFIRMED, exit 5, saying why.
+#[test]
+fn a_flush_to_zero_instruction_is_not_confirmed_as_plain_additions() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fprev"))
+        .args(["reveal", "mma:cdna2:f32_32x32x8bf16_1k", "-n", "24"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    let said = String::from_utf8(out.stderr).unwrap();
+    assert!(said.contains("(subnormal values)"), "{said}");
+    assert!(said.contains("flushes subnormal values"), "{said}");
+}
