@@ -508,13 +508,24 @@ fn reveal_with(
                 Algorithm::Fprev => arithmetic::closer_than_plain(oracle.probe())?,
                 _ => None,
             };
+            // A black box that multiplies operands fprev chooses is a
+            // matrix instruction, whose exact groups are a known case.
+            let exact_groups = match oracle.probe().operands() {
+                Some(_) => {
+                    "; a matrix instruction that adds groups of products exactly and rounds \
+                     once (AMD CDNA1's, in groups of 2 or 4) answers so too: masks cancel \
+                     inside a group without swamping its units, and such exact groups are \
+                     not modelled"
+                }
+                None => "",
+            };
             let m = match closer {
                 Some((error, plain)) => format!(
                     "{m}; it is also closer to the exact sum than additions: given a 1 and \
                      many summands too small to change it alone, it errs by {error:.2e} in \
                      all, where additions in {acc} left to right err by {plain:.2e}: a \
                      compensated sum that keeps its errors apart (Neumaier's) answers so, \
-                     counting the units a mask swamps"
+                     counting the units a mask swamps{exact_groups}"
                 ),
                 None => m,
             };
