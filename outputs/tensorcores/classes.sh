@@ -58,7 +58,8 @@ for line in open("classes/classes.tsv"):
     tree = re.search(r"\(native:([^)]*)\)", out)
     model = re.search(r"^# arithmetic: (.*)$", out, re.M)
     calls = re.findall(r"(\d[\d,]*) calls", out)
-    error = re.search(r"^fprev: error: (.*)$", out, re.M)
+    error = re.search(r"^fprev: error: (.*)$", out, re.M) or re.search(
+        r"^fprev: warning: [^ ]*: (.*?); the input is saved", out, re.M)
     def said(path):
         if not os.path.exists(path):
             return ""
@@ -69,7 +70,11 @@ for line in open("classes/classes.tsv"):
     code = status.group(1) if status else "?"
     verdict = {"0": "revealed", "2": "refused", "3": "failed", "5": "not modelled"}.get(code, "exit " + code)
     tally[verdict] = tally.get(verdict, 0) + int(count)
-    what = model.group(1) if model else (error.group(1)[:160] if error else "")
+    # An error's clause that says what is not modelled, else its start.
+    why = error.group(1) if error else ""
+    clauses = [c for c in why.split("; ") if "not modelled" in c or "FNUZ" in c]
+    why = (clauses[-1] if clauses else why)[:240]
+    what = model.group(1) if model else why
     rows.append("| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         first[len("mma:"):], count, code, tree.group(1) if tree else "", what.replace("|", "/"),
         " + ".join(calls[:2]), status.group(2) if status else "", check, member or "(one member)"))

@@ -19,7 +19,7 @@ mma:rtx_blackwell:m16n8k16.f32.f16.f16.f32
 mma:hopper:wgmma.m64n8k32.f32.e5m2.e5m2
 LIST
 )
-tree=$(mktemp)
+tree=$(mktemp --suffix=.json)
 trap 'rm -f "$tree"' EXIT
 grep -E -- "$pattern" <<<"$list" | while read -r spec; do
   name="${spec#mma:}"; name="${name//:/_}"

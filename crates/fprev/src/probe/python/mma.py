@@ -47,6 +47,13 @@ _BITS = {
     "e5m2": (np.uint8, torch.float8_e5m2),
 }
 
+# FP6 and FP4 formats: what they are, and how far a product of two reaches.
+_NARROW = {
+    "e2m1": ("FP4", "0.25 to 36"),
+    "e2m3": ("FP6", "2^-6 to 56.25"),
+    "e3m2": ("FP6", "2^-8 to 784"),
+}
+
 # Rows one call sums: a batch of dot products is one tensor operation.
 _ROWS = 256
 
@@ -182,6 +189,11 @@ def _operand(op, arg, side):
     if typ in (torch.float8_e4m3fnuz, torch.float8_e5m2fnuz):
         raise TypeError("%s takes AMD's FNUZ fp8 (%s), another bias than OCP's e4m3 and e5m2 "
                         "and no negative zero, which fprev has no format for" % (arg, typ))
+    ptx = getattr(op, side + "_type_ptx", None)
+    if ptx in _NARROW:
+        raise TypeError("%s takes %s inputs (%s), which fprev has no format for: FP6 and FP4 "
+                        "are not modelled (two of them multiply to %s, too few bits to mask "
+                        "an f32 sum)" % ((arg, ptx) + _NARROW[ptx]))
     if name is None:
         raise TypeError("%s takes %s inputs, which fprev has no format for (its formats: f64 "
                         "f32 tf32 f16 bf16 e4m3 e5m2)" % (arg, getattr(op, side + "_type_ptx", typ)))
