@@ -446,7 +446,9 @@ fn check_replays(
             _ if flushes_asked && trial == trials - 1 => Inputs::Subnormal,
             kind => kind,
         };
-        kind.draw_into(format, n, &mut rng, &mut input);
+        // Products summed in a wider accumulator leave each factor its
+        // whole range ([`reach`] bounds the products' sum).
+        kind.draw_summing(format, n, spread.map_or(n, |_| 1), &mut rng, &mut input);
         let weights = multiplies.then(|| {
             kind.draw_weights(y_format, spread, n, &mut rng, &mut y);
             &y
@@ -1087,6 +1089,7 @@ fn reach(probe: &dyn Probe) -> Option<i32> {
     let Summand::Product(a, _) = crate::probe::summand(probe) else {
         return None;
     };
+    // Each `x` may reach its format's largest value.
     let room = probe.accumulator().max_finite() / (probe.n().max(1) as f64 * a.max_finite());
     Some(room.log2().floor() as i32)
 }
@@ -1717,7 +1720,7 @@ impl<'p> Teller<'p> {
         let mut told = None;
         for draw in 0..draws {
             let kind = Inputs::ALL[draw % Inputs::ALL.len()];
-            kind.draw_into(format, k, &mut rng, x);
+            kind.draw_summing(format, k, spread.map_or(k, |_| 1), &mut rng, x);
             if (draw / Inputs::ALL.len()) % 2 == 1 {
                 x.iter_mut().for_each(|v| *v = v.abs());
             }

@@ -48,6 +48,21 @@ impl Inputs {
     /// [`Inputs::draw`] into `x`, reusing its memory: a confirmation of
     /// millions of summands draws dozens of them.
     pub fn draw_into(self, format: Format, n: usize, rng: &mut impl Rng, x: &mut Vec<f64>) {
+        self.draw_summing(format, n, n, rng, x)
+    }
+
+    /// [`Inputs::draw_into`] of `n` values whose magnitudes leave room for
+    /// a sum of `summed` of them in `format`: `n` where the sum stays in
+    /// the inputs' format, 1 for the `x` of products a black box sums in
+    /// a wider accumulator ([`Inputs::draw_weights`] bounds the products).
+    pub fn draw_summing(
+        self,
+        format: Format,
+        n: usize,
+        summed: usize,
+        rng: &mut impl Rng,
+        x: &mut Vec<f64>,
+    ) {
         if self == Inputs::Subnormal {
             x.clear();
             x.resize(n, 0.0);
@@ -57,7 +72,7 @@ impl Inputs {
             }
             return;
         }
-        let room = (format.max_finite() / n.max(1) as f64).log2().floor() as i32 - 1;
+        let room = (format.max_finite() / summed.max(1) as f64).log2().floor() as i32 - 1;
         let floor = format.min_normal().log2() as i32 + format.precision() as i32;
         let (lo, hi) = match self {
             Inputs::Close => (room.min(4) - 6, room.min(4)),
