@@ -1499,6 +1499,17 @@ struct Teller<'p> {
     pending: Vec<Asked>,
     /// How many rows of one call sum as row 0 does (0: not yet measured).
     rows: usize,
+    /// What one input of the black box can carry ([`crate::probe::summand`]).
+    summand: Summand,
+    /// The format of a product's `y` ([`crate::probe::second_operand`]).
+    y_format: Format,
+    /// Where products spread over the window, how far `y` reaches
+    /// ([`reach`]).
+    spread: Option<i32>,
+    /// A regrouping's large part where inputs are too narrow to round
+    /// alone: the largest product the accumulator holds with room, so
+    /// that its small part lies past the window.
+    big: Option<f64>,
 }
 
 /// An input that tells an alternative from the claimed model, before the
@@ -1537,7 +1548,13 @@ impl<'p> Teller<'p> {
         multiplies: bool,
         pair: Option<(usize, usize)>,
     ) -> Self {
+        let summand = crate::probe::summand(&*probe);
+        let spread = reach(&*probe);
         Teller {
+            y_format: crate::probe::second_operand(&*probe),
+            big: spread.map(|_| summand.mask().min(probe.accumulator().mask()) / 4.0),
+            summand,
+            spread,
             claimed_wide: claimed.clone().returning(Format::F64),
             claimed,
             pair,
@@ -1682,15 +1699,7 @@ impl<'p> Teller<'p> {
         multiplies: bool,
     ) -> Option<Asked> {
         let (n, format, result) = (self.probe.n(), self.probe.format(), self.probe.result());
-        // A regrouping's small part reaches below a narrow format's values
-        // as a product, where the black box multiplies.
-        let summand = crate::probe::summand(&*self.probe);
-        let y_format = crate::probe::second_operand(&*self.probe);
-        let spread = reach(&*self.probe);
-        // A regrouping's large part: the input's own, or where inputs are
-        // too narrow to round alone, the largest product the accumulator
-        // holds with room, so that its small part lies past the window.
-        let big = spread.map(|_| summand.mask().min(self.probe.accumulator().mask()) / 4.0);
+        let (summand, y_format, spread, big) = (self.summand, self.y_format, self.spread, self.big);
         // A whole tree's replays return the black box's `result`; a
         // subtree's, its root's value, which its ancestors take on.
         let theirs = match under {
@@ -1731,20 +1740,22 @@ impl<'p> Teller<'p> {
             // Every other draw of a regrouping is 0 but on its three parts
             // ([`Grouping::parts`]): a long chain's sum hides how its last
             // terms meet it, `v - v + r` does not.
-            // `r` with its last bit below what the node keeps of `v` (none
-            // where the inputs reach no such value).
-            let small = |v: f64, keeps: u32| {
-                let below = (keeps as i32 - format.precision() as i32).max(0);
-                summand.round(v * 2f64.powi(-below - 2 - (draw as i32 / 2) % 8) * 1.2345)
-            };
-            if let Some((parts, keeps)) =
-                under.as_ref().and_then(|u| u.parts).filter(|&(_, keeps)| {
-                    draw % 2 == 0 && small(big.map_or(x[0], |b| b.copysign(x[0])), keeps) != 0.0
+            // The large part `v` (the input's own, or the largest product)
+            // and `r` with its last bit below what the node keeps of `v`
+            // (none where the inputs reach no such value).
+            let v = big.map_or(x[0], |b| b.copysign(x[0]));
+            let designed = under
+                .as_ref()
+                .and_then(|u| u.parts)
+                .filter(|_| draw % 2 == 0)
+                .map(|(parts, keeps)| {
+                    let below = (keeps as i32 - format.precision() as i32).max(0);
+                    let r = v * 2f64.powi(-below - 2 - (draw as i32 / 2) % 8) * 1.2345;
+                    (parts, summand.round(r))
                 })
-            {
-                let v = big.map_or(x[0], |b| b.copysign(x[0]));
+                .filter(|&(_, r)| r != 0.0);
+            if let Some((parts, r)) = designed {
                 x.iter_mut().for_each(|x| *x = 0.0);
-                let r = small(v, keeps);
                 let last = 2f64.powi(r.abs().log2().floor() as i32 + 1 - format.precision() as i32);
                 let r = match (r / last) % 2.0 == 0.0 {
                     true => summand.round(r + last.copysign(r)),

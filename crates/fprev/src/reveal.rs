@@ -358,13 +358,7 @@ pub fn reveal_predicted(
             probe.n()
         )));
     }
-    let masks = masks::Masks::new(
-        probe.n(),
-        probe.format(),
-        probe.accumulator(),
-        probe.may_fuse(),
-        probe.operands(),
-    )?;
+    let masks = masks::Masks::for_probe(probe)?;
     if !counts_exactly(probe.n(), &masks) {
         return Err(Error::Input(format!(
             "a prediction at n = {} cannot be checked with masked queries: {} counts that \

@@ -395,6 +395,11 @@ impl PythonProbe {
                  {MOST_ELEMENTS} values)"
             )));
         }
+        if operands.is_some() && weights.as_ref().is_none_or(|(_, name)| name != "f64") {
+            return Err(Error::Input(format!(
+                "{spec}: fn.operands needs fn.weights of float64 (products travel as f64)"
+            )));
+        }
         let shape: Vec<usize> = rows.into_iter().chain([n]).collect();
         let (raw, view): (Bound<PyAny>, Py<PyAny>) = bridge(py)
             .and_then(|b| b.call_method1("buffer", (shape, wire.name())))
@@ -405,11 +410,6 @@ impl PythonProbe {
             .and_then(|np| np.getattr("generic"))
             .map_err(fail)?
             .unbind();
-        if operands.is_some() && weights.as_ref().is_none_or(|(_, name)| name != "f64") {
-            return Err(Error::Input(format!(
-                "{spec}: fn.operands needs fn.weights of float64 (products travel as f64)"
-            )));
-        }
         let weights = match weights {
             None => None,
             Some((raw, name)) => {

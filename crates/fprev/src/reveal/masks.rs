@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::{FUSED_FRACTION_BITS, Format, Summand};
+use crate::probe::Probe;
 
 /// The masks, the unit `u` and the counting limits for one black box.
 ///
@@ -51,6 +52,17 @@ impl Masks {
             (Err(_), Some((a, b))) => Self::of(n, Summand::Product(a, b), acc, may_fuse),
             (plain, _) => plain,
         }
+    }
+
+    /// [`Masks::new`] for `probe`'s size, formats and operands.
+    pub fn for_probe(probe: &dyn Probe) -> Result<Self> {
+        Self::new(
+            probe.n(),
+            probe.format(),
+            probe.accumulator(),
+            probe.may_fuse(),
+            probe.operands(),
+        )
     }
 
     fn of(n: usize, input: Summand, acc: Format, may_fuse: bool) -> Result<Self> {

@@ -54,13 +54,7 @@ impl<'p> Oracle<'p> {
     /// An oracle over `probe`.
     pub fn new(probe: &'p mut dyn Probe) -> Result<Self> {
         let n = probe.n();
-        let masks = Masks::new(
-            n,
-            probe.format(),
-            probe.accumulator(),
-            probe.may_fuse(),
-            probe.operands(),
-        )?;
+        let masks = Masks::for_probe(probe)?;
         Ok(Oracle {
             probe,
             masks,

@@ -9,7 +9,8 @@ that D as the next C, k columns at a time (C = 0 at the start; the last
 step's columns past n are zero). fprev chooses both operands (`fn.weights`
 is B's column), so each summand is a product, which the instruction forms
 exactly; one that A's format alone cannot hold (an fp8 input's mask) is
-split into an A value and a power of two of B's (`fn.operands`). With n <= k it is one instruction: its own dot product."""
+split into an A value and a power of two of B's (`fn.operands`). With
+n <= k it is one instruction: its own dot product."""
 
 import numpy as np
 import torch
@@ -181,22 +182,22 @@ def _tensor(v, name, width):
 def _operand(op, arg, side):
     """The fprev format of operand `side` ("a" or "b") of `op`."""
     typ = getattr(op, side + "_type", None)
+    ptx = getattr(op, side + "_type_ptx", None)
     # TF32 (AMD's XF32) inputs come as f32 tensors, which the instruction
     # converts: fprev gives it TF32 values, which the conversion keeps.
-    if getattr(op, side + "_type_ptx", None) == "tf32" or arg.endswith("_xf32"):
+    if ptx == "tf32" or arg.endswith("_xf32"):
         return "tf32"
-    name = _DTYPE.get(typ)
     if typ in (torch.float8_e4m3fnuz, torch.float8_e5m2fnuz):
         raise TypeError("%s takes AMD's FNUZ fp8 (%s), another bias than OCP's e4m3 and e5m2 "
                         "and no negative zero, which fprev has no format for" % (arg, typ))
-    ptx = getattr(op, side + "_type_ptx", None)
     if ptx in _NARROW:
         raise TypeError("%s takes %s inputs (%s), which fprev has no format for: FP6 and FP4 "
                         "are not modelled (two of them multiply to %s, too few bits to mask "
                         "an f32 sum)" % ((arg, ptx) + _NARROW[ptx]))
+    name = _DTYPE.get(typ)
     if name is None:
         raise TypeError("%s takes %s inputs, which fprev has no format for (its formats: f64 "
-                        "f32 tf32 f16 bf16 e4m3 e5m2)" % (arg, getattr(op, side + "_type_ptx", typ)))
+                        "f32 tf32 f16 bf16 e4m3 e5m2)" % (arg, ptx or typ))
     return name
 
 
