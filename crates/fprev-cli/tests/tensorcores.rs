@@ -262,6 +262,38 @@ fn each_architectures_chain_is_revealed_modelled_and_checked_against_the_simulat
     }
 }
 
+/// At n = 256, sixteen fused steps of 13 bits carry often enough that the
+/// confirmation's wide-range trials tell an E8M13 result from an f32 one
+/// before the products are asked: the E8M13 model must stand among the
+/// root's alternatives there, as it does among the products' ones.
+#[test]
+fn adas_fp8_chain_of_sixteen_steps_is_confirmed_as_e8m13() {
+    let spec = "mma:ada:m16n8k32.f32.e4m3.e4m3.f32";
+    let opts = ProbeOptions {
+        n: Some(256),
+        format: Format::E4m3,
+        ..Default::default()
+    };
+    let mut bb = fprev::open(spec, &opts).expect("MMA-Sim's Ada");
+    let tree = chain(256, 16);
+    let model = reveal_arithmetic(&mut bb, &tree, &ArithOptions::default())
+        .unwrap_or_else(|e| panic!("{spec} n = 256: {e}"))
+        .model;
+    let fused: Vec<_> = std::iter::once(&model.default)
+        .chain(model.nodes.values())
+        .filter(|a| a.fused_bits.is_some())
+        .collect();
+    assert!(!fused.is_empty(), "{model}");
+    for a in fused {
+        assert_eq!(
+            (a.format, a.rounding, a.fused_bits),
+            (Format::E8m13, Rounding::TowardZero, Some(13)),
+            "{model}"
+        );
+    }
+    told_apart_by_reveal(spec, 256, &[changed(&model, |a| a.format = Format::F32)]);
+}
+
 /// `fprev reveal SPEC -n N` confirms its model and names each of
 /// `alternatives` among those its inputs told it from.
 fn told_apart_by_reveal(spec: &str, n: usize, alternatives: &[Arithmetic]) {

@@ -99,10 +99,13 @@ pub(super) fn confirm(
     }
     // A fused window as wide as the format's significand leaves its sums
     // almost nothing to round, so the queries seldom show how they round:
-    // each model stands with its fused nodes rounding either way.
+    // each model stands with its fused nodes rounding either way. Nor do
+    // they show a window narrower than the format rounding to E8M13 (Ada's
+    // and Hopper's fp8 instructions), which sums that carry tell apart.
     if tree.widest() > 2 {
         let flipped: Vec<Arithmetic> = models
             .iter()
+            .flat_map(|m| std::iter::once(m.clone()).chain(m.narrowing_fused(Format::E8m13)))
             .flat_map(|m| Rounding::ALL.map(|r| m.rounding_fused(r)))
             .collect();
         for m in flipped {
