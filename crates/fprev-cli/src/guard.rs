@@ -363,7 +363,7 @@ fn start_ender() {
                     }
                 }
             }
-            crate::children::end_own(Duration::from_secs(1));
+            crate::descendants::end_own(Duration::from_secs(1));
             fprev::emit::check::Scratch::remove_all();
             end(c_int::from_ne_bytes(bytes))
         });

@@ -14,8 +14,10 @@
 mod args;
 mod children;
 mod commands;
+mod descendants;
 mod errors;
 mod guard;
+mod mismatch;
 mod mpi_job;
 mod output;
 mod progress;

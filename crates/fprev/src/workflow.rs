@@ -39,7 +39,9 @@ mod explain;
 mod invariance;
 mod note;
 mod predict;
+mod request;
 mod reveal;
+mod size;
 mod varies;
 
 pub use confirm::{Confirm, Models, Seek};
@@ -49,8 +51,10 @@ pub use explain::{
 };
 pub use invariance::{Turned, bisect, default_columns, invariance, row_at};
 pub use note::Note;
-pub use predict::{ARITHMETIC_AT, Infer, PREDICT_SIZES, PROVE_UP_TO};
-pub use reveal::{GUESS_KNOWN_FROM, Outcome, Request, Revealed, reveal};
+pub use predict::ARITHMETIC_AT;
+pub use request::{Infer, Outcome, PREDICT_SIZES, PROVE_UP_TO, Request, Revealed};
+pub use reveal::reveal;
+pub use size::GUESS_KNOWN_FROM;
 pub use varies::{SKELETON_CALLS, SUMMARY_RUNS, characterise, skeleton_repeats};
 
 use crate::probe::{Probe, ProbeOptions};

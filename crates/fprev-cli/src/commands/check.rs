@@ -2,21 +2,18 @@
 //! and save the first input on which they differ (reveal's confirmation
 //! saves its mismatch the same way).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use fprev::Spec;
-use fprev::check::{self, Mismatch};
+use fprev::check;
 use fprev::document::TreeDocument;
 use fprev::error::{Error, Result};
-use fprev::format::Format;
-use fprev::probe::Offset;
 use fprev_present::check::summary;
 use serde_json::json;
 
-use super::reveal::saved_to;
 use super::{alignment, open_guarded};
 use crate::args::{CheckArgs, Report};
-use crate::write::{self, check_writable, write_out};
+use crate::mismatch::{against, save_mismatch, saved_to};
+use crate::write::{self, check_writable};
 
 /// Runs `fprev check`: 0 when every replay gives the black box's bits, 1
 /// when one differs (its input saved, in every --format and with --quiet).
@@ -99,55 +96,4 @@ pub(super) fn run(a: CheckArgs) -> Result<i32> {
         }
     }
     Ok(if report.mismatch.is_some() { 1 } else { 0 })
-}
-
-/// Saves the input on which a replay and the black box `spec` (handed its
-/// input at `offset`) differ, with both results, as JSON; says whether it could. A failure is said in one
-/// line and never loses the result it belongs to (the path was checked
-/// before the work; a disk can still fill).
-pub(super) fn save_mismatch(
-    path: &Path,
-    spec: &Spec,
-    offset: Option<Offset>,
-    format: Format,
-    row: usize,
-    m: &Mismatch,
-) -> bool {
-    let mut json = serde_json::json!({
-        "probe": spec.as_str(),
-        "dtype": format.name(),
-        "n": m.input.len(),
-        "row": row,
-        "trial": m.trial,
-        "kind": m.kind.to_string(),
-        "replayed": m.replayed,
-        "accumulator": m.accumulator.name(),
-        "black_box": m.black_box,
-        "input": m.input,
-    });
-    if let Some(o) = offset {
-        json["offset"] = serde_json::json!(o.to_string());
-    }
-    if let Some(y) = &m.weights {
-        json["weights"] = serde_json::json!(y);
-    }
-    if m.against.is_some() {
-        json["against"] = against(m);
-    }
-    match write_out(format!("{json}\n").as_bytes(), Some(path)) {
-        Ok(()) => true,
-        Err(e) => {
-            crate::report(&e);
-            false
-        }
-    }
-}
-
-/// The nearest alternative an input was made to tell the model from, and
-/// what its replay gives (`null` for a random input).
-fn against(m: &Mismatch) -> serde_json::Value {
-    match &m.against {
-        Some((model, gives)) => json!({"model": model.to_string(), "gives": gives}),
-        None => serde_json::Value::Null,
-    }
 }

@@ -2,8 +2,6 @@
 //! print or save it: the library's reveal workflow, its notes said on
 //! stderr, the differing input saved.
 
-use std::path::Path;
-
 use fprev::Spec;
 use fprev::document::TreeDocument;
 use fprev::error::{Error, Result};
@@ -14,10 +12,10 @@ use fprev::variation::{self, Processes};
 use fprev::workflow::{self, Infer, Outcome, Request, Revealed};
 
 use super::cache;
-use super::check::save_mismatch;
 use super::{alignment, open_guarded, order_independent, varies, varies_line};
 use crate::args::GuardArgs;
 use crate::args::{AnswersArgs, BlackBoxArgs, FormatArgs, OutputFormat, RevealArgs};
+use crate::mismatch::{save_mismatch, saved_to};
 use crate::watch::Watch;
 use crate::write::{self, check_writable};
 
@@ -178,15 +176,6 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     }
     a.output.write(&document, format)?;
     Ok(code)
-}
-
-/// Where the differing input went: `file`, or nowhere when it could not
-/// be written (that error already said why).
-pub(super) fn saved_to(file: Option<&Path>) -> String {
-    match file {
-        Some(file) => format!("the input is saved to {}", file.display()),
-        None => "the input could not be saved".into(),
-    }
 }
 
 /// What to try when a black box of arbitrary code answered nonsense: its

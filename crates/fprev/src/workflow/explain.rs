@@ -15,8 +15,8 @@ use crate::sizes::runs;
 use crate::tree::SummationTree;
 use crate::variation::Variation;
 
-use super::reveal::{Outcome, Request, reveal};
-use super::{Confirm, Note, Observer, Opener, Seek, opens_no_other};
+use super::size::reveal_size;
+use super::{Confirm, Note, Observer, Opener, Outcome, Request, Seek};
 
 /// Sizes past those revealed at which `fprev explain` checks its formula
 /// by default before claiming it: past the blocks of 4,096 where XLA's and
@@ -134,13 +134,7 @@ pub fn explain(
             // order-independent.
             let mut at = |n: usize| -> Result<std::result::Result<SummationTree, bool>> {
                 let mut black_box: Box<dyn Probe> = open(&probe.at(n))?;
-                let outcome = reveal(
-                    &mut black_box,
-                    label,
-                    &request,
-                    &mut opens_no_other,
-                    &mut Silent,
-                );
+                let outcome = reveal_size(&mut black_box, label, &request, &mut Silent);
                 match outcome {
                     Ok(Outcome::Revealed(r)) => return Ok(Ok(r.document.into_tree())),
                     Ok(Outcome::Varies(v)) => {
@@ -449,13 +443,7 @@ fn check_at(
             )));
         }
     }
-    let found = reveal(
-        &mut black_box,
-        label,
-        &request,
-        &mut opens_no_other,
-        &mut Silent,
-    );
+    let found = reveal_size(&mut black_box, label, &request, &mut Silent);
     Ok(match found {
         Ok(Outcome::Revealed(r)) if r.confirmed() => AtSize::Tree(r.document.into_tree()),
         Ok(Outcome::Revealed(_)) => AtSize::Skipped("its tree was not confirmed by replay".into()),

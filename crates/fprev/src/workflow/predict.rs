@@ -3,73 +3,73 @@
 //! masked check per node.
 
 use crate::check::check_formula;
-use crate::document::{Confirmation, Inferred, Stats};
+use crate::document::{Confirmation, Inferred, Stats, TreeDocument};
 use crate::error::{Error, Result};
 use crate::formula::Formula;
-use crate::formula::infer::EXPLAIN_SIZES;
-use crate::formula::known::{self, KNOWN};
+use crate::formula::known;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reduce::Replay;
 use crate::reveal::{Options, Outcome, Revelation, Silent, reveal_predicted};
-use crate::sizes::{Sizes, runs};
+use crate::sizes::runs;
 use crate::tree::SummationTree;
 use crate::variation::Variation;
 
 use super::confirm::{Confirmed, Known, Seek};
 use super::explain::{ExplainSizes, Explained, Proof, explain, prove_known};
-use super::{Note, Observer, Opener, Request};
+use super::size::{conclude, finish};
+use super::{Infer, Note, Observer, Opener, Request, Revealed};
 
-/// Sizes a prediction reveals beyond [`EXPLAIN_SIZES`] (those up to half
-/// the size it predicts): past the blocks of 4,096 that OpenBLAS's GEMV
-/// works in.
-pub const PREDICT_SIZES: &str = "4095,4096,4097,5001,8193";
-
-/// Up to this size a prediction is also proven with masked checks by
-/// default: a proof costs about `n / 8` calls of an O(n) black box.
-pub const PROVE_UP_TO: usize = 65_536;
-
-/// How to predict a tree instead of revealing it in full.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Infer {
-    /// The sizes revealed to infer the formula from; `None`: those of
-    /// [`EXPLAIN_SIZES`] below `n` and of [`PREDICT_SIZES`] up to `n / 2`.
-    pub sizes: Option<Vec<usize>>,
-    /// Up to this `n`, the prediction is also proven with masked inputs,
-    /// one check per node (0: never).
-    pub prove_up_to: usize,
-    /// A formula known beforehand and the sizes to prove it at before it
-    /// predicts (the cache's, at the sizes it was found from below `n`;
-    /// none: it was proven already, as emitted code's is): where it holds
-    /// there, nothing is revealed to infer one; where it does not, one is
-    /// inferred afresh (and said).
-    pub known: Option<(Formula, Vec<usize>)>,
-}
-
-impl Default for Infer {
-    fn default() -> Self {
-        Infer {
-            sizes: None,
-            prove_up_to: PROVE_UP_TO,
-            known: None,
+/// Reveals `black_box` by prediction: the tree at its size predicted by
+/// the formula that reveals at smaller sizes follow (each opened by `open`
+/// with [`Request::probe`] at its size), proven with masked checks up to
+/// [`Infer::prove_up_to`] (a wrong prediction is revealed in full) and
+/// confirmed by replay, past it by a replay run from the formula.
+pub(super) fn reveal_by_prediction(
+    black_box: &mut dyn Probe,
+    label: &str,
+    request: &Request,
+    infer: &Infer,
+    open: &mut Opener,
+    observer: &mut dyn Observer,
+) -> Result<Outcome<Box<Revealed>>> {
+    let n = black_box.n();
+    let (formula, mut inferred) = match predict(n, request, infer, label, open, observer)? {
+        Prediction::Formula(formula, inferred) => (formula, inferred),
+        Prediction::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
+        Prediction::Varies(v) => return Ok(Outcome::Varies(v)),
+    };
+    if n > infer.prove_up_to {
+        // Nothing is proven at this size: a replay run from the formula
+        // confirms it, and no node is built (unless its arithmetic needs
+        // them).
+        let mut stats = Stats::default();
+        let streamed = confirm_streamed(black_box, &formula, request, &mut stats, open, observer)?;
+        if let Some(confirmed) = streamed {
+            let document = TreeDocument::predicted(formula, n, inferred);
+            return finish(
+                black_box, label, request, document, stats, confirmed, observer,
+            );
         }
     }
-}
-
-impl Infer {
-    /// The sizes to reveal below `n`.
-    fn sizes_below(&self, n: usize) -> Result<Vec<usize>> {
-        if let Some(sizes) = &self.sizes {
-            return Ok(sizes.clone());
-        }
-        let explain: Sizes = EXPLAIN_SIZES.parse().map_err(Error::Input)?;
-        let more: Sizes = PREDICT_SIZES.parse().map_err(Error::Input)?;
-        Ok(explain
-            .0
-            .into_iter()
-            .filter(|&k| k < n)
-            .chain(more.0.into_iter().filter(|&k| k <= n / 2))
-            .collect())
-    }
+    crate::memory::check_reveal(n)?;
+    let tree = formula.tree(n);
+    let proof = prove(
+        black_box,
+        &request.engine,
+        infer.prove_up_to,
+        &tree,
+        &mut inferred,
+        observer,
+    );
+    let (tree, stats, inferred) = match proof? {
+        Some(Outcome::OrderIndependent(why)) => return Ok(Outcome::OrderIndependent(why)),
+        Some(Outcome::Varies(v)) => return Ok(Outcome::Varies(v)),
+        Some(Outcome::Revealed(r)) if r.tree == tree => (r.tree, r.stats, Some(inferred)),
+        // The formula mispredicted this size: the reveal stands.
+        Some(Outcome::Revealed(r)) => (r.tree, r.stats, None),
+        None => (tree, Stats::default(), Some(inferred)),
+    };
+    conclude(black_box, label, request, tree, stats, inferred, observer)
 }
 
 /// A prediction, or why there is none to make.
@@ -360,17 +360,4 @@ pub(super) fn prove(
         });
     }
     Ok(Some(Outcome::Revealed(r)))
-}
-
-/// Each node's part of the formula that gives `tree`: the formula it was
-/// predicted by, or a known one (as the summary matches them, to
-/// `MATCH_LIMIT` summands) whose tree it is.
-pub(super) fn parts_of(tree: &SummationTree, inferred: Option<&Inferred>) -> Option<Vec<u32>> {
-    match inferred {
-        Some(i) => i.formula.parse::<Formula>().ok()?.parts(tree),
-        None if tree.n() <= crate::shape::MATCH_LIMIT => KNOWN
-            .iter()
-            .find_map(|k| k.formula.parse::<Formula>().ok()?.parts(tree)),
-        None => None,
-    }
 }
