@@ -28,6 +28,7 @@ fn say(note: &Note) {
         } => tracing::info!("arithmetic: {}", line(why)),
         Note::NoArithmetic { why, .. } => eprintln!("fprev: note: arithmetic: {}", line(why)),
         Note::NotProven(why) => eprintln!("fprev: note: not proven: {}", line(why)),
+        Note::CacheHolds { .. } => eprintln!("fprev: note: {note} (--no-cache infers afresh)"),
         Note::Deterministic(_) => {
             eprintln!("fprev: note: {note} (fprev reveal --processes P compares fresh processes)")
         }

@@ -356,8 +356,8 @@ pub fn forget(at: Option<&(Cache, Key)>) {
     }
 }
 
-/// The formula kept under `at`'s key, for emit's workflow.
-impl crate::workflow::emit::FormulaCache for Option<&(Cache, Key)> {
+/// The formula kept under `at`'s key, for the workflows.
+impl crate::workflow::FormulaCache for Option<&(Cache, Key)> {
     fn known(&self) -> Option<(crate::formula::Formula, Vec<usize>, Vec<usize>)> {
         known(*self)
     }

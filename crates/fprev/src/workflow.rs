@@ -46,17 +46,18 @@ mod varies;
 
 pub use confirm::{Confirm, Models, Seek};
 pub use explain::{
-    ExplainSizes, Explained, INDEPENDENT_CHECK_UP_TO, INDEPENDENT_RUN, Proof, VERIFY_BUDGET,
-    VERIFY_SIZES, explain, prove_known,
+    ExplainSizes, Explained, Explanation, INDEPENDENT_CHECK_UP_TO, INDEPENDENT_RUN, Proof,
+    VERIFY_BUDGET, VERIFY_SIZES, explain, explain_cached, prove_known,
 };
 pub use invariance::{Turned, bisect, default_columns, invariance, row_at};
 pub use note::Note;
 pub use predict::ARITHMETIC_AT;
 pub use request::{Infer, Outcome, PREDICT_SIZES, PROVE_UP_TO, Request, Revealed};
-pub use reveal::reveal;
+pub use reveal::{reveal, reveal_cached};
 pub use size::GUESS_KNOWN_FROM;
 pub use varies::{SKELETON_CALLS, SUMMARY_RUNS, characterise, skeleton_repeats};
 
+use crate::formula::Formula;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::Observer as RevealObserver;
 
@@ -72,6 +73,22 @@ pub(crate) fn opens_no_other(_: &ProbeOptions) -> crate::Result<Box<dyn Probe>> 
     Err(crate::Error::Input(
         "a reveal of one size opens no other".into(),
     ))
+}
+
+/// The formula cache as the workflows use it, for one black box:
+/// [`reveal_cached`] and [`emit::prepare_cached`] prove the formula kept
+/// before they predict with it, forget one the black box refutes and keep
+/// one found now. `crate::cache` implements it (for a key of the user's
+/// cache, or none), so that the workflows do not import the cache, whose
+/// key holds the survey's machine facts; a front end may wrap it (to hold
+/// signals while an entry is written).
+pub trait FormulaCache {
+    /// The formula kept, the sizes it was found from and checked at.
+    fn known(&self) -> Option<(Formula, Vec<usize>, Vec<usize>)>;
+    /// Forgets the formula kept: the black box refuted it.
+    fn forget(&self);
+    /// Keeps `formula`, found from `from` and checked at `checked`.
+    fn keep(&self, formula: &Formula, from: &[usize], checked: &[usize]) -> crate::Result<()>;
 }
 
 /// Watches a workflow or a sweep: the notes found, as they are found, the

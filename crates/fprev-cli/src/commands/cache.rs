@@ -7,6 +7,7 @@ use fprev::error::{Error, Result};
 use fprev::formula::Formula;
 use fprev::probe::ProbeOptions;
 use fprev::sizes::runs;
+use fprev::workflow::FormulaCache;
 
 use crate::args::{CacheAction, CacheArgs};
 use crate::write;
@@ -96,33 +97,38 @@ fn kept(files: &[std::path::PathBuf]) -> String {
 
 /// The user's cache and the key of row `row` of `spec` opened with `opts`
 /// (`about`: what the black box says of itself), unless `skip`
-/// (`--no-cache`) or no cache directory is named.
+/// (`--no-cache`) or no cache directory is named: what the workflows use
+/// as the black box's [`FormulaCache`].
 pub(super) fn lookup(
     spec: &str,
     opts: &ProbeOptions,
     about: Option<String>,
     row: usize,
     skip: bool,
-) -> Option<(Cache, Key)> {
-    match skip {
+) -> Guarded {
+    Guarded(match skip {
         true => None,
         false => fprev::cache::lookup(spec, opts, about, row),
-    }
+    })
 }
 
-pub(super) use fprev::cache::{forget, known};
+/// A black box's entry in the user's cache (or none), written with the
+/// ending signals held: a signal while the entry's temporary file exists
+/// waits for it.
+#[derive(Default)]
+pub(super) struct Guarded(Option<(Cache, Key)>);
 
-/// Keeps `formula` (found from `from`, checked at `checked`) under `at`'s
-/// key; a cache that cannot be written is said, and the command goes on.
-pub(super) fn keep(
-    at: Option<&(Cache, Key)>,
-    formula: &Formula,
-    from: &[usize],
-    checked: &[usize],
-) {
-    // A signal while the entry's temporary file exists waits for it.
-    let _held = crate::guard::hold();
-    if let Err(e) = fprev::cache::keep(at, formula, from, checked) {
-        eprintln!("fprev: warning: {e}");
+impl FormulaCache for Guarded {
+    fn known(&self) -> Option<(Formula, Vec<usize>, Vec<usize>)> {
+        self.0.as_ref().known()
+    }
+
+    fn forget(&self) {
+        self.0.as_ref().forget()
+    }
+
+    fn keep(&self, formula: &Formula, from: &[usize], checked: &[usize]) -> Result<()> {
+        let _held = crate::guard::hold();
+        self.0.as_ref().keep(formula, from, checked)
     }
 }

@@ -114,7 +114,7 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
     };
     emit::element_ok(opts.format)?;
     let cached = match &a.formula {
-        Some(_) => None,
+        Some(_) => cache::Guarded::default(),
         None => {
             let first = open_guarded(&spec, &opts.at(1000))?;
             cache::lookup(spec.as_str(), &opts, first.about(), 0, a.no_cache)
@@ -131,7 +131,7 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
         spec.as_str(),
         &opts,
         given,
-        &cached.as_ref(),
+        &cached,
         &mut |o| open_guarded(&spec, o),
         &mut Watch::default(),
         &mut |refuted| {

@@ -3,10 +3,11 @@
 
 use fprev::error::Error;
 use fprev::error::Result;
-use fprev::formula::infer::EXPLAIN_SIZES;
 use fprev::probe::ProbeOptions;
 use fprev::sizes::{Sizes, runs};
-use fprev::workflow::{self, Confirm, ExplainSizes, Explained, Proof, VERIFY_BUDGET, VERIFY_SIZES};
+use fprev::workflow::{
+    self, Confirm, ExplainSizes, Explained, Explanation, VERIFY_BUDGET, VERIFY_SIZES,
+};
 
 use super::{alignment, cache, open_guarded, order_independent, varies};
 use crate::args::ExplainArgs;
@@ -53,89 +54,55 @@ fn explained(a: &ExplainArgs) -> Result<i32> {
             (sizes.0, Some(VERIFY_BUDGET))
         }
     };
-    let explain = |sizes: &ExplainSizes| {
-        workflow::explain(
-            sizes,
-            &opts,
-            &a.engine.options(),
-            &confirm,
-            a.spec.as_str(),
-            &mut |o| open_guarded(&a.spec, o),
-            &mut Watch::default(),
-        )
-    };
-    // The cache serves the default sizes: sizes given are revealed.
-    let default_sizes = a.sizes.0
-        == EXPLAIN_SIZES
-            .parse::<Sizes>()
-            .map(|s| s.0)
-            .unwrap_or_default();
-    let cached = match default_sizes && !a.no_cache {
-        true => {
-            let first = open_guarded(&a.spec, &opts.at(*a.sizes.0.last().unwrap_or(&1)))?;
-            cache::lookup(a.spec.as_str(), &opts, first.about(), a.engine.row, false)
-        }
-        false => None,
-    };
-    if let Some((formula, from, _)) = cache::known(cached.as_ref()) {
-        // A kept formula is a guess: its tree is proven at every size it
-        // claims to have been found from and at those a fresh explanation
-        // checks, or it is dropped and the black box explained afresh.
-        let mut again = from.clone();
-        again.extend([1000, 2048]);
-        again.extend(verify.iter().copied().filter(|&v| v > 2048));
-        again.sort_unstable();
-        again.dedup();
-        let proof = workflow::prove_known(
-            &formula,
-            &again,
-            budget,
-            &opts,
-            &a.engine.options(),
-            &confirm,
-            a.spec.as_str(),
-            &mut |o| open_guarded(&a.spec, o),
-            &mut Watch::default(),
-        )?;
-        let failed = match proof {
-            Proof::Holds { proven, unchecked } if from.iter().all(|n| proven.contains(n)) => {
-                write::println(format_args!("native:{formula}"))?;
-                write::println(format_args!("{}.", capitalised(&formula.sentence())))?;
-                write::println(format_args!(
-                    "# from the cache, not explained now: found before from n = {}; its tree \
-                     proven again now at n = {} (masked checks, or revealed, and confirmed by \
-                     replay); it speaks for the sizes checked, to n = {} (--no-cache explains \
-                     afresh)",
-                    runs(&from),
-                    runs(&proven),
-                    proven.last().copied().unwrap_or(0)
-                ))?;
-                if let Some((n, why)) = unchecked {
-                    write::println(format_args!("# not checked from n = {n}: {why}"))?;
-                }
-                return Ok(0);
-            }
-            Proof::Holds { unchecked, .. } => {
-                let (n, why) = unchecked.unwrap_or_default();
-                format!("cannot be proven now at n = {n} ({why})")
-            }
-            Proof::Refuted(n) => {
-                format!("is refuted at n = {n}: the black box's tree there is another")
-            }
-            Proof::Varies(v) => return varies(&a.spec, &v),
-        };
-        cache::forget(cached.as_ref());
-        eprintln!(
-            "fprev: note: the cache's formula, native:{formula}, {failed}: dropped from the \
-             cache; explaining afresh"
-        );
-    }
     let sizes = ExplainSizes {
         reveal: a.sizes.0.clone(),
         verify,
         budget,
     };
-    let explained = explain(&sizes)?;
+    // The cache serves the default sizes; its key names what the black box
+    // says of itself at the largest.
+    let cache = match a.no_cache || !sizes.reveals_defaults() {
+        true => cache::Guarded::default(),
+        false => {
+            let first = open_guarded(&a.spec, &opts.at(*a.sizes.0.last().unwrap_or(&1)))?;
+            cache::lookup(a.spec.as_str(), &opts, first.about(), a.engine.row, false)
+        }
+    };
+    let explanation = workflow::explain_cached(
+        &sizes,
+        &opts,
+        &a.engine.options(),
+        &confirm,
+        a.spec.as_str(),
+        &cache,
+        &mut |o| open_guarded(&a.spec, o),
+        &mut Watch::default(),
+    )?;
+    let explained = match explanation {
+        Explanation::Kept {
+            formula,
+            from,
+            proven,
+            unchecked,
+        } => {
+            write::println(format_args!("native:{formula}"))?;
+            write::println(format_args!("{}.", capitalised(&formula.sentence())))?;
+            write::println(format_args!(
+                "# from the cache, not explained now: found before from n = {}; its tree \
+                 proven again now at n = {} (masked checks, or revealed, and confirmed by \
+                 replay); it speaks for the sizes checked, to n = {} (--no-cache explains \
+                 afresh)",
+                runs(&from),
+                runs(&proven),
+                proven.last().copied().unwrap_or(0)
+            ))?;
+            if let Some((n, why)) = unchecked {
+                write::println(format_args!("# not checked from n = {n}: {why}"))?;
+            }
+            return Ok(0);
+        }
+        Explanation::Now(explained) => explained,
+    };
     let (found, trees, verified) = match explained {
         Explained::Found {
             inference,
@@ -150,12 +117,6 @@ fn explained(a: &ExplainArgs) -> Result<i32> {
     let sizes = runs(&revealed);
     match (found.formula.clone(), found.closest.clone()) {
         (Some(formula), _) => {
-            let found_from: Vec<usize> = revealed
-                .iter()
-                .copied()
-                .filter(|n| !verified.contains(n))
-                .collect();
-            cache::keep(cached.as_ref(), &formula, &found_from, &verified);
             write::println(format_args!("native:{formula}"))?;
             write::println(format_args!("{}.", capitalised(&formula.sentence())))?;
             write::println(format_args!(

@@ -7,7 +7,6 @@ use fprev::document::TreeDocument;
 use fprev::error::{Error, Result};
 use fprev::probe::Probe;
 use fprev::reveal::VARIATION_INPUTS;
-use fprev::sizes::runs;
 use fprev::variation::{self, Processes};
 use fprev::workflow::{self, Infer, Outcome, Request, Revealed};
 
@@ -61,34 +60,21 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             ),
         }
     }
-    let cached = a
-        .infer
-        .then(|| {
-            cache::lookup(
-                a.spec.as_str(),
-                &opts,
-                black_box.about(),
-                a.engine.row,
-                a.no_cache,
-            )
-        })
-        .flatten();
-    let known = cache::known(cached.as_ref());
-    if let Some((f, from, _)) = &known {
-        eprintln!(
-            "fprev: note: the cache holds native:{f}, found before from n = {}: its tree is \
-             proven at those sizes below n before it predicts (--no-cache infers afresh)",
-            runs(from)
-        );
-    }
+    let cache = cache::lookup(
+        a.spec.as_str(),
+        &opts,
+        black_box.about(),
+        a.engine.row,
+        a.no_cache || !a.infer,
+    );
     let request = Request {
         probe: opts,
         engine: a.engine.options(),
         confirm: a.confirm.options(),
-        infer: a.infer.then(|| Infer {
+        infer: a.infer.then_some(Infer {
             sizes: None,
             prove_up_to: a.prove_up_to,
-            known: known.as_ref().map(|(f, from, _)| (f.clone(), from.clone())),
+            known: None,
         }),
         runs: a.runs,
         skeleton: !a.no_skeleton,
@@ -96,10 +82,11 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         afresh: a.afresh,
     };
     let mut watch = Watch::default();
-    let outcome = workflow::reveal(
+    let outcome = workflow::reveal_cached(
         &mut black_box,
         a.spec.as_str(),
         &request,
+        &cache,
         &mut |o| open_guarded(&a.spec, o),
         &mut watch,
     );
@@ -134,20 +121,6 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     };
     // 5: the order is revealed, its replay differs from the black box.
     let code = if revealed.confirmed() { 0 } else { 5 };
-    // A formula is kept once it predicted a confirmed tree; the cache's is
-    // forgotten once it failed (at a size it claims, or mispredicting n).
-    let inferred = revealed.document.inferred.as_ref();
-    if let Some((f, _, _)) = &known
-        && !inferred.is_some_and(|i| i.cached)
-    {
-        cache::forget(cached.as_ref());
-        eprintln!("fprev: note: native:{f} is dropped from the cache: it does not hold now");
-    }
-    if let Some(found) = inferred.filter(|i| !i.cached && code == 0)
-        && let Ok(f) = found.formula.parse()
-    {
-        cache::keep(cached.as_ref(), &f, &found.from, &[]);
-    }
     let Revealed {
         mut document,
         mismatch,

@@ -3,7 +3,7 @@
 //! its arithmetic, and the arithmetic of each part of the formula taken
 //! from those models ([`crate::emit::Plan`]).
 
-use super::{Confirm, Infer, Observer, Opener, PROVE_UP_TO, Proof, Request, reveal};
+use super::{Confirm, FormulaCache, Infer, Observer, Opener, PROVE_UP_TO, Proof, Request, reveal};
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::document::TreeDocument;
 use crate::emit::{Op, Plan};
@@ -13,18 +13,6 @@ use crate::formula::Formula;
 use crate::probe::ProbeOptions;
 use crate::reveal::Outcome;
 use crate::tree::SummationTree;
-
-/// The formula cache as [`prepare_cached`] uses it, for one black box
-/// (`crate::cache` implements it, so that the workflow does not import the
-/// cache, whose key holds the survey's machine facts).
-pub trait FormulaCache {
-    /// The formula kept, the sizes it was found from and checked at.
-    fn known(&self) -> Option<(Formula, Vec<usize>, Vec<usize>)>;
-    /// Forgets the formula kept: the black box refuted it.
-    fn forget(&self);
-    /// Keeps `formula`, found from `from` and checked at `checked`.
-    fn keep(&self, formula: &Formula, from: &[usize], checked: &[usize]) -> Result<()>;
-}
 
 /// The cache's formula, refuted at a size (why).
 pub type Refuted = (Formula, usize, String);

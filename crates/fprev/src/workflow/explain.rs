@@ -16,7 +16,7 @@ use crate::tree::SummationTree;
 use crate::variation::Variation;
 
 use super::size::reveal_size;
-use super::{Confirm, Note, Observer, Opener, Outcome, Request, Seek};
+use super::{Confirm, FormulaCache, Note, Observer, Opener, Outcome, Request, Seek};
 
 /// Sizes past those revealed at which `fprev explain` checks its formula
 /// by default before claiming it: past the blocks of 4,096 where XLA's and
@@ -43,6 +43,16 @@ pub struct ExplainSizes {
     /// proof can check is revealed instead, which takes longer. `None`:
     /// every size is checked, however long.
     pub budget: Option<f64>,
+}
+
+impl ExplainSizes {
+    /// Whether these reveal the default sizes ([`EXPLAIN_SIZES`](infer::EXPLAIN_SIZES)),
+    /// the only ones the formula cache serves: sizes given are revealed.
+    pub fn reveals_defaults(&self) -> bool {
+        infer::EXPLAIN_SIZES
+            .parse::<crate::sizes::Sizes>()
+            .is_ok_and(|s| s.0 == self.reveal)
+    }
 }
 
 /// Seconds a default check may take, at most (a pure-Python loop of
@@ -358,6 +368,109 @@ pub fn prove_known(
     }
     observer.sizes_done();
     Ok(Proof::Holds { proven, unchecked })
+}
+
+/// An explanation with the formula cache ([`explain_cached`]).
+#[derive(Debug)]
+pub enum Explanation {
+    /// The cache's formula, its tree proven again now at every size it was
+    /// found from and those an explanation checks.
+    Kept {
+        /// The formula.
+        formula: Formula,
+        /// The sizes it was found from, before.
+        from: Vec<usize>,
+        /// The sizes where its tree is proven now.
+        proven: Vec<usize>,
+        /// The first size not checked, and why.
+        unchecked: Option<(usize, String)>,
+    },
+    /// Explained now (the cache held none, or one that failed now).
+    Now(Explained),
+}
+
+/// [`explain`] with the formula `cache` of this black box, where `sizes`
+/// reveals the default sizes ([`EXPLAIN_SIZES`](infer::EXPLAIN_SIZES);
+/// sizes given are always revealed): a formula kept is a guess, so its
+/// tree is proven at every size it was found from and at those a fresh
+/// explanation checks, or it is forgotten (a [`Note::CacheDropped`]) and
+/// the black box explained afresh; a formula found now is kept.
+#[allow(clippy::too_many_arguments)]
+pub fn explain_cached(
+    sizes: &ExplainSizes,
+    probe: &ProbeOptions,
+    engine: &Options,
+    confirm: &Confirm,
+    label: &str,
+    cache: &dyn FormulaCache,
+    open: &mut Opener,
+    observer: &mut dyn Observer,
+) -> Result<Explanation> {
+    let default_sizes = sizes.reveals_defaults();
+    let known = default_sizes.then(|| cache.known()).flatten();
+    if let Some((formula, from, _)) = known {
+        let mut again = from.clone();
+        again.extend([1000, 2048]);
+        again.extend(sizes.verify.iter().copied().filter(|&v| v > 2048));
+        again.sort_unstable();
+        again.dedup();
+        let proof = prove_known(
+            &formula,
+            &again,
+            sizes.budget,
+            probe,
+            engine,
+            confirm,
+            label,
+            open,
+            observer,
+        )?;
+        let why = match proof {
+            Proof::Holds { proven, unchecked } if from.iter().all(|n| proven.contains(n)) => {
+                return Ok(Explanation::Kept {
+                    formula,
+                    from,
+                    proven,
+                    unchecked,
+                });
+            }
+            Proof::Holds { unchecked, .. } => {
+                let (n, why) = unchecked.unwrap_or_default();
+                format!("cannot be proven now at n = {n} ({why})")
+            }
+            Proof::Refuted(n) => {
+                format!("is refuted at n = {n}: the black box's tree there is another")
+            }
+            Proof::Varies(v) => return Ok(Explanation::Now(Explained::Varies(v))),
+        };
+        cache.forget();
+        observer.note(Note::CacheDropped {
+            formula: formula.to_string(),
+            why: Some(why),
+        });
+    }
+    let explained = explain(sizes, probe, engine, confirm, label, open, observer)?;
+    if let Explained::Found {
+        inference: Inference {
+            formula: Some(formula),
+            ..
+        },
+        trees,
+        verified,
+    } = &explained
+        && default_sizes
+    {
+        let mut from: Vec<usize> = trees
+            .iter()
+            .map(SummationTree::n)
+            .filter(|n| !verified.contains(n))
+            .collect();
+        from.sort_unstable();
+        if let Err(e) = cache.keep(formula, &from, verified) {
+            observer.note(Note::CacheUnkept(e));
+        }
+    }
+    Ok(Explanation::Now(explained))
 }
 
 /// How an explanation reveals each size: confirmed on `confirm.trials`

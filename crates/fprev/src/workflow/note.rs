@@ -100,6 +100,25 @@ pub enum Note {
         /// What the black box showed there.
         why: String,
     },
+    /// The cache holds a formula for this black box, found before: its
+    /// tree is proven at the sizes below `n` it was found from before it
+    /// predicts.
+    CacheHolds {
+        /// The formula.
+        formula: String,
+        /// The sizes it was found from.
+        from: Vec<usize>,
+    },
+    /// The cache's formula is forgotten: it failed at a size it claims,
+    /// or mispredicted the size revealed.
+    CacheDropped {
+        /// The formula.
+        formula: String,
+        /// How it failed, where an explanation proved it.
+        why: Option<String>,
+    },
+    /// The formula found now could not be kept in the cache: why.
+    CacheUnkept(Error),
     /// The prediction was not proven with masked inputs.
     NotProven(Error),
     /// The prediction is proven: every node's masked check answered as
@@ -207,6 +226,7 @@ impl Note {
             self,
             Note::Mispredicted { .. }
                 | Note::Unconfirmed { .. }
+                | Note::CacheUnkept(_)
                 | Note::Described { kept: false, .. }
         )
     }
@@ -313,6 +333,25 @@ impl fmt::Display for Note {
                 "the cache's formula, native:{formula}, does not hold now at n = {n} ({why}): \
                  a formula is inferred afresh"
             ),
+            Note::CacheHolds { formula, from } => write!(
+                f,
+                "the cache holds native:{formula}, found before from n = {}: its tree is proven \
+                 at those sizes below n before it predicts",
+                runs(from)
+            ),
+            Note::CacheDropped { formula, why: None } => write!(
+                f,
+                "native:{formula} is dropped from the cache: it does not hold now"
+            ),
+            Note::CacheDropped {
+                formula,
+                why: Some(why),
+            } => write!(
+                f,
+                "the cache's formula, native:{formula}, {why}: dropped from the cache; \
+                 explaining afresh"
+            ),
+            Note::CacheUnkept(why) => write!(f, "{}", Report(why)),
             Note::NotProven(why) => write!(f, "not proven: {}", Report(why)),
             Note::Described {
                 what,
