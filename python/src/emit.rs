@@ -5,7 +5,7 @@ use fprev::emit::{self, Language};
 use fprev::formula::Formula;
 use fprev::probe::ProbeOptions;
 use fprev::reveal::Silent;
-use fprev::workflow::emit::{Prepared, check, prepare_cached};
+use fprev::workflow::emit::{CheckOn, Emitted, Prepared, prepare_cached, write};
 use pyo3::prelude::*;
 
 use crate::black_box::format;
@@ -101,29 +101,27 @@ pub(crate) fn emit_source(
             what.push(format!("{line}."));
         }
         let name = name.unwrap_or_else(|| emit::default_name(&spec, plan.element));
-        if let Some(sizes) = &check_sizes {
-            // None given: the command's default for this plan.
-            let sizes = match sizes.is_empty() {
-                true => emit::check::default_sizes_for(&plan),
-                false => sizes.clone(),
-            };
-            let source = emit::source(&plan, language, &name, &what.join("\n"))?;
-            let checked = check(
-                &source,
-                language,
-                &name,
-                &plan,
-                &mut open,
-                &sizes,
-                trials,
-                &mut |_, _| {},
-            )?;
-            if let Some(difference) = checked.difference(language, &spec) {
+        // None given: the command's default for this plan.
+        let check = check_sizes.map(|sizes| CheckOn {
+            sizes: (!sizes.is_empty()).then_some(sizes),
+            trials,
+        });
+        let source = match write(
+            &plan,
+            language,
+            &name,
+            &what,
+            &spec,
+            check.as_ref(),
+            &mut open,
+            &mut |_, _| {},
+        )? {
+            Emitted::Source { source, .. } => source,
+            Emitted::Differs(checked) => {
+                let difference = checked.difference(language, &spec).unwrap_or_default();
                 return Ok(Err(Refused::Unconfirmed(difference)));
             }
-            what.push(format!("{}.", checked.passed(&spec)));
-        }
-        let source = emit::source(&plan, language, &name, &what.join("\n"))?;
+        };
         Ok(Ok((source, name)))
     });
     if let Some(e) = unkept {

@@ -6,12 +6,13 @@ use std::path::Path;
 
 use fprev::Spec;
 use fprev::document::TreeDocument;
-use fprev::emit::{self, Plan, check};
+use fprev::emit::{self, Plan};
 use fprev::error::{Error, Result};
 use fprev::formula::Formula;
 use fprev::probe::{Offset, ProbeOptions};
 use fprev::sizes::runs;
-use fprev::workflow::{self, emit::Prepared};
+use fprev::workflow::emit::{CheckOn, Emitted, Prepared};
+use fprev::workflow::{self};
 
 use super::{cache, open_guarded, order_independent};
 use crate::args::EmitArgs;
@@ -49,53 +50,51 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
         .name
         .clone()
         .unwrap_or_else(|| emit::default_name(&spec, plan.element));
-    let source = emit::source(&plan, a.language, &name, &what.join("\n"))?;
-    if a.check {
-        let sizes = match &a.check_sizes {
-            Some(s) => s.0.clone(),
-            None => check::default_sizes_for(&plan),
-        };
-        let spec: Spec = spec.parse()?;
-        let started = std::time::Instant::now();
-        let checked = workflow::emit::check(
-            &source,
-            a.language,
-            &name,
-            &plan,
-            // Checked where the order was found.
-            &mut |o| {
-                open_guarded(
-                    &spec,
-                    &ProbeOptions {
-                        offset,
-                        ..o.clone()
-                    },
-                )
-            },
-            &sizes,
-            usize::from(a.trials),
-            &mut |done, all| {
-                if done % 256 == 0 || done == all {
-                    eprintln!("fprev: checking: {done} of {all} sizes");
-                }
-            },
-        )?;
-        if let Some(difference) = checked.difference(a.language, spec.as_str()) {
-            eprintln!(
-                "fprev: error: {difference}; nothing is written (it held at n = {})",
-                runs(&checked.sizes)
-            );
+    let check = a.check.then(|| CheckOn {
+        sizes: a.check_sizes.as_ref().map(|s| s.0.clone()),
+        trials: usize::from(a.trials),
+    });
+    let parsed: Spec = spec.parse()?;
+    let emitted = workflow::emit::write(
+        &plan,
+        a.language,
+        &name,
+        &what,
+        &spec,
+        check.as_ref(),
+        // Checked where the order was found.
+        &mut |o| {
+            open_guarded(
+                &parsed,
+                &ProbeOptions {
+                    offset,
+                    ..o.clone()
+                },
+            )
+        },
+        &mut |done, all| {
+            if done % 256 == 0 || done == all {
+                eprintln!("fprev: checking: {done} of {all} sizes");
+            }
+        },
+    )?;
+    let source = match emitted {
+        Emitted::Differs(checked) => {
+            if let Some(difference) = checked.difference(a.language, &spec) {
+                eprintln!(
+                    "fprev: error: {difference}; nothing is written (it held at n = {})",
+                    runs(&checked.sizes)
+                );
+            }
             return Ok(1);
         }
-        let line = format!(
-            "{} ({:.1} s).",
-            checked.passed(spec.as_str()),
-            started.elapsed().as_secs_f64()
-        );
-        eprintln!("fprev: note: {line}");
-        what.push(line);
-    }
-    let source = emit::source(&plan, a.language, &name, &what.join("\n"))?;
+        Emitted::Source { source, checked } => {
+            if let Some((checked, seconds)) = checked {
+                eprintln!("fprev: note: {} ({seconds:.1} s).", checked.passed(&spec));
+            }
+            source
+        }
+    };
     write::write_out(source.as_bytes(), a.output.as_deref())?;
     Ok(0)
 }

@@ -474,6 +474,74 @@ fn explain_default(
     })
 }
 
+/// What to check emitted code on.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOn {
+    /// The sizes (`None`: [`default_sizes_for`](crate::emit::check::default_sizes_for)
+    /// the plan).
+    pub sizes: Option<Vec<usize>>,
+    /// Random inputs at each size.
+    pub trials: usize,
+}
+
+/// Emitted code ([`write`]), or the check that refuted it.
+#[derive(Debug)]
+pub enum Emitted {
+    /// The source; and the check it passed, where one was asked, with
+    /// its seconds (said in the source's comment too).
+    Source {
+        /// The source.
+        source: String,
+        /// The check passed, and how long it took.
+        checked: Option<(crate::emit::check::Checked, f64)>,
+    },
+    /// Its bits differ from the black box's: nothing is to be written.
+    Differs(crate::emit::check::Checked),
+}
+
+/// Writes `plan` as source in `language`, defining `name`, its comment
+/// saying `what`; with `check_on`, the code is first compiled and run
+/// against the black box `open` opens (named `label`), and returned only
+/// where it gave the black box's bits at every size (the check then said
+/// in its comment). `progress` is told each size checked.
+#[allow(clippy::too_many_arguments)]
+pub fn write(
+    plan: &Plan,
+    language: crate::emit::Language,
+    name: &str,
+    what: &[String],
+    label: &str,
+    check_on: Option<&CheckOn>,
+    open: &mut Opener,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Emitted> {
+    let mut what = what.to_vec();
+    let source = crate::emit::source(plan, language, name, &what.join("\n"))?;
+    let Some(on) = check_on else {
+        return Ok(Emitted::Source {
+            source,
+            checked: None,
+        });
+    };
+    let sizes = match &on.sizes {
+        Some(sizes) => sizes.clone(),
+        None => crate::emit::check::default_sizes_for(plan),
+    };
+    let started = std::time::Instant::now();
+    let checked = check(
+        &source, language, name, plan, open, &sizes, on.trials, progress,
+    )?;
+    if checked.difference(language, label).is_some() {
+        return Ok(Emitted::Differs(checked));
+    }
+    what.push(format!("{}.", checked.passed(label)));
+    let source = crate::emit::source(plan, language, name, &what.join("\n"))?;
+    Ok(Emitted::Source {
+        source,
+        checked: Some((checked, started.elapsed().as_secs_f64())),
+    })
+}
+
 /// Compiles `source` (in `language`, defining `name`, computing what
 /// `plan` does) in a directory of its own and runs it against the black
 /// box `open` opens, at each of `sizes` on `trials` random inputs
