@@ -334,7 +334,7 @@ fn a_wrong_instruction_or_format_is_refused_with_what_to_use() {
     let e = err("mma:hopper:m16n8k17.f32.f16.f16.f32", Format::F16);
     assert!(e.contains("m16n8k16.f32.f16.f16.f32"), "{e}");
     let e = err("mma:hopper:m16n8k16.f32.f16.f16.f32", Format::F32);
-    assert!(e.contains("--dtype f16"), "{e}");
+    assert!(e.contains("input format f16"), "{e}");
     let e = err("mma:pascal:m16n8k16.f32.f16.f16.f32", Format::F16);
     assert!(e.contains("hopper") && e.contains("cdna3"), "{e}");
 }

@@ -108,7 +108,8 @@ impl Implementation {
             return Ok(());
         }
         Err(Error::Input(format!(
-            "--mpi {}: this fprev links {}; an fprev for {implementation} is built with `{}`",
+            "the MPI implementation {}: this fprev links {}; an fprev for {implementation} is \
+             built with `{}`",
             implementation.name(),
             Implementation::version(),
             implementation.build()
@@ -149,7 +150,7 @@ impl FromStr for Implementation {
             .map(|(i, _)| *i)
             .ok_or_else(|| {
                 Error::Input(format!(
-                    "--mpi {s}: no such MPI implementation; fprev knows {}",
+                    "{s}: no such MPI implementation; fprev knows {}",
                     Implementation::ALL.map(|(_, name)| name).join(" and ")
                 ))
             })

@@ -61,11 +61,12 @@ impl MpiProbe {
                 let env: Vec<String> = a.env().iter().map(|(k, v)| format!("{k}={v}")).collect();
                 let implementation = super::Implementation::linked();
                 return Err(Error::Input(format!(
-                    "{spec}: {implementation} reads its algorithm as the job starts: run fprev \
-                     with --ranks P, which sets it, or set {} before {}",
+                    "{spec}: {implementation} reads its algorithm as the job starts: fprev sets \
+                     it where it starts the job, or set {} before {}",
                     env.join(" "),
                     implementation.launcher()
-                )));
+                ))
+                .advise(Remedy::Give(Setting::Ranks, &["P"])));
             }
         }
         let combine = match (op, arg) {

@@ -397,7 +397,7 @@ pub static FAMILIES: &[Family] = &[
             "a GPU matrix instruction simulated bit for bit by MMA-Sim, chained along K (ARCH: \
              volta turing ampere ada hopper blackwell rtx_blackwell cdna1 cdna2 cdna3; \
              INSTRUCTION as MMA-Sim spells it, wgmma. and tcgen05. prefixed: `fprev reveal \
-             mma:ARCH` lists them; --dtype defaults to the instruction's input format)",
+             mma:ARCH` lists them; the input format defaults to the instruction's)",
             "mmasim"
         )
     },

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::OPS;
-use crate::error::{Error, Result};
+use crate::error::{Error, Remedy, Result, Setting};
 
 /// The Python libraries a survey visits through the embedded bridge.
 pub(super) const PYTHON_LIBRARIES: [&str; 5] = ["numpy", "jax", "torch", "polars", "duckdb"];
@@ -73,6 +73,8 @@ pub fn libraries(ops: &[&str], only: &[String], ranks: Option<usize>) -> Result<
         .parse::<crate::spec::Spec>()
         .map_err(|e| e.to_string())
         .and_then(|s| s.family().available());
+    // Available, but not surveyed: no number of ranks was given.
+    let needs_ranks = mpi.is_ok() && ranks.is_none();
     match (mpi, ranks) {
         (Ok(()), Some(_)) => found.push(Library {
             label: "mpi".into(),
@@ -85,7 +87,7 @@ pub fn libraries(ops: &[&str], only: &[String], ranks: Option<usize>) -> Result<
         }),
         (Ok(()), None) => missing.push((
             "mpi".into(),
-            "give --ranks P to survey MPI_Allreduce on P ranks".into(),
+            "MPI_Allreduce is surveyed on a number of ranks given".into(),
         )),
         (Err(why), _) => missing.push(("mpi".into(), why)),
     }
@@ -97,6 +99,10 @@ pub fn libraries(ops: &[&str], only: &[String], ranks: Option<usize>) -> Result<
             continue;
         }
         return Err(match missing.iter().find(|(label, _)| label == o) {
+            Some((_, why)) if o == "mpi" && needs_ranks => {
+                Error::Input(format!("library {o}: not surveyed: {why}"))
+                    .advise(Remedy::Give(Setting::Ranks, &["P"]))
+            }
             Some((_, why)) => Error::Input(format!("library {o}: not usable here: {why}")),
             None => Error::Input(format!(
                 "library {o}: none such here (name numpy, jax, torch, polars, duckdb, \

@@ -161,7 +161,7 @@ pub fn invariance(
     if let Some(k) = knobs.iter().find(|k| !k.in_process()) {
         return Err(Error::Input(format!(
             "{}: a library reads its environment when it loads, so each value needs a process \
-             of its own: `fprev invariance --env` runs them",
+             of its own, which a study in this process cannot start",
             k.name
         )));
     }

@@ -205,7 +205,7 @@ def _probe(arch, n, dtype, arg):
     op = _open(arch, arg)
     takes, times = _operand(op, arg, "a"), _operand(op, arg, "b")
     if dtype != takes:
-        raise TypeError("%s takes %s inputs: reveal it with --dtype %s" % (arg, takes, takes))
+        raise TypeError("%s takes %s inputs: give it the input format %s" % (arg, takes, takes))
     k = op.k
     steps = -(-n // k)
     c_type = op.c_type
