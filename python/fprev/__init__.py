@@ -826,19 +826,20 @@ def _batch(batch: Any) -> list:
 
 
 def diff(a: Union[Tree, str, "os.PathLike[str]"], b: Union[Tree, str, "os.PathLike[str]"]) -> Optional[str]:
-    """``None`` when ``a`` and ``b`` are the same order (modulo the order of
-    each node's children), else where they part: the smallest subtree of
-    each that the other lacks, as ``"a has ((0+1)+2), b has (2+3)"``.
-    Trees of different sizes differ by their size."""
-    parts = _parts(_tree(a), _tree(b))
-    return None if parts is None else "a has %s, b has %s" % parts
+    """``None`` when ``a`` and ``b`` agree in everything ``fprev diff``
+    compares, else where they part, in one line, as ``fprev diff`` says
+    it: their sizes, whether either varies from call to call, their orders
+    (modulo the order of each node's children: ``"a has ((0+1)+2), b has
+    (2+3)"``, the smallest subtree of each that the other lacks), then,
+    where both carry an arithmetic model, what their nodes compute."""
+    return _fprev.diff(_tree(a), _tree(b))
 
 
 def _parts(a: Tree, b: Tree) -> Optional[tuple]:
     """Where trees part, as text: (a's subtree, b's subtree), or None."""
     if a.n != b.n:
         return ("%d summands" % a.n, "%d summands" % b.n)
-    return _fprev.diff(a, b)
+    return _fprev.order_parts(a, b)
 
 
 def _tree(tree: Any) -> Tree:

@@ -56,6 +56,7 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VARIATION_INPUTS", fprev::reveal::VARIATION_INPUTS)?;
     m.add_function(wrap_pyfunction!(check::check, m)?)?;
     m.add_function(wrap_pyfunction!(tree::diff, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::order_parts, m)?)?;
     m.add_function(wrap_pyfunction!(reduce::replay, m)?)?;
     m.add_function(wrap_pyfunction!(explain::explain, m)?)?;
     m.add_function(wrap_pyfunction!(emit::emit_source, m)?)?;

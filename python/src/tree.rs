@@ -293,10 +293,20 @@ impl Tree {
     }
 }
 
-/// `None` when `a` and `b` are one order (modulo child order), else the
-/// smallest subtree of each that the other lacks.
+/// `None` when `a` and `b` agree in everything `fprev diff` compares
+/// (size, variation, order modulo child order, then arithmetic where both
+/// carry a model), else where they part, in one line.
 #[pyfunction]
-pub(crate) fn diff(a: &Tree, b: &Tree) -> PyResult<Option<(String, String)>> {
+pub(crate) fn diff(a: &Tree, b: &Tree) -> PyResult<Option<String>> {
+    let c = fprev::workflow::diff::diff(&a.doc, &b.doc).map_err(crate::errors::to_py)?;
+    Ok(fprev_present::diff::line(&c, "a", "b"))
+}
+
+/// `None` when `a` and `b` are one order (modulo child order), else the
+/// smallest subtree of each that the other lacks: what golden-file
+/// assertions on an order compare.
+#[pyfunction]
+pub(crate) fn order_parts(a: &Tree, b: &Tree) -> PyResult<Option<(String, String)>> {
     if a.n() != b.n() {
         return Err(PyValueError::new_err(format!(
             "the trees sum {} and {} values",

@@ -237,3 +237,31 @@ def test_a_mixed_precision_sum_is_confirmed_with_its_arithmetic():
     with pytest.warns(fprev.UnconfirmedWarning):
         plain = fprev.reveal(body_and_tail, 12, "float32", arith=False)
     assert plain.arithmetic is None and not plain.confirmed
+
+
+def test_diff_compares_arithmetic_as_fprev_diff_does():
+    # One order (left to right), two arithmetics: float32 throughout, and
+    # float64 from the ninth summand on. `fprev.diff` says what `fprev
+    # diff` says: the same order, another arithmetic at a node.
+    def in_float32(x):
+        s = np.float32(0)
+        for v in x:
+            s = np.float32(s + v)
+        return s
+
+    def body_and_tail(x):
+        s = np.float32(0)
+        for v in x[:8]:
+            s = np.float32(s + v)
+        s = np.float64(s)
+        for v in x[8:]:
+            s = s + np.float64(v)
+        return np.float32(s)
+
+    a = fprev.reveal(in_float32, 12, "float32")
+    b = fprev.reveal(body_and_tail, 12, "float32")
+    assert a == b  # the same tree
+    assert fprev.diff(a, a) is None
+    said = fprev.diff(a, b)
+    assert said is not None and said.startswith("same order, different arithmetic"), said
+    assert "f64" in said, said

@@ -15,6 +15,8 @@
 //! - [`sweep`]: a sweep as a table ([`sweep::Table`]);
 //! - [`check`]: a check's outcome in one line ([`check::summary`]);
 //! - [`compare`]: a comparison of two surveys in text ([`compare::text`]);
+//! - [`diff`]: a comparison of two tree documents in text, one line, and
+//!   JSON;
 //! - [`invariance`]: an invariance study in text ([`invariance::text`]);
 //! - [`html`]: a survey, and a comparison of two, as one self-contained
 //!   HTML page (askama templates under `templates/`).
@@ -29,6 +31,7 @@
 pub mod alignment;
 pub mod check;
 pub mod compare;
+pub mod diff;
 pub mod html;
 pub mod invariance;
 pub mod render;

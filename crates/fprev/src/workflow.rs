@@ -12,6 +12,8 @@
 //!   arithmetic, and build the [`TreeDocument`](crate::document::TreeDocument);
 //! - [`explain()`]: reveal at several sizes and infer the one formula
 //!   behind every tree;
+//! - [`diff::diff`]: compare two tree documents: size, variation, order,
+//!   then arithmetic;
 //! - [`invariance()`]: reveal under each batch size, output position and
 //!   thread count, each case starting from its neighbours' findings.
 //!
@@ -34,6 +36,7 @@
 //! ```
 
 mod confirm;
+pub mod diff;
 pub mod emit;
 mod explain;
 mod invariance;
