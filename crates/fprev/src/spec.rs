@@ -22,12 +22,14 @@
 
 mod families;
 mod mma;
+mod profile;
 
 use std::ops::Range;
 
 pub use families::{FAMILIES, Family};
 use families::{Grammar, family};
 pub use mma::Instruction;
+pub use profile::{PROFILES, Profile, profile};
 
 use crate::error::{Error, Remedy, Result, Setting};
 use crate::format::Format;

@@ -491,16 +491,7 @@ fn suspects(spec: &str, machine: &[(String, String, String)]) -> Vec<String> {
         }
     };
     // A black box of the user's own (python:, dylib:) may read any of them.
-    let variables: &[&str] = match prefix {
-        "blas" => &["OPENBLAS_", "GOTO_", "OMP_", "BLIS_", "MKL_", "FPREV_BLAS"],
-        "numpy" => &["NPY_", "OPENBLAS_", "OMP_"],
-        "jax" => &["XLA_", "TF_"],
-        "torch" => &["OMP_", "MKL_", "CUBLAS_", "NVIDIA_"],
-        "rayon" => &["RAYON_"],
-        "mpi" => &["OMPI_MCA_", "MPIR_CVAR_"],
-        "ndarray" | "native" | "reduce" | "replay" => &[],
-        _ => &[""],
-    };
+    let variables = crate::spec::profile(prefix).steering;
     machine
         .iter()
         .filter(|(fact, _, _)| {

@@ -5,20 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::OPS;
 use crate::error::{Error, Remedy, Result, Setting};
-
-/// The Python libraries a survey visits through the embedded bridge.
-pub(super) const PYTHON_LIBRARIES: [&str; 5] = ["numpy", "jax", "torch", "polars", "duckdb"];
-
-/// The ops of [`OPS`] a Python library offers: Polars and DuckDB sum a
-/// column, and multiply none.
-fn python_ops(library: &str) -> &'static [&'static str] {
-    match library {
-        "polars" | "duckdb" => &["sum"],
-        _ => &OPS,
-    }
-}
 
 /// A library a survey can visit: its label (`numpy`, `blas@blis`), the
 /// specs of its ops, and what it says of itself.
@@ -44,13 +31,14 @@ pub fn libraries(ops: &[&str], only: &[String], ranks: Option<usize>) -> Result<
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for family in crate::spec::FAMILIES {
-        if !PYTHON_LIBRARIES.contains(&family.prefix) || !wanted(family.prefix) {
+        let profile = crate::spec::profile(family.prefix);
+        if !profile.python || !wanted(family.prefix) {
             continue;
         }
         match family.available() {
             Ok(()) => found.push(Library {
                 label: family.prefix.to_string(),
-                black_boxes: specs(family.prefix, python_ops(family.prefix), "", ops),
+                black_boxes: specs(family.prefix, profile.ops, "", ops),
                 facts: facts_of(family.prefix),
             }),
             Err(why) => missing.push((family.prefix.to_string(), why)),
@@ -59,14 +47,14 @@ pub fn libraries(ops: &[&str], only: &[String], ranks: Option<usize>) -> Result<
     blas_libraries(ops, &mut found, &mut missing);
     found.push(Library {
         label: "ndarray".into(),
-        black_boxes: specs("ndarray", &OPS, "", ops),
+        black_boxes: specs("ndarray", crate::spec::profile("ndarray").ops, "", ops),
         facts: facts_of("ndarray"),
     });
     // Rayon's global pool, one thread a core: on two cores or more its sum
     // regroups from call to call.
     found.push(Library {
         label: "rayon".into(),
-        black_boxes: specs("rayon", &["sum", "dot"], "", ops),
+        black_boxes: specs("rayon", crate::spec::profile("rayon").ops, "", ops),
         facts: facts_of("rayon"),
     });
     let mpi = "mpi:allreduce"
@@ -168,7 +156,7 @@ pub fn facts_of(label: &str) -> BTreeMap<String, String> {
         _ if label == "mpi" => crate::mpi::Implementation::facts(),
         #[cfg(feature = "python")]
         // MMA-Sim's version decides every simulated instruction's bits.
-        _ if PYTHON_LIBRARIES.contains(&label) || label == "mma" => {
+        _ if crate::spec::profile(label).python || label == "mma" => {
             crate::probe::python::facts(label).unwrap_or_else(|e| {
                 BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])
             })

@@ -171,7 +171,7 @@ pub(super) fn threads_settable(spec: &Spec) -> bool {
     use crate::probe::blas::library::Cblas;
     match spec.prefix() {
         _ if !spec.takes_threads() || spec.argument().is_some() => false,
-        "polars" => false,
+        prefix if crate::spec::profile(prefix).threads_fixed_at_import => false,
         "blas" => Cblas::open(spec.library()).is_ok_and(|c| c.controls_threads()),
         _ => true,
     }

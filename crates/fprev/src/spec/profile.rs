@@ -1,0 +1,99 @@
+//! What fprev knows of each library a spec's prefix names, in any build
+//! (a survey read from a file may name a library this build cannot open):
+//! the operations a survey asks of it, the environment variables that
+//! steer it, and whether its thread count can change within a process.
+
+/// One library's profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// The spec prefix that names it: `numpy`, `blas`.
+    pub prefix: &'static str,
+    /// The operations it offers of `sum`, `dot`, `gemv`, `gemm`.
+    pub ops: &'static [&'static str],
+    /// The prefixes of the environment variables it reads (`""`: any, a
+    /// black box of the user's own).
+    pub steering: &'static [&'static str],
+    /// Whether it is a Python library the embedded bridge opens, which a
+    /// survey visits.
+    pub python: bool,
+    /// Whether its thread count is fixed once a process (Polars reads it
+    /// when it is imported), so that one process cannot compare two.
+    pub threads_fixed_at_import: bool,
+}
+
+const EVERY_OP: &[&str] = &["sum", "dot", "gemv", "gemm"];
+
+const fn library(prefix: &'static str, steering: &'static [&'static str]) -> Profile {
+    Profile {
+        prefix,
+        ops: EVERY_OP,
+        steering,
+        python: false,
+        threads_fixed_at_import: false,
+    }
+}
+
+const fn python(prefix: &'static str, steering: &'static [&'static str]) -> Profile {
+    Profile {
+        python: true,
+        ..library(prefix, steering)
+    }
+}
+
+/// Every library fprev knows by its prefix.
+pub static PROFILES: &[Profile] = &[
+    library(
+        "blas",
+        &["OPENBLAS_", "GOTO_", "OMP_", "BLIS_", "MKL_", "FPREV_BLAS"],
+    ),
+    python("numpy", &["NPY_", "OPENBLAS_", "OMP_"]),
+    python("jax", &["XLA_", "TF_"]),
+    python("torch", &["OMP_", "MKL_", "CUBLAS_", "NVIDIA_"]),
+    Profile {
+        ops: &["sum"],
+        threads_fixed_at_import: true,
+        // Not studied: any variable may steer them.
+        ..python("polars", &[""])
+    },
+    Profile {
+        ops: &["sum"],
+        ..python("duckdb", &[""])
+    },
+    Profile {
+        ops: &["sum", "dot"],
+        ..library("rayon", &["RAYON_"])
+    },
+    Profile {
+        ops: &["sum"],
+        ..library("mpi", &["OMPI_MCA_", "MPIR_CVAR_"])
+    },
+    library("ndarray", &[]),
+    library("native", &[]),
+    library("reduce", &[]),
+    library("replay", &[]),
+];
+
+/// The profile of the library `prefix` names; a prefix of none (a black
+/// box of the user's own: `python:`, `dylib:`) offers every op and may
+/// read any variable.
+///
+/// ```
+/// use fprev::spec::profile;
+///
+/// assert_eq!(profile("polars").ops, ["sum"]);
+/// assert!(profile("numpy").steering.contains(&"OPENBLAS_"));
+/// assert_eq!(profile("dylib").steering, [""]);
+/// ```
+pub fn profile(prefix: &str) -> Profile {
+    PROFILES
+        .iter()
+        .copied()
+        .find(|p| p.prefix == prefix)
+        .unwrap_or(Profile {
+            prefix: "",
+            ops: EVERY_OP,
+            steering: &[""],
+            python: false,
+            threads_fixed_at_import: false,
+        })
+}
