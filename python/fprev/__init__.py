@@ -198,7 +198,7 @@ def reveal(
 def _across_processes(fn: Any, n: int, fmt: str, described: dict, processes: int) -> None:
     """Raises :class:`VariesError` where ``fn``'s answers to the random
     inputs ``fprev reveal --processes`` asks differ between this process
-    and ``processes - 1`` fresh ones (``fprev answers`` in each); warns
+    and ``processes - 1`` fresh ones (``fprev._child`` in each); warns
     where they differ within this process, which leaves the processes
     uncompared."""
     import json
@@ -224,16 +224,19 @@ def _across_processes(fn: Any, n: int, fmt: str, described: dict, processes: int
             stacklevel=3,
         )
         return
-    argv = ["answers", spec, "--inputs", str(_fprev.VARIATION_INPUTS), "-n", str(n), "--dtype", fmt]
-    if described["accumulator"] is not None:
-        argv += ["--acc", described["accumulator"]]
-    if described["rows"] is not None:
-        argv += ["--shape", "%d,1,%d" % (described["rows"], n)]
-    if described["offset"] is not None:
-        argv += ["--offset", described["offset"]]
+    request = {
+        "path": code.co_filename,
+        "func": fn.__name__,
+        "n": n,
+        "dtype": fmt,
+        "label": label,
+        "rows": described["rows"],
+        "accumulator": described["accumulator"],
+        "offset": described["offset"],
+    }
     answers = [own]
     for _ in range(processes - 1):
-        returncode, stdout, stderr = _fprev_in_child(argv, dict(_os.environ))
+        returncode, stdout, stderr = _in_child("answers", request, dict(_os.environ))
         if returncode == 2:
             raise ValueError(_last_line(stderr))
         if returncode != 0:
@@ -581,7 +584,7 @@ def invariance(
         env: environment variables and their values, e.g.
             ``{"OPENBLAS_NUM_THREADS": ["1", "2"]}`` (``"unset"``: not
             set); a library reads them when it loads, so each combination
-            runs in a fresh process (``fprev invariance``): specs only.
+            runs in a fresh process of this interpreter: specs only.
         dtype: as for :func:`reveal`.
         confirm: random inputs each tree is replayed on.
         processes: fresh processes each environment runs in (1 to 16;
@@ -637,35 +640,23 @@ def invariance(
     plan = _fprev.environment_settings(
         [(str(k), [str(v) for v in _listed(str(k), vs)]) for k, vs in (env or {}).items()], processes
     )
-    argv = ["invariance", black_box, "-n", str(n), "--dtype", fmt, "--confirm", str(confirm)]
-    argv += ["--format", "json", "--one-process"]
-    if shape is not None:
-        argv += ["--shape", ",".join(map(str, shape))]
-    for flag, values in (
-        ("--threads", knobs["threads"]),
-        ("--batch", knobs["batch"] or []),
-        ("--rows", knobs["rows"]),
-        ("--columns", knobs["columns"]),
-        ("--offset", knobs["offsets"]),
-    ):
-        if values:
-            argv += [flag, ",".join(map(str, values))]
-    parts = [(setting, _study_in_child(argv, environ)) for setting, environ in plan]
+    request = dict(spec=black_box, n=n, dtype=fmt, label=label, shape=shape, confirm=confirm, **knobs)
+    parts = [(setting, _study_in_child(request, environ)) for setting, environ in plan]
     return _fprev.nested(parts, label, n, shape=shape)
 
 
-def _study_in_child(argv: list, setting: list) -> str:
-    """The study file of ``fprev`` run on ``argv`` in a fresh process of
-    this interpreter, with ``setting``'s environment variables set (or, at
-    ``unset``, removed)."""
+def _study_in_child(request: dict, setting: list) -> str:
+    """The study file of ``request`` (one environment's study) made in a
+    fresh process of this interpreter, with ``setting``'s environment
+    variables set (or, at ``unset``, removed)."""
     env = dict(_os.environ)
     for name, value in setting:
         if value == "unset":
             env.pop(name, None)
         else:
             env[name] = value
-    returncode, stdout, stderr = _fprev_in_child(argv, env)
-    if returncode in (0, 1, 3):
+    returncode, stdout, stderr = _in_child("study", request, env)
+    if returncode == 0:
         return stdout
     where = " ".join("%s=%s" % kv for kv in setting)
     if returncode == 2:
@@ -674,42 +665,42 @@ def _study_in_child(argv: list, setting: list) -> str:
 
 
 def _last_line(stderr: str) -> str:
-    """What a child ``fprev`` said last, its ``fprev: error:`` cut."""
+    """What a child process said last, an ``fprev: error:`` cut."""
     said = [line for line in stderr.splitlines() if line.strip()]
     why = said[-1] if said else "no message"
     return why.removeprefix("fprev: ").removeprefix("error: ")
 
 
-#: How long a child ``fprev`` may take to end its own processes and
-#: files once told to end (its MPI job's, its settings' own: 5 s each).
+#: How long a child process may take to end what it started once told
+#: to end.
 _CHILD_GRACE = 10.0
 
 
 class _Ending(BaseException):
-    """SIGTERM or SIGHUP came while a child ``fprev`` ran."""
+    """SIGTERM or SIGHUP came while a child process ran."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
 
 
-def _fprev_in_child(argv: list, env: dict) -> tuple:
-    """``(exit status, stdout, stderr)`` of ``fprev`` on ``argv`` run by
-    this interpreter in a child process of its own process group, so that
-    the child and what it starts end with this process, as at a terminal:
-    on KeyboardInterrupt, SIGTERM, SIGHUP (where they would end this
-    process) or any other exception while it runs, the child's group gets
-    SIGINT (SIGTERM, SIGHUP; SIGTERM for an exception), the child ends its
-    MPI job, its settings' processes and its temporary files, and after
-    ``_CHILD_GRACE`` what is left is killed. Then the exception goes on,
+def _in_child(kind: str, request: dict, env: dict) -> tuple:
+    """``(exit status, stdout, stderr)`` of ``request`` of ``kind`` answered
+    (``fprev._child``) by this interpreter in a child process of its own
+    process group, so that the child and what it starts end with this
+    process, as at a terminal: on KeyboardInterrupt, SIGTERM, SIGHUP
+    (where they would end this process) or any other exception while it
+    runs, the child's group gets SIGINT (SIGTERM, SIGHUP; SIGTERM for an
+    exception), and after ``_CHILD_GRACE`` what is left is killed. Then the exception goes on,
     or the signal ends this process as it would have. Where SIGKILL ends
     this process, the child gets SIGTERM (Linux)."""
+    import json
     import signal
     import subprocess
     import sys
     import threading
 
-    code = "import sys; from fprev._cli import main; sys.argv[0] = 'fprev'; main()"
+    code = "import sys; from fprev._child import main; main(sys.argv[1], sys.argv[2])"
     if sys.platform.startswith("linux"):
         # SIGKILL ends this process with no word to the child: the kernel
         # then sends it SIGTERM, on which it stops what it started.
@@ -720,7 +711,7 @@ def _fprev_in_child(argv: list, env: dict) -> tuple:
     # A session of its own (a group of its own on every Python): a
     # terminal's Ctrl-C reaches this process alone, which passes it on once.
     child = subprocess.Popen(
-        [sys.executable, "-c", code] + argv,
+        [sys.executable, "-c", code, kind, json.dumps(request)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

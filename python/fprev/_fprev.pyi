@@ -130,6 +130,7 @@ def invariance(
     columns: list[int] = ...,
     offsets: list[str] = ...,
     confirm: int = 48,
+    one_process: bool = False,
 ) -> Study: ...
 def environment_settings(
     env: list[tuple[str, list[str]]], processes: int = 1

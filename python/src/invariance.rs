@@ -211,9 +211,10 @@ pub(crate) fn nested(
 }
 
 /// Studies `black_box` (a spec, or a callable summing `batch`'s rows of
-/// `n` a call) in this process.
+/// `n` a call) in this process; with `one_process` (the study of one
+/// environment, in a fresh process of its own), nothing need vary here.
 #[pyfunction]
-#[pyo3(signature = (black_box, n, dtype, label, shape=None, threads=Vec::new(), batch=None, rows=Vec::new(), columns=Vec::new(), offsets=Vec::new(), confirm=fprev::check::CONFIRM_TRIALS))]
+#[pyo3(signature = (black_box, n, dtype, label, shape=None, threads=Vec::new(), batch=None, rows=Vec::new(), columns=Vec::new(), offsets=Vec::new(), confirm=fprev::check::CONFIRM_TRIALS, one_process=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn invariance(
     py: Python<'_>,
@@ -228,6 +229,7 @@ pub(crate) fn invariance(
     columns: Vec<usize>,
     offsets: Vec<String>,
     confirm: usize,
+    one_process: bool,
 ) -> PyResult<Study> {
     let format = format(dtype)?;
     let turned = Turned {
@@ -271,7 +273,7 @@ pub(crate) fn invariance(
     let knobs = turned
         .knobs(spec.as_ref().and_then(Spec::op), shape)
         .map_err(to_py)?;
-    if knobs.is_empty() {
+    if knobs.is_empty() && !one_process {
         return Err(PyValueError::new_err(
             "nothing varies: give batch, rows, columns, threads or env",
         ));
