@@ -1,8 +1,8 @@
 """Every process and temporary file ``fprev.invariance(env=…)`` and the
 ``fprev`` console script start end with them, on SIGINT (Ctrl-C, to the
-interpreter alone or to its process group) and SIGTERM: the child
-``fprev`` of each environment is told to end as a terminal would tell it,
-so that its own clean-up runs. The processes are found by an environment
+interpreter alone or to its process group) and SIGTERM: the child process
+of each environment is told to end as a terminal would tell it, so that
+it and what it started end. The processes are found by an environment
 variable this test sets, which every process under the interpreter
 inherits."""
 
@@ -131,11 +131,12 @@ def test_the_console_script_ends_with_everything_it_started(tmp_path, signum, gr
 
 def test_the_process_of_an_environment_ends_when_the_interpreter_is_killed(tmp_path):
     # SIGKILL leaves the interpreter no time: the kernel tells the child
-    # fprev, which ends its command (and what the command started).
+    # that studies the environment, which ends its group (the box's worker
+    # too).
     box = tmp_path / "slow.py"
-    box.write_text("import time\n\ndef f(x):\n    time.sleep(100)\n    return x.sum()\n")
+    box.write_text(SLOW)
     argv = [sys.executable, "-c", INVARIANCE, "python:%s:f" % box]
-    # The interpreter, the child fprev and its command's process.
+    # The interpreter, its child and the box's worker.
     ends_with_everything(tmp_path, argv, signal.SIGKILL, False, (-signal.SIGKILL,), ready=lambda names: len(names) == 3)
 
 
