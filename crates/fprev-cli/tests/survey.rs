@@ -209,10 +209,10 @@ fn survey_knobs(dir: &Path, name: &str, core: &str) -> Value {
 #[test]
 fn a_survey_with_knobs_finds_openblas_core_type_and_compare_names_it() {
     // OpenBLAS runs a forced core type without asking the CPU: Haswell's
-    // (AVX2) and Prescott's (SSE3) kernels run on every CPU this suite
-    // runs on, AVX-512 or not, and sum a dot in other orders.
+    // (AVX2) and Prescott's (SSE3, Linux's `pni`) kernels run on every CPU
+    // this suite runs on, AVX-512 or not, and sum a dot in other orders.
     assert!(
-        cpu_has(&["avx2", "fma", "sse3"]),
+        cpu_has(&["avx2", "fma", "pni"]),
         "this CPU runs neither Haswell's nor Prescott's kernels"
     );
     let dir = TempDir::new().unwrap();
