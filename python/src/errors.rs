@@ -3,7 +3,7 @@
 //! `give algo="fprev"`).
 
 use fprev::Error;
-use fprev::error::{Kind, Remedy, Setting, report_with};
+use fprev::error::{Kind, Param, Remedy, report_with};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
@@ -60,33 +60,33 @@ pub(crate) fn line(e: &Error) -> String {
 
 /// The keyword argument of the Python API that gives a setting, where
 /// one does.
-fn keyword(setting: Setting) -> Option<&'static str> {
+fn keyword(setting: Param) -> Option<&'static str> {
     match setting {
-        Setting::N => Some("n"),
-        Setting::Algorithm => Some("algo"),
-        Setting::Dtype => Some("dtype"),
-        Setting::Accumulator => Some("accumulator"),
-        Setting::Threads => Some("threads"),
-        Setting::Confirm => Some("confirm"),
-        Setting::Trials => Some("trials"),
-        Setting::Runs => Some("runs"),
-        Setting::Seed => Some("seed"),
-        Setting::Row => Some("row"),
-        Setting::Column => Some("columns"),
-        Setting::Shape => Some("shape"),
-        Setting::Batch => Some("batch"),
-        Setting::Processes => Some("processes"),
-        Setting::Sizes | Setting::Ranks | Setting::OutputFormat => None,
+        Param::N => Some("n"),
+        Param::Algorithm => Some("algo"),
+        Param::Dtype => Some("dtype"),
+        Param::Accumulator => Some("accumulator"),
+        Param::Threads => Some("threads"),
+        Param::Confirm => Some("confirm"),
+        Param::Trials => Some("trials"),
+        Param::Runs => Some("runs"),
+        Param::Seed => Some("seed"),
+        Param::Row => Some("row"),
+        Param::Column => Some("columns"),
+        Param::Shape => Some("shape"),
+        Param::Batch => Some("batch"),
+        Param::Processes => Some("processes"),
+        Param::Sizes | Param::Ranks | Param::OutputFormat => None,
     }
 }
 
 /// A remedy in keyword arguments (`give algo="fprev"`); in plain words
 /// where the Python API has no keyword for a setting it names.
 fn words(remedy: &Remedy) -> String {
-    let named = |s: &Setting| keyword(*s).ok_or(());
+    let named = |s: &Param| keyword(*s).ok_or(());
     let worded = match remedy {
         Remedy::Smaller(s) => named(s).map(|k| format!("give a smaller {k}")),
-        Remedy::Give(Setting::OutputFormat, _) => Ok("Tree.to_dot() gives the source".into()),
+        Remedy::Give(Param::OutputFormat, _) => Ok("Tree.to_dot() gives the source".into()),
         Remedy::Give(s, values) => named(s).map(|k| {
             let given: Vec<String> = values.iter().map(|v| format!("{k}=\"{v}\"")).collect();
             format!("give {}", given.join(" or "))

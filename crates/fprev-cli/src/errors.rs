@@ -2,7 +2,7 @@
 //! that carry it out (`give a smaller -n`), and the exit status of each
 //! kind of error (docs/DESIGN.md, Exit codes).
 
-use fprev::error::{Error, Kind, Remedy, Setting, one_line, report_with};
+use fprev::error::{Error, Kind, Param, Remedy, one_line, report_with};
 
 /// Prints `e` with every cause below it (`cannot read t.json: No such file
 /// or directory`) on one line, and returns the exit status its kind maps to.
@@ -51,34 +51,34 @@ pub(crate) fn kind_of(code: i32) -> Option<Kind> {
 }
 
 /// The flag that gives a setting.
-fn flag(setting: Setting) -> &'static str {
+fn flag(setting: Param) -> &'static str {
     match setting {
-        Setting::N => "-n",
-        Setting::Shape => "--shape",
-        Setting::Algorithm => "--algo",
-        Setting::Dtype => "--dtype",
-        Setting::Accumulator => "--acc",
-        Setting::Batch => "--batch",
-        Setting::Ranks => "--ranks",
-        Setting::Threads => "--threads",
-        Setting::OutputFormat => "--format",
-        Setting::Confirm => "--confirm",
-        Setting::Trials => "--trials",
-        Setting::Runs => "--runs",
-        Setting::Seed => "--seed",
-        Setting::Row => "--row",
-        Setting::Column => "--column",
-        Setting::Sizes => "the sizes",
-        Setting::Processes => "--processes",
+        Param::N => "-n",
+        Param::Shape => "--shape",
+        Param::Algorithm => "--algo",
+        Param::Dtype => "--dtype",
+        Param::Accumulator => "--acc",
+        Param::Batch => "--batch",
+        Param::Ranks => "--ranks",
+        Param::Threads => "--threads",
+        Param::OutputFormat => "--format",
+        Param::Confirm => "--confirm",
+        Param::Trials => "--trials",
+        Param::Runs => "--runs",
+        Param::Seed => "--seed",
+        Param::Row => "--row",
+        Param::Column => "--column",
+        Param::Sizes => "the sizes",
+        Param::Processes => "--processes",
     }
 }
 
 /// A remedy in flags: `give --algo fprev`, `give --batch 1 or more`.
 fn words(remedy: &Remedy) -> String {
     match remedy {
-        Remedy::Smaller(Setting::Shape) => "give a smaller --shape M,N,K".into(),
+        Remedy::Smaller(Param::Shape) => "give a smaller --shape M,N,K".into(),
         Remedy::Smaller(s) => format!("give a smaller {}", flag(*s)),
-        Remedy::Give(Setting::OutputFormat, values) => {
+        Remedy::Give(Param::OutputFormat, values) => {
             format!("--format {} writes the source instead", values.join(" or "))
         }
         Remedy::Give(s, values) => {
@@ -104,11 +104,11 @@ mod tests {
     #[test]
     fn remedies_name_the_flags() {
         let e = Error::Input("naive stops at n = 9".into())
-            .advise(Remedy::Give(Setting::Algorithm, &["fprev"]));
+            .advise(Remedy::Give(Param::Algorithm, &["fprev"]));
         assert_eq!(line(&e), "naive stops at n = 9; give --algo fprev");
         assert_eq!(exit_code(e.kind()), 2);
         let e = Error::Input("x".into()).advise(Remedy::Or(
-            Box::new(Remedy::Wider(&[Setting::Dtype, Setting::Accumulator])),
+            Box::new(Remedy::Wider(&[Param::Dtype, Param::Accumulator])),
             "y",
         ));
         assert_eq!(line(&e), "x; use a wider --dtype or --acc, or y");

@@ -18,16 +18,16 @@
 //! ```
 //!
 //! What to do about an error is data, a [`Remedy`] in terms of the
-//! [`Setting`]s a user gives: the library words it with plain names, and a
+//! [`Param`]s a user gives: the library words it with plain names, and a
 //! front end with its own (a flag, a keyword) through [`report_with`].
 //!
 //! ```
-//! use fprev::error::{Error, Remedy, Report, Setting, report_with};
+//! use fprev::error::{Error, Remedy, Report, Param, report_with};
 //!
-//! let e = Error::Input("n = 900 is too large".into()).advise(Remedy::Smaller(Setting::N));
+//! let e = Error::Input("n = 900 is too large".into()).advise(Remedy::Smaller(Param::N));
 //! assert_eq!(Report(&e).to_string(), "n = 900 is too large; give a smaller n");
 //! let flags = |r: &Remedy| match r {
-//!     Remedy::Smaller(Setting::N) => "give a smaller -n".to_string(),
+//!     Remedy::Smaller(Param::N) => "give a smaller -n".to_string(),
 //!     other => other.to_string(),
 //! };
 //! assert_eq!(report_with(&e, &flags), "n = 900 is too large; give a smaller -n");
@@ -110,7 +110,7 @@ pub enum Error {
 /// What a user sets, named in a [`Remedy`]: each front end has its own
 /// name for it (a flag, a keyword argument).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Setting {
+pub enum Param {
     /// The summand count `n`.
     N,
     /// The matrix shape `M,N,K` of a GEMV or GEMM.
@@ -147,48 +147,48 @@ pub enum Setting {
     Processes,
 }
 
-impl Setting {
+impl Param {
     /// The setting's plain name: `the accumulator`.
     pub fn name(self) -> &'static str {
         match self {
-            Setting::N => "n",
-            Setting::Shape => "the shape",
-            Setting::Algorithm => "the algorithm",
-            Setting::Dtype => "the input format",
-            Setting::Accumulator => "the accumulator",
-            Setting::Batch => "the batch",
-            Setting::Ranks => "the number of MPI ranks",
-            Setting::Threads => "the thread count",
-            Setting::OutputFormat => "the output format",
-            Setting::Confirm => "the replays",
-            Setting::Trials => "the trials",
-            Setting::Runs => "the runs",
-            Setting::Seed => "the seed",
-            Setting::Row => "the row",
-            Setting::Column => "the column",
-            Setting::Sizes => "the sizes",
-            Setting::Processes => "the processes",
+            Param::N => "n",
+            Param::Shape => "the shape",
+            Param::Algorithm => "the algorithm",
+            Param::Dtype => "the input format",
+            Param::Accumulator => "the accumulator",
+            Param::Batch => "the batch",
+            Param::Ranks => "the number of MPI ranks",
+            Param::Threads => "the thread count",
+            Param::OutputFormat => "the output format",
+            Param::Confirm => "the replays",
+            Param::Trials => "the trials",
+            Param::Runs => "the runs",
+            Param::Seed => "the seed",
+            Param::Row => "the row",
+            Param::Column => "the column",
+            Param::Sizes => "the sizes",
+            Param::Processes => "the processes",
         }
     }
 }
 
-/// What to do about an error, in terms of [`Setting`]s. Its `Display`
+/// What to do about an error, in terms of [`Param`]s. Its `Display`
 /// words it with plain names; a front end words it with its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Remedy {
     /// Give a smaller value of the setting.
-    Smaller(Setting),
+    Smaller(Param),
     /// Give the setting one of these values (a placeholder such as `P`
     /// where the user picks it).
-    Give(Setting, &'static [&'static str]),
+    Give(Param, &'static [&'static str]),
     /// Give the setting this value or more.
-    AtLeast(Setting, usize),
+    AtLeast(Param, usize),
     /// Give a wider format for one of these settings.
-    Wider(&'static [Setting]),
+    Wider(&'static [Param]),
     /// Leave the setting out.
-    Drop(Setting),
+    Drop(Param),
     /// The setting applies only to these black boxes, not this one.
-    AppliesTo(Setting, &'static str),
+    AppliesTo(Param, &'static str),
     /// The remedy, or else what the text says.
     Or(Box<Remedy>, &'static str),
     /// Give a value within the bound.

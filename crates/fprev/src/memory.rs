@@ -9,7 +9,7 @@
 //! assert!(memory::check_reveal(1 << 50).is_err());
 //! ```
 
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 
 /// Bytes a reveal holds per summand, with room to spare: the engine's
 /// trees, subproblems and inputs came to about 700 bytes a summand for a
@@ -53,7 +53,7 @@ pub fn size_too_large_to_replay(size: usize) -> Option<String> {
 /// The error of a size this machine is short of memory for, `why`.
 fn refuse(why: Option<String>) -> Result<()> {
     match why {
-        Some(why) => Err(Error::Input(why).advise(Remedy::Smaller(Setting::N))),
+        Some(why) => Err(Error::Input(why).advise(Remedy::Smaller(Param::N))),
         None => Ok(()),
     }
 }

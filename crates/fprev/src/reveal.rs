@@ -59,7 +59,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::arith::{Arithmetic, NodeArithmetic, Rounding};
 use crate::document::Stats;
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 use crate::probe::Probe;
 use crate::reduce::Replay;
 use crate::tree::SummationTree;
@@ -418,7 +418,7 @@ fn reveal_with(
     if opts.batch == Some(0) {
         return Err(
             Error::Input("a batch of 0 inputs a call reveals nothing".into())
-                .advise(Remedy::AtLeast(Setting::Batch, 1)),
+                .advise(Remedy::AtLeast(Param::Batch, 1)),
         );
     }
     let mut oracle = Oracle::new(probe)?;

@@ -31,7 +31,7 @@ use families::{Grammar, family};
 pub use mma::Instruction;
 pub use profile::{PROFILES, Profile, profile};
 
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 use crate::format::Format;
 use crate::probe::{MPI_ELEMENTS, Probe, ProbeOptions};
 
@@ -273,7 +273,7 @@ impl Spec {
                  instructions round their results to, which a reveal finds"
                     .into(),
             )
-            .advise(Remedy::Give(Setting::Dtype, &["e4m3", "e5m2"])));
+            .advise(Remedy::Give(Param::Dtype, &["e4m3", "e5m2"])));
         }
         if opts.format == Format::X87 || opts.accumulator == Some(Format::X87) {
             return Err(Error::Input(
@@ -281,7 +281,7 @@ impl Spec {
                  accumulator is what a reveal finds in a black box's arithmetic"
                     .into(),
             )
-            .advise(Remedy::Give(Setting::Dtype, &["f64"])));
+            .advise(Remedy::Give(Param::Dtype, &["f64"])));
         }
         if opts.column.is_some() && self.op() != Some("gemm") {
             return Err(Error::Input(format!(
@@ -301,7 +301,7 @@ impl Spec {
         if opts.ranks.is_some() && !self.runs_on_ranks() {
             return Err(
                 Error::Input(format!("{self}: this black box does not run on MPI ranks"))
-                    .advise(Remedy::AppliesTo(Setting::Ranks, "mpi:…")),
+                    .advise(Remedy::AppliesTo(Param::Ranks, "mpi:…")),
             );
         }
         if opts.threads.is_some() && !self.takes_threads() {
@@ -309,7 +309,7 @@ impl Spec {
                 "{self}: this black box does not take a thread count"
             ))
             .advise(Remedy::AppliesTo(
-                Setting::Threads,
+                Param::Threads,
                 "reduce:…, rayon:…, blas:…, polars:… and duckdb:…",
             )));
         }

@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use fprev::error::{Error, Remedy, Result, Setting};
+use fprev::error::{Error, Param, Remedy, Result};
 
 /// The SVG that `dot -Tsvg` makes of `source`; an error that says how to
 /// install it when `dot` is not on `PATH`.
@@ -16,7 +16,7 @@ pub(super) fn run_dot(source: String) -> Result<Vec<u8>> {
                  (apt-get install graphviz)"
                     .into(),
             )
-            .advise(Remedy::Give(Setting::OutputFormat, &["dot"]))
+            .advise(Remedy::Give(Param::OutputFormat, &["dot"]))
         } else {
             Error::Input(format!("the dot program failed: {e}"))
         }

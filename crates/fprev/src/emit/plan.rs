@@ -16,7 +16,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Rounding};
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 use crate::format::Format;
 use crate::formula::{Formula, Tail};
 use crate::inputs::Inputs;
@@ -352,7 +352,7 @@ impl Plan {
                      tensor core's); other orders take f32 or f64 values",
                     self.element, self.result
                 ))
-                .advise(Remedy::Give(Setting::Dtype, &["f32", "f64"])));
+                .advise(Remedy::Give(Param::Dtype, &["f32", "f64"])));
             }
             return Ok(());
         };
@@ -434,7 +434,7 @@ pub fn element_ok(format: Format) -> Result<()> {
             "emitted code takes f32 or f64 values (f16 or bf16 in a tensor core's fused chain), \
              not {other}"
         ))
-        .advise(Remedy::Give(Setting::Dtype, &["f32", "f64"]))),
+        .advise(Remedy::Give(Param::Dtype, &["f32", "f64"]))),
     }
 }
 

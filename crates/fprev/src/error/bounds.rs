@@ -2,7 +2,7 @@
 //! summands, trials, runs, threads, a row, a seed), in one place: the
 //! command line and the Python package both refuse a value outside its
 //! [`Bound`] before anything is allocated for it, with an error whose
-//! remedy names the [`Setting`], which each front end words as its flag or
+//! remedy names the [`Param`], which each front end words as its flag or
 //! keyword.
 //!
 //! ```
@@ -20,14 +20,14 @@
 //! assert!(bounds::SEED.parse("18446744073709551615").is_ok());
 //! ```
 
-use super::{Error, Remedy, Result, Setting, abbreviated};
+use super::{Error, Param, Remedy, Result, abbreviated};
 
 /// The whole numbers a setting takes: `least` to `most`, and 0 too where
 /// `or_zero` (0 meaning none: no runs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bound {
     /// What the number sets.
-    pub setting: Setting,
+    pub setting: Param,
     /// The least value.
     pub least: u64,
     /// The largest value.
@@ -46,59 +46,59 @@ pub const MOST: u64 = 1 << 40;
 pub const MOST_TRIALS: u64 = 1_000_000;
 
 /// Summands, `n`.
-pub const N: Bound = Bound::new(Setting::N, 1, MOST);
+pub const N: Bound = Bound::new(Param::N, 1, MOST);
 
 /// A size of a list of sizes (revealed, checked).
-pub const SIZE: Bound = Bound::new(Setting::Sizes, 1, MOST);
+pub const SIZE: Bound = Bound::new(Param::Sizes, 1, MOST);
 
 /// A dimension of a product's shape `M,N,K`.
-pub const SHAPE: Bound = Bound::new(Setting::Shape, 1, MOST);
+pub const SHAPE: Bound = Bound::new(Param::Shape, 1, MOST);
 
 /// Random inputs a revealed tree is replayed on (0: not confirmed).
-pub const CONFIRM: Bound = Bound::new(Setting::Confirm, 0, MOST_TRIALS);
+pub const CONFIRM: Bound = Bound::new(Param::Confirm, 0, MOST_TRIALS);
 
 /// Random inputs a check replays a tree on.
-pub const TRIALS: Bound = Bound::new(Setting::Trials, 1, MOST_TRIALS);
+pub const TRIALS: Bound = Bound::new(Param::Trials, 1, MOST_TRIALS);
 
 /// Random inputs emitted code is checked on at each size: each a compiled
 /// run, so fewer than a check's.
-pub const EMIT_TRIALS: Bound = Bound::new(Setting::Trials, 1, 1000);
+pub const EMIT_TRIALS: Bound = Bound::new(Param::Trials, 1, 1000);
 
 /// Calls of each input that look for variation: 0 (none), or 2 and more
 /// (one call shows none), as many as a check has trials.
 pub const RUNS: Bound = Bound {
     or_zero: true,
-    ..Bound::new(Setting::Runs, 2, MOST_TRIALS)
+    ..Bound::new(Param::Runs, 2, MOST_TRIALS)
 };
 
 /// A thread count: as many as a spec may name (`reduce:…:THREADS`), past
 /// any machine's cores; a pool of more takes a minute to start.
-pub const THREADS: Bound = Bound::new(Setting::Threads, 1, 1024);
+pub const THREADS: Bound = Bound::new(Param::Threads, 1, 1024);
 
 /// Rows a call (inputs of a batched black box, a batch size `M`).
-pub const BATCH: Bound = Bound::new(Setting::Batch, 1, MOST);
+pub const BATCH: Bound = Bound::new(Param::Batch, 1, MOST);
 
 /// A row of a batch, from 0.
-pub const ROW: Bound = Bound::new(Setting::Row, 0, MOST - 1);
+pub const ROW: Bound = Bound::new(Param::Row, 0, MOST - 1);
 
 /// An output column of a product, from 0.
-pub const COLUMN: Bound = Bound::new(Setting::Column, 0, MOST - 1);
+pub const COLUMN: Bound = Bound::new(Param::Column, 0, MOST - 1);
 
 /// Fresh processes each setting of a study runs in (as many as a reveal
 /// compares): enough to see an order drawn per process, few enough that
 /// a study of several settings stays within a minute or two.
-pub const PROCESSES: Bound = Bound::new(Setting::Processes, 1, 16);
+pub const PROCESSES: Bound = Bound::new(Param::Processes, 1, 16);
 
 /// Processes a reveal compares a black box's answers in: this one and at
 /// least one fresh one.
-pub const REVEAL_PROCESSES: Bound = Bound::new(Setting::Processes, 2, PROCESSES.most);
+pub const REVEAL_PROCESSES: Bound = Bound::new(Param::Processes, 2, PROCESSES.most);
 
 /// The seed of random inputs: any 64-bit number.
-pub const SEED: Bound = Bound::new(Setting::Seed, 0, u64::MAX);
+pub const SEED: Bound = Bound::new(Param::Seed, 0, u64::MAX);
 
 impl Bound {
     /// `least` to `most` of `setting`.
-    pub const fn new(setting: Setting, least: u64, most: u64) -> Self {
+    pub const fn new(setting: Param, least: u64, most: u64) -> Self {
         Bound {
             setting,
             least,

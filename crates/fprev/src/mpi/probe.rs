@@ -23,7 +23,7 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::session::{self, Combine, Setup};
 use super::{algorithm, orders};
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 use crate::format::Format;
 use crate::order::Order;
 use crate::probe::linalg::ieee_format;
@@ -66,7 +66,7 @@ impl MpiProbe {
                     env.join(" "),
                     implementation.launcher()
                 ))
-                .advise(Remedy::Give(Setting::Ranks, &["P"])));
+                .advise(Remedy::Give(Param::Ranks, &["P"])));
             }
         }
         let combine = match (op, arg) {
@@ -87,7 +87,7 @@ impl MpiProbe {
         if !session::in_job() {
             return Err(
                 Error::Input(format!("{spec} runs in an MPI job")).advise(Remedy::Or(
-                    Box::new(Remedy::Give(Setting::Ranks, &["P"])),
+                    Box::new(Remedy::Give(Param::Ranks, &["P"])),
                     "run fprev under mpirun",
                 )),
             );

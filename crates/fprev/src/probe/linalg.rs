@@ -3,7 +3,7 @@
 //! `crates/fprev/src/probe/python/numpy.py`), the size limits, and the [`Probe`] implementation;
 //! each library supplies only the code that runs its kernel ([`Run`]).
 
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 use crate::format::Format;
 use crate::probe::{Dot, Probe, ProbeOptions, resolve_n};
 
@@ -94,7 +94,7 @@ impl Kernel {
                 "{spec}: the matrices of n = {n} and this shape are too large (over \
                  {MOST_ELEMENTS} values)"
             ))
-            .advise(Remedy::Smaller(Setting::Shape)));
+            .advise(Remedy::Smaller(Param::Shape)));
         }
         Ok(())
     }
@@ -136,7 +136,7 @@ pub(crate) fn ieee_format(spec: &str, format: Format) -> Result<Format> {
         other => Err(Error::Input(format!(
             "{spec} does not take {other} inputs: this probe supports f32 and f64 only"
         ))
-        .advise(Remedy::Give(Setting::Dtype, &["f32", "f64"]))),
+        .advise(Remedy::Give(Param::Dtype, &["f32", "f64"]))),
     }
 }
 

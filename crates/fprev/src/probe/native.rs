@@ -2,7 +2,7 @@
 //! order or any formula of the order language (`native:FORMULA`).
 
 use crate::arith::{Arithmetic, NodeArithmetic};
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 use crate::format::Format;
 use crate::formula::Formula;
 use crate::probe::{DEFAULT_N, Probe, ProbeOptions};
@@ -84,7 +84,7 @@ impl Probe for Native {
                     return Err(Error::Input(
                         "native: a formula needs at least one summand".into(),
                     )
-                    .advise(Remedy::AtLeast(Setting::N, 1)));
+                    .advise(Remedy::AtLeast(Param::N, 1)));
                 }
             });
         }

@@ -4,7 +4,7 @@
 use petgraph::unionfind::UnionFind;
 
 use super::oracle::Oracle;
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 use crate::tree::{SummationTree, TreeBuilder};
 
 pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
@@ -21,7 +21,7 @@ pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
                     n - 2,
                     oracle.masks().exact_below
                 ))
-                .advise(Remedy::Give(Setting::Algorithm, &["fprev"]))
+                .advise(Remedy::Give(Param::Algorithm, &["fprev"]))
             })?;
             triples.push((l, i, j));
         }

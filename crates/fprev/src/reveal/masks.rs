@@ -1,7 +1,7 @@
 //! The masks and units of masked inputs (docs/ALGORITHMS.md, Masked
 //! inputs), and inputs written as edits of the one before.
 
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 use crate::format::{FUSED_FRACTION_BITS, Format, Summand};
 use crate::probe::Probe;
 
@@ -112,7 +112,7 @@ impl Masks {
                  swamps at most {} units of {u:e}",
                 most - 2
             ))
-            .advise(Remedy::Wider(&[Setting::Dtype, Setting::Accumulator])));
+            .advise(Remedy::Wider(&[Param::Dtype, Param::Accumulator])));
         }
         let most_fused = below_window(m) + 1;
         if may_fuse && n as u64 > most_fused {
@@ -127,7 +127,7 @@ impl Masks {
                  largest term, and the mask {m:e} {why}"
             ))
             .advise(Remedy::Or(
-                Box::new(Remedy::Wider(&[Setting::Dtype])),
+                Box::new(Remedy::Wider(&[Param::Dtype])),
                 "a black box that declares IEEE additions only",
             )));
         }

@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::oracle::Oracle;
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 use crate::format::Format;
 use crate::inputs::random_input;
 use crate::tree::{SummationTree, TreeBuilder};
@@ -85,7 +85,7 @@ pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
         return Err(Error::Input(format!(
             "naive tries all (2n-3)!! binary trees and stops at n = {MAX_N}"
         ))
-        .advise(Remedy::Give(Setting::Algorithm, &["fprev"])));
+        .advise(Remedy::Give(Param::Algorithm, &["fprev"])));
     }
     let format = oracle.probe().format();
     let acc = oracle.probe().accumulator();

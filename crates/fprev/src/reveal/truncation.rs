@@ -11,7 +11,7 @@ use super::masks::Masks;
 use super::oracle::Oracle;
 use super::{Pivot, reveal_toward_zero};
 use crate::arith::{Arithmetic, NodeArithmetic, Rounding};
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 use crate::format::Format;
 use crate::inputs::Inputs;
 use crate::probe::{Batch, Probe};
@@ -76,7 +76,7 @@ pub(super) fn past_reach(oracle: &mut Oracle, pivot: Pivot, row: usize) -> Resul
              masks' answers and {TRIALS} random inputs' bits too; such masks fit {format} \
              summands accumulated in {acc} only up to n = {reach}"
         ))
-        .advise(Remedy::Smaller(Setting::N)),
+        .advise(Remedy::Smaller(Param::N)),
     ))
 }
 

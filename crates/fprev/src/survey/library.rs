@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 
 /// A library a survey can visit: its label (`numpy`, `blas@blis`), the
 /// specs of its ops, and what it says of itself.
@@ -89,7 +89,7 @@ pub fn libraries(ops: &[&str], only: &[String], ranks: Option<usize>) -> Result<
         return Err(match missing.iter().find(|(label, _)| label == o) {
             Some((_, why)) if o == "mpi" && needs_ranks => {
                 Error::Input(format!("library {o}: not surveyed: {why}"))
-                    .advise(Remedy::Give(Setting::Ranks, &["P"]))
+                    .advise(Remedy::Give(Param::Ranks, &["P"]))
             }
             Some((_, why)) => Error::Input(format!("library {o}: not usable here: {why}")),
             None => Error::Input(format!(

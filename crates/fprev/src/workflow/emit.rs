@@ -325,7 +325,7 @@ fn narrow_ok(
             probe.format
         ))
         .advise(crate::error::Remedy::Give(
-            crate::error::Setting::Dtype,
+            crate::error::Param::Dtype,
             &["f32", "f64"],
         )));
     }

@@ -89,7 +89,7 @@ impl Turned {
             return Err(Error::Input(
                 "a batch size is the M of a product's shape M,N,K (its N and K stay)".into(),
             )
-            .advise(Remedy::Give(error::Setting::Shape, &["M,N,K"])));
+            .advise(Remedy::Give(error::Param::Shape, &["M,N,K"])));
         }
         let mut knobs = Vec::new();
         listed(&mut knobs, "threads", &self.threads)?;

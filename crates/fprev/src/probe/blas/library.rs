@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use libloading::Library;
 
-use crate::error::{Error, Remedy, Result, Setting};
+use crate::error::{Error, Param, Remedy, Result};
 
 /// The environment variable naming the library `blas:OP` loads (a short
 /// name or a path) instead of searching [`SEARCH`].
@@ -373,7 +373,7 @@ impl Cblas {
                     self.path.display()
                 ))
                 .advise(Remedy::Or(
-                    Box::new(Remedy::Drop(Setting::Threads)),
+                    Box::new(Remedy::Drop(Param::Threads)),
                     "set the library's own environment variable",
                 )));
             }
