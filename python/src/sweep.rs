@@ -61,7 +61,7 @@ impl SweepReport {
             .points
             .iter()
             .map(|p| match &p.outcome {
-                fprev::sweep::Outcome::Tree(t) | fprev::sweep::Outcome::Unconfirmed(t) => {
+                fprev::sweep::Finding::Tree(t) | fprev::sweep::Finding::Unconfirmed(t) => {
                     let mut doc = TreeDocument::new(t.clone());
                     doc.stats = p.stats;
                     doc.arithmetic = p.arithmetic.clone();

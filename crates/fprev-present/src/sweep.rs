@@ -6,7 +6,7 @@
 use std::fmt;
 
 use fprev::formula::Formula;
-use fprev::sweep::{Outcome, Point, Segment, Sweep, segments};
+use fprev::sweep::{Finding, Point, Segment, Sweep, segments};
 
 /// The sizes where a formula switches between regimes (`below(M, …)`).
 fn switches(formula: &Formula) -> Vec<usize> {
@@ -246,7 +246,7 @@ impl fmt::Display for Table<'_> {
             )?;
         }
         for p in &sweep.points {
-            if let Outcome::Varies(v) = &p.outcome {
+            if let Finding::Varies(v) = &p.outcome {
                 writeln!(
                     f,
                     "varies at n = {} ({}): its answer to the same input changes from call to \
@@ -257,7 +257,7 @@ impl fmt::Display for Table<'_> {
             }
         }
         for p in &sweep.points {
-            if let Outcome::Broken(why) = &p.outcome {
+            if let Finding::Broken(why) = &p.outcome {
                 writeln!(
                     f,
                     "broken at n = {} ({}): {why}",
@@ -275,7 +275,7 @@ mod tests {
     use super::*;
     use fprev::{Format, Order};
 
-    fn point(n: usize, threads: usize, outcome: Outcome) -> Point {
+    fn point(n: usize, threads: usize, outcome: Finding) -> Point {
         Point {
             n,
             threads: Some(threads),
@@ -291,10 +291,10 @@ mod tests {
         // At 4 summands one thread goes left to right and two split them
         // into halves; at 5 the second breaks.
         let points = vec![
-            point(4, 1, Outcome::Tree(Order::Sequential.tree(4))),
-            point(5, 1, Outcome::OrderIndependent),
-            point(4, 2, Outcome::Tree(Order::Pairwise.tree(4))),
-            point(5, 2, Outcome::Broken("NaN".into())),
+            point(4, 1, Finding::Tree(Order::Sequential.tree(4))),
+            point(5, 1, Finding::OrderIndependent),
+            point(4, 2, Finding::Tree(Order::Pairwise.tree(4))),
+            point(5, 2, Finding::Broken("NaN".into())),
         ];
         let s = Sweep {
             offset: None,
@@ -327,9 +327,9 @@ mod tests {
             skeleton: None,
         };
         let points = vec![
-            point(4, 4, Outcome::Tree(Order::Sequential.tree(4))),
-            point(5, 4, Outcome::Varies(varied)),
-            point(6, 4, Outcome::Tree(Order::Pairwise.tree(6))),
+            point(4, 4, Finding::Tree(Order::Sequential.tree(4))),
+            point(5, 4, Finding::Varies(varied)),
+            point(6, 4, Finding::Tree(Order::Pairwise.tree(6))),
         ];
         let s = Sweep {
             offset: None,

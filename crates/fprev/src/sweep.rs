@@ -33,7 +33,7 @@ use crate::variation::Variation;
 
 /// What a reveal at one size and thread count found.
 #[derive(Clone, Debug)]
-pub enum Outcome {
+pub enum Finding {
     /// A tree.
     Tree(SummationTree),
     /// The same bits in every order: no tree.
@@ -59,7 +59,7 @@ pub struct Point {
     /// The thread count, where the sweep set one.
     pub threads: Option<usize>,
     /// What was found.
-    pub outcome: Outcome,
+    pub outcome: Finding,
     /// What it cost (none when the reveal failed).
     pub stats: Option<Stats>,
     /// What each node computes, where plain additions in one format do not
@@ -75,22 +75,22 @@ impl Point {
     /// order does (one or two summands).
     fn class(&self) -> Class {
         match &self.outcome {
-            Outcome::Tree(t) if t.is_forced() => Class::Any,
-            Outcome::Tree(t) => match Shape::orders(t) {
+            Finding::Tree(t) if t.is_forced() => Class::Any,
+            Finding::Tree(t) => match Shape::orders(t) {
                 names if names.is_empty() => Class::Unrecognised,
                 names => Class::Orders(names),
             },
-            Outcome::OrderIndependent => Class::OrderIndependent,
-            Outcome::Broken(_) => Class::Other("broken"),
-            Outcome::Unconfirmed(_) => Class::Other("not confirmed by replay"),
-            Outcome::Varies(_) => Class::Varies,
+            Finding::OrderIndependent => Class::OrderIndependent,
+            Finding::Broken(_) => Class::Other("broken"),
+            Finding::Unconfirmed(_) => Class::Other("not confirmed by replay"),
+            Finding::Varies(_) => Class::Varies,
         }
     }
 
     /// What repeating the same inputs showed, where the answers varied.
     pub fn variation(&self) -> Option<&Variation> {
         match &self.outcome {
-            Outcome::Varies(v) => Some(v),
+            Finding::Varies(v) => Some(v),
             _ => None,
         }
     }
@@ -98,7 +98,7 @@ impl Point {
     /// The tree revealed, confirmed by replay or not.
     pub fn tree(&self) -> Option<&SummationTree> {
         match &self.outcome {
-            Outcome::Tree(t) | Outcome::Unconfirmed(t) => Some(t),
+            Finding::Tree(t) | Finding::Unconfirmed(t) => Some(t),
             _ => None,
         }
     }
@@ -299,7 +299,7 @@ impl Sweep {
     pub fn any_unconfirmed(&self) -> bool {
         self.points
             .iter()
-            .any(|p| matches!(p.outcome, Outcome::Unconfirmed(_)))
+            .any(|p| matches!(p.outcome, Finding::Unconfirmed(_)))
     }
 
     /// Whether some reveal found the black box's answers varying from call
@@ -312,7 +312,7 @@ impl Sweep {
     pub fn any_broken(&self) -> bool {
         self.points
             .iter()
-            .any(|p| matches!(p.outcome, Outcome::Broken(_)))
+            .any(|p| matches!(p.outcome, Finding::Broken(_)))
     }
 
     /// The sweep as JSON: every point (size, threads, the name of the order
@@ -364,7 +364,7 @@ impl Sweep {
                     widest: p.tree().map(SummationTree::widest),
                     stats: p.stats,
                     problem: match &p.outcome {
-                        Outcome::Broken(why) => Some(why),
+                        Finding::Broken(why) => Some(why),
                         _ => None,
                     },
                     arithmetic: p.arithmetic.as_ref(),
@@ -397,7 +397,7 @@ pub const INFER_FROM_AT_MOST: usize = 256;
 mod tests {
     use super::*;
 
-    fn point(n: usize, threads: usize, outcome: Outcome) -> Point {
+    fn point(n: usize, threads: usize, outcome: Finding) -> Point {
         Point {
             n,
             threads: Some(threads),
@@ -420,11 +420,11 @@ mod tests {
                 } else {
                     Order::Sequential
                 };
-                points.push(point(n, t, Outcome::Tree(order.tree(n))));
+                points.push(point(n, t, Finding::Tree(order.tree(n))));
             }
         }
-        points.push(point(7, 1, Outcome::OrderIndependent));
-        points.push(point(7, 2, Outcome::Broken("NaN".into())));
+        points.push(point(7, 1, Finding::OrderIndependent));
+        points.push(point(7, 2, Finding::Broken("NaN".into())));
         let s = Sweep {
             offset: None,
             spec: "test".into(),
@@ -473,10 +473,10 @@ mod tests {
         };
         let mut points = Vec::new();
         for t in [1, 2] {
-            points.push(point(3, t, Outcome::Tree(Order::Sequential.tree(3))));
-            points.push(point(4, t, Outcome::Tree(Order::Sequential.tree(4))));
-            points.push(point(5, t, Outcome::Varies(varied.clone())));
-            points.push(point(6, t, Outcome::Tree(Order::Pairwise.tree(6))));
+            points.push(point(3, t, Finding::Tree(Order::Sequential.tree(3))));
+            points.push(point(4, t, Finding::Tree(Order::Sequential.tree(4))));
+            points.push(point(5, t, Finding::Varies(varied.clone())));
+            points.push(point(6, t, Finding::Tree(Order::Pairwise.tree(6))));
         }
         let s = Sweep {
             offset: None,

@@ -17,7 +17,7 @@ use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Silent, VARIATION_INPUTS};
 use crate::sizes::Sizes;
 use crate::spec::Spec;
-use crate::sweep::{Outcome, Point, Sweep, sweep_with};
+use crate::sweep::{Finding, Point, Sweep, sweep_with};
 use crate::variation;
 
 /// Opens a black box from its spec and options, as [`Spec::open`] does (or
@@ -413,7 +413,7 @@ fn look_for_variation(
         stats.calls += (v.inputs * v.runs) as u64;
     }
     if v.varies() {
-        p.outcome = Outcome::Varies(v);
+        p.outcome = Finding::Varies(v);
         p.arithmetic = None;
         p.accumulator = None;
     }
@@ -424,19 +424,19 @@ fn look_for_variation(
 /// give it.
 fn size_result(p: &Point, formula: Option<&Formula>) -> SizeResult {
     let (outcome, problem) = match &p.outcome {
-        Outcome::Tree(_) => ("tree", None),
-        Outcome::Unconfirmed(_) => ("unconfirmed", None),
-        Outcome::OrderIndependent => ("order-independent", None),
-        Outcome::Broken(why) => ("broken", Some(why.clone())),
-        Outcome::Varies(_) => ("varies", None),
+        Finding::Tree(_) => ("tree", None),
+        Finding::Unconfirmed(_) => ("unconfirmed", None),
+        Finding::OrderIndependent => ("order-independent", None),
+        Finding::Broken(why) => ("broken", Some(why.clone())),
+        Finding::Varies(_) => ("varies", None),
     };
     let tree = p
         .tree()
         .filter(|t| formula.is_none_or(|f| f.tree(t.n()) != **t))
         .map(SummationTree::to_text);
     let arithmetic = match (&p.outcome, &p.arithmetic, p.accumulator) {
-        (Outcome::Tree(_), Some(model), _) => Some(model.clone()),
-        (Outcome::Tree(_), None, Some(acc)) => Some(Arithmetic::uniform(NodeArithmetic::ieee(acc))),
+        (Finding::Tree(_), Some(model), _) => Some(model.clone()),
+        (Finding::Tree(_), None, Some(acc)) => Some(Arithmetic::uniform(NodeArithmetic::ieee(acc))),
         _ => None,
     };
     SizeResult {

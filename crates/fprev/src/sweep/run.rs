@@ -1,7 +1,7 @@
 //! Running a sweep: a reveal at every size and thread count, each tree
 //! confirmed by replay, and the observer told as each reveal starts.
 
-use super::{Outcome, Point, Sweep};
+use super::{Finding, Point, Sweep};
 use crate::check::CONFIRM_TRIALS;
 use crate::error::Result;
 use crate::probe::ProbeOptions;
@@ -100,16 +100,16 @@ pub fn sweep_with(
                         .and_then(|c| c.accumulator.as_deref()?.parse().ok());
                     let (stats, arithmetic) = (doc.stats, doc.arithmetic.clone());
                     let outcome = match r.mismatch {
-                        None => Outcome::Tree(doc.into_tree()),
-                        Some(_) => Outcome::Unconfirmed(doc.into_tree()),
+                        None => Finding::Tree(doc.into_tree()),
+                        Some(_) => Finding::Unconfirmed(doc.into_tree()),
                     };
                     (outcome, stats, arithmetic, accumulator)
                 }
-                Ok(workflow::Outcome::Varies(v)) => (Outcome::Varies(v), None, None, None),
+                Ok(workflow::Outcome::Varies(v)) => (Finding::Varies(v), None, None, None),
                 Ok(workflow::Outcome::OrderIndependent(_)) => {
-                    (Outcome::OrderIndependent, None, None, None)
+                    (Finding::OrderIndependent, None, None, None)
                 }
-                Err(e) if e.of_black_box() => (Outcome::Broken(e.to_string()), None, None, None),
+                Err(e) if e.of_black_box() => (Finding::Broken(e.to_string()), None, None, None),
                 Err(e) => return Err(e),
             };
             points.push(Point {
