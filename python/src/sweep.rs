@@ -41,7 +41,7 @@ fprev::forward_probe!([] Stashing, |s| s.probe, through call);
 /// The reveals of a sweep over sizes, as `fprev sweep` prints them.
 #[pyclass(name = "Sweep", module = "fprev", frozen)]
 pub(crate) struct SweepReport {
-    sweep: fprev::sweep::Sweep,
+    sweep: fprev::workflow::sweep::Sweep,
 }
 
 #[pymethods]
@@ -61,7 +61,8 @@ impl SweepReport {
             .points
             .iter()
             .map(|p| match &p.outcome {
-                fprev::sweep::Finding::Tree(t) | fprev::sweep::Finding::Unconfirmed(t) => {
+                fprev::workflow::sweep::Finding::Tree(t)
+                | fprev::workflow::sweep::Finding::Unconfirmed(t) => {
                     let mut doc = TreeDocument::new(t.clone());
                     doc.stats = p.stats;
                     doc.arithmetic = p.arithmetic.clone();
@@ -176,7 +177,7 @@ pub(crate) fn sweep(
         offset: described.offset,
         ..Default::default()
     };
-    let outcome = fprev::sweep::sweep_with(
+    let outcome = fprev::workflow::sweep::sweep_with(
         label,
         &probe_opts,
         &fprev::sizes::Sizes(sizes),

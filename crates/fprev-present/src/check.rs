@@ -3,7 +3,7 @@
 
 use fprev::check::{CheckReport, Power};
 use fprev::format::Format;
-use fprev::survey::ModelCheck;
+use fprev::workflow::survey::ModelCheck;
 
 /// A survey entry's model check in a few words: on how many inputs it
 /// held, or where it failed, which leaves the instruction not modelled.

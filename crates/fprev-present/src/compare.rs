@@ -3,8 +3,8 @@
 //! otherwise that changes it, or else the facts that bear on it), and the
 //! counts.
 
-use fprev::survey::compare::{Comparison, GpuChange, Verdict, change};
-use fprev::survey::gpu::{Arithmetic, Aspect};
+use fprev::workflow::survey::compare::{Comparison, GpuChange, Verdict, change};
+use fprev::workflow::survey::gpu::{Arithmetic, Aspect};
 
 /// What `fprev compare` prints for people, with `a` and `b` naming the
 /// surveys.

@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use askama::Template;
 use fprev::arith::Arithmetic;
 use fprev::sizes::runs;
-use fprev::survey::compare::{Comparison, EntryComparison, Verdict};
-use fprev::survey::{Entry, KnobCheck, Status, Survey};
 use fprev::tree::SummationTree;
+use fprev::workflow::survey::compare::{Comparison, EntryComparison, Verdict};
+use fprev::workflow::survey::{Entry, KnobCheck, Status, Survey};
 
 use crate::render::{Caption, DRAW_WHOLE, Drawing};
 

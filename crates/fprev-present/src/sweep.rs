@@ -6,7 +6,7 @@
 use std::fmt;
 
 use fprev::formula::Formula;
-use fprev::sweep::{Finding, Point, Segment, Sweep, segments};
+use fprev::workflow::sweep::{Finding, Point, Segment, Sweep, segments};
 
 /// The sizes where a formula switches between regimes (`below(M, …)`).
 fn switches(formula: &Formula) -> Vec<usize> {
@@ -53,7 +53,7 @@ fn threads_name(t: Option<usize>) -> String {
 ///
 /// ```
 /// use fprev::sizes::Sizes;
-/// use fprev::sweep::sweep;
+/// use fprev::workflow::sweep::sweep;
 /// use fprev::{Options, probe::ProbeOptions};
 /// use fprev_present::sweep::Table;
 ///

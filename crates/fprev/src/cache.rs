@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::probe::ProbeOptions;
-use crate::survey::machine::Machine;
+use crate::workflow::survey::machine::Machine;
 
 /// The version of the cache's files this build reads and writes; others
 /// are ignored (and replaced when the same key is stored again).

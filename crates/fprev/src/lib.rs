@@ -41,15 +41,17 @@
 //!   the arithmetic reveal;
 //! - [`spec`]: probe specs ([`Spec`], parsed once), every family in one table, and [`open`];
 //! - [`equivalence`]: asserting orders in a test suite (two black boxes, or a saved snapshot);
-//! - [`sweep`](mod@sweep): revealing across sizes and thread counts, and where the order changes;
 //! - [`invariance`](mod@invariance): reveals under each setting (threads, environment
 //!   variables) grouped by the order found, and the knobs that change it;
 //! - [`sizes`]: lists of sizes (`1..64`, `8..1024:8`) and their runs;
 //! - [`variation`]: whether the same input gives other bits on other calls, and by how much;
 //!   [`skeleton`](mod@skeleton): what stays fixed where it does (the engine finds it);
-//! - [`workflow`]: what every front end runs: reveal (or predict and prove), confirm and
-//!   find the arithmetic, explain; notes as data, order-independence as an outcome;
-//! - [`survey`]: every black box of a machine surveyed, two surveys compared (the porting report).
+//! - [`workflow`]: the application layer every front end runs, one module per command:
+//!   reveal (or predict and prove), confirm and find the arithmetic, explain, diff, emit,
+//!   invariance, [`sweep`](mod@workflow::sweep) (revealing across sizes and thread counts,
+//!   and where the order changes) and [`survey`](mod@workflow::survey) (every black box of
+//!   a machine surveyed, two surveys compared: the porting report); notes as data,
+//!   order-independence as an outcome.
 
 pub mod arith;
 pub mod cache;
@@ -73,8 +75,6 @@ pub mod shape;
 pub mod sizes;
 pub mod skeleton;
 pub mod spec;
-pub mod survey;
-pub mod sweep;
 pub mod tree;
 pub mod variation;
 pub mod workflow;

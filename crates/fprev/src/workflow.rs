@@ -45,6 +45,8 @@ mod predict;
 mod request;
 mod reveal;
 mod size;
+pub mod survey;
+pub mod sweep;
 mod varies;
 
 pub use confirm::{Confirm, Models, Seek};

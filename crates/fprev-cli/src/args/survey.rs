@@ -61,7 +61,7 @@ pub(crate) struct SurveyArgs {
     /// Ops to survey.
     #[arg(long, value_name = "OP,OP,…", value_delimiter = ',',
           default_value = "sum,dot,gemv,gemm",
-          value_parser = PossibleValuesParser::new(fprev::survey::OPS))]
+          value_parser = PossibleValuesParser::new(fprev::workflow::survey::OPS))]
     pub(crate) ops: Vec<String>,
     /// Dtypes to survey each op in, each where the library has it (a BLAS
     /// and ndarray: f32 and f64; NumPy, JAX, PyTorch: f16 and bf16 too)
@@ -80,7 +80,7 @@ pub(crate) struct SurveyArgs {
     pub(crate) sizes: Option<Sizes>,
     /// Sizes revealed past those, for sums, dots and GEMVs, each checked
     /// against the formula (none with --gpu).
-    #[arg(long, value_name = "SIZES", default_value = fprev::survey::LARGE_SIZES,
+    #[arg(long, value_name = "SIZES", default_value = fprev::workflow::survey::LARGE_SIZES,
           conflicts_with_all = ["no_large", "gpu"])]
     pub(crate) large: Sizes,
     /// Reveal no sizes past the formula's.
@@ -100,14 +100,14 @@ pub(crate) struct SurveyArgs {
     #[arg(long)]
     pub(crate) no_threads: bool,
     /// Sizes at which thread counts are compared.
-    #[arg(long, value_name = "SIZES", default_value = fprev::survey::THREAD_SIZES)]
+    #[arg(long, value_name = "SIZES", default_value = fprev::workflow::survey::THREAD_SIZES)]
     pub(crate) thread_sizes: Sizes,
     /// Look for answers that change from call to call: each of 8 random
     /// inputs summed up to R times at each black box's largest size
     /// revealed (stopping at the first that differs), and R times at each
     /// thread count compared; a black box whose bits change is marked
     /// varies (0: only where a reveal or its replay fails).
-    #[arg(long, value_name = "R", default_value_t = fprev::survey::SURVEY_RUNS,
+    #[arg(long, value_name = "R", default_value_t = fprev::workflow::survey::SURVEY_RUNS,
           value_parser = parse_runs)]
     pub(crate) runs: usize,
     /// Also try each black box's knobs, at its largest size surveyed: the

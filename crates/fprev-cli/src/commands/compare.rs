@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use fprev::error::Result;
-use fprev::survey::{Survey, compare};
+use fprev::workflow::survey::{Survey, compare};
 use fprev_present::{compare::text, html};
 
 use crate::args::{CompareArgs, Report};

@@ -6,7 +6,7 @@ use std::path::Path;
 use fprev::Spec;
 use fprev::error::{Error, Result};
 use fprev::sizes::Sizes;
-use fprev::survey::{self, KnobTrial, Plan, Status, Step, Survey};
+use fprev::workflow::survey::{self, KnobTrial, Plan, Status, Step, Survey};
 use fprev_present::check::entry_check;
 use fprev_present::html;
 

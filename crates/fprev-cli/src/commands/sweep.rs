@@ -4,7 +4,7 @@
 use fprev::error::{Error, Result};
 use fprev::probe::ProbeOptions;
 use fprev::sizes::Sizes;
-use fprev::sweep;
+use fprev::workflow::sweep;
 use fprev::workflow::{self, Request, Turned};
 use fprev_present::sweep::Table;
 

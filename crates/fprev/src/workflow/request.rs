@@ -28,9 +28,10 @@ pub struct Request {
     /// full (`None`: reveal it).
     pub infer: Option<Infer>,
     /// Before revealing, look for answers that vary from call to call on
-    /// purpose: each of [`VARIATION_INPUTS`] random inputs summed this
-    /// many times, bit for bit (0: only where a reveal or its replay fails,
-    /// which costs a deterministic black box nothing).
+    /// purpose: each of [`VARIATION_INPUTS`](crate::reveal::VARIATION_INPUTS)
+    /// random inputs summed this many times, bit for bit (0: only where a
+    /// reveal or its replay fails, which costs a deterministic black box
+    /// nothing).
     pub runs: usize,
     /// Where the black box varies, summarise it over `runs` calls of each
     /// input (or [`SUMMARY_RUNS`](super::SUMMARY_RUNS)) and find its
@@ -45,8 +46,9 @@ pub struct Request {
     /// searched for; what is wrong is found as usual (a refuted tree is
     /// revealed in full). Not used with [`Request::infer`].
     pub nearby: Vec<Arc<TreeDocument>>,
-    /// Reveal afresh: from [`GUESS_KNOWN_FROM`] summands, do not first
-    /// prove the tree of a known formula that a replay picks.
+    /// Reveal afresh: from [`GUESS_KNOWN_FROM`](super::GUESS_KNOWN_FROM)
+    /// summands, do not first prove the tree of a known formula that a
+    /// replay picks.
     pub afresh: bool,
 }
 

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use fprev::sizes::Sizes;
-//! use fprev::sweep::sweep;
+//! use fprev::workflow::sweep::sweep;
 //! use fprev::{Options, probe::ProbeOptions};
 //!
 //! let sizes: Sizes = "2..12".parse().unwrap();

@@ -5,7 +5,7 @@
 //! entry's largest size, as an invariance study of one knob.
 //!
 //! ```
-//! use fprev::survey::knobs_for;
+//! use fprev::workflow::survey::knobs_for;
 //! use std::collections::BTreeMap;
 //!
 //! let spec: fprev::Spec = "blas:dot@mkl".parse().unwrap();
@@ -419,7 +419,7 @@ mod tests {
             let spec: Spec = spec.parse().unwrap();
             for k in knobs_for(&spec, &facts(&[(key, value)]), &[], &every) {
                 assert!(
-                    crate::survey::machine::STEERING.contains(&k.name.as_str()),
+                    crate::workflow::survey::machine::STEERING.contains(&k.name.as_str()),
                     "{}",
                     k.name
                 );

@@ -14,7 +14,7 @@
 //! it after each one and a later run goes on where an earlier one stopped.
 //!
 //! ```
-//! use fprev::survey::{Plan, Survey};
+//! use fprev::workflow::survey::{Plan, Survey};
 //! use fprev::Format;
 //!
 //! let plan = Plan {

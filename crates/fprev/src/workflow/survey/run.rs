@@ -17,8 +17,8 @@ use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Silent, VARIATION_INPUTS};
 use crate::sizes::Sizes;
 use crate::spec::Spec;
-use crate::sweep::{Finding, Point, Sweep, sweep_with};
 use crate::variation;
+use crate::workflow::sweep::{Finding, Point, Sweep, sweep_with};
 
 /// Opens a black box from its spec and options, as [`Spec::open`] does (or
 /// one wrapping it, as the `fprev` command's guard does).

@@ -11,7 +11,7 @@
 //! once match by luck.
 //!
 //! ```
-//! use fprev::survey::{Plan, Survey, compare::{Verdict, compare}};
+//! use fprev::workflow::survey::{Plan, Survey, compare::{Verdict, compare}};
 //! use fprev::Format;
 //!
 //! let survey = |spec: &'static str| {
@@ -589,7 +589,7 @@ mod tests {
     use super::*;
     use crate::Format;
     use crate::probe::ProbeOptions;
-    use crate::survey::Plan;
+    use crate::workflow::survey::Plan;
 
     /// A survey of one black box, `spec` adding in `acc`, under one name.
     fn surveyed(spec: &'static str, acc: Format) -> Survey {
@@ -652,7 +652,7 @@ mod tests {
 
     #[test]
     fn a_black_box_that_varied_in_either_survey_is_never_the_same() {
-        use crate::survey::file::tests::surveyed_as;
+        use crate::workflow::survey::file::tests::surveyed_as;
         let varying = surveyed_as(None);
         let fixed = surveyed_as(Some("native:pairwise"));
         for (a, b) in [(&varying, &fixed), (&fixed, &varying), (&varying, &varying)] {
@@ -679,7 +679,7 @@ mod tests {
     /// `s` with a knob record on its entry and `value` of the variable.
     fn knobbed(s: &Survey, changes: bool, value: Option<&str>) -> Survey {
         let mut s = s.clone();
-        s.entries[0].knobs = Some(vec![crate::survey::KnobCheck {
+        s.entries[0].knobs = Some(vec![crate::workflow::survey::KnobCheck {
             name: "OPENBLAS_CORETYPE".into(),
             values: vec!["Haswell".into(), "Prescott".into()],
             n: 10,
@@ -768,7 +768,7 @@ mod tests {
         );
         let with = |s: &Survey, cores: usize, pinned: Option<&str>| {
             let mut s = s.clone();
-            let knob = |name: &str, changes| crate::survey::KnobCheck {
+            let knob = |name: &str, changes| crate::workflow::survey::KnobCheck {
                 name: name.into(),
                 values: vec!["1".into(), "2".into()],
                 n: 10,

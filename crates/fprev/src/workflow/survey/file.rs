@@ -513,7 +513,7 @@ pub(super) mod tests {
 
     /// A survey of `native:sum` in f32 at 1..8 that sums as `spec`, or
     /// (`None`) by turns left to right and right to left.
-    pub(in crate::survey) fn surveyed_as(spec: Option<&'static str>) -> Survey {
+    pub(in crate::workflow::survey) fn surveyed_as(spec: Option<&'static str>) -> Survey {
         let mut s = Survey::new(Plan {
             black_boxes: vec!["native:sum".into()],
             dtypes: vec![Format::F32],
