@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 use crate::black_box::{described, format, opener, probe};
 use crate::errors::{OrderIndependentError, UnconfirmedWarning, VariesError, line, to_py};
 use crate::tree::Tree;
+use fprev_present::note::Said;
 
 /// A one-line progress report on Python's `sys.stderr` (so that Jupyter
 /// shows it under the cell), redrawn in place at most ten times a second
@@ -112,11 +113,12 @@ impl Watch {
         });
         for note in &self.notes {
             let (kind, message) = match note {
-                Note::Engine(_) => (py.get_type::<PyRuntimeWarning>(), note.to_string()),
+                Note::Engine(_) => (py.get_type::<PyRuntimeWarning>(), Said(note).to_string()),
                 Note::Unconfirmed { .. } => (
                     py.get_type::<UnconfirmedWarning>(),
                     format!(
-                        "{note}{}; tree.confirmed is False",
+                        "{}{}; tree.confirmed is False",
+                        Said(note),
                         why_not.as_deref().unwrap_or("")
                     ),
                 ),

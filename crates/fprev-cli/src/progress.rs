@@ -122,7 +122,7 @@ impl Observer for StudyBar {}
 
 impl workflow::Observer for StudyBar {
     fn note(&mut self, note: workflow::Note) {
-        tracing::info!("{note}");
+        tracing::info!("{}", fprev_present::note::Said(&note));
     }
 
     fn studying(&mut self, setting: &fprev::invariance::Setting, done: usize, total: usize) {

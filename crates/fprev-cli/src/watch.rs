@@ -3,6 +3,7 @@
 
 use fprev::reveal::{self, Progress};
 use fprev::workflow::{self, Note};
+use fprev_present::note::Said;
 
 use crate::errors::line;
 use crate::progress::{RevealBar, SweepBar};
@@ -28,12 +29,17 @@ fn say(note: &Note) {
         } => tracing::info!("arithmetic: {}", line(why)),
         Note::NoArithmetic { why, .. } => eprintln!("fprev: note: arithmetic: {}", line(why)),
         Note::NotProven(why) => eprintln!("fprev: note: not proven: {}", line(why)),
-        Note::CacheHolds { .. } => eprintln!("fprev: note: {note} (--no-cache infers afresh)"),
-        Note::Deterministic(_) => {
-            eprintln!("fprev: note: {note} (fprev reveal --processes P compares fresh processes)")
+        Note::CacheHolds { .. } => {
+            eprintln!("fprev: note: {} (--no-cache infers afresh)", Said(note))
         }
-        n if n.is_warning() => eprintln!("fprev: warning: {n}"),
-        n => eprintln!("fprev: note: {n}"),
+        Note::Deterministic(_) => {
+            eprintln!(
+                "fprev: note: {} (fprev reveal --processes P compares fresh processes)",
+                Said(note)
+            )
+        }
+        n if n.is_warning() => eprintln!("fprev: warning: {}", Said(n)),
+        n => eprintln!("fprev: note: {}", Said(n)),
     }
 }
 

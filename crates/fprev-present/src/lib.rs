@@ -18,6 +18,7 @@
 //! - [`diff`]: a comparison of two tree documents in text, one line, and
 //!   JSON;
 //! - [`invariance`]: an invariance study in text ([`invariance::text`]);
+//! - [`note`]: a workflow's notes, one line each ([`note::Said`]);
 //! - [`html`]: a survey, and a comparison of two, as one self-contained
 //!   HTML page (askama templates under `templates/`).
 //!
@@ -34,5 +35,6 @@ pub mod compare;
 pub mod diff;
 pub mod html;
 pub mod invariance;
+pub mod note;
 pub mod render;
 pub mod sweep;

@@ -17,6 +17,7 @@ use crate::args::{AnswersArgs, BlackBoxArgs, FormatArgs, OutputFormat, RevealArg
 use crate::mismatch::{save_mismatch, saved_to};
 use crate::watch::Watch;
 use crate::write::{self, check_writable};
+use fprev_present::note::Said;
 
 /// Runs `fprev reveal`: 0, 4 (order-independent), 5 (not confirmed) or
 /// 6 (it varies, between calls or between processes).
@@ -138,7 +139,8 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         c.mismatch_file = saved.then(|| file.display().to_string());
         if let Some(warning) = watch.unconfirmed.take() {
             eprintln!(
-                "fprev: warning: {warning}; {}",
+                "fprev: warning: {}; {}",
+                Said(&warning),
                 saved_to(saved.then_some(file))
             );
         }

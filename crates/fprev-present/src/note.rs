@@ -1,0 +1,252 @@
+//! A workflow's notes ([`Note`]) in words: one neutral line each, naming
+//! no command's flags (a front end adds its own remedies).
+
+use std::fmt;
+
+use fprev::error::Report;
+use fprev::inputs::Inputs;
+use fprev::sizes::runs;
+use fprev::workflow::Note;
+
+/// A note said in one line: `format!("fprev: note: {}", Said(&note))`.
+pub struct Said<'a>(pub &'a Note);
+
+impl fmt::Display for Said<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Note::Engine(text) => f.write_str(text),
+            Note::Arithmetic {
+                model,
+                nodes_asked,
+                products_asked,
+                calls,
+                trials,
+            } => {
+                let (products, inputs) = match products_asked {
+                    Some(p) => (format!(", {p} products"), "random x and y"),
+                    None => (String::new(), "random inputs"),
+                };
+                write!(
+                    f,
+                    "arithmetic: {model} ({nodes_asked} nodes{products} asked, {calls} calls; \
+                     replayed on {trials} {inputs}, the same bits)"
+                )
+            }
+            Note::NoArithmetic { why, .. } => write!(f, "arithmetic: {}", Report(why)),
+            Note::Streamed {
+                n,
+                asked_at,
+                found,
+                holds,
+                trials,
+            } => match (found, holds) {
+                (Some(model), true) => write!(
+                    f,
+                    "arithmetic: {model} (the nodes asked at n = {asked_at}; replayed at n = {n} \
+                     from the formula on {trials} random inputs, no node built, the same bits)"
+                ),
+                (Some(model), false) => write!(
+                    f,
+                    "arithmetic: {model} at n = {asked_at}, not claimed at n = {n}: a replay \
+                     streamed from the formula does not hold it there (it names nodes or \
+                     products, or its bits differ)"
+                ),
+                (None, _) => write!(
+                    f,
+                    "arithmetic: none found at n = {asked_at}, so none is claimed at n = {n}"
+                ),
+            },
+            Note::KnownFormula {
+                inferred,
+                known,
+                found_for,
+                from,
+            } => write!(
+                f,
+                "native:{inferred} is inferred from reveals at n = {}, and native:{known}, \
+                 known for {found_for}, regenerates each of them too: the known one, found \
+                 from larger reveals, predicts",
+                runs(from)
+            ),
+            Note::Refitted {
+                failed_at,
+                formula: Some(formula),
+            } => write!(
+                f,
+                "the formula inferred fails at n = {failed_at}, checked past the sizes \
+                 revealed: with that tree, native:{formula} gives every tree"
+            ),
+            Note::Refitted {
+                failed_at,
+                formula: None,
+            } => write!(
+                f,
+                "the formula inferred fails at n = {failed_at}, checked past the sizes \
+                 revealed, and no formula gives every tree with that one"
+            ),
+            Note::Predicted {
+                n,
+                formula,
+                from,
+                cached: true,
+            } => write!(
+                f,
+                "n = {n} predicted by native:{formula}, the cache's formula, its tree proven \
+                 now at n = {}",
+                runs(from)
+            ),
+            Note::Predicted {
+                n, formula, from, ..
+            } if from.is_empty() => {
+                write!(f, "n = {n} predicted by native:{formula}, as given")
+            }
+            Note::Predicted {
+                n, formula, from, ..
+            } => write!(
+                f,
+                "n = {n} predicted by native:{formula}, inferred from reveals at n = {}",
+                runs(from)
+            ),
+            Note::KnownFailed { formula, n, why } => write!(
+                f,
+                "the cache's formula, native:{formula}, does not hold now at n = {n} ({why}): \
+                 a formula is inferred afresh"
+            ),
+            Note::CacheHolds { formula, from } => write!(
+                f,
+                "the cache holds native:{formula}, found before from n = {}: its tree is proven \
+                 at those sizes below n before it predicts",
+                runs(from)
+            ),
+            Note::CacheDropped { formula, why: None } => write!(
+                f,
+                "native:{formula} is dropped from the cache: it does not hold now"
+            ),
+            Note::CacheDropped {
+                formula,
+                why: Some(why),
+            } => write!(
+                f,
+                "the cache's formula, native:{formula}, {why}: dropped from the cache; \
+                 explaining afresh"
+            ),
+            Note::CacheUnkept(why) => write!(f, "{}", Report(why)),
+            Note::NotProven(why) => write!(f, "not proven: {}", Report(why)),
+            Note::Described {
+                what,
+                formula,
+                row,
+                kept: true,
+            } => write!(
+                f,
+                "{what}, as described, gives output {row} native:{formula}: the revealed tree is it"
+            ),
+            Note::Described {
+                what,
+                formula,
+                row,
+                kept: false,
+            } => write!(
+                f,
+                "{what}, as described, gives output {row} native:{formula}, but the revealed tree \
+                 is another: the library departs from its description"
+            ),
+            Note::ProvenKnown {
+                n,
+                formula,
+                found_for,
+                checks,
+                calls,
+            } => write!(
+                f,
+                "n = {n} revealed: the tree of native:{formula}, known for {found_for}, is \
+                 proven by {checks} masked checks ({calls} calls)"
+            ),
+            Note::Proven { n, checks, calls } => write!(
+                f,
+                "n = {n} revealed: the prediction is proven by {checks} masked checks \
+                 ({calls} calls)"
+            ),
+            Note::ProvenNearby { n, checks, calls } => write!(
+                f,
+                "n = {n}: the tree found nearby is proven by {checks} masked checks ({calls} \
+                 calls)"
+            ),
+            Note::Mispredicted {
+                formula,
+                n,
+                adds,
+                calls,
+            } => {
+                let at = adds
+                    .as_ref()
+                    .map(|text| format!(": the black box adds {text}, which the formula does not"))
+                    .unwrap_or_default();
+                write!(
+                    f,
+                    "native:{formula} mispredicts n = {n}{at}; the tree is revealed in full \
+                     ({calls} calls)"
+                )
+            }
+            Note::Unconfirmed {
+                label,
+                format,
+                accumulator,
+                trial,
+                kind,
+                replayed: _,
+                black_box,
+            } => {
+                write!(
+                    f,
+                    "{label}: the order is revealed, but a replay of it in plain rounded \
+                     additions ({accumulator} or wider) differs from the black box on random \
+                     input {} ({kind}): ",
+                    trial + 1
+                )?;
+                if format.round(*black_box) != *black_box {
+                    write!(
+                        f,
+                        "its result {black_box:e} is not a {format} value: it returns a wider \
+                         result (Python's built-in sum of x.tolist() adds and \
+                         returns Python floats, f64); reveal it on f64 inputs"
+                    )
+                } else if *kind == Inputs::Subnormal {
+                    write!(
+                        f,
+                        "it gave {black_box:e}: it flushes subnormal values (inputs, products \
+                         or sums) to zero, which no arithmetic model of fprev's holds (not \
+                         modelled)"
+                    )
+                } else {
+                    f.write_str(
+                        "it does not add as a tree of plain additions (a compensated sum? \
+                         parts in other precisions?)",
+                    )
+                }
+            }
+            Note::Deterministic(v) => write!(
+                f,
+                "deterministic within this one process: {v}; another process may choose another \
+                 order as it starts"
+            ),
+            Note::Skeleton { repeats } => write!(
+                f,
+                "varies: looking for the subtrees every call shares, each masked query asked \
+                 {repeats} times"
+            ),
+            Note::NoSkeleton(why) => write!(f, "no skeleton: {}", Report(why)),
+            Note::NotRevealed(sizes) => {
+                let sizes: Vec<String> = sizes
+                    .iter()
+                    .map(|(n, why)| format!("{n} ({why})"))
+                    .collect();
+                write!(
+                    f,
+                    "not revealed, so not explained: n = {}",
+                    sizes.join(", ")
+                )
+            }
+        }
+    }
+}
