@@ -46,7 +46,8 @@ fn openblas_core_types_change_its_dot_product_and_threads_do_not() {
             "--threads",
             "1,2",
             "--env",
-            "OPENBLAS_CORETYPE=Haswell,SkylakeX",
+            // Kernels every x86-64 CPU here runs (SkylakeX's need AVX-512).
+            "OPENBLAS_CORETYPE=Haswell,Prescott",
         ],
     );
     let text = assert_code(&out, 1);
@@ -60,7 +61,7 @@ fn openblas_core_types_change_its_dot_product_and_threads_do_not() {
     assert!(!text.contains("varies between repeats"), "{text}");
     assert!(text.contains("pin OPENBLAS_CORETYPE:"), "{text}");
     // Each core type's group is the tree a plain reveal under it gives.
-    for (core, letter) in [("Haswell", 'A'), ("SkylakeX", 'B')] {
+    for (core, letter) in [("Haswell", 'A'), ("Prescott", 'B')] {
         for process in ["1", "2"] {
             for threads in ["1", "2"] {
                 let line = format!(
@@ -478,10 +479,11 @@ fn regimes_of(text: &str, output: &str) -> Vec<(usize, char)> {
 }
 
 /// NumPy's float32 GEMM (K = 1,000, N = 64): row 0's order depends on the
-/// batch size M. The regimes the study reports are checked against NumPy
-/// itself: two batch sizes of one regime give row 0 the same bits on
-/// random operands, in every column studied, and two of different
-/// regimes differ somewhere.
+/// batch size M. The regimes the study reports for each column are
+/// checked against NumPy itself: two batch sizes of one regime give row 0
+/// the same bits there on random operands, and two of different regimes
+/// differ on some of 20 (regimes that part only in a few of the last
+/// additions give the same bits on about a third of them).
 #[cfg(feature = "python")]
 #[test]
 fn numpy_gemm_batch_regimes_are_those_of_its_bits() {
@@ -504,17 +506,28 @@ fn numpy_gemm_batch_regimes_are_those_of_its_bits() {
     let text = assert_code(&run_in(dir.path(), &args), 1);
     assert!(text.contains("not batch-invariant"), "{text}");
     assert!(text.contains("where neighbouring outcomes part:"), "{text}");
-    let regimes = regimes_of(&text, "row=first column=0,63:");
-    assert_eq!(regimes.len(), 9, "{text}");
+    // Each column's regimes: one line where both columns share them (as on
+    // a CPU with AVX-512), a line each where they part.
+    let columns: Vec<(usize, Vec<(usize, char)>)> =
+        match text.contains("row=first column=0,63:") {
+            true => {
+                let both = regimes_of(&text, "row=first column=0,63:");
+                vec![(0, both.clone()), (1, both)]
+            }
+            false => vec![
+                (0, regimes_of(&text, "row=first column=0:")),
+                (1, regimes_of(&text, "row=first column=63:")),
+            ],
+        };
     std::fs::write(
         dir.path().join("bits.py"),
         format!(
             "import numpy as np\nrng = np.random.default_rng(7)\n\
              draws = [(rng.standard_normal((64, 1000)).astype(np.float32), \
-             rng.standard_normal((1000, 64)).astype(np.float32)) for _ in range(3)]\n\
+             rng.standard_normal((1000, 64)).astype(np.float32)) for _ in range(20)]\n\
              for m in [{batch}]:\n    \
-             bits = b''.join((x[:m] @ w)[0, [0, 63]].tobytes() for x, w in draws)\n    \
-             print(m, bits.hex())\n"
+             print(m, *(b''.join((x[:m] @ w)[0, [j]].tobytes() for x, w in draws).hex() \
+             for j in (0, 63)))\n"
         ),
     )
     .unwrap();
@@ -528,17 +541,22 @@ fn numpy_gemm_batch_regimes_are_those_of_its_bits() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let bits: Vec<String> = String::from_utf8_lossy(&out.stdout)
+    // Per batch size: row 0's bits in column 0, then in column 63.
+    let bits: Vec<Vec<String>> = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .map(|l| l.split_once(' ').unwrap().1.to_string())
+        .map(|l| l.split(' ').skip(1).map(str::to_string).collect())
         .collect();
-    for (a, (ma, ga)) in regimes.iter().enumerate() {
-        for (b, (mb, gb)) in regimes.iter().enumerate() {
-            assert_eq!(
-                ga == gb,
-                bits[a] == bits[b],
-                "M = {ma} ({ga}) and M = {mb} ({gb}) against NumPy's bits; {text}"
-            );
+    for (column, regimes) in &columns {
+        assert_eq!(regimes.len(), 9, "{text}");
+        for (a, (ma, ga)) in regimes.iter().enumerate() {
+            for (b, (mb, gb)) in regimes.iter().enumerate() {
+                assert_eq!(
+                    ga == gb,
+                    bits[a][*column] == bits[b][*column],
+                    "column {}: M = {ma} ({ga}) and M = {mb} ({gb}) against NumPy's bits; {text}",
+                    [0, 63][*column]
+                );
+            }
         }
     }
     let no_shape = ["invariance", "numpy:gemm", "-n", "1000", "--batch", "1,2"];

@@ -400,7 +400,7 @@ fn fprev_probes_mma_lists_every_instruction_the_simulator_offers() {
         if let Err(e) = fprev::open(spec, &opts) {
             let e = e.to_string();
             assert!(
-                e.contains("--dtype") || e.contains("no format") || e.contains("types agree"),
+                e.contains("input format") || e.contains("no format") || e.contains("types agree"),
                 "{spec}: {e}"
             );
         }
