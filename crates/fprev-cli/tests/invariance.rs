@@ -508,17 +508,16 @@ fn numpy_gemm_batch_regimes_are_those_of_its_bits() {
     assert!(text.contains("where neighbouring outcomes part:"), "{text}");
     // Each column's regimes: one line where both columns share them (as on
     // a CPU with AVX-512), a line each where they part.
-    let columns: Vec<(usize, Vec<(usize, char)>)> =
-        match text.contains("row=first column=0,63:") {
-            true => {
-                let both = regimes_of(&text, "row=first column=0,63:");
-                vec![(0, both.clone()), (1, both)]
-            }
-            false => vec![
-                (0, regimes_of(&text, "row=first column=0:")),
-                (1, regimes_of(&text, "row=first column=63:")),
-            ],
-        };
+    let columns: Vec<(usize, Vec<(usize, char)>)> = match text.contains("row=first column=0,63:") {
+        true => {
+            let both = regimes_of(&text, "row=first column=0,63:");
+            vec![(0, both.clone()), (1, both)]
+        }
+        false => vec![
+            (0, regimes_of(&text, "row=first column=0:")),
+            (1, regimes_of(&text, "row=first column=63:")),
+        ],
+    };
     std::fs::write(
         dir.path().join("bits.py"),
         format!(
