@@ -132,10 +132,12 @@ def test_an_order_drawn_per_process_blames_no_knob(tmp_path):
     # it never reads was named as changing the order, and to pin.
     path = tmp_path / "drawn.py"
     path.write_text(DRAWN_PER_PROCESS)
-    study = fprev.invariance("python:%s:f" % path, 64, env={"DUMMY": ["1", "2"]})
+    # Three processes each, lest a setting's processes all draw the same
+    # place (1 in 64 with two, 1 in 4,096 with three).
+    study = fprev.invariance("python:%s:f" % path, 64, env={"DUMMY": ["1", "2"]}, processes=3)
     assert not study.invariant
     assert study.changing == [] and study.pin is None
-    assert len(study.cases) == 4
+    assert len(study.cases) == 6
     assert "between fresh processes at DUMMY=1, DUMMY=2): no knob can be blamed" in str(study), str(study)
     # Without an environment, the study runs in fresh processes too.
     # Three processes, lest two draw the same place (1 in 64).
