@@ -3,7 +3,7 @@
 //! otherwise that changes it, or else the facts that bear on it), and the
 //! counts.
 
-use fprev::workflow::survey::compare::{Comparison, GpuChange, Verdict, change};
+use fprev::workflow::survey::compare::{Agreement, Comparison, GpuChange, change};
 use fprev::workflow::survey::gpu::{Arithmetic, Aspect};
 
 /// What `fprev compare` prints for people, with `a` and `b` naming the
@@ -21,10 +21,10 @@ pub fn text(c: &Comparison, a: &str, b: &str) -> String {
     out += "\n";
     for e in &c.entries {
         let word = match e.verdict {
-            Verdict::Same => "same",
-            Verdict::Differ => "DIFFERENT",
-            Verdict::Unknown => "UNKNOWN",
-            Verdict::Varies => "VARIES",
+            Agreement::Same => "same",
+            Agreement::Differ => "DIFFERENT",
+            Agreement::Unknown => "UNKNOWN",
+            Agreement::Varies => "VARIES",
         };
         let against = e
             .spec_b
@@ -61,11 +61,11 @@ pub fn text(c: &Comparison, a: &str, b: &str) -> String {
     }
     out += &format!(
         "\n{} same, {} different, {} unknown",
-        c.count(Verdict::Same),
-        c.count(Verdict::Differ),
-        c.count(Verdict::Unknown)
+        c.count(Agreement::Same),
+        c.count(Agreement::Differ),
+        c.count(Agreement::Unknown)
     );
-    match c.count(Verdict::Varies) {
+    match c.count(Agreement::Varies) {
         0 => out += "\n",
         k => out += &format!(", {k} varying from call to call\n"),
     }

@@ -2,7 +2,7 @@
 //! the lines `fprev diff` prints, its JSON object, and the one line the
 //! Python package's `fprev.diff` returns.
 
-use fprev::workflow::diff::{Comparison, Difference};
+use fprev::workflow::diff::{Compared, Difference};
 use serde_json::{Value, json};
 
 /// Each document's part where two trees part, one line each.
@@ -23,7 +23,7 @@ fn part_of(part: &Option<String>) -> &str {
 /// The comparison of documents named `a` and `b`, for people: lines
 /// ending in newlines, the first saying `equal` or `different` or `same
 /// order, different arithmetic`.
-pub fn text(c: &Comparison, a: &str, b: &str) -> String {
+pub fn text(c: &Compared, a: &str, b: &str) -> String {
     let [n, nb] = c.n;
     match &c.difference {
         Some(Difference::Size) => format!("different: {a} has {n} summands, {b} has {nb}\n"),
@@ -83,7 +83,7 @@ pub fn text(c: &Comparison, a: &str, b: &str) -> String {
 /// let line = fprev_present::diff::line(&diff(&a, &b).unwrap(), "a", "b");
 /// assert_eq!(line.as_deref(), Some("a has (2+3), b has ((0+1)+2)"));
 /// ```
-pub fn line(c: &Comparison, a: &str, b: &str) -> Option<String> {
+pub fn line(c: &Compared, a: &str, b: &str) -> Option<String> {
     Some(match c.difference.as_ref()? {
         Difference::Order(parts) => {
             format!(
@@ -98,7 +98,7 @@ pub fn line(c: &Comparison, a: &str, b: &str) -> Option<String> {
 
 /// The comparison as one JSON object, every key always there (null where
 /// it does not apply), in alphabetical order (the order serde_json keeps).
-pub fn json(c: &Comparison, a: &str, b: &str) -> Value {
+pub fn json(c: &Compared, a: &str, b: &str) -> Value {
     let (differs_in, a_has, b_has, node, detail) = match &c.difference {
         None => (None, None, None, None, None),
         Some(Difference::Size) => (Some("size"), None, None, None, None),

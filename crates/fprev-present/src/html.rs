@@ -12,7 +12,7 @@ use askama::Template;
 use fprev::arith::Arithmetic;
 use fprev::sizes::runs;
 use fprev::tree::SummationTree;
-use fprev::workflow::survey::compare::{Comparison, EntryComparison, Verdict};
+use fprev::workflow::survey::compare::{Agreement, Comparison, EntryComparison};
 use fprev::workflow::survey::{Entry, KnobCheck, Status, Survey};
 
 use crate::render::{Caption, DRAW_WHOLE, Drawing};
@@ -61,10 +61,10 @@ pub fn compare_page(
         c,
         sides: [(names[0], a), (names[1], b)].map(|(name, s)| (name, s.machine.cpu.as_str())),
         counts: [
-            Verdict::Same,
-            Verdict::Differ,
-            Verdict::Unknown,
-            Verdict::Varies,
+            Agreement::Same,
+            Agreement::Differ,
+            Agreement::Unknown,
+            Agreement::Varies,
         ]
         .map(|v| c.count(v)),
         rows: c
@@ -340,7 +340,7 @@ impl<'a> Compared<'a> {
         // The knobs behind a difference (or to pin where the bits held),
         // else the facts.
         let knobs = e.knobs.iter().map(|k| &k.note);
-        let drawings = match (e.first_differing, draw && e.verdict == Verdict::Differ) {
+        let drawings = match (e.first_differing, draw && e.verdict == Agreement::Differ) {
             (Some(n), true) => [
                 (surveys[0], &e.spec),
                 (surveys[1], e.spec_b.as_ref().unwrap_or(&e.spec)),
@@ -355,10 +355,10 @@ impl<'a> Compared<'a> {
         Compared {
             e,
             class: match e.verdict {
-                Verdict::Same => "same",
-                Verdict::Differ => "differ",
-                Verdict::Unknown => "unknown",
-                Verdict::Varies => "varies",
+                Agreement::Same => "same",
+                Agreement::Differ => "differ",
+                Agreement::Unknown => "unknown",
+                Agreement::Varies => "varies",
             },
             extras: e
                 .threads

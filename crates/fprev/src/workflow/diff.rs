@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 
 /// How two tree documents compare.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Comparison {
+pub struct Compared {
     /// Their sizes.
     pub n: [usize; 2],
     /// Each one's arithmetic model (`None`: it carries none).
@@ -40,7 +40,7 @@ pub enum Difference {
     Leaves(String),
 }
 
-impl Comparison {
+impl Compared {
     /// Whether they agree in everything compared.
     pub fn same(&self) -> bool {
         self.difference.is_none()
@@ -78,9 +78,9 @@ impl Comparison {
 /// );
 /// assert!(diff(&a, &a).unwrap().same());
 /// ```
-pub fn diff(left: &TreeDocument, right: &TreeDocument) -> Result<Comparison> {
+pub fn diff(left: &TreeDocument, right: &TreeDocument) -> Result<Compared> {
     let varies = [left.varies.is_some(), right.varies.is_some()];
-    let of = |difference| Comparison {
+    let of = |difference| Compared {
         n: [left.n(), right.n()],
         arithmetic: [left.arithmetic.clone(), right.arithmetic.clone()],
         difference,

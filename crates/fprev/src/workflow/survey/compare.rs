@@ -11,7 +11,7 @@
 //! once match by luck.
 //!
 //! ```
-//! use fprev::workflow::survey::{Plan, Survey, compare::{Verdict, compare}};
+//! use fprev::workflow::survey::{Plan, Survey, compare::{Agreement, compare}};
 //! use fprev::Format;
 //!
 //! let survey = |spec: &'static str| {
@@ -27,9 +27,9 @@
 //! };
 //! let (a, b) = (survey("native:sequential"), survey("native:pairwise"));
 //! let c = compare(&a, &b);
-//! assert_eq!(c.entries[0].verdict, Verdict::Differ);
+//! assert_eq!(c.entries[0].verdict, Agreement::Differ);
 //! assert_eq!(c.entries[0].first_differing, Some(3));
-//! assert_eq!(compare(&a, &a).entries[0].verdict, Verdict::Same);
+//! assert_eq!(compare(&a, &a).entries[0].verdict, Agreement::Same);
 //! ```
 
 use serde::Serialize;
@@ -41,7 +41,7 @@ use crate::spec::Spec;
 /// What two surveys say of one black box in one dtype.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Verdict {
+pub enum Agreement {
     /// The same tree and arithmetic, confirmed by replay on both, at every
     /// size both cover.
     Same,
@@ -63,7 +63,7 @@ pub struct EntryComparison {
     /// Its dtype.
     pub dtype: String,
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: Agreement,
     /// The sizes both cover with a tree.
     pub sizes: Vec<usize>,
     /// The sizes whose bits differ.
@@ -171,7 +171,7 @@ impl EntryComparison {
     /// otherwise on the two machines explains it.
     pub fn likely_why(&self) -> &[String] {
         let explained = self.knobs.iter().any(|k| k.differs);
-        match self.verdict == Verdict::Same || explained {
+        match self.verdict == Agreement::Same || explained {
             true => &[],
             false => &self.suspects,
         }
@@ -194,11 +194,11 @@ pub struct Comparison {
 impl Comparison {
     /// Whether every entry both surveyed gives the same bits.
     pub fn all_same(&self) -> bool {
-        self.entries.iter().all(|e| e.verdict == Verdict::Same)
+        self.entries.iter().all(|e| e.verdict == Agreement::Same)
     }
 
     /// How many entries have `verdict`.
-    pub fn count(&self, verdict: Verdict) -> usize {
+    pub fn count(&self, verdict: Agreement) -> usize {
         self.entries.iter().filter(|e| e.verdict == verdict).count()
     }
 
@@ -262,7 +262,7 @@ fn compare_entry(
     let mut c = EntryComparison {
         spec: a.spec.clone(),
         dtype: a.dtype.clone(),
-        verdict: Verdict::Same,
+        verdict: Agreement::Same,
         sizes: Vec::new(),
         differing: Vec::new(),
         first_differing: None,
@@ -280,13 +280,13 @@ fn compare_entry(
     };
     if !a.variations().is_empty() || !b.variations().is_empty() {
         let [x, y] = [(a, surveys[0]), (b, surveys[1])].map(|(e, s)| seen(e, s.plan.runs));
-        c.verdict = Verdict::Varies;
+        c.verdict = Agreement::Varies;
         c.reason = format!("varies from call to call: A {x}; B {y}");
         c.varies = Some([x, y]);
         return c;
     }
     if let Some(why) = [a, b].iter().find_map(|e| e.error.as_deref()) {
-        c.verdict = Verdict::Unknown;
+        c.verdict = Agreement::Unknown;
         c.reason = format!("not compared: a survey failed here ({})", abbreviated(why));
         return c;
     }
@@ -296,7 +296,7 @@ fn compare_entry(
         .iter()
         .find_map(|(side, e)| Some((side, refuted(e)?)))
     {
-        c.verdict = Verdict::Unknown;
+        c.verdict = Agreement::Unknown;
         c.reason = format!(
             "not compared: {side}'s model failed its check against the black box at n = {n}"
         );
@@ -342,7 +342,7 @@ fn compare_entry(
     c.rule = first_rule(a, b);
     let covered = crate::sizes::runs(&c.sizes);
     if let Some(n) = c.first_differing {
-        c.verdict = Verdict::Differ;
+        c.verdict = Agreement::Differ;
         let share = format!("{} of {common} sizes", c.differing.len());
         c.reason = match (&c.subtree, &c.arithmetic, &c.rule) {
             // Other arithmetic first (two GPUs' fused windows), then
@@ -369,14 +369,14 @@ fn compare_entry(
             _ => format!("other outcome at n = {n}"),
         };
     } else if !unconfirmed.is_empty() {
-        c.verdict = Verdict::Unknown;
+        c.verdict = Agreement::Unknown;
         c.reason = format!(
             "same order at n = {covered}, but at n = {} a replay did not reproduce the bits, \
              so they were not compared",
             crate::sizes::runs(&unconfirmed)
         );
     } else if c.sizes.is_empty() {
-        c.verdict = Verdict::Unknown;
+        c.verdict = Agreement::Unknown;
         c.reason = "no size with a tree in both surveys".into();
     } else {
         c.reason = format!(
@@ -511,7 +511,7 @@ fn suspects(spec: &str, machine: &[(String, String, String)]) -> Vec<String> {
 /// `machines`: where its bits are not the same, those set otherwise on
 /// the two (the likely cause, to pin); where they are, those unset or set
 /// otherwise (the same bits by luck of the setting, to pin to keep so).
-fn knob_notes(entries: [&Entry; 2], machines: [&Machine; 2], verdict: Verdict) -> Vec<KnobNote> {
+fn knob_notes(entries: [&Entry; 2], machines: [&Machine; 2], verdict: Agreement) -> Vec<KnobNote> {
     let mut changing: Vec<(&str, usize)> = Vec::new();
     for k in entries.iter().flat_map(|e| e.knobs.iter().flatten()) {
         if k.changes && !changing.iter().any(|(name, _)| *name == k.name) {
@@ -536,12 +536,12 @@ fn knob_notes(entries: [&Entry; 2], machines: [&Machine; 2], verdict: Verdict) -
             _ => name.to_string(),
         };
         let note = match (verdict, differs) {
-            (Verdict::Same, false) if a.is_some() => continue,
-            (Verdict::Same, false) => format!(
+            (Agreement::Same, false) if a.is_some() => continue,
+            (Agreement::Same, false) => format!(
                 "same here, but {what} changes it (at n = {n}) and is {x} on both: pin {what} to \
                  keep it so"
             ),
-            (Verdict::Same, true) => format!(
+            (Agreement::Same, true) => format!(
                 "same here, though {what} differs ({x} on A, {y} on B) and changes it (at n = \
                  {n}): pin {what} to keep it so"
             ),
@@ -618,7 +618,7 @@ mod tests {
         let e = &compare(&a, &b).entries[0];
         assert_eq!(
             e.verdict,
-            Verdict::Differ,
+            Agreement::Differ,
             "{e:?}\n{:?}",
             b.entries[0].sizes
         );
@@ -641,7 +641,7 @@ mod tests {
         let a = surveyed("native:strided:4", Format::F32);
         let b = surveyed("native:strided:2", Format::F32);
         let e = &compare(&a, &b).entries[0];
-        assert_eq!(e.verdict, Verdict::Differ);
+        assert_eq!(e.verdict, Agreement::Differ);
         // Up to 2 summands both are one addition; strided:2 parts at 3.
         assert_eq!(e.first_differing, Some(3));
         assert_eq!(e.rule, Some((1, "strided:4".into(), "strided:2".into())));
@@ -658,7 +658,7 @@ mod tests {
         for (a, b) in [(&varying, &fixed), (&fixed, &varying), (&varying, &varying)] {
             let c = compare(a, b);
             let e = &c.entries[0];
-            assert_eq!(e.verdict, Verdict::Varies, "{e:?}");
+            assert_eq!(e.verdict, Agreement::Varies, "{e:?}");
             assert!(!c.all_same());
             let [x, y] = e.varies.clone().unwrap();
             for (side, text) in [(a, x), (b, y)] {
@@ -673,7 +673,7 @@ mod tests {
             );
             assert!(!e.reason.contains("same bits:"), "{}", e.reason);
         }
-        assert_eq!(compare(&fixed, &fixed).entries[0].verdict, Verdict::Same);
+        assert_eq!(compare(&fixed, &fixed).entries[0].verdict, Agreement::Same);
     }
 
     /// `s` with a knob record on its entry and `value` of the variable.
@@ -705,7 +705,7 @@ mod tests {
         // Recorded by B's survey only: it still explains.
         let (a, b) = (knobbed(&x, false, Some("Haswell")), knobbed(&y, true, None));
         let e = &compare(&a, &b).entries[0];
-        assert_eq!(e.verdict, Verdict::Differ);
+        assert_eq!(e.verdict, Agreement::Differ);
         assert_eq!(e.knobs.len(), 1, "{e:?}");
         let k = &e.knobs[0];
         assert_eq!((k.a.as_deref(), k.b.as_deref()), (Some("Haswell"), None));
@@ -736,7 +736,7 @@ mod tests {
         let x = surveyed("native:sequential", Format::F32);
         let unset = knobbed(&x, true, None);
         let e = &compare(&unset, &unset).entries[0];
-        assert_eq!(e.verdict, Verdict::Same);
+        assert_eq!(e.verdict, Agreement::Same);
         assert_eq!(e.knobs.len(), 1);
         assert!(!e.knobs[0].differs);
         assert!(
@@ -752,7 +752,7 @@ mod tests {
         // Set otherwise, the same bits all the same.
         let other = knobbed(&x, true, Some("Prescott"));
         let e = &compare(&pinned, &other).entries[0];
-        assert_eq!(e.verdict, Verdict::Same);
+        assert_eq!(e.verdict, Agreement::Same);
         assert!(
             e.knobs[0]
                 .note
@@ -810,12 +810,12 @@ mod tests {
         let mut b = a.clone();
         b.entries[0].error = Some("the black box crashed".into());
         let e = &compare(&a, &b).entries[0];
-        assert_eq!(e.verdict, Verdict::Unknown);
+        assert_eq!(e.verdict, Agreement::Unknown);
         let mut c = a.clone();
         c.entries[0].sizes[5].outcome = "unconfirmed".into();
         c.entries[0].sizes[5].arithmetic = None;
         let cmp = compare(&a, &c);
-        assert_eq!(cmp.entries[0].verdict, Verdict::Unknown);
+        assert_eq!(cmp.entries[0].verdict, Agreement::Unknown);
         assert!(!cmp.all_same());
         assert!(compare(&a, &a).all_same());
     }
