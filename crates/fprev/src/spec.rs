@@ -29,7 +29,7 @@ use std::ops::Range;
 pub use families::{FAMILIES, Family};
 use families::{Grammar, family};
 pub use mma::Instruction;
-pub use profile::{PROFILES, Profile, profile};
+pub use profile::{OPS, PROFILES, Profile, profile};
 
 use crate::error::{Error, Param, Remedy, Result};
 use crate::format::Format;

@@ -21,12 +21,13 @@ pub struct Profile {
     pub threads_fixed_at_import: bool,
 }
 
-const EVERY_OP: &[&str] = &["sum", "dot", "gemv", "gemm"];
+/// The ops fprev knows, in the order a survey lists them.
+pub const OPS: [&str; 4] = ["sum", "dot", "gemv", "gemm"];
 
 const fn library(prefix: &'static str, steering: &'static [&'static str]) -> Profile {
     Profile {
         prefix,
-        ops: EVERY_OP,
+        ops: &OPS,
         steering,
         python: false,
         threads_fixed_at_import: false,
@@ -89,11 +90,5 @@ pub fn profile(prefix: &str) -> Profile {
         .iter()
         .copied()
         .find(|p| p.prefix == prefix)
-        .unwrap_or(Profile {
-            prefix: "",
-            ops: EVERY_OP,
-            steering: &[""],
-            python: false,
-            threads_fixed_at_import: false,
-        })
+        .unwrap_or(library("", &[""]))
 }

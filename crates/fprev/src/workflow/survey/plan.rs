@@ -111,7 +111,7 @@ impl Default for Plan {
 }
 
 /// The ops a survey knows, in the order it lists them.
-pub const OPS: [&str; 4] = ["sum", "dot", "gemv", "gemm"];
+pub use crate::spec::OPS;
 
 impl Survey {
     /// The `(black box, dtype)` pairs of the plan, in order: each black box
