@@ -177,8 +177,10 @@ def reveal(
     n = _count("n", n)
     fmt = _format_name(dtype)
     described = _described(rows, may_fuse, accumulator, offset)
+    fresh = None
     if processes is not None:
-        _across_processes(fn, n, fmt, described, _count("processes", processes, "reveal processes"))
+        processes = _count("processes", processes, "reveal processes")
+        fresh = _fresh_process(fn, n, fmt, described)
     return _fprev.reveal(
         fn,
         n,
@@ -192,18 +194,18 @@ def reveal(
         arith=bool(arith),
         runs=_count("runs", runs),
         skeleton=bool(skeleton),
+        processes=processes,
+        fresh=fresh,
     )
 
 
-def _across_processes(fn: Any, n: int, fmt: str, described: dict, processes: int) -> None:
-    """Raises :class:`VariesError` where ``fn``'s answers to the random
-    inputs ``fprev reveal --processes`` asks differ between this process
-    and ``processes - 1`` fresh ones (``fprev._child`` in each); warns
-    where they differ within this process, which leaves the processes
-    uncompared."""
+def _fresh_process(fn: Any, n: int, fmt: str, described: dict) -> Any:
+    """A function returning the answers of ``fn`` in one fresh process of
+    this interpreter (``fprev._child``) to the random inputs ``fprev
+    reveal --processes`` compares processes on: what ``_fprev.reveal``
+    compares with this process's answers."""
     import json
     import types
-    import warnings
 
     label = _label(fn)
     code = getattr(fn, "__code__", None)
@@ -213,17 +215,6 @@ def _across_processes(fn: Any, n: int, fmt: str, described: dict, processes: int
             "processes: each fresh process opens fn as python:PATH.py:FUNC, so fn must be a function "
             "defined at the top level of a .py file (wrap a library's function in one), got %s" % label
         )
-    spec = "python:%s:%s" % (code.co_filename, fn.__name__)
-    own = _fprev.answers(
-        fn, n, fmt, label, rows=described["rows"], accumulator=described["accumulator"], offset=described["offset"]
-    )
-    if own is None:
-        warnings.warn(
-            "%s: its answers vary within this process, from call to call: processes not compared" % label,
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return
     request = {
         "path": code.co_filename,
         "func": fn.__name__,
@@ -234,8 +225,8 @@ def _across_processes(fn: Any, n: int, fmt: str, described: dict, processes: int
         "accumulator": described["accumulator"],
         "offset": described["offset"],
     }
-    answers = [own]
-    for _ in range(processes - 1):
+
+    def fresh() -> list:
         returncode, stdout, stderr = _in_child("answers", request, dict(_os.environ))
         if returncode == 2:
             raise ValueError(_last_line(stderr))
@@ -244,15 +235,9 @@ def _across_processes(fn: Any, n: int, fmt: str, described: dict, processes: int
                 "a fresh process asked %s's answers ended with exit status %d: %s"
                 % (label, returncode, _last_line(stderr))
             )
-        answers.append(json.loads(stdout))
-    seen = _fprev.across_processes(answers)
-    if seen is not None:
-        e = VariesError(
-            "%s varies: its answer to the same input changes from process to "
-            "process (an order chosen as each process starts), so no one tree describes it: %s" % (label, seen)
-        )
-        e.skeleton = None
-        raise e
+        return json.loads(stdout)
+
+    return fresh
 
 
 class Explanation:

@@ -169,6 +169,8 @@ def reveal(
     arith: bool = True,
     runs: int = 0,
     skeleton: bool = True,
+    processes: Optional[int] = None,
+    fresh: Optional[Callable[[], list[int]]] = None,
 ) -> Tree: ...
 def variation(
     call: Callable[[Any], Any],
@@ -188,7 +190,6 @@ def answers(
     accumulator: Optional[str] = None,
     offset: Optional[str] = None,
 ) -> Optional[list[int]]: ...
-def across_processes(answers: list[list[int]]) -> Optional[str]: ...
 
 VARIATION_INPUTS: int
 def check(

@@ -53,26 +53,36 @@ pub(crate) fn probe(
     PythonProbe::from_callable(py, call, label, n, format, described).map_err(to_py)
 }
 
-/// Opens `call` again at the size of each options it is given: the
-/// reveals an explanation or a prediction rests on. What the callable
-/// raises travels in the error, to be raised in turn.
+/// Opens `call` again at the size (and offset, where one is given) of each
+/// options it is given: the reveals an explanation or a prediction rests
+/// on. The first opening hands back `first`, where one was opened
+/// already (so that a bad callable or size raised its own `TypeError` or
+/// `ValueError` before the workflow started). What the callable raises
+/// travels in the error, to be raised in turn.
 pub(crate) fn opener<'a, 'py>(
     py: Python<'py>,
     call: &'a Bound<'py, PyAny>,
     label: &'a str,
     format: Format,
     described: Described,
+    mut first: Option<PythonProbe>,
 ) -> impl FnMut(&ProbeOptions) -> fprev::Result<Box<dyn fprev::Probe>> + 'a
 where
     'py: 'a,
 {
     move |o| {
+        if let Some(opened) = first.take() {
+            return Ok(Box::new(opened));
+        }
         let n = o.n.unwrap_or(fprev::probe::DEFAULT_N);
-        let at =
-            probe(py, call, label, n, format, described).map_err(|e| fprev::Error::Raised {
-                error: Box::new(fprev::Error::Input(e.to_string())),
-                raised: Box::new(e),
-            })?;
-        Ok(Box::new(at))
+        let at = Described {
+            offset: o.offset.or(described.offset),
+            ..described
+        };
+        let opened = probe(py, call, label, n, format, at).map_err(|e| fprev::Error::Raised {
+            error: Box::new(fprev::Error::Input(e.to_string())),
+            raised: Box::new(e),
+        })?;
+        Ok(Box::new(opened))
     }
 }

@@ -2,14 +2,15 @@
 //! bit for bit; `same_bits`: two black boxes against each other.
 
 use fprev::Format;
-use fprev::check::check_document;
 use fprev::equivalence::same_bits;
+use fprev::probe::ProbeOptions;
+use fprev::workflow;
 use fprev_present::check::summary;
 use pyo3::prelude::*;
 
 use fprev::probe::python::Described;
 
-use crate::black_box::{described, format, probe};
+use crate::black_box::{described, format, opener, probe};
 use crate::errors::to_py;
 use crate::tree::Tree;
 
@@ -85,15 +86,26 @@ pub(crate) fn check(
         Some(d) => self::format(d)?,
         None => tree.doc.dtype.unwrap_or(Format::F32),
     };
-    // A tree found at an offset is checked there, unless told otherwise.
     let given = described(rows, None, None, offset)?;
-    let at = Described {
-        offset: given.offset.or(tree.doc.offset),
-        ..given
-    };
-    let mut probe = probe(py, call, label, tree.n(), format, at)?;
-    let report = check_document(&tree.doc, &mut probe, trials, seed, row).map_err(to_py)?;
-    let declared = fprev::Probe::accumulator(&probe);
+    let first = probe(py, call, label, tree.n(), format, given)?;
+    let checked = workflow::check::check(
+        &tree.doc,
+        "the tree",
+        ProbeOptions {
+            n: Some(tree.n()),
+            format,
+            offset: given.offset,
+            ..ProbeOptions::default()
+        },
+        true,
+        trials,
+        seed,
+        row,
+        &mut opener(py, call, label, format, given, Some(first)),
+    )
+    .map_err(to_py)?;
+    let report = checked.report;
+    let declared = checked.declared;
     Ok(Check {
         ok: report.mismatch.is_none(),
         trials: report.trials,

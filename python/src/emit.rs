@@ -63,19 +63,14 @@ pub(crate) fn emit_source(
         let mut open = open;
         // The formula given, else the cache's (as `fprev emit` reads it),
         // else the one explain finds, kept for the next call.
-        let cached = match &given {
-            Some(_) => None,
-            None => fprev::cache::lookup(&spec, &opts, open(&opts.at(1000))?.about(), 0),
-        };
         let given = given.map(|f| (f, "The order was given (formula=)".to_string()));
         let done = prepare_cached(
             &spec,
             &opts,
             given,
-            &cached.as_ref(),
+            &fprev::cache::User,
             &mut open,
             &mut Silent,
-            &mut |_| {},
         )?;
         unkept = done.unkept;
         let (plan, mut what) = match done.prepared {

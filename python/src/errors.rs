@@ -101,6 +101,7 @@ fn words(remedy: &Remedy) -> String {
         Remedy::AppliesTo(s, what) => named(s).map(|k| format!("{k} applies to {what}")),
         Remedy::Or(remedy, other) => Ok(format!("{}, or {other}", words(remedy))),
         Remedy::Within(bound) => named(&bound.setting).map(|k| format!("give {}", bound.range(k))),
+        Remedy::AskVaries => Ok("fprev.reveal(fn, runs=R) asks whether fn varies".into()),
     };
     worded.unwrap_or_else(|()| remedy.to_string())
 }

@@ -64,7 +64,7 @@ pub(crate) fn explain(
         &Options::default(),
         &confirm,
         label,
-        &mut opener(py, call, label, format, described),
+        &mut opener(py, call, label, format, described, None),
         &mut Silent,
     );
     match explained.map_err(to_py)? {

@@ -304,7 +304,7 @@ pub(crate) fn invariance(
                     offset: o.offset,
                     ..Described::default()
                 };
-                opener(py, black_box, label, format, rows)(o)
+                opener(py, black_box, label, format, rows, None)(o)
             };
             workflow::invariance(label, &knobs, &request, &mut open, observer)
         }

@@ -52,7 +52,6 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reveal::reveal, m)?)?;
     m.add_function(wrap_pyfunction!(variation::variation, m)?)?;
     m.add_function(wrap_pyfunction!(variation::answers, m)?)?;
-    m.add_function(wrap_pyfunction!(variation::across_processes, m)?)?;
     m.add("VARIATION_INPUTS", fprev::reveal::VARIATION_INPUTS)?;
     m.add_function(wrap_pyfunction!(check::check, m)?)?;
     m.add_function(wrap_pyfunction!(tree::diff, m)?)?;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use fprev::probe::ProbeOptions;
 use fprev::reveal::{Algorithm, Observer, Options, Progress};
-use fprev::workflow::{self, Confirm, Note, Outcome, Request, Seek};
+use fprev::workflow::{self, Confirm, NoCache, Note, Outcome, Request, Revealing, Seek};
 use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 
@@ -103,7 +103,7 @@ impl Watch {
     /// Warns about the notes a Python user needs: the engine's findings,
     /// and an order its replay does not confirm (with why no model of its
     /// nodes does).
-    fn warn(self, py: Python<'_>) -> PyResult<()> {
+    fn warn(self, py: Python<'_>, label: &str) -> PyResult<()> {
         let why_not = self.notes.iter().find_map(|n| match n {
             Note::NoArithmetic {
                 why,
@@ -114,6 +114,10 @@ impl Watch {
         for note in &self.notes {
             let (kind, message) = match note {
                 Note::Engine(_) => (py.get_type::<PyRuntimeWarning>(), Said(note).to_string()),
+                Note::ProcessesNotCompared => (
+                    py.get_type::<PyRuntimeWarning>(),
+                    format!("{label}: {}", Said(note)),
+                ),
                 Note::Unconfirmed { .. } => (
                     py.get_type::<UnconfirmedWarning>(),
                     format!(
@@ -136,7 +140,7 @@ impl Watch {
 }
 
 #[pyfunction]
-#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, offset=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true, runs=0, skeleton=true))]
+#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, offset=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true, runs=0, skeleton=true, processes=None, fresh=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reveal(
     py: Python<'_>,
@@ -155,11 +159,26 @@ pub(crate) fn reveal(
     arith: bool,
     runs: usize,
     skeleton: bool,
+    processes: Option<usize>,
+    fresh: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Tree> {
     let format = format(dtype)?;
     let algorithm: Algorithm = algo.parse().map_err(PyValueError::new_err)?;
     let described = described(rows, may_fuse, accumulator, offset)?;
-    let mut black_box = probe(py, call, label, n, format, described)?;
+    let first = probe(py, call, label, n, format, described)?;
+    let mut open = opener(py, call, label, format, described, Some(first));
+    // The answers of a fresh process: `fresh()` runs one (fprev._child).
+    let mut fresh_answers = fresh.map(|fresh| {
+        move || -> fprev::Result<Vec<u64>> {
+            fresh
+                .call0()
+                .and_then(|a| a.extract::<Vec<u64>>())
+                .map_err(|e| fprev::Error::Raised {
+                    error: Box::new(fprev::Error::Input(e.to_string())),
+                    raised: Box::new(e),
+                })
+        }
+    });
     let request = Request {
         probe: ProbeOptions {
             n: Some(n),
@@ -192,15 +211,29 @@ pub(crate) fn reveal(
         }),
         notes: Vec::new(),
     };
-    let outcome = workflow::reveal(
-        &mut black_box,
+    let revealing = workflow::reveal(
         label,
         &request,
-        &mut opener(py, call, label, format, described),
+        &mut open,
+        &NoCache,
+        processes
+            .zip(fresh_answers.as_mut())
+            .map(|(p, f)| (p, f as &mut workflow::Fresh)),
         &mut watch,
     )
     .map_err(to_py)?;
-    watch.warn(py)?;
+    watch.warn(py, label)?;
+    let outcome = match revealing {
+        Revealing::Outcome(_, outcome) => outcome,
+        Revealing::VariesBetweenProcesses(seen) => {
+            let e = VariesError::new_err(format!(
+                "{label} varies: its answer to the same input changes from process to process \
+                 (an order chosen as each process starts), so no one tree describes it: {seen}"
+            ));
+            e.value(py).setattr("skeleton", py.None())?;
+            return Err(e);
+        }
+    };
     match outcome {
         Outcome::Revealed(r) => Ok(Tree { doc: r.document }),
         Outcome::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),

@@ -77,11 +77,3 @@ pub(crate) fn answers(
     let again = fprev::variation::answers(&mut black_box, inputs, 0).map_err(to_py)?;
     Ok((own == again).then_some(own))
 }
-
-/// The answers of each process (one list a process) compared: `None`
-/// where every process gave the same bits, else what differed.
-#[pyfunction]
-pub(crate) fn across_processes(answers: Vec<Vec<u64>>) -> Option<String> {
-    let seen = fprev::variation::Processes::compare(&answers);
-    seen.varies().then(|| seen.to_string())
-}

@@ -94,6 +94,7 @@ fn words(remedy: &Remedy) -> String {
         Remedy::AppliesTo(s, what) => format!("{} applies to {what}", flag(*s)),
         Remedy::Or(remedy, other) => format!("{}, or {other}", words(remedy)),
         Remedy::Within(bound) => format!("give {}", bound.range(flag(bound.setting))),
+        Remedy::AskVaries => "`fprev reveal SPEC --runs R` asks whether SPEC varies".into(),
     }
 }
 

@@ -8,7 +8,6 @@ use fprev::Spec;
 use fprev::check::Mismatch;
 use fprev::format::Format;
 use fprev::probe::Offset;
-use serde_json::json;
 
 use crate::write::write_out;
 
@@ -24,42 +23,13 @@ pub(crate) fn save_mismatch(
     row: usize,
     m: &Mismatch,
 ) -> bool {
-    let mut json = serde_json::json!({
-        "probe": spec.as_str(),
-        "dtype": format.name(),
-        "n": m.input.len(),
-        "row": row,
-        "trial": m.trial,
-        "kind": m.kind.to_string(),
-        "replayed": m.replayed,
-        "accumulator": m.accumulator.name(),
-        "black_box": m.black_box,
-        "input": m.input,
-    });
-    if let Some(o) = offset {
-        json["offset"] = serde_json::json!(o.to_string());
-    }
-    if let Some(y) = &m.weights {
-        json["weights"] = serde_json::json!(y);
-    }
-    if m.against.is_some() {
-        json["against"] = against(m);
-    }
+    let json = fprev_present::check::mismatch_file(spec.as_str(), offset, format, row, m);
     match write_out(format!("{json}\n").as_bytes(), Some(path)) {
         Ok(()) => true,
         Err(e) => {
             crate::report(&e);
             false
         }
-    }
-}
-
-/// The nearest alternative an input was made to tell the model from, and
-/// what its replay gives (`null` for a random input).
-pub(crate) fn against(m: &Mismatch) -> serde_json::Value {
-    match &m.against {
-        Some((model, gives)) => json!({"model": model.to_string(), "gives": gives}),
-        None => serde_json::Value::Null,
     }
 }
 

@@ -38,6 +38,9 @@ fn say(note: &Note) {
                 Said(note)
             )
         }
+        Note::Explaining(label) => {
+            eprintln!("fprev: note: finding the order of {label} (fprev explain)")
+        }
         n if n.is_warning() => eprintln!("fprev: warning: {}", Said(n)),
         n => eprintln!("fprev: note: {}", Said(n)),
     }

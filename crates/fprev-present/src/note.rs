@@ -130,6 +130,10 @@ impl fmt::Display for Said<'_> {
                 "the cache's formula, native:{formula}, {why}: dropped from the cache; \
                  explaining afresh"
             ),
+            Note::Explaining(label) => write!(
+                f,
+                "finding the order of {label}: explaining it at several sizes first"
+            ),
             Note::CacheUnkept(why) => write!(f, "{}", Report(why)),
             Note::NotProven(why) => write!(f, "not proven: {}", Report(why)),
             Note::Described {
@@ -225,6 +229,11 @@ impl fmt::Display for Said<'_> {
                     )
                 }
             }
+            Note::About { label, about } => write!(f, "{label}: {about}"),
+            Note::Processes(seen) => write!(f, "{seen}"),
+            Note::ProcessesNotCompared => f.write_str(
+                "its answers vary within this process, from call to call: processes not compared",
+            ),
             Note::Deterministic(v) => write!(
                 f,
                 "deterministic within this one process: {v}; another process may choose another \

@@ -130,8 +130,9 @@ fn predict(spec: &str, formula: &Formula, n: usize) -> (u64, usize, bool, bool) 
         ..Request::default()
     };
     let mut opener = open;
-    let outcome = workflow::reveal(&mut *black_box, spec, &request, &mut opener, &mut Silent)
-        .expect("a prediction");
+    let outcome =
+        workflow::reveal_opened(&mut *black_box, spec, &request, &mut opener, &mut Silent)
+            .expect("a prediction");
     let Outcome::Revealed(found) = outcome else {
         panic!("{spec}: no tree");
     };

@@ -335,6 +335,20 @@ impl TreeDocument {
         Ok(doc)
     }
 
+    /// Fails where this document (named `name`) is the skeleton of a
+    /// black box whose order varies: its varying joins have no one order
+    /// to replay or check.
+    pub fn one_order(&self, name: &str) -> Result<()> {
+        match self.varies {
+            Some(_) => Err(Error::Input(format!(
+                "{name} is the skeleton of a black box whose order varies from call to call: \
+                 its varying joins have no one order to replay"
+            ))
+            .advise(crate::error::Remedy::AskVaries)),
+            None => Ok(()),
+        }
+    }
+
     /// [`TreeDocument::tree`], where this machine has the memory to build
     /// it (else why not): a file's formula may give more summands than
     /// fit.

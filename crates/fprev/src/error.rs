@@ -49,6 +49,12 @@ pub enum Error {
     /// inconsistent answer.
     #[error("{0}")]
     BlackBox(String),
+    /// A predicted tree that masked checks cannot prove on this black box
+    /// (its accumulator cannot count the units a check places, its
+    /// products cannot be masked, the sizes differ): the caller reveals
+    /// the tree instead, or leaves the prediction unproven.
+    #[error("{0}")]
+    Unprovable(Box<Error>),
     /// The ranks of a collective ended with different bits (which ranks,
     /// where): no one order is every rank's, and no tree is revealed.
     #[error("{0}")]
@@ -193,6 +199,9 @@ pub enum Remedy {
     Or(Box<Remedy>, &'static str),
     /// Give a value within the bound.
     Within(bounds::Bound),
+    /// Reveal the black box with calls repeated, which says whether its
+    /// order varies from call to call.
+    AskVaries,
 }
 
 impl fmt::Display for Remedy {
@@ -212,6 +221,9 @@ impl fmt::Display for Remedy {
             Remedy::AppliesTo(s, what) => write!(f, "{} applies to {what}", s.name()),
             Remedy::Or(remedy, other) => write!(f, "{remedy}, or {other}"),
             Remedy::Within(bound) => write!(f, "give {}", bound.range(bound.setting.name())),
+            Remedy::AskVaries => f.write_str(
+                "a reveal with its calls repeated (the runs) says whether the black box varies",
+            ),
         }
     }
 }
@@ -290,7 +302,9 @@ impl Error {
             Error::Input(_) | Error::File { .. } | Error::Json { .. } | Error::System { .. } => {
                 Kind::Input
             }
-            Error::Advised { error, .. } | Error::Raised { error, .. } => error.kind(),
+            Error::Advised { error, .. }
+            | Error::Raised { error, .. }
+            | Error::Unprovable(error) => error.kind(),
         }
     }
 }

@@ -327,9 +327,10 @@ pub fn reveal_observed(
 /// the black box's either way: equal to `predicted` when the prediction
 /// was right.
 ///
-/// Fails with [`Error::Input`] where queries are not packed (every count
-/// must be exact with all `n` summands live: f32 below 2^24 summands) and
-/// for a prediction of another size. A prediction with fused nodes is not
+/// Fails with [`Error::Unprovable`] where queries are not packed (every
+/// count must be exact with all `n` summands live: f32 below 2^24
+/// summands), where the black box's inputs cannot be masked, and for a
+/// prediction of another size. A prediction with fused nodes is not
 /// guessed: the tree is revealed as [`reveal_observed()`] does.
 ///
 /// ```
@@ -351,21 +352,27 @@ pub fn reveal_predicted(
     predicted: &SummationTree,
     observer: &mut dyn Observer,
 ) -> Result<Outcome<Revelation>> {
+    // Whatever stops the checks before they start makes the prediction
+    // unprovable here, not the black box wrong.
+    let unprovable = |e: Error| match e.kind() {
+        crate::error::Kind::Input => Error::Unprovable(Box::new(e)),
+        _ => e,
+    };
     if predicted.n() != probe.n() {
-        return Err(Error::Input(format!(
+        return Err(unprovable(Error::Input(format!(
             "the predicted tree has {} summands but the black box takes {}",
             predicted.n(),
             probe.n()
-        )));
+        ))));
     }
-    let masks = masks::Masks::for_probe(probe)?;
+    let masks = masks::Masks::for_probe(probe).map_err(unprovable)?;
     if !counts_exactly(probe.n(), &masks) {
-        return Err(Error::Input(format!(
+        return Err(unprovable(Error::Input(format!(
             "a prediction at n = {} cannot be checked with masked queries: {} counts that \
              many summands exactly only one query at a time; confirm it by replay",
             probe.n(),
             probe.accumulator()
-        )));
+        ))));
     }
     let binary = predicted.is_binary() && opts.algorithm == Algorithm::Fprev && opts.guess;
     if !binary {
@@ -373,15 +380,16 @@ pub fn reveal_predicted(
     }
     let started = Instant::now();
     let (verdict, notes, spent) = {
-        let mut oracle = Oracle::new(probe)?;
+        let mut oracle = Oracle::new(probe).map_err(unprovable)?;
         let notes: Vec<String> = oracle
-            .calibrate_rows(opts.batch, opts.row)?
+            .calibrate_rows(opts.batch, opts.row)
+            .map_err(unprovable)?
             .into_iter()
             .collect();
         observer.started(oracle.n());
         // The checks count many units in one input: a black box that
         // rounds such counts (narrower than it declares) is revealed.
-        let verdict = match oracle.calibrate_packing()? {
+        let verdict = match oracle.calibrate_packing().map_err(unprovable)? {
             None => Some(proof::prove(&mut oracle, predicted)?),
             Some(_) => None,
         };

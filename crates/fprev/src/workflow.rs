@@ -12,6 +12,8 @@
 //!   arithmetic, and build the [`TreeDocument`](crate::document::TreeDocument);
 //! - [`explain()`]: reveal at several sizes and infer the one formula
 //!   behind every tree;
+//! - [`check::check`]: replay a tree file on random inputs against its
+//!   black box;
 //! - [`diff::diff`]: compare two tree documents: size, variation, order,
 //!   then arithmetic;
 //! - [`invariance()`]: reveal under each batch size, output position and
@@ -23,18 +25,23 @@
 //! ```
 //! use fprev::probe::ProbeOptions;
 //! use fprev::reveal::Silent;
-//! use fprev::workflow::{self, Outcome, Request};
+//! use fprev::workflow::{self, NoCache, Outcome, Request, Revealing};
 //!
-//! let opts = ProbeOptions { n: Some(16), ..Default::default() };
-//! let mut black_box = fprev::open("native:pairwise", &opts).unwrap();
+//! let request = Request {
+//!     probe: ProbeOptions { n: Some(16), ..Default::default() },
+//!     ..Default::default()
+//! };
 //! let mut open = |o: &ProbeOptions| fprev::open("native:pairwise", o);
-//! let outcome = workflow::reveal(&mut black_box, "native:pairwise", &Request::default(),
-//!                                &mut open, &mut Silent).unwrap();
-//! let Outcome::Revealed(found) = outcome else { panic!("a pairwise sum has a tree") };
+//! let found = workflow::reveal("native:pairwise", &request, &mut open, &NoCache, None,
+//!                              &mut Silent).unwrap();
+//! let Revealing::Outcome(_, Outcome::Revealed(found)) = found else {
+//!     panic!("a pairwise sum has a tree")
+//! };
 //! assert_eq!(*found.document.tree(), fprev::Order::Pairwise.tree(16));
 //! assert!(found.document.confirmation.unwrap().confirmed());
 //! ```
 
+pub mod check;
 mod confirm;
 pub mod diff;
 pub mod emit;
@@ -58,7 +65,7 @@ pub use invariance::{Turned, bisect, default_columns, invariance, row_at};
 pub use note::Note;
 pub use predict::ARITHMETIC_AT;
 pub use request::{Infer, Outcome, PREDICT_SIZES, PROVE_UP_TO, Request, Revealed};
-pub use reveal::{reveal, reveal_cached};
+pub use reveal::{Revealing, reveal, reveal_opened};
 pub use size::GUESS_KNOWN_FROM;
 pub use varies::{SKELETON_CALLS, SUMMARY_RUNS, characterise, skeleton_repeats};
 
@@ -80,8 +87,61 @@ pub(crate) fn opens_no_other(_: &ProbeOptions) -> crate::Result<Box<dyn Probe>> 
     ))
 }
 
+/// Answers of one fresh process to the inputs a reveal compares processes
+/// on ([`variation::answers`](crate::variation::answers) with
+/// [`VARIATION_INPUTS`](crate::reveal::VARIATION_INPUTS), seed 0): the
+/// front end starts a process that opens the same black box (`fprev
+/// answers`, Python's child), and [`reveal()`] compares them.
+pub type Fresh<'a> = dyn FnMut() -> crate::Result<Vec<u64>> + 'a;
+
+/// What a black box says of itself ([`Probe::about`]), asked only where a
+/// cache's key needs it (asking may open the black box).
+pub type About<'a> = dyn FnMut() -> crate::Result<Option<String>> + 'a;
+
+/// Where a workflow finds the formula cache of a black box: the user's
+/// cache ([`crate::cache::User`]), or [`NoCache`]. What the black box says
+/// of itself is part of the key.
+pub trait Caches {
+    /// The cache of `label` opened with `opts`, its output `row`, which
+    /// says `about` of itself.
+    fn of(
+        &self,
+        label: &str,
+        opts: &ProbeOptions,
+        about: &mut About,
+        row: usize,
+    ) -> crate::Result<Box<dyn FormulaCache>>;
+}
+
+/// No formula cache: nothing is known, kept or forgotten (`--no-cache`).
+pub struct NoCache;
+
+impl Caches for NoCache {
+    fn of(
+        &self,
+        _: &str,
+        _: &ProbeOptions,
+        _: &mut About,
+        _: usize,
+    ) -> crate::Result<Box<dyn FormulaCache>> {
+        Ok(Box::new(NoCache))
+    }
+}
+
+impl FormulaCache for NoCache {
+    fn known(&self) -> Option<(Formula, Vec<usize>, Vec<usize>)> {
+        None
+    }
+
+    fn forget(&self) {}
+
+    fn keep(&self, _: &Formula, _: &[usize], _: &[usize]) -> crate::Result<()> {
+        Ok(())
+    }
+}
+
 /// The formula cache as the workflows use it, for one black box:
-/// [`reveal_cached`] and [`emit::prepare_cached`] prove the formula kept
+/// [`reveal()`] and [`emit::prepare_cached`] prove the formula kept
 /// before they predict with it, forget one the black box refutes and keep
 /// one found now. `crate::cache` implements it (for a key of the user's
 /// cache, or none), so that the workflows do not import the cache, whose

@@ -243,7 +243,9 @@ fn a_reveal_proves_a_known_formula_and_reveals_a_near_miss() {
         let mut open = |_: &fprev::probe::ProbeOptions| -> fprev::Result<Box<dyn Probe>> {
             unreachable!("a reveal of one size opens no other")
         };
-        match workflow::reveal(&mut probe, "replay", &request, &mut open, &mut Silent).unwrap() {
+        match workflow::reveal_opened(&mut probe, "replay", &request, &mut open, &mut Silent)
+            .unwrap()
+        {
             Outcome::Revealed(r) => r.document,
             _ => panic!("a tree"),
         }

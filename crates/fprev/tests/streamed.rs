@@ -88,9 +88,14 @@ fn a_prediction_past_the_proof_is_confirmed_streamed_from_its_formula() {
             let mut open = |o: &ProbeOptions| -> fprev::Result<Box<dyn Probe>> {
                 Ok(Box::new(compiled(&right, o.n.unwrap(), Format::F32)))
             };
-            let outcome =
-                workflow::reveal(&mut black_box, "compiled", &request, &mut open, &mut Silent)
-                    .unwrap();
+            let outcome = workflow::reveal_opened(
+                &mut black_box,
+                "compiled",
+                &request,
+                &mut open,
+                &mut Silent,
+            )
+            .unwrap();
             let Outcome::Revealed(found) = outcome else {
                 panic!("{known}: no document")
             };

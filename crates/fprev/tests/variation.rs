@@ -72,7 +72,7 @@ fn runs_find_a_varying_black_box_before_any_reveal_and_pass_a_fixed_one() {
         n: 64,
         rng: ChaCha8Rng::seed_from_u64(3),
     };
-    let outcome = workflow::reveal(
+    let outcome = workflow::reveal_opened(
         &mut varying,
         "random joins",
         &request,
@@ -89,7 +89,7 @@ fn runs_find_a_varying_black_box_before_any_reveal_and_pass_a_fixed_one() {
     };
     let mut fixed = fprev::open("native:pairwise", &opts).unwrap();
     let mut notes = Notes(Vec::new());
-    let outcome = workflow::reveal(
+    let outcome = workflow::reveal_opened(
         &mut fixed,
         "native:pairwise",
         &request,
@@ -131,7 +131,8 @@ fn a_deterministic_reveal_asks_no_repeats() {
         },
         ..Request::default()
     };
-    let outcome = workflow::reveal(&mut b, "s", &request, &mut |_| unreachable!(), &mut Silent);
+    let outcome =
+        workflow::reveal_opened(&mut b, "s", &request, &mut |_| unreachable!(), &mut Silent);
     let Ok(Outcome::Revealed(r)) = outcome else {
         panic!("{outcome:?}")
     };

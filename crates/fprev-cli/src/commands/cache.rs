@@ -2,12 +2,12 @@
 //! the formula kept for a black box is looked up by its key, and kept or
 //! forgotten after the real black box has had its say.
 
-use fprev::cache::{Cache, Key};
+use fprev::cache::Cache;
 use fprev::error::{Error, Result};
 use fprev::formula::Formula;
 use fprev::probe::ProbeOptions;
 use fprev::sizes::runs;
-use fprev::workflow::FormulaCache;
+use fprev::workflow::{About, Caches, FormulaCache, NoCache};
 
 use crate::args::{CacheAction, CacheArgs};
 use crate::write;
@@ -95,40 +95,46 @@ fn kept(files: &[std::path::PathBuf]) -> String {
     )
 }
 
-/// The user's cache and the key of row `row` of `spec` opened with `opts`
-/// (`about`: what the black box says of itself), unless `skip`
-/// (`--no-cache`) or no cache directory is named: what the workflows use
-/// as the black box's [`FormulaCache`].
-pub(super) fn lookup(
-    spec: &str,
-    opts: &ProbeOptions,
-    about: Option<String>,
-    row: usize,
-    skip: bool,
-) -> Guarded {
-    Guarded(match skip {
-        true => None,
-        false => fprev::cache::lookup(spec, opts, about, row),
-    })
+/// The formula caches a command's workflow uses: none with `--no-cache`,
+/// else the user's, each entry written with the ending signals held.
+pub(super) fn caches(no_cache: bool) -> &'static dyn Caches {
+    match no_cache {
+        true => &NoCache,
+        false => &Held,
+    }
 }
 
-/// A black box's entry in the user's cache (or none), written with the
-/// ending signals held: a signal while the entry's temporary file exists
-/// waits for it.
-#[derive(Default)]
-pub(super) struct Guarded(Option<(Cache, Key)>);
+/// The user's cache, written with the ending signals held: a signal while
+/// an entry's temporary file exists waits for it.
+struct Held;
 
-impl FormulaCache for Guarded {
+impl Caches for Held {
+    fn of(
+        &self,
+        label: &str,
+        opts: &ProbeOptions,
+        about: &mut About,
+        row: usize,
+    ) -> Result<Box<dyn FormulaCache>> {
+        let entry = fprev::cache::User.of(label, opts, about, row)?;
+        Ok(Box::new(HeldEntry(entry)))
+    }
+}
+
+/// One black box's entry in [`Held`].
+struct HeldEntry(Box<dyn FormulaCache>);
+
+impl FormulaCache for HeldEntry {
     fn known(&self) -> Option<(Formula, Vec<usize>, Vec<usize>)> {
-        self.0.as_ref().known()
+        self.0.known()
     }
 
     fn forget(&self) {
-        self.0.as_ref().forget()
+        self.0.forget()
     }
 
     fn keep(&self, formula: &Formula, from: &[usize], checked: &[usize]) -> Result<()> {
         let _held = crate::guard::hold();
-        self.0.as_ref().keep(formula, from, checked)
+        self.0.keep(formula, from, checked)
     }
 }

@@ -112,13 +112,6 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
         ..a.number.options(spec.default_dtype())
     };
     emit::element_ok(opts.format)?;
-    let cached = match &a.formula {
-        Some(_) => cache::Guarded::default(),
-        None => {
-            let first = open_guarded(&spec, &opts.at(1000))?;
-            cache::lookup(spec.as_str(), &opts, first.about(), 0, a.no_cache)
-        }
-    };
     let given = match &a.formula {
         Some(f) => Some((
             given_formula(f)?,
@@ -130,18 +123,9 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
         spec.as_str(),
         &opts,
         given,
-        &cached,
+        cache::caches(a.no_cache),
         &mut |o| open_guarded(&spec, o),
         &mut Watch::default(),
-        &mut |refuted| {
-            if let Some((f, n, why)) = refuted {
-                eprintln!(
-                    "fprev: note: the cache's formula, native:{f}, does not hold now (at n = \
-                     {n}, {why}): dropped from the cache"
-                );
-            }
-            eprintln!("fprev: note: finding the order of {spec} (fprev explain)");
-        },
     )?;
     if let Some(e) = done.unkept {
         eprintln!("fprev: warning: {e}");

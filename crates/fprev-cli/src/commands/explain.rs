@@ -59,22 +59,13 @@ fn explained(a: &ExplainArgs) -> Result<i32> {
         verify,
         budget,
     };
-    // The cache serves the default sizes; its key names what the black box
-    // says of itself at the largest.
-    let cache = match a.no_cache || !sizes.reveals_defaults() {
-        true => cache::Guarded::default(),
-        false => {
-            let first = open_guarded(&a.spec, &opts.at(*a.sizes.0.last().unwrap_or(&1)))?;
-            cache::lookup(a.spec.as_str(), &opts, first.about(), a.engine.row, false)
-        }
-    };
     let explanation = workflow::explain_cached(
         &sizes,
         &opts,
         &a.engine.options(),
         &confirm,
         a.spec.as_str(),
-        &cache,
+        cache::caches(a.no_cache),
         &mut |o| open_guarded(&a.spec, o),
         &mut Watch::default(),
     )?;

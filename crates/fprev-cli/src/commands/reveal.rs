@@ -5,10 +5,9 @@
 use fprev::Spec;
 use fprev::document::TreeDocument;
 use fprev::error::{Error, Result};
-use fprev::probe::Probe;
 use fprev::reveal::VARIATION_INPUTS;
-use fprev::variation::{self, Processes};
-use fprev::workflow::{self, Infer, Outcome, Request, Revealed};
+use fprev::variation;
+use fprev::workflow::{self, Infer, Outcome, Request, Revealed, Revealing};
 
 use super::cache;
 use super::{alignment, open_guarded, order_independent, varies, varies_line};
@@ -35,41 +34,8 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     if a.confirm.confirm > 0 {
         check_writable(Some(&a.confirm.mismatch.mismatch_out))?;
     }
-    let opts = a.black_box.options(a.spec.default_dtype());
-    a.guard.start();
-    let mut black_box = open_guarded(&a.spec, &opts)?;
-    if let Some(about) = black_box.about() {
-        eprintln!("fprev: note: {}: {about}", a.spec);
-    }
-    if let Some(p) = a.processes {
-        let seen = across_processes(&a.spec, &a.black_box, &a.guard, &mut black_box, p.into())?;
-        if let Some(seen) = &seen
-            && seen.varies()
-        {
-            write::println(format_args!(
-                "varies: {}: its answer to the same input changes from process to process \
-                 (an order chosen as each process starts), so no one tree describes it: {seen}",
-                a.spec
-            ))?;
-            return Ok(6);
-        }
-        match seen {
-            Some(seen) => eprintln!("fprev: note: {seen}"),
-            None => eprintln!(
-                "fprev: note: its answers vary within this process, from call to call: \
-                 processes not compared"
-            ),
-        }
-    }
-    let cache = cache::lookup(
-        a.spec.as_str(),
-        &opts,
-        black_box.about(),
-        a.engine.row,
-        a.no_cache || !a.infer,
-    );
     let request = Request {
-        probe: opts,
+        probe: a.black_box.options(a.spec.default_dtype()),
         engine: a.engine.options(),
         confirm: a.confirm.options(),
         infer: a.infer.then_some(Infer {
@@ -82,19 +48,40 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         nearby: Vec::new(),
         afresh: a.afresh,
     };
+    a.guard.start();
     let mut watch = Watch::default();
-    let outcome = workflow::reveal_cached(
-        &mut black_box,
+    let mut fresh = || fresh_answers(&a.spec, &a.black_box, &a.guard);
+    let revealing = workflow::reveal(
         a.spec.as_str(),
         &request,
-        &cache,
         &mut |o| open_guarded(&a.spec, o),
+        cache::caches(a.no_cache),
+        a.processes
+            .map(|p| (usize::from(p), &mut fresh as &mut workflow::Fresh)),
         &mut watch,
     );
+    let (format_of_box, outcome) = match revealing {
+        Ok(Revealing::Outcome(f, outcome)) => (f, outcome),
+        Ok(Revealing::VariesBetweenProcesses(seen)) => {
+            write::println(format_args!(
+                "varies: {}: its answer to the same input changes from process to process \
+                 (an order chosen as each process starts), so no one tree describes it: {seen}",
+                a.spec
+            ))?;
+            return Ok(6);
+        }
+        Err(e) if matches!(e.plain(), Error::BlackBox(_)) && !a.infer => {
+            // Its remedy worded in flags, then the hint.
+            return Err(Error::BlackBox(
+                crate::errors::line(&e) + &format_hint(&a.spec, &a.black_box.format),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
     let revealed = match outcome {
-        Ok(Outcome::Revealed(r)) => r,
-        Ok(Outcome::OrderIndependent(why)) => return order_independent(&a.spec, &why),
-        Ok(Outcome::Varies(v)) => {
+        Outcome::Revealed(r) => r,
+        Outcome::OrderIndependent(why) => return order_independent(&a.spec, &why),
+        Outcome::Varies(v) => {
             // The skeleton is written as any tree; a JSON, DOT or SVG
             // document on stdout keeps stdout to itself.
             let alone = a.output.path().is_none() && format != OutputFormat::Text;
@@ -105,20 +92,11 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
                 }
                 false => varies(&a.spec, &v)?,
             };
-            if let Some(document) =
-                TreeDocument::of_skeleton(v, a.spec.as_str(), black_box.format())
-            {
+            if let Some(document) = TreeDocument::of_skeleton(v, a.spec.as_str(), format_of_box) {
                 a.output.write(&document, format)?;
             }
             return Ok(code);
         }
-        Err(e) if matches!(e.plain(), Error::BlackBox(_)) && !a.infer => {
-            // Its remedy worded in flags, then the hint.
-            return Err(Error::BlackBox(
-                crate::errors::line(&e) + &format_hint(&a.spec, &a.black_box.format),
-            ));
-        }
-        Err(e) => return Err(e),
     };
     // 5: the order is revealed, its replay differs from the black box.
     let code = if revealed.confirmed() { 0 } else { 5 };
@@ -132,7 +110,7 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             file,
             &a.spec,
             request.probe.offset,
-            black_box.format(),
+            format_of_box,
             request.engine.row,
             m,
         );
@@ -146,7 +124,7 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         }
     }
     // Said with a tree only: a failure finds nothing to hold.
-    if let Some(line) = alignment(&a.spec, document.offset, black_box.format()) {
+    if let Some(line) = alignment(&a.spec, document.offset, format_of_box) {
         eprintln!("fprev: note: {line}");
     }
     a.output.write(&document, format)?;
@@ -183,71 +161,54 @@ fn format_hint(spec: &Spec, given: &FormatArgs) -> String {
     }
 }
 
-/// The answers of `black_box` (open in this process) and of `processes -
-/// 1` fresh processes opening it as `given` says to the same random
-/// inputs, compared; `None` where this process answers them differently
-/// when asked twice (what differs between processes then says nothing of
-/// them).
-fn across_processes(
-    spec: &Spec,
-    given: &BlackBoxArgs,
-    guard: &GuardArgs,
-    black_box: &mut dyn Probe,
-    processes: usize,
-) -> Result<Option<Processes>> {
-    let own = variation::answers(black_box, VARIATION_INPUTS, 0)?;
-    if variation::answers(black_box, VARIATION_INPUTS, 0)? != own {
-        return Ok(None);
+/// The answers of one fresh process (the hidden `fprev answers`) opening
+/// the black box as `given` says to the random inputs a reveal compares
+/// processes on.
+fn fresh_answers(spec: &Spec, given: &BlackBoxArgs, guard: &GuardArgs) -> Result<Vec<u64>> {
+    let mut cmd = super::invariance::rerun()?;
+    cmd.args(["answers", spec.as_str()])
+        .args(["--inputs", &VARIATION_INPUTS.to_string()]);
+    if let Some(n) = given.n {
+        cmd.args(["-n", &n.to_string()]);
     }
-    let mut answers = vec![own];
-    for _ in 1..processes {
-        let mut cmd = super::invariance::rerun()?;
-        cmd.args(["answers", spec.as_str()])
-            .args(["--inputs", &VARIATION_INPUTS.to_string()]);
-        if let Some(n) = given.n {
-            cmd.args(["-n", &n.to_string()]);
-        }
-        if let Some(d) = given.format.dtype {
-            cmd.args(["--dtype", &d.to_string()]);
-        }
-        if let Some(acc) = given.format.acc {
-            cmd.args(["--acc", &acc.to_string()]);
-        }
-        if let Some([m, n, k]) = given.shape {
-            cmd.args(["--shape", &format!("{m},{n},{k}")]);
-        }
-        if let Some(c) = given.column {
-            cmd.args(["--column", &c.to_string()]);
-        }
-        if let Some(t) = given.threads {
-            cmd.args(["--threads", &t.to_string()]);
-        }
-        if let Some(o) = given.offset {
-            cmd.args(["--offset", &o.to_string()]);
-        }
-        if let Some(t) = guard.timeout {
-            cmd.args(["--timeout", &t.to_string()]);
-        }
-        let out = cmd
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .map_err(|e| Error::Input(format!("cannot run fprev again in a fresh process: {e}")))?;
-        if out.status.code() != Some(0) {
-            return Err(Error::BlackBox(format!(
-                "a fresh process asked {spec}'s answers ended with exit status {}: see its \
-                 message above",
-                out.status
-                    .code()
-                    .map_or("none (a signal)".into(), |c| c.to_string())
-            )));
-        }
-        let bits: Vec<u64> = serde_json::from_slice(&out.stdout).map_err(|e| Error::Json {
-            context: "the answers of a fresh process".into(),
-            source: e,
-        })?;
-        answers.push(bits);
+    if let Some(d) = given.format.dtype {
+        cmd.args(["--dtype", &d.to_string()]);
     }
-    Ok(Some(Processes::compare(&answers)))
+    if let Some(acc) = given.format.acc {
+        cmd.args(["--acc", &acc.to_string()]);
+    }
+    if let Some([m, n, k]) = given.shape {
+        cmd.args(["--shape", &format!("{m},{n},{k}")]);
+    }
+    if let Some(c) = given.column {
+        cmd.args(["--column", &c.to_string()]);
+    }
+    if let Some(t) = given.threads {
+        cmd.args(["--threads", &t.to_string()]);
+    }
+    if let Some(o) = given.offset {
+        cmd.args(["--offset", &o.to_string()]);
+    }
+    if let Some(t) = guard.timeout {
+        cmd.args(["--timeout", &t.to_string()]);
+    }
+    let out = cmd
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| Error::Input(format!("cannot run fprev again in a fresh process: {e}")))?;
+    if out.status.code() != Some(0) {
+        return Err(Error::BlackBox(format!(
+            "a fresh process asked {spec}'s answers ended with exit status {}: see its \
+             message above",
+            out.status
+                .code()
+                .map_or("none (a signal)".into(), |c| c.to_string())
+        )));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| Error::Json {
+        context: "the answers of a fresh process".into(),
+        source: e,
+    })
 }
 
 /// Runs the hidden `fprev answers`: the bits of the black box's answers to

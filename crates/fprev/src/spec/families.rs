@@ -482,12 +482,7 @@ fn replay(path: &str, opts: &ProbeOptions) -> Result<ReplayProbe> {
         ));
     }
     let doc = TreeDocument::read(Path::new(path))?;
-    if doc.varies.is_some() {
-        return Err(Error::Input(format!(
-            "{path} is the skeleton of a black box whose order varies from call to call: its \
-             varying joins have no one order to replay"
-        )));
-    }
+    doc.one_order(path)?;
     if let Some(n) = opts.n.filter(|n| *n != doc.n()) {
         return Err(Error::Input(format!(
             "{path} holds a tree of {} summands, but n = {n} was asked for",

@@ -3,7 +3,10 @@
 //! its arithmetic, and the arithmetic of each part of the formula taken
 //! from those models ([`crate::emit::Plan`]).
 
-use super::{Confirm, FormulaCache, Infer, Observer, Opener, PROVE_UP_TO, Proof, Request, reveal};
+use super::{
+    Caches, Confirm, Infer, NoCache, Note, Observer, Opener, PROVE_UP_TO, Proof, Request,
+    reveal_opened,
+};
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::document::TreeDocument;
 use crate::emit::{Op, Plan};
@@ -14,58 +17,56 @@ use crate::probe::ProbeOptions;
 use crate::reveal::Outcome;
 use crate::tree::SummationTree;
 
-/// The cache's formula, refuted at a size (why).
-pub type Refuted = (Formula, usize, String);
-
-/// A plan prepared with the formula cache ([`prepare_cached`]), and what
-/// the cache made of it.
+/// A plan prepared with the formula cache ([`prepare_cached`]).
 #[derive(Debug)]
 pub struct PreparedCached {
     /// The plan, or why there is none.
     pub prepared: Prepared,
-    /// The cache's formula, refuted at `n` (why), dropped from the cache
-    /// before the order was found afresh.
-    pub dropped: Option<Refuted>,
     /// Why the formula explained now could not be kept in the cache.
     pub unkept: Option<Error>,
 }
 
 /// [`prepare`] with the formula given (`given`, with its claim), else the
-/// one `cache` keeps, else the one explain finds, kept there for the
-/// next call. The cache's formula is a guess: refuted, it is dropped and
-/// the order found afresh. `explaining` is told before an explanation
-/// starts (with the cache's refuted formula, where one was), so that a
-/// front end can say why it takes long.
+/// one `caches` keeps for the black box (keyed by what it says of itself
+/// at n = 1,000), else the one explain finds, kept there for the next
+/// call. The cache's formula is a guess: refuted, it is dropped
+/// ([`Note::CacheDropped`]) and the order found afresh. An explanation
+/// starting is told as [`Note::Explaining`], so that a front end can say
+/// why it takes long.
 pub fn prepare_cached(
     label: &str,
     probe: &ProbeOptions,
     given: Option<(Formula, String)>,
-    cache: &dyn FormulaCache,
+    caches: &dyn Caches,
     open: &mut Opener,
     observer: &mut dyn Observer,
-    explaining: &mut dyn FnMut(Option<&Refuted>),
 ) -> Result<PreparedCached> {
-    let cached = match given {
-        Some(_) => None,
-        None => cache
-            .known()
-            .map(|(f, from, checked)| (f, from_cache(&from, &checked))),
+    let cache = match given {
+        Some(_) => Box::new(NoCache),
+        None => {
+            let mut about = || Ok(open(&probe.at(1000))?.about());
+            caches.of(label, probe, &mut about, 0)?
+        }
     };
+    let cached = cache
+        .known()
+        .map(|(f, from, checked)| (f, from_cache(&from, &checked)));
     let known = given.or_else(|| cached.clone());
     if !matches!(probe.format, Format::F32 | Format::F64) {
         let may_fuse = open(&probe.at(1000))?.may_fuse();
         narrow_ok(label, probe, may_fuse, known.as_ref().map(|(f, _)| f))?;
     }
     if known.is_none() {
-        explaining(None);
+        observer.note(Note::Explaining(label.to_string()));
     }
     let mut prepared = prepare(label, probe, known, open, observer)?;
-    let mut dropped = None;
     if let (Some((f, _)), Prepared::NotConfirmed(n, why)) = (&cached, &prepared) {
         cache.forget();
-        let refuted = (f.clone(), *n, why.clone());
-        explaining(Some(&refuted));
-        dropped = Some(refuted);
+        observer.note(Note::CacheDropped {
+            formula: f.to_string(),
+            why: Some(format!("does not hold now (at n = {n}, {why})")),
+        });
+        observer.note(Note::Explaining(label.to_string()));
         prepared = prepare(label, probe, None, open, observer)?;
     }
     let unkept = match &prepared {
@@ -75,11 +76,7 @@ pub fn prepare_cached(
         } => cache.keep(f, from, checked).err(),
         _ => None,
     };
-    Ok(PreparedCached {
-        prepared,
-        dropped,
-        unkept,
-    })
+    Ok(PreparedCached { prepared, unkept })
 }
 
 /// What emitted code says of a formula the cache kept: found from `from`
@@ -156,7 +153,7 @@ pub fn plan(
             nearby: Vec::new(),
             afresh: false,
         };
-        let revealed = match reveal(black_box.as_mut(), label, &request, open, observer)? {
+        let revealed = match reveal_opened(black_box.as_mut(), label, &request, open, observer)? {
             Outcome::Revealed(r) => r,
             Outcome::OrderIndependent(_) => {
                 return Err(Error::Input(format!(

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::document::TreeDocument;
-use crate::error::{Error, Result};
+use crate::error::{Error, Kind, Result};
 use crate::formula::Formula;
 use crate::formula::infer::{self, Inference, infer};
 use crate::formula::known;
@@ -16,7 +16,7 @@ use crate::tree::SummationTree;
 use crate::variation::Variation;
 
 use super::size::reveal_size;
-use super::{Confirm, FormulaCache, Note, Observer, Opener, Outcome, Request, Seek};
+use super::{Caches, Confirm, NoCache, Note, Observer, Opener, Outcome, Request, Seek};
 
 /// Sizes past those revealed at which `fprev explain` checks its formula
 /// by default before claiming it: past the blocks of 4,096 where XLA's and
@@ -389,8 +389,9 @@ pub enum Explanation {
     Now(Explained),
 }
 
-/// [`explain`] with the formula `cache` of this black box, where `sizes`
-/// reveals the default sizes ([`EXPLAIN_SIZES`](infer::EXPLAIN_SIZES);
+/// [`explain`] with the formula cache `caches` holds for this black box
+/// (keyed by what it says of itself at the largest size revealed), where
+/// `sizes` reveals the default sizes ([`EXPLAIN_SIZES`](infer::EXPLAIN_SIZES);
 /// sizes given are always revealed): a formula kept is a guess, so its
 /// tree is proven at every size it was found from and at those a fresh
 /// explanation checks, or it is forgotten (a [`Note::CacheDropped`]) and
@@ -402,12 +403,20 @@ pub fn explain_cached(
     engine: &Options,
     confirm: &Confirm,
     label: &str,
-    cache: &dyn FormulaCache,
+    caches: &dyn Caches,
     open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<Explanation> {
     let default_sizes = sizes.reveals_defaults();
-    let known = default_sizes.then(|| cache.known()).flatten();
+    let cache = match default_sizes {
+        true => {
+            let largest = probe.at(*sizes.reveal.last().unwrap_or(&1));
+            let mut about = || Ok(open(&largest)?.about());
+            caches.of(label, probe, &mut about, engine.row)?
+        }
+        false => Box::new(NoCache),
+    };
+    let known = cache.known();
     if let Some((formula, from, _)) = known {
         let mut again = from.clone();
         again.extend([1000, 2048]);
@@ -532,7 +541,7 @@ fn check_at(
     // memory) is not checked, and the formula speaks for less.
     let mut black_box: Box<dyn Probe> = match open(&request.probe.at(v)) {
         Ok(b) => b,
-        Err(e) if matches!(e.plain(), Error::Input(_)) => {
+        Err(e) if e.kind() == Kind::Input => {
             return Ok(AtSize::Skipped(e.to_string()));
         }
         Err(e) => return Err(e),

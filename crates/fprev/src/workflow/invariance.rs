@@ -13,7 +13,7 @@ use crate::invariance::{Case, Knob, MAX_REVEALS, Observed, Setting, Study, setti
 use crate::probe::{Offset, ProbeOptions};
 use crate::reveal::{Observer as RevealObserver, Progress};
 
-use super::{Note, Observer, Opener, Outcome, Request, reveal};
+use super::{Note, Observer, Opener, Outcome, Request, reveal_opened};
 
 /// Where to read a batch's row: `first`, `middle`, `last` or an index.
 ///
@@ -187,7 +187,7 @@ pub fn invariance(
             proven: false,
         };
         let started = std::time::Instant::now();
-        let found = reveal(&mut *black_box, label, &request, open, &mut watch);
+        let found = reveal_opened(&mut *black_box, label, &request, open, &mut watch);
         let seconds = started.elapsed().as_secs_f64();
         let proven = watch.proven;
         let observed = match found {

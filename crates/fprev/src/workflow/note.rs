@@ -5,7 +5,7 @@ use crate::arith::Arithmetic;
 use crate::error::Error;
 use crate::format::Format;
 use crate::inputs::Inputs;
-use crate::variation::Variation;
+use crate::variation::{Processes, Variation};
 
 /// A finding of a workflow, told to its [`Observer`](super::Observer) as
 /// it is made. `fprev_present::note` says it in one neutral line (no
@@ -13,6 +13,19 @@ use crate::variation::Variation;
 /// in doubt.
 #[derive(Debug)]
 pub enum Note {
+    /// What the black box says of itself (the library and kernel it calls).
+    About {
+        /// The black box.
+        label: String,
+        /// What it says.
+        about: String,
+    },
+    /// Its answers to the same random inputs are the same in each fresh
+    /// process compared.
+    Processes(Processes),
+    /// Its answers vary within this process, from call to call, so fresh
+    /// processes were not compared.
+    ProcessesNotCompared,
     /// A finding of the reveal engine (rows of a GEMM that sum in other
     /// orders than row 0, queries unpacked).
     Engine(String),
@@ -114,6 +127,9 @@ pub enum Note {
         /// How it failed, where an explanation proved it.
         why: Option<String>,
     },
+    /// No formula is known for the black box: its order is found by an
+    /// explanation first (which takes a while).
+    Explaining(String),
     /// The formula found now could not be kept in the cache: why.
     CacheUnkept(Error),
     /// The prediction was not proven with masked inputs.

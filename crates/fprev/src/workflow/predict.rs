@@ -332,7 +332,7 @@ pub(super) fn prove(
         return Ok(None);
     }
     let r = match reveal_predicted(black_box, engine, predicted, &mut *observer) {
-        Err(why) if matches!(why.plain(), Error::Input(_)) => {
+        Err(why) if matches!(why.plain(), Error::Unprovable(_)) => {
             observer.note(Note::NotProven(why));
             return Ok(None);
         }

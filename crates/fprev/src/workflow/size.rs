@@ -182,7 +182,7 @@ fn reveal_near(
     }
     if let Some(tree) = near {
         match reveal_predicted(black_box, engine, tree, &mut *observer) {
-            Err(why) if matches!(why.plain(), Error::Input(_)) => {}
+            Err(why) if matches!(why.plain(), Error::Unprovable(_)) => {}
             Ok(Found::Revealed(r)) if r.tree == *tree => {
                 observer.note(Note::ProvenNearby {
                     n: tree.n(),
@@ -229,7 +229,7 @@ fn try_known(
         let tree = formula.tree(n);
         return Ok(
             match reveal_predicted(black_box, engine, &tree, &mut *observer) {
-                Err(why) if matches!(why.plain(), Error::Input(_)) => (None, tried),
+                Err(why) if matches!(why.plain(), Error::Unprovable(_)) => (None, tried),
                 Ok(Found::Revealed(r)) if r.tree == tree => {
                     observer.note(Note::ProvenKnown {
                         n,

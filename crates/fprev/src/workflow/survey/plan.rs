@@ -9,7 +9,7 @@ use super::Opener;
 use super::Survey;
 #[cfg(doc)]
 use super::{Entry, gpu, knobs_for};
-use crate::error::{Error, Result};
+use crate::error::{Kind, Result};
 use crate::format::Format;
 use crate::formula::infer::EXPLAIN_SIZES;
 use crate::probe::ProbeOptions;
@@ -130,7 +130,7 @@ impl Survey {
 
     /// Opens each black box of `specs` in each dtype of the plan it is
     /// surveyed in, at the plan's smallest size, and returns the first
-    /// [`Error::Input`] (a malformed spec, a missing file): every entry of
+    /// usage error ([`Kind::Input`]: a malformed spec, a missing file): every entry of
     /// it would fail with that error, and no rerun could mend it, so it is
     /// a usage error found before surveying. Other errors, and every error
     /// of a GPU survey's instructions, are left to the survey, which
@@ -154,7 +154,7 @@ impl Survey {
                 ..opts
             };
             match open(spec, &opts) {
-                Err(e) if matches!(e.plain(), Error::Input(_)) => return Err(e),
+                Err(e) if e.kind() == Kind::Input => return Err(e),
                 _ => continue,
             }
         }

@@ -81,7 +81,7 @@ pub fn sweep_with(
                 ..probe_opts.at(n)
             };
             let mut black_box = open(&po)?;
-            let revealed = workflow::reveal(
+            let revealed = workflow::reveal_opened(
                 &mut black_box,
                 name,
                 &request,
