@@ -39,6 +39,7 @@ mod library;
 pub mod machine;
 mod plan;
 mod run;
+mod work;
 
 pub use file::{
     Entry, KnobCheck, ModelCheck, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck,
@@ -48,4 +49,5 @@ pub use knobs::{CORETYPES, KnobTrial, cpu_runs, knobs_for};
 pub use library::{Libraries, Library, facts_of, libraries, selects};
 pub use machine::Machine;
 pub use plan::{LARGE_SIZES, OPS, Plan, SURVEY_RUNS, THREAD_SIZES};
-pub use run::{Opener, Step, side};
+pub use run::{Step, side};
+pub use work::Opener;

@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::plan::threads_settable;
+use super::work::threads_settable;
 use super::{KnobCheck, Plan, Status, Step, Survey};
 use crate::error::{Error, Result, abbreviated};
 use crate::format::Format;

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::plan::{options_for, threads_settable};
+use super::work::{Opener, options_for, threads_settable};
 use super::{Entry, ModelCheck, Plan, SizeResult, Status, Survey, ThreadCheck, ThreadVaried};
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::check::{CONFIRM_TRIALS, check_models, with_power};
@@ -13,16 +13,12 @@ use crate::error::{Error, Result, abbreviated};
 use crate::format::Format;
 use crate::formula::Formula;
 use crate::formula::infer::explain;
-use crate::probe::{Probe, ProbeOptions};
 use crate::reveal::{Options, Silent, VARIATION_INPUTS};
 use crate::sizes::Sizes;
 use crate::spec::Spec;
 use crate::variation;
 use crate::workflow::sweep::{Finding, Point, Sweep, sweep_with};
 
-/// Opens a black box from its spec and options, as [`Spec::open`] does (or
-/// one wrapping it, as the `fprev` command's guard does).
-pub type Opener = dyn FnMut(&Spec, &ProbeOptions) -> Result<Box<dyn Probe>>;
 use crate::tree::SummationTree;
 
 impl Survey {
