@@ -20,7 +20,6 @@
 //! through round-to-odd. Nothing calls a library reduction (`np.sum`,
 //! `np.dot`, `math.fsum`): the code imitates those.
 
-use std::collections::HashSet;
 use std::fmt::Write;
 
 use super::fused::{self, Numbers};
@@ -33,7 +32,6 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
     let python = Python {
         name: name.to_string(),
         defs: String::new(),
-        halvings: HashSet::new(),
         reads: false,
         round_once: false,
         lanes: false,
@@ -48,8 +46,6 @@ struct Python {
     /// so that functions emitted apart can share a module.
     name: String,
     defs: String,
-    /// The parts whose halving recursion is written.
-    halvings: HashSet<usize>,
     /// The function being written reads the inputs' values as lists.
     reads: bool,
     /// The runtime helpers the module needs: `_fprev_add_f32`,
@@ -472,10 +468,9 @@ impl Python {
                     false => "h = n // 2",
                     true => "h = 1\n    while 2 * h < n:\n        h *= 2",
                 };
-                if self.halvings.insert(k) {
-                    let _ = write!(
-                        self.defs,
-                        "def {rec}(vf, vs, o, s, n, second):
+                let _ = write!(
+                    self.defs,
+                    "def {rec}(vf, vs, o, s, n, second):
     if n == 1:
         return vs[o] if second else vf[o]
     if n == 2:
@@ -485,8 +480,7 @@ impl Python {
 
 
 "
-                    );
-                }
+                );
                 format!("    return _fprev_fin(c, {rec}({vf}, {vs}, o, s, n, False))\n")
             }
             Shape::Strided { lanes, pairwise } => format!(
