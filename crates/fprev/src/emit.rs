@@ -30,10 +30,12 @@
 
 mod c;
 pub mod check;
+mod fused;
 mod names;
 pub mod plan;
 mod python;
 mod rust;
+mod walk;
 
 pub use names::valid_name;
 pub use plan::{Op, Part, Plan, children, element_ok, preorder};

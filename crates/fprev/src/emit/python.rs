@@ -1,16 +1,16 @@
-//! Python with NumPy: the C printer's functions, one per part of the
-//! formula and per kind of value it sums, written as Python functions over
-//! Python floats (IEEE doubles), so that every partial sum is a `double`
-//! as in C, and each addition is rounded once to its part's format.
+//! Python with NumPy: the walk's functions (`walk.rs`) as Python functions
+//! over Python floats (IEEE doubles), so that every partial sum is a
+//! `double` as in C, and each addition is rounded once to its part's
+//! format.
 //!
 //! Every function takes a view of what it sums (`x`, its offset `o` and
-//! stride `s`: element `i` is `x[o + i * s]`), the count `n`, the count
-//! its body and pieces are cut for (`planned`), and `c`: where its caller
-//! continues a compensated chain, a one-element list the error the chain
-//! carries is written to, the sum returned as it stands; otherwise `None`,
-//! and the chain ends here. Over the inputs, `x` holds the arrays and
-//! the values made from them once (products of a dot, rounded as each
-//! part reads them); over partial sums it is a list of floats.
+//! stride `s`: element `i` is `x[o + i * s]`), the count `n`, `planned`,
+//! and `c`: where its caller continues a compensated chain, a one-element
+//! list the error the chain carries is written to, the sum returned as it
+//! stands; otherwise `None`, and the chain ends here. Over the inputs,
+//! `x` holds the arrays and the values made from them once (products of a
+//! dot, rounded as each part reads them); over partial sums it is a list
+//! of floats.
 //!
 //! The lanes of an interleave that sums each left to right (without
 //! Kahan steps) run as one NumPy array of accumulators, all lanes a step
@@ -20,62 +20,32 @@
 //! through round-to-odd. Nothing calls a library reduction (`np.sum`,
 //! `np.dot`, `math.fsum`): the code imitates those.
 
-use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
-use super::c::{Domain, Numbers, describe, short, writable};
-use super::plan::{Op, Part, Plan, preorder};
+use super::fused::{self, Numbers};
+use super::plan::{Op, Part, Plan};
+use super::walk::{self, Backend, Combine, Domain, Function, Helper, Lane, Shape, Walk};
 use crate::arith::Product;
 use crate::format::Format;
-use crate::formula::{Formula, Tail};
-use crate::order::Order;
 
 pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, String> {
-    if let Some(k) = plan.fused_chain() {
-        return Ok(fused_chain(plan, k, name, what));
-    }
-    let exact = |p: &Part| p.first == Product::Exact || p.second == Product::Exact;
-    if plan.op == Op::Dot && plan.element == Format::F64 && plan.parts.iter().any(exact) {
-        return Err(
-            "its products of f64 values enter their additions exact (fused multiply-adds), \
-             which Python writes only from 3.13 (math.fma): emit it in C, CUDA C or Rust"
-                .into(),
-        );
-    }
-    let parts = preorder(&plan.formula);
-    let ids = parts
-        .iter()
-        .enumerate()
-        .map(|(k, f)| (*f as *const Formula, k))
-        .collect();
-    let mut g = Gen {
-        plan,
-        parts,
-        ids,
-        name,
+    let python = Python {
+        name: name.to_string(),
         defs: String::new(),
-        done: HashSet::new(),
-        helpers: HashSet::new(),
         reads: false,
         round_once: false,
         lanes: false,
         each: false,
     };
-    g.function(0, Domain::Inputs)?;
-    Ok(g.finish(what))
+    walk::source(plan, python, name, what)
 }
 
-struct Gen<'p> {
-    plan: &'p Plan,
-    parts: Vec<&'p Formula>,
-    ids: HashMap<*const Formula, usize>,
+/// The Python printer: every definition in the order written.
+struct Python {
     /// The public function's name, which every helper of it starts with,
     /// so that functions emitted apart can share a module.
-    name: &'p str,
+    name: String,
     defs: String,
-    done: HashSet<(usize, Domain)>,
-    /// Per-part helpers written once: (part, kind).
-    helpers: HashSet<(usize, &'static str)>,
     /// The function being written reads the inputs' values as lists.
     reads: bool,
     /// The runtime helpers the module needs: `_fprev_add_f32`,
@@ -83,16 +53,6 @@ struct Gen<'p> {
     round_once: bool,
     lanes: bool,
     each: bool,
-}
-
-/// Lanes of a loop run as a NumPy array: its dtype, the arrays its first
-/// values and the values added are read from (over the inputs, kinds of
-/// [`Gen::kind`]), and how a step adds.
-struct Lane {
-    dtype: &'static str,
-    first: &'static str,
-    second: &'static str,
-    add: &'static str,
 }
 
 /// Element `i` of list `list` in the view `o`, `s`.
@@ -103,28 +63,14 @@ fn at(list: &str, i: &str) -> String {
     }
 }
 
-impl<'p> Gen<'p> {
-    fn id(&self, f: &Formula) -> usize {
-        self.ids[&(f as *const Formula)]
-    }
-
-    fn part(&self, k: usize) -> Part {
-        self.plan.parts[k]
-    }
-
-    /// A helper's name: the public name, then what it is.
-    fn helper(&self, what: &str) -> String {
-        format!("_{}_{what}", self.name)
-    }
-
+impl Python {
     /// The kind of value part `k` reads from the inputs as its first
     /// operand or its second: `x` (an input), `p` (a product in f64,
     /// exact of f32 values), `p32` (a product rounded to f32).
-    fn kind(&self, k: usize, second: bool) -> &'static str {
-        let part = self.part(k);
-        match self.plan.op {
+    fn kind(&self, walk: &Walk, k: usize, second: bool) -> &'static str {
+        match walk.plan.op {
             Op::Sum => "x",
-            Op::Dot => match if second { part.second } else { part.first } {
+            Op::Dot => match walk.product(k, second) {
                 Product::Rounded(Format::F32) => "p32",
                 _ => "p",
             },
@@ -152,144 +98,57 @@ impl<'p> Gen<'p> {
         at(list, i)
     }
 
-    /// Part `k`'s left-to-right lanes over `d` as an array: of f32 where
-    /// its additions are f32's own (of f32 values), of f64 where they are
-    /// f64's; else of f64 values, each step rounding an exact sum once to
-    /// f32 (a fused multiply-add, say). A compensated loop is no lanes.
-    fn lane(&self, k: usize, d: Domain) -> Option<Lane> {
-        let part = self.part(k);
-        if part.compensated {
-            return None;
-        }
-        let own = match (d, self.plan.op) {
-            (Domain::Sums, _) => part.narrow,
-            (Domain::Inputs, Op::Sum) => self.plan.element == Format::F32,
-            (Domain::Inputs, Op::Dot) => {
-                self.plan.element == Format::F32
-                    && part.first == Product::Rounded(Format::F32)
-                    && part.second == Product::Rounded(Format::F32)
-            }
-        };
-        let (dtype, add) = match part.format {
-            Format::F64 => ("np.float64", "np.add"),
-            _ if own => ("np.float32", "np.add"),
-            _ => ("np.float64", "_fprev_add_f32_each"),
-        };
-        Some(Lane {
-            dtype,
-            first: self.kind(k, false),
-            second: self.kind(k, true),
-            add,
-        })
-    }
-
-    /// Part `k`'s addition, rounding once to its format; and, of a
-    /// compensated part, its Kahan step `k` and the end of its chain `e`.
-    fn add(&mut self, k: usize) -> String {
-        let a = self.helper(&format!("a{k}"));
-        if self.helpers.insert((k, "add")) {
-            let part = self.part(k);
-            let body = match part.format {
-                Format::F64 => "return p + q".to_string(),
-                // The double sum of two f32 values rounds to their f32 sum:
-                // 53 bits are at least 2 * 24 + 2, so rounding twice does
-                // not differ from rounding once.
-                _ if part.narrow => "return float(np.float32(p + q))".to_string(),
-                _ => {
-                    self.round_once = true;
-                    "return _fprev_add_f32(p, q)".to_string()
-                }
-            };
-            let _ = write!(self.defs, "def {a}(p, q):\n    {body}\n\n\n");
-            if part.compensated {
-                let end = match part.drops_error {
-                    true => "t".to_string(),
-                    false => format!("{a}(t, -e)"),
-                };
-                let (step, fin) = (self.step(k), self.end(k));
-                let _ = write!(
-                    self.defs,
-                    "def {step}(t, e, v):
-    y = {a}(v, -e)
-    u = {a}(t, y)
-    return u, {a}({a}(u, -t), -y)
-
-
-def {fin}(c, t, e):
-    if c is not None:
-        c[0] = e
-        return t
-    return {end}
-
-
-"
-                );
-            }
-        }
-        a
-    }
-
-    /// A compensated part's Kahan step: `(t, e, v)` to the new `(t, e)`.
-    fn step(&self, k: usize) -> String {
-        self.helper(&format!("k{k}"))
-    }
-
-    /// The end of a compensated part's chain: `(c, t, e)` to its sum.
-    fn end(&self, k: usize) -> String {
-        self.helper(&format!("e{k}"))
-    }
-
     /// The statements reading the inputs' lists part `k` reads.
-    fn prelude(&self, k: usize) -> String {
-        let (f, s) = (self.kind(k, false), self.kind(k, true));
+    fn prelude(&self, walk: &Walk, k: usize) -> String {
+        let (f, s) = (self.kind(walk, k, false), self.kind(walk, k, true));
         match f == s {
             true => format!("    vf = vs = x.values('{f}')\n"),
             false => format!("    vf = x.values('{f}')\n    vs = x.values('{s}')\n"),
         }
     }
 
-    /// Writes the function of part `k` over `d` (and those it calls).
-    fn function(&mut self, k: usize, d: Domain) -> Result<String, String> {
-        let name = self.helper(&format!("p{k}{}", d.letter()));
-        if !self.done.insert((k, d)) {
-            return Ok(name);
+    /// Lanes as a NumPy array of a dtype, each step added by a function:
+    /// of f32 or f64 where the steps are that format's own additions, else
+    /// of f64 values, each step rounded once to f32 (a fused multiply-add
+    /// among them: Python has none).
+    fn lanes_of(lane: Lane) -> (&'static str, &'static str) {
+        match lane {
+            Lane::Registers {
+                format: Format::F64,
+                ..
+            } => ("np.float64", "np.add"),
+            Lane::Registers { fma: false, .. } => ("np.float32", "np.add"),
+            _ => ("np.float64", "_fprev_add_f32_each"),
         }
-        let f = self.parts[k];
-        let part = self.part(k);
-        writable(self.plan, f, part, d)?;
-        let reads = std::mem::replace(&mut self.reads, false);
-        let body = self.body(k, d, f, part)?;
-        let prelude = match self.reads {
-            true => self.prelude(k),
-            false => String::new(),
-        };
-        self.reads = reads;
-        let _ = write!(
-            self.defs,
-            "def {name}(x, o, s, n, planned, c):\n{prelude}{body}\n\n"
-        );
-        Ok(name)
     }
 
-    /// The body of part `k`'s function over `d`.
-    fn body(&mut self, k: usize, d: Domain, f: &Formula, part: Part) -> Result<String, String> {
-        let a = self.add(k);
-        Ok(match f {
-            Formula::Order(order) => self.order(k, d, *order),
-            Formula::Interleave(lanes, inner, outer) => {
-                let (i, o) = (self.id(inner), self.id(outer));
-                let inner_fn = self.function(i, d)?;
-                let outer_fn = self.function(o, Domain::Sums)?;
+    /// The body of a function of shape `shape`.
+    fn body(&mut self, walk: &Walk, f: &Function) -> String {
+        let (k, d, a) = (f.k, f.d, f.add.as_str());
+        let part = walk.part(k);
+        let (step, end) = (self.name(&format!("k{k}")), self.name(&format!("e{k}")));
+        match &f.shape {
+            Shape::Sequential { .. }
+            | Shape::Reverse
+            | Shape::Halving { .. }
+            | Shape::Strided { .. }
+            | Shape::Blocked(_) => self.order(f, part),
+            Shape::Interleave {
+                lanes,
+                inner,
+                inner_part,
+                outer,
+                lane,
+            } => {
                 let generic = format!(
-                    "[{inner_fn}(x, o + r * s, s * k, (n - r + k - 1) // k, shortest, None) \
+                    "[{inner}(x, o + r * s, s * k, (n - r + k - 1) // k, shortest, None) \
                      for r in range(k)]"
                 );
-                let fast = matches!(**inner, Formula::Order(Order::Sequential));
-                let lanes_of = match fast.then(|| self.lane(i, d)).flatten() {
+                let lanes_of = match lane {
                     Some(lane) => {
+                        let (dtype, add) = Python::lanes_of(*lane);
                         self.lanes = true;
-                        self.each |= lane.add == "_fprev_add_f32_each";
-                        let (dtype, add) = (lane.dtype, lane.add);
+                        self.each |= add == "_fprev_add_f32_each";
                         let call = match d {
                             Domain::Sums => format!(
                                 "xs = np.array(x[o:o + n * s:s], {dtype})
@@ -298,7 +157,8 @@ def {fin}(c, t, e):
                             Domain::Inputs => format!(
                                 "lanes = _fprev_lanes(x.array('{}', {dtype}), x.array('{}', \
                                  {dtype}), o, s, n, k, {dtype}, {add})",
-                                lane.first, lane.second,
+                                self.kind(walk, *inner_part, false),
+                                self.kind(walk, *inner_part, true),
                             ),
                         };
                         format!(
@@ -314,47 +174,41 @@ def {fin}(c, t, e):
                 format!(
                     "    k = min({lanes}, n)
     shortest = n // k
-{lanes_of}    return {outer_fn}(lanes, 0, 1, k, k, c)
+{lanes_of}    return {outer}(lanes, 0, 1, k, k, c)
 "
                 )
             }
-            Formula::Blocks(size, inner, outer) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let outer_fn = self.function(self.id(outer), Domain::Sums)?;
-                format!(
-                    "    sums = []
+            Shape::Blocks { size, inner, outer } => format!(
+                "    sums = []
     for at in range(0, n, {size}):
         m = min({size}, n - at)
-        sums.append({inner_fn}(x, o + at * s, s, m, m, None))
-    return {outer_fn}(sums, 0, 1, len(sums), len(sums), c)
+        sums.append({inner}(x, o + at * s, s, m, m, None))
+    return {outer}(sums, 0, 1, len(sums), len(sums), c)
 "
-                )
-            }
-            Formula::Body(_, _, Tail::First) | Formula::Peel(..) => {
-                unreachable!("refused by writable")
-            }
-            Formula::Body(m, body, tail) => {
-                let body_fn = self.function(self.id(body), d)?;
+            ),
+            Shape::Body {
+                multiple: m,
+                body,
+                tail,
+            } => {
                 let carry = match part.compensated {
                     true => "e",
                     false => "None",
                 };
-                let (step, end) = (self.step(k), self.end(k));
                 let mut b = format!("    cut = planned - planned % {m}\n");
                 if part.compensated {
                     b += "    e = [0.0]\n";
                 }
                 match tail {
-                    Tail::Apart(t) => {
-                        let tail_fn = self.function(self.id(t), d)?;
+                    Some(tail) => {
                         let _ = write!(
                             b,
                             "    if cut == 0:
-        return {tail_fn}(x, o, s, n, planned, c)
+        return {tail}(x, o, s, n, planned, c)
     if cut >= n:
-        return {body_fn}(x, o, s, n, cut, c)
-    total = {body_fn}(x, o, s, cut, cut, {carry})
-    r = {tail_fn}(x, o + cut * s, s, n - cut, planned - cut, None)
+        return {body}(x, o, s, n, cut, c)
+    total = {body}(x, o, s, cut, cut, {carry})
+    r = {tail}(x, o + cut * s, s, n - cut, planned - cut, None)
 "
                         );
                         b += &match part.compensated {
@@ -365,7 +219,7 @@ def {fin}(c, t, e):
                             false => format!("    return _fprev_fin(c, {a}(total, r))\n"),
                         };
                     }
-                    _ => {
+                    None => {
                         let v0 = self.val(d, "0", false);
                         let vs = self.list(d, true);
                         let _ = write!(
@@ -373,7 +227,7 @@ def {fin}(c, t, e):
                             "    if cut == 0:
         total, i = {v0}, 1
     else:
-        total, i = {body_fn}(x, o, s, cut, cut, {carry}), cut
+        total, i = {body}(x, o, s, cut, cut, {carry}), cut
 "
                         );
                         b += &match part.compensated {
@@ -395,19 +249,17 @@ def {fin}(c, t, e):
                 }
                 b
             }
-            Formula::Halves {
+            Shape::Halves {
                 leaf,
                 multiple,
                 inner,
             } => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let rec = self.helper(&format!("h{k}{}", d.letter()));
-                let leaf = (*leaf).max(1);
+                let rec = self.name(&format!("h{k}{}", d.letter()));
                 let _ = write!(
                     self.defs,
                     "def {rec}(x, o, s, n):
     if n <= {leaf}:
-        return {inner_fn}(x, o, s, n, n, None)
+        return {inner}(x, o, s, n, n, None)
     half = n // 2
     cut = half - half % {multiple}
     if cut == 0:
@@ -419,49 +271,46 @@ def {fin}(c, t, e):
                 );
                 format!(
                     "    if n <= {leaf}:
-        return {inner_fn}(x, o, s, n, n, c)
+        return {inner}(x, o, s, n, n, c)
     return _fprev_fin(c, {rec}(x, o, s, n))
 "
                 )
             }
-            Formula::Below(m, small, large) => {
-                let small_fn = self.function(self.id(small), d)?;
-                let large_fn = self.function(self.id(large), d)?;
-                format!(
-                    "    if n < {m}:
-        return {small_fn}(x, o, s, n, n, c)
-    return {large_fn}(x, o, s, n, n, c)
+            Shape::Below {
+                at: m,
+                small,
+                large,
+            } => format!(
+                "    if n < {m}:
+        return {small}(x, o, s, n, n, c)
+    return {large}(x, o, s, n, n, c)
 "
-                )
-            }
-            Formula::Windows(w, inner) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let again = self.function(k, Domain::Sums)?;
-                format!(
-                    "    if n <= {w}:
-        return {inner_fn}(x, o, s, n, n, c)
+            ),
+            Shape::Windows {
+                width: w,
+                inner,
+                again,
+            } => format!(
+                "    if n <= {w}:
+        return {inner}(x, o, s, n, n, c)
     m = (n - 1) // {w} + 1
     low = (m * {w} - n) // 2
     sums = []
     for j in range(m):
         at = max(j * {w} - low, 0)
         end = min((j + 1) * {w} - low, n)
-        sums.append({inner_fn}(x, o + at * s, s, end - at, end - at, None))
+        sums.append({inner}(x, o + at * s, s, end - at, end - at, None))
     return {again}(sums, 0, 1, m, m, c)
 "
-                )
-            }
-            Formula::Split(p, inner, outer) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let combine = match **outer {
-                    Formula::Doubling => {
-                        let dbl = self.doubling(k);
-                        format!("_fprev_fin(c, {dbl}(sums, m, {p}))")
-                    }
-                    _ => {
-                        let outer_fn = self.function(self.id(outer), Domain::Sums)?;
-                        format!("{outer_fn}(sums, 0, 1, m, m, c)")
-                    }
+            ),
+            Shape::Split {
+                blocks: p,
+                inner,
+                combine,
+            } => {
+                let combine = match combine {
+                    Combine::Doubling(dbl) => format!("_fprev_fin(c, {dbl}(sums, m, {p}))"),
+                    Combine::Outer(outer) => format!("{outer}(sums, 0, 1, m, m, c)"),
                 };
                 format!(
                     "    m = min({p}, n)
@@ -470,19 +319,18 @@ def {fin}(c, t, e):
     at = 0
     for j in range(m):
         take = size + (1 if j < longer else 0)
-        sums.append({inner_fn}(x, o + at * s, s, take, take, None))
+        sums.append({inner}(x, o + at * s, s, take, take, None))
         at += take
     return {combine}
 "
                 )
             }
-            Formula::Doubling => {
-                let dbl = self.doubling(k);
+            Shape::Doubling { doubling } => {
                 let vf = self.list(d, false);
-                format!("    return _fprev_fin(c, {dbl}({vf}[o:o + n * s:s], n, n))\n")
+                format!("    return _fprev_fin(c, {doubling}({vf}[o:o + n * s:s], n, n))\n")
             }
-            Formula::Fold => {
-                let rec = self.helper(&format!("r{k}{}", d.letter()));
+            Shape::Fold => {
+                let rec = self.name(&format!("r{k}{}", d.letter()));
                 let _ = write!(
                     self.defs,
                     "def {rec}(vf, vs, o, s, n, second):
@@ -497,8 +345,8 @@ def {fin}(c, t, e):
                 let (vf, vs) = (self.list(d, false), self.list(d, true));
                 format!("    return _fprev_fin(c, {rec}({vf}, {vs}, o, s, n, False))\n")
             }
-            Formula::Fanout(fan) => {
-                let rec = self.helper(&format!("r{k}{}", d.letter()));
+            Shape::Fanout(fan) => {
+                let rec = self.name(&format!("r{k}{}", d.letter()));
                 let _ = write!(
                     self.defs,
                     "def {rec}(vf, vs, o, s, n, r, stride, second):
@@ -517,22 +365,18 @@ def {fin}(c, t, e):
                 let (vf, vs) = (self.list(d, false), self.list(d, true));
                 format!("    return _fprev_fin(c, {rec}({vf}, {vs}, o, s, n, 0, 1, False))\n")
             }
-            Formula::Rotate(by, inner) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                match d {
-                    Domain::Sums => format!(
-                        "    start = {by} if {by} < n else 0
+            Shape::Rotate { by, inner } => match d {
+                Domain::Sums => format!(
+                    "    start = {by} if {by} < n else 0
     v = x[o:o + n * s:s]
-    return {inner_fn}(v[start:] + v[:start], 0, 1, n, n, c)
+    return {inner}(v[start:] + v[:start], 0, 1, n, n, c)
 "
-                    ),
-                    Domain::Inputs => {
-                        format!("    return {inner_fn}(x.rotated(o, s, n, {by}), 0, 1, n, n, c)\n")
-                    }
+                ),
+                Domain::Inputs => {
+                    format!("    return {inner}(x.rotated(o, s, n, {by}), 0, 1, n, n, c)\n")
                 }
-            }
-            Formula::Pieces(steps, inner) => {
-                let inner_fn = self.function(self.id(inner), d)?;
+            },
+            Shape::Pieces { steps, inner } => {
                 let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
                 let steps = steps.join(", ");
                 format!(
@@ -541,20 +385,23 @@ def {fin}(c, t, e):
     some = False
     for step in ({steps},):
         while at < planned and planned - at >= step:
-            p = {inner_fn}(x, o + at * s, s, step, step, None)
+            p = {inner}(x, o + at * s, s, step, step, None)
             total = {a}(total, p) if some else p
             some = True
             at += step
     if at < n:
-        p = {inner_fn}(x, o + at * s, s, n - at, n - at, None)
+        p = {inner}(x, o + at * s, s, n - at, n - at, None)
         total = {a}(total, p) if some else p
     return _fprev_fin(c, total)
 "
                 )
             }
-            Formula::KBlocks(q, u, inner) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let half = match u {
+            Shape::KBlocks {
+                size: q,
+                unit,
+                inner,
+            } => {
+                let half = match unit {
                     Some(u) => format!("(left // 2 + {u} - 1) // {u} * {u}"),
                     None => "(left + 1) // 2".to_string(),
                 };
@@ -570,7 +417,7 @@ def {fin}(c, t, e):
             take = {half}
         else:
             take = left
-        p = {inner_fn}(x, o + at * s, s, take, take, None)
+        p = {inner}(x, o + at * s, s, take, take, None)
         total = {a}(total, p) if some else p
         some = True
         at += take
@@ -578,18 +425,17 @@ def {fin}(c, t, e):
 "
                 )
             }
-        })
+        }
     }
 
-    /// The body of a reference order over `d`.
-    fn order(&mut self, k: usize, d: Domain, order: Order) -> String {
-        let part = self.part(k);
-        let a = self.add(k);
+    /// The body of a reference order, which reads its operands as lists.
+    fn order(&mut self, f: &Function, part: Part) -> String {
+        let (k, d, a) = (f.k, f.d, f.add.as_str());
         let v0 = self.val(d, "0", false);
         let (vf, vs) = (self.list(d, false), self.list(d, true));
-        match order {
-            Order::Sequential if part.compensated => {
-                let (step, end) = (self.step(k), self.end(k));
+        match &f.shape {
+            Shape::Sequential { .. } if part.compensated => {
+                let (step, end) = (self.name(&format!("k{k}")), self.name(&format!("e{k}")));
                 format!(
                     "    t, e = {v0}, 0.0
     for q in {vs}[o + s:o + n * s:s]:
@@ -598,14 +444,14 @@ def {fin}(c, t, e):
 "
                 )
             }
-            Order::Sequential => format!(
+            Shape::Sequential { .. } => format!(
                 "    acc = {v0}
     for q in {vs}[o + s:o + n * s:s]:
         acc = {a}(acc, q)
     return _fprev_fin(c, acc)
 "
             ),
-            Order::Reverse => format!(
+            Shape::Reverse => format!(
                 "    if n == 1:
         return _fprev_fin(c, {v0})
     acc = {last}
@@ -616,16 +462,15 @@ def {fin}(c, t, e):
                 last = at(vs, "n - 1"),
                 vi = at(vf, "i")
             ),
-            Order::Pairwise | Order::BinaryTree => {
-                let rec = self.helper(&format!("r{k}{}", d.letter()));
-                let cut = match order {
-                    Order::Pairwise => "h = n // 2",
-                    _ => "h = 1\n    while 2 * h < n:\n        h *= 2",
+            Shape::Halving { binary_tree } => {
+                let rec = self.name(&format!("r{k}{}", d.letter()));
+                let cut = match binary_tree {
+                    false => "h = n // 2",
+                    true => "h = 1\n    while 2 * h < n:\n        h *= 2",
                 };
-                if self.helpers.insert((k, "halving")) {
-                    let _ = write!(
-                        self.defs,
-                        "def {rec}(vf, vs, o, s, n, second):
+                let _ = write!(
+                    self.defs,
+                    "def {rec}(vf, vs, o, s, n, second):
     if n == 1:
         return vs[o] if second else vf[o]
     if n == 2:
@@ -635,26 +480,22 @@ def {fin}(c, t, e):
 
 
 "
-                    );
-                }
+                );
                 format!("    return _fprev_fin(c, {rec}({vf}, {vs}, o, s, n, False))\n")
             }
-            Order::Strided(lanes) => {
-                let pw = self.pairwise_of_sums(k);
-                format!(
-                    "    m = min({lanes}, n)
+            Shape::Strided { lanes, pairwise } => format!(
+                "    m = min({lanes}, n)
     sums = []
     for r in range(m):
         acc = {vr}
         for q in {vs}[o + (r + {lanes}) * s:o + n * s:{lanes} * s]:
             acc = {a}(acc, q)
         sums.append(acc)
-    return _fprev_fin(c, {pw}(sums, 0, m))
+    return _fprev_fin(c, {pairwise}(sums, 0, m))
 ",
-                    vr = at(vf, "r")
-                )
-            }
-            Order::Blocked(size) => format!(
+                vr = at(vf, "r")
+            ),
+            Shape::Blocked(size) => format!(
                 "    total = 0.0
     for b in range(0, n, {size}):
         end = min(n, b + {size})
@@ -666,18 +507,79 @@ def {fin}(c, t, e):
 ",
                 vb = at(vf, "b")
             ),
-            Order::Fused(_) => unreachable!("refused by writable"),
+            _ => unreachable!("an order's shape"),
         }
     }
+}
 
-    /// Pairwise halving of floats with part `k`'s addition.
-    fn pairwise_of_sums(&mut self, k: usize) -> String {
-        let name = self.helper(&format!("pw{k}"));
-        if self.helpers.insert((k, "pairwise")) {
-            let a = self.add(k);
-            let _ = write!(
-                self.defs,
-                "def {name}(v, o, n):
+impl Backend for Python {
+    const ADDITION_FIRST: bool = true;
+
+    fn refuses(&self, plan: &Plan) -> Result<(), String> {
+        let exact = |p: &Part| p.first == Product::Exact || p.second == Product::Exact;
+        if plan.op == Op::Dot && plan.element == Format::F64 && plan.parts.iter().any(exact) {
+            return Err(
+                "its products of f64 values enter their additions exact (fused multiply-adds), \
+                 which Python writes only from 3.13 (math.fma): emit it in C, CUDA C or Rust"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// A helper's name: the public name, then what it is.
+    fn name(&self, base: &str) -> String {
+        format!("_{}_{base}", self.name)
+    }
+
+    fn begin(&mut self, _walk: &Walk, _k: usize, _d: Domain, _name: &str) {}
+
+    fn helper(&mut self, walk: &Walk, k: usize, helper: Helper, name: &str) {
+        let a = self.name(&format!("a{k}"));
+        match helper {
+            Helper::Addition => {
+                let part = walk.part(k);
+                let body = match part.format {
+                    Format::F64 => "return p + q".to_string(),
+                    // The double sum of two f32 values rounds to their f32 sum:
+                    // 53 bits are at least 2 * 24 + 2, so rounding twice does
+                    // not differ from rounding once.
+                    _ if part.narrow => "return float(np.float32(p + q))".to_string(),
+                    _ => {
+                        self.round_once = true;
+                        "return _fprev_add_f32(p, q)".to_string()
+                    }
+                };
+                let _ = write!(self.defs, "def {name}(p, q):\n    {body}\n\n\n");
+                if part.compensated {
+                    let end = match part.drops_error {
+                        true => "t".to_string(),
+                        false => format!("{a}(t, -e)"),
+                    };
+                    let (step, fin) = (self.name(&format!("k{k}")), self.name(&format!("e{k}")));
+                    let _ = write!(
+                        self.defs,
+                        "def {step}(t, e, v):
+    y = {a}(v, -e)
+    u = {a}(t, y)
+    return u, {a}({a}(u, -t), -y)
+
+
+def {fin}(c, t, e):
+    if c is not None:
+        c[0] = e
+        return t
+    return {end}
+
+
+"
+                    );
+                }
+            }
+            Helper::Pairwise => {
+                let _ = write!(
+                    self.defs,
+                    "def {name}(v, o, n):
     if n == 1:
         return v[o]
     h = n // 2
@@ -685,20 +587,12 @@ def {fin}(c, t, e):
 
 
 "
-            );
-        }
-        name
-    }
-
-    /// Recursive doubling over `m` floats of `ranks` slots, with part
-    /// `k`'s addition.
-    fn doubling(&mut self, k: usize) -> String {
-        let name = self.helper(&format!("dbl{k}"));
-        if self.helpers.insert((k, "doubling")) {
-            let a = self.add(k);
-            let _ = write!(
-                self.defs,
-                "def {name}(v, m, ranks):
+                );
+            }
+            Helper::Doubling => {
+                let _ = write!(
+                    self.defs,
+                    "def {name}(v, m, ranks):
     p = 1
     while p <= ranks // 2:
         p *= 2
@@ -711,21 +605,34 @@ def {fin}(c, t, e):
 
 
 "
-            );
+                );
+            }
         }
-        name
     }
 
-    fn finish(self, what: &str) -> String {
-        let plan = self.plan;
-        let name = self.name;
+    fn function(&mut self, walk: &Walk, f: Function) {
+        self.reads = false;
+        let body = self.body(walk, &f);
+        let prelude = match self.reads {
+            true => self.prelude(walk, f.k),
+            false => String::new(),
+        };
+        let _ = write!(
+            self.defs,
+            "def {}(x, o, s, n, planned, c):\n{prelude}{body}\n\n",
+            f.name
+        );
+    }
+
+    fn finish(self, walk: &Walk, name: &str, what: &str) -> String {
+        let plan = walk.plan;
         let mut out = String::new();
         for line in what.lines() {
             let _ = writeln!(out, "# {line}");
         }
         let _ = writeln!(out, "#\n# The order: native:{}", plan.formula);
-        for (k, (f, p)) in self.parts.iter().zip(&plan.parts).enumerate() {
-            let _ = writeln!(out, "#   part {k}, {}: {}", short(f), describe(p, plan.op));
+        for line in walk.described() {
+            let _ = writeln!(out, "#   {line}");
         }
         let _ = write!(
             out,
@@ -788,6 +695,10 @@ def {fin}(c, t, e):
 "
         );
         out
+    }
+
+    fn fused_chain(self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
+        fused_chain(plan, k, name, what)
     }
 }
 
@@ -911,7 +822,7 @@ fn fused_chain(plan: &Plan, k: usize, name: &str, what: &str) -> String {
         "#\n# The order: native:{}: {}.\n# Written by fprev {}.\n\nimport math\n\nimport \
          numpy as np\n\n",
         plan.formula,
-        super::c::fused_words(plan, k),
+        fused::words(plan, k),
         env!("CARGO_PKG_VERSION")
     );
     let node = Numbers::of(part.format);

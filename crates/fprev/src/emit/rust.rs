@@ -1,97 +1,46 @@
-//! Rust: the C printer's functions (`c.rs`), part for part, as a module
-//! that needs no crate but `core` and `alloc` (and std's `mul_add` where
-//! a plan has fused multiply-adds), with a C-ABI wrapper so that a
-//! `cdylib` of it is a `dylib:` black box.
+//! Rust: the walk's functions (`walk.rs`) as a module that needs no crate
+//! but `core` and `alloc` (and std's `mul_add` where a plan has fused
+//! multiply-adds), with a C-ABI wrapper so that a `cdylib` of it is a
+//! `dylib:` black box.
 //!
 //! Every function takes a strided view (a slice `x`, its elements
-//! `x[i * s]`, `i < n`), the count its body and pieces are cut for
-//! (`planned`), and `c`: where its caller continues a compensated chain,
-//! the error the chain carries is written there and the sum returned as
-//! it stands; otherwise the chain ends here.
+//! `x[i * s]`, `i < n`), `planned` and `c`, the error a compensated chain
+//! carries written through it.
 
-use std::collections::HashSet;
 use std::fmt::Write;
 
-use super::c::{Domain, Numbers, describe, fused_words, short, writable};
-use super::plan::{Op, Part, Plan, preorder};
+use super::fused::{self, Numbers};
+use super::plan::{Op, Plan};
+use super::walk::{
+    self, Backend, Combine, Domain, Function, Helper, Lane, STACK_LANES, Shape, Walk,
+};
 use crate::arith::Product;
 use crate::format::Format;
-use crate::formula::{Formula, Tail};
-use crate::order::Order;
-
-/// Words Rust reserves, which no function may be named.
-const KEYWORDS: &[&str] = &[
-    "_", "abstract", "as", "async", "await", "become", "box", "break", "const", "continue",
-    "crate", "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if",
-    "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub",
-    "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
-    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
-];
-
-/// Registers a lane of a left-to-right loop runs in: the format whose
-/// own additions (or fused multiply-adds) its steps are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lane {
-    F32,
-    F64,
-}
-
-impl Lane {
-    fn ty(self) -> &'static str {
-        match self {
-            Lane::F32 => "f32",
-            Lane::F64 => "f64",
-        }
-    }
-
-    /// A lane register as an `f64` value.
-    fn widen(self, v: &str) -> String {
-        match self {
-            Lane::F32 => format!("f64::from({v})"),
-            Lane::F64 => v.to_string(),
-        }
-    }
-}
 
 pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, String> {
-    if KEYWORDS.contains(&name) {
-        return Err(format!(
-            "'{name}' is a Rust keyword: give another function name"
-        ));
-    }
-    if let Some(k) = plan.fused_chain() {
-        return Ok(fused_chain(plan, k, name, what));
-    }
-    let parts = preorder(&plan.formula);
-    let mut g = Gen {
-        plan,
+    let rust = Rust {
         ty: match plan.element {
             Format::F32 => "f32",
             _ => "f64",
         },
-        parts,
         helpers: String::new(),
         bodies: String::new(),
-        done: HashSet::new(),
         fin: false,
         round_once: false,
         alloc: false,
         fma: false,
     };
-    g.function(0, Domain::Inputs)?;
-    Ok(g.finish(name, what))
+    walk::source(plan, rust, name, what)
 }
 
-struct Gen<'p> {
-    plan: &'p Plan,
-    parts: Vec<&'p Formula>,
+/// The Rust printer: per-part helpers first, then the functions.
+struct Rust {
     /// The Rust type of the inputs.
     ty: &'static str,
-    /// Per-part helpers (additions, Kahan steps, halvings), each once.
+    /// Per-part helpers (additions, Kahan steps, halvings).
     helpers: String,
     bodies: String,
-    /// Functions and helpers written: (part, kind).
-    done: HashSet<(usize, &'static str)>,
+    /// The module needs `fin`, `add_f32`, `alloc`, std's `mul_add`.
     fin: bool,
     round_once: bool,
     alloc: bool,
@@ -130,31 +79,23 @@ fn indent(text: &str, pad: &str) -> String {
         .collect()
 }
 
-/// The kind of helper a function over `d` is, as [`Gen::once`] keeps it.
-fn kind(d: Domain) -> &'static str {
-    match d {
-        Domain::Inputs => "function x",
-        Domain::Sums => "function v",
+/// The Rust type of registers of `format`.
+fn register(format: Format) -> &'static str {
+    match format {
+        Format::F32 => "f32",
+        _ => "f64",
     }
 }
 
-impl<'p> Gen<'p> {
-    fn id(&self, f: &Formula) -> usize {
-        self.parts
-            .iter()
-            .position(|p| std::ptr::eq(*p, f))
-            .expect("a part of the formula")
+/// A register of `format` as an `f64` value.
+fn widen(format: Format, v: &str) -> String {
+    match format {
+        Format::F32 => format!("f64::from({v})"),
+        _ => v.to_string(),
     }
+}
 
-    fn part(&self, k: usize) -> Part {
-        self.plan.parts[k]
-    }
-
-    /// Marks a helper written; whether it was already.
-    fn once(&mut self, k: usize, kind: &'static str) -> bool {
-        !self.done.insert((k, kind))
-    }
-
+impl Rust {
     /// The function that ends a chain where no caller continues it.
     fn fin(&mut self) -> &'static str {
         self.fin = true;
@@ -168,8 +109,8 @@ impl<'p> Gen<'p> {
     }
 
     /// The parameters of a function over `d`, before `n`.
-    fn params(&self, d: Domain) -> String {
-        match (d, self.plan.op) {
+    fn params(&self, walk: &Walk, d: Domain) -> String {
+        match (d, walk.plan.op) {
             (Domain::Sums, _) => "x: &[f64], s: usize".into(),
             (Domain::Inputs, Op::Sum) => format!("x: &[{}], s: usize", self.ty),
             (Domain::Inputs, Op::Dot) => format!("x: &[{t}], y: &[{t}], s: usize", t = self.ty),
@@ -177,15 +118,15 @@ impl<'p> Gen<'p> {
     }
 
     /// The arguments that pass a function's view on unchanged.
-    fn same(&self, d: Domain) -> &'static str {
-        match (d, self.plan.op) {
+    fn same(&self, walk: &Walk, d: Domain) -> &'static str {
+        match (d, walk.plan.op) {
             (Domain::Inputs, Op::Dot) => "x, y, s",
             _ => "x, s",
         }
     }
 
     /// The view from element `off`, every `mul`-th element.
-    fn view(&self, d: Domain, off: &str, mul: &str) -> String {
+    fn view(&self, walk: &Walk, d: Domain, off: &str, mul: &str) -> String {
         let stride = match mul {
             "1" => "s".to_string(),
             _ => format!("s * {mul}"),
@@ -194,7 +135,7 @@ impl<'p> Gen<'p> {
             "0" => v.to_string(),
             _ => format!("&{v}[{}..]", at(off, "s")),
         };
-        match (d, self.plan.op) {
+        match (d, walk.plan.op) {
             (Domain::Inputs, Op::Dot) => format!("{}, {}, {stride}", from("x"), from("y")),
             _ => format!("{}, {stride}", from("x")),
         }
@@ -202,449 +143,105 @@ impl<'p> Gen<'p> {
 
     /// Element `i` (with stride `s`) as an `f64`, read by part `k` as its
     /// first operand or its second.
-    fn val(&self, k: usize, d: Domain, i: &str, s: &str, second: bool) -> String {
+    fn val(&self, walk: &Walk, k: usize, d: Domain, i: &str, s: &str, second: bool) -> String {
         let ix = at(i, s);
-        match (d, self.plan.op, self.plan.element) {
+        match (d, walk.plan.op, walk.plan.element) {
             (Domain::Sums, ..) | (Domain::Inputs, Op::Sum, Format::F64) => format!("x[{ix}]"),
             (Domain::Inputs, Op::Sum, _) => format!("f64::from(x[{ix}])"),
-            (Domain::Inputs, Op::Dot, element) => {
-                let part = self.part(k);
-                let product = if second { part.second } else { part.first };
-                match (product, element) {
-                    (Product::Rounded(Format::F32), Format::F32) => {
-                        format!("f64::from(x[{ix}] * y[{ix}])")
-                    }
-                    (Product::Rounded(Format::F32), _) => {
-                        format!("f64::from((x[{ix}] * y[{ix}]) as f32)")
-                    }
-                    (_, Format::F32) => format!("f64::from(x[{ix}]) * f64::from(y[{ix}])"),
-                    _ => format!("x[{ix}] * y[{ix}]"),
+            (Domain::Inputs, Op::Dot, element) => match (walk.product(k, second), element) {
+                (Product::Rounded(Format::F32), Format::F32) => {
+                    format!("f64::from(x[{ix}] * y[{ix}])")
                 }
-            }
+                (Product::Rounded(Format::F32), _) => {
+                    format!("f64::from((x[{ix}] * y[{ix}]) as f32)")
+                }
+                (_, Format::F32) => format!("f64::from(x[{ix}]) * f64::from(y[{ix}])"),
+                _ => format!("x[{ix}] * y[{ix}]"),
+            },
         }
     }
 
-    /// Registers for part `k`'s left-to-right lanes over `d`, where its
-    /// additions are a format's own: f32 additions of f32 values, f32
-    /// fused multiply-adds, f64 additions.
-    fn lane(&self, k: usize, d: Domain) -> Option<Lane> {
-        let part = self.part(k);
-        if part.compensated {
-            return None;
-        }
-        match (d, self.plan.op, part.format) {
-            (_, _, Format::F64) => Some(Lane::F64),
-            (Domain::Sums, _, _) if part.narrow => Some(Lane::F32),
-            (Domain::Inputs, Op::Sum, Format::F32) if self.plan.element == Format::F32 => {
-                Some(Lane::F32)
-            }
-            (Domain::Inputs, Op::Dot, Format::F32)
-                if self.plan.element == Format::F32
-                    && part.first == Product::Rounded(Format::F32)
-                    && matches!(part.second, Product::Exact | Product::Rounded(Format::F32)) =>
-            {
-                Some(Lane::F32)
-            }
-            _ => None,
-        }
-    }
-
-    /// A lane's first value, of its type.
-    fn lane_init(&self, k: usize, d: Domain, lane: Lane, i: &str, s: &str) -> String {
-        let ix = at(i, s);
-        match (lane, d, self.plan.op) {
-            (Lane::F32, Domain::Inputs, Op::Dot) => format!("x[{ix}] * y[{ix}]"),
-            (Lane::F32, Domain::Inputs, Op::Sum) => format!("x[{ix}]"),
-            (Lane::F32, Domain::Sums, _) => format!("x[{ix}] as f32"),
-            (Lane::F64, ..) => self.val(k, d, i, s, false),
-        }
-    }
-
-    /// The statement adding element `i` to the lane register `acc`.
-    fn lane_step(
-        &mut self,
+    /// A lane's first value, in a register of `format`.
+    fn lane_init(
+        &self,
+        walk: &Walk,
         k: usize,
         d: Domain,
-        lane: Lane,
+        format: Format,
+        i: &str,
+        s: &str,
+    ) -> String {
+        let ix = at(i, s);
+        match (format, d, walk.plan.op) {
+            (Format::F32, Domain::Inputs, Op::Dot) => format!("x[{ix}] * y[{ix}]"),
+            (Format::F32, Domain::Inputs, Op::Sum) => format!("x[{ix}]"),
+            (Format::F32, Domain::Sums, _) => format!("x[{ix}] as f32"),
+            _ => self.val(walk, k, d, i, s, false),
+        }
+    }
+
+    /// The statement adding element `i` to the lane register `acc`, of
+    /// `format` (a fused multiply-add where `fma`).
+    #[allow(clippy::too_many_arguments)]
+    fn lane_step(
+        &mut self,
+        walk: &Walk,
+        k: usize,
+        d: Domain,
+        (format, fma): (Format, bool),
         acc: &str,
         i: &str,
         s: &str,
     ) -> String {
         let ix = at(i, s);
-        match (lane, d, self.plan.op) {
-            (Lane::F32, Domain::Inputs, Op::Sum) => format!("{acc} += x[{ix}];"),
-            (Lane::F32, Domain::Inputs, Op::Dot) => match self.part(k).second {
-                Product::Exact => {
-                    self.fma = true;
-                    format!("{acc} = x[{ix}].mul_add(y[{ix}], {acc});")
-                }
-                _ => format!("{acc} += x[{ix}] * y[{ix}];"),
-            },
-            (Lane::F32, Domain::Sums, _) => format!("{acc} += x[{ix}] as f32;"),
-            (Lane::F64, Domain::Inputs, Op::Dot)
-                if self.plan.element == Format::F64 && self.part(k).second == Product::Exact =>
-            {
-                self.fma = true;
-                format!("{acc} = x[{ix}].mul_add(y[{ix}], {acc});")
-            }
-            (Lane::F64, ..) => format!("{acc} += {};", self.val(k, d, i, s, true)),
+        if fma {
+            self.fma = true;
+            return format!("{acc} = x[{ix}].mul_add(y[{ix}], {acc});");
+        }
+        match (format, d, walk.plan.op) {
+            (Format::F32, Domain::Inputs, Op::Sum) => format!("{acc} += x[{ix}];"),
+            (Format::F32, Domain::Inputs, Op::Dot) => format!("{acc} += x[{ix}] * y[{ix}];"),
+            (Format::F32, Domain::Sums, _) => format!("{acc} += x[{ix}] as f32;"),
+            _ => format!("{acc} += {};", self.val(walk, k, d, i, s, true)),
         }
     }
 
-    /// Part `k`'s addition, rounding once to its format.
-    fn add(&mut self, k: usize) -> String {
-        if !self.once(k, "add") {
-            let part = self.part(k);
-            let body = match part.format {
-                Format::F64 => "p + q".to_string(),
-                _ if part.narrow => "f64::from(p as f32 + q as f32)".to_string(),
-                _ => {
-                    self.round_once = true;
-                    "add_f32(p, q)".to_string()
-                }
-            };
-            let _ = writeln!(
-                self.helpers,
-                "fn a{k}(p: f64, q: f64) -> f64 {{\n    {body}\n}}\n"
-            );
-            if part.compensated {
-                let end = match part.drops_error {
-                    true => "t".to_string(),
-                    false => format!("a{k}(t, -e)"),
-                };
-                let _ = writeln!(
-                    self.helpers,
-                    "fn k{k}(t: &mut f64, e: &mut f64, v: f64) {{\n    let y = a{k}(v, -*e);\n    \
-                     let u = a{k}(*t, y);\n    *e = a{k}(a{k}(u, -*t), -y);\n    *t = u;\n}}\n\n\
-                     fn e{k}(c: Option<&mut f64>, t: f64, e: f64) -> f64 {{\n    match c {{\n        \
-                     Some(c) => {{\n            *c = e;\n            t\n        }}\n        None => \
-                     {end},\n    }}\n}}\n"
-                );
-            }
-        }
-        format!("a{k}")
-    }
-
-    /// Writes the function of part `k` over `d` (and those it calls).
-    fn function(&mut self, k: usize, d: Domain) -> Result<String, String> {
-        let name = format!("p{k}{}", d.letter());
-        if self.once(k, kind(d)) {
-            return Ok(name);
-        }
-        let f = self.parts[k];
-        let part = self.part(k);
-        writable(self.plan, f, part, d)?;
-        let params = self.params(d);
-        let planned = match f {
-            Formula::Body(..) | Formula::Pieces(..) => "planned",
-            _ => "_planned",
-        };
-        let sig =
-            format!("fn {name}({params}, n: usize, {planned}: usize, c: Option<&mut f64>) -> f64");
-        let same = self.same(d);
-        let body = match f {
-            Formula::Order(order) => self.order(k, d, *order)?,
-            Formula::Interleave(lanes, inner, outer) => self.interleave(d, *lanes, inner, outer)?,
-            Formula::Blocks(size, inner, outer) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let outer_fn = self.function(self.id(outer), Domain::Sums)?;
-                let buf = self.buffer("f64", "m");
-                format!(
-                    "    let m = (n - 1) / {size} + 1;\n    let mut sums = {buf};\n    for (j, sum) \
-                     in sums.iter_mut().enumerate() {{\n        let at = j * {size};\n        let \
-                     len = if n - at < {size} {{ n - at }} else {{ {size} }};\n        *sum = \
-                     {inner_fn}({}, len, len, None);\n    }}\n    {outer_fn}(&sums, 1, m, m, c)\n",
-                    self.view(d, "at", "1")
-                )
-            }
-            Formula::Body(_, _, Tail::First) | Formula::Peel(..) => {
-                unreachable!("refused by writable")
-            }
-            Formula::Body(m, body, tail) => {
-                let body_fn = self.function(self.id(body), d)?;
-                let a = self.add(k);
-                let mut b = format!("    let cut = planned - planned % {m};\n");
-                let carry = match part.compensated {
-                    true => {
-                        b += "    let mut e = 0.0;\n";
-                        "Some(&mut e)"
-                    }
-                    false => "None",
-                };
-                match tail {
-                    Tail::Apart(t) => {
-                        let tail_fn = self.function(self.id(t), d)?;
-                        let _ = write!(
-                            b,
-                            "    if cut == 0 {{\n        return {tail_fn}({same}, n, planned, \
-                             c);\n    }}\n    if cut >= n {{\n        return {body_fn}({same}, n, \
-                             cut, c);\n    }}\n    let {m}sum = {body_fn}({same}, cut, cut, \
-                             {carry});\n    let r = {tail_fn}({}, n - cut, planned - cut, \
-                             None);\n",
-                            self.view(d, "cut", "1"),
-                            m = if part.compensated { "mut " } else { "" },
-                        );
-                        b += &match part.compensated {
-                            true => {
-                                format!("    k{k}(&mut sum, &mut e, r);\n    e{k}(c, sum, e)\n")
-                            }
-                            false => format!("    {}(c, {a}(sum, r))\n", self.fin()),
-                        };
-                    }
-                    _ => {
-                        let v0 = self.val(k, d, "0", "s", false);
-                        let w = self.val(k, d, "i", "s", true);
-                        // Where the body takes every summand, the chain ends
-                        // as its last step, the body's, ends it.
-                        let _ = write!(
-                            b,
-                            "    if cut >= n {{\n        return {body_fn}({same}, n, cut, c);\n    \
-                             }}\n    let (mut sum, start) = if cut == 0 {{\n        ({v0}, 1)\n    \
-                             }} else {{\n        ({body_fn}({same}, cut, cut, {carry}), cut)\n    \
-                             }};\n"
-                        );
-                        b += &match part.compensated {
-                            true => format!(
-                                "    for i in start..n {{\n        k{k}(&mut sum, &mut e, \
-                                 {w});\n    }}\n    e{k}(c, sum, e)\n"
-                            ),
-                            false => format!(
-                                "    for i in start..n {{\n        sum = {a}(sum, {w});\n    \
-                                 }}\n    {}(c, sum)\n",
-                                self.fin()
-                            ),
-                        };
-                    }
-                }
-                b
-            }
-            Formula::Halves {
-                leaf,
-                multiple,
-                inner,
-            } => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let a = self.add(k);
-                let rec = format!("h{k}{}", d.letter());
-                let leaf = (*leaf).max(1);
-                let _ = write!(
-                    self.bodies,
-                    "fn {rec}({params}, n: usize) -> f64 {{\n    if n <= {leaf} {{\n        return \
-                     {inner_fn}({same}, n, n, None);\n    }}\n    let half = n / 2;\n    let cut = \
-                     match half - half % {multiple} {{\n        0 => half,\n        cut => cut,\n    \
-                     }};\n    let l = {rec}({same}, cut);\n    let r = {rec}({}, n - cut);\n    \
-                     {a}(l, r)\n}}\n\n",
-                    self.view(d, "cut", "1"),
-                );
-                format!(
-                    "    if n <= {leaf} {{\n        return {inner_fn}({same}, n, n, c);\n    }}\n    \
-                     {}(c, {rec}({same}, n))\n",
-                    self.fin()
-                )
-            }
-            Formula::Below(m, small, large) => {
-                let small_fn = self.function(self.id(small), d)?;
-                let large_fn = self.function(self.id(large), d)?;
-                format!(
-                    "    if n < {m} {{\n        {small_fn}({same}, n, n, c)\n    }} else {{\n        \
-                     {large_fn}({same}, n, n, c)\n    }}\n"
-                )
-            }
-            Formula::Windows(w, inner) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let again = self.function(k, Domain::Sums)?;
-                let buf = self.buffer("f64", "m");
-                format!(
-                    "    if n <= {w} {{\n        return {inner_fn}({same}, n, n, c);\n    }}\n    \
-                     let m = (n - 1) / {w} + 1;\n    let low = (m * {w} - n) / 2;\n    let mut \
-                     sums = {buf};\n    for (j, sum) in sums.iter_mut().enumerate() {{\n        let \
-                     at = (j * {w}).saturating_sub(low);\n        let end = ((j + 1) * {w} - \
-                     low).min(n);\n        *sum = {inner_fn}({}, end - at, end - at, None);\n    \
-                     }}\n    {again}(&sums, 1, m, m, c)\n",
-                    self.view(d, "at", "1"),
-                )
-            }
-            Formula::Split(p, inner, outer) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let buf = self.buffer("f64", "m");
-                let combine = match **outer {
-                    Formula::Doubling => {
-                        let dbl = self.doubling(k);
-                        format!("{}(c, {dbl}(&sums, {p}))", self.fin())
-                    }
-                    _ => {
-                        let outer_fn = self.function(self.id(outer), Domain::Sums)?;
-                        format!("{outer_fn}(&sums, 1, m, m, c)")
-                    }
-                };
-                format!(
-                    "    let m = n.min({p});\n    let (len, longer) = (n / {p}, n % {p});\n    let \
-                     mut sums = {buf};\n    let mut at = 0;\n    for (j, sum) in \
-                     sums.iter_mut().enumerate() {{\n        let take = len + usize::from(j < \
-                     longer);\n        *sum = {inner_fn}({}, take, take, None);\n        at += \
-                     take;\n    }}\n    {combine}\n",
-                    self.view(d, "at", "1")
-                )
-            }
-            Formula::Doubling => {
-                let dbl = self.doubling(k);
-                self.alloc = true;
-                let vi = self.val(k, d, "i", "s", false);
-                format!(
-                    "    let vals: alloc::vec::Vec<f64> = (0..n).map(|i| {vi}).collect();\n    \
-                     {}(c, {dbl}(&vals, n))\n",
-                    self.fin()
-                )
-            }
-            Formula::Fold => {
-                let a = self.add(k);
-                let rec = format!("r{k}{}", d.letter());
-                let (v, w) = (
-                    self.val(k, d, "0", "s", false),
-                    self.val(k, d, "0", "s", true),
-                );
-                let (second, lone) = lone(&v, &w, "second");
-                let _ = write!(
-                    self.bodies,
-                    "fn {rec}({params}, n: usize, {second}: bool) -> f64 {{\n    if n == 1 {{\n        \
-                     return {lone};\n    }}\n    let e = {rec}({}, (n \
-                     + 1) / 2, false);\n    let o = {rec}({}, n / 2, true);\n    {a}(e, o)\n}}\n\n",
-                    self.view(d, "0", "2"),
-                    self.view(d, "1", "2"),
-                );
-                format!("    {}(c, {rec}({same}, n, false))\n", self.fin())
-            }
-            Formula::Fanout(fan) => {
-                let a = self.add(k);
-                let rec = format!("r{k}{}", d.letter());
-                let (v, w) = (
-                    self.val(k, d, "r", "s", false),
-                    self.val(k, d, "r", "s", true),
-                );
-                // A value with no children is added to its parent's.
-                let (second, first) = lone(&v, &w, "second && stride >= n - r");
-                let _ = write!(
-                    self.bodies,
-                    "fn {rec}({params}, n: usize, r: usize, stride: usize, {second}: bool) -> f64 \
-                     {{\n    let below = stride.checked_mul({fan}).unwrap_or(usize::MAX);\n    \
-                     let mut sum = {first};\n    for i in 1..={fan} {{\n        let Some(child) = \
-                     stride.checked_mul(i).and_then(|o| o.checked_add(r)) else {{\n            \
-                     break;\n        }};\n        if child >= n {{\n            break;\n        \
-                     }}\n        sum = {a}(sum, {rec}({same}, n, child, below, true));\n    }}\n    \
-                     sum\n}}\n\n",
-                );
-                format!("    {}(c, {rec}({same}, n, 0, 1, false))\n", self.fin())
-            }
-            Formula::Rotate(by, inner) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                self.alloc = true;
-                let turned = |v: &str, t: &str| {
-                    format!(
-                        "    let r{v}: alloc::vec::Vec<{t}> = (0..n).map(|i| {v}[((st + i) % n) * \
-                         s]).collect();\n"
-                    )
-                };
-                let mut b = format!("    let st = if {by} < n {{ {by} }} else {{ 0 }};\n");
-                match (d, self.plan.op) {
-                    (Domain::Sums, _) => {
-                        b += &turned("x", "f64");
-                        b += &format!("    {inner_fn}(&rx, 1, n, n, c)\n");
-                    }
-                    (Domain::Inputs, Op::Sum) => {
-                        b += &turned("x", self.ty);
-                        b += &format!("    {inner_fn}(&rx, 1, n, n, c)\n");
-                    }
-                    (Domain::Inputs, Op::Dot) => {
-                        b += &turned("x", self.ty);
-                        b += &turned("y", self.ty);
-                        b += &format!("    {inner_fn}(&rx, &ry, 1, n, n, c)\n");
-                    }
-                }
-                b
-            }
-            Formula::Pieces(steps, inner) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let a = self.add(k);
-                let mut b =
-                    "    let mut at = 0;\n    let mut sum: Option<f64> = None;\n".to_string();
-                for step in steps {
-                    let _ = writeln!(
-                        b,
-                        "    while at < planned && planned - at >= {step} {{\n        let p = \
-                         {inner_fn}({}, {step}, {step}, None);\n        sum = Some(sum.map_or(p, \
-                         |sum| {a}(sum, p)));\n        at += {step};\n    }}",
-                        self.view(d, "at", "1")
-                    );
-                }
-                let _ = write!(
-                    b,
-                    "    if at < n {{\n        let p = {inner_fn}({}, n - at, n - at, None);\n        \
-                     sum = Some(sum.map_or(p, |sum| {a}(sum, p)));\n    }}\n    {}(c, \
-                     sum.unwrap_or(0.0))\n",
-                    self.view(d, "at", "1"),
-                    self.fin()
-                );
-                b
-            }
-            Formula::KBlocks(q, u, inner) => {
-                let inner_fn = self.function(self.id(inner), d)?;
-                let a = self.add(k);
-                let half = match u {
-                    Some(u) => format!("(left / 2).div_ceil({u}) * {u}"),
-                    None => "left.div_ceil(2)".to_string(),
-                };
-                format!(
-                    "    let mut at = 0;\n    let mut sum: Option<f64> = None;\n    while at < n \
-                     {{\n        let left = n - at;\n        let take = if left >= 2 * {q} {{\n       \
-                     {q}\n        }} else if left > {q} {{\n            {half}\n        }} else {{\n  \
-                     left\n        }};\n        let p = {inner_fn}({}, take, take, None);\n        \
-                     sum = Some(sum.map_or(p, |sum| {a}(sum, p)));\n        at += take;\n    }}\n    \
-                     {}(c, sum.unwrap_or(0.0))\n",
-                    self.view(d, "at", "1"),
-                    self.fin()
-                )
-            }
-        };
-        let _ = write!(self.bodies, "{sig} {{\n{body}}}\n\n");
-        Ok(name)
-    }
-
-    /// The body of `interleave(lanes, inner, outer)` over `d`: lanes in
-    /// registers where the inner part is a left-to-right loop of a
-    /// format's own additions, else each lane by the inner function.
+    /// The body of `interleave(lanes, …)`: lanes in registers where the
+    /// walk gives them and they fit the stack, else each lane by the inner
+    /// function.
+    #[allow(clippy::too_many_arguments)]
     fn interleave(
         &mut self,
+        walk: &Walk,
         d: Domain,
         lanes: usize,
-        inner: &Formula,
-        outer: &Formula,
-    ) -> Result<String, String> {
-        let i = self.id(inner);
-        let inner_fn = self.function(i, d)?;
-        let outer_fn = self.function(self.id(outer), Domain::Sums)?;
-        let small = lanes <= 256;
+        inner: &str,
+        i: usize,
+        outer: &str,
+        lane: Option<Lane>,
+    ) -> String {
+        let small = lanes <= STACK_LANES;
         let mut b = format!("    let k = n.min({lanes});\n    let shortest = n / k;\n");
         b += &match small {
             true => format!("    let mut lanes = [0.0f64; {lanes}];\n"),
             false => format!("    let mut lanes = {};\n", self.buffer("f64", "k")),
         };
         // Each lane by the inner function, indented by `pad`.
-        let view = self.view(d, "r", "k");
+        let view = self.view(walk, d, "r", "k");
         let generic = |pad: &str| {
             format!(
                 "{pad}for (r, lane) in lanes.iter_mut().take(k).enumerate() {{\n{pad}    *lane = \
-                 {inner_fn}({view}, (n - r).div_ceil(k), shortest, None);\n{pad}}}\n"
+                 {inner}({view}, (n - r).div_ceil(k), shortest, None);\n{pad}}}\n"
             )
         };
-        let fast = matches!(inner, Formula::Order(Order::Sequential)) && small;
-        match fast.then(|| self.lane(i, d)).flatten() {
-            Some(lane) => {
-                let ty = lane.ty();
+        match lane {
+            Some(Lane::Registers { format, fma }) if small => {
+                let ty = register(format);
                 // Unit stride: the lanes' first row, each whole row and the
                 // rest as slices of known length, which compilers vectorise.
-                let init = self.lane_init(i, d, lane, "r", "1");
-                let step = self.lane_step(i, d, lane, "acc[r]", "r", "1");
-                let dot = (d, self.plan.op) == (Domain::Inputs, Op::Dot);
+                let init = self.lane_init(walk, i, d, format, "r", "1");
+                let step = self.lane_step(walk, i, d, (format, fma), "acc[r]", "r", "1");
+                let dot = (d, walk.plan.op) == (Domain::Inputs, Op::Dot);
                 let cut = |range: &str| match dot {
                     true => format!("let (x, y) = (&x[{range}], &y[{range}]);"),
                     false => format!("let x = &x[{range}];"),
@@ -663,9 +260,17 @@ impl<'p> Gen<'p> {
                     cut(&format!("..{lanes}")),
                     cut("full..n"),
                 );
-                let init = self.lane_init(i, d, lane, "r", "s");
-                let rest = self.lane_step(i, d, lane, "acc[r]", "full + r", "s");
-                let step = self.lane_step(i, d, lane, "acc[r]", &format!("j * {lanes} + r"), "s");
+                let init = self.lane_init(walk, i, d, format, "r", "s");
+                let rest = self.lane_step(walk, i, d, (format, fma), "acc[r]", "full + r", "s");
+                let step = self.lane_step(
+                    walk,
+                    i,
+                    d,
+                    (format, fma),
+                    "acc[r]",
+                    &format!("j * {lanes} + r"),
+                    "s",
+                );
                 let strided = format!(
                     "for r in 0..{lanes} {{\n    acc[r] = {init};\n}}\nfor j in 1..shortest {{\n    \
                      for r in 0..{lanes} {{\n        {step}\n    }}\n}}\nfor r in 0..n - full \
@@ -679,57 +284,51 @@ impl<'p> Gen<'p> {
                      }} else {{\n{}    }}\n",
                     indent(&unit, "            "),
                     indent(&strided, "            "),
-                    lane.widen("acc[r]"),
+                    widen(format, "acc[r]"),
                     generic("        ")
                 );
             }
-            None => b += &generic("    "),
+            _ => b += &generic("    "),
         }
-        let _ = writeln!(b, "    {outer_fn}(&lanes, 1, k, k, c)");
-        Ok(b)
+        let _ = writeln!(b, "    {outer}(&lanes, 1, k, k, c)");
+        b
     }
 
-    /// The body of a reference order over `d`.
-    fn order(&mut self, k: usize, d: Domain, order: Order) -> Result<String, String> {
-        let part = self.part(k);
-        let v = |g: &Self, i: &str| g.val(k, d, i, "s", false);
-        let w = |g: &Self, i: &str| g.val(k, d, i, "s", true);
-        let params = self.params(d);
-        let same = self.same(d);
-        Ok(match order {
-            Order::Sequential if part.compensated => {
-                self.add(k);
+    /// The body of a function of shape `shape`.
+    fn body(&mut self, walk: &Walk, f: &Function) -> String {
+        let (k, d, a) = (f.k, f.d, f.add.as_str());
+        let part = walk.part(k);
+        let params = self.params(walk, d);
+        let same = self.same(walk, d);
+        let v = |g: &Self, i: &str| g.val(walk, k, d, i, "s", false);
+        let w = |g: &Self, i: &str| g.val(walk, k, d, i, "s", true);
+        match &f.shape {
+            Shape::Sequential { .. } if part.compensated => format!(
+                "    let mut t = {};\n    let mut e = 0.0;\n    for i in 1..n {{\n        \
+                 k{k}(&mut t, &mut e, {});\n    }}\n    e{k}(c, t, e)\n",
+                v(self, "0"),
+                w(self, "i")
+            ),
+            Shape::Sequential {
+                lane: Some(Lane::Registers { format, fma }),
+            } => {
+                let init = self.lane_init(walk, k, d, *format, "0", "s");
+                let step = self.lane_step(walk, k, d, (*format, *fma), "acc", "i", "s");
                 format!(
-                    "    let mut t = {};\n    let mut e = 0.0;\n    for i in 1..n {{\n        \
-                     k{k}(&mut t, &mut e, {});\n    }}\n    e{k}(c, t, e)\n",
-                    v(self, "0"),
-                    w(self, "i")
+                    "    let mut acc = {init};\n    for i in 1..n {{\n        {step}\n    }}\n    \
+                     {}(c, {})\n",
+                    self.fin(),
+                    widen(*format, "acc")
                 )
             }
-            Order::Sequential => match self.lane(k, d) {
-                Some(lane) => {
-                    let init = self.lane_init(k, d, lane, "0", "s");
-                    let step = self.lane_step(k, d, lane, "acc", "i", "s");
-                    format!(
-                        "    let mut acc = {init};\n    for i in 1..n {{\n        {step}\n    }}\n    \
-                         {}(c, {})\n",
-                        self.fin(),
-                        lane.widen("acc")
-                    )
-                }
-                None => {
-                    let a = self.add(k);
-                    format!(
-                        "    let mut acc = {};\n    for i in 1..n {{\n        acc = {a}(acc, \
-                         {});\n    }}\n    {}(c, acc)\n",
-                        v(self, "0"),
-                        w(self, "i"),
-                        self.fin()
-                    )
-                }
-            },
-            Order::Reverse => {
-                let a = self.add(k);
+            Shape::Sequential { .. } => format!(
+                "    let mut acc = {};\n    for i in 1..n {{\n        acc = {a}(acc, \
+                 {});\n    }}\n    {}(c, acc)\n",
+                v(self, "0"),
+                w(self, "i"),
+                self.fin()
+            ),
+            Shape::Reverse => {
                 let fin = self.fin();
                 format!(
                     "    if n == 1 {{\n        return {fin}(c, {});\n    }}\n    let mut acc = \
@@ -740,12 +339,11 @@ impl<'p> Gen<'p> {
                     v(self, "i")
                 )
             }
-            Order::Pairwise | Order::BinaryTree => {
-                let a = self.add(k);
+            Shape::Halving { binary_tree } => {
                 let rec = format!("r{k}{}", d.letter());
-                let cut = match order {
-                    Order::Pairwise => "let h = n / 2;",
-                    _ => "let mut h = 1;\n    while 2 * h < n {\n        h *= 2;\n    }",
+                let cut = match binary_tree {
+                    false => "let h = n / 2;",
+                    true => "let mut h = 1;\n    while 2 * h < n {\n        h *= 2;\n    }",
                 };
                 let (second, lone) = lone(&v(self, "0"), &w(self, "0"), "second");
                 let _ = write!(
@@ -754,87 +352,373 @@ impl<'p> Gen<'p> {
                      return {lone};\n    }}\n    if n == 2 {{\n        \
                      return {a}({v0}, {w1});\n    }}\n    {cut}\n    let l = {rec}({same}, h, \
                      false);\n    let r = {rec}({}, n - h, true);\n    {a}(l, r)\n}}\n\n",
-                    self.view(d, "h", "1"),
+                    self.view(walk, d, "h", "1"),
                     v0 = v(self, "0"),
                     w1 = w(self, "1"),
                 );
                 format!("    {}(c, {rec}({same}, n, false))\n", self.fin())
             }
-            Order::Strided(lanes) => {
-                let a = self.add(k);
-                let pw = self.pairwise_of_sums(k);
+            Shape::Strided { lanes, pairwise } => {
                 let buf = self.buffer("f64", "m");
                 format!(
                     "    let m = n.min({lanes});\n    let mut sums = {buf};\n    for (r, sum) in \
                      sums.iter_mut().enumerate() {{\n        let mut acc = {};\n        for i in (r \
                      + {lanes}..n).step_by({lanes}) {{\n            acc = {a}(acc, {});\n        \
-                     }}\n        *sum = acc;\n    }}\n    {}(c, {pw}(&sums))\n",
+                     }}\n        *sum = acc;\n    }}\n    {}(c, {pairwise}(&sums))\n",
                     v(self, "r"),
                     w(self, "i"),
                     self.fin()
                 )
             }
-            Order::Blocked(size) => {
-                let a = self.add(k);
+            Shape::Blocked(size) => format!(
+                "    let mut sum = 0.0;\n    for b in (0..n).step_by({size}) {{\n        let \
+                 end = n.min(b + {size});\n        let mut acc = {};\n        for i in b + \
+                 1..end {{\n            acc = {a}(acc, {});\n        }}\n        sum = if b == \
+                 0 {{ acc }} else {{ {a}(sum, acc) }};\n    }}\n    {}(c, sum)\n",
+                v(self, "b"),
+                w(self, "i"),
+                self.fin()
+            ),
+            Shape::Interleave {
+                lanes,
+                inner,
+                inner_part,
+                outer,
+                lane,
+            } => self.interleave(walk, d, *lanes, inner, *inner_part, outer, *lane),
+            Shape::Blocks { size, inner, outer } => {
+                let buf = self.buffer("f64", "m");
                 format!(
-                    "    let mut sum = 0.0;\n    for b in (0..n).step_by({size}) {{\n        let \
-                     end = n.min(b + {size});\n        let mut acc = {};\n        for i in b + \
-                     1..end {{\n            acc = {a}(acc, {});\n        }}\n        sum = if b == \
-                     0 {{ acc }} else {{ {a}(sum, acc) }};\n    }}\n    {}(c, sum)\n",
-                    v(self, "b"),
-                    w(self, "i"),
+                    "    let m = (n - 1) / {size} + 1;\n    let mut sums = {buf};\n    for (j, sum) \
+                     in sums.iter_mut().enumerate() {{\n        let at = j * {size};\n        let \
+                     len = if n - at < {size} {{ n - at }} else {{ {size} }};\n        *sum = \
+                     {inner}({}, len, len, None);\n    }}\n    {outer}(&sums, 1, m, m, c)\n",
+                    self.view(walk, d, "at", "1")
+                )
+            }
+            Shape::Body {
+                multiple: m,
+                body,
+                tail,
+            } => {
+                let mut b = format!("    let cut = planned - planned % {m};\n");
+                let carry = match part.compensated {
+                    true => {
+                        b += "    let mut e = 0.0;\n";
+                        "Some(&mut e)"
+                    }
+                    false => "None",
+                };
+                match tail {
+                    Some(tail) => {
+                        let _ = write!(
+                            b,
+                            "    if cut == 0 {{\n        return {tail}({same}, n, planned, \
+                             c);\n    }}\n    if cut >= n {{\n        return {body}({same}, n, \
+                             cut, c);\n    }}\n    let {m}sum = {body}({same}, cut, cut, \
+                             {carry});\n    let r = {tail}({}, n - cut, planned - cut, \
+                             None);\n",
+                            self.view(walk, d, "cut", "1"),
+                            m = if part.compensated { "mut " } else { "" },
+                        );
+                        b += &match part.compensated {
+                            true => {
+                                format!("    k{k}(&mut sum, &mut e, r);\n    e{k}(c, sum, e)\n")
+                            }
+                            false => format!("    {}(c, {a}(sum, r))\n", self.fin()),
+                        };
+                    }
+                    None => {
+                        let v0 = v(self, "0");
+                        let w = w(self, "i");
+                        // Where the body takes every summand, the chain ends
+                        // as its last step, the body's, ends it.
+                        let _ = write!(
+                            b,
+                            "    if cut >= n {{\n        return {body}({same}, n, cut, c);\n    \
+                             }}\n    let (mut sum, start) = if cut == 0 {{\n        ({v0}, 1)\n    \
+                             }} else {{\n        ({body}({same}, cut, cut, {carry}), cut)\n    \
+                             }};\n"
+                        );
+                        b += &match part.compensated {
+                            true => format!(
+                                "    for i in start..n {{\n        k{k}(&mut sum, &mut e, \
+                                 {w});\n    }}\n    e{k}(c, sum, e)\n"
+                            ),
+                            false => format!(
+                                "    for i in start..n {{\n        sum = {a}(sum, {w});\n    \
+                                 }}\n    {}(c, sum)\n",
+                                self.fin()
+                            ),
+                        };
+                    }
+                }
+                b
+            }
+            Shape::Halves {
+                leaf,
+                multiple,
+                inner,
+            } => {
+                let rec = format!("h{k}{}", d.letter());
+                let _ = write!(
+                    self.bodies,
+                    "fn {rec}({params}, n: usize) -> f64 {{\n    if n <= {leaf} {{\n        return \
+                     {inner}({same}, n, n, None);\n    }}\n    let half = n / 2;\n    let cut = \
+                     match half - half % {multiple} {{\n        0 => half,\n        cut => cut,\n    \
+                     }};\n    let l = {rec}({same}, cut);\n    let r = {rec}({}, n - cut);\n    \
+                     {a}(l, r)\n}}\n\n",
+                    self.view(walk, d, "cut", "1"),
+                );
+                format!(
+                    "    if n <= {leaf} {{\n        return {inner}({same}, n, n, c);\n    }}\n    \
+                     {}(c, {rec}({same}, n))\n",
                     self.fin()
                 )
             }
-            Order::Fused(_) => unreachable!("refused by writable"),
-        })
-    }
-
-    /// Pairwise halving of `f64` values with part `k`'s addition.
-    fn pairwise_of_sums(&mut self, k: usize) -> String {
-        let name = format!("pw{k}");
-        if !self.once(k, "pairwise") {
-            let a = self.add(k);
-            let _ = write!(
-                self.helpers,
-                "fn {name}(v: &[f64]) -> f64 {{\n    if v.len() == 1 {{\n        return v[0];\n    \
-                 }}\n    let (l, r) = v.split_at(v.len() / 2);\n    {a}({name}(l), {name}(r))\n}}\n\n"
-            );
+            Shape::Below {
+                at: m,
+                small,
+                large,
+            } => format!(
+                "    if n < {m} {{\n        {small}({same}, n, n, c)\n    }} else {{\n        \
+                 {large}({same}, n, n, c)\n    }}\n"
+            ),
+            Shape::Windows {
+                width: w,
+                inner,
+                again,
+            } => {
+                let buf = self.buffer("f64", "m");
+                format!(
+                    "    if n <= {w} {{\n        return {inner}({same}, n, n, c);\n    }}\n    \
+                     let m = (n - 1) / {w} + 1;\n    let low = (m * {w} - n) / 2;\n    let mut \
+                     sums = {buf};\n    for (j, sum) in sums.iter_mut().enumerate() {{\n        let \
+                     at = (j * {w}).saturating_sub(low);\n        let end = ((j + 1) * {w} - \
+                     low).min(n);\n        *sum = {inner}({}, end - at, end - at, None);\n    \
+                     }}\n    {again}(&sums, 1, m, m, c)\n",
+                    self.view(walk, d, "at", "1"),
+                )
+            }
+            Shape::Split {
+                blocks: p,
+                inner,
+                combine,
+            } => {
+                let buf = self.buffer("f64", "m");
+                let combine = match combine {
+                    Combine::Doubling(dbl) => format!("{}(c, {dbl}(&sums, {p}))", self.fin()),
+                    Combine::Outer(outer) => format!("{outer}(&sums, 1, m, m, c)"),
+                };
+                format!(
+                    "    let m = n.min({p});\n    let (len, longer) = (n / {p}, n % {p});\n    let \
+                     mut sums = {buf};\n    let mut at = 0;\n    for (j, sum) in \
+                     sums.iter_mut().enumerate() {{\n        let take = len + usize::from(j < \
+                     longer);\n        *sum = {inner}({}, take, take, None);\n        at += \
+                     take;\n    }}\n    {combine}\n",
+                    self.view(walk, d, "at", "1")
+                )
+            }
+            Shape::Doubling { doubling } => {
+                self.alloc = true;
+                let vi = v(self, "i");
+                format!(
+                    "    let vals: alloc::vec::Vec<f64> = (0..n).map(|i| {vi}).collect();\n    \
+                     {}(c, {doubling}(&vals, n))\n",
+                    self.fin()
+                )
+            }
+            Shape::Fold => {
+                let rec = format!("r{k}{}", d.letter());
+                let (v, w) = (v(self, "0"), w(self, "0"));
+                let (second, lone) = lone(&v, &w, "second");
+                let _ = write!(
+                    self.bodies,
+                    "fn {rec}({params}, n: usize, {second}: bool) -> f64 {{\n    if n == 1 {{\n        \
+                     return {lone};\n    }}\n    let e = {rec}({}, (n \
+                     + 1) / 2, false);\n    let o = {rec}({}, n / 2, true);\n    {a}(e, o)\n}}\n\n",
+                    self.view(walk, d, "0", "2"),
+                    self.view(walk, d, "1", "2"),
+                );
+                format!("    {}(c, {rec}({same}, n, false))\n", self.fin())
+            }
+            Shape::Fanout(fan) => {
+                let rec = format!("r{k}{}", d.letter());
+                let (v, w) = (v(self, "r"), w(self, "r"));
+                // A value with no children is added to its parent's.
+                let (second, first) = lone(&v, &w, "second && stride >= n - r");
+                let _ = write!(
+                    self.bodies,
+                    "fn {rec}({params}, n: usize, r: usize, stride: usize, {second}: bool) -> f64 \
+                     {{\n    let below = stride.checked_mul({fan}).unwrap_or(usize::MAX);\n    \
+                     let mut sum = {first};\n    for i in 1..={fan} {{\n        let Some(child) = \
+                     stride.checked_mul(i).and_then(|o| o.checked_add(r)) else {{\n            \
+                     break;\n        }};\n        if child >= n {{\n            break;\n        \
+                     }}\n        sum = {a}(sum, {rec}({same}, n, child, below, true));\n    }}\n    \
+                     sum\n}}\n\n",
+                );
+                format!("    {}(c, {rec}({same}, n, 0, 1, false))\n", self.fin())
+            }
+            Shape::Rotate { by, inner } => {
+                self.alloc = true;
+                let turned = |v: &str, t: &str| {
+                    format!(
+                        "    let r{v}: alloc::vec::Vec<{t}> = (0..n).map(|i| {v}[((st + i) % n) * \
+                         s]).collect();\n"
+                    )
+                };
+                let mut b = format!("    let st = if {by} < n {{ {by} }} else {{ 0 }};\n");
+                match (d, walk.plan.op) {
+                    (Domain::Sums, _) => {
+                        b += &turned("x", "f64");
+                        b += &format!("    {inner}(&rx, 1, n, n, c)\n");
+                    }
+                    (Domain::Inputs, Op::Sum) => {
+                        b += &turned("x", self.ty);
+                        b += &format!("    {inner}(&rx, 1, n, n, c)\n");
+                    }
+                    (Domain::Inputs, Op::Dot) => {
+                        b += &turned("x", self.ty);
+                        b += &turned("y", self.ty);
+                        b += &format!("    {inner}(&rx, &ry, 1, n, n, c)\n");
+                    }
+                }
+                b
+            }
+            Shape::Pieces { steps, inner } => {
+                let mut b =
+                    "    let mut at = 0;\n    let mut sum: Option<f64> = None;\n".to_string();
+                for step in *steps {
+                    let _ = writeln!(
+                        b,
+                        "    while at < planned && planned - at >= {step} {{\n        let p = \
+                         {inner}({}, {step}, {step}, None);\n        sum = Some(sum.map_or(p, \
+                         |sum| {a}(sum, p)));\n        at += {step};\n    }}",
+                        self.view(walk, d, "at", "1")
+                    );
+                }
+                let _ = write!(
+                    b,
+                    "    if at < n {{\n        let p = {inner}({}, n - at, n - at, None);\n        \
+                     sum = Some(sum.map_or(p, |sum| {a}(sum, p)));\n    }}\n    {}(c, \
+                     sum.unwrap_or(0.0))\n",
+                    self.view(walk, d, "at", "1"),
+                    self.fin()
+                );
+                b
+            }
+            Shape::KBlocks {
+                size: q,
+                unit,
+                inner,
+            } => {
+                let half = match unit {
+                    Some(u) => format!("(left / 2).div_ceil({u}) * {u}"),
+                    None => "left.div_ceil(2)".to_string(),
+                };
+                format!(
+                    "    let mut at = 0;\n    let mut sum: Option<f64> = None;\n    while at < n \
+                     {{\n        let left = n - at;\n        let take = if left >= 2 * {q} {{\n       \
+                     {q}\n        }} else if left > {q} {{\n            {half}\n        }} else {{\n  \
+                     left\n        }};\n        let p = {inner}({}, take, take, None);\n        \
+                     sum = Some(sum.map_or(p, |sum| {a}(sum, p)));\n        at += take;\n    }}\n    \
+                     {}(c, sum.unwrap_or(0.0))\n",
+                    self.view(walk, d, "at", "1"),
+                    self.fin()
+                )
+            }
         }
-        name
+    }
+}
+
+impl Backend for Rust {
+    const ADDITION_FIRST: bool = false;
+
+    fn name(&self, base: &str) -> String {
+        base.to_string()
     }
 
-    /// Recursive doubling over `v`, values of `ranks` slots, with part
-    /// `k`'s addition.
-    fn doubling(&mut self, k: usize) -> String {
-        let name = format!("dbl{k}");
-        if !self.once(k, "doubling") {
-            self.alloc = true;
-            let a = self.add(k);
-            let _ = write!(
-                self.helpers,
-                "fn {name}(v: &[f64], ranks: usize) -> f64 {{\n    let pow = if ranks < 2 {{ 1 }} \
-                 else {{ 1 << (usize::BITS - 1 - ranks.leading_zeros()) }};\n    let folded = \
-                 (2 * (ranks - pow)).min(v.len());\n    let mut w: alloc::vec::Vec<f64> = \
-                 v[..folded]\n        .chunks(2)\n        .map(|p| if p.len() == 2 {{ {a}(p[0], \
-                 p[1]) }} else {{ p[0] }})\n        .collect();\n    \
-                 w.extend_from_slice(&v[folded..]);\n    while w.len() > 1 {{\n        w = \
-                 w.chunks(2)\n            .map(|p| if p.len() == 2 {{ {a}(p[0], p[1]) }} else \
-                 {{ p[0] }})\n            .collect();\n    }}\n    w[0]\n}}\n\n"
-            );
+    fn begin(&mut self, _walk: &Walk, _k: usize, _d: Domain, _name: &str) {}
+
+    fn helper(&mut self, walk: &Walk, k: usize, helper: Helper, name: &str) {
+        let a = format!("a{k}");
+        match helper {
+            Helper::Addition => {
+                let part = walk.part(k);
+                let body = match part.format {
+                    Format::F64 => "p + q".to_string(),
+                    _ if part.narrow => "f64::from(p as f32 + q as f32)".to_string(),
+                    _ => {
+                        self.round_once = true;
+                        "add_f32(p, q)".to_string()
+                    }
+                };
+                let _ = writeln!(
+                    self.helpers,
+                    "fn {name}(p: f64, q: f64) -> f64 {{\n    {body}\n}}\n"
+                );
+                if part.compensated {
+                    let end = match part.drops_error {
+                        true => "t".to_string(),
+                        false => format!("a{k}(t, -e)"),
+                    };
+                    let _ = writeln!(
+                        self.helpers,
+                        "fn k{k}(t: &mut f64, e: &mut f64, v: f64) {{\n    let y = a{k}(v, -*e);\n    \
+                         let u = a{k}(*t, y);\n    *e = a{k}(a{k}(u, -*t), -y);\n    *t = u;\n}}\n\n\
+                         fn e{k}(c: Option<&mut f64>, t: f64, e: f64) -> f64 {{\n    match c {{\n        \
+                         Some(c) => {{\n            *c = e;\n            t\n        }}\n        None => \
+                         {end},\n    }}\n}}\n"
+                    );
+                }
+            }
+            Helper::Pairwise => {
+                let _ = write!(
+                    self.helpers,
+                    "fn {name}(v: &[f64]) -> f64 {{\n    if v.len() == 1 {{\n        return v[0];\n    \
+                     }}\n    let (l, r) = v.split_at(v.len() / 2);\n    {a}({name}(l), {name}(r))\n}}\n\n"
+                );
+            }
+            Helper::Doubling => {
+                self.alloc = true;
+                let _ = write!(
+                    self.helpers,
+                    "fn {name}(v: &[f64], ranks: usize) -> f64 {{\n    let pow = if ranks < 2 {{ 1 }} \
+                     else {{ 1 << (usize::BITS - 1 - ranks.leading_zeros()) }};\n    let folded = \
+                     (2 * (ranks - pow)).min(v.len());\n    let mut w: alloc::vec::Vec<f64> = \
+                     v[..folded]\n        .chunks(2)\n        .map(|p| if p.len() == 2 {{ {a}(p[0], \
+                     p[1]) }} else {{ p[0] }})\n        .collect();\n    \
+                     w.extend_from_slice(&v[folded..]);\n    while w.len() > 1 {{\n        w = \
+                     w.chunks(2)\n            .map(|p| if p.len() == 2 {{ {a}(p[0], p[1]) }} else \
+                     {{ p[0] }})\n            .collect();\n    }}\n    w[0]\n}}\n\n"
+                );
+            }
         }
-        name
     }
 
-    fn finish(self, name: &str, what: &str) -> String {
-        let plan = self.plan;
+    fn function(&mut self, walk: &Walk, f: Function) {
+        let body = self.body(walk, &f);
+        let planned = match f.shape {
+            Shape::Body { .. } | Shape::Pieces { .. } => "planned",
+            _ => "_planned",
+        };
+        let _ = write!(
+            self.bodies,
+            "fn {}({}, n: usize, {planned}: usize, c: Option<&mut f64>) -> f64 {{\n{body}}}\n\n",
+            f.name,
+            self.params(walk, f.d)
+        );
+    }
+
+    fn finish(self, walk: &Walk, name: &str, what: &str) -> String {
+        let plan = walk.plan;
         let mut out = String::new();
         for line in what.lines() {
             let _ = writeln!(out, "// {line}");
         }
         let _ = writeln!(out, "//\n// The order: native:{}", plan.formula);
-        for (k, (f, p)) in self.parts.iter().zip(&plan.parts).enumerate() {
-            let _ = writeln!(out, "//   part {k}, {}: {}", short(f), describe(p, plan.op));
+        for line in walk.described() {
+            let _ = writeln!(out, "//   {line}");
         }
         let _ = writeln!(
             out,
@@ -923,6 +807,10 @@ impl<'p> Gen<'p> {
         }
         out
     }
+
+    fn fused_chain(self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
+        fused_chain(plan, k, name, what)
+    }
 }
 
 /// A Rust type holding values of `f`: 16-bit formats as their bits.
@@ -949,7 +837,7 @@ fn fused_chain(plan: &Plan, k: usize, name: &str, what: &str) -> String {
          opt-level=3 (Rust 1.82 or later), or include it\n// as a module; it needs std (f64's \
          trunc and round_ties_even).\n// Written by fprev {}.\n",
         plan.formula,
-        fused_words(plan, k),
+        fused::words(plan, k),
         env!("CARGO_PKG_VERSION")
     );
     let p = |s: &str| format!("{name}_{s}");

@@ -1,0 +1,562 @@
+//! One walk over a plan for every language: which function each part of
+//! the formula gets over which values (the inputs, or partial sums), the
+//! functions and helpers each calls and the order they are written in,
+//! which parts are refused, and where the lanes of a left-to-right loop
+//! run in registers. A [`Backend`] only spells what the walk decides in
+//! its language.
+//!
+//! Every function takes a strided view of what it sums (element `i` of
+//! `n`), the count its body and pieces are cut for (`planned`), and `c`:
+//! where its caller continues a compensated chain, the error the chain
+//! carries is written there and the sum returned as it stands; otherwise
+//! the chain ends here.
+
+use std::collections::{HashMap, HashSet};
+
+use super::plan::{Op, Part, Plan, preorder};
+use crate::arith::Product;
+use crate::format::Format;
+use crate::formula::{Formula, Tail};
+use crate::order::Order;
+
+/// The most lanes of an interleave a function keeps on its stack, and so
+/// the most a language of fixed-size arrays runs in registers.
+pub(super) const STACK_LANES: usize = 256;
+
+/// What a function sums: the inputs (products, of a dot) or partial sums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Domain {
+    Inputs,
+    Sums,
+}
+
+impl Domain {
+    /// The letter that ends the name of a function over it (`p0x`).
+    pub(super) fn letter(self) -> char {
+        match self {
+            Domain::Inputs => 'x',
+            Domain::Sums => 'v',
+        }
+    }
+}
+
+/// How the lanes of a part's left-to-right loop over a domain add.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Lane {
+    /// Each step is `format`'s own addition (f32 additions of f32 values,
+    /// f64 additions), or with `fma` a fused multiply-add of the exact
+    /// product, so registers of that format hold the lanes.
+    Registers { format: Format, fma: bool },
+    /// Each step is an f32 addition of wider values (an exact product, an
+    /// f64 input), rounded once: no register's own addition.
+    Once,
+}
+
+/// A helper written once per part, whatever calls it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Helper {
+    /// The part's addition, rounding once to its format; of a compensated
+    /// part, its Kahan step `k` and the end of its chain `e` too.
+    Addition,
+    /// Pairwise halving of partial sums with the part's addition.
+    Pairwise,
+    /// Recursive doubling of partial sums with the part's addition.
+    Doubling,
+}
+
+impl Helper {
+    /// Its name before the part's number (`a0`, `pw1`, `dbl2`).
+    fn prefix(self) -> &'static str {
+        match self {
+            Helper::Addition => "a",
+            Helper::Pairwise => "pw",
+            Helper::Doubling => "dbl",
+        }
+    }
+}
+
+/// How a split's block sums are added.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Combine {
+    /// By recursive doubling over the split's ranks (the helper named).
+    Doubling(String),
+    /// By the outer part's function over partial sums (named).
+    Outer(String),
+}
+
+/// What the function of a part computes, with the names of the functions
+/// and helpers it calls, all written before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Shape<'f> {
+    /// Left to right: in `lane`'s registers where it has them, else by the
+    /// part's addition (a compensated part has no lane).
+    Sequential {
+        lane: Option<Lane>,
+    },
+    /// Right to left.
+    Reverse,
+    /// Recursive halving at `n / 2`, or at the largest power of two below
+    /// `n` (`binary_tree`).
+    Halving {
+        binary_tree: bool,
+    },
+    /// Lanes summed left to right, their sums by the `pairwise` helper.
+    Strided {
+        lanes: usize,
+        pairwise: String,
+    },
+    /// Blocks summed left to right, then the block sums.
+    Blocked(usize),
+    /// `lanes` lanes each by `inner` (part `inner_part`), their sums by
+    /// `outer`; `lane` says how the lanes add where `inner` is a
+    /// left-to-right loop.
+    Interleave {
+        lanes: usize,
+        inner: String,
+        inner_part: usize,
+        outer: String,
+        lane: Option<Lane>,
+    },
+    Blocks {
+        size: usize,
+        inner: String,
+        outer: String,
+    },
+    /// The largest multiple of the planned count by `body`, the rest added
+    /// one by one, or summed by `tail` and added.
+    Body {
+        multiple: usize,
+        body: String,
+        tail: Option<String>,
+    },
+    Halves {
+        leaf: usize,
+        multiple: usize,
+        inner: String,
+    },
+    Below {
+        at: usize,
+        small: String,
+        large: String,
+    },
+    /// Windows each by `inner`, the window sums by `again`: this part's
+    /// function over partial sums.
+    Windows {
+        width: usize,
+        inner: String,
+        again: String,
+    },
+    Split {
+        blocks: usize,
+        inner: String,
+        combine: Combine,
+    },
+    Doubling {
+        doubling: String,
+    },
+    Fold,
+    Fanout(usize),
+    Rotate {
+        by: usize,
+        inner: String,
+    },
+    Pieces {
+        steps: &'f [usize],
+        inner: String,
+    },
+    KBlocks {
+        size: usize,
+        unit: Option<usize>,
+        inner: String,
+    },
+}
+
+/// A function to write: part `k`'s over `d`, named `name`, its part's
+/// addition named `add`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Function<'f> {
+    pub k: usize,
+    pub d: Domain,
+    pub name: String,
+    pub add: String,
+    pub shape: Shape<'f>,
+}
+
+/// A language emitted code is written in, as the walk calls on it: each
+/// function and helper once, callees before their callers.
+pub(super) trait Backend {
+    /// Whether a part's addition is written as its first function starts,
+    /// else where a function first uses it.
+    const ADDITION_FIRST: bool;
+
+    /// Why the language does not write `plan`, if it does not.
+    fn refuses(&self, _plan: &Plan) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The name the module gives function or helper `base` (`p0x`, `a1`).
+    fn name(&self, base: &str) -> String;
+
+    /// Starts the function `name` of part `k` over `d`, before what it
+    /// calls is written.
+    fn begin(&mut self, walk: &Walk, k: usize, d: Domain, name: &str);
+
+    /// Writes `helper` of part `k`, named `name`.
+    fn helper(&mut self, walk: &Walk, k: usize, helper: Helper, name: &str);
+
+    /// Writes a function, after all it calls.
+    fn function(&mut self, walk: &Walk, f: Function);
+
+    /// The module: its comment, what its functions need, the functions
+    /// and the public function `name`, reproducing `what`.
+    fn finish(self, walk: &Walk, name: &str, what: &str) -> String;
+
+    /// The module of a plan that is one fused chain `fused:K`.
+    fn fused_chain(self, plan: &Plan, k: usize, name: &str, what: &str) -> String;
+}
+
+/// The source of `plan` in `backend`'s language.
+pub(super) fn source<B: Backend>(
+    plan: &Plan,
+    backend: B,
+    name: &str,
+    what: &str,
+) -> Result<String, String> {
+    if let Some(k) = plan.fused_chain() {
+        return Ok(backend.fused_chain(plan, k, name, what));
+    }
+    backend.refuses(plan)?;
+    let mut walker = Walker {
+        walk: Walk::new(plan),
+        backend,
+        functions: HashSet::new(),
+        helpers: HashSet::new(),
+    };
+    walker.function(0, Domain::Inputs)?;
+    Ok(walker.backend.finish(&walker.walk, name, what))
+}
+
+/// A plan as the walk reads it: its parts in preorder.
+pub(super) struct Walk<'p> {
+    pub plan: &'p Plan,
+    pub parts: Vec<&'p Formula>,
+    ids: HashMap<*const Formula, usize>,
+}
+
+impl<'p> Walk<'p> {
+    fn new(plan: &'p Plan) -> Walk<'p> {
+        let parts = preorder(&plan.formula);
+        let ids = parts
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (*f as *const Formula, k))
+            .collect();
+        Walk { plan, parts, ids }
+    }
+
+    fn id(&self, f: &Formula) -> usize {
+        self.ids[&(f as *const Formula)]
+    }
+
+    /// Part `k`'s arithmetic.
+    pub(super) fn part(&self, k: usize) -> Part {
+        self.plan.parts[k]
+    }
+
+    /// How part `k` rounds a product it reads as its first operand or its
+    /// second.
+    pub(super) fn product(&self, k: usize, second: bool) -> Product {
+        let part = self.part(k);
+        match second {
+            true => part.second,
+            false => part.first,
+        }
+    }
+
+    /// How the lanes of part `k`'s left-to-right loop over `d` add: in
+    /// registers where its additions are a format's own (f32 additions of
+    /// f32 values, f32 fused multiply-adds, f64 additions), else each
+    /// rounded once; none of a compensated part.
+    pub(super) fn lane(&self, k: usize, d: Domain) -> Option<Lane> {
+        let part = self.part(k);
+        if part.compensated {
+            return None;
+        }
+        let plan = self.plan;
+        let fma = d == Domain::Inputs && plan.op == Op::Dot && part.second == Product::Exact;
+        let own = match (d, plan.op) {
+            (Domain::Sums, _) => part.narrow,
+            (Domain::Inputs, Op::Sum) => plan.element == Format::F32,
+            (Domain::Inputs, Op::Dot) => {
+                plan.element == Format::F32
+                    && part.first == Product::Rounded(Format::F32)
+                    && matches!(part.second, Product::Exact | Product::Rounded(Format::F32))
+            }
+        };
+        Some(match part.format {
+            Format::F64 => Lane::Registers {
+                format: Format::F64,
+                fma: fma && plan.element == Format::F64,
+            },
+            format if own => Lane::Registers { format, fma },
+            _ => Lane::Once,
+        })
+    }
+
+    /// Each part in words, for a module's comment: `part K, FORMULA:
+    /// ARITHMETIC`.
+    pub(super) fn described(&self) -> Vec<String> {
+        self.parts
+            .iter()
+            .zip(&self.plan.parts)
+            .enumerate()
+            .map(|(k, (f, p))| format!("part {k}, {}: {}", short(f), describe(p, self.plan.op)))
+            .collect()
+    }
+}
+
+/// Walks a plan, writing each function and helper once through `backend`.
+struct Walker<'p, B> {
+    walk: Walk<'p>,
+    backend: B,
+    functions: HashSet<(usize, Domain)>,
+    helpers: HashSet<(usize, Helper)>,
+}
+
+impl<B: Backend> Walker<'_, B> {
+    /// Part `k`'s `helper`, written the first time it is asked for.
+    fn helper(&mut self, k: usize, helper: Helper) -> String {
+        let name = self.backend.name(&format!("{}{k}", helper.prefix()));
+        if self.helpers.insert((k, helper)) {
+            self.backend.helper(&self.walk, k, helper, &name);
+        }
+        name
+    }
+
+    /// The function of part `k` over `d`, written the first time it is
+    /// asked for, after those it calls.
+    fn function(&mut self, k: usize, d: Domain) -> Result<String, String> {
+        let name = self.backend.name(&format!("p{k}{}", d.letter()));
+        if !self.functions.insert((k, d)) {
+            return Ok(name);
+        }
+        let f = self.walk.parts[k];
+        writable(self.walk.plan, f, self.walk.part(k), d)?;
+        self.backend.begin(&self.walk, k, d, &name);
+        if B::ADDITION_FIRST {
+            self.helper(k, Helper::Addition);
+        }
+        let shape = self.shape(k, d, f)?;
+        let add = self.backend.name(&format!("a{k}"));
+        let function = Function {
+            k,
+            d,
+            name: name.clone(),
+            add,
+            shape,
+        };
+        self.backend.function(&self.walk, function);
+        Ok(name)
+    }
+
+    /// What part `k`'s function over `d` computes, the functions and
+    /// helpers it calls written first.
+    fn shape<'f>(&mut self, k: usize, d: Domain, f: &'f Formula) -> Result<Shape<'f>, String> {
+        let id = |w: &Self, f: &Formula| w.walk.id(f);
+        Ok(match f {
+            Formula::Order(Order::Sequential) => {
+                let lane = self.walk.lane(k, d);
+                if !matches!(lane, Some(Lane::Registers { .. })) {
+                    self.helper(k, Helper::Addition);
+                }
+                Shape::Sequential { lane }
+            }
+            Formula::Order(order) => {
+                self.helper(k, Helper::Addition);
+                match *order {
+                    Order::Reverse => Shape::Reverse,
+                    Order::Pairwise => Shape::Halving { binary_tree: false },
+                    Order::BinaryTree => Shape::Halving { binary_tree: true },
+                    Order::Strided(lanes) => Shape::Strided {
+                        lanes,
+                        pairwise: self.helper(k, Helper::Pairwise),
+                    },
+                    Order::Blocked(size) => Shape::Blocked(size),
+                    Order::Sequential | Order::Fused(_) => unreachable!("refused by writable"),
+                }
+            }
+            Formula::Interleave(lanes, inner, outer) => {
+                let i = id(self, inner);
+                let inner_fn = self.function(i, d)?;
+                let outer = self.function(id(self, outer), Domain::Sums)?;
+                let lane = match **inner {
+                    Formula::Order(Order::Sequential) => self.walk.lane(i, d),
+                    _ => None,
+                };
+                Shape::Interleave {
+                    lanes: *lanes,
+                    inner: inner_fn,
+                    inner_part: i,
+                    outer,
+                    lane,
+                }
+            }
+            Formula::Blocks(size, inner, outer) => Shape::Blocks {
+                size: *size,
+                inner: self.function(id(self, inner), d)?,
+                outer: self.function(id(self, outer), Domain::Sums)?,
+            },
+            Formula::Body(_, _, Tail::First) | Formula::Peel(..) => {
+                unreachable!("refused by writable")
+            }
+            Formula::Body(multiple, body, tail) => {
+                let body = self.function(id(self, body), d)?;
+                self.helper(k, Helper::Addition);
+                let tail = match tail {
+                    Tail::Apart(t) => Some(self.function(id(self, t), d)?),
+                    _ => None,
+                };
+                Shape::Body {
+                    multiple: *multiple,
+                    body,
+                    tail,
+                }
+            }
+            Formula::Halves {
+                leaf,
+                multiple,
+                inner,
+            } => {
+                let inner = self.function(id(self, inner), d)?;
+                self.helper(k, Helper::Addition);
+                Shape::Halves {
+                    leaf: (*leaf).max(1),
+                    multiple: *multiple,
+                    inner,
+                }
+            }
+            Formula::Below(at, small, large) => Shape::Below {
+                at: *at,
+                small: self.function(id(self, small), d)?,
+                large: self.function(id(self, large), d)?,
+            },
+            Formula::Windows(width, inner) => Shape::Windows {
+                width: *width,
+                inner: self.function(id(self, inner), d)?,
+                again: self.function(k, Domain::Sums)?,
+            },
+            Formula::Split(blocks, inner, outer) => {
+                let inner = self.function(id(self, inner), d)?;
+                let combine = match **outer {
+                    // The split's own addition, over its ranks.
+                    Formula::Doubling => {
+                        self.helper(k, Helper::Addition);
+                        Combine::Doubling(self.helper(k, Helper::Doubling))
+                    }
+                    _ => Combine::Outer(self.function(id(self, outer), Domain::Sums)?),
+                };
+                Shape::Split {
+                    blocks: *blocks,
+                    inner,
+                    combine,
+                }
+            }
+            Formula::Doubling => {
+                self.helper(k, Helper::Addition);
+                Shape::Doubling {
+                    doubling: self.helper(k, Helper::Doubling),
+                }
+            }
+            Formula::Fold => {
+                self.helper(k, Helper::Addition);
+                Shape::Fold
+            }
+            Formula::Fanout(fan) => {
+                self.helper(k, Helper::Addition);
+                Shape::Fanout(*fan)
+            }
+            Formula::Rotate(by, inner) => Shape::Rotate {
+                by: *by,
+                inner: self.function(id(self, inner), d)?,
+            },
+            Formula::Pieces(steps, inner) => {
+                let inner = self.function(id(self, inner), d)?;
+                self.helper(k, Helper::Addition);
+                Shape::Pieces { steps, inner }
+            }
+            Formula::KBlocks(size, unit, inner) => {
+                let inner = self.function(id(self, inner), d)?;
+                self.helper(k, Helper::Addition);
+                Shape::KBlocks {
+                    size: *size,
+                    unit: *unit,
+                    inner,
+                }
+            }
+        })
+    }
+}
+
+/// Why emitted code does not write part `f` (of arithmetic `part`) over
+/// `d`, if it does not.
+fn writable(plan: &Plan, f: &Formula, part: Part, d: Domain) -> Result<(), String> {
+    let compensable = matches!(f, Formula::Order(Order::Sequential) | Formula::Body(..));
+    if part.compensated && !compensable {
+        return Err(format!(
+            "the part {f} takes compensated steps; emitted code writes them only in a \
+             left-to-right loop and a body's last addition"
+        ));
+    }
+    let roles_agree = part.first == part.second || plan.op == Op::Sum || d == Domain::Sums;
+    let role_aware = matches!(
+        f,
+        Formula::Order(Order::Sequential | Order::Reverse | Order::Pairwise | Order::BinaryTree)
+            | Formula::Fold
+            | Formula::Fanout(_)
+            | Formula::Body(..)
+    );
+    if !roles_agree && !role_aware {
+        return Err(format!(
+            "the part {f} reads products rounded two ways ({} first, {} after); emitted code \
+             does so only in loops, halvings and bodies",
+            part.first, part.second
+        ));
+    }
+    match f {
+        Formula::Body(_, _, Tail::First) | Formula::Peel(..) => Err(format!(
+            "the part {f} starts lanes with summands of its own; emitted code does not write it \
+             yet"
+        )),
+        Formula::Order(Order::Fused(_)) => {
+            Err("fused nodes are not emitted: emitted code makes IEEE additions".into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A part's formula, cut short for a comment.
+fn short(f: &Formula) -> String {
+    let text = f.to_string();
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
+/// A part's arithmetic in words.
+fn describe(p: &Part, op: Op) -> String {
+    let mut s = format!("{} additions", p.format);
+    if p.compensated {
+        s += ", Kahan steps";
+        if p.drops_error {
+            s += " (the last drops its error)";
+        }
+    }
+    if op == Op::Dot {
+        s += &format!("; products {} first, {} after", p.first, p.second);
+    }
+    if !p.seen {
+        s += " (not seen in the model: its default)";
+    }
+    s
+}
