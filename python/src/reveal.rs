@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use fprev::probe::ProbeOptions;
-use fprev::reveal::{Algorithm, Observer, Options, Progress};
+use fprev::reveal::{Algorithm, Options, Progress, Watcher};
 use fprev::workflow::{self, Confirm, NoCache, Note, Outcome, Request, Revealing, Seek};
 use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
@@ -39,7 +39,7 @@ impl ProgressLine {
     }
 }
 
-impl Observer for ProgressLine {
+impl Watcher for ProgressLine {
     fn started(&mut self, _n: usize) {
         self.started = Instant::now();
     }
@@ -73,7 +73,7 @@ struct Watch {
     notes: Vec<Note>,
 }
 
-impl Observer for Watch {
+impl Watcher for Watch {
     fn started(&mut self, n: usize) {
         if let Some(line) = &mut self.line {
             line.started(n);

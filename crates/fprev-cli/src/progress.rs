@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use fprev::reveal::{Observer, Progress};
+use fprev::reveal::{Progress, Watcher};
 use fprev::workflow;
 use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -36,7 +36,7 @@ fn show_later(bar: ProgressBar) {
     });
 }
 
-impl Observer for RevealBar {
+impl Watcher for RevealBar {
     fn started(&mut self, n: usize) {
         let bar = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::hidden());
         bar.set_style(
@@ -85,7 +85,7 @@ pub(crate) struct SweepBar {
     bar: Option<ProgressBar>,
 }
 
-impl Observer for SweepBar {}
+impl Watcher for SweepBar {}
 
 impl workflow::Observer for SweepBar {
     fn revealing(&mut self, n: usize, done: usize, total: usize) {
@@ -118,7 +118,7 @@ pub(crate) struct StudyBar {
     bar: Option<ProgressBar>,
 }
 
-impl Observer for StudyBar {}
+impl Watcher for StudyBar {}
 
 impl workflow::Observer for StudyBar {
     fn note(&mut self, note: workflow::Note) {

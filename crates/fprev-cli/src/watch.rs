@@ -46,7 +46,7 @@ fn say(note: &Note) {
     }
 }
 
-impl reveal::Observer for Watch {
+impl reveal::Watcher for Watch {
     fn started(&mut self, n: usize) {
         self.bar.started(n);
     }

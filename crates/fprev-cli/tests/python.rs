@@ -26,7 +26,7 @@ fn reveal_and_check(
     n: usize,
     format: Format,
     shape: Option<[usize; 3]>,
-) -> fprev::Revelation {
+) -> fprev::Found {
     let opts = ProbeOptions {
         n: Some(n),
         format,

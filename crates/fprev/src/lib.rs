@@ -85,6 +85,6 @@ pub use error::{Error, Result};
 pub use format::Format;
 pub use order::Order;
 pub use probe::{Dot, Probe};
-pub use reveal::{Options, Revelation, reveal};
+pub use reveal::{Found, Options, reveal};
 pub use spec::{Spec, open};
 pub use tree::SummationTree;

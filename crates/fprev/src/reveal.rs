@@ -34,14 +34,13 @@
 //! two ways: packed, every known subproblem's queries sharing inputs, where
 //! the accumulator counts all `n` units exactly (`reveal/packed.rs`), and
 //! one query per input, depth first, where it does not (`reveal/stack.rs`).
-//! A reveal tells an [`Observer`] how far it is ([`reveal_observed`]); it
+//! A reveal tells a [`Watcher`] how far it is ([`reveal_observed`]); it
 //! draws nothing.
 
 pub mod arithmetic;
 mod basic;
 mod masks;
 mod naive;
-mod observer;
 mod oracle;
 mod packed;
 mod proof;
@@ -49,6 +48,7 @@ mod skeleton;
 mod stack;
 mod subtree;
 mod truncation;
+mod watcher;
 
 use std::fmt;
 use std::str::FromStr;
@@ -64,10 +64,10 @@ use crate::probe::Probe;
 use crate::reduce::Replay;
 use crate::tree::SummationTree;
 use crate::variation::{self, Variation};
-use observer::Placement;
-pub use observer::{Observer, Progress, Silent};
 use oracle::Oracle;
 pub use skeleton::{budget as skeleton_budget, skeleton};
+use watcher::Placement;
+pub use watcher::{Progress, Silent, Watcher};
 
 /// Random inputs on which the rows of a batched black box (a GEMM's rows)
 /// must agree with the revealed row to share its order: a reveal calls such
@@ -205,7 +205,7 @@ impl Default for Options {
 
 /// A revealed tree and what it cost.
 #[derive(Clone, Debug)]
-pub struct Revelation {
+pub struct Found {
     /// The black box's summation tree.
     pub tree: SummationTree,
     /// Queries, calls and time.
@@ -216,7 +216,7 @@ pub struct Revelation {
 }
 
 /// What a reveal ends with when nothing failed: the black box's tree (a
-/// [`Revelation`], or a workflow's document of it), or the finding that
+/// [`Found`], or a workflow's document of it), or the finding that
 /// no tree describes it. Not an error: an exact or pre-rounded sum gives
 /// the same bits in every order, and that is the answer.
 ///
@@ -304,19 +304,19 @@ pub fn fused_pair_bound(tree: &SummationTree) -> u64 {
 /// assumptions yields [`Error::BlackBox`], never a tree, and one whose bits
 /// do not depend on the order at all (an exact or pre-rounded sum) is
 /// [`Outcome::OrderIndependent`].
-pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Outcome<Revelation>> {
+pub fn reveal(probe: &mut dyn Probe, opts: &Options) -> Result<Outcome<Found>> {
     reveal_observed(probe, opts, &mut Silent)
 }
 
-/// [`reveal()`], telling `observer` when the queries start, each time a
+/// [`reveal()`], telling `watcher` when the queries start, each time a
 /// summand gets its place, and when the tree is built (or the reveal
 /// failed); the `fprev` command draws its progress bar so.
 pub fn reveal_observed(
     probe: &mut dyn Probe,
     opts: &Options,
-    observer: &mut dyn Observer,
-) -> Result<Outcome<Revelation>> {
-    reveal_with(probe, opts, observer, None)
+    watcher: &mut dyn Watcher,
+) -> Result<Outcome<Found>> {
+    reveal_with(probe, opts, watcher, None)
 }
 
 /// [`reveal_observed()`] that guesses the whole tree is `predicted` (say,
@@ -350,8 +350,8 @@ pub fn reveal_predicted(
     probe: &mut dyn Probe,
     opts: &Options,
     predicted: &SummationTree,
-    observer: &mut dyn Observer,
-) -> Result<Outcome<Revelation>> {
+    watcher: &mut dyn Watcher,
+) -> Result<Outcome<Found>> {
     // Whatever stops the checks before they start makes the prediction
     // unprovable here, not the black box wrong.
     let unprovable = |e: Error| match e.kind() {
@@ -376,28 +376,28 @@ pub fn reveal_predicted(
     }
     let binary = predicted.is_binary() && opts.algorithm == Algorithm::Fprev && opts.guess;
     if !binary {
-        return reveal_with(probe, opts, observer, None);
+        return reveal_with(probe, opts, watcher, None);
     }
     let started = Instant::now();
-    let (verdict, notes, spent) = {
+    let (proven, notes, spent) = {
         let mut oracle = Oracle::new(probe).map_err(unprovable)?;
         let notes: Vec<String> = oracle
             .calibrate_rows(opts.batch, opts.row)
             .map_err(unprovable)?
             .into_iter()
             .collect();
-        observer.started(oracle.n());
+        watcher.started(oracle.n());
         // The checks count many units in one input: a black box that
         // rounds such counts (narrower than it declares) is revealed.
-        let verdict = match oracle.calibrate_packing().map_err(unprovable)? {
-            None => Some(proof::prove(&mut oracle, predicted)?),
-            Some(_) => None,
+        let proven = match oracle.calibrate_packing().map_err(unprovable)? {
+            None => proof::prove(&mut oracle, predicted)?,
+            Some(_) => false,
         };
-        observer.finished();
-        (verdict, notes, oracle.counters)
+        watcher.finished();
+        (proven, notes, oracle.counters)
     };
-    if verdict == Some(proof::Verdict::Proven) {
-        return Ok(Outcome::Revealed(Revelation {
+    if proven {
+        return Ok(Outcome::Revealed(Found {
             tree: predicted.clone(),
             stats: stats(&spent, started),
             notes,
@@ -405,7 +405,7 @@ pub fn reveal_predicted(
     }
     // Wrong somewhere, and most likely right in most places: the guess of
     // a reveal, whose tree is the black box's either way.
-    let outcome = reveal_with(probe, opts, observer, Some(predicted))?;
+    let outcome = reveal_with(probe, opts, watcher, Some(predicted))?;
     Ok(outcome.map(|mut r| {
         r.stats.inputs += spent.inputs;
         r.stats.calls += spent.calls;
@@ -418,9 +418,9 @@ pub fn reveal_predicted(
 fn reveal_with(
     probe: &mut dyn Probe,
     opts: &Options,
-    observer: &mut dyn Observer,
+    watcher: &mut dyn Watcher,
     prediction: Option<&SummationTree>,
-) -> Result<Outcome<Revelation>> {
+) -> Result<Outcome<Found>> {
     let started = Instant::now();
     crate::memory::check_reveal(probe.n())?;
     if opts.batch == Some(0) {
@@ -434,10 +434,10 @@ fn reveal_with(
         .calibrate_rows(opts.batch, opts.row)?
         .into_iter()
         .collect();
-    observer.started(oracle.n());
-    let mut placement = Placement::new(oracle.n(), observer);
+    watcher.started(oracle.n());
+    let mut placement = Placement::new(oracle.n(), watcher);
     let tree = build(&mut oracle, opts, &mut notes, &mut placement, prediction);
-    observer.finished();
+    watcher.finished();
     let may_fuse = oracle.probe().may_fuse();
     let tree = tree.and_then(|t| match t.widest() {
         k if k > 2 && !may_fuse => Err(Error::BlackBox(format!(
@@ -551,7 +551,7 @@ fn reveal_with(
         }
         tree => tree,
     }?;
-    Ok(Outcome::Revealed(Revelation {
+    Ok(Outcome::Revealed(Found {
         tree,
         stats: stats(&oracle.counters, started),
         notes,

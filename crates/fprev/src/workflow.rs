@@ -56,6 +56,7 @@ pub mod survey;
 pub mod sweep;
 mod varies;
 
+pub use crate::reveal::Outcome;
 pub use confirm::{Confirm, Models, Seek};
 pub use explain::{
     ExplainSizes, Explained, Explanation, INDEPENDENT_CHECK_UP_TO, INDEPENDENT_RUN, Proof,
@@ -64,14 +65,14 @@ pub use explain::{
 pub use invariance::{Turned, bisect, default_columns, invariance, row_at};
 pub use note::Note;
 pub use predict::ARITHMETIC_AT;
-pub use request::{Infer, Outcome, PREDICT_SIZES, PROVE_UP_TO, Request, Revealed};
+pub use request::{Infer, PREDICT_SIZES, PROVE_UP_TO, Request, Revealed};
 pub use reveal::{Revealing, reveal, reveal_opened};
 pub use size::GUESS_KNOWN_FROM;
 pub use varies::{SKELETON_CALLS, SUMMARY_RUNS, characterise, skeleton_repeats};
 
 use crate::formula::Formula;
 use crate::probe::{Probe, ProbeOptions};
-use crate::reveal::Observer as RevealObserver;
+use crate::reveal::Watcher;
 
 /// Opens the same black box with other options (another size, another
 /// thread count): the reveals an explanation, a prediction or a sweep
@@ -160,7 +161,7 @@ pub trait FormulaCache {
 /// sizes revealed one after another, and the progress of each reveal (a
 /// progress bar, a log). Every method does nothing unless implemented.
 #[allow(unused_variables)]
-pub trait Observer: RevealObserver {
+pub trait Observer: Watcher {
     /// Something worth telling the user was found.
     fn note(&mut self, note: Note) {}
 

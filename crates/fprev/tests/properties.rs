@@ -351,7 +351,7 @@ fn reveal_native(
     format: Format,
     acc: Option<Format>,
     pivot: Pivot,
-) -> fprev::Revelation {
+) -> fprev::Found {
     let opts = ProbeOptions {
         n: Some(n),
         format,

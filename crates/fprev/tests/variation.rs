@@ -55,7 +55,7 @@ fn chunks_joined_in_a_random_order_are_reported_as_varying() {
 /// Each notes list of a workflow, and its outcome.
 struct Notes(Vec<Note>);
 
-impl fprev::reveal::Observer for Notes {}
+impl fprev::reveal::Watcher for Notes {}
 impl workflow::Observer for Notes {
     fn note(&mut self, note: Note) {
         self.0.push(note);

@@ -33,9 +33,9 @@ mod guess;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Pivot;
-use super::observer::Placement;
 use super::oracle::Oracle;
 use super::subtree::{Built, Levels, Pivots, grow, inconsistent};
+use super::watcher::Placement;
 use crate::error::Result;
 use crate::tree::{SummationTree, TreeBuilder};
 use fields::{Answer, Link, Packer};

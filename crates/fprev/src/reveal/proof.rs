@@ -42,15 +42,6 @@ use crate::error::Result;
 use crate::reveal::oracle::{Edits, Masks, Oracle};
 use crate::tree::SummationTree;
 
-/// What the checks found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Verdict {
-    /// Every check passed: the black box's tree is the prediction.
-    Proven,
-    /// A check failed: the prediction is wrong somewhere.
-    Refuted,
-}
-
 /// One check: the mask pair's leaves, the node whose other leaves hold
 /// units (the parent, or the root for the root's own check), and the
 /// units placed and those that must survive (the sibling's).
@@ -62,8 +53,10 @@ struct Check {
 }
 
 /// Checks every node of `predicted` (binary, of the oracle's `n`), as many
-/// a call as the masks and the black box's rows allow.
-pub(super) fn prove(oracle: &mut Oracle, predicted: &SummationTree) -> Result<Verdict> {
+/// a call as the masks and the black box's rows allow: whether every check
+/// passed (the black box's tree is the prediction), or one failed (the
+/// prediction is wrong somewhere).
+pub(super) fn prove(oracle: &mut Oracle, predicted: &SummationTree) -> Result<bool> {
     let masks = oracle.masks().clone();
     let groups = groups(predicted);
     // Each input: its checks and the units that must survive them.
@@ -101,13 +94,13 @@ pub(super) fn prove(oracle: &mut Oracle, predicted: &SummationTree) -> Result<Ve
             .zip(call)
             .all(|(&o, (_, units))| o == *units as f64 * masks.u);
         if !passed {
-            return Ok(Verdict::Refuted);
+            return Ok(false);
         }
         edits.apply_ended(&mut current);
         edits.clear();
     }
     oracle.counters.queries += groups.iter().map(|g| g.len() as u64).sum::<u64>();
-    Ok(Verdict::Proven)
+    Ok(true)
 }
 
 /// Writes one input holding `input`'s checks as edits of the one before

@@ -24,9 +24,9 @@
 use petgraph::graph::NodeIndex;
 
 use super::Pivot;
-use super::observer::{Observer, Placement};
 use super::oracle::Oracle;
 use super::subtree::Pivots;
+use super::watcher::{Placement, Watcher};
 use crate::check::MAX_TRIALS;
 use crate::error::{Error, Result};
 use crate::probe::Probe;
@@ -63,7 +63,7 @@ use crate::tree::TreeBuilder;
 pub fn skeleton(
     probe: &mut dyn Probe,
     repeats: usize,
-    observer: &mut dyn Observer,
+    watcher: &mut dyn Watcher,
 ) -> Result<Skeleton> {
     let n = probe.n();
     crate::memory::check_reveal(n)?;
@@ -82,7 +82,7 @@ pub fn skeleton(
             oracle.masks().exact_below
         )));
     }
-    observer.started(n);
+    watcher.started(n);
     let mut finder = Finder {
         oracle: &mut oracle,
         repeats,
@@ -95,7 +95,7 @@ pub fn skeleton(
         asked: 0,
         unexplored: 0,
         budget: budget(n, repeats),
-        placement: Placement::new(n, observer),
+        placement: Placement::new(n, watcher),
     };
     let root = finder.run()?;
     let Finder {
@@ -106,7 +106,7 @@ pub fn skeleton(
         unexplored,
         ..
     } = finder;
-    observer.finished();
+    watcher.finished();
     let tree = builder.finish(root)?;
     let joins = varying
         .into_iter()

@@ -13,9 +13,9 @@
 use petgraph::graph::NodeIndex;
 
 use super::Pivot;
-use super::observer::Placement;
 use super::oracle::Oracle;
 use super::subtree::{Built, Cur, Levels, Pivots, inconsistent};
+use super::watcher::Placement;
 use crate::error::{Error, Result};
 use crate::tree::{SummationTree, TreeBuilder};
 

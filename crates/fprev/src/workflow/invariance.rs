@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::error::{self, Error, Remedy, Result};
 use crate::invariance::{Case, Knob, MAX_REVEALS, Observed, Setting, Study, settings};
 use crate::probe::{Offset, ProbeOptions};
-use crate::reveal::{Observer as RevealObserver, Progress};
+use crate::reveal::{Progress, Watcher};
 
 use super::{Note, Observer, Opener, Outcome, Request, reveal_opened};
 
@@ -364,7 +364,7 @@ struct Watching<'a> {
     proven: bool,
 }
 
-impl RevealObserver for Watching<'_> {
+impl Watcher for Watching<'_> {
     fn started(&mut self, n: usize) {
         self.inner.started(n);
     }

@@ -9,7 +9,7 @@ use crate::formula::Formula;
 use crate::formula::known;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reduce::Replay;
-use crate::reveal::{Options, Outcome, Revelation, Silent, reveal_predicted};
+use crate::reveal::{Found, Options, Outcome, Silent, reveal_predicted};
 use crate::sizes::runs;
 use crate::tree::SummationTree;
 use crate::variation::Variation;
@@ -326,7 +326,7 @@ pub(super) fn prove(
     predicted: &SummationTree,
     inferred: &mut Inferred,
     observer: &mut dyn Observer,
-) -> Result<Option<Outcome<Revelation>>> {
+) -> Result<Option<Outcome<Found>>> {
     let n = predicted.n();
     if n > prove_up_to {
         return Ok(None);

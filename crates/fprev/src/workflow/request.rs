@@ -52,10 +52,6 @@ pub struct Request {
     pub afresh: bool,
 }
 
-/// How a reveal ended, when nothing failed: the tree document, or the
-/// finding that the black box is order-independent.
-pub type Outcome = crate::reveal::Outcome<Box<Revealed>>;
-
 /// A revealed (or predicted) tree and its confirmation.
 #[derive(Debug)]
 pub struct Revealed {

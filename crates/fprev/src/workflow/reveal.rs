@@ -10,13 +10,13 @@ use crate::variation::{self, Processes};
 use super::predict::reveal_by_prediction;
 use super::size::reveal_size;
 use super::varies::characterise;
-use super::{Caches, FormulaCache, Fresh, Note, Observer, Opener, Outcome, Request};
+use super::{Caches, FormulaCache, Fresh, Note, Observer, Opener, Outcome, Request, Revealed};
 
 /// What [`reveal()`] ends with.
 #[derive(Debug)]
 pub enum Revealing {
     /// What the reveal of the black box, of values of this format, found.
-    Outcome(Format, Outcome),
+    Outcome(Format, Outcome<Box<Revealed>>),
     /// Its answers to the same random inputs differ between fresh
     /// processes (an order chosen as each process starts): no one tree
     /// describes it.
@@ -106,7 +106,7 @@ pub fn reveal_opened(
     request: &Request,
     open: &mut Opener,
     observer: &mut dyn Observer,
-) -> Result<Outcome> {
+) -> Result<Outcome<Box<Revealed>>> {
     if request.runs > 1 {
         let v = variation::measure(black_box, VARIATION_INPUTS, request.runs, 5)?;
         if v.varies() {
@@ -134,7 +134,7 @@ fn reveal_cached(
     cache: &dyn FormulaCache,
     open: &mut Opener,
     observer: &mut dyn Observer,
-) -> Result<Outcome> {
+) -> Result<Outcome<Box<Revealed>>> {
     let Some(infer) = request.infer.as_ref().filter(|i| i.known.is_none()) else {
         return reveal_opened(black_box, label, request, open, observer);
     };

@@ -12,8 +12,7 @@ use crate::formula::Formula;
 use crate::formula::known::KNOWN;
 use crate::probe::Probe;
 use crate::reduce::Replay;
-use crate::reveal::Outcome as Found;
-use crate::reveal::{Options, Revelation, look_for_variation, reveal_observed, reveal_predicted};
+use crate::reveal::{Found, Options, look_for_variation, reveal_observed, reveal_predicted};
 use crate::tree::SummationTree;
 
 use super::confirm::{Confirmed, Known, confirm};
@@ -29,13 +28,13 @@ pub(super) fn reveal_size(
     label: &str,
     request: &Request,
     observer: &mut dyn Observer,
-) -> Result<Outcome> {
+) -> Result<Outcome<Box<Revealed>>> {
     let near = request.nearby.iter().find(|d| d.n() == black_box.n());
     let near = near.map(|d| d.tree());
     let r = match reveal_near(black_box, &request.engine, near, !request.afresh, observer)? {
-        Found::Revealed(r) => r,
-        Found::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
-        Found::Varies(v) => {
+        Outcome::Revealed(r) => r,
+        Outcome::OrderIndependent(why) => return Ok(Outcome::OrderIndependent(why)),
+        Outcome::Varies(v) => {
             return characterise(black_box, v, request.runs, request.skeleton, observer)
                 .map(Outcome::Varies);
         }
@@ -59,7 +58,7 @@ pub(super) fn conclude(
     mut stats: Stats,
     inferred: Option<Inferred>,
     observer: &mut dyn Observer,
-) -> Result<Outcome> {
+) -> Result<Outcome<Box<Revealed>>> {
     let parts = parts_of(&tree, inferred.as_ref());
     let found_before = request.confirm.models.fitting(&tree);
     let models: Vec<&Arithmetic> = request
@@ -100,7 +99,7 @@ pub(super) fn finish(
     stats: Stats,
     confirmed: Confirmed,
     observer: &mut dyn Observer,
-) -> Result<Outcome> {
+) -> Result<Outcome<Box<Revealed>>> {
     if let Some(v) = confirmed.varies {
         return characterise(black_box, v, request.runs, request.skeleton, observer)
             .map(Outcome::Varies);
@@ -161,7 +160,7 @@ fn reveal_near(
     near: Option<&SummationTree>,
     known: bool,
     observer: &mut dyn Observer,
-) -> Result<Found<Revelation>> {
+) -> Result<Outcome<Found>> {
     if near.is_none() && known && black_box.n() >= GUESS_KNOWN_FROM {
         let started = Instant::now();
         let (found, tried) = try_known(black_box, engine, observer)?;
@@ -171,11 +170,11 @@ fn reveal_near(
             None => reveal_observed(black_box, engine, observer)?,
         };
         return Ok(match found {
-            Found::Revealed(mut r) => {
+            Outcome::Revealed(mut r) => {
                 r.stats.calls += tried;
                 r.stats.inputs += tried;
                 r.stats.seconds = started.elapsed().as_secs_f64();
-                Found::Revealed(r)
+                Outcome::Revealed(r)
             }
             other => other,
         });
@@ -183,13 +182,13 @@ fn reveal_near(
     if let Some(tree) = near {
         match reveal_predicted(black_box, engine, tree, &mut *observer) {
             Err(why) if matches!(why.plain(), Error::Unprovable(_)) => {}
-            Ok(Found::Revealed(r)) if r.tree == *tree => {
+            Ok(Outcome::Revealed(r)) if r.tree == *tree => {
                 observer.note(Note::ProvenNearby {
                     n: tree.n(),
                     checks: r.stats.queries,
                     calls: r.stats.calls,
                 });
-                return Ok(Found::Revealed(r));
+                return Ok(Outcome::Revealed(r));
             }
             found => return found,
         }
@@ -210,7 +209,7 @@ fn try_known(
     black_box: &mut dyn Probe,
     engine: &Options,
     observer: &mut dyn Observer,
-) -> Result<(Option<Found<Revelation>>, u64)> {
+) -> Result<(Option<Outcome<Found>>, u64)> {
     let n = black_box.n();
     let declared = Arithmetic::uniform(NodeArithmetic::ieee(black_box.accumulator()));
     // An accumulator no formula's replay adds in (x87) picks none.
@@ -230,7 +229,7 @@ fn try_known(
         return Ok(
             match reveal_predicted(black_box, engine, &tree, &mut *observer) {
                 Err(why) if matches!(why.plain(), Error::Unprovable(_)) => (None, tried),
-                Ok(Found::Revealed(r)) if r.tree == tree => {
+                Ok(Outcome::Revealed(r)) if r.tree == tree => {
                     observer.note(Note::ProvenKnown {
                         n,
                         formula: known.formula.to_string(),
@@ -238,7 +237,7 @@ fn try_known(
                         checks: r.stats.queries,
                         calls: r.stats.calls + tried,
                     });
-                    (Some(Found::Revealed(r)), tried)
+                    (Some(Outcome::Revealed(r)), tried)
                 }
                 found => (Some(found?), tried),
             },

@@ -1,4 +1,4 @@
-//! Watching a reveal: the engine tells an [`Observer`] where it stands, and
+//! Watching a reveal: the engine tells an [`Watcher`] where it stands, and
 //! draws nothing itself (the `fprev` command draws a progress bar with it).
 
 use super::oracle::Counters;
@@ -28,7 +28,7 @@ pub struct Progress {
 ///
 /// ```
 /// use fprev::probe::ProbeOptions;
-/// use fprev::reveal::{Observer, Options, Progress, reveal_observed};
+/// use fprev::reveal::{Watcher, Options, Progress, reveal_observed};
 ///
 /// #[derive(Default)]
 /// struct Count {
@@ -37,7 +37,7 @@ pub struct Progress {
 ///     finished: bool,
 /// }
 ///
-/// impl Observer for Count {
+/// impl Watcher for Count {
 ///     fn started(&mut self, n: usize) {
 ///         self.n = n;
 ///     }
@@ -56,7 +56,7 @@ pub struct Progress {
 /// assert_eq!((count.n, count.placed, count.finished), (64, 64, true));
 /// ```
 #[allow(unused_variables)]
-pub trait Observer {
+pub trait Watcher {
     /// The queries of a reveal of `n` summands start (after the black box's
     /// checks: its rows, its accumulator).
     fn started(&mut self, n: usize) {}
@@ -72,20 +72,20 @@ pub trait Observer {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Silent;
 
-impl Observer for Silent {}
+impl Watcher for Silent {}
 
-/// Tells an observer which summands have their place, each counted once.
+/// Tells an watcher which summands have their place, each counted once.
 pub(super) struct Placement<'o> {
-    observer: &'o mut dyn Observer,
+    watcher: &'o mut dyn Watcher,
     placed: Vec<bool>,
     count: usize,
 }
 
 impl<'o> Placement<'o> {
-    /// Placement of `n` summands, told to `observer`.
-    pub(super) fn new(n: usize, observer: &'o mut dyn Observer) -> Self {
+    /// Placement of `n` summands, told to `watcher`.
+    pub(super) fn new(n: usize, watcher: &'o mut dyn Watcher) -> Self {
         Placement {
-            observer,
+            watcher,
             placed: vec![false; n],
             count: 0,
         }
@@ -96,7 +96,7 @@ impl<'o> Placement<'o> {
         if !std::mem::replace(&mut self.placed[leaf], true) {
             self.count += 1;
         }
-        self.observer.placed(&Progress {
+        self.watcher.placed(&Progress {
             leaf,
             placed: self.count,
             n: self.placed.len(),
