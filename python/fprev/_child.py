@@ -45,18 +45,12 @@ def main(kind: str, request: str) -> None:
 
 def _answers(r: dict) -> list:
     """The bits of the answers of ``r``'s function (``path``, ``func``: a
-    function at the top level of a .py file) to the seeded random inputs
+    function at the top level of a .py file, opened as the library opens
+    ``python:PATH.py:FUNC``) to the seeded random inputs
     ``fprev.reveal(processes=P)`` compares."""
-    import importlib.util
-    import os
-
-    path = r.pop("path")
-    spec = importlib.util.spec_from_file_location("_fprev_answers_" + r["label"].replace(".", "_"), path)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec.loader.exec_module(module)
-    fn = getattr(module, r.pop("func"))
-    got = _fprev.answers(fn, r.pop("n"), r.pop("dtype"), r.pop("label"), **r)
+    spec = "python:%s:%s" % (r.pop("path"), r.pop("func"))
+    r.pop("label")
+    got = _fprev.answers(spec, r.pop("n"), r.pop("dtype"), **r)
     if got is None:
         raise RuntimeError("its answers vary within a fresh process, from call to call")
     return got

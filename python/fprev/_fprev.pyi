@@ -182,10 +182,9 @@ def variation(
     skeleton: bool = True,
 ) -> Optional[list[str]]: ...
 def answers(
-    call: Callable[[Any], Any],
+    spec: str,
     n: int,
     dtype: str,
-    label: str,
     rows: Optional[int] = None,
     accumulator: Optional[str] = None,
     offset: Optional[str] = None,

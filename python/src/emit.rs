@@ -68,7 +68,7 @@ pub(crate) fn emit_source(
             &spec,
             &opts,
             given,
-            &fprev::cache::User,
+            &fprev::workflow::cache::User,
             &mut open,
             &mut Silent,
         )?;

@@ -5,8 +5,9 @@ use fprev::probe::python::Described;
 use fprev::reveal::Silent;
 use pyo3::prelude::*;
 
-use crate::black_box::{described, format, probe};
+use crate::black_box::{format, probe};
 use crate::errors::to_py;
+use fprev::probe::ProbeOptions;
 
 /// Sums each of 8 random inputs `runs` times with `call` and compares the
 /// bits: `None` when every call agreed, else what varied (its spread) and,
@@ -52,28 +53,32 @@ pub(crate) fn variation(
     Ok(Some(said))
 }
 
-/// The bits of `call`'s answers to the seeded random inputs each fresh
-/// process of `reveal(processes=P)` answers (`fprev answers`, as `fprev
-/// reveal --processes` asks), asked twice here: `None` where the two
-/// differ, so that what differs between processes would say nothing of
-/// them.
+/// The bits of the answers of the black box `spec` (`python:PATH.py:FUNC`
+/// in a fresh process of `reveal(processes=P)`, opened as the library
+/// opens any spec) to the seeded random inputs `fprev reveal --processes`
+/// compares processes on, asked twice: `None` where the two differ, so
+/// that what differs between processes would say nothing of them.
 #[pyfunction]
-#[pyo3(signature = (call, n, dtype, label, rows=None, accumulator=None, offset=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (spec, n, dtype, rows=None, accumulator=None, offset=None))]
 pub(crate) fn answers(
-    py: Python<'_>,
-    call: &Bound<'_, PyAny>,
+    spec: &str,
     n: usize,
     dtype: &str,
-    label: &str,
     rows: Option<usize>,
     accumulator: Option<&str>,
     offset: Option<&str>,
 ) -> PyResult<Option<Vec<u64>>> {
-    let described = described(rows, None, accumulator, offset)?;
-    let mut black_box = probe(py, call, label, n, format(dtype)?, described)?;
+    let opts = ProbeOptions {
+        n: Some(n),
+        format: format(dtype)?,
+        accumulator: accumulator.map(format).transpose()?,
+        shape: rows.map(|m| [m, 1, n]),
+        offset: offset.map(str::parse).transpose().map_err(to_py)?,
+        ..ProbeOptions::default()
+    };
+    let mut black_box = fprev::open(spec, &opts).map_err(to_py)?;
     let inputs = fprev::reveal::VARIATION_INPUTS;
-    let own = fprev::variation::answers(&mut black_box, inputs, 0).map_err(to_py)?;
-    let again = fprev::variation::answers(&mut black_box, inputs, 0).map_err(to_py)?;
+    let own = fprev::variation::answers(&mut *black_box, inputs, 0).map_err(to_py)?;
+    let again = fprev::variation::answers(&mut *black_box, inputs, 0).map_err(to_py)?;
     Ok((own == again).then_some(own))
 }

@@ -13,7 +13,9 @@
 //!   and SVG by the `dot` program (one file per form under `render/`, with
 //!   the collapsed outline, shapes and legend of large trees);
 //! - [`sweep`]: a sweep as a table ([`sweep::Table`]);
-//! - [`check`]: a check's outcome in one line ([`check::summary`]);
+//! - [`cache`]: the formulas the cache keeps, and what clearing it did;
+//! - [`check`]: a check's outcome in one line ([`check::summary`]), its
+//!   JSON and the mismatch file;
 //! - [`compare`]: a comparison of two surveys in text ([`compare::text`]);
 //! - [`diff`]: a comparison of two tree documents in text, one line, and
 //!   JSON;
@@ -30,6 +32,7 @@
 //! ```
 
 pub mod alignment;
+pub mod cache;
 pub mod check;
 pub mod compare;
 pub mod diff;

@@ -32,8 +32,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::machine::Machine;
 use crate::probe::ProbeOptions;
-use crate::workflow::survey::machine::Machine;
 
 /// The version of the cache's files this build reads and writes; others
 /// are ignored (and replaced when the same key is stored again).
@@ -353,54 +353,6 @@ pub fn keep(
 pub fn forget(at: Option<&(Cache, Key)>) {
     if let Some((cache, key)) = at {
         cache.remove(key);
-    }
-}
-
-/// The user's cache ([`Cache::user`]) as the workflows find a black box's
-/// entry in it: none where no cache directory is named.
-///
-/// ```
-/// use fprev::probe::ProbeOptions;
-/// use fprev::workflow::Caches;
-///
-/// let dir = tempfile::tempdir().unwrap();
-/// unsafe { std::env::set_var("FPREV_CACHE_DIR", dir.path()) };
-/// let entry = fprev::cache::User
-///     .of("native:pairwise", &ProbeOptions::default(), &mut || Ok(None), 0)
-///     .unwrap();
-/// assert!(entry.known().is_none());
-/// entry.keep(&"pairwise".parse().unwrap(), &[3, 4], &[]).unwrap();
-/// assert_eq!(entry.known().unwrap().1, [3, 4]);
-/// ```
-pub struct User;
-
-impl crate::workflow::Caches for User {
-    fn of(
-        &self,
-        label: &str,
-        opts: &ProbeOptions,
-        about: &mut crate::workflow::About,
-        row: usize,
-    ) -> Result<Box<dyn crate::workflow::FormulaCache>> {
-        Ok(Box::new(lookup(label, opts, about()?, row)))
-    }
-}
-
-/// The formula kept under the key, for the workflows.
-impl crate::workflow::FormulaCache for Option<(Cache, Key)> {
-    fn known(&self) -> Option<(crate::formula::Formula, Vec<usize>, Vec<usize>)> {
-        known(self.as_ref())
-    }
-    fn forget(&self) {
-        forget(self.as_ref())
-    }
-    fn keep(
-        &self,
-        formula: &crate::formula::Formula,
-        from: &[usize],
-        checked: &[usize],
-    ) -> Result<()> {
-        keep(self.as_ref(), formula, from, checked)
     }
 }
 

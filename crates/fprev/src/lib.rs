@@ -64,11 +64,13 @@ pub mod format;
 pub mod formula;
 pub mod inputs;
 pub mod invariance;
+pub mod machine;
 pub mod memory;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod order;
 pub mod probe;
+pub mod profile;
 pub mod reduce;
 pub mod reveal;
 pub mod shape;

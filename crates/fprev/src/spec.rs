@@ -22,14 +22,13 @@
 
 mod families;
 mod mma;
-mod profile;
 
 use std::ops::Range;
 
+pub use crate::profile::{OPS, PROFILES, Profile, profile};
 pub use families::{FAMILIES, Family};
 use families::{Grammar, family};
 pub use mma::Instruction;
-pub use profile::{OPS, PROFILES, Profile, profile};
 
 use crate::error::{Error, Param, Remedy, Result};
 use crate::format::Format;

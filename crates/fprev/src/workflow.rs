@@ -41,7 +41,9 @@
 //! assert!(found.document.confirmation.unwrap().confirmed());
 //! ```
 
+pub mod cache;
 pub mod check;
+pub mod compare;
 mod confirm;
 pub mod diff;
 pub mod emit;
@@ -100,7 +102,7 @@ pub type Fresh<'a> = dyn FnMut() -> crate::Result<Vec<u64>> + 'a;
 pub type About<'a> = dyn FnMut() -> crate::Result<Option<String>> + 'a;
 
 /// Where a workflow finds the formula cache of a black box: the user's
-/// cache ([`crate::cache::User`]), or [`NoCache`]. What the black box says
+/// cache ([`cache::User`]), or [`NoCache`]. What the black box says
 /// of itself is part of the key.
 pub trait Caches {
     /// The cache of `label` opened with `opts`, its output `row`, which
@@ -144,10 +146,9 @@ impl FormulaCache for NoCache {
 /// The formula cache as the workflows use it, for one black box:
 /// [`reveal()`] and [`emit::prepare_cached`] prove the formula kept
 /// before they predict with it, forget one the black box refutes and keep
-/// one found now. `crate::cache` implements it (for a key of the user's
-/// cache, or none), so that the workflows do not import the cache, whose
-/// key holds the survey's machine facts; a front end may wrap it (to hold
-/// signals while an entry is written).
+/// one found now. [`cache`] implements it for a key of the user's cache
+/// (or none); a front end may wrap it (to hold signals while an entry is
+/// written).
 pub trait FormulaCache {
     /// The formula kept, the sizes it was found from and checked at.
     fn known(&self) -> Option<(Formula, Vec<usize>, Vec<usize>)>;

@@ -45,13 +45,13 @@ const LIBRARIES: [(&str, &str); 6] = [
 
 const BRIDGE: &str = include_str!("python/_bridge.py");
 
-/// Python packages a library needs, as `pip install` names them.
+/// Python packages a library needs, as `pip install` names them: a
+/// library's own ([`crate::spec::profile`]), and JAX's for its `jaxlib`.
 fn pip_name(module: &str) -> &str {
-    match module {
-        "jax" | "jaxlib" => "jax",
-        "ml_dtypes" => "ml_dtypes",
-        "torch" => "torch",
-        other => other,
+    match (module, crate::profile::profile(module).package) {
+        ("jaxlib", _) => "jax",
+        (other, "") => other,
+        (_, package) => package,
     }
 }
 

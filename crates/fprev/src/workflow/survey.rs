@@ -36,7 +36,7 @@ mod file;
 pub mod gpu;
 mod knobs;
 mod library;
-pub mod machine;
+pub use crate::machine;
 mod plan;
 mod run;
 mod work;

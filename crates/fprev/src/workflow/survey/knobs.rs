@@ -419,7 +419,7 @@ mod tests {
             let spec: Spec = spec.parse().unwrap();
             for k in knobs_for(&spec, &facts(&[(key, value)]), &[], &every) {
                 assert!(
-                    crate::workflow::survey::machine::STEERING.contains(&k.name.as_str()),
+                    crate::machine::STEERING.contains(&k.name.as_str()),
                     "{}",
                     k.name
                 );

@@ -155,12 +155,10 @@ pub fn facts_of(label: &str) -> BTreeMap<String, String> {
         #[cfg(feature = "mpi")]
         _ if label == "mpi" => crate::mpi::Implementation::facts(),
         #[cfg(feature = "python")]
-        // MMA-Sim's version decides every simulated instruction's bits.
-        _ if crate::spec::profile(label).python || label == "mma" => {
-            crate::probe::python::facts(label).unwrap_or_else(|e| {
-                BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])
-            })
-        }
+        // A Python package's version decides its bits (MMA-Sim's, every
+        // simulated instruction's).
+        _ if !crate::spec::profile(label).package.is_empty() => crate::probe::python::facts(label)
+            .unwrap_or_else(|e| BTreeMap::from([("facts".to_string(), format!("unknown: {e}"))])),
         _ => BTreeMap::new(),
     }
 }

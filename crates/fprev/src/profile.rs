@@ -1,7 +1,8 @@
 //! What fprev knows of each library a spec's prefix names, in any build
 //! (a survey read from a file may name a library this build cannot open):
 //! the operations a survey asks of it, the environment variables that
-//! steer it, and whether its thread count can change within a process.
+//! steer it, whether its thread count can change within a process, and,
+//! for a Python library, the package `pip install` names.
 
 /// One library's profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +17,9 @@ pub struct Profile {
     /// Whether it is a Python library the embedded bridge opens, which a
     /// survey visits.
     pub python: bool,
+    /// The package `pip install` names for it, where it is a Python
+    /// library (`mmasim` for `mma`); empty otherwise.
+    pub package: &'static str,
     /// Whether its thread count is fixed once a process (Polars reads it
     /// when it is imported), so that one process cannot compare two.
     pub threads_fixed_at_import: bool,
@@ -30,6 +34,7 @@ const fn library(prefix: &'static str, steering: &'static [&'static str]) -> Pro
         ops: &OPS,
         steering,
         python: false,
+        package: "",
         threads_fixed_at_import: false,
     }
 }
@@ -37,6 +42,7 @@ const fn library(prefix: &'static str, steering: &'static [&'static str]) -> Pro
 const fn python(prefix: &'static str, steering: &'static [&'static str]) -> Profile {
     Profile {
         python: true,
+        package: prefix,
         ..library(prefix, steering)
     }
 }
@@ -61,6 +67,12 @@ pub static PROFILES: &[Profile] = &[
         ..python("duckdb", &[""])
     },
     Profile {
+        // Matrix instructions are surveyed with `fprev survey --gpu`.
+        python: false,
+        package: "mmasim",
+        ..python("mma", &[])
+    },
+    Profile {
         ops: &["sum", "dot"],
         ..library("rayon", &["RAYON_"])
     },
@@ -79,11 +91,12 @@ pub static PROFILES: &[Profile] = &[
 /// read any variable.
 ///
 /// ```
-/// use fprev::spec::profile;
+/// use fprev::profile::profile;
 ///
 /// assert_eq!(profile("polars").ops, ["sum"]);
 /// assert!(profile("numpy").steering.contains(&"OPENBLAS_"));
 /// assert_eq!(profile("dylib").steering, [""]);
+/// assert_eq!(profile("mma").package, "mmasim");
 /// ```
 pub fn profile(prefix: &str) -> Profile {
     PROFILES
