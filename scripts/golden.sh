@@ -66,6 +66,8 @@ unset RUST_LOG FPREV_BLAS FPREV_PROBES FPREV_UPDATE
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 2
+# A formula cache of the run's own: what one run keeps, another never reads.
+export FPREV_CACHE_DIR="$WORK/cache"
 # A copy named fprev: its usage lines name argv[0], and a rebuild during the
 # run cannot mix two builds.
 mkdir bin && cp "$FPREV" bin/fprev || exit 2
