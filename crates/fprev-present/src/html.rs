@@ -26,8 +26,9 @@ pub const DRAWN_UP_TO: usize = 1024;
 const FEW_MODELS: usize = 3;
 
 /// The page of `survey`: the machine, then one row per black box and
-/// dtype with its formula in words, where it changes, the arithmetic, the
-/// thread counts, and a drawing (where `draw` and Graphviz allow).
+/// dtype with its formula in words ([`crate::formula::sentence`]), where
+/// it changes, the arithmetic, the thread counts, and a drawing (where
+/// `draw` and Graphviz allow).
 pub fn survey_page(survey: &Survey, draw: bool) -> String {
     let page = SurveyPage {
         title: format!("fprev survey: {}", survey.machine.cpu),
@@ -123,6 +124,8 @@ struct Row<'a> {
     varies: Vec<String>,
     /// The status as a class name.
     class: String,
+    /// Its formula in words, where it has one.
+    sentence: Option<String>,
     /// The sizes with a tree, as runs.
     trees: String,
     /// The sizes where the formula does not hold, as runs (empty: none).
@@ -231,6 +234,7 @@ impl<'a> Row<'a> {
             status,
             varies,
             class: status.replace(' ', "-"),
+            sentence: e.formula().map(|f| crate::formula::sentence(&f)),
             trees: runs(&trees),
             departures: runs(&e.departures()),
             changes: e.regimes().into_iter().skip(1).collect(),

@@ -19,6 +19,8 @@
 //! - [`compare`]: a comparison of two surveys in text ([`compare::text`]);
 //! - [`diff`]: a comparison of two tree documents in text, one line, and
 //!   JSON;
+//! - [`formula`]: a formula of the order language in words
+//!   ([`formula::sentence`]);
 //! - [`invariance`]: an invariance study in text ([`invariance::text`]);
 //! - [`note`]: a workflow's notes, one line each ([`note::Said`]);
 //! - [`html`]: a survey, and a comparison of two, as one self-contained
@@ -36,6 +38,7 @@ pub mod cache;
 pub mod check;
 pub mod compare;
 pub mod diff;
+pub mod formula;
 pub mod html;
 pub mod invariance;
 pub mod note;
