@@ -331,8 +331,10 @@ struct Compared<'a> {
     e: &'a EntryComparison,
     /// `same`, `differ`, `unknown` or `varies`.
     class: &'static str,
+    /// Why, in one line.
+    reason: String,
     /// The facts behind the verdict, below its reason.
-    extras: Vec<&'a String>,
+    extras: Vec<String>,
     /// For a difference, each side's tree at the first differing size.
     drawings: [Option<(usize, Result<String, String>)>; 2],
     /// Of two GPUs' instructions: whether results change, and why.
@@ -343,7 +345,7 @@ impl<'a> Compared<'a> {
     fn of(e: &'a EntryComparison, surveys: [&Survey; 2], draw: bool) -> Self {
         // The knobs behind a difference (or to pin where the bits held),
         // else the facts.
-        let knobs = e.knobs.iter().map(|k| &k.note);
+        let knobs = e.knobs.iter().map(|k| crate::compare::knob_note(e, k));
         let drawings = match (e.first_differing, draw && e.verdict == Agreement::Differ) {
             (Some(n), true) => [
                 (surveys[0], &e.spec),
@@ -364,11 +366,13 @@ impl<'a> Compared<'a> {
                 Agreement::Unknown => "unknown",
                 Agreement::Varies => "varies",
             },
+            reason: crate::compare::reason(e),
             extras: e
                 .threads
                 .iter()
+                .map(crate::compare::threads)
                 .chain(knobs)
-                .chain(e.likely_why())
+                .chain(crate::compare::likely_why(e))
                 .collect(),
             drawings,
             gpu: e.gpu.as_ref().map(crate::compare::gpu_change),

@@ -16,7 +16,8 @@
 //! - [`cache`]: the formulas the cache keeps, and what clearing it did;
 //! - [`check`]: a check's outcome in one line ([`check::summary`]), its
 //!   JSON and the mismatch file;
-//! - [`compare`]: a comparison of two surveys in text ([`compare::text`]);
+//! - [`compare`]: a comparison of two surveys in text ([`compare::text`])
+//!   and JSON ([`compare::json`]), its typed reasons and notes in words;
 //! - [`diff`]: a comparison of two tree documents in text, one line, and
 //!   JSON;
 //! - [`formula`]: a formula of the order language in words
