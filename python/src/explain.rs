@@ -73,7 +73,9 @@ pub(crate) fn explain(
             trees,
             verified,
         } => Ok((
-            inference.formula.map(|f| (f.to_string(), f.sentence())),
+            inference
+                .formula
+                .map(|f| (f.to_string(), fprev_present::formula::sentence(&f))),
             inference.closest.map(|(f, at)| (f.to_string(), at)),
             trees.iter().map(SummationTree::n).collect(),
             inference.gaps,

@@ -26,8 +26,9 @@ pub const DRAWN_UP_TO: usize = 1024;
 const FEW_MODELS: usize = 3;
 
 /// The page of `survey`: the machine, then one row per black box and
-/// dtype with its formula in words, where it changes, the arithmetic, the
-/// thread counts, and a drawing (where `draw` and Graphviz allow).
+/// dtype with its formula in words ([`crate::formula::sentence`]), where
+/// it changes, the arithmetic, the thread counts, and a drawing (where
+/// `draw` and Graphviz allow).
 pub fn survey_page(survey: &Survey, draw: bool) -> String {
     let page = SurveyPage {
         title: format!("fprev survey: {}", survey.machine.cpu),
@@ -123,6 +124,8 @@ struct Row<'a> {
     varies: Vec<String>,
     /// The status as a class name.
     class: String,
+    /// Its formula in words, where it has one.
+    sentence: Option<String>,
     /// The sizes with a tree, as runs.
     trees: String,
     /// The sizes where the formula does not hold, as runs (empty: none).
@@ -231,6 +234,7 @@ impl<'a> Row<'a> {
             status,
             varies,
             class: status.replace(' ', "-"),
+            sentence: e.formula().map(|f| crate::formula::sentence(&f)),
             trees: runs(&trees),
             departures: runs(&e.departures()),
             changes: e.regimes().into_iter().skip(1).collect(),
@@ -327,8 +331,10 @@ struct Compared<'a> {
     e: &'a EntryComparison,
     /// `same`, `differ`, `unknown` or `varies`.
     class: &'static str,
+    /// Why, in one line.
+    reason: String,
     /// The facts behind the verdict, below its reason.
-    extras: Vec<&'a String>,
+    extras: Vec<String>,
     /// For a difference, each side's tree at the first differing size.
     drawings: [Option<(usize, Result<String, String>)>; 2],
     /// Of two GPUs' instructions: whether results change, and why.
@@ -339,7 +345,7 @@ impl<'a> Compared<'a> {
     fn of(e: &'a EntryComparison, surveys: [&Survey; 2], draw: bool) -> Self {
         // The knobs behind a difference (or to pin where the bits held),
         // else the facts.
-        let knobs = e.knobs.iter().map(|k| &k.note);
+        let knobs = e.knobs.iter().map(|k| crate::compare::knob_note(e, k));
         let drawings = match (e.first_differing, draw && e.verdict == Agreement::Differ) {
             (Some(n), true) => [
                 (surveys[0], &e.spec),
@@ -360,11 +366,13 @@ impl<'a> Compared<'a> {
                 Agreement::Unknown => "unknown",
                 Agreement::Varies => "varies",
             },
+            reason: crate::compare::reason(e),
             extras: e
                 .threads
                 .iter()
+                .map(crate::compare::threads)
                 .chain(knobs)
-                .chain(e.likely_why())
+                .chain(crate::compare::likely_why(e))
                 .collect(),
             drawings,
             gpu: e.gpu.as_ref().map(crate::compare::gpu_change),

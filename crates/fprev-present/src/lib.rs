@@ -16,9 +16,12 @@
 //! - [`cache`]: the formulas the cache keeps, and what clearing it did;
 //! - [`check`]: a check's outcome in one line ([`check::summary`]), its
 //!   JSON and the mismatch file;
-//! - [`compare`]: a comparison of two surveys in text ([`compare::text`]);
+//! - [`compare`]: a comparison of two surveys in text ([`compare::text`])
+//!   and JSON ([`compare::json`]), its typed reasons and notes in words;
 //! - [`diff`]: a comparison of two tree documents in text, one line, and
 //!   JSON;
+//! - [`formula`]: a formula of the order language in words
+//!   ([`formula::sentence`]);
 //! - [`invariance`]: an invariance study in text ([`invariance::text`]);
 //! - [`note`]: a workflow's notes, one line each ([`note::Said`]);
 //! - [`html`]: a survey, and a comparison of two, as one self-contained
@@ -36,6 +39,7 @@ pub mod cache;
 pub mod check;
 pub mod compare;
 pub mod diff;
+pub mod formula;
 pub mod html;
 pub mod invariance;
 pub mod note;

@@ -152,7 +152,6 @@ fn formula_text() -> impl Strategy<Value = String> {
 fn formula_is_usable(f: &Formula) {
     let again: Formula = f.to_string().parse().expect("a formula reads back");
     assert_eq!(&again, f);
-    assert!(!f.sentence().is_empty());
     for n in [1, 2, 3, 5, 8, 17, 33] {
         let tree = f.tree(n);
         assert_eq!(tree.n(), n, "{f} at {n}");
@@ -451,7 +450,7 @@ fn base_survey() -> &'static Value {
         survey
             .run(&mut fprev::Spec::open, &mut |_| {}, &mut |_| Ok(()))
             .unwrap();
-        let mut value: Value = serde_json::from_str(&survey.to_json()).unwrap();
+        let mut value: Value = serde_json::from_str(&survey.to_json(&|f| f.to_string())).unwrap();
         let formula: Formula = "pairwise".parse().unwrap();
         let entry = &mut value["entries"][1];
         entry["formula"] = Value::Null;
@@ -606,7 +605,7 @@ proptest! {
         let _ = compare(&original, &survey);
         let same = compare(&survey, &survey);
         prop_assert_eq!(same.entries.len(), survey.entries.len());
-        let again = Survey::parse(&survey.to_json()).expect("a survey reads back");
+        let again = Survey::parse(&survey.to_json(&|f| f.to_string())).expect("a survey reads back");
         prop_assert_eq!(again, survey);
     }
 }

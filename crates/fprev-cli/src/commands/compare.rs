@@ -2,7 +2,8 @@
 
 use fprev::error::Result;
 use fprev::workflow;
-use fprev_present::{compare::text, html};
+use fprev_present::compare::{json, text};
+use fprev_present::html;
 
 use crate::args::{CompareArgs, Report};
 use crate::write::{self, check_writable, write_out};
@@ -22,7 +23,7 @@ pub(super) fn run(a: CompareArgs) -> Result<i32> {
     }
     match a.report.report() {
         Report::Quiet => {}
-        Report::Json => write::println(c.to_json())?,
+        Report::Json => write::println(json(c))?,
         Report::Text => {
             write::print(text(c, &names[0], &names[1]).as_bytes())?;
             if c.entries.is_empty() {

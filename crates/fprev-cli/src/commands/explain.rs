@@ -77,7 +77,10 @@ fn explained(a: &ExplainArgs) -> Result<i32> {
             unchecked,
         } => {
             write::println(format_args!("native:{formula}"))?;
-            write::println(format_args!("{}.", capitalised(&formula.sentence())))?;
+            write::println(format_args!(
+                "{}.",
+                capitalised(&fprev_present::formula::sentence(&formula))
+            ))?;
             write::println(format_args!(
                 "# from the cache, not explained now: found before from n = {}; its tree \
                  proven again now at n = {} (masked checks, or revealed, and confirmed by \
@@ -109,7 +112,10 @@ fn explained(a: &ExplainArgs) -> Result<i32> {
     match (found.formula.clone(), found.closest.clone()) {
         (Some(formula), _) => {
             write::println(format_args!("native:{formula}"))?;
-            write::println(format_args!("{}.", capitalised(&formula.sentence())))?;
+            write::println(format_args!(
+                "{}.",
+                capitalised(&fprev_present::formula::sentence(&formula))
+            ))?;
             write::println(format_args!(
                 "# regenerates the revealed tree of {} at each of {} sizes: n = {sizes}",
                 a.spec,

@@ -108,7 +108,10 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
     if json.exists() && !a.fresh {
         resume(&mut s, &json)?;
     }
-    let mut save = |s: &Survey| write_out(format!("{}\n", s.to_json()).as_bytes(), Some(&json));
+    let mut save = |s: &Survey| {
+        let text = s.to_json(&fprev_present::formula::sentence);
+        write_out(format!("{text}\n").as_bytes(), Some(&json))
+    };
     s.run(&mut open_guarded, &mut progress, &mut save)?;
     s.run_knobs(&mut |t| knob_study(t, &a), &mut progress, &mut save)?;
     let page = a.output.join("index.html");

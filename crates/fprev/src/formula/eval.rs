@@ -506,7 +506,6 @@ mod tests {
             f("body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential)");
         assert_eq!(peel.tree(18), plain.tree(18));
         assert_eq!(peel.tree(7), plain.tree(7));
-        assert!(peel.sentence().contains("the first 4 start lanes 0 to 3"));
     }
 
     #[test]
@@ -598,7 +597,6 @@ mod tests {
             k.tree(13).to_text(),
             "((((((0+1)+2)+3)+(((4+5)+6)+7))+((8+9)+10))+(11+12))"
         );
-        assert!(k.sentence().contains("the larger half first"));
     }
 
     #[test]
@@ -620,7 +618,6 @@ mod tests {
             f("rotate(0, sequential)").tree(4),
             Order::Sequential.tree(4)
         );
-        assert!(r.sentence().contains("from the 1-th"));
     }
 
     /// Open MPI 4.1.4's `nonoverlapping` allreduce at small messages (a
@@ -657,7 +654,6 @@ mod tests {
         );
         // A fan-out past the count: every value is the root's child.
         assert_eq!(f("fanout(1000)").tree(50), Order::Sequential.tree(50));
-        assert!(f("fanout(3)").sentence().contains("fan-out 3"));
     }
 
     /// Open MPI's tree over `ranks` slots, the first of which hold

@@ -161,9 +161,6 @@ pub struct Entry {
     /// every tree revealed below the large sizes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub formula: Option<String>,
-    /// The formula in words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sentence: Option<String>,
     /// With no formula: the one that explains the most sizes from the
     /// smallest, and the first size it does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -432,9 +429,17 @@ impl Survey {
 
     /// The survey as JSON, pretty down to each size's result, which keeps
     /// one line (a survey of everything stays a file one can read and
-    /// diff).
-    pub fn to_json(&self) -> String {
-        let value = serde_json::to_value(self).expect("a survey serialises");
+    /// diff). Each entry with a formula keeps it in words too, its
+    /// `sentence`, as `sentence` words it (fprev-present's
+    /// `formula::sentence`); reading a file passes over it.
+    pub fn to_json(&self, sentence: &dyn Fn(&Formula) -> String) -> String {
+        let mut value = serde_json::to_value(self).expect("a survey serialises");
+        let entries = value["entries"].as_array_mut().into_iter().flatten();
+        for (entry, e) in entries.zip(&self.entries) {
+            if let Some(f) = e.formula() {
+                entry["sentence"] = sentence(&f).into();
+            }
+        }
         layered(&value, 4, 0)
     }
 
@@ -488,6 +493,12 @@ pub(super) mod tests {
     use crate::order::Order;
     use crate::probe::{Probe, ProbeOptions};
     use crate::spec::Spec;
+
+    /// A formula's words in these tests (the front end's are
+    /// fprev-present's).
+    fn words(f: &Formula) -> String {
+        format!("the formula {f}")
+    }
 
     /// Sums left to right, or right to left every other call: answers
     /// that change from call to call, as a pool that regroups its sum.
@@ -546,7 +557,7 @@ pub(super) mod tests {
             assert!(size.variation.as_ref().is_some_and(Variation::varies));
             assert!(size.tree.is_none() && size.arithmetic.is_none());
         }
-        let back = Survey::parse(&s.to_json()).unwrap();
+        let back = Survey::parse(&s.to_json(&words)).unwrap();
         assert_eq!(back, s);
         // A deterministic black box is never marked so.
         let fixed = surveyed_as(Some("native:pairwise"));
@@ -590,7 +601,7 @@ pub(super) mod tests {
         s.run(&mut crate::Spec::open, &mut |_| {}, &mut |_| Ok(()))
             .unwrap();
         // A file written before knobs were: no `knobs` key anywhere.
-        let mut old: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        let mut old: serde_json::Value = serde_json::from_str(&s.to_json(&words)).unwrap();
         old["plan"].as_object_mut().unwrap().remove("knobs");
         assert!(!old.to_string().contains("knobs"));
         let back = Survey::parse(&old.to_string()).unwrap();
@@ -606,11 +617,11 @@ pub(super) mod tests {
             outcomes: vec!["pairwise".into(), "sequential".into()],
             error: None,
         }]);
-        let back = Survey::parse(&s.to_json()).unwrap();
+        let back = Survey::parse(&s.to_json(&words)).unwrap();
         assert_eq!(back, s);
         // An outcome short of the values tried is no survey's.
         s.entries[0].knobs.as_mut().unwrap()[0].outcomes.pop();
-        let e = Survey::parse(&s.to_json()).unwrap_err().to_string();
+        let e = Survey::parse(&s.to_json(&words)).unwrap_err().to_string();
         assert!(e.contains("knob OPENBLAS_CORETYPE"), "{e}");
     }
 
@@ -625,9 +636,14 @@ pub(super) mod tests {
         });
         s.run(&mut crate::Spec::open, &mut |_| {}, &mut |_| Ok(()))
             .unwrap();
-        let back = Survey::parse(&s.to_json()).unwrap();
+        let text = s.to_json(&words);
+        assert!(
+            text.contains("\"sentence\": \"the formula pairwise\""),
+            "{text}"
+        );
+        let back = Survey::parse(&text).unwrap();
         assert_eq!(back, s);
-        let newer = s.to_json().replacen(
+        let newer = s.to_json(&words).replacen(
             &format!("\"fprev_survey\": {SURVEY_VERSION}"),
             "\"fprev_survey\": 9",
             1,

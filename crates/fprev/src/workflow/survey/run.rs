@@ -241,7 +241,6 @@ fn survey_one(spec: &Spec, dtype: Format, plan: &Plan, open: &mut Opener) -> Ent
         dtype: dtype.name().to_string(),
         status: Status::Failed,
         formula: None,
-        sentence: None,
         closest: None,
         uncertain: Vec::new(),
         sizes: Vec::new(),
@@ -319,7 +318,6 @@ fn explain_entry(
     };
     if let Some(f) = &formula {
         entry.formula = Some(f.to_string());
-        entry.sentence = Some(f.sentence());
     }
     entry.closest = found.closest.map(|(f, at)| (f.to_string(), at));
     entry.uncertain = found.gaps;
