@@ -15,7 +15,7 @@ use fprev::formula::{Formula, MAX_DEPTH};
 use fprev::order::MAX_PARAMETER;
 use fprev::reduce::Replay;
 use fprev::workflow::survey::compare::compare;
-use fprev::workflow::survey::{Plan, Survey};
+use fprev::workflow::survey::{Scope, Survey};
 use fprev::{Format, SummationTree};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -440,12 +440,12 @@ proptest! {
 fn base_survey() -> &'static Value {
     static BASE: OnceLock<Value> = OnceLock::new();
     BASE.get_or_init(|| {
-        let mut survey = Survey::new(Plan {
+        let mut survey = Survey::new(Scope {
             black_boxes: vec!["native:strided:4".into(), "native:pairwise".into()],
             dtypes: vec![Format::F32],
             sizes: "1..12".parse().unwrap(),
             large: fprev::sizes::Sizes(Vec::new()),
-            ..Plan::default()
+            ..Scope::default()
         });
         survey
             .run(&mut fprev::Spec::open, &mut |_| {}, &mut |_| Ok(()))

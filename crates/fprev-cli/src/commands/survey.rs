@@ -6,7 +6,7 @@ use std::path::Path;
 use fprev::Spec;
 use fprev::error::{Error, Result};
 use fprev::sizes::Sizes;
-use fprev::workflow::survey::{self, KnobTrial, Plan, Status, Step, Survey};
+use fprev::workflow::survey::{self, KnobTrial, Scope, Status, Step, Survey};
 use fprev_present::check::entry_check;
 use fprev_present::html;
 
@@ -70,17 +70,17 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
     };
     let threads = match (a.no_threads, a.threads.is_empty()) {
         (true, _) => Vec::new(),
-        (false, true) => Plan::default().threads,
+        (false, true) => Scope::default().threads,
         (false, false) => a.threads.iter().map(|&t| usize::from(t)).collect(),
     };
     let dtypes = match a.dtypes.is_empty() {
-        true => Plan::default().dtypes,
+        true => Scope::default().dtypes,
         false => a.dtypes.clone(),
     };
-    let plan = Plan {
+    let plan = Scope {
         black_boxes,
         dtypes,
-        sizes: a.sizes.clone().unwrap_or_else(|| Plan::default().sizes),
+        sizes: a.sizes.clone().unwrap_or_else(|| Scope::default().sizes),
         large: if a.no_large {
             Sizes(Vec::new())
         } else {
@@ -131,7 +131,7 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         .iter()
         .filter(|e| e.status == Status::Failed)
         .count();
-    if failed > 0 && s.plan.gpu.is_some() {
+    if failed > 0 && s.scope.gpu.is_some() {
         // A simulated instruction fails alike on every run: fprev cannot
         // probe it (its error says why).
         eprintln!(
@@ -155,12 +155,12 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
 /// `plan` has them; the simulator's facts, and the architecture, as the
 /// survey's library, so that a survey of another one resumed here is
 /// refused and `compare` names the architectures.
-fn gpu_plan(arch: &str, a: &SurveyArgs, plan: Plan) -> Result<(Plan, LibraryFacts)> {
+fn gpu_plan(arch: &str, a: &SurveyArgs, plan: Scope) -> Result<(Scope, LibraryFacts)> {
     let dtypes = (!a.dtypes.is_empty()).then_some(a.dtypes.as_slice());
-    let gpu = survey::gpu::plan(arch, dtypes)?;
+    let gpu = survey::gpu::scope(arch, dtypes)?;
     let mut facts = survey::facts_of("mma");
     facts.insert("architecture".into(), arch.into());
-    let plan = Plan {
+    let plan = Scope {
         sizes: a.sizes.clone().unwrap_or(gpu.sizes.clone()),
         runs: plan.runs,
         ..gpu

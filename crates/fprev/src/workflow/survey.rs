@@ -3,7 +3,7 @@
 //! GEMV, GEMM) and dtype, explained over a spread of sizes: the order's
 //! formula and where it changes, what each node computes, whether its
 //! answers vary from call to call, and whether the thread count changes
-//! the tree; and, asked to ([`Plan::knobs`]), which settings of its
+//! the tree; and, asked to ([`Scope::knobs`]), which settings of its
 //! library change its order ([`knobs_for`]). Two surveys are compared by
 //! [`compare`], which names a recorded knob set differently on the two
 //! machines, and, for two simulated GPUs ([`gpu`]), what each matched
@@ -14,14 +14,14 @@
 //! it after each one and a later run goes on where an earlier one stopped.
 //!
 //! ```
-//! use fprev::workflow::survey::{Plan, Survey};
+//! use fprev::workflow::survey::{Scope, Survey};
 //! use fprev::Format;
 //!
-//! let plan = Plan {
+//! let plan = Scope {
 //!     black_boxes: vec!["native:strided:4".into()],
 //!     dtypes: vec![Format::F32],
 //!     sizes: "1..24".parse().unwrap(),
-//!     ..Plan::default()
+//!     ..Scope::default()
 //! };
 //! let mut survey = Survey::new(plan);
 //! survey.run(&mut fprev::Spec::open, &mut |_| {}, &mut |_| Ok(())).unwrap();
@@ -37,8 +37,8 @@ pub mod gpu;
 mod knobs;
 mod library;
 pub use crate::machine;
-mod plan;
 mod run;
+mod scope;
 mod work;
 
 pub use file::{
@@ -48,6 +48,6 @@ pub use file::{
 pub use knobs::{CORETYPES, KnobTrial, cpu_runs, knobs_for};
 pub use library::{Libraries, Library, facts_of, libraries, selects};
 pub use machine::Machine;
-pub use plan::{LARGE_SIZES, OPS, Plan, SURVEY_RUNS, THREAD_SIZES};
 pub use run::{Step, side};
+pub use scope::{LARGE_SIZES, OPS, SURVEY_RUNS, Scope, THREAD_SIZES};
 pub use work::Opener;

@@ -12,15 +12,15 @@
 //! [`KnobNote`]); fprev-present words them.
 //!
 //! ```
-//! use fprev::workflow::survey::{Plan, Survey, compare::{Agreement, compare}};
+//! use fprev::workflow::survey::{Scope, Survey, compare::{Agreement, compare}};
 //! use fprev::Format;
 //!
 //! let survey = |spec: &'static str| {
-//!     let mut s = Survey::new(Plan {
+//!     let mut s = Survey::new(Scope {
 //!         black_boxes: vec!["native:sum".into()],
 //!         dtypes: vec![Format::F32],
 //!         sizes: "1..12".parse().unwrap(),
-//!         ..Plan::default()
+//!         ..Scope::default()
 //!     });
 //!     // The same name on two machines, two kernels.
 //!     s.run(&mut move |_, o| fprev::open(spec, o), &mut |_| {}, &mut |_| Ok(())).unwrap();
@@ -341,7 +341,7 @@ fn compare_entry(
     if !a.variations().is_empty() || !b.variations().is_empty() {
         c.verdict = Agreement::Varies;
         c.reason =
-            Reason::Varies([(a, surveys[0]), (b, surveys[1])].map(|(e, s)| seen(e, s.plan.runs)));
+            Reason::Varies([(a, surveys[0]), (b, surveys[1])].map(|(e, s)| seen(e, s.scope.runs)));
         return c;
     }
     if let Some(why) = [a, b].iter().find_map(|e| e.error.as_ref()) {
@@ -563,16 +563,16 @@ mod tests {
     use super::*;
     use crate::Format;
     use crate::probe::ProbeOptions;
-    use crate::workflow::survey::Plan;
+    use crate::workflow::survey::Scope;
 
     /// A survey of one black box, `spec` adding in `acc`, under one name.
     fn surveyed(spec: &'static str, acc: Format) -> Survey {
-        let mut s = Survey::new(Plan {
+        let mut s = Survey::new(Scope {
             black_boxes: vec!["native:sum".into()],
             dtypes: vec![Format::F32],
             sizes: "1..10".parse().unwrap(),
             threads: Vec::new(),
-            ..Plan::default()
+            ..Scope::default()
         });
         let mut open = move |_: &Spec, o: &ProbeOptions| {
             let o = ProbeOptions {

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Machine, Plan};
+use super::{Machine, Scope};
 use crate::arith::Arithmetic;
 use crate::error::{Error, Result, abbreviated};
 use crate::formula::Formula;
@@ -127,7 +127,7 @@ pub struct KnobCheck {
 }
 
 /// An entry's model checked against the black box at one size
-/// ([`Plan::check`]): on random trials, then on inputs built to tell it
+/// ([`Scope::check`]): on random trials, then on inputs built to tell it
 /// from each of its nearest alternatives.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelCheck {
@@ -179,7 +179,7 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knobs: Option<Vec<KnobCheck>>,
     /// Its model checked against the black box at its largest size with
-    /// one ([`Plan::check`]); none where the plan asked for no check.
+    /// one ([`Scope::check`]); none where the plan asked for no check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<ModelCheck>,
     /// Why it failed, for `failed`.
@@ -368,7 +368,8 @@ pub struct Survey {
     /// The machine it ran on.
     pub machine: Machine,
     /// What was asked.
-    pub plan: Plan,
+    #[serde(rename = "plan")]
+    pub scope: Scope,
     /// Libraries asked for but not found, with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<(String, String)>,
@@ -379,12 +380,12 @@ pub struct Survey {
 }
 
 impl Survey {
-    /// An empty survey of `plan` on this machine.
-    pub fn new(plan: Plan) -> Self {
+    /// An empty survey of `scope` on this machine.
+    pub fn new(scope: Scope) -> Self {
         Survey {
             fprev_survey: SURVEY_VERSION,
             machine: Machine::here(),
-            plan,
+            scope,
             missing: Vec::new(),
             entries: Vec::new(),
             seconds: 0.0,
@@ -525,12 +526,12 @@ pub(super) mod tests {
     /// A survey of `native:sum` in f32 at 1..8 that sums as `spec`, or
     /// (`None`) by turns left to right and right to left.
     pub(in crate::workflow::survey) fn surveyed_as(spec: Option<&'static str>) -> Survey {
-        let mut s = Survey::new(Plan {
+        let mut s = Survey::new(Scope {
             black_boxes: vec!["native:sum".into()],
             dtypes: vec![Format::F32],
             sizes: "1..8".parse().unwrap(),
             threads: Vec::new(),
-            ..Plan::default()
+            ..Scope::default()
         });
         let mut open = move |_: &Spec, o: &ProbeOptions| -> crate::Result<Box<dyn Probe>> {
             match spec {
@@ -573,7 +574,7 @@ pub(super) mod tests {
         value["plan"].as_object_mut().unwrap().remove("runs");
         let old = Survey::parse(&value.to_string()).unwrap();
         // It looked for variation only where a reveal failed.
-        assert_eq!(old.plan.runs, 0);
+        assert_eq!(old.scope.runs, 0);
         assert_eq!(old.entries, s.entries);
         let varying = serde_json::to_value(surveyed_as(None)).unwrap();
         let mut old_varying = varying.clone();
@@ -591,12 +592,12 @@ pub(super) mod tests {
 
     #[test]
     fn knobs_are_optional_keys_of_layout_2_and_read_back() {
-        let mut s = Survey::new(Plan {
+        let mut s = Survey::new(Scope {
             black_boxes: vec!["native:pairwise".into()],
             dtypes: vec![Format::F32],
             sizes: "1..6".parse().unwrap(),
             threads: Vec::new(),
-            ..Plan::default()
+            ..Scope::default()
         });
         s.run(&mut crate::Spec::open, &mut |_| {}, &mut |_| Ok(()))
             .unwrap();
@@ -605,10 +606,10 @@ pub(super) mod tests {
         old["plan"].as_object_mut().unwrap().remove("knobs");
         assert!(!old.to_string().contains("knobs"));
         let back = Survey::parse(&old.to_string()).unwrap();
-        assert!(!back.plan.knobs && back.entries[0].knobs.is_none());
+        assert!(!back.scope.knobs && back.entries[0].knobs.is_none());
         assert_eq!(back.fprev_survey, 2);
         // One with a knob record reads it back.
-        s.plan.knobs = true;
+        s.scope.knobs = true;
         s.entries[0].knobs = Some(vec![KnobCheck {
             name: "OPENBLAS_CORETYPE".into(),
             values: vec!["Haswell".into(), "Prescott".into()],
@@ -627,12 +628,12 @@ pub(super) mod tests {
 
     #[test]
     fn a_survey_file_round_trips_and_a_newer_one_is_refused() {
-        let mut s = Survey::new(Plan {
+        let mut s = Survey::new(Scope {
             black_boxes: vec!["native:pairwise".into()],
             dtypes: vec![Format::F32],
             sizes: "1..6".parse().unwrap(),
             threads: Vec::new(),
-            ..Plan::default()
+            ..Scope::default()
         });
         s.run(&mut crate::Spec::open, &mut |_| {}, &mut |_| Ok(()))
             .unwrap();

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::{Entry, Plan};
+use super::{Entry, Scope};
 use crate::arith::{NodeArithmetic, Rounding};
 use crate::error::{Error, Result};
 use crate::format::Format;
@@ -81,7 +81,7 @@ pub fn instructions(arch: &str, members: &[String]) -> Result<Vec<Instruction>> 
 /// where given), each in its input format, at [`GPU_SIZES`], each model
 /// checked on [`GPU_CHECK_TRIALS`] trials; no large sizes or thread
 /// counts, which a simulated instruction has not.
-pub fn plan(arch: &str, dtypes: Option<&[Format]>) -> Result<Plan> {
+pub fn scope(arch: &str, dtypes: Option<&[Format]>) -> Result<Scope> {
     let family = crate::spec::FAMILIES
         .iter()
         .find(|f| f.prefix == "mma")
@@ -111,7 +111,7 @@ pub fn plan(arch: &str, dtypes: Option<&[Format]>) -> Result<Plan> {
             formats.push(f);
         }
     }
-    Ok(Plan {
+    Ok(Scope {
         black_boxes: chosen.iter().map(Instruction::spec).collect(),
         dtypes: formats,
         sizes: GPU_SIZES.parse().expect("GPU_SIZES parses"),
@@ -119,7 +119,7 @@ pub fn plan(arch: &str, dtypes: Option<&[Format]>) -> Result<Plan> {
         threads: Vec::new(),
         gpu: Some(arch.to_string()),
         check: GPU_CHECK_TRIALS,
-        ..Plan::default()
+        ..Scope::default()
     })
 }
 

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::work::threads_settable;
-use super::{KnobCheck, Plan, Status, Step, Survey};
+use super::{KnobCheck, Scope, Status, Step, Survey};
 use crate::error::{Error, Result, abbreviated};
 use crate::format::Format;
 use crate::invariance::{Knob, Observed, Study, formula_of};
@@ -180,7 +180,7 @@ pub struct KnobTrial<'a> {
 }
 
 impl Survey {
-    /// Where the plan asks for knobs ([`Plan::knobs`]), tries each
+    /// Where the plan asks for knobs ([`Scope::knobs`]), tries each
     /// entry's ([`knobs_for`], the facts of its library as recorded in
     /// [`Machine::libraries`](super::Machine::libraries)) not yet tried,
     /// at its largest size surveyed, with `study` (which runs a trial's
@@ -193,7 +193,7 @@ impl Survey {
         progress: &mut dyn FnMut(Step<'_>),
         save: &mut dyn FnMut(&Survey) -> Result<()>,
     ) -> Result<()> {
-        if !self.plan.knobs {
+        if !self.scope.knobs {
             return Ok(());
         }
         let work = self.work()?;
@@ -214,7 +214,7 @@ impl Survey {
             let knobs = knobs_for(
                 spec,
                 facts.unwrap_or(&BTreeMap::new()),
-                &self.plan.threads,
+                &self.scope.threads,
                 &cpu_runs,
             );
             let started = Instant::now();
@@ -227,7 +227,7 @@ impl Survey {
                     n,
                 });
                 let at = Instant::now();
-                let trial = trial(spec, dtype, n, &self.plan, knob);
+                let trial = trial(spec, dtype, n, &self.scope, knob);
                 let check = match study(&trial) {
                     Ok(s) => check_of(knob, n, &s),
                     Err(why) => KnobCheck {
@@ -258,7 +258,7 @@ impl Survey {
 
 /// The study of `knob` on `spec` at `n`: its output row 0 and column 0,
 /// as the survey revealed it.
-fn trial<'a>(spec: &'a Spec, dtype: Format, n: usize, plan: &Plan, knob: &Knob) -> KnobTrial<'a> {
+fn trial<'a>(spec: &'a Spec, dtype: Format, n: usize, plan: &Scope, knob: &Knob) -> KnobTrial<'a> {
     let [m, cols] = plan.shape;
     let shape = match spec.op() {
         Some("gemv") => Some([m, 1, n]),

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use super::work::{Opener, options_for, threads_settable};
-use super::{Entry, ModelCheck, Plan, SizeResult, Status, Survey, ThreadCheck, ThreadVaried};
+use super::{Entry, ModelCheck, Scope, SizeResult, Status, Survey, ThreadCheck, ThreadVaried};
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::check::{CONFIRM_TRIALS, check_models, with_power};
 use crate::error::{Error, Result, abbreviated};
@@ -28,16 +28,16 @@ impl Survey {
     /// where `earlier` tried none, [`Survey::run_knobs`] tries them.
     /// Returns how many were kept.
     pub fn resume_from(&mut self, earlier: Survey) -> usize {
-        let same_plan = Plan {
+        let same_plan = Scope {
             black_boxes: Vec::new(),
             dtypes: Vec::new(),
             knobs: false,
-            ..earlier.plan.clone()
-        } == Plan {
+            ..earlier.scope.clone()
+        } == Scope {
             black_boxes: Vec::new(),
             dtypes: Vec::new(),
             knobs: false,
-            ..self.plan.clone()
+            ..self.scope.clone()
         };
         if !same_plan {
             return 0;
@@ -85,7 +85,7 @@ impl Survey {
                 spec,
                 dtype: *dtype,
             });
-            let entry = survey_one(spec, *dtype, &self.plan, open);
+            let entry = survey_one(spec, *dtype, &self.scope, open);
             progress(Step::Finished {
                 done: k + 1,
                 total,
@@ -100,7 +100,7 @@ impl Survey {
             });
             save(self)?;
         }
-        if self.plan.threads.len() < 2 {
+        if self.scope.threads.len() < 2 {
             return Ok(());
         }
         for k in 0..self.entries.len() {
@@ -117,13 +117,13 @@ impl Survey {
             progress(Step::Threads {
                 spec: &spec,
                 dtype: format,
-                counts: &self.plan.threads,
+                counts: &self.scope.threads,
             });
             let started = Instant::now();
             // A failure here leaves the entry's order as found.
             self.entries[k].threads = Some(
-                compare_threads(&spec, format, &self.plan, open).unwrap_or_else(|e| ThreadCheck {
-                    counts: self.plan.threads.clone(),
+                compare_threads(&spec, format, &self.scope, open).unwrap_or_else(|e| ThreadCheck {
+                    counts: self.scope.threads.clone(),
                     sizes: Vec::new(),
                     dependent: Vec::new(),
                     detail: Vec::new(),
@@ -212,7 +212,7 @@ pub enum Step<'a> {
 fn reveal_at(
     spec: &Spec,
     dtype: Format,
-    plan: &Plan,
+    plan: &Scope,
     sizes: &[usize],
     threads: &[Option<usize>],
     runs: usize,
@@ -234,7 +234,7 @@ fn reveal_at(
 /// One entry: the formula from the plan's sizes (narrowing its switches),
 /// then the large sizes, each checked against it. An error becomes a
 /// failed entry.
-fn survey_one(spec: &Spec, dtype: Format, plan: &Plan, open: &mut Opener) -> Entry {
+fn survey_one(spec: &Spec, dtype: Format, plan: &Scope, open: &mut Opener) -> Entry {
     let started = Instant::now();
     let mut entry = Entry {
         spec: spec.to_string(),
@@ -266,7 +266,7 @@ fn explain_entry(
     entry: &mut Entry,
     spec: &Spec,
     dtype: Format,
-    plan: &Plan,
+    plan: &Scope,
     open: &mut Opener,
 ) -> Result<()> {
     let mut points: Vec<Point> = Vec::new();
@@ -331,7 +331,7 @@ fn explain_entry(
 }
 
 /// Checks the model of `entry`'s largest size with one against the black
-/// box on [`Plan::check`] random trials, then on inputs built to tell it
+/// box on [`Scope::check`] random trials, then on inputs built to tell it
 /// from its nearest alternatives, as `fprev check` does: a reveal's own
 /// confirmation, on a few dozen random inputs, can pass a model that
 /// such inputs refute (a simulated GPU's two-stage sum); its calls are
@@ -340,7 +340,7 @@ fn check_model(
     entry: &mut Entry,
     spec: &Spec,
     dtype: Format,
-    plan: &Plan,
+    plan: &Scope,
     open: &mut Opener,
 ) -> Result<()> {
     if plan.check == 0 {
@@ -382,7 +382,7 @@ fn check_model(
     Ok(())
 }
 
-/// Sums each of a few random inputs up to [`Plan::runs`] times at the
+/// Sums each of a few random inputs up to [`Scope::runs`] times at the
 /// largest size of `points` with a tree, as [`variation::look_for`] does,
 /// and marks that size as varying where the bits changed: work shared
 /// out between threads is regrouped most at large sizes (Rayon's sum on
@@ -391,7 +391,7 @@ fn look_for_variation(
     points: &mut [Point],
     spec: &Spec,
     dtype: Format,
-    plan: &Plan,
+    plan: &Scope,
     open: &mut Opener,
 ) -> Result<()> {
     let largest = points
@@ -449,7 +449,7 @@ fn size_result(p: &Point, formula: Option<&Formula>) -> SizeResult {
 fn compare_threads(
     spec: &Spec,
     dtype: Format,
-    plan: &Plan,
+    plan: &Scope,
     open: &mut Opener,
 ) -> Result<ThreadCheck> {
     let sizes: Vec<usize> = plan

@@ -3,7 +3,7 @@
 //! opens before any is surveyed; and whether a black box's thread count
 //! can be set.
 
-use super::{Plan, Survey};
+use super::{Scope, Survey};
 use crate::error::{Kind, Result};
 use crate::format::Format;
 use crate::probe::{Probe, ProbeOptions};
@@ -19,9 +19,9 @@ impl Survey {
     /// black box no family names.
     pub fn work(&self) -> Result<Vec<(Spec, Format)>> {
         let mut out = Vec::new();
-        for spec in &self.plan.black_boxes {
+        for spec in &self.scope.black_boxes {
             let spec: Spec = spec.parse()?;
-            for &dtype in self.plan.dtypes.iter().filter(|&&d| spec.supports(d)) {
+            for &dtype in self.scope.dtypes.iter().filter(|&&d| spec.supports(d)) {
                 out.push((spec.clone(), dtype));
             }
         }
@@ -39,14 +39,14 @@ impl Survey {
         // A GPU survey's instructions are fprev's choice from the
         // simulator's own list: one it cannot give inputs (AMD's FNUZ fp8)
         // is an entry that says so, not a usage error.
-        if self.plan.gpu.is_some() {
+        if self.scope.gpu.is_some() {
             return Ok(());
         }
-        let Some(&n) = self.plan.sizes.0.iter().min() else {
+        let Some(&n) = self.scope.sizes.0.iter().min() else {
             return Ok(());
         };
         for (spec, dtype) in self.work()?.iter().filter(|(s, _)| specs.contains(s)) {
-            let opts = options_for(spec, *dtype, &self.plan);
+            let opts = options_for(spec, *dtype, &self.scope);
             // As the sweep opens it: K of a GEMV or GEMM is the size.
             let opts = ProbeOptions {
                 n: Some(n),
@@ -80,7 +80,7 @@ pub(super) fn threads_settable(spec: &Spec) -> bool {
 /// The probe options of `spec` in `dtype`: a GEMV or GEMM gets the plan's
 /// `M` and `N` (the sweep sets `K`), an `mpi:` black box the plan's ranks
 /// and `M` elements in its vector (its first revealed).
-pub(super) fn options_for(spec: &Spec, dtype: Format, plan: &Plan) -> ProbeOptions {
+pub(super) fn options_for(spec: &Spec, dtype: Format, plan: &Scope) -> ProbeOptions {
     let [m, cols] = plan.shape;
     ProbeOptions {
         format: dtype,
@@ -112,10 +112,10 @@ mod tests {
             black_boxes.insert(1, "numpy:sum".into());
             expected.splice(1..1, ["numpy:sum f32", "numpy:sum bf16"]);
         }
-        let s = Survey::new(Plan {
+        let s = Survey::new(Scope {
             black_boxes,
             dtypes: vec![Format::F32, Format::Bf16, Format::E4m3],
-            ..Plan::default()
+            ..Scope::default()
         });
         let work = s.work().unwrap();
         let work: Vec<String> = work.iter().map(|(b, d)| format!("{b} {d}")).collect();
@@ -124,9 +124,9 @@ mod tests {
 
     #[test]
     fn a_plan_naming_no_family_is_refused() {
-        let s = Survey::new(Plan {
+        let s = Survey::new(Scope {
             black_boxes: vec!["nope:sum".into()],
-            ..Plan::default()
+            ..Scope::default()
         });
         assert!(s.work().is_err());
     }

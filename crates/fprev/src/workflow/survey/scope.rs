@@ -23,7 +23,7 @@ pub const SURVEY_RUNS: usize = 100;
 
 /// What to survey.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
+pub struct Scope {
     /// The black boxes, op included (`numpy:sum`, `blas:dot@blis`).
     pub black_boxes: Vec<String>,
     /// The dtypes each is surveyed in.
@@ -61,7 +61,7 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<usize>,
     /// The simulated GPU architecture whose matrix instructions the black
-    /// boxes are (`fprev survey --gpu`, [`gpu::plan`](super::gpu::plan)); `None`: this
+    /// boxes are (`fprev survey --gpu`, [`gpu::scope`](super::gpu::scope)); `None`: this
     /// machine's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
@@ -77,10 +77,10 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-impl Default for Plan {
+impl Default for Scope {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Plan {
+        Scope {
             black_boxes: Vec::new(),
             dtypes: vec![Format::F32, Format::F64, Format::F16, Format::Bf16],
             sizes: EXPLAIN_SIZES.parse().expect("EXPLAIN_SIZES parses"),
