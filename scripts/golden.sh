@@ -341,6 +341,25 @@ case_ sweep-file sweep ndarray:dot -n 8..64:8 -o sweep.json
 file_ sweep-file sweep.json
 case_ sweep-order-independent sweep python:box.py:fsum -n 3..5 --dtype f64
 
+# emitting code that reproduces a black box's bits, in each language
+case_ emit-pairwise-c emit native:pairwise --lang c
+case_ emit-pairwise-cuda emit native:pairwise --lang cuda
+case_ emit-pairwise-rust emit native:pairwise --lang rust
+case_ emit-pairwise-python emit native:pairwise --lang python
+case_ emit-numpy-c emit numpy:sum --lang c --check --check-sizes 1..300
+case_ emit-numpy-f64-rust emit numpy:sum --dtype f64 --lang rust
+case_ emit-numpy-dot-python emit numpy:dot --lang python
+case_ emit-blas-dot-c emit blas:dot --lang c --check --check-sizes 1..200
+case_ emit-blas-gemv-rust emit blas:gemv --lang rust
+case_ emit-formula-c emit native:sequential --formula "body(8, interleave(8, sequential, pairwise), then)" --lang c
+case_ emit-windows-python emit native:sequential --formula "windows(4, pairwise)" --lang python
+case_ emit-dylib-fma-c emit dylib-dot:box.so:fmadot --dtype f64 --lang c
+case_ emit-fused-c emit mma:volta:m8n8k4.f32.f16.f16.f32 -n 64 --lang c
+case_ emit-fused-python emit mma:ampere:m16n8k16.f32.bf16.bf16.f32 --lang python
+case_ emit-tree-file emit inferred-numpy.json --lang c
+case_ emit-err-name emit native:pairwise --lang c --name "int"
+case_ emit-err-unexplained emit python:box.py:shuffled --lang c
+
 # surveys and comparing them
 cp box.py box_saved.py
 case_ survey-a survey -o sa --spec native:pairwise --spec reduce:prerounded --spec python:box.py:blocks3 \
