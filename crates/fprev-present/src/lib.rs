@@ -22,6 +22,8 @@
 //!   JSON;
 //! - [`formula`]: a formula of the order language in words
 //!   ([`formula::sentence`]);
+//! - [`explain`]: an explanation: the formula, its sentence, what it was
+//!   checked against;
 //! - [`invariance`]: an invariance study in text ([`invariance::text`]);
 //! - [`note`]: a workflow's notes, one line each ([`note::Said`]);
 //! - [`html`]: a survey, and a comparison of two, as one self-contained
@@ -39,6 +41,7 @@ pub mod cache;
 pub mod check;
 pub mod compare;
 pub mod diff;
+pub mod explain;
 pub mod formula;
 pub mod html;
 pub mod invariance;

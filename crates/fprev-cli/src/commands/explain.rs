@@ -4,7 +4,7 @@
 use fprev::error::Error;
 use fprev::error::Result;
 use fprev::probe::ProbeOptions;
-use fprev::sizes::{Sizes, runs};
+use fprev::sizes::Sizes;
 use fprev::workflow::{
     self, Confirm, ExplainSizes, Explained, Explanation, VERIFY_BUDGET, VERIFY_SIZES,
 };
@@ -13,6 +13,7 @@ use super::{alignment, cache, open_guarded, order_independent, varies};
 use crate::args::ExplainArgs;
 use crate::watch::Watch;
 use crate::write;
+use fprev_present::explain::{Remedies, found, kept};
 
 /// Runs `fprev explain`: 0 with a formula that regenerates every revealed
 /// tree, 1 when no formula does (the closest is named, as not explaining),
@@ -69,6 +70,10 @@ fn explained(a: &ExplainArgs) -> Result<i32> {
         &mut |o| open_guarded(&a.spec, o),
         &mut Watch::default(),
     )?;
+    let remedies = Remedies {
+        afresh: "--no-cache",
+        verify: "--verify",
+    };
     let explained = match explanation {
         Explanation::Kept {
             formula,
@@ -76,28 +81,13 @@ fn explained(a: &ExplainArgs) -> Result<i32> {
             proven,
             unchecked,
         } => {
-            write::println(format_args!("native:{formula}"))?;
-            write::println(format_args!(
-                "{}.",
-                capitalised(&fprev_present::formula::sentence(&formula))
-            ))?;
-            write::println(format_args!(
-                "# from the cache, not explained now: found before from n = {}; its tree \
-                 proven again now at n = {} (masked checks, or revealed, and confirmed by \
-                 replay); it speaks for the sizes checked, to n = {} (--no-cache explains \
-                 afresh)",
-                runs(&from),
-                runs(&proven),
-                proven.last().copied().unwrap_or(0)
-            ))?;
-            if let Some((n, why)) = unchecked {
-                write::println(format_args!("# not checked from n = {n}: {why}"))?;
-            }
+            let text = kept(&formula, &from, &proven, unchecked.as_ref(), &remedies);
+            write::print(text.as_bytes())?;
             return Ok(0);
         }
         Explanation::Now(explained) => explained,
     };
-    let (found, trees, verified) = match explained {
+    let (found_now, trees, verified) = match explained {
         Explained::Found {
             inference,
             trees,
@@ -108,62 +98,7 @@ fn explained(a: &ExplainArgs) -> Result<i32> {
     };
     let mut revealed: Vec<usize> = trees.iter().map(|t| t.n()).collect();
     revealed.sort_unstable();
-    let sizes = runs(&revealed);
-    match (found.formula.clone(), found.closest.clone()) {
-        (Some(formula), _) => {
-            write::println(format_args!("native:{formula}"))?;
-            write::println(format_args!(
-                "{}.",
-                capitalised(&fprev_present::formula::sentence(&formula))
-            ))?;
-            write::println(format_args!(
-                "# regenerates the revealed tree of {} at each of {} sizes: n = {sizes}",
-                a.spec,
-                trees.len(),
-            ))?;
-            let largest = revealed.last().copied().unwrap_or(0);
-            match verified.as_slice() {
-                [] => write::println(format_args!(
-                    "# checked at the sizes revealed only: it speaks for n <= {largest} (--verify \
-                     checks larger sizes)"
-                ))?,
-                [.., last] => write::println(format_args!(
-                    "# checked past them: its tree is the black box's at n = {} (proven with \
-                     masked checks, or revealed, and confirmed by replay); it speaks for the \
-                     sizes checked, to n = {last}",
-                    runs(&verified)
-                ))?,
-            }
-            for (lo, hi) in &found.gaps {
-                write::println(format_args!(
-                    "# the switch at n = {hi} may lie anywhere in {lo}..{hi}: sizes there \
-                     were not revealed"
-                ))?;
-            }
-            Ok(0)
-        }
-        (None, closest) => {
-            let closest = match closest {
-                Some((f, at)) => format!(
-                    "; the closest, native:{f}, gives every revealed tree below n = {at} but \
-                     not the one at {at}"
-                ),
-                None => "; it gave two different trees at one size".to_string(),
-            };
-            write::println(format_args!(
-                "# not explained: no formula of the order language regenerates every tree \
-                 {} revealed at n = {sizes}{closest}",
-                a.spec,
-            ))?;
-            Ok(1)
-        }
-    }
-}
-
-fn capitalised(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(first) => first.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
+    let text = found(&found_now, a.spec.as_str(), &revealed, &verified, &remedies);
+    write::print(text.as_bytes())?;
+    Ok(if found_now.formula.is_some() { 0 } else { 1 })
 }
