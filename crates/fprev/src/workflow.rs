@@ -81,6 +81,13 @@ use crate::reveal::Watcher;
 /// rests on.
 pub type Opener<'a> = dyn FnMut(&ProbeOptions) -> crate::Result<Box<dyn Probe>> + 'a;
 
+/// Opens a black box from its spec and options, as
+/// [`Spec::open`](crate::spec::Spec::open) does (or one wrapping it, as
+/// the `fprev` command's guard does): where the workflow learns the spec
+/// on the way (a tree file's, each of a survey's).
+pub type OpenSpec<'a> =
+    dyn FnMut(&crate::spec::Spec, &ProbeOptions) -> crate::Result<Box<dyn Probe>> + 'a;
+
 /// The opener of a reveal that predicts nothing ([`Request::infer`] is
 /// `None`), which opens no other size: a sweep's and an explanation's
 /// reveal of one size.

@@ -11,7 +11,7 @@ use fprev::error::{Error, Result};
 use fprev::formula::Formula;
 use fprev::probe::{Offset, ProbeOptions};
 use fprev::sizes::runs;
-use fprev::workflow::emit::{CheckOn, Emitted, Prepared};
+use fprev::workflow::emit::{CheckOn, Emitted, FromFile, Prepared};
 use fprev::workflow::{self};
 
 use super::{cache, open_guarded, order_independent};
@@ -161,78 +161,56 @@ fn planned(prepared: Prepared, spec: &Spec, offset: Option<Offset>) -> Result<Fo
     }
 }
 
-/// The plan of a confirmed tree file: its formula (the one it was
-/// predicted by, or a library's known one that gives it), proven on the
-/// file's black box with its arithmetic found there again, as a formula
-/// given by hand is (a file's claims are not taken on trust).
+/// The plan of a confirmed tree file (`workflow::emit::prepare_file`):
+/// its formula proven on the file's black box, its arithmetic found there
+/// again.
 fn of_document(a: &EmitArgs) -> Result<Found> {
-    let path = Path::new(&a.source);
-    let doc = TreeDocument::read(path)?;
-    if !doc.confirmation.as_ref().is_some_and(|c| c.confirmed()) {
-        eprintln!(
-            "fprev: error: {} is not confirmed: its replay did not give the black box's bits \
-             (or it was never replayed), so code written from it would not either; reveal it \
-             again, or fprev check it",
-            a.source
-        );
-        return Ok(Err(5));
-    }
-    let element = a.number.dtype.or(doc.dtype).unwrap_or_default();
-    emit::element_ok(element)?;
-    let formula = match (&a.formula, doc.formula()) {
-        (Some(f), _) => given_formula(f)?,
-        (None, Some(f)) => f.clone(),
-        (None, None) => match fprev::formula::known::matching(doc.tree()) {
-            Some(k) => k.formula.parse::<Formula>().map_err(Error::Input)?,
-            None => {
-                eprintln!(
-                    "fprev: error: no formula is known to give the tree in {} (n = {}): emitted \
-                     code follows a formula; give one with --formula, or emit from the spec \
-                     (fprev emit SPEC explains it first)",
-                    a.source,
-                    doc.n()
-                );
-                return Ok(Err(1));
-            }
-        },
-    };
-    let n = doc.n();
-    if formula.tree(n) != *doc.tree() {
-        eprintln!(
-            "fprev: error: native:{formula} does not give the tree in {} (n = {n})",
-            a.source
-        );
-        return Ok(Err(1));
-    }
-    // The file's claims (its formula, its confirmation) are checked against
-    // its black box: the formula proven, the arithmetic found there again.
-    let Some(spec) = doc.probe.as_deref() else {
-        return Err(Error::Input(format!(
-            "{} names no black box (\"probe\") to prove its formula on: emitted code follows \
-             a formula proven on the black box; emit from the spec (fprev emit SPEC --formula \
-             {formula})",
-            a.source
-        )));
-    };
-    let spec: Spec = spec.parse()?;
-    // Found where the file's tree was, unless told otherwise.
-    let opts = ProbeOptions {
-        format: element,
-        offset: a.offset.or(doc.offset.filter(|_| spec.takes_offset())),
-        ..a.number.options(None)
-    };
-    let claim = format!(
-        "The order: native:{formula}, from the tree file {} (n = {n})",
-        a.source
-    );
-    let prepared = workflow::emit::prepare(
-        spec.as_str(),
-        &opts,
-        Some((formula, claim)),
-        &mut |o| open_guarded(&spec, o),
+    let doc = TreeDocument::read(Path::new(&a.source))?;
+    let given = a.formula.as_deref().map(given_formula).transpose()?;
+    let from_file = workflow::emit::prepare_file(
+        &doc,
+        &a.source,
+        given,
+        a.number.options(None),
+        a.number.dtype,
+        a.offset,
+        &mut |spec, o| open_guarded(spec, o),
         &mut Watch::default(),
     )?;
-    planned(prepared, &spec, opts.offset)
+    let n = doc.n();
+    let file = &a.source;
+    match from_file {
+        FromFile::Prepared {
+            spec,
+            probe,
+            prepared,
+        } => planned(*prepared, &spec, probe.offset),
+        FromFile::Unconfirmed => {
+            eprintln!(
+                "fprev: error: {file} is not confirmed: its replay did not give the black box's \
+                 bits (or it was never replayed), so code written from it would not either; \
+                 reveal it again, or fprev check it"
+            );
+            Ok(Err(5))
+        }
+        FromFile::NoFormula => {
+            eprintln!(
+                "fprev: error: no formula is known to give the tree in {file} (n = {n}): emitted \
+                 code follows a formula; give one with --formula, or emit from the spec (fprev \
+                 emit SPEC explains it first)"
+            );
+            Ok(Err(1))
+        }
+        FromFile::Differs(formula) => {
+            eprintln!("fprev: error: native:{formula} does not give the tree in {file} (n = {n})");
+            Ok(Err(1))
+        }
+        FromFile::NoBlackBox(formula) => Err(Error::Input(format!(
+            "{file} names no black box (\"probe\") to prove its formula on: emitted code follows \
+             a formula proven on the black box; emit from the spec (fprev emit SPEC --formula \
+             {formula})"
+        ))),
+    }
 }
 
 /// `--formula`, as the order language writes it or as fprev prints it

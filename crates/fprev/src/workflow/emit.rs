@@ -4,7 +4,7 @@
 //! from those models ([`crate::emit::Plan`]).
 
 use super::{
-    Caches, Confirm, Infer, NoCache, Note, Observer, Opener, PROVE_UP_TO, Proof, Request,
+    Caches, Confirm, Infer, NoCache, Note, Observer, OpenSpec, Opener, PROVE_UP_TO, Proof, Request,
     reveal_opened,
 };
 use crate::arith::{Arithmetic, NodeArithmetic};
@@ -13,8 +13,9 @@ use crate::emit::{Op, Plan};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::Formula;
-use crate::probe::ProbeOptions;
+use crate::probe::{Offset, ProbeOptions};
 use crate::reveal::Outcome;
+use crate::spec::Spec;
 use crate::tree::SummationTree;
 
 /// A plan prepared with the formula cache ([`prepare_cached`]).
@@ -235,6 +236,91 @@ pub enum Prepared {
     /// At this size the formula's tree, or its arithmetic, is not the
     /// black box's: why.
     NotConfirmed(usize, String),
+}
+
+/// What [`prepare_file`] made of a tree file.
+#[derive(Debug)]
+pub enum FromFile {
+    /// The file's black box, the options it was opened with (the file's
+    /// offset, unless another was given), and the plan prepared on it.
+    Prepared {
+        /// The file's black box.
+        spec: Spec,
+        /// Its options.
+        probe: ProbeOptions,
+        /// The plan, or why there is none.
+        prepared: Box<Prepared>,
+    },
+    /// The file's tree is not confirmed (its replay did not give the
+    /// black box's bits, or it was never replayed): code written from it
+    /// would not either.
+    Unconfirmed,
+    /// No formula is known to give the file's tree (none given, none in
+    /// the file, no library's).
+    NoFormula,
+    /// The formula does not give the file's tree.
+    Differs(Formula),
+    /// The file names no black box to prove the formula on.
+    NoBlackBox(Formula),
+}
+
+/// The plan of emitted code from a tree file `doc` (named `name`): its
+/// formula (`given`, else the one it was predicted by, else a library's
+/// known one that gives its tree), proven on the file's black box with
+/// its arithmetic found there again, as a formula given by hand is (a
+/// file's claims are not taken on trust). The black box is opened by
+/// `open` with `base`'s options, in `dtype` (else the file's), at
+/// `offset` (else where the file's tree was found).
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_file(
+    doc: &TreeDocument,
+    name: &str,
+    given: Option<Formula>,
+    base: ProbeOptions,
+    dtype: Option<Format>,
+    offset: Option<Offset>,
+    open: &mut OpenSpec,
+    observer: &mut dyn Observer,
+) -> Result<FromFile> {
+    if !doc.confirmation.as_ref().is_some_and(|c| c.confirmed()) {
+        return Ok(FromFile::Unconfirmed);
+    }
+    let element = dtype.or(doc.dtype).unwrap_or_default();
+    crate::emit::element_ok(element)?;
+    let formula = match (given, doc.formula()) {
+        (Some(f), _) => f,
+        (None, Some(f)) => f.clone(),
+        (None, None) => match crate::formula::known::matching(doc.tree()) {
+            Some(k) => k.formula.parse::<Formula>().map_err(Error::Input)?,
+            None => return Ok(FromFile::NoFormula),
+        },
+    };
+    let n = doc.n();
+    if formula.tree(n) != *doc.tree() {
+        return Ok(FromFile::Differs(formula));
+    }
+    let Some(spec) = doc.probe.as_deref() else {
+        return Ok(FromFile::NoBlackBox(formula));
+    };
+    let spec: Spec = spec.parse()?;
+    let probe = ProbeOptions {
+        format: element,
+        offset: offset.or(doc.offset.filter(|_| spec.takes_offset())),
+        ..base
+    };
+    let claim = format!("The order: native:{formula}, from the tree file {name} (n = {n})");
+    let prepared = prepare(
+        spec.as_str(),
+        &probe,
+        Some((formula, claim)),
+        &mut |o| open(&spec, o),
+        observer,
+    )?;
+    Ok(FromFile::Prepared {
+        spec,
+        probe,
+        prepared: Box::new(prepared),
+    })
 }
 
 /// Everything emitted code for the black box `label` needs: whether it

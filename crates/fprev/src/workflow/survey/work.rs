@@ -6,12 +6,11 @@
 use super::{Scope, Survey};
 use crate::error::{Kind, Result};
 use crate::format::Format;
-use crate::probe::{Probe, ProbeOptions};
+use crate::probe::ProbeOptions;
 use crate::spec::Spec;
 
-/// Opens a black box from its spec and options, as [`Spec::open`] does (or
-/// one wrapping it, as the `fprev` command's guard does).
-pub type Opener = dyn FnMut(&Spec, &ProbeOptions) -> Result<Box<dyn Probe>>;
+/// Opens each black box of a survey ([`OpenSpec`](crate::workflow::OpenSpec)).
+pub type Opener = crate::workflow::OpenSpec<'static>;
 
 impl Survey {
     /// The `(black box, dtype)` pairs of the plan, in order: each black box
