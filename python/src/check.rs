@@ -87,7 +87,6 @@ pub(crate) fn check(
         None => tree.doc.dtype.unwrap_or(Format::F32),
     };
     let given = described(rows, None, None, offset)?;
-    let first = probe(py, call, label, tree.n(), format, given)?;
     let checked = workflow::check::check(
         &tree.doc,
         "the tree",
@@ -101,7 +100,8 @@ pub(crate) fn check(
         trials,
         seed,
         row,
-        &mut opener(py, call, label, format, given, Some(first)),
+        // Opened where the workflow says (the file's offset, unless given).
+        &mut opener(py, call, label, format, given, None),
     )
     .map_err(to_py)?;
     let report = checked.report;
