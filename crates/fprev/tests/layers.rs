@@ -10,56 +10,17 @@ use std::path::Path;
 /// The top-level module of each source file and the top-level modules its
 /// code (not its comments) names through `crate::`.
 fn imports() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut stack = vec![src.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let relative = path.strip_prefix(&src).unwrap();
-            let first = relative.components().next().unwrap();
-            let module = Path::new(first.as_os_str())
-                .file_stem()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if module == "lib" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let uses = graph.entry(module.clone()).or_default();
-            for line in text.lines() {
-                let code = line.split("//").next().unwrap_or("");
-                for (at, _) in code.match_indices("crate::") {
-                    let rest = &code[at + "crate::".len()..];
-                    let name: String = rest
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect();
-                    // `crate::{a, b}` names several.
-                    let names: Vec<String> = if name.is_empty() && rest.starts_with('{') {
-                        let inner = &rest[1..rest.find('}').unwrap_or(rest.len())];
-                        inner
-                            .split(',')
-                            .map(|p| p.trim().split("::").next().unwrap_or("").to_string())
-                            .collect()
-                    } else {
-                        vec![name]
-                    };
-                    for n in names {
-                        let top = n.trim().to_string();
-                        if !top.is_empty() && top != module && top != "self" {
-                            uses.insert(top);
-                        }
-                    }
-                }
+    for (path, code) in module_files() {
+        let module = path[0].clone();
+        let mut named = Vec::new();
+        for (at, _) in code.match_indices("crate::") {
+            expand(&code[at + "crate::".len()..], &[], &mut named);
+        }
+        let uses = graph.entry(module.clone()).or_default();
+        for top in named.into_iter().filter_map(|p| p.into_iter().next()) {
+            if top != module {
+                uses.insert(top);
             }
         }
     }
