@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use crate::black_box::{described, format, opener, probe};
 use crate::errors::{OrderIndependentError, UnconfirmedWarning, VariesError, line, to_py};
 use crate::tree::Tree;
-use fprev_present::note::Said;
+use fprev_present::note::{Said, varies_between_processes};
 
 /// A one-line progress report on Python's `sys.stderr` (so that Jupyter
 /// shows it under the cell), redrawn in place at most ten times a second
@@ -227,8 +227,8 @@ pub(crate) fn reveal(
         Revealing::Outcome(_, outcome) => outcome,
         Revealing::VariesBetweenProcesses(seen) => {
             let e = VariesError::new_err(format!(
-                "{label} varies: its answer to the same input changes from process to process \
-                 (an order chosen as each process starts), so no one tree describes it: {seen}"
+                "{label} varies: {}",
+                varies_between_processes(&seen)
             ));
             e.value(py).setattr("skeleton", py.None())?;
             return Err(e);

@@ -6,6 +6,7 @@ use std::fmt;
 use fprev::error::Report;
 use fprev::inputs::Inputs;
 use fprev::sizes::runs;
+use fprev::variation::Processes;
 use fprev::workflow::Note;
 
 /// A note said in one line: `format!("fprev: note: {}", Said(&note))`.
@@ -230,7 +231,7 @@ impl fmt::Display for Said<'_> {
                 }
             }
             Note::About { label, about } => write!(f, "{label}: {about}"),
-            Note::Processes(seen) => write!(f, "{seen}"),
+            Note::Processes(seen) => f.write_str(&processes(seen)),
             Note::ProcessesNotCompared => f.write_str(
                 "its answers vary within this process, from call to call: processes not compared",
             ),
@@ -258,4 +259,39 @@ impl fmt::Display for Said<'_> {
             }
         }
     }
+}
+
+/// What comparing fresh processes' answers showed, in one clause.
+///
+/// ```
+/// use fprev::variation::Processes;
+///
+/// let same = Processes::compare(&[vec![1, 2], vec![1, 2]]);
+/// assert_eq!(
+///     fprev_present::note::processes(&same),
+///     "the same bits in each of 2 processes on each of 2 random inputs"
+/// );
+/// ```
+pub fn processes(p: &Processes) -> String {
+    match p.varies() {
+        false => format!(
+            "the same bits in each of {} processes on each of {} random inputs",
+            p.processes, p.inputs
+        ),
+        true => format!(
+            "{} of {} random inputs gave different bits in {} processes (up to {} distinct \
+             results for one input)",
+            p.varied, p.inputs, p.processes, p.most_distinct
+        ),
+    }
+}
+
+/// Why a black box whose answers differ between fresh processes has no
+/// one tree, and what the processes showed (after its name).
+pub fn varies_between_processes(p: &Processes) -> String {
+    format!(
+        "its answer to the same input changes from process to process (an order chosen as each \
+         process starts), so no one tree describes it: {}",
+        processes(p)
+    )
 }

@@ -204,24 +204,6 @@ impl Processes {
     }
 }
 
-impl fmt::Display for Processes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.varies() {
-            false => write!(
-                f,
-                "the same bits in each of {} processes on each of {} random inputs",
-                self.processes, self.inputs
-            ),
-            true => write!(
-                f,
-                "{} of {} random inputs gave different bits in {} processes (up to {} distinct \
-                 results for one input)",
-                self.varied, self.inputs, self.processes, self.most_distinct
-            ),
-        }
-    }
-}
-
 fn sample(
     probe: &mut dyn Probe,
     inputs: usize,

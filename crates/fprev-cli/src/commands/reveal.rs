@@ -16,7 +16,7 @@ use crate::args::{AnswersArgs, BlackBoxArgs, FormatArgs, OutputFormat, RevealArg
 use crate::mismatch::{save_mismatch, saved_to};
 use crate::watch::Watch;
 use crate::write::{self, check_writable};
-use fprev_present::note::Said;
+use fprev_present::note::{Said, varies_between_processes};
 
 /// Runs `fprev reveal`: 0, 4 (order-independent), 5 (not confirmed) or
 /// 6 (it varies, between calls or between processes).
@@ -64,9 +64,9 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
         Ok(Revealing::Outcome(f, outcome)) => (f, outcome),
         Ok(Revealing::VariesBetweenProcesses(seen)) => {
             write::println(format_args!(
-                "varies: {}: its answer to the same input changes from process to process \
-                 (an order chosen as each process starts), so no one tree describes it: {seen}",
-                a.spec
+                "varies: {}: {}",
+                a.spec,
+                varies_between_processes(&seen)
             ))?;
             return Ok(6);
         }
