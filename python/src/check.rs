@@ -91,7 +91,6 @@ pub(crate) fn check(
         &tree.doc,
         "the tree",
         ProbeOptions {
-            n: Some(tree.n()),
             format,
             offset: given.offset,
             ..ProbeOptions::default()

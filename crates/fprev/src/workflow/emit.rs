@@ -13,7 +13,7 @@ use crate::emit::{Op, Plan};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::Formula;
-use crate::probe::{Offset, ProbeOptions};
+use crate::probe::{Offset, Probe, ProbeOptions};
 use crate::reveal::Outcome;
 use crate::spec::Spec;
 use crate::tree::SummationTree;
@@ -42,10 +42,14 @@ pub fn prepare_cached(
     open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<PreparedCached> {
+    // The black box at n = 1,000, for the cache's key and a narrow
+    // format's check: opened once, where either asks, and closed before
+    // the reveals.
+    let mut reference = None;
     let cache = match given {
         Some(_) => Box::new(NoCache),
         None => {
-            let mut about = || Ok(open(&probe.at(1000))?.about());
+            let mut about = || Ok(at_reference(&mut reference, open, probe)?.about());
             caches.of(label, probe, &mut about, 0)?
         }
     };
@@ -54,9 +58,10 @@ pub fn prepare_cached(
         .map(|(f, from, checked)| (f, from_cache(&from, &checked)));
     let known = given.or_else(|| cached.clone());
     if !matches!(probe.format, Format::F32 | Format::F64) {
-        let may_fuse = open(&probe.at(1000))?.may_fuse();
+        let may_fuse = at_reference(&mut reference, open, probe)?.may_fuse();
         narrow_ok(label, probe, may_fuse, known.as_ref().map(|(f, _)| f))?;
     }
+    drop(reference);
     if known.is_none() {
         observer.note(Note::Explaining(label.to_string()));
     }
@@ -78,6 +83,20 @@ pub fn prepare_cached(
         _ => None,
     };
     Ok(PreparedCached { prepared, unkept })
+}
+
+/// The black box at n = 1,000 held in `slot`, opened by `open` with
+/// `probe` the first time it is asked for.
+fn at_reference<'s>(
+    slot: &'s mut Option<Box<dyn Probe>>,
+    open: &mut Opener,
+    probe: &ProbeOptions,
+) -> Result<&'s mut Box<dyn Probe>> {
+    let opened = match slot.take() {
+        Some(b) => b,
+        None => open(&probe.at(1000))?,
+    };
+    Ok(slot.insert(opened))
 }
 
 /// What emitted code says of a formula the cache kept: found from `from`
