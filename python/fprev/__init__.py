@@ -612,9 +612,8 @@ def invariance(
     confirm = _count("confirm", confirm)
     label = black_box if is_spec else _label(black_box)
     processes = (2 if env else 1) if processes is None else _count("processes", processes)
-    if not env and processes == 1:
-        return _fprev.invariance(black_box, n, fmt, label, shape=shape, confirm=confirm, **knobs)
-    if not is_spec:
+    in_fresh = bool(env) or processes != 1
+    if in_fresh and not is_spec:
         raise TypeError(
             "env and processes: a callable cannot be sent to another process, and each "
             "environment needs a process of its own: give a spec (\"numpy:sum\", "
@@ -622,12 +621,20 @@ def invariance(
         )
     if env is not None and not isinstance(env, dict):
         raise TypeError("env must be a dict of a variable's name to its values, got %s" % type(env).__name__)
-    plan = _fprev.environment_settings(
-        [(str(k), [str(v) for v in _listed(str(k), vs)]) for k, vs in (env or {}).items()], processes
-    )
+    environment = [(str(k), [str(v) for v in _listed(str(k), vs)]) for k, vs in (env or {}).items()]
     request = dict(spec=black_box, n=n, dtype=fmt, label=label, shape=shape, confirm=confirm, **knobs)
-    parts = [(setting, _study_in_child(request, environ)) for setting, environ in plan]
-    return _fprev.nested(parts, label, n, shape=shape)
+    return _fprev.invariance(
+        black_box,
+        n,
+        fmt,
+        label,
+        shape=shape,
+        confirm=confirm,
+        env=environment,
+        processes=processes,
+        fresh=(lambda environ: _study_in_child(request, environ)) if in_fresh else None,
+        **knobs,
+    )
 
 
 def _study_in_child(request: dict, setting: list) -> str:

@@ -131,13 +131,9 @@ def invariance(
     offsets: list[str] = ...,
     confirm: int = 48,
     one_process: bool = False,
-) -> Study: ...
-def environment_settings(
-    env: list[tuple[str, list[str]]], processes: int = 1
-) -> list[tuple[list[tuple[str, str]], list[tuple[str, str]]]]: ...
-
-def nested(
-    parts: list[tuple[list[tuple[str, str]], str]], label: str, n: int, shape: Optional[list[int]] = None
+    env: list[tuple[str, list[str]]] = ...,
+    processes: int = 1,
+    fresh: Optional[Callable[[list[tuple[str, str]]], str]] = None,
 ) -> Study: ...
 def parse_sizes(text: str, summands: bool = True) -> list[int]: ...
 def bounded(bound: str, name: str, value: int) -> int: ...

@@ -10,7 +10,7 @@ use fprev::invariance::{self as study, Knob, Setting, formula_of};
 use fprev::probe::python::Described;
 use fprev::probe::{Offset, ProbeOptions};
 use fprev::spec::Spec;
-use fprev::workflow::{self, Confirm, Request, Turned};
+use fprev::workflow::{self, Confirm, Request, Turned, Varied};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -167,54 +167,16 @@ impl Study {
     }
 }
 
-/// The processes a study of `env` (name to values) runs: each combination
-/// `processes` times, as `(setting, environment)`: the setting its study
-/// nests under (the repeat numbered where there are several) and the
-/// variables to set.
-#[pyfunction]
-#[pyo3(signature = (env, processes=1))]
-pub(crate) fn environment_settings(
-    env: Vec<(String, Vec<String>)>,
-    processes: usize,
-) -> PyResult<Vec<(Pairs, Pairs)>> {
-    let knobs = env
-        .iter()
-        .map(|(name, values)| {
-            let values: Vec<&str> = values.iter().map(String::as_str).collect();
-            Knob::environment(name, &values)
-        })
-        .collect::<fprev::Result<Vec<_>>>()
-        .map_err(to_py)?;
-    let plan = study::processes(&knobs, processes).map_err(to_py)?;
-    Ok(plan.into_iter().map(|(s, e)| (s.0, e.0)).collect())
-}
-
-/// The study of one process each: each `(setting, study file)` with its
-/// setting's knobs first, joined; a study of `label` at `n` or `shape`.
-#[pyfunction]
-#[pyo3(signature = (parts, label, n, shape=None))]
-pub(crate) fn nested(
-    parts: Vec<(Vec<(String, String)>, String)>,
-    label: &str,
-    n: usize,
-    shape: Option<[usize; 3]>,
-) -> PyResult<Study> {
-    let mut joined = study::Study::default();
-    for (setting, text) in parts {
-        let part = study::Study::parse(&text).map_err(to_py)?;
-        joined.cases.extend(part.nested(&Setting(setting)).cases);
-    }
-    Ok(Study {
-        study: joined,
-        title: fprev_present::invariance::title(label, n, shape),
-    })
-}
-
 /// Studies `black_box` (a spec, or a callable summing `batch`'s rows of
 /// `n` a call) in this process; with `one_process` (the study of one
 /// environment, in a fresh process of its own), nothing need vary here.
+/// With `env` (a variable's name and its values) or more than one of
+/// `processes`, each combination of the environment runs in `processes`
+/// fresh processes instead, each one's study file the text `fresh` returns
+/// when handed the variables to set (`[(name, value), ...]`); what it
+/// raises ends the study with it.
 #[pyfunction]
-#[pyo3(signature = (black_box, n, dtype, label, shape=None, threads=Vec::new(), batch=None, rows=Vec::new(), columns=Vec::new(), offsets=Vec::new(), confirm=fprev::check::CONFIRM_TRIALS, one_process=false))]
+#[pyo3(signature = (black_box, n, dtype, label, shape=None, threads=Vec::new(), batch=None, rows=Vec::new(), columns=Vec::new(), offsets=Vec::new(), confirm=fprev::check::CONFIRM_TRIALS, one_process=false, env=Vec::new(), processes=1, fresh=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn invariance(
     py: Python<'_>,
@@ -230,6 +192,9 @@ pub(crate) fn invariance(
     offsets: Vec<String>,
     confirm: usize,
     one_process: bool,
+    env: Vec<(String, Vec<String>)>,
+    processes: usize,
+    fresh: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Study> {
     let format = format(dtype)?;
     let turned = Turned {
@@ -270,10 +235,29 @@ pub(crate) fn invariance(
              (blas:…, reduce:…) or vary the callable's own setting in a loop",
         ));
     }
-    let knobs = turned
-        .knobs(spec.as_ref().and_then(Spec::op), shape)
+    let environment = env
+        .iter()
+        .map(|(name, values)| {
+            let values: Vec<&str> = values.iter().map(String::as_str).collect();
+            Knob::environment(name, &values)
+        })
+        .collect::<fprev::Result<Vec<_>>>()
         .map_err(to_py)?;
-    if knobs.is_empty() && !one_process {
+    let in_fresh = !environment.is_empty() || processes != 1;
+    if in_fresh && fresh.is_none() {
+        return Err(PyValueError::new_err(
+            "env and processes: give fresh, the study file of a fresh process",
+        ));
+    }
+    // The fresh processes turn the knobs inside and say what is wrong
+    // with them, each under its setting.
+    let knobs = match in_fresh {
+        true => Vec::new(),
+        false => turned
+            .knobs(spec.as_ref().and_then(Spec::op), shape)
+            .map_err(to_py)?,
+    };
+    if knobs.is_empty() && !one_process && !in_fresh {
         return Err(PyValueError::new_err(
             "nothing varies: give batch, rows, columns, threads or env",
         ));
@@ -292,10 +276,28 @@ pub(crate) fn invariance(
         ..Request::default()
     };
     let observer = &mut fprev::reveal::Silent;
+    let varied = Varied {
+        inside: knobs,
+        environment,
+        processes,
+    };
+    let mut fresh = |environ: &Setting| -> fprev::Result<study::Study> {
+        let fresh = fresh
+            .as_ref()
+            .expect("given where a fresh process is asked");
+        let text: String = fresh
+            .call1((environ.0.clone(),))
+            .and_then(|t| t.extract())
+            .map_err(|e| fprev::Error::Raised {
+                error: Box::new(fprev::Error::Input(e.to_string())),
+                raised: Box::new(e),
+            })?;
+        study::Study::parse(&text)
+    };
     let found = match &spec {
         Some(spec) => {
             let mut open = |o: &ProbeOptions| spec.open(o);
-            workflow::invariance(label, &knobs, &request, &mut open, observer)
+            workflow::study(label, &varied, &request, &mut open, &mut fresh, observer)
         }
         None => {
             let mut open = |o: &ProbeOptions| {
@@ -306,7 +308,7 @@ pub(crate) fn invariance(
                 };
                 opener(py, black_box, label, format, rows, None)(o)
             };
-            workflow::invariance(label, &knobs, &request, &mut open, observer)
+            workflow::study(label, &varied, &request, &mut open, &mut fresh, observer)
         }
     };
     let title = match &spec {

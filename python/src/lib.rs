@@ -66,8 +66,6 @@ fn _fprev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sweep::SweepReport>()?;
     m.add_class::<invariance::Study>()?;
     m.add_function(wrap_pyfunction!(invariance::invariance, m)?)?;
-    m.add_function(wrap_pyfunction!(invariance::environment_settings, m)?)?;
-    m.add_function(wrap_pyfunction!(invariance::nested, m)?)?;
     let sizes: fprev::sizes::Sizes = fprev::formula::infer::EXPLAIN_SIZES
         .parse()
         .map_err(PyValueError::new_err)?;

@@ -141,6 +141,13 @@ impl workflow::Observer for StudyBar {
         bar.set_message(setting.to_string());
         bar.set_position(done as u64);
     }
+
+    fn process(&mut self, setting: &fprev::invariance::Setting, done: usize, total: usize) {
+        eprintln!(
+            "fprev: {}",
+            fprev_present::invariance::process(setting, done, total)
+        );
+    }
 }
 
 impl Drop for StudyBar {

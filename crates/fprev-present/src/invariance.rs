@@ -10,6 +10,19 @@ use fprev::invariance::{
 };
 use fprev::sizes::runs;
 
+/// The line as the fresh process of `setting` starts, after `done` of
+/// `total` ([`Observer::process`](fprev::workflow::Observer::process)).
+///
+/// ```
+/// use fprev::invariance::Setting;
+///
+/// let s = Setting(vec![("DUMMY".into(), "1".into())]);
+/// assert_eq!(fprev_present::invariance::process(&s, 0, 2), "[1/2] DUMMY=1");
+/// ```
+pub fn process(setting: &Setting, done: usize, total: usize) -> String {
+    format!("[{}/{total}] {setting}", done + 1)
+}
+
 /// The heading of a study of `label` (the black box): its size, `n`
 /// summands or a product's `K` and `N` where a shape `M,N,K` is given.
 ///

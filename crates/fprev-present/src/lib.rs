@@ -26,6 +26,8 @@
 //!   checked against;
 //! - [`invariance`]: an invariance study in text ([`invariance::text`]);
 //! - [`note`]: a workflow's notes, one line each ([`note::Said`]);
+//! - [`survey`]: a survey's progress, each entry's line, its end and its
+//!   failures ([`survey::summary`]);
 //! - [`html`]: a survey, and a comparison of two, as one self-contained
 //!   HTML page (askama templates under `templates/`).
 //!
@@ -47,4 +49,5 @@ pub mod html;
 pub mod invariance;
 pub mod note;
 pub mod render;
+pub mod survey;
 pub mod sweep;

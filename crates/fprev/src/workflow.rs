@@ -17,7 +17,9 @@
 //! - [`diff::diff`]: compare two tree documents: size, variation, order,
 //!   then arithmetic;
 //! - [`invariance()`]: reveal under each batch size, output position and
-//!   thread count, each case starting from its neighbours' findings.
+//!   thread count, each case starting from its neighbours' findings;
+//!   [`study`]: the same under each setting of the environment too, each
+//!   in fresh processes of its own.
 //!
 //! An order-independent black box (an exact or pre-rounded sum) is an
 //! [`Outcome`], not an error: no tree describes it, and that is the answer.
@@ -64,7 +66,7 @@ pub use explain::{
     ExplainSizes, Explained, Explanation, INDEPENDENT_CHECK_UP_TO, INDEPENDENT_RUN, Proof,
     VERIFY_BUDGET, VERIFY_SIZES, explain, explain_cached, prove_known,
 };
-pub use invariance::{Turned, bisect, default_columns, invariance, row_at};
+pub use invariance::{Turned, Varied, bisect, default_columns, invariance, row_at, study};
 pub use note::Note;
 pub use predict::ARITHMETIC_AT;
 pub use request::{Infer, PREDICT_SIZES, PROVE_UP_TO, Request, Revealed};
@@ -183,6 +185,10 @@ pub trait Observer: Watcher {
     /// The case of `setting` of an invariance study starts, after `done`
     /// of `total`.
     fn studying(&mut self, setting: &crate::invariance::Setting, done: usize, total: usize) {}
+
+    /// The fresh process of `setting` of a study of environments starts,
+    /// after `done` of `total` ([`study`]).
+    fn process(&mut self, setting: &crate::invariance::Setting, done: usize, total: usize) {}
 }
 
 impl Observer for crate::reveal::Silent {}

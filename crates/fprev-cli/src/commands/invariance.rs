@@ -11,9 +11,9 @@ use std::time::Duration;
 use fprev::Format;
 use fprev::Spec;
 use fprev::error::{Error, Kind, Result};
-use fprev::invariance::{Knob, Setting, Study, processes};
+use fprev::invariance::{Knob, Setting, Study};
 use fprev::probe::ProbeOptions;
-use fprev::workflow::{self, Confirm, Request, Turned};
+use fprev::workflow::{self, Confirm, Request, Turned, Varied};
 
 use super::open_guarded;
 use crate::args::{InvarianceArgs, StudyFormat};
@@ -124,23 +124,27 @@ pub(super) struct Subject<'a> {
     pub(super) processes: usize,
 }
 
-/// The study of `s`: under each combination of `environment`'s values,
-/// each in `s.processes` fresh processes turning `inside` there, whose
-/// studies this one reads back; with no environment and one process,
-/// `inside` turned in this process.
+/// The study of `s`: `inside` turned in this process, or, with an
+/// environment or more than one process, in fresh processes of this
+/// `fprev` ([`in_child`]) under each combination of `environment`'s
+/// values, whose studies this one reads back.
 pub(super) fn study(s: &Subject, inside: &[Knob], environment: &[Knob]) -> Result<Study> {
-    if environment.is_empty() && s.processes == 1 {
-        return in_process(s, inside);
-    }
-    let plan = processes(environment, s.processes)?;
-    let mut study = Study::default();
-    for (k, (setting, environ)) in plan.iter().enumerate() {
-        eprintln!("fprev: [{}/{}] {setting}", k + 1, plan.len());
-        study
-            .cases
-            .extend(in_child(s, inside, environ)?.nested(setting).cases);
-    }
-    Ok(study)
+    let varied = Varied {
+        inside: inside.to_vec(),
+        environment: environment.to_vec(),
+        processes: s.processes,
+    };
+    let mut open = |o: &ProbeOptions| open_guarded(s.spec, o);
+    let mut fresh = |environ: &Setting| in_child(s, inside, environ);
+    let mut bar = StudyBar::default();
+    workflow::study(
+        s.spec.as_str(),
+        &varied,
+        &request(s),
+        &mut open,
+        &mut fresh,
+        &mut bar,
+    )
 }
 
 /// The environment's knobs, and the knobs one process turns (threads,
@@ -165,14 +169,6 @@ fn knobs(a: &InvarianceArgs) -> Result<(Vec<Knob>, Vec<Knob>)> {
         environment.push(Knob::environment(name.trim(), &values)?);
     }
     Ok((environment, inside))
-}
-
-/// The study of the knobs one process turns, in this process.
-fn in_process(s: &Subject, knobs: &[Knob]) -> Result<Study> {
-    let request = request(s);
-    let mut open = |o: &ProbeOptions| open_guarded(s.spec, o);
-    let mut bar = StudyBar::default();
-    workflow::invariance(s.spec.as_str(), knobs, &request, &mut open, &mut bar)
 }
 
 /// How each case of a study of `s` is revealed.

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::error::{self, Error, Remedy, Result};
-use crate::invariance::{Case, Knob, MAX_REVEALS, Observed, Setting, Study, settings};
+use crate::invariance::{Case, Knob, MAX_REVEALS, Observed, Setting, Study, processes, settings};
 use crate::probe::{Offset, ProbeOptions};
 use crate::reveal::{Progress, Watcher};
 
@@ -206,6 +206,72 @@ pub fn invariance(
             proven,
             seconds,
         });
+    }
+    Ok(study)
+}
+
+/// What a study varies: the knobs one process turns and the environment
+/// variables, each combination of which a fresh process of its own runs.
+#[derive(Clone, Debug, Default)]
+pub struct Varied {
+    /// The knobs one process turns (each one of
+    /// [`IN_PROCESS`](crate::invariance::IN_PROCESS)).
+    pub inside: Vec<Knob>,
+    /// The environment's knobs ([`Knob::environment`]).
+    pub environment: Vec<Knob>,
+    /// Fresh processes each combination of the environment runs in: with
+    /// more than one, an order that changes between processes is told
+    /// from one a knob changes (1, without an environment: this process).
+    pub processes: usize,
+}
+
+/// A study of `label` under every combination of `varied`: with no
+/// environment and one process, [`invariance`] of the knobs inside, in
+/// this process; otherwise each combination of the environment's values
+/// in `varied.processes` fresh processes, each one's study made by
+/// `fresh` (handed the variables to set, which then turns the knobs
+/// inside there) and nested under its setting ([`Study::nested`]), the
+/// process numbered where there are several. The observer hears of each
+/// process as it starts ([`Observer::process`]).
+///
+/// ```
+/// use fprev::invariance::{Knob, Setting, Study};
+/// use fprev::probe::ProbeOptions;
+/// use fprev::reveal::Silent;
+/// use fprev::workflow::{self, Request, Varied};
+///
+/// let varied = Varied {
+///     environment: vec![Knob::environment("DUMMY", &["1", "2"]).unwrap()],
+///     processes: 1,
+///     ..Default::default()
+/// };
+/// let mut open = |o: &ProbeOptions| fprev::open("native:pairwise", o);
+/// let mut asked = Vec::new();
+/// let mut fresh = |environ: &Setting| {
+///     asked.push(environ.to_string());
+///     Ok(Study::default())
+/// };
+/// let request = Request::default();
+/// workflow::study("native:pairwise", &varied, &request, &mut open, &mut fresh, &mut Silent)
+///     .unwrap();
+/// assert_eq!(asked, ["DUMMY=1", "DUMMY=2"]);
+/// ```
+pub fn study(
+    label: &str,
+    varied: &Varied,
+    request: &Request,
+    open: &mut Opener,
+    fresh: &mut dyn FnMut(&Setting) -> Result<Study>,
+    observer: &mut dyn Observer,
+) -> Result<Study> {
+    if varied.environment.is_empty() && varied.processes == 1 {
+        return invariance(label, &varied.inside, request, open, observer);
+    }
+    let plan = processes(&varied.environment, varied.processes)?;
+    let mut study = Study::default();
+    for (done, (setting, environ)) in plan.iter().enumerate() {
+        observer.process(setting, done, plan.len());
+        study.cases.extend(fresh(environ)?.nested(setting).cases);
     }
     Ok(study)
 }

@@ -11,7 +11,9 @@
 //! either as a page.
 //!
 //! A survey is built entry by entry ([`Survey::run`]), so a caller can save
-//! it after each one and a later run goes on where an earlier one stopped.
+//! it after each one and a later run goes on where an earlier one stopped;
+//! [`survey()`] runs one from what a front end was asked ([`Request`]),
+//! kept in the front end's [`Store`].
 //!
 //! ```
 //! use fprev::workflow::survey::{Scope, Survey};
@@ -36,6 +38,7 @@ mod file;
 pub mod gpu;
 mod knobs;
 mod library;
+mod request;
 pub use crate::machine;
 mod run;
 mod scope;
@@ -48,6 +51,7 @@ pub use file::{
 pub use knobs::{CORETYPES, KnobTrial, cpu_runs, knobs_for};
 pub use library::{Libraries, Library, facts_of, libraries, selects};
 pub use machine::Machine;
+pub use request::{Outcome, Request, Store, Surveyed, plan, survey};
 pub use run::{Step, side};
 pub use scope::{LARGE_SIZES, OPS, SURVEY_RUNS, Scope, THREAD_SIZES};
 pub use work::Opener;

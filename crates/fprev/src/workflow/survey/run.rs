@@ -150,6 +150,12 @@ impl Survey {
 /// A step of [`Survey::run`], for progress.
 #[derive(Debug)]
 pub enum Step<'a> {
+    /// An earlier survey of this machine goes on: `kept` of its entries
+    /// are not surveyed again ([`survey`](super::survey)).
+    Resumed {
+        /// Entries kept.
+        kept: usize,
+    },
     /// The black box `spec` in `dtype` starts, after `done` of `total`.
     Starting {
         /// Entries before it.
