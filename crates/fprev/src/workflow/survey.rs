@@ -52,6 +52,6 @@ pub use knobs::{CORETYPES, KnobTrial, cpu_runs, knobs_for};
 pub use library::{Libraries, Library, facts_of, libraries, selects};
 pub use machine::Machine;
 pub use request::{Outcome, Request, Store, Surveyed, plan, survey};
-pub use run::{Step, side};
+pub use run::Step;
 pub use scope::{LARGE_SIZES, OPS, SURVEY_RUNS, Scope, THREAD_SIZES};
 pub use work::Opener;
