@@ -1,8 +1,9 @@
 //! `fprev.invariance`: a study of one black box (a spec or a Python
 //! callable) under each batch size, output position and thread count (the
 //! library's invariance workflow), or, one process each, under each value
-//! of environment variables (the package runs those processes and joins
-//! their study files here); and `fprev.Study`, what it comes to.
+//! of environment variables (the library's workflow runs the processes the
+//! package hands it as a callable, and joins their study files); and
+//! `fprev.Study`, what it comes to.
 
 use std::collections::BTreeMap;
 
@@ -21,9 +22,6 @@ use crate::tree::Tree;
 /// A case as Python sees it: its setting, what was found, the tree and
 /// whether it was proven.
 type CaseTuple = (BTreeMap<String, String>, &'static str, Option<Tree>, bool);
-
-/// A setting as Python hands it over: `(knob, value)` pairs.
-type Pairs = Vec<(String, String)>;
 
 /// A setting as a dict, knob name to value.
 fn dict(s: &Setting) -> BTreeMap<String, String> {

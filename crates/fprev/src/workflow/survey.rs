@@ -53,5 +53,6 @@ pub use library::{Libraries, Library, facts_of, libraries, selects};
 pub use machine::Machine;
 pub use request::{Outcome, Request, Store, Surveyed, plan, survey};
 pub use run::Step;
+use run::side;
 pub use scope::{LARGE_SIZES, OPS, SURVEY_RUNS, Scope, THREAD_SIZES};
 pub use work::Opener;

@@ -532,6 +532,6 @@ fn compare_threads(
 
 /// One side of [`Difference::texts`](crate::tree::Difference::texts),
 /// cut to a readable length.
-fn side(text: Option<String>) -> String {
+pub(super) fn side(text: Option<String>) -> String {
     text.map_or("nothing the other lacks".to_string(), |t| abbreviated(&t))
 }
