@@ -619,9 +619,11 @@ def invariance(
             "environment needs a process of its own: give a spec (\"numpy:sum\", "
             "\"python:PATH.py:FUNC\")"
         )
-    if env is not None and not isinstance(env, dict):
+    if in_fresh and env is not None and not isinstance(env, dict):
         raise TypeError("env must be a dict of a variable's name to its values, got %s" % type(env).__name__)
-    environment = [(str(k), [str(v) for v in _listed(str(k), vs)]) for k, vs in (env or {}).items()]
+    environment = []
+    if in_fresh:
+        environment = [(str(k), [str(v) for v in _listed(str(k), vs)]) for k, vs in (env or {}).items()]
     request = dict(spec=black_box, n=n, dtype=fmt, label=label, shape=shape, confirm=confirm, **knobs)
     return _fprev.invariance(
         black_box,

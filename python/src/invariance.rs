@@ -206,28 +206,26 @@ pub(crate) fn invariance(
             .collect::<fprev::Result<_>>()
             .map_err(to_py)?,
     };
-    let spec: Option<Spec> = match black_box.extract::<String>() {
-        Ok(text) => Some(text.parse().map_err(to_py)?),
-        Err(_) if black_box.is_callable() => None,
-        Err(_) => {
-            return Err(PyTypeError::new_err(format!(
-                "expected a black box's spec (\"numpy:gemm\") or a callable, got {}",
-                black_box.get_type().name()?
-            )));
-        }
-    };
+    let text: Option<String> = black_box.extract().ok();
+    if text.is_none() && !black_box.is_callable() {
+        return Err(PyTypeError::new_err(format!(
+            "expected a black box's spec (\"numpy:gemm\") or a callable, got {}",
+            black_box.get_type().name()?
+        )));
+    }
+    let is_spec = text.is_some();
     // A callable's batch is its rows a call: the shape M,1,n, as the
     // `python:` spec reads one.
-    let shape = match (&spec, shape) {
-        (Some(_), shape) => shape,
-        (None, Some(_)) => {
+    let shape = match (is_spec, shape) {
+        (true, shape) => shape,
+        (false, Some(_)) => {
             return Err(PyValueError::new_err(
                 "shape is a spec's product M,N,K: a callable sums batch rows of n a call",
             ));
         }
-        (None, None) => turned.batch.as_ref().map(|_| [1, 1, n]),
+        (false, None) => turned.batch.as_ref().map(|_| [1, 1, n]),
     };
-    if spec.is_none() && !turned.threads.is_empty() {
+    if !is_spec && !turned.threads.is_empty() {
         return Err(PyValueError::new_err(
             "threads: fprev cannot set a callable's thread count: give a spec that takes one \
              (blas:…, reduce:…) or vary the callable's own setting in a loop",
@@ -247,8 +245,12 @@ pub(crate) fn invariance(
             "env and processes: give fresh, the study file of a fresh process",
         ));
     }
-    // The fresh processes turn the knobs inside and say what is wrong
-    // with them, each under its setting.
+    // The fresh processes read the spec and turn the knobs inside, and say
+    // what is wrong with either under their setting.
+    let spec: Option<Spec> = match &text {
+        Some(text) if !in_fresh => Some(text.parse().map_err(to_py)?),
+        _ => None,
+    };
     let knobs = match in_fresh {
         true => Vec::new(),
         false => turned
@@ -292,9 +294,12 @@ pub(crate) fn invariance(
             })?;
         study::Study::parse(&text)
     };
-    let found = match &spec {
-        Some(spec) => {
-            let mut open = |o: &ProbeOptions| spec.open(o);
+    let found = match &text {
+        Some(text) => {
+            let mut open = |o: &ProbeOptions| match &spec {
+                Some(spec) => spec.open(o),
+                None => text.parse::<Spec>()?.open(o),
+            };
             workflow::study(label, &varied, &request, &mut open, &mut fresh, observer)
         }
         None => {
@@ -309,9 +314,9 @@ pub(crate) fn invariance(
             workflow::study(label, &varied, &request, &mut open, &mut fresh, observer)
         }
     };
-    let title = match &spec {
-        Some(_) => fprev_present::invariance::title(label, n, shape),
-        None => fprev_present::invariance::title(label, n, None),
+    let title = match is_spec {
+        true => fprev_present::invariance::title(label, n, shape),
+        false => fprev_present::invariance::title(label, n, None),
     };
     Ok(Study {
         study: found.map_err(to_py)?,
