@@ -70,7 +70,7 @@ pub(super) fn run(a: SurveyArgs) -> Result<i32> {
         &mut store,
     )?;
     let done = match found {
-        Outcome::Surveyed(done) => done,
+        Outcome::Surveyed(done) => *done,
         Outcome::Elsewhere { differs } => {
             return Err(Error::Input(format!(
                 "{} was made on another machine or setting (it differs in {}): give another -o \

@@ -99,8 +99,9 @@ pub trait Store {
 /// What [`survey`] came to.
 #[derive(Debug)]
 pub enum Outcome {
-    /// The survey, run to its end.
-    Surveyed(Surveyed),
+    /// The survey, run to its end (boxed: a survey is large, a refusal
+    /// small).
+    Surveyed(Box<Surveyed>),
     /// The survey kept in the store was made on another machine or in
     /// another setting: nothing was surveyed, nothing replaced.
     Elsewhere {
@@ -173,11 +174,11 @@ pub fn survey(
         .iter()
         .filter(|e| e.status == Status::Failed)
         .count();
-    Ok(Outcome::Surveyed(Surveyed {
+    Ok(Outcome::Surveyed(Box::new(Surveyed {
         survey: s,
         kept,
         failed,
-    }))
+    })))
 }
 
 /// The survey `request` asks, before anything is surveyed: its plan, the
