@@ -81,7 +81,11 @@ pub(crate) fn emit_source(
                      (fprev.explain shows the closest): emitted code follows a formula"
                 ))));
             }
-            Prepared::OrderIndependent(why) => return Ok(Err(Refused::OrderIndependent(why))),
+            Prepared::OrderIndependent(why) => {
+                return Ok(Err(Refused::OrderIndependent(
+                    fprev_present::note::order_independent(&why),
+                )));
+            }
             Prepared::NotConfirmed(n, why) => {
                 return Ok(Err(Refused::Unconfirmed(format!(
                     "at n = {n}, {why}: no code is written"

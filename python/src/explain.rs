@@ -81,7 +81,9 @@ pub(crate) fn explain(
             inference.gaps,
             verified,
         )),
-        Explained::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),
+        Explained::OrderIndependent(why) => Err(OrderIndependentError::new_err(
+            fprev_present::note::order_independent(&why),
+        )),
         Explained::Varies(v) => Err(varies_error(py, v, label, format)),
     }
 }

@@ -236,7 +236,9 @@ pub(crate) fn reveal(
     };
     match outcome {
         Outcome::Revealed(r) => Ok(Tree { doc: r.document }),
-        Outcome::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),
+        Outcome::OrderIndependent(why) => Err(OrderIndependentError::new_err(
+            fprev_present::note::order_independent(&why),
+        )),
         Outcome::Varies(v) => Err(varies_error(py, v, label, format)),
     }
 }

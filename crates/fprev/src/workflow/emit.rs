@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::Formula;
 use crate::probe::{Offset, Probe, ProbeOptions};
-use crate::reveal::Outcome;
+use crate::reveal::{OrderIndependent, Outcome};
 use crate::spec::Spec;
 use crate::tree::SummationTree;
 
@@ -251,7 +251,7 @@ pub enum Prepared {
     NoFormula,
     /// The black box sums order-independently at the sizes said: no
     /// formula describes it.
-    OrderIndependent(String),
+    OrderIndependent(OrderIndependent),
     /// At this size the formula's tree, or its arithmetic, is not the
     /// black box's: why.
     NotConfirmed(usize, String),

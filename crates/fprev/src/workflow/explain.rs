@@ -10,8 +10,7 @@ use crate::formula::Formula;
 use crate::formula::infer::{self, Inference, infer};
 use crate::formula::known;
 use crate::probe::{Probe, ProbeOptions};
-use crate::reveal::{Options, Silent};
-use crate::sizes::runs;
+use crate::reveal::{Options, OrderIndependent, Silent};
 use crate::tree::SummationTree;
 use crate::variation::Variation;
 
@@ -74,8 +73,8 @@ pub enum Explained {
         verified: Vec<usize>,
     },
     /// Every size past two summands revealed is order-independent: no
-    /// formula describes the black box. Says at which sizes.
-    OrderIndependent(String),
+    /// formula describes the black box: at which sizes.
+    OrderIndependent(OrderIndependent),
     /// At some size the black box answers one input differently on
     /// different calls, so no formula describes it: what repeating inputs
     /// showed there.
@@ -198,20 +197,12 @@ pub fn explain(
     // One or two summands have one tree each: such sizes explain nothing.
     if trees.iter().all(SummationTree::is_forced) {
         let broke = skipped.len() > independent.len();
-        let stopped = match unrevealed {
-            0 => String::new(),
-            k => format!(
-                "; the {k} other sizes asked were not revealed: {INDEPENDENT_RUN} sizes in a row \
-                 and a larger one settle it"
-            ),
-        };
         return if !independent.is_empty() && !broke {
-            Ok(Explained::OrderIndependent(format!(
-                "the black box sums order-independently at n = {}: every order of random \
-                 inputs gave the same bits (an exact or pre-rounded sum), so no formula \
-                 describes it{stopped}",
-                runs(&independent)
-            )))
+            Ok(Explained::OrderIndependent(OrderIndependent::Sizes {
+                sizes: independent,
+                unrevealed,
+                run: INDEPENDENT_RUN,
+            }))
         } else if skipped.is_empty() {
             Err(Error::Input(format!(
                 "{label}: sizes 1 and 2 have one tree each, so they show no order: give sizes \

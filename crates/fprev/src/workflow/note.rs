@@ -5,6 +5,7 @@ use crate::arith::Arithmetic;
 use crate::error::Error;
 use crate::format::Format;
 use crate::inputs::Inputs;
+use crate::reveal::Finding;
 use crate::variation::{Processes, Variation};
 
 /// A finding of a workflow, told to its [`Observer`](super::Observer) as
@@ -28,7 +29,7 @@ pub enum Note {
     ProcessesNotCompared,
     /// A finding of the reveal engine (rows of a GEMM that sum in other
     /// orders than row 0, queries unpacked).
-    Engine(String),
+    Engine(Finding),
     /// What each node computes, found and confirmed by its replay.
     Arithmetic {
         /// The model.

@@ -9,7 +9,7 @@ use crate::formula::Formula;
 use crate::formula::known;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reduce::Replay;
-use crate::reveal::{Found, Options, Outcome, Silent, reveal_predicted};
+use crate::reveal::{Found, Options, OrderIndependent, Outcome, Silent, reveal_predicted};
 use crate::sizes::runs;
 use crate::tree::SummationTree;
 use crate::variation::Variation;
@@ -77,7 +77,7 @@ pub(super) enum Prediction {
     /// The formula that predicts the tree, and how it was found.
     Formula(Formula, Inferred),
     /// The smaller sizes are order-independent: why.
-    OrderIndependent(String),
+    OrderIndependent(OrderIndependent),
     /// The smaller sizes vary from call to call.
     Varies(Variation),
 }
