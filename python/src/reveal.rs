@@ -252,7 +252,10 @@ pub(crate) fn varies_error(
     label: &str,
     format: fprev::Format,
 ) -> PyErr {
-    let mut message = format!("{label} varies from call to call: {v}");
+    let mut message = format!(
+        "{label} varies from call to call: {}",
+        fprev_present::note::variation(&v)
+    );
     for line in v.skeleton.iter().flat_map(|s| s.describe()) {
         message += &format!("; skeleton: {line}");
     }

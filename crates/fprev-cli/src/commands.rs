@@ -141,7 +141,8 @@ fn varies(spec: &Spec, v: &Variation) -> Result<i32> {
 fn varies_line(spec: &Spec, v: &Variation) -> String {
     format!(
         "varies: {spec}: its answer to the same input changes from call to call (another \
-         order each time), so no one tree describes it: {v}"
+         order each time), so no one tree describes it: {}",
+        fprev_present::note::variation(v)
     )
 }
 

@@ -7,8 +7,8 @@ use fprev::error::Report;
 use fprev::inputs::Inputs;
 use fprev::reveal::{Finding, OrderIndependent};
 use fprev::sizes::runs;
-use fprev::variation::Processes;
-use fprev::workflow::Note;
+use fprev::variation::{Processes, Variation};
+use fprev::workflow::{Note, Unheld};
 
 /// A note said in one line: `format!("fprev: note: {}", Said(&note))`.
 pub struct Said<'a>(pub &'a Note);
@@ -109,29 +109,54 @@ impl fmt::Display for Said<'_> {
                 "n = {n} predicted by native:{formula}, inferred from reveals at n = {}",
                 runs(from)
             ),
-            Note::KnownFailed { formula, n, why } => write!(
-                f,
-                "the cache's formula, native:{formula}, does not hold now at n = {n} ({why}): \
-                 a formula is inferred afresh"
-            ),
+            Note::KnownFailed { formula, why } => {
+                let at = match why {
+                    Unheld::Refuted(n) => {
+                        format!(" at n = {n} (the black box's tree there is another)")
+                    }
+                    Unheld::Unproven(n, why) => format!(" at n = {n} ({why})"),
+                    Unheld::NotConfirmed(n, why) => {
+                        format!(" at n = {n} ({})", crate::emit::not_confirmed_why(why))
+                    }
+                    Unheld::Mispredicted => " (it mispredicts)".into(),
+                };
+                write!(
+                    f,
+                    "the cache's formula, native:{formula}, does not hold now{at}: a formula is \
+                     inferred afresh"
+                )
+            }
             Note::CacheHolds { formula, from } => write!(
                 f,
                 "the cache holds native:{formula}, found before from n = {}: its tree is proven \
                  at those sizes below n before it predicts",
                 runs(from)
             ),
-            Note::CacheDropped { formula, why: None } => write!(
+            Note::CacheDropped {
+                formula,
+                why: Unheld::Mispredicted,
+            } => write!(
                 f,
                 "native:{formula} is dropped from the cache: it does not hold now"
             ),
-            Note::CacheDropped {
-                formula,
-                why: Some(why),
-            } => write!(
-                f,
-                "the cache's formula, native:{formula}, {why}: dropped from the cache; \
-                 explaining afresh"
-            ),
+            Note::CacheDropped { formula, why } => {
+                let why = match why {
+                    Unheld::Unproven(n, why) => format!("cannot be proven now at n = {n} ({why})"),
+                    Unheld::Refuted(n) => {
+                        format!("is refuted at n = {n}: the black box's tree there is another")
+                    }
+                    Unheld::NotConfirmed(n, why) => format!(
+                        "does not hold now (at n = {n}, {})",
+                        crate::emit::not_confirmed_why(why)
+                    ),
+                    Unheld::Mispredicted => "does not hold now".into(),
+                };
+                write!(
+                    f,
+                    "the cache's formula, native:{formula}, {why}: dropped from the cache; \
+                     explaining afresh"
+                )
+            }
             Note::Explaining(label) => write!(
                 f,
                 "finding the order of {label}: explaining it at several sizes first"
@@ -238,8 +263,9 @@ impl fmt::Display for Said<'_> {
             ),
             Note::Deterministic(v) => write!(
                 f,
-                "deterministic within this one process: {v}; another process may choose another \
-                 order as it starts"
+                "deterministic within this one process: {}; another process may choose another \
+                 order as it starts",
+                variation(v)
             ),
             Note::Skeleton { repeats } => write!(
                 f,
@@ -262,10 +288,47 @@ impl fmt::Display for Said<'_> {
     }
 }
 
+/// What repeating random inputs showed, in one clause: the same bits on
+/// every call, or how many inputs gave other bits and how far apart.
+///
+/// ```
+/// use fprev::variation::Variation;
+///
+/// let v = Variation {
+///     inputs: 4,
+///     runs: 8,
+///     varied: 0,
+///     most_distinct: 1,
+///     spread_ulps: 0.0,
+///     spread_relative: 0.0,
+///     condition: 1.0,
+///     skeleton: None,
+/// };
+/// assert_eq!(fprev_present::note::variation(&v), v.to_string());
+/// assert_eq!(
+///     fprev_present::note::variation(&v),
+///     "the same bits on every one of 8 calls of each of 4 random inputs"
+/// );
+/// ```
+pub fn variation(v: &Variation) -> String {
+    if !v.varies() {
+        return format!(
+            "the same bits on every one of {} calls of each of {} random inputs",
+            v.runs, v.inputs
+        );
+    }
+    format!(
+        "{} of {} random inputs gave different bits on {} calls each (up to {} distinct results \
+         for one input); the results spread by up to {:.3} ulps ({:.2e} of the sum), on an input \
+         of condition number {:.3e}",
+        v.varied, v.inputs, v.runs, v.most_distinct, v.spread_ulps, v.spread_relative, v.condition
+    )
+}
+
 /// What comparing fresh processes' answers showed, in one clause.
 ///
 /// ```
-/// use fprev::variation::Processes;
+/// use fprev::variation::{Processes, Variation};
 ///
 /// let same = Processes::compare(&[vec![1, 2], vec![1, 2]]);
 /// assert_eq!(
@@ -427,5 +490,20 @@ mod tests {
         ] {
             assert_eq!(order_independent(&why), why.record());
         }
+    }
+
+    #[test]
+    fn a_varying_black_box_is_worded_as_the_library_records_it() {
+        let v = Variation {
+            inputs: 4,
+            runs: 8,
+            varied: 3,
+            most_distinct: 2,
+            spread_ulps: 1.5,
+            spread_relative: 3e-8,
+            condition: 12.25,
+            skeleton: None,
+        };
+        assert_eq!(variation(&v), v.to_string());
     }
 }

@@ -15,7 +15,7 @@ use crate::tree::SummationTree;
 use crate::variation::Variation;
 
 use super::size::reveal_size;
-use super::{Caches, Confirm, NoCache, Note, Observer, Opener, Outcome, Request, Seek};
+use super::{Caches, Confirm, NoCache, Note, Observer, Opener, Outcome, Request, Seek, Unheld};
 
 /// Sizes past those revealed at which `fprev explain` checks its formula
 /// by default before claiming it: past the blocks of 4,096 where XLA's and
@@ -436,17 +436,15 @@ pub fn explain_cached(
             }
             Proof::Holds { unchecked, .. } => {
                 let (n, why) = unchecked.unwrap_or_default();
-                format!("cannot be proven now at n = {n} ({why})")
+                Unheld::Unproven(n, why)
             }
-            Proof::Refuted(n) => {
-                format!("is refuted at n = {n}: the black box's tree there is another")
-            }
+            Proof::Refuted(n) => Unheld::Refuted(n),
             Proof::Varies(v) => return Ok(Explanation::Now(Explained::Varies(v))),
         };
         cache.forget();
         observer.note(Note::CacheDropped {
             formula: formula.to_string(),
-            why: Some(why),
+            why,
         });
     }
     let explained = explain(sizes, probe, engine, confirm, label, open, observer)?;

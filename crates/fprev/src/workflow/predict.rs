@@ -17,7 +17,7 @@ use crate::variation::Variation;
 use super::confirm::{Confirmed, Known, Seek};
 use super::explain::{ExplainSizes, Explained, Proof, explain, prove_known};
 use super::size::{conclude, finish};
-use super::{Infer, Note, Observer, Opener, Request, Revealed};
+use super::{Infer, Note, Observer, Opener, Request, Revealed, Unheld};
 
 /// Reveals `black_box` by prediction: the tree at its size predicted by
 /// the formula that reveals at smaller sizes follow (each opened by `open`
@@ -134,14 +134,13 @@ pub(super) fn predict(
             Proof::Holds {
                 unchecked: Some((at, why)),
                 ..
-            } => (at, why),
-            Proof::Refuted(at) => (at, "the black box's tree there is another".to_string()),
+            } => Unheld::Unproven(at, why),
+            Proof::Refuted(at) => Unheld::Refuted(at),
             Proof::Varies(v) => return Ok(Prediction::Varies(v)),
         };
         observer.note(Note::KnownFailed {
             formula: formula.to_string(),
-            n: failed.0,
-            why: failed.1,
+            why: failed,
         });
     }
     let below = infer.sizes_below(n)?;
