@@ -255,33 +255,21 @@ class Explanation:
     down. True when explained.
     """
 
-    __slots__ = ("formula", "sentence", "sizes", "closest", "fails_at", "gaps", "verified")
+    __slots__ = ("formula", "sentence", "sizes", "closest", "fails_at", "gaps", "verified", "_text")
 
-    def __init__(self, found: Any, closest: Any, sizes: list, gaps: list, verified: list) -> None:
+    def __init__(self, found: Any, closest: Any, sizes: list, gaps: list, verified: list, text: str) -> None:
         self.formula, self.sentence = found if found else (None, None)
         self.closest, self.fails_at = closest if closest else (None, None)
         self.sizes = list(sizes)
         self.gaps = [tuple(g) for g in gaps]
         self.verified = list(verified)
+        self._text = text
 
     def __bool__(self) -> bool:
         return self.formula is not None
 
     def __str__(self) -> str:
-        if self.formula is not None:
-            checked = max(self.verified + self.sizes, default=0)
-            return "native:%s\n%s.\n# regenerates the revealed tree at each of %d sizes; checked to n = %d" % (
-                self.formula,
-                self.sentence[:1].upper() + self.sentence[1:],
-                len(self.sizes),
-                checked,
-            )
-        if self.closest is not None:
-            return "# not explained: the closest, native:%s, gives every revealed tree below n = %d" % (
-                self.closest,
-                self.fails_at,
-            )
-        return "# not explained: two different trees at one size"
+        return self._text
 
     def __repr__(self) -> str:
         return "Explanation(formula=%r, sizes=%d)" % (self.formula, len(self.sizes))
@@ -342,7 +330,7 @@ def explain(
         raise ValueError("sizes must hold at least one size")
 
     checks = list(_fprev.VERIFY_SIZES if verify is None else _sizes("verify", verify))
-    found, closest, revealed, gaps, verified = _fprev.explain(
+    found, closest, revealed, gaps, verified, text = _fprev.explain(
         fn,
         wanted,
         checks,
@@ -352,7 +340,7 @@ def explain(
         **_described(rows, may_fuse, accumulator, offset),
         confirm=_count("confirm", confirm),
     )
-    return Explanation(found, closest, revealed, gaps, verified)
+    return Explanation(found, closest, revealed, gaps, verified, text)
 
 
 def emit(

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 
 use crate::black_box::format;
 use crate::errors::{OrderIndependentError, UnconfirmedWarning, to_py};
+use fprev_present::front::FrontEnd;
 
 /// The source of `name` (default: the spec's) in `language` computing what
 /// `spec` computes in `dtype`; with `check` (sizes), compiled and run
@@ -76,16 +77,20 @@ pub(crate) fn emit_source(
         let (plan, mut what) = match done.prepared {
             Prepared::Ready { plan, what, .. } => (plan, what),
             Prepared::NoFormula => {
-                return Ok(Err(Refused::Value(format!(
-                    "no formula of the order language gives every tree of {spec} \
-                     (fprev.explain shows the closest): emitted code follows a formula"
+                return Ok(Err(Refused::Value(fprev_present::emit::no_formula(
+                    &spec,
+                    FrontEnd::Python,
                 ))));
             }
-            Prepared::OrderIndependent(why) => return Ok(Err(Refused::OrderIndependent(why))),
+            Prepared::OrderIndependent(why) => {
+                return Ok(Err(Refused::OrderIndependent(
+                    fprev_present::note::order_independent(&why),
+                )));
+            }
             Prepared::NotConfirmed(n, why) => {
-                return Ok(Err(Refused::Unconfirmed(format!(
-                    "at n = {n}, {why}: no code is written"
-                ))));
+                return Ok(Err(Refused::Unconfirmed(
+                    fprev_present::emit::not_confirmed(n, &why, &spec, FrontEnd::Python),
+                )));
             }
         };
         // Which alignment the code matches, as `fprev emit` says it.

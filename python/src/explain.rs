@@ -14,14 +14,16 @@ use crate::reveal::varies_error;
 
 /// What `explain` found: the formula and its sentence (or `None`), the
 /// closest formula and the first size it fails (or `None`), the sizes
-/// revealed, the ranges where a switch was not narrowed down, and the
-/// sizes past those revealed where the formula was checked.
+/// revealed, the ranges where a switch was not narrowed down, the sizes
+/// past those revealed where the formula was checked, and all that in
+/// words (`str(Explanation)`, from `fprev_present::explain::brief`).
 type Found = (
     Option<(String, String)>,
     Option<(String, usize)>,
     Vec<usize>,
     Vec<(usize, usize)>,
     Vec<usize>,
+    String,
 );
 
 /// Reveals `call` at `sizes`, and between two regimes until the switch is
@@ -72,16 +74,23 @@ pub(crate) fn explain(
             inference,
             trees,
             verified,
-        } => Ok((
-            inference
-                .formula
-                .map(|f| (f.to_string(), fprev_present::formula::sentence(&f))),
-            inference.closest.map(|(f, at)| (f.to_string(), at)),
-            trees.iter().map(SummationTree::n).collect(),
-            inference.gaps,
-            verified,
+        } => {
+            let sizes: Vec<usize> = trees.iter().map(SummationTree::n).collect();
+            let text = fprev_present::explain::brief(&inference, &sizes, &verified);
+            Ok((
+                inference
+                    .formula
+                    .map(|f| (f.to_string(), fprev_present::formula::sentence(&f))),
+                inference.closest.map(|(f, at)| (f.to_string(), at)),
+                sizes,
+                inference.gaps,
+                verified,
+                text,
+            ))
+        }
+        Explained::OrderIndependent(why) => Err(OrderIndependentError::new_err(
+            fprev_present::note::order_independent(&why),
         )),
-        Explained::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),
         Explained::Varies(v) => Err(varies_error(py, v, label, format)),
     }
 }

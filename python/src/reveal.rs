@@ -236,7 +236,9 @@ pub(crate) fn reveal(
     };
     match outcome {
         Outcome::Revealed(r) => Ok(Tree { doc: r.document }),
-        Outcome::OrderIndependent(why) => Err(OrderIndependentError::new_err(why)),
+        Outcome::OrderIndependent(why) => Err(OrderIndependentError::new_err(
+            fprev_present::note::order_independent(&why),
+        )),
         Outcome::Varies(v) => Err(varies_error(py, v, label, format)),
     }
 }
@@ -250,7 +252,10 @@ pub(crate) fn varies_error(
     label: &str,
     format: fprev::Format,
 ) -> PyErr {
-    let mut message = format!("{label} varies from call to call: {v}");
+    let mut message = format!(
+        "{label} varies from call to call: {}",
+        fprev_present::note::variation(&v)
+    );
     for line in v.skeleton.iter().flat_map(|s| s.describe()) {
         message += &format!("; skeleton: {line}");
     }

@@ -38,7 +38,7 @@ pub(crate) fn variation(
     }
     let v = fprev::workflow::characterise(&mut black_box, v, runs, skeleton, &mut Silent)
         .map_err(to_py)?;
-    let mut said = vec![v.to_string()];
+    let mut said = vec![fprev_present::note::variation(&v)];
     if let Some(s) = &v.skeleton {
         said.extend(
             s.describe()

@@ -17,6 +17,7 @@ use fprev::Spec;
 use fprev::document::TreeDocument;
 use fprev::error::Result;
 use fprev::probe::{self, Offset, ProbeOptions};
+use fprev::reveal::OrderIndependent;
 use fprev::variation::Variation;
 
 use crate::args::{Command, GuardArgs, ProbesArgs};
@@ -121,8 +122,11 @@ fn open_guarded(spec: &Spec, opts: &ProbeOptions) -> Result<Box<dyn probe::Probe
 
 /// Says on stdout that `spec` is order-independent, and why: exit 4, no
 /// tree.
-fn order_independent(spec: &Spec, why: &str) -> Result<i32> {
-    write::println(format_args!("order-independent: {spec}: {why}"))?;
+fn order_independent(spec: &Spec, why: &OrderIndependent) -> Result<i32> {
+    write::println(format_args!(
+        "order-independent: {spec}: {}",
+        fprev_present::note::order_independent(why)
+    ))?;
     Ok(4)
 }
 
@@ -137,7 +141,8 @@ fn varies(spec: &Spec, v: &Variation) -> Result<i32> {
 fn varies_line(spec: &Spec, v: &Variation) -> String {
     format!(
         "varies: {spec}: its answer to the same input changes from call to call (another \
-         order each time), so no one tree describes it: {v}"
+         order each time), so no one tree describes it: {}",
+        fprev_present::note::variation(v)
     )
 }
 

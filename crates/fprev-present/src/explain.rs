@@ -113,3 +113,33 @@ pub fn found(
     }
     out
 }
+
+/// An explanation in a few lines, as Python's `str(Explanation)` says it:
+/// the formula and its sentence, how many sizes it regenerates and the
+/// largest checked (`revealed` and `verified`); or the closest formula and
+/// the first size it fails at, where none regenerates every tree.
+///
+/// ```
+/// use fprev::formula::infer::Inference;
+///
+/// let inference = Inference { formula: Some("pairwise".parse().unwrap()), closest: None, gaps: vec![] };
+/// let text = fprev_present::explain::brief(&inference, &[1, 2, 3], &[64]);
+/// assert!(text.starts_with("native:pairwise\n"));
+/// assert!(text.ends_with("\n# regenerates the revealed tree at each of 3 sizes; checked to n = 64"));
+/// ```
+pub fn brief(inference: &Inference, revealed: &[usize], verified: &[usize]) -> String {
+    if let Some(formula) = &inference.formula {
+        let checked = verified.iter().chain(revealed).max().copied().unwrap_or(0);
+        return format!(
+            "{}# regenerates the revealed tree at each of {} sizes; checked to n = {checked}",
+            named(formula),
+            revealed.len()
+        );
+    }
+    match &inference.closest {
+        Some((f, at)) => format!(
+            "# not explained: the closest, native:{f}, gives every revealed tree below n = {at}"
+        ),
+        None => "# not explained: two different trees at one size".into(),
+    }
+}

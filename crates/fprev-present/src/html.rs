@@ -225,8 +225,8 @@ impl<'a> Row<'a> {
             .variations()
             .into_iter()
             .map(|(n, t, v)| match t {
-                Some(t) => format!("n = {n} on {t} thread(s): {v}"),
-                None => format!("n = {n}: {v}"),
+                Some(t) => format!("n = {n} on {t} thread(s): {}", crate::note::variation(v)),
+                None => format!("n = {n}: {}", crate::note::variation(v)),
             })
             .collect();
         Row {

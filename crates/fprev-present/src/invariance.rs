@@ -154,7 +154,9 @@ fn outcome(o: &Observed) -> String {
             }
         }
         Observed::Unconfirmed(_) => "a tree its replay did not confirm".into(),
-        Observed::OrderIndependent(why) => format!("order-independent: {why}"),
+        Observed::OrderIndependent(why) => {
+            format!("order-independent: {}", crate::note::order_independent(why))
+        }
         Observed::Varies(why) => format!("varies from call to call ({why})"),
         Observed::Failed(why) => format!("failed: {why}"),
     }

@@ -5,9 +5,10 @@ use std::fmt;
 
 use fprev::error::Report;
 use fprev::inputs::Inputs;
+use fprev::reveal::{Finding, OrderIndependent};
 use fprev::sizes::runs;
-use fprev::variation::Processes;
-use fprev::workflow::Note;
+use fprev::variation::{Processes, Variation};
+use fprev::workflow::{Note, Unheld};
 
 /// A note said in one line: `format!("fprev: note: {}", Said(&note))`.
 pub struct Said<'a>(pub &'a Note);
@@ -15,7 +16,7 @@ pub struct Said<'a>(pub &'a Note);
 impl fmt::Display for Said<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            Note::Engine(text) => f.write_str(text),
+            Note::Engine(finding) => f.write_str(&engine(finding)),
             Note::Arithmetic {
                 model,
                 nodes_asked,
@@ -108,29 +109,54 @@ impl fmt::Display for Said<'_> {
                 "n = {n} predicted by native:{formula}, inferred from reveals at n = {}",
                 runs(from)
             ),
-            Note::KnownFailed { formula, n, why } => write!(
-                f,
-                "the cache's formula, native:{formula}, does not hold now at n = {n} ({why}): \
-                 a formula is inferred afresh"
-            ),
+            Note::KnownFailed { formula, why } => {
+                let at = match why {
+                    Unheld::Refuted(n) => {
+                        format!(" at n = {n} (the black box's tree there is another)")
+                    }
+                    Unheld::Unproven(n, why) => format!(" at n = {n} ({why})"),
+                    Unheld::NotConfirmed(n, why) => {
+                        format!(" at n = {n} ({})", crate::emit::not_confirmed_why(why))
+                    }
+                    Unheld::Mispredicted => " (it mispredicts)".into(),
+                };
+                write!(
+                    f,
+                    "the cache's formula, native:{formula}, does not hold now{at}: a formula is \
+                     inferred afresh"
+                )
+            }
             Note::CacheHolds { formula, from } => write!(
                 f,
                 "the cache holds native:{formula}, found before from n = {}: its tree is proven \
                  at those sizes below n before it predicts",
                 runs(from)
             ),
-            Note::CacheDropped { formula, why: None } => write!(
+            Note::CacheDropped {
+                formula,
+                why: Unheld::Mispredicted,
+            } => write!(
                 f,
                 "native:{formula} is dropped from the cache: it does not hold now"
             ),
-            Note::CacheDropped {
-                formula,
-                why: Some(why),
-            } => write!(
-                f,
-                "the cache's formula, native:{formula}, {why}: dropped from the cache; \
-                 explaining afresh"
-            ),
+            Note::CacheDropped { formula, why } => {
+                let why = match why {
+                    Unheld::Unproven(n, why) => format!("cannot be proven now at n = {n} ({why})"),
+                    Unheld::Refuted(n) => {
+                        format!("is refuted at n = {n}: the black box's tree there is another")
+                    }
+                    Unheld::NotConfirmed(n, why) => format!(
+                        "does not hold now (at n = {n}, {})",
+                        crate::emit::not_confirmed_why(why)
+                    ),
+                    Unheld::Mispredicted => "does not hold now".into(),
+                };
+                write!(
+                    f,
+                    "the cache's formula, native:{formula}, {why}: dropped from the cache; \
+                     explaining afresh"
+                )
+            }
             Note::Explaining(label) => write!(
                 f,
                 "finding the order of {label}: explaining it at several sizes first"
@@ -237,8 +263,9 @@ impl fmt::Display for Said<'_> {
             ),
             Note::Deterministic(v) => write!(
                 f,
-                "deterministic within this one process: {v}; another process may choose another \
-                 order as it starts"
+                "deterministic within this one process: {}; another process may choose another \
+                 order as it starts",
+                variation(v)
             ),
             Note::Skeleton { repeats } => write!(
                 f,
@@ -261,10 +288,47 @@ impl fmt::Display for Said<'_> {
     }
 }
 
+/// What repeating random inputs showed, in one clause: the same bits on
+/// every call, or how many inputs gave other bits and how far apart.
+///
+/// ```
+/// use fprev::variation::Variation;
+///
+/// let v = Variation {
+///     inputs: 4,
+///     runs: 8,
+///     varied: 0,
+///     most_distinct: 1,
+///     spread_ulps: 0.0,
+///     spread_relative: 0.0,
+///     condition: 1.0,
+///     skeleton: None,
+/// };
+/// assert_eq!(fprev_present::note::variation(&v), v.to_string());
+/// assert_eq!(
+///     fprev_present::note::variation(&v),
+///     "the same bits on every one of 8 calls of each of 4 random inputs"
+/// );
+/// ```
+pub fn variation(v: &Variation) -> String {
+    if !v.varies() {
+        return format!(
+            "the same bits on every one of {} calls of each of {} random inputs",
+            v.runs, v.inputs
+        );
+    }
+    format!(
+        "{} of {} random inputs gave different bits on {} calls each (up to {} distinct results \
+         for one input); the results spread by up to {:.3} ulps ({:.2e} of the sum), on an input \
+         of condition number {:.3e}",
+        v.varied, v.inputs, v.runs, v.most_distinct, v.spread_ulps, v.spread_relative, v.condition
+    )
+}
+
 /// What comparing fresh processes' answers showed, in one clause.
 ///
 /// ```
-/// use fprev::variation::Processes;
+/// use fprev::variation::{Processes, Variation};
 ///
 /// let same = Processes::compare(&[vec![1, 2], vec![1, 2]]);
 /// assert_eq!(
@@ -294,4 +358,152 @@ pub fn varies_between_processes(p: &Processes) -> String {
          process starts), so no one tree describes it: {}",
         processes(p)
     )
+}
+
+/// A finding of the reveal engine, in one line.
+pub fn engine(finding: &Finding) -> String {
+    match finding {
+        Finding::RowsDiffer {
+            row,
+            differ,
+            agree,
+            per_call,
+        } => format!(
+            "rows {} of this black box sum in a different order from row {row} (the same \
+             input in every row gave different results); this is row {row}'s order, revealed \
+             with rows {} ({per_call} per call; asking for row K reveals row K's)",
+            row_ranges(differ),
+            row_ranges(agree),
+        ),
+        Finding::Unpacked {
+            units,
+            summed,
+            accumulator,
+        } => format!(
+            "this black box summed {units} units to {summed}, but a {accumulator} accumulator \
+             holds that sum exactly: it rounds to a narrower format, so each query had an input \
+             of its own (declaring its accumulator packs them)"
+        ),
+        Finding::TowardZero => "masked inputs fit no tree, as a sum whose additions round toward \
+             zero answers them (a unit meeting the negative mask is not absorbed); masks whose \
+             units survive such additions gave this one, one query per input, and its additions \
+             truncating give the first masks' answers too (n - 1 inputs)"
+            .into(),
+    }
+}
+
+/// `6-11, 18-23, 30-35, …`: rows as ranges, at most four.
+fn row_ranges(ranges: &[std::ops::RangeInclusive<usize>]) -> String {
+    let shown: Vec<String> = ranges
+        .iter()
+        .take(4)
+        .map(|r| match r.start() == r.end() {
+            true => r.start().to_string(),
+            false => format!("{}-{}", r.start(), r.end()),
+        })
+        .collect();
+    shown.join(", ") + if ranges.len() > 4 { ", …" } else { "" }
+}
+
+/// Why a black box has no summation tree, as it sums order-independently:
+/// what the CLI and Python say (after its name), and an invariance study
+/// keeps.
+///
+/// ```
+/// use fprev::reveal::OrderIndependent;
+///
+/// let at = OrderIndependent::Sizes { sizes: vec![3, 4, 5], unrevealed: 0, run: 3 };
+/// assert_eq!(fprev_present::note::order_independent(&at), at.record());
+/// ```
+pub fn order_independent(why: &OrderIndependent) -> String {
+    match why {
+        OrderIndependent::At { n, masked } => format!(
+            "the black box sums its {n} summands order-independently: every order of random \
+             inputs gave the same bits (an exact or pre-rounded sum), so no summation tree \
+             describes it; masked inputs said: {masked}"
+        ),
+        OrderIndependent::Sizes {
+            sizes,
+            unrevealed,
+            run,
+        } => {
+            let stopped = match unrevealed {
+                0 => String::new(),
+                k => format!(
+                    "; the {k} other sizes asked were not revealed: {run} sizes in a row and a \
+                     larger one settle it"
+                ),
+            };
+            format!(
+                "the black box sums order-independently at n = {}: every order of random inputs \
+                 gave the same bits (an exact or pre-rounded sum), so no formula describes \
+                 it{stopped}",
+                runs(sizes)
+            )
+        }
+        OrderIndependent::Recorded(words) => words.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fprev::Format;
+
+    #[test]
+    fn rows_that_differ_are_named_as_ranges_at_most_four() {
+        let rows = Finding::RowsDiffer {
+            row: 0,
+            differ: vec![6..=11, 18..=23, 30..=35, 42..=42, 50..=51],
+            agree: vec![0..=5, 12..=17],
+            per_call: 12,
+        };
+        assert_eq!(
+            engine(&rows),
+            "rows 6-11, 18-23, 30-35, 42, … of this black box sum in a different order from \
+             row 0 (the same input in every row gave different results); this is row 0's \
+             order, revealed with rows 0-5, 12-17 (12 per call; asking for row K reveals row \
+             K's)"
+        );
+        let unpacked = Finding::Unpacked {
+            units: 16777215,
+            summed: 16777216.0,
+            accumulator: Format::F32,
+        };
+        assert!(engine(&unpacked).starts_with(
+            "this black box summed 16777215 units to 16777216, but a f32 accumulator"
+        ));
+    }
+
+    #[test]
+    fn order_independence_is_worded_as_a_study_file_records_it() {
+        for why in [
+            OrderIndependent::At {
+                n: 16,
+                masked: "no tree".into(),
+            },
+            OrderIndependent::Sizes {
+                sizes: vec![3, 4, 5, 6, 128],
+                unrevealed: 53,
+                run: 4,
+            },
+        ] {
+            assert_eq!(order_independent(&why), why.record());
+        }
+    }
+
+    #[test]
+    fn a_varying_black_box_is_worded_as_the_library_records_it() {
+        let v = Variation {
+            inputs: 4,
+            runs: 8,
+            varied: 3,
+            most_distinct: 2,
+            spread_ulps: 1.5,
+            spread_relative: 3e-8,
+            condition: 12.25,
+            skeleton: None,
+        };
+        assert_eq!(variation(&v), v.to_string());
+    }
 }

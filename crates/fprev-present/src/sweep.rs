@@ -250,9 +250,10 @@ impl fmt::Display for Table<'_> {
                 writeln!(
                     f,
                     "varies at n = {} ({}): its answer to the same input changes from call to \
-                     call, so no one tree describes it: {v}",
+                     call, so no one tree describes it: {}",
                     p.n,
-                    threads_name(p.threads)
+                    threads_name(p.threads),
+                    crate::note::variation(v)
                 )?;
             }
         }

@@ -159,7 +159,7 @@ fn run(c: &Case, baseline_seconds: Option<f64>) -> Option<f64> {
         if checked { "bit-exact" } else { "MISMATCH" }
     );
     for note in r.notes {
-        println!("|  | | note: {note} | | | | | | | | |");
+        println!("|  | | note: {note:?} | | | | | | | | |");
     }
     is_baseline.then_some(median)
 }

@@ -60,7 +60,7 @@ fn reveal_unrolled(n: usize) -> SummationTree {
     match reveal(&mut probe, &Options::default()) {
         Ok(Outcome::Revealed(r)) => r.tree,
         Ok(Outcome::OrderIndependent(why)) => {
-            eprintln!("order-independent: {why}");
+            eprintln!("order-independent: {why:?}");
             std::process::exit(4);
         }
         Ok(Outcome::Varies(v)) => {

@@ -249,7 +249,7 @@ pub enum Observed {
     Unconfirmed(TreeDocument),
     /// The black box's bits do not depend on the order (an exact or
     /// pre-rounded sum): why.
-    OrderIndependent(String),
+    OrderIndependent(crate::reveal::OrderIndependent),
     /// The black box varied from call to call: no one order.
     Varies(String),
     /// The reveal failed: why.

@@ -60,6 +60,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::arith::{Arithmetic, NodeArithmetic, Rounding};
 use crate::document::Stats;
 use crate::error::{Error, Param, Remedy, Result};
+use crate::format::Format;
 use crate::probe::Probe;
 use crate::reduce::Replay;
 use crate::tree::SummationTree;
@@ -212,7 +213,104 @@ pub struct Found {
     pub stats: Stats,
     /// Findings worth telling the user, e.g. rows of a GEMM that sum in
     /// different orders.
-    pub notes: Vec<String>,
+    pub notes: Vec<Finding>,
+}
+
+/// A finding of the engine worth telling the user, as data
+/// (`fprev_present::note` words it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Finding {
+    /// Rows of a batched black box sum in another order than `row`, the
+    /// row revealed (the same input in every row gave other results):
+    /// its order is revealed with the rows that agree with it.
+    RowsDiffer {
+        /// The row revealed.
+        row: usize,
+        /// The rows that differ from it, as ranges, ascending.
+        differ: Vec<std::ops::RangeInclusive<usize>>,
+        /// The rows that agree with it (itself among them), as ranges.
+        agree: Vec<std::ops::RangeInclusive<usize>>,
+        /// Rows asked in one call.
+        per_call: usize,
+    },
+    /// The black box summed `units` units to `summed` units where its
+    /// declared `accumulator` holds that sum exactly: it rounds to a
+    /// narrower format, so each query had an input of its own.
+    Unpacked {
+        /// The units summed.
+        units: u64,
+        /// What it gave, in units.
+        summed: f64,
+        /// The accumulator it declares.
+        accumulator: Format,
+    },
+    /// Masked inputs fit no tree, as a sum whose additions round toward
+    /// zero answers them: masks whose units survive such additions gave
+    /// the tree, one query per input, and its additions truncating give
+    /// the first masks' answers too.
+    TowardZero,
+}
+
+/// Why a black box has no summation tree: it sums order-independently
+/// ([`Outcome::OrderIndependent`]), as data (`fprev_present::note` words
+/// it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum OrderIndependent {
+    /// Every order of random inputs gave the same bits at one size.
+    At {
+        /// Its summands.
+        n: usize,
+        /// What masked inputs said of it (answers that fit no tree): the
+        /// engine's error message.
+        masked: String,
+    },
+    /// Every size past two summands an explanation revealed is.
+    Sizes {
+        /// Those sizes, ascending.
+        sizes: Vec<usize>,
+        /// The other sizes asked, not revealed once a run of sizes and a
+        /// larger one settled it (0: none).
+        unrevealed: usize,
+        /// The sizes in a row that, with a larger one, settle it.
+        run: usize,
+    },
+    /// As a study file records it, read back: its words.
+    Recorded(String),
+}
+
+impl OrderIndependent {
+    /// The words an invariance study's file keeps for it (its `why`),
+    /// which `fprev_present::note::order_independent` says too; kept here
+    /// only until the study file takes its words from its caller.
+    pub fn record(&self) -> String {
+        match self {
+            OrderIndependent::At { n, masked } => format!(
+                "the black box sums its {n} summands order-independently: every order of \
+                 random inputs gave the same bits (an exact or pre-rounded sum), so no \
+                 summation tree describes it; masked inputs said: {masked}"
+            ),
+            OrderIndependent::Sizes {
+                sizes,
+                unrevealed,
+                run,
+            } => {
+                let stopped = match unrevealed {
+                    0 => String::new(),
+                    k => format!(
+                        "; the {k} other sizes asked were not revealed: {run} sizes in a row \
+                         and a larger one settle it"
+                    ),
+                };
+                format!(
+                    "the black box sums order-independently at n = {}: every order of random \
+                     inputs gave the same bits (an exact or pre-rounded sum), so no formula \
+                     describes it{stopped}",
+                    crate::sizes::runs(sizes)
+                )
+            }
+            OrderIndependent::Recorded(words) => words.clone(),
+        }
+    }
 }
 
 /// What a reveal ends with when nothing failed: the black box's tree (a
@@ -233,8 +331,8 @@ pub enum Outcome<T> {
     /// The tree, with what is known of it.
     Revealed(T),
     /// The black box gives the same bits in every order (an exact or
-    /// pre-rounded sum): no summation tree describes it. Says why.
-    OrderIndependent(String),
+    /// pre-rounded sum): no summation tree describes it. Why.
+    OrderIndependent(OrderIndependent),
     /// The black box's answer to one input changes from call to call (it
     /// adds in another order each time): no one tree describes it. What
     /// repeating inputs showed.
@@ -381,7 +479,7 @@ pub fn reveal_predicted(
     let started = Instant::now();
     let (proven, notes, spent) = {
         let mut oracle = Oracle::new(probe).map_err(unprovable)?;
-        let notes: Vec<String> = oracle
+        let notes: Vec<Finding> = oracle
             .calibrate_rows(opts.batch, opts.row)
             .map_err(unprovable)?
             .into_iter()
@@ -430,7 +528,7 @@ fn reveal_with(
         );
     }
     let mut oracle = Oracle::new(probe)?;
-    let mut notes: Vec<String> = oracle
+    let mut notes: Vec<Finding> = oracle
         .calibrate_rows(opts.batch, opts.row)?
         .into_iter()
         .collect();
@@ -464,14 +562,7 @@ fn reveal_with(
         Err(e) if matches!(e.plain(), Error::BlackBox(_)) && opts.algorithm == Algorithm::Fprev => {
             match reveal_toward_zero(&mut oracle, opts.pivot)? {
                 Some(t) => {
-                    notes.push(
-                        "masked inputs fit no tree, as a sum whose additions round toward \
-                         zero answers them (a unit meeting the negative mask is not absorbed); \
-                         masks whose units survive such additions gave this one, one query per \
-                         input, and its additions truncating give the first masks' answers too \
-                         (n - 1 inputs)"
-                            .into(),
-                    );
+                    notes.push(Finding::TowardZero);
                     Ok(t)
                 }
                 // Past the sizes those masks reach, a truncating sum is said
@@ -493,12 +584,10 @@ fn reveal_with(
                 && oracle.order_independent()? =>
         {
             let m = e.plain();
-            return Ok(Outcome::OrderIndependent(format!(
-                "the black box sums its {} summands order-independently: every order of \
-                 random inputs gave the same bits (an exact or pre-rounded sum), so no \
-                 summation tree describes it; masked inputs said: {m}",
-                oracle.n()
-            )));
+            return Ok(Outcome::OrderIndependent(OrderIndependent::At {
+                n: oracle.n(),
+                masked: m.to_string(),
+            }));
         }
         Err(e) if matches!(e.plain(), Error::BlackBox(_)) => {
             let m = e.plain().to_string();
@@ -673,7 +762,7 @@ fn stats(c: &oracle::Counters, started: Instant) -> Stats {
 fn build(
     oracle: &mut Oracle,
     opts: &Options,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Finding>,
     placement: &mut Placement,
     prediction: Option<&SummationTree>,
 ) -> Result<SummationTree> {

@@ -83,6 +83,10 @@ impl Variation {
     }
 }
 
+/// The words `fprev_present::note::variation` says, kept here only for
+/// the library's own records that still hold text (an invariance study's
+/// `why`, a survey's and an explanation's sizes not revealed, an
+/// equivalence's difference) until they are typed.
 impl fmt::Display for Variation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.varies() {

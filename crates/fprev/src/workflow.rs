@@ -67,7 +67,7 @@ pub use explain::{
     VERIFY_BUDGET, VERIFY_SIZES, explain, explain_cached, prove_known,
 };
 pub use invariance::{Turned, Varied, bisect, default_columns, invariance, row_at, study};
-pub use note::Note;
+pub use note::{NotConfirmed, Note, Unheld};
 pub use predict::ARITHMETIC_AT;
 pub use request::{Infer, PREDICT_SIZES, PROVE_UP_TO, Request, Revealed};
 pub use reveal::{Revealing, reveal, reveal_opened};

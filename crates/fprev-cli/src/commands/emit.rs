@@ -13,6 +13,7 @@ use fprev::probe::{Offset, ProbeOptions};
 use fprev::sizes::runs;
 use fprev::workflow::emit::{CheckOn, Emitted, FromFile, Prepared};
 use fprev::workflow::{self};
+use fprev_present::front::FrontEnd;
 
 use super::{cache, open_guarded, order_independent};
 use crate::args::EmitArgs;
@@ -144,17 +145,16 @@ fn planned(prepared: Prepared, spec: &Spec, offset: Option<Offset>) -> Result<Fo
         }
         Prepared::NoFormula => {
             eprintln!(
-                "fprev: error: no formula of the order language gives every tree of {spec} \
-                 (fprev explain {spec} shows the closest); emitted code follows a formula, so \
-                 none is written"
+                "fprev: error: {}",
+                fprev_present::emit::no_formula(spec.as_str(), FrontEnd::Cli)
             );
             Ok(Err(1))
         }
         Prepared::OrderIndependent(why) => Ok(Err(order_independent(spec, &why)?)),
         Prepared::NotConfirmed(n, why) => {
             eprintln!(
-                "fprev: error: at n = {n}, {why}: the code would not give {spec}'s bits, so none \
-                 is written"
+                "fprev: error: {}",
+                fprev_present::emit::not_confirmed(n, &why, spec.as_str(), FrontEnd::Cli)
             );
             Ok(Err(5))
         }
@@ -195,9 +195,8 @@ fn of_document(a: &EmitArgs) -> Result<Found> {
         }
         FromFile::NoFormula => {
             eprintln!(
-                "fprev: error: no formula is known to give the tree in {file} (n = {n}): emitted \
-                 code follows a formula; give one with --formula, or emit from the spec (fprev \
-                 emit SPEC explains it first)"
+                "fprev: error: {}",
+                fprev_present::emit::file_no_formula(file, n, FrontEnd::Cli)
             );
             Ok(Err(1))
         }

@@ -16,6 +16,7 @@ use crate::args::{AnswersArgs, BlackBoxArgs, FormatArgs, OutputFormat, RevealArg
 use crate::mismatch::{save_mismatch, saved_to};
 use crate::watch::Watch;
 use crate::write::{self, check_writable};
+use fprev_present::front::FrontEnd;
 use fprev_present::note::{Said, varies_between_processes};
 
 /// Runs `fprev reveal`: 0, 4 (order-independent), 5 (not confirmed) or
@@ -131,33 +132,16 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
     Ok(code)
 }
 
-/// What to try when a black box of arbitrary code answered nonsense: its
-/// values may not be of the format it was given (a C function taking
-/// `double` fed floats), or it may add in a wider format than its inputs
-/// (Python's built-in `sum` of float32 values adds Python floats).
+/// What to try when a black box of arbitrary code (`dylib:`, `python:`)
+/// answered nonsense, in the flags not given (`fprev_present::front`).
 fn format_hint(spec: &Spec, given: &FormatArgs) -> String {
-    let arbitrary = matches!(spec.prefix(), "dylib" | "python");
-    if !arbitrary {
-        return String::new();
-    }
-    let mut hints = Vec::new();
-    if given.dtype.is_none() {
-        hints.push(
-            "if it takes double (float64) values, give --dtype f64 (the default is f32)"
-                .to_string(),
-        );
-    }
-    if given.acc.is_none() {
-        hints.push(
-            "if it adds in a wider format than its inputs (Python's built-in sum adds Python \
-             floats, f64), declare it with --acc f64"
-                .to_string(),
-        );
-    }
-    if hints.is_empty() {
-        String::new()
-    } else {
-        format!("; hint: {}", hints.join("; "))
+    match spec.prefix() {
+        "dylib" | "python" => fprev_present::front::format_hint(
+            FrontEnd::Cli,
+            given.dtype.is_some(),
+            given.acc.is_some(),
+        ),
+        _ => String::new(),
     }
 }
 

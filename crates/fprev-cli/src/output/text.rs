@@ -34,7 +34,10 @@ impl Output for Text {
                     fprev::sizes::runs(&i.from)
                 );
             } else if let Some(v) = &doc.varies {
-                s += &format!(": its order varies from call to call: {v}");
+                s += &format!(
+                    ": its order varies from call to call: {}",
+                    fprev_present::note::variation(v)
+                );
             } else if let Some(st) = doc.stats {
                 s += &format!(": {st}");
                 // Tree files keep no times unless written with --timings.

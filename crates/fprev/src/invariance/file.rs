@@ -130,9 +130,8 @@ fn case_file(c: &Case) -> CaseFile {
         Some(RawValue::from_string(d.to_json_with_timings()).expect("a tree document is JSON"))
     };
     let why = match &c.observed {
-        Observed::OrderIndependent(why) | Observed::Varies(why) | Observed::Failed(why) => {
-            Some(why.clone())
-        }
+        Observed::OrderIndependent(why) => Some(why.record()),
+        Observed::Varies(why) | Observed::Failed(why) => Some(why.clone()),
         Observed::Order(_) | Observed::Unconfirmed(_) => None,
     };
     CaseFile {
@@ -161,7 +160,9 @@ fn read_case(c: CaseFile) -> Result<Case> {
     let observed = match c.found.as_str() {
         "order" => Observed::Order(document()?),
         "unconfirmed" => Observed::Unconfirmed(document()?),
-        "order-independent" => Observed::OrderIndependent(why()?),
+        "order-independent" => {
+            Observed::OrderIndependent(crate::reveal::OrderIndependent::Recorded(why()?))
+        }
         "varies" => Observed::Varies(why()?),
         "failed" => Observed::Failed(why()?),
         other => {

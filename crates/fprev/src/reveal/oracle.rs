@@ -6,6 +6,7 @@
 //! like a unit. The answer to the input masking `i` and `j` is then the number
 //! of *live* units outside the lowest common ancestor of `i` and `j`.
 
+use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
@@ -16,6 +17,8 @@ use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::inputs::Inputs;
 use crate::probe::{Batch, Probe};
+
+use super::Finding;
 
 pub(super) use super::masks::{Edits, Masks};
 
@@ -202,7 +205,7 @@ impl<'p> Oracle<'p> {
     /// differ only in their last two additions agree on about 70% of those
     /// at n = 1024 (and on 90% of inputs of close magnitudes), so a few
     /// trials are not enough.
-    pub fn calibrate_rows(&mut self, cap: Option<usize>, row: usize) -> Result<Option<String>> {
+    pub fn calibrate_rows(&mut self, cap: Option<usize>, row: usize) -> Result<Option<Finding>> {
         let most = self.probe.max_batch().max(1);
         if row >= most {
             return Err(Error::Input(if most == 1 {
@@ -259,24 +262,22 @@ impl<'p> Oracle<'p> {
         if !differs.contains(&true) {
             return Ok(None);
         }
-        Ok(Some(format!(
-            "rows {} of this black box sum in a different order from row {row} (the same \
-             input in every row gave different results); this is row {row}'s order, revealed \
-             with rows {} ({} per call; asking for row K reveals row K's)",
-            row_ranges(&differs),
-            row_ranges(&agree),
-            self.slots.len()
-        )))
+        Ok(Some(Finding::RowsDiffer {
+            row,
+            differ: row_ranges(&differs),
+            agree: row_ranges(&agree),
+            per_call: self.slots.len(),
+        }))
     }
 
     /// Checks, in one call, that the black box counts as far as packed
-    /// inputs reach; `None` if it does, else a note saying why queries go
-    /// one per input. Packed counts stay below `2^b`, and a sum of `2^b - 1`
+    /// inputs reach; `None` if it does, else the finding that says why
+    /// queries go one per input. Packed counts stay below `2^b`, and a sum of `2^b - 1`
     /// units (one summand holding most of them) needs all `b` bits: an
     /// accumulator narrower than declared rounds it, where the counts of
     /// single queries may still fit it, while the rounded digits of packed
     /// ones could read as other counts.
-    pub fn calibrate_packing(&mut self) -> Result<Option<String>> {
+    pub fn calibrate_packing(&mut self) -> Result<Option<Finding>> {
         if self.masks.max_pairs() < 2 {
             return Ok(None);
         }
@@ -291,13 +292,11 @@ impl<'p> Oracle<'p> {
         if y == total as f64 * u {
             return Ok(None);
         }
-        Ok(Some(format!(
-            "this black box summed {total} units to {}, but a {} accumulator holds that sum \
-             exactly: it rounds to a narrower format, so each query had an input of its own \
-             (declaring its accumulator packs them)",
-            y / u,
-            self.probe.accumulator()
-        )))
+        Ok(Some(Finding::Unpacked {
+            units: total,
+            summed: y / u,
+            accumulator: self.probe.accumulator(),
+        }))
     }
 
     /// Whether the black box gives the same bits for every order of its
@@ -432,8 +431,9 @@ impl<'p> Oracle<'p> {
     }
 }
 
-/// `6-11, 18-23, 30-35, …`: the rows marked true, as ranges (at most four).
-fn row_ranges(marked: &[bool]) -> String {
+/// The rows marked true, as ranges of rows (`6..=11, 18..=23, …`), in
+/// ascending order.
+fn row_ranges(marked: &[bool]) -> Vec<RangeInclusive<usize>> {
     let mut ranges = Vec::new();
     let mut r = 0;
     while r < marked.len() {
@@ -442,15 +442,9 @@ fn row_ranges(marked: &[bool]) -> String {
             while r < marked.len() && marked[r] {
                 r += 1;
             }
-            ranges.push(if r - start == 1 {
-                start.to_string()
-            } else {
-                format!("{start}-{}", r - 1)
-            });
+            ranges.push(start..=r - 1);
         }
         r += 1;
     }
-    let more = ranges.len() > 4;
-    ranges.truncate(4);
-    ranges.join(", ") + if more { ", …" } else { "" }
+    ranges
 }

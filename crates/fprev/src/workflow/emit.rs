@@ -4,8 +4,8 @@
 //! from those models ([`crate::emit::Plan`]).
 
 use super::{
-    Caches, Confirm, Infer, NoCache, Note, Observer, OpenSpec, Opener, PROVE_UP_TO, Proof, Request,
-    reveal_opened,
+    Caches, Confirm, Infer, NoCache, NotConfirmed, Note, Observer, OpenSpec, Opener, PROVE_UP_TO,
+    Proof, Request, Unheld, reveal_opened,
 };
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::document::TreeDocument;
@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::Formula;
 use crate::probe::{Offset, Probe, ProbeOptions};
-use crate::reveal::Outcome;
+use crate::reveal::{OrderIndependent, Outcome};
 use crate::spec::Spec;
 use crate::tree::SummationTree;
 
@@ -70,7 +70,7 @@ pub fn prepare_cached(
         cache.forget();
         observer.note(Note::CacheDropped {
             formula: f.to_string(),
-            why: Some(format!("does not hold now (at n = {n}, {why})")),
+            why: Unheld::NotConfirmed(*n, why.clone()),
         });
         observer.note(Note::Explaining(label.to_string()));
         prepared = prepare(label, probe, None, open, observer)?;
@@ -118,7 +118,7 @@ pub enum Planned {
     Plan(Box<Plan>, Vec<usize>),
     /// At this size the formula's tree, or its arithmetic, did not replay
     /// the black box's bits: why, in one line.
-    NotConfirmed(usize, String),
+    NotConfirmed(usize, NotConfirmed),
 }
 
 /// The sizes whose reveals show every part of `formula` adding: 1,000,
@@ -187,16 +187,13 @@ pub fn plan(
             }
         };
         if !revealed.confirmed() {
-            return Ok(Planned::NotConfirmed(
-                n,
-                "its replay, with the arithmetic found, differs from the black box".into(),
-            ));
+            return Ok(Planned::NotConfirmed(n, NotConfirmed::ReplayDiffers));
         }
         let document = revealed.document;
         if *document.tree() != formula.tree(n) {
             return Ok(Planned::NotConfirmed(
                 n,
-                format!("the black box's tree there is not native:{formula}'s"),
+                NotConfirmed::TreeIsNot(formula.to_string()),
             ));
         }
         models.push(model_of(document, probe.format)?);
@@ -251,10 +248,10 @@ pub enum Prepared {
     NoFormula,
     /// The black box sums order-independently at the sizes said: no
     /// formula describes it.
-    OrderIndependent(String),
+    OrderIndependent(OrderIndependent),
     /// At this size the formula's tree, or its arithmetic, is not the
     /// black box's: why.
-    NotConfirmed(usize, String),
+    NotConfirmed(usize, NotConfirmed),
 }
 
 /// What [`prepare_file`] made of a tree file.
@@ -475,7 +472,7 @@ fn prove(
             Proof::Refuted(n) => {
                 return Ok(Err(Prepared::NotConfirmed(
                     n,
-                    format!("the black box's tree there is not native:{formula}'s"),
+                    NotConfirmed::TreeIsNot(formula.to_string()),
                 )));
             }
             Proof::Varies(_) => {
@@ -488,7 +485,7 @@ fn prove(
             Some((n, why)) if budget.is_none() => {
                 return Ok(Err(Prepared::NotConfirmed(
                     n,
-                    format!("native:{formula}'s tree could not be proven there ({why})"),
+                    NotConfirmed::Unproven(formula.to_string(), why),
                 )));
             }
             Some((n, why)) => {

@@ -10,13 +10,12 @@ use crate::formula::Formula;
 use crate::formula::infer::{self, Inference, infer};
 use crate::formula::known;
 use crate::probe::{Probe, ProbeOptions};
-use crate::reveal::{Options, Silent};
-use crate::sizes::runs;
+use crate::reveal::{Options, OrderIndependent, Silent};
 use crate::tree::SummationTree;
 use crate::variation::Variation;
 
 use super::size::reveal_size;
-use super::{Caches, Confirm, NoCache, Note, Observer, Opener, Outcome, Request, Seek};
+use super::{Caches, Confirm, NoCache, Note, Observer, Opener, Outcome, Request, Seek, Unheld};
 
 /// Sizes past those revealed at which `fprev explain` checks its formula
 /// by default before claiming it: past the blocks of 4,096 where XLA's and
@@ -74,8 +73,8 @@ pub enum Explained {
         verified: Vec<usize>,
     },
     /// Every size past two summands revealed is order-independent: no
-    /// formula describes the black box. Says at which sizes.
-    OrderIndependent(String),
+    /// formula describes the black box: at which sizes.
+    OrderIndependent(OrderIndependent),
     /// At some size the black box answers one input differently on
     /// different calls, so no formula describes it: what repeating inputs
     /// showed there.
@@ -198,20 +197,12 @@ pub fn explain(
     // One or two summands have one tree each: such sizes explain nothing.
     if trees.iter().all(SummationTree::is_forced) {
         let broke = skipped.len() > independent.len();
-        let stopped = match unrevealed {
-            0 => String::new(),
-            k => format!(
-                "; the {k} other sizes asked were not revealed: {INDEPENDENT_RUN} sizes in a row \
-                 and a larger one settle it"
-            ),
-        };
         return if !independent.is_empty() && !broke {
-            Ok(Explained::OrderIndependent(format!(
-                "the black box sums order-independently at n = {}: every order of random \
-                 inputs gave the same bits (an exact or pre-rounded sum), so no formula \
-                 describes it{stopped}",
-                runs(&independent)
-            )))
+            Ok(Explained::OrderIndependent(OrderIndependent::Sizes {
+                sizes: independent,
+                unrevealed,
+                run: INDEPENDENT_RUN,
+            }))
         } else if skipped.is_empty() {
             Err(Error::Input(format!(
                 "{label}: sizes 1 and 2 have one tree each, so they show no order: give sizes \
@@ -445,17 +436,15 @@ pub fn explain_cached(
             }
             Proof::Holds { unchecked, .. } => {
                 let (n, why) = unchecked.unwrap_or_default();
-                format!("cannot be proven now at n = {n} ({why})")
+                Unheld::Unproven(n, why)
             }
-            Proof::Refuted(n) => {
-                format!("is refuted at n = {n}: the black box's tree there is another")
-            }
+            Proof::Refuted(n) => Unheld::Refuted(n),
             Proof::Varies(v) => return Ok(Explanation::Now(Explained::Varies(v))),
         };
         cache.forget();
         observer.note(Note::CacheDropped {
             formula: formula.to_string(),
-            why: Some(why),
+            why,
         });
     }
     let explained = explain(sizes, probe, engine, confirm, label, open, observer)?;

@@ -5,6 +5,7 @@ use crate::arith::Arithmetic;
 use crate::error::Error;
 use crate::format::Format;
 use crate::inputs::Inputs;
+use crate::reveal::Finding;
 use crate::variation::{Processes, Variation};
 
 /// A finding of a workflow, told to its [`Observer`](super::Observer) as
@@ -28,7 +29,7 @@ pub enum Note {
     ProcessesNotCompared,
     /// A finding of the reveal engine (rows of a GEMM that sum in other
     /// orders than row 0, queries unpacked).
-    Engine(String),
+    Engine(Finding),
     /// What each node computes, found and confirmed by its replay.
     Arithmetic {
         /// The model.
@@ -105,10 +106,8 @@ pub enum Note {
     KnownFailed {
         /// The formula.
         formula: String,
-        /// The size where it was refuted, or could not be checked.
-        n: usize,
-        /// What the black box showed there.
-        why: String,
+        /// What the black box showed, and where.
+        why: Unheld,
     },
     /// The cache holds a formula for this black box, found before: its
     /// tree is proven at the sizes below `n` it was found from before it
@@ -124,8 +123,8 @@ pub enum Note {
     CacheDropped {
         /// The formula.
         formula: String,
-        /// How it failed, where an explanation proved it.
-        why: Option<String>,
+        /// How it failed.
+        why: Unheld,
     },
     /// No formula is known for the black box: its order is found by an
     /// explanation first (which takes a while).
@@ -243,4 +242,32 @@ impl Note {
                 | Note::Described { kept: false, .. }
         )
     }
+}
+
+/// Why a formula known beforehand (the cache's) does not hold now, and
+/// where.
+#[derive(Debug)]
+pub enum Unheld {
+    /// It mispredicted the size revealed.
+    Mispredicted,
+    /// The black box's tree at this size is another.
+    Refuted(usize),
+    /// Its tree could not be proven at this size: why (what stopped the
+    /// check, an error's message).
+    Unproven(usize, String),
+    /// Code following it would not give the black box's bits at this size.
+    NotConfirmed(usize, NotConfirmed),
+}
+
+/// Why a formula's tree, or its arithmetic, is not confirmed at a size
+/// for emitted code.
+#[derive(Clone, Debug)]
+pub enum NotConfirmed {
+    /// Its replay, with the arithmetic found, differs from the black box.
+    ReplayDiffers,
+    /// The black box's tree there is not the formula's (its text).
+    TreeIsNot(String),
+    /// The formula's (its text) tree could not be proven there: why (what
+    /// stopped the check, an error's message).
+    Unproven(String, String),
 }

@@ -9,7 +9,7 @@ use crate::formula::Formula;
 use crate::formula::known;
 use crate::probe::{Probe, ProbeOptions};
 use crate::reduce::Replay;
-use crate::reveal::{Found, Options, Outcome, Silent, reveal_predicted};
+use crate::reveal::{Found, Options, OrderIndependent, Outcome, Silent, reveal_predicted};
 use crate::sizes::runs;
 use crate::tree::SummationTree;
 use crate::variation::Variation;
@@ -17,7 +17,7 @@ use crate::variation::Variation;
 use super::confirm::{Confirmed, Known, Seek};
 use super::explain::{ExplainSizes, Explained, Proof, explain, prove_known};
 use super::size::{conclude, finish};
-use super::{Infer, Note, Observer, Opener, Request, Revealed};
+use super::{Infer, Note, Observer, Opener, Request, Revealed, Unheld};
 
 /// Reveals `black_box` by prediction: the tree at its size predicted by
 /// the formula that reveals at smaller sizes follow (each opened by `open`
@@ -77,7 +77,7 @@ pub(super) enum Prediction {
     /// The formula that predicts the tree, and how it was found.
     Formula(Formula, Inferred),
     /// The smaller sizes are order-independent: why.
-    OrderIndependent(String),
+    OrderIndependent(OrderIndependent),
     /// The smaller sizes vary from call to call.
     Varies(Variation),
 }
@@ -134,14 +134,13 @@ pub(super) fn predict(
             Proof::Holds {
                 unchecked: Some((at, why)),
                 ..
-            } => (at, why),
-            Proof::Refuted(at) => (at, "the black box's tree there is another".to_string()),
+            } => Unheld::Unproven(at, why),
+            Proof::Refuted(at) => Unheld::Refuted(at),
             Proof::Varies(v) => return Ok(Prediction::Varies(v)),
         };
         observer.note(Note::KnownFailed {
             formula: formula.to_string(),
-            n: failed.0,
-            why: failed.1,
+            why: failed,
         });
     }
     let below = infer.sizes_below(n)?;

@@ -10,7 +10,9 @@ use crate::variation::{self, Processes};
 use super::predict::reveal_by_prediction;
 use super::size::reveal_size;
 use super::varies::characterise;
-use super::{Caches, FormulaCache, Fresh, Note, Observer, Opener, Outcome, Request, Revealed};
+use super::{
+    Caches, FormulaCache, Fresh, Note, Observer, Opener, Outcome, Request, Revealed, Unheld,
+};
 
 /// What [`reveal()`] ends with.
 #[derive(Debug)]
@@ -161,7 +163,7 @@ fn reveal_cached(
         cache.forget();
         observer.note(Note::CacheDropped {
             formula: formula.to_string(),
-            why: None,
+            why: Unheld::Mispredicted,
         });
     }
     if let Some(found) = inferred.filter(|i| !i.cached && revealed.confirmed())
