@@ -138,7 +138,7 @@ impl Study {
 
     /// The study file (`fprev invariance --format json`).
     fn to_json(&self) -> String {
-        self.study.to_json()
+        fprev_present::invariance::json(&self.study)
     }
 
     fn __bool__(&self) -> bool {

@@ -145,7 +145,11 @@ fn seen(s: &Seen) -> String {
                 at.push(runs(sizes));
             }
             at.extend(threads.iter().map(|(n, t)| format!("{n} on {t} thread(s)")));
-            format!("varied at n = {}: {widest}", at.join(", "))
+            format!(
+                "varied at n = {}: {}",
+                at.join(", "),
+                crate::note::variation(widest)
+            )
         }
         Seen::Held { runs: Some(runs) } => format!(
             "gave the same bits on every call (up to {runs} calls of each input at its largest \

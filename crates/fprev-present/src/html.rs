@@ -211,7 +211,7 @@ impl<'a> Row<'a> {
             },
             Some(t) => Threads::Depends {
                 sizes: runs(&t.dependent),
-                detail: t.detail.clone(),
+                detail: t.detail.iter().map(crate::survey::thread_detail).collect(),
             },
         };
         let status = match e.status {

@@ -6,9 +6,20 @@
 use std::collections::{BTreeMap, HashMap};
 
 use fprev::invariance::{
-    Between, Observed, POSITION, PROCESS, Parting, Run, Setting, Study, formula_of,
+    Between, Observed, POSITION, PROCESS, Parting, Run, Setting, Study, Varying, Words, formula_of,
 };
 use fprev::sizes::runs;
+
+/// The study file (`fprev invariance --format json`, `fprev.Study`'s
+/// `to_json`): what has no tree in this crate's words
+/// ([`note::order_independent`](crate::note::order_independent),
+/// [`note::variation`](crate::note::variation)).
+pub fn json(study: &Study) -> String {
+    study.to_json(&Words {
+        order_independent: &crate::note::order_independent,
+        variation: &crate::note::variation,
+    })
+}
 
 /// The line as the fresh process of `setting` starts, after `done` of
 /// `total` ([`Observer::process`](fprev::workflow::Observer::process)).
@@ -157,7 +168,10 @@ fn outcome(o: &Observed) -> String {
         Observed::OrderIndependent(why) => {
             format!("order-independent: {}", crate::note::order_independent(why))
         }
-        Observed::Varies(why) => format!("varies from call to call ({why})"),
+        Observed::Varies(Varying::Measured(v)) => {
+            format!("varies from call to call ({})", crate::note::variation(v))
+        }
+        Observed::Varies(Varying::Recorded(why)) => format!("varies from call to call ({why})"),
         Observed::Failed(why) => format!("failed: {why}"),
     }
 }

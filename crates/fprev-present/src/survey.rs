@@ -3,9 +3,55 @@
 
 use std::path::Path;
 
-use fprev::workflow::survey::{Entry, SizeResult, Status, Step, Survey};
+use fprev::workflow::survey::{Detail, Entry, SizeResult, Status, Step, Survey};
 
 use crate::check::entry_check;
+
+/// The survey file (`survey.json`): each formula's sentence
+/// ([`formula::sentence`](crate::formula::sentence)) and each thread
+/// check's line ([`thread_detail`]) in this crate's words.
+pub fn json(survey: &Survey) -> String {
+    survey.to_json(&crate::formula::sentence, &thread_detail)
+}
+
+/// A line of a thread check's detail, as `survey.json` keeps it and the
+/// survey's page shows it: where the trees of two thread counts part at
+/// one size, or that a count's answers varied.
+///
+/// ```
+/// use fprev::workflow::survey::Detail;
+///
+/// let parts = Detail::Parts { n: 8, counts: [1, 4], sides: [Some("(0+1)".into()), None] };
+/// assert_eq!(
+///     fprev_present::survey::thread_detail(&parts),
+///     "n = 8: 1 thread(s) have (0+1), 4 have nothing the other lacks"
+/// );
+/// ```
+pub fn thread_detail(detail: &Detail) -> String {
+    let side = |text: &Option<String>| match text {
+        Some(t) => fprev::error::abbreviated(t),
+        None => "nothing the other lacks".to_string(),
+    };
+    match detail {
+        Detail::Recorded(words) => words.clone(),
+        Detail::Varies {
+            n,
+            threads,
+            variation,
+        } => format!(
+            "n = {n}: on {threads} thread(s) its answers vary from call to call: {}",
+            crate::note::variation(variation)
+        ),
+        Detail::Parts { n, counts, sides } => format!(
+            "n = {n}: {} thread(s) have {}, {} have {}",
+            counts[0],
+            side(&sides[0]),
+            counts[1],
+            side(&sides[1]),
+        ),
+        Detail::Outcomes { n } => format!("n = {n}: the outcomes differ"),
+    }
+}
 
 /// The progress of `step`, a survey kept in `file` going on: the text
 /// as it starts (no line's end: its end follows) or ends (a line's end).

@@ -146,8 +146,9 @@ impl fmt::Display for Differ {
             Differ::Bits(b) => b.fmt(f),
             Differ::Varies(which, v) => write!(
                 f,
-                "{which} adds in another order from call to call: {v}; no one order of it can \
-                 be the same as another"
+                "{which} adds in another order from call to call ({} of {} random inputs gave \
+                 other bits on other calls); no one order of it can be the same as another",
+                v.varied, v.inputs
             ),
             Differ::OrderIndependent(which) => write!(
                 f,

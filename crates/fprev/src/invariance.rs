@@ -42,7 +42,7 @@ use crate::formula::infer::infer_one;
 use crate::formula::known;
 use crate::shape::Shape;
 
-pub use file::VERSION;
+pub use file::{VERSION, Words};
 pub use regimes::{Parting, Regimes, Run};
 pub use verdict::{POSITION, Verdict};
 
@@ -251,7 +251,7 @@ pub enum Observed {
     /// pre-rounded sum): why.
     OrderIndependent(crate::reveal::OrderIndependent),
     /// The black box varied from call to call: no one order.
-    Varies(String),
+    Varies(Varying),
     /// The reveal failed: why.
     Failed(String),
 }
@@ -303,6 +303,16 @@ impl Observed {
     pub fn modelled(&self) -> bool {
         self.confirmed().is_some_and(|d| d.arithmetic.is_some())
     }
+}
+
+/// Why a setting's black box has no one order: what repeating the same
+/// inputs showed, or, as a study file records it, read back: its words.
+#[derive(Clone, Debug)]
+pub enum Varying {
+    /// What repeating the same inputs showed.
+    Measured(Box<crate::variation::Variation>),
+    /// As a study file records it, read back: its words.
+    Recorded(String),
 }
 
 /// What an order that varied varied between: calls in one process, or

@@ -278,41 +278,6 @@ pub enum OrderIndependent {
     Recorded(String),
 }
 
-impl OrderIndependent {
-    /// The words an invariance study's file keeps for it (its `why`),
-    /// which `fprev_present::note::order_independent` says too; kept here
-    /// only until the study file takes its words from its caller.
-    pub fn record(&self) -> String {
-        match self {
-            OrderIndependent::At { n, masked } => format!(
-                "the black box sums its {n} summands order-independently: every order of \
-                 random inputs gave the same bits (an exact or pre-rounded sum), so no \
-                 summation tree describes it; masked inputs said: {masked}"
-            ),
-            OrderIndependent::Sizes {
-                sizes,
-                unrevealed,
-                run,
-            } => {
-                let stopped = match unrevealed {
-                    0 => String::new(),
-                    k => format!(
-                        "; the {k} other sizes asked were not revealed: {run} sizes in a row \
-                         and a larger one settle it"
-                    ),
-                };
-                format!(
-                    "the black box sums order-independently at n = {}: every order of random \
-                     inputs gave the same bits (an exact or pre-rounded sum), so no formula \
-                     describes it{stopped}",
-                    crate::sizes::runs(sizes)
-                )
-            }
-            OrderIndependent::Recorded(words) => words.clone(),
-        }
-    }
-}
-
 /// What a reveal ends with when nothing failed: the black box's tree (a
 /// [`Found`], or a workflow's document of it), or the finding that
 /// no tree describes it. Not an error: an exact or pre-rounded sum gives

@@ -28,8 +28,6 @@
 //! assert!(!variation::measure(numpy_like, 8, 4, 1).unwrap().varies());
 //! ```
 
-use std::fmt;
-
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -80,35 +78,6 @@ impl Variation {
     /// Whether any input gave different bits on different calls.
     pub fn varies(&self) -> bool {
         self.varied > 0
-    }
-}
-
-/// The words `fprev_present::note::variation` says, kept here only for
-/// the library's own records that still hold text (an invariance study's
-/// `why`, a survey's and an explanation's sizes not revealed, an
-/// equivalence's difference) until they are typed.
-impl fmt::Display for Variation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if !self.varies() {
-            return write!(
-                f,
-                "the same bits on every one of {} calls of each of {} random inputs",
-                self.runs, self.inputs
-            );
-        }
-        write!(
-            f,
-            "{} of {} random inputs gave different bits on {} calls each (up to {} distinct \
-             results for one input); the results spread by up to {:.3} ulps ({:.2e} of the \
-             sum), on an input of condition number {:.3e}",
-            self.varied,
-            self.inputs,
-            self.runs,
-            self.most_distinct,
-            self.spread_ulps,
-            self.spread_relative,
-            self.condition
-        )
     }
 }
 

@@ -450,7 +450,9 @@ fn base_survey() -> &'static Value {
         survey
             .run(&mut fprev::Spec::open, &mut |_| {}, &mut |_| Ok(()))
             .unwrap();
-        let mut value: Value = serde_json::from_str(&survey.to_json(&|f| f.to_string())).unwrap();
+        let mut value: Value =
+            serde_json::from_str(&survey.to_json(&|f| f.to_string(), &|d| format!("{d:?}")))
+                .unwrap();
         let formula: Formula = "pairwise".parse().unwrap();
         let entry = &mut value["entries"][1];
         entry["formula"] = Value::Null;
@@ -605,7 +607,7 @@ proptest! {
         let _ = compare(&original, &survey);
         let same = compare(&survey, &survey);
         prop_assert_eq!(same.entries.len(), survey.entries.len());
-        let again = Survey::parse(&survey.to_json(&|f| f.to_string())).expect("a survey reads back");
+        let again = Survey::parse(&survey.to_json(&|f| f.to_string(), &|d| format!("{d:?}"))).expect("a survey reads back");
         prop_assert_eq!(again, survey);
     }
 }

@@ -47,7 +47,7 @@ pub(super) fn run(a: InvarianceArgs) -> Result<i32> {
             &study,
             &fprev_present::invariance::title(a.spec.as_str(), a.n, a.shape()),
         ),
-        StudyFormat::Json => study.to_json() + "\n",
+        StudyFormat::Json => fprev_present::invariance::json(&study) + "\n",
     };
     write::print(text.as_bytes())?;
     Ok(exit_code(&study))

@@ -125,7 +125,7 @@ impl survey::Store for Directory {
     }
 
     fn save(&mut self, s: &Survey) -> Result<()> {
-        let text = s.to_json(&fprev_present::formula::sentence);
+        let text = fprev_present::survey::json(s);
         write_out(format!("{text}\n").as_bytes(), Some(&self.json))
     }
 }

@@ -127,7 +127,7 @@ fn counts_sweep(a: &SweepArgs, counts: &Sizes) -> Result<i32> {
         &mut study, "batch", label, &knobs, &request, &mut open, &mut bar,
     )?;
     let text = if json {
-        study.to_json() + "\n"
+        fprev_present::invariance::json(&study) + "\n"
     } else {
         fprev_present::invariance::text(
             &study,

@@ -14,9 +14,21 @@
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{Case, Observed, Setting, Study};
+use super::{Case, Observed, Setting, Study, Varying};
 use crate::document::TreeDocument;
 use crate::error::{Error, Result};
+use crate::reveal::OrderIndependent;
+use crate::variation::Variation;
+
+/// The words a study file keeps for what has no tree (its `why`): an
+/// order independence and a variation, as fprev-present's
+/// `note::order_independent` and `note::variation` word them.
+pub struct Words<'a> {
+    /// An order independence in words.
+    pub order_independent: &'a dyn Fn(&OrderIndependent) -> String,
+    /// A variation in words.
+    pub variation: &'a dyn Fn(&Variation) -> String,
+}
 
 /// The version of the study file this build writes and reads.
 pub const VERSION: u64 = 1;
@@ -49,10 +61,12 @@ struct Version {
 }
 
 impl Study {
-    /// The study as JSON.
+    /// The study as JSON, what has no tree (an order independence, a
+    /// variation) in `words` (fprev-present's `invariance::json` passes
+    /// its own); what a file recorded in words is kept as it was.
     ///
     /// ```
-    /// use fprev::invariance::{Case, Observed, Setting, Study};
+    /// use fprev::invariance::{Case, Observed, Setting, Study, Words};
     ///
     /// let case = Case {
     ///     setting: Setting(vec![("threads".into(), "2".into())]),
@@ -61,13 +75,14 @@ impl Study {
     ///     seconds: 0.0,
     /// };
     /// let study = Study { cases: vec![case] };
-    /// let back = Study::parse(&study.to_json()).unwrap();
+    /// let words = Words { order_independent: &|_| "exact".into(), variation: &|_| "varies".into() };
+    /// let back = Study::parse(&study.to_json(&words)).unwrap();
     /// assert_eq!(back.cases[0].setting, study.cases[0].setting);
     /// ```
-    pub fn to_json(&self) -> String {
+    pub fn to_json(&self, words: &Words) -> String {
         let file = File {
             fprev_invariance: VERSION,
-            cases: self.cases.iter().map(case_file).collect(),
+            cases: self.cases.iter().map(|c| case_file(c, words)).collect(),
         };
         serde_json::to_string_pretty(&file).expect("a study serialises")
     }
@@ -125,13 +140,14 @@ impl Study {
     }
 }
 
-fn case_file(c: &Case) -> CaseFile {
+fn case_file(c: &Case, words: &Words) -> CaseFile {
     let raw = |d: &TreeDocument| {
         Some(RawValue::from_string(d.to_json_with_timings()).expect("a tree document is JSON"))
     };
     let why = match &c.observed {
-        Observed::OrderIndependent(why) => Some(why.record()),
-        Observed::Varies(why) | Observed::Failed(why) => Some(why.clone()),
+        Observed::OrderIndependent(why) => Some((words.order_independent)(why)),
+        Observed::Varies(Varying::Measured(v)) => Some((words.variation)(v)),
+        Observed::Varies(Varying::Recorded(why)) | Observed::Failed(why) => Some(why.clone()),
         Observed::Order(_) | Observed::Unconfirmed(_) => None,
     };
     CaseFile {
@@ -160,10 +176,8 @@ fn read_case(c: CaseFile) -> Result<Case> {
     let observed = match c.found.as_str() {
         "order" => Observed::Order(document()?),
         "unconfirmed" => Observed::Unconfirmed(document()?),
-        "order-independent" => {
-            Observed::OrderIndependent(crate::reveal::OrderIndependent::Recorded(why()?))
-        }
-        "varies" => Observed::Varies(why()?),
+        "order-independent" => Observed::OrderIndependent(OrderIndependent::Recorded(why()?)),
+        "varies" => Observed::Varies(Varying::Recorded(why()?)),
         "failed" => Observed::Failed(why()?),
         other => {
             return Err(Error::Input(format!(

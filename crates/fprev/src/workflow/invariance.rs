@@ -9,7 +9,9 @@
 use std::sync::Arc;
 
 use crate::error::{self, Error, Remedy, Result};
-use crate::invariance::{Case, Knob, MAX_REVEALS, Observed, Setting, Study, processes, settings};
+use crate::invariance::{
+    Case, Knob, MAX_REVEALS, Observed, Setting, Study, Varying, processes, settings,
+};
 use crate::probe::{Offset, ProbeOptions};
 use crate::reveal::{Progress, Watcher};
 
@@ -193,7 +195,7 @@ pub fn invariance(
         let observed = match found {
             Ok(Outcome::Revealed(r)) if r.confirmed() => Observed::Order(r.document),
             Ok(Outcome::Revealed(r)) => Observed::Unconfirmed(r.document),
-            Ok(Outcome::Varies(v)) => Observed::Varies(v.to_string()),
+            Ok(Outcome::Varies(v)) => Observed::Varies(Varying::Measured(Box::new(v))),
             Ok(Outcome::OrderIndependent(why)) => Observed::OrderIndependent(why),
             // What the black box raised (a Python exception) is its
             // caller's to see, not a finding of the study.

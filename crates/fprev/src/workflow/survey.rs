@@ -45,7 +45,7 @@ mod scope;
 mod work;
 
 pub use file::{
-    Entry, KnobCheck, ModelCheck, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck,
+    Detail, Entry, KnobCheck, ModelCheck, SURVEY_VERSION, SizeResult, Status, Survey, ThreadCheck,
     ThreadVaried,
 };
 pub use knobs::{CORETYPES, KnobTrial, cpu_runs, knobs_for};
@@ -53,6 +53,6 @@ pub use library::{Libraries, Library, facts_of, libraries, selects};
 pub use machine::Machine;
 pub use request::{Outcome, Request, Store, Surveyed, plan, survey};
 pub use run::Step;
-use run::side;
+
 pub use scope::{LARGE_SIZES, OPS, SURVEY_RUNS, Scope, THREAD_SIZES};
 pub use work::Opener;

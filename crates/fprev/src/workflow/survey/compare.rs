@@ -35,7 +35,7 @@
 
 use serde::Serialize;
 
-use super::{Entry, Machine, Survey, gpu, side};
+use super::{Entry, Machine, Survey, gpu};
 use crate::spec::Spec;
 use crate::variation::Variation;
 
@@ -556,6 +556,14 @@ fn knob_value(machine: &Machine, name: &str, entries: [&Entry; 2]) -> Option<Str
             let v = machine.environment.get(&k.name)?;
             Some(format!("{}={v}", k.name))
         })
+}
+
+/// One side of [`Difference::texts`](crate::tree::Difference::texts),
+/// cut to a readable length.
+fn side(text: Option<String>) -> String {
+    text.map_or("nothing the other lacks".to_string(), |t| {
+        crate::error::abbreviated(&t)
+    })
 }
 
 #[cfg(test)]

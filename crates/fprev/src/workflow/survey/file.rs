@@ -77,15 +77,56 @@ pub struct ThreadCheck {
     pub sizes: Vec<usize>,
     /// The sizes whose tree depends on the count.
     pub dependent: Vec<usize>,
-    /// For each of those, where the trees part (first count's side first).
+    /// For each of those, where the trees part (first count's side first),
+    /// or that a count's answers varied: kept in the file in words, as
+    /// [`Survey::to_json`]'s caller words each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub detail: Vec<String>,
+    pub detail: Vec<Detail>,
     /// Why the counts could not be compared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The thread counts and sizes whose answers varied from call to call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub varies: Vec<ThreadVaried>,
+}
+
+/// One line of a [`ThreadCheck`]'s detail: what the survey found, or, as
+/// a file records it, read back: its words. The file keeps each in the
+/// words [`Survey::to_json`]'s caller gives (fprev-present's
+/// `survey::thread_detail`); serialised otherwise (untagged), a finding
+/// is an object of its fields.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Detail {
+    /// As a file records it, read back: its words.
+    Recorded(String),
+    /// At `n` summands, on `threads` threads, the answers varied from
+    /// call to call.
+    Varies {
+        /// The size.
+        n: usize,
+        /// The thread count.
+        threads: usize,
+        /// What repeating the same inputs showed.
+        variation: Box<Variation>,
+    },
+    /// At `n` summands, the trees of `counts` (the first count and
+    /// another) part: the smallest subtree of each that the other lacks,
+    /// as text ([`Difference::texts`](crate::tree::Difference::texts);
+    /// `None`: nothing the other lacks).
+    Parts {
+        /// The size.
+        n: usize,
+        /// The first count and the other.
+        counts: [usize; 2],
+        /// Each one's subtree the other lacks.
+        sides: [Option<String>; 2],
+    },
+    /// At `n` summands, one count found a tree and another did not.
+    Outcomes {
+        /// The size.
+        n: usize,
+    },
 }
 
 /// A thread count and size at which a black box's answers varied.
@@ -432,13 +473,28 @@ impl Survey {
     /// one line (a survey of everything stays a file one can read and
     /// diff). Each entry with a formula keeps it in words too, its
     /// `sentence`, as `sentence` words it (fprev-present's
-    /// `formula::sentence`); reading a file passes over it.
-    pub fn to_json(&self, sentence: &dyn Fn(&Formula) -> String) -> String {
+    /// `formula::sentence`); reading a file passes over it. Each line of
+    /// a thread check's detail is kept as `detail` words it
+    /// (fprev-present's `survey::thread_detail`).
+    pub fn to_json(
+        &self,
+        sentence: &dyn Fn(&Formula) -> String,
+        detail: &dyn Fn(&Detail) -> String,
+    ) -> String {
         let mut value = serde_json::to_value(self).expect("a survey serialises");
         let entries = value["entries"].as_array_mut().into_iter().flatten();
         for (entry, e) in entries.zip(&self.entries) {
             if let Some(f) = e.formula() {
                 entry["sentence"] = sentence(&f).into();
+            }
+            if let Some(t) = &e.threads {
+                let lines = entry["threads"]["detail"]
+                    .as_array_mut()
+                    .into_iter()
+                    .flatten();
+                for (line, d) in lines.zip(&t.detail) {
+                    *line = detail(d).into();
+                }
             }
         }
         layered(&value, 4, 0)
@@ -501,6 +557,14 @@ pub(super) mod tests {
         format!("the formula {f}")
     }
 
+    /// A thread check's line in these tests.
+    fn detail(d: &Detail) -> String {
+        match d {
+            Detail::Recorded(words) => words.clone(),
+            other => format!("{other:?}"),
+        }
+    }
+
     /// Sums left to right, or right to left every other call: answers
     /// that change from call to call, as a pool that regroups its sum.
     struct Flips {
@@ -558,7 +622,7 @@ pub(super) mod tests {
             assert!(size.variation.as_ref().is_some_and(Variation::varies));
             assert!(size.tree.is_none() && size.arithmetic.is_none());
         }
-        let back = Survey::parse(&s.to_json(&words)).unwrap();
+        let back = Survey::parse(&s.to_json(&words, &detail)).unwrap();
         assert_eq!(back, s);
         // A deterministic black box is never marked so.
         let fixed = surveyed_as(Some("native:pairwise"));
@@ -602,7 +666,7 @@ pub(super) mod tests {
         s.run(&mut crate::Spec::open, &mut |_| {}, &mut |_| Ok(()))
             .unwrap();
         // A file written before knobs were: no `knobs` key anywhere.
-        let mut old: serde_json::Value = serde_json::from_str(&s.to_json(&words)).unwrap();
+        let mut old: serde_json::Value = serde_json::from_str(&s.to_json(&words, &detail)).unwrap();
         old["plan"].as_object_mut().unwrap().remove("knobs");
         assert!(!old.to_string().contains("knobs"));
         let back = Survey::parse(&old.to_string()).unwrap();
@@ -618,11 +682,13 @@ pub(super) mod tests {
             outcomes: vec!["pairwise".into(), "sequential".into()],
             error: None,
         }]);
-        let back = Survey::parse(&s.to_json(&words)).unwrap();
+        let back = Survey::parse(&s.to_json(&words, &detail)).unwrap();
         assert_eq!(back, s);
         // An outcome short of the values tried is no survey's.
         s.entries[0].knobs.as_mut().unwrap()[0].outcomes.pop();
-        let e = Survey::parse(&s.to_json(&words)).unwrap_err().to_string();
+        let e = Survey::parse(&s.to_json(&words, &detail))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("knob OPENBLAS_CORETYPE"), "{e}");
     }
 
@@ -637,14 +703,14 @@ pub(super) mod tests {
         });
         s.run(&mut crate::Spec::open, &mut |_| {}, &mut |_| Ok(()))
             .unwrap();
-        let text = s.to_json(&words);
+        let text = s.to_json(&words, &detail);
         assert!(
             text.contains("\"sentence\": \"the formula pairwise\""),
             "{text}"
         );
         let back = Survey::parse(&text).unwrap();
         assert_eq!(back, s);
-        let newer = s.to_json(&words).replacen(
+        let newer = s.to_json(&words, &detail).replacen(
             &format!("\"fprev_survey\": {SURVEY_VERSION}"),
             "\"fprev_survey\": 9",
             1,

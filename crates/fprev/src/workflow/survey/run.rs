@@ -6,10 +6,12 @@
 use std::time::Instant;
 
 use super::work::{Opener, options_for, threads_settable};
-use super::{Entry, ModelCheck, Scope, SizeResult, Status, Survey, ThreadCheck, ThreadVaried};
+use super::{
+    Detail, Entry, ModelCheck, Scope, SizeResult, Status, Survey, ThreadCheck, ThreadVaried,
+};
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::check::{CONFIRM_TRIALS, check_models, with_power};
-use crate::error::{Error, Result, abbreviated};
+use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::formula::Formula;
 use crate::formula::infer::explain;
@@ -475,17 +477,17 @@ fn compare_threads(
     let mut detail = Vec::new();
     for &n in &dependent {
         // A count whose answers varied has no tree to set against another.
-        let varying: Vec<&Point> = counts
+        let varying: Vec<(&Point, &variation::Variation)> = counts
             .iter()
             .filter_map(|&t| at(n, t))
-            .filter(|p| p.variation().is_some())
+            .filter_map(|p| Some((p, p.variation()?)))
             .collect();
-        for p in &varying {
-            detail.push(format!(
-                "n = {n}: on {} thread(s) its answers vary from call to call: {}",
-                p.threads.unwrap_or(1),
-                p.variation().map(ToString::to_string).unwrap_or_default()
-            ));
+        for (p, v) in &varying {
+            detail.push(Detail::Varies {
+                n,
+                threads: p.threads.unwrap_or(1),
+                variation: Box::new((*v).clone()),
+            });
         }
         if !varying.is_empty() {
             continue;
@@ -497,15 +499,14 @@ fn compare_threads(
             match (p.tree(), q.tree()) {
                 (Some(a), Some(b)) => {
                     if let Some(d) = a.diff(b) {
-                        let [x, y] = d.texts(a, b).map(side);
-                        detail.push(format!(
-                            "n = {n}: {} thread(s) have {x}, {} have {y}",
-                            first.unwrap_or(1),
-                            t.unwrap_or(1),
-                        ));
+                        detail.push(Detail::Parts {
+                            n,
+                            counts: [first.unwrap_or(1), t.unwrap_or(1)],
+                            sides: d.texts(a, b),
+                        });
                     }
                 }
-                _ => detail.push(format!("n = {n}: the outcomes differ")),
+                _ => detail.push(Detail::Outcomes { n }),
             }
         }
     }
@@ -528,10 +529,4 @@ fn compare_threads(
         error: None,
         varies,
     })
-}
-
-/// One side of [`Difference::texts`](crate::tree::Difference::texts),
-/// cut to a readable length.
-pub(super) fn side(text: Option<String>) -> String {
-    text.map_or("nothing the other lacks".to_string(), |t| abbreviated(&t))
 }
