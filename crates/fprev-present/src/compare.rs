@@ -556,9 +556,9 @@ mod tests {
         assert_eq!(
             reason(&e),
             format!(
-                "varies from call to call: A varied at n = 5,6,9, 8 on 2 thread(s): {widest}; B \
-                 gave the same bits on every call (up to 3 calls of each input at its largest \
-                 size)"
+                "varies from call to call: A varied at n = 5,6,9, 8 on 2 thread(s): {}; B gave \
+                 the same bits on every call (up to 3 calls of each input at its largest size)",
+                crate::note::variation(&widest)
             )
         );
         assert_eq!(

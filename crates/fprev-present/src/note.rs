@@ -304,7 +304,6 @@ impl fmt::Display for Said<'_> {
 ///     condition: 1.0,
 ///     skeleton: None,
 /// };
-/// assert_eq!(fprev_present::note::variation(&v), v.to_string());
 /// assert_eq!(
 ///     fprev_present::note::variation(&v),
 ///     "the same bits on every one of 8 calls of each of 4 random inputs"

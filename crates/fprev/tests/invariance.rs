@@ -94,7 +94,9 @@ fn repeats_that_disagree_blame_no_knob() {
     assert_eq!(v.pin.as_deref(), Some(&["DUMMY".to_string()][..]));
     // A case that varies from call to call blames no knob either.
     let mut calls = read.clone();
-    calls.cases[3].observed = Observed::Varies("8 of 8 random inputs".into());
+    calls.cases[3].observed = Observed::Varies(fprev::invariance::Varying::Recorded(
+        "8 of 8 random inputs".into(),
+    ));
     let v = calls.verdict();
     assert!(v.changing.is_empty(), "{:?}", v.changing);
     assert_eq!(v.varying.len(), 1);
@@ -146,11 +148,17 @@ fn a_study_file_reads_back_and_nests_under_its_environment() {
     let mut s = study(&knobs, |_| Order::Pairwise);
     s.cases.push(Case {
         setting: Setting(vec![("batch".into(), "3".into())]),
-        observed: Observed::Varies("8 of 8 random inputs gave different bits".into()),
+        observed: Observed::Varies(fprev::invariance::Varying::Recorded(
+            "8 of 8 random inputs gave different bits".into(),
+        )),
         proven: true,
         seconds: 1.5,
     });
-    let back = Study::parse(&s.to_json()).unwrap();
+    let words = fprev::invariance::Words {
+        order_independent: &|_| "order-independent".into(),
+        variation: &|_| "varies".into(),
+    };
+    let back = Study::parse(&s.to_json(&words)).unwrap();
     assert_eq!(back.cases.len(), 3);
     assert_eq!(back.group_of(), s.group_of());
     assert!(back.cases[2].proven);

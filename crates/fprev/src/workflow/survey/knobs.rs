@@ -360,7 +360,7 @@ fn hash(t: &SummationTree) -> String {
 mod tests {
     use super::*;
     use crate::document::TreeDocument;
-    use crate::invariance::{Case, Setting};
+    use crate::invariance::{Case, Setting, Varying};
     use crate::order::Order;
 
     fn facts(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -481,8 +481,8 @@ mod tests {
         // Two values varying, one failing: nothing shown to change.
         let study = Study {
             cases: vec![
-                case("a", Observed::Varies("v".into())),
-                case("b", Observed::Varies("v".into())),
+                case("a", Observed::Varies(Varying::Recorded("v".into()))),
+                case("b", Observed::Varies(Varying::Recorded("v".into()))),
                 case("c", Observed::Failed("no".into())),
             ],
         };
