@@ -64,7 +64,10 @@ fn reveal_unrolled(n: usize) -> SummationTree {
             std::process::exit(4);
         }
         Ok(Outcome::Varies(v)) => {
-            eprintln!("varies: {v}");
+            eprintln!(
+                "varies: {} of {} inputs gave other bits on other calls",
+                v.varied, v.inputs
+            );
             std::process::exit(6);
         }
         Err(e) => {
