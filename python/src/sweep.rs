@@ -83,7 +83,7 @@ impl SweepReport {
         self.sweep
             .points
             .iter()
-            .filter_map(|p| Some((p.n, p.variation()?.to_string())))
+            .filter_map(|p| Some((p.n, fprev_present::note::variation(p.variation()?))))
             .collect()
     }
 
