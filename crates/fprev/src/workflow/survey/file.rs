@@ -94,8 +94,9 @@ pub struct ThreadCheck {
 /// a file records it, read back: its words. The file keeps each in the
 /// words [`Survey::to_json`]'s caller gives (fprev-present's
 /// `survey::thread_detail`); serialised otherwise (untagged), a finding
-/// is an object of its fields.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// is an object of its fields. A file's line is read back as its words
+/// only (a string, as before: nothing else is a line).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Detail {
     /// As a file records it, read back: its words.
@@ -127,6 +128,12 @@ pub enum Detail {
         /// The size.
         n: usize,
     },
+}
+
+impl<'de> Deserialize<'de> for Detail {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        String::deserialize(d).map(Detail::Recorded)
+    }
 }
 
 /// A thread count and size at which a black box's answers varied.
