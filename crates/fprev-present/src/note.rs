@@ -475,10 +475,9 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn a_study_file_keeps_order_independence_and_variation_as_worded_here() {
-        use fprev::invariance::{Case, Observed, Setting, Study, Varying};
-        let v = Variation {
+    /// A variation as a reveal measures it: 3 of 4 inputs varied.
+    fn seen() -> Variation {
+        Variation {
             inputs: 4,
             runs: 8,
             varied: 3,
@@ -487,7 +486,13 @@ mod tests {
             spread_relative: 3e-8,
             condition: 12.25,
             skeleton: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_study_file_keeps_order_independence_and_variation_as_worded_here() {
+        use fprev::invariance::{Case, Observed, Setting, Study, Varying};
+        let v = seen();
         for why in [
             OrderIndependent::At {
                 n: 16,
@@ -530,16 +535,7 @@ mod tests {
 
     #[test]
     fn a_varying_black_box_is_worded_in_full() {
-        let v = Variation {
-            inputs: 4,
-            runs: 8,
-            varied: 3,
-            most_distinct: 2,
-            spread_ulps: 1.5,
-            spread_relative: 3e-8,
-            condition: 12.25,
-            skeleton: None,
-        };
+        let v = seen();
         assert_eq!(
             variation(&v),
             "3 of 4 random inputs gave different bits on 8 calls each (up to 2 distinct results \

@@ -495,8 +495,11 @@ impl Survey {
                 entry["sentence"] = sentence(&f).into();
             }
             if let Some(t) = &e.threads {
-                let lines = entry["threads"]["detail"]
-                    .as_array_mut()
+                // `get_mut`, not indexing, which would add a null detail
+                // where there is none.
+                let lines = entry["threads"]
+                    .get_mut("detail")
+                    .and_then(serde_json::Value::as_array_mut)
                     .into_iter()
                     .flatten();
                 for (line, d) in lines.zip(&t.detail) {
@@ -635,6 +638,29 @@ pub(super) mod tests {
         let fixed = surveyed_as(Some("native:pairwise"));
         assert_eq!(fixed.entries[0].status, Status::Explained);
         assert!(fixed.entries[0].variations().is_empty());
+    }
+
+    #[test]
+    fn a_thread_check_keeps_its_detail_in_words_and_writes_none_it_lacks() {
+        let mut s = surveyed_as(Some("native:pairwise"));
+        let check = |detail| ThreadCheck {
+            counts: vec![1, 2],
+            sizes: vec![64],
+            dependent: Vec::new(),
+            detail,
+            error: None,
+            varies: Vec::new(),
+        };
+        s.entries[0].threads = Some(check(Vec::new()));
+        let text = s.to_json(&words, &detail);
+        assert!(!text.contains("detail"), "{text}");
+        assert_eq!(Survey::parse(&text).unwrap(), s);
+        s.entries[0].threads = Some(check(vec![Detail::Outcomes { n: 64 }]));
+        let text = s.to_json(&words, &detail);
+        assert!(
+            text.contains("\"detail\"") && text.contains("\"Outcomes { n: 64 }\""),
+            "{text}"
+        );
     }
 
     #[test]
