@@ -155,12 +155,6 @@ pub fn survey(
         if !differs.is_empty() {
             return Ok(Outcome::Elsewhere { differs });
         }
-        for (library, facts) in &earlier.machine.libraries {
-            s.machine
-                .libraries
-                .entry(library.clone())
-                .or_insert_with(|| facts.clone());
-        }
         kept = s.resume_from(earlier);
         if kept > 0 {
             progress(Step::Resumed { kept });
@@ -215,22 +209,20 @@ pub fn plan(request: &Request) -> Result<Survey> {
         let black_boxes = request.specs.iter().map(Spec::to_string).collect();
         (black_boxes, libraries, Vec::new())
     };
+    let defaults = Scope::default();
     let threads = match (request.no_threads, request.threads.is_empty()) {
         (true, _) => Vec::new(),
-        (false, true) => Scope::default().threads,
+        (false, true) => defaults.threads,
         (false, false) => request.threads.clone(),
     };
     let dtypes = match request.dtypes.is_empty() {
-        true => Scope::default().dtypes,
+        true => defaults.dtypes,
         false => request.dtypes.clone(),
     };
     let plan = Scope {
         black_boxes,
         dtypes,
-        sizes: request
-            .sizes
-            .clone()
-            .unwrap_or_else(|| Scope::default().sizes),
+        sizes: request.sizes.clone().unwrap_or(defaults.sizes),
         large: if request.no_large {
             Sizes(Vec::new())
         } else {
@@ -246,7 +238,7 @@ pub fn plan(request: &Request) -> Result<Survey> {
         check: 0,
     };
     let (plan, libraries) = match &request.gpu {
-        Some(arch) => gpu_plan(arch, request, plan)?,
+        Some(arch) => gpu_plan(arch, request)?,
         None => (plan, libraries),
     };
     let mut s = Survey::new(plan);
@@ -256,18 +248,18 @@ pub fn plan(request: &Request) -> Result<Survey> {
 }
 
 /// The plan of a survey of the simulated GPU `arch`: its instructions (in
-/// the dtypes asked, if any) at the sizes asked or the GPU's, the runs as
-/// `plan` has them; the simulator's facts, and the architecture, as the
-/// survey's library, so that a survey of another one is not resumed and
-/// `compare` names the architectures.
-fn gpu_plan(arch: &str, request: &Request, plan: Scope) -> Result<(Scope, LibraryFacts)> {
+/// the dtypes asked, if any) at the sizes asked or the GPU's, the runs
+/// asked; the simulator's facts, and the architecture, as the survey's
+/// library, so that a survey of another one is not resumed and `compare`
+/// names the architectures.
+fn gpu_plan(arch: &str, request: &Request) -> Result<(Scope, LibraryFacts)> {
     let dtypes = (!request.dtypes.is_empty()).then_some(request.dtypes.as_slice());
     let gpu = gpu::scope(arch, dtypes)?;
     let mut facts = facts_of("mma");
     facts.insert("architecture".into(), arch.into());
     let plan = Scope {
         sizes: request.sizes.clone().unwrap_or(gpu.sizes.clone()),
-        runs: plan.runs,
+        runs: request.runs,
         ..gpu
     };
     Ok((plan, [("mma".to_string(), facts)].into()))

@@ -27,9 +27,16 @@ impl Survey {
     /// Keeps the entries of `earlier` that this survey's plan would make
     /// again (same sizes, shape and thread counts, not failed), so a run
     /// goes on where `earlier` stopped; knobs tried are kept too, and
-    /// where `earlier` tried none, [`Survey::run_knobs`] tries them.
-    /// Returns how many were kept.
+    /// where `earlier` tried none, [`Survey::run_knobs`] tries them; the
+    /// facts of libraries `earlier` found and this survey did not are
+    /// kept whatever its plan. Returns how many entries were kept.
     pub fn resume_from(&mut self, earlier: Survey) -> usize {
+        for (library, facts) in &earlier.machine.libraries {
+            self.machine
+                .libraries
+                .entry(library.clone())
+                .or_insert_with(|| facts.clone());
+        }
         let same_plan = Scope {
             black_boxes: Vec::new(),
             dtypes: Vec::new(),
