@@ -23,8 +23,9 @@ use std::process::Output;
 use fprev::arith::{Arithmetic, NodeArithmetic, Product, Products};
 use fprev::document::Stats;
 use fprev::document::TreeDocument;
+use fprev::error::Kind;
 use fprev::probe::ProbeOptions;
-use fprev::{Error, Format, Options, Order, Probe, SummationTree, check, reveal};
+use fprev::{Format, Options, Order, Probe, SummationTree, check, reveal};
 use tempfile::TempDir;
 
 // ---------------------------------------------------------------------------
@@ -68,12 +69,12 @@ fn open_err(spec: &str, opts: &ProbeOptions) -> String {
     pin_openblas_kernels();
     match fprev::open(spec, opts) {
         Ok(_) => panic!("{spec} opened, but should not have"),
-        Err(e) if matches!(e.plain(), Error::Input(_)) => {
+        Err(e) if e.kind() == Kind::Input => {
             let msg = fprev::error::Report(&e).to_string();
             assert!(!msg.contains('\n'), "not one line: {msg:?}");
             msg
         }
-        Err(e) => panic!("{spec}: expected Error::Input, got {e:?}"),
+        Err(e) => panic!("{spec}: expected an input error, got {e:?}"),
     }
 }
 

@@ -19,7 +19,7 @@ use petgraph::graph::NodeIndex;
 
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product};
 use crate::document::{Confirmation, TreeDocument};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Summands};
 use crate::format::{FUSED_FRACTION_BITS, Format, Summand};
 use crate::formula::Formula;
 use crate::inputs::Inputs;
@@ -389,10 +389,11 @@ fn check_shape(n: usize, probe: &dyn Probe, row: usize) -> Result<()> {
         )));
     }
     if n != probe.n() {
-        return Err(Error::Input(format!(
-            "the tree has {n} summands but the black box takes {}",
-            probe.n()
-        )));
+        return Err(Error::Summands(Summands {
+            predicted: false,
+            tree: n,
+            black_box: probe.n(),
+        }));
     }
     Ok(())
 }

@@ -34,6 +34,9 @@
 //! ```
 
 pub mod bounds;
+mod input;
+
+pub use input::{Irreproducible, Missing, Summands};
 
 use std::fmt;
 use std::path::PathBuf;
@@ -41,8 +44,10 @@ use std::path::PathBuf;
 /// Everything that can go wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Bad usage or bad input: a malformed spec, file or option, an `n` the
-    /// format cannot count to, a missing library.
+    /// Bad usage or bad input, said as text: a malformed spec, file or
+    /// option, a value the black box or the method cannot take (an `n` the
+    /// format cannot count to). What code decides by has a variant of its
+    /// own ([`Error::Missing`], [`Error::Summands`], …).
     #[error("{0}")]
     Input(String),
     /// The black box broke an assumption of the method: NaN, a fraction, an
@@ -59,6 +64,24 @@ pub enum Error {
     /// where): no one order is every rank's, and no tree is revealed.
     #[error("{0}")]
     Disagree(String),
+    /// What this machine lacks (a library, a Python package): a survey
+    /// leaves such a library out, and a search goes on to the next.
+    #[error("{0}")]
+    Missing(Missing),
+    /// A tree of another count of summands than the black box's.
+    #[error("{0}")]
+    Summands(Summands),
+    /// A black box whose bits no emitted code reproduces.
+    #[error("{0}")]
+    Irreproducible(Irreproducible),
+    /// An error of opening the black box `spec` names, said after it.
+    #[error("{spec}: {error}")]
+    InSpec {
+        /// The spec, as the user wrote it.
+        spec: String,
+        /// What went wrong.
+        error: Box<Error>,
+    },
     /// A file that could not be read or written.
     #[error("cannot {action} {}", path.display())]
     File {
@@ -263,7 +286,9 @@ impl Error {
     /// error): what went wrong, to match on.
     pub fn plain(&self) -> &Error {
         match self {
-            Error::Advised { error, .. } | Error::Raised { error, .. } => error.plain(),
+            Error::Advised { error, .. }
+            | Error::Raised { error, .. }
+            | Error::InSpec { error, .. } => error.plain(),
             e => e,
         }
     }
@@ -272,7 +297,7 @@ impl Error {
     pub fn raised(self) -> Option<Box<dyn std::error::Error + Send + Sync>> {
         match self {
             Error::Raised { raised, .. } => Some(raised),
-            Error::Advised { error, .. } => error.raised(),
+            Error::Advised { error, .. } | Error::InSpec { error, .. } => error.raised(),
             _ => None,
         }
     }
@@ -282,7 +307,7 @@ impl Error {
     pub fn is_raised(&self) -> bool {
         match self {
             Error::Raised { .. } => true,
-            Error::Advised { error, .. } => error.is_raised(),
+            Error::Advised { error, .. } | Error::InSpec { error, .. } => error.is_raised(),
             _ => false,
         }
     }
@@ -299,11 +324,16 @@ impl Error {
         match self {
             Error::BlackBox(_) => Kind::BlackBox,
             Error::Disagree(_) => Kind::Disagree,
-            Error::Input(_) | Error::File { .. } | Error::Json { .. } | Error::System { .. } => {
-                Kind::Input
-            }
+            Error::Input(_)
+            | Error::Missing(_)
+            | Error::Summands(_)
+            | Error::Irreproducible(_)
+            | Error::File { .. }
+            | Error::Json { .. }
+            | Error::System { .. } => Kind::Input,
             Error::Advised { error, .. }
             | Error::Raised { error, .. }
+            | Error::InSpec { error, .. }
             | Error::Unprovable(error) => error.kind(),
         }
     }
@@ -337,12 +367,23 @@ pub fn report_with(
         if !line.is_empty() {
             line.push_str(": ");
         }
-        if let Some(Error::Advised { error, remedy }) = e.downcast_ref::<Error>() {
-            let error: &Error = error;
-            line.push_str(&report_with(error, words));
-            line.push_str("; ");
-            line.push_str(&words(remedy));
-            break;
+        match e.downcast_ref::<Error>() {
+            Some(Error::Advised { error, remedy }) => {
+                let error: &Error = error;
+                line.push_str(&report_with(error, words));
+                line.push_str("; ");
+                line.push_str(&words(remedy));
+                break;
+            }
+            // The spec, then its error worded as a whole: its remedy too.
+            Some(Error::InSpec { spec, error }) => {
+                let error: &Error = error;
+                line.push_str(spec);
+                line.push_str(": ");
+                line.push_str(&report_with(error, words));
+                break;
+            }
+            _ => {}
         }
         line.push_str(&e.to_string());
         cause = e.source();
@@ -403,4 +444,41 @@ fn cut(text: &str, most: usize) -> String {
         .find(|&i| text.is_char_boundary(i))
         .unwrap_or(0);
     format!("{}… ({} characters)", &text[..cut], text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_in_a_spec_keeps_its_kind_and_its_remedy_in_a_front_ends_words() {
+        let e = Error::InSpec {
+            spec: "blas:dot@mkl".into(),
+            error: Box::new(
+                Error::Input("n = 9 is too large".into()).advise(Remedy::Smaller(Param::N)),
+            ),
+        };
+        assert_eq!(e.kind(), Kind::Input);
+        assert!(matches!(e.plain(), Error::Input(_)));
+        let flags = |r: &Remedy| match r {
+            Remedy::Smaller(Param::N) => "give a smaller -n".to_string(),
+            other => other.to_string(),
+        };
+        assert_eq!(
+            report_with(&e, &flags),
+            "blas:dot@mkl: n = 9 is too large; give a smaller -n"
+        );
+        let missing = Error::InSpec {
+            spec: "blas:dot".into(),
+            error: Box::new(Error::Missing(Missing::BlasFile {
+                file: "libx.so".into(),
+                why: "not found".into(),
+            })),
+        };
+        assert!(matches!(missing.plain(), Error::Missing(_)));
+        assert_eq!(
+            Report(&missing).to_string(),
+            "blas:dot: no CBLAS library found: libx.so (not found)"
+        );
+    }
 }

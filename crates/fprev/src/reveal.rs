@@ -59,7 +59,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::arith::{Arithmetic, NodeArithmetic, Rounding};
 use crate::document::Stats;
-use crate::error::{Error, Param, Remedy, Result};
+use crate::error::{Error, Param, Remedy, Result, Summands};
 use crate::format::Format;
 use crate::probe::Probe;
 use crate::reduce::Replay;
@@ -422,11 +422,11 @@ pub fn reveal_predicted(
         _ => e,
     };
     if predicted.n() != probe.n() {
-        return Err(unprovable(Error::Input(format!(
-            "the predicted tree has {} summands but the black box takes {}",
-            predicted.n(),
-            probe.n()
-        ))));
+        return Err(unprovable(Error::Summands(Summands {
+            predicted: true,
+            tree: predicted.n(),
+            black_box: probe.n(),
+        })));
     }
     let masks = masks::Masks::for_probe(probe).map_err(unprovable)?;
     if !counts_exactly(probe.n(), &masks) {

@@ -84,7 +84,10 @@ pub fn open(
         },
         // The library loads once the operation, format and sizes are valid.
         |kernel, n, format| -> Result<Box<dyn Run>> {
-            let in_spec = |e: Error| Error::Input(format!("{spec}: {e}"));
+            let in_spec = |e: Error| Error::InSpec {
+                spec: spec.to_string(),
+                error: Box::new(e),
+            };
             let cblas = Arc::new(Cblas::open(choice).map_err(in_spec)?);
             if let Some(threads) = opts.threads {
                 cblas.set_threads(threads).map_err(in_spec)?;

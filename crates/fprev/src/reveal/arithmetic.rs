@@ -59,7 +59,7 @@ pub use confirmed::{Confirmed, confirm_arithmetic};
 
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::check::CheckReport;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Summands};
 use crate::format::Format;
 use crate::probe::Probe;
 use crate::tree::SummationTree;
@@ -206,11 +206,11 @@ fn reveal_with_parts(
     with_products: bool,
 ) -> Result<ArithmeticRevelation> {
     if tree.n() != probe.n() {
-        return Err(Error::Input(format!(
-            "the tree has {} summands but the black box takes {}",
-            tree.n(),
-            probe.n()
-        )));
+        return Err(Error::Summands(Summands {
+            predicted: false,
+            tree: tree.n(),
+            black_box: probe.n(),
+        }));
     }
     let fallback = NodeArithmetic::ieee(probe.accumulator());
     let mut asker = Asker::new(probe, tree)?;

@@ -10,7 +10,7 @@ use super::{
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::document::TreeDocument;
 use crate::emit::{Op, Plan};
-use crate::error::{Error, Result};
+use crate::error::{Error, Irreproducible, Result};
 use crate::format::Format;
 use crate::formula::Formula;
 use crate::probe::{Offset, Probe, ProbeOptions};
@@ -176,14 +176,16 @@ pub fn plan(
         let revealed = match reveal_opened(black_box.as_mut(), label, &request, open, observer)? {
             Outcome::Revealed(r) => r,
             Outcome::OrderIndependent(_) => {
-                return Err(Error::Input(format!(
-                    "{label} is order-independent at n = {n}: any order gives its bits"
-                )));
+                return Err(Error::Irreproducible(Irreproducible::OrderIndependent {
+                    label: label.to_string(),
+                    n,
+                }));
             }
             Outcome::Varies(_) => {
-                return Err(Error::Input(format!(
-                    "{label} varies from call to call at n = {n}: no code reproduces its bits"
-                )));
+                return Err(Error::Irreproducible(Irreproducible::Varies {
+                    label: label.to_string(),
+                    n: Some(n),
+                }));
             }
         };
         if !revealed.confirmed() {
@@ -476,9 +478,10 @@ fn prove(
                 )));
             }
             Proof::Varies(_) => {
-                return Err(Error::Input(format!(
-                    "{label} varies from call to call: no code reproduces its bits"
-                )));
+                return Err(Error::Irreproducible(Irreproducible::Varies {
+                    label: label.to_string(),
+                    n: None,
+                }));
             }
         };
         match not_past {

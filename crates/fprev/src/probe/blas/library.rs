@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use libloading::Library;
 
-use crate::error::{Error, Param, Remedy, Result};
+use crate::error::{Error, Missing, Param, Remedy, Result};
 
 /// The environment variable naming the library `blas:OP` loads (a short
 /// name or a path) instead of searching [`SEARCH`].
@@ -210,7 +210,7 @@ impl std::fmt::Debug for Cblas {
 impl Cblas {
     /// Loads the library `choice` names (a short name of [`KNOWN`], a
     /// file name, or a path), or searches [`SEARCH`] (after [`ENV`]) when
-    /// it is `None`. Not found: [`Error::Input`] naming what provides it.
+    /// it is `None`. Not found: [`Error::Missing`] naming what provides it.
     pub fn open(choice: Option<&str>) -> Result<Self> {
         let env = std::env::var(ENV).ok().filter(|v| !v.is_empty());
         match choice.or(env.as_deref()) {
@@ -220,16 +220,14 @@ impl Cblas {
                 for choice in SEARCH {
                     match Self::open_one(choice) {
                         Ok(lib) => return Ok(lib),
-                        Err(Error::Input(why)) if why.starts_with(NOT_FOUND) => tried.push(*choice),
+                        Err(Error::Missing(_)) => tried.push(*choice),
                         Err(e) => return Err(e),
                     }
                 }
-                Err(Error::Input(format!(
-                    "{NOT_FOUND} on this system (tried {}): install one, e.g. {}, or name a \
-                     library file: blas:OP@/PATH/TO/libcblas.so",
-                    tried.join(", "),
-                    KNOWN[0].install
-                )))
+                Err(Error::Missing(Missing::Blas {
+                    tried,
+                    install: KNOWN[0].install,
+                }))
             }
         }
     }
@@ -238,16 +236,15 @@ impl Cblas {
     /// name the loader searches for.
     fn open_one(choice: &str) -> Result<Self> {
         if let Some(known) = KNOWN.iter().find(|k| k.name == choice) {
-            let library = known
-                .files
-                .iter()
-                .find_map(|file| load(file).ok())
-                .ok_or_else(|| {
-                    Error::Input(format!(
-                        "{NOT_FOUND}: {} is not installed: {}",
-                        known.about, known.install
-                    ))
-                })?;
+            let library =
+                known
+                    .files
+                    .iter()
+                    .find_map(|file| load(file).ok())
+                    .ok_or(Error::Missing(Missing::KnownBlas {
+                        about: known.about,
+                        install: known.install,
+                    }))?;
             return Self::from_library(library, known.about);
         }
         if choice.contains('/') {
@@ -268,7 +265,10 @@ impl Cblas {
             if choice.contains('/') {
                 Error::Input(format!("cannot load {choice}: {why}"))
             } else {
-                Error::Input(format!("{NOT_FOUND}: {choice} ({why})"))
+                Error::Missing(Missing::BlasFile {
+                    file: choice.to_string(),
+                    why: why.to_string(),
+                })
             }
         })?;
         Self::from_library(library, choice)
@@ -389,9 +389,6 @@ impl Cblas {
         }
     }
 }
-
-/// How every "not installed" error starts (the search goes on past them).
-const NOT_FOUND: &str = "no CBLAS library found";
 
 fn names() -> String {
     let names: Vec<&str> = KNOWN.iter().map(|k| k.name).collect();

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyModule;
 
 use super::{BRIDGE, LIBRARIES, pip_name, probes_dir};
-use crate::error::Error;
+use crate::error::{Error, Missing};
 
 /// The bridge module, loaded once per process.
 pub(super) fn bridge(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
@@ -82,11 +82,11 @@ pub(super) fn describe(py: Python<'_>, spec: &str, err: PyErr, while_summing: bo
         let module: Option<String> = value.getattr("name").ok().and_then(|n| n.extract().ok());
         if let Some(module) = module {
             let top = module.split('.').next().unwrap_or(&module).to_string();
-            return Error::Input(format!(
-                "{spec} needs the Python package '{top}', which is not installed for this \
-                 interpreter: python3 -m pip install {}",
-                pip_name(&top)
-            ));
+            return Error::Missing(Missing::Package {
+                spec: spec.to_string(),
+                pip: pip_name(&top).to_string(),
+                package: top,
+            });
         }
     }
     let kind = err
