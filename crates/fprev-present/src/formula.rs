@@ -15,6 +15,7 @@
 //! );
 //! ```
 
+use fprev::formula::simd::{Rest, Simd};
 use fprev::formula::{Formula, Tail};
 use fprev::order::Order;
 
@@ -116,6 +117,7 @@ fn clause(formula: &Formula) -> String {
              those before it, {}",
             phrase(inner)
         ),
+        Formula::Simd(simd) => kernel(simd),
         Formula::Peel(p, lanes) => format!(
             "where at least {p} summands are left over past a multiple of {}, the first {p} \
              start lanes 0 to {} (alignment peeling) and the rest are {}",
@@ -124,6 +126,47 @@ fn clause(formula: &Formula) -> String {
             phrase(lanes)
         ),
     }
+}
+
+/// A vectorised kernel: its registers, each stage's loop and merge, the
+/// fold of the lanes left and where the rest joins.
+fn kernel(simd: &Simd) -> String {
+    let w = simd.width;
+    let mut stages = Vec::new();
+    for (k, stage) in simd.stages.iter().enumerate() {
+        let u = stage.registers;
+        let mut words = format!(
+            "{}chunks of {} summands while that many remain, each added lane by lane into the \
+             first {u} accumulator{} of {w} lanes",
+            if k == 0 { "" } else { "then " },
+            u * w,
+            if u == 1 { "" } else { "s" }
+        );
+        if let Some(merge) = &stage.merge {
+            let sums: Vec<String> = merge.iter().map(|s| s.to_string()).collect();
+            words += &format!(
+                ", those then merged lane by lane into {} ({})",
+                merge.len(),
+                sums.join(", ")
+            );
+        }
+        stages.push(words);
+    }
+    let tail = match &simd.rest {
+        Rest::Then => "the rest added one by one after".to_string(),
+        Rest::First => "the rest added one by one into the first lane before".to_string(),
+        Rest::IntoFirst(t) => format!(
+            "the rest {} and added into the first lane before",
+            phrase(t)
+        ),
+        Rest::Apart(t) => format!("the rest {} and added after", phrase(t)),
+    };
+    format!(
+        "a vectorised kernel: {}; the lane sums of the accumulators left (accumulator by \
+         accumulator) {}, {tail} (accumulators start at zero, so one never filled adds nothing)",
+        stages.join("; "),
+        phrase(&simd.fold)
+    )
 }
 
 /// What `formula` does to the values it is given, after "each" or "the
@@ -200,6 +243,10 @@ mod tests {
             "peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential))",
             "peel(3, interleave(4, sequential, fold))",
             "rotate(1, sequential)",
+            "simd(8, 5[(0+2)+4, 1+3], 2[0+1], 1, sequential, sequential)",
+            "simd(4, 4, 2, 1, fold, first)",
+            "simd(8, 4, 1[((0+1)+2)+3], sequential, first(sequential))",
+            "simd(1, 8, pairwise, then)",
             "interleave(2, below(4, sequential, pairwise), split(2, fold, windows(8, pairwise)))",
         ]
         .map(String::from)
@@ -234,6 +281,15 @@ mod tests {
         assert!(sentence(&f("kblocks(4, sequential)")).contains("the larger half first"));
         assert!(sentence(&f("rotate(1, sequential)")).contains("from the 1-th"));
         assert!(sentence(&f("fanout(3)")).contains("fan-out 3"));
+        let blis = sentence(&f(
+            "simd(8, 5[(0+2)+4, 1+3], 2[0+1], 1, sequential, sequential)",
+        ));
+        assert!(
+            blis.contains("chunks of 40 summands while that many remain, each added lane by lane into the first 5 accumulators of 8 lanes, those then merged lane by lane into 2 ((0+2)+4, 1+3)"),
+            "{blis}"
+        );
+        assert!(blis.contains("then chunks of 8 summands"), "{blis}");
+        assert!(blis.ends_with("the rest added left to right and added after (accumulators start at zero, so one never filled adds nothing)"), "{blis}");
     }
 
     #[test]

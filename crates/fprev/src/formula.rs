@@ -78,7 +78,15 @@
 //!   value `r` of level `L` the parent of `r + i·F^L` for `i = 1..=F`;
 //!   each value adds its children's sums to its own one at a time, in
 //!   order (a reduce over that tree; Open MPI's `nonoverlapping` allreduce
-//!   of small messages is `split(P, sequential, fanout(2))`):
+//!   of small messages is `split(P, sequential, fanout(2))`);
+//! - `simd(W, U1[MERGE], U2, …, FOLD, TAIL)`: a vectorised kernel as it is
+//!   built ([`simd`]): registers of `W` lanes, loops in stages each taking
+//!   `Ui` registers' worth of summands into the first `Ui` accumulators
+//!   lane by lane, a merge (`[(0+2)+4, 1+3]`) summing the accumulators
+//!   live into fewer between stages, `FOLD` summing the lane sums of those
+//!   left (register by register), and the rest joining: one by one after
+//!   (`then`) or into the first lane (`first`), or summed apart by a
+//!   formula and added after (`F`) or into the first lane (`first(F)`):
 //!
 //! ```
 //! use fprev::formula::Formula;
@@ -90,6 +98,7 @@
 
 pub mod infer;
 pub mod known;
+pub mod simd;
 
 mod eval;
 mod parse;
@@ -162,6 +171,9 @@ pub enum Formula {
     /// its children `r + i·F^L`, `i = 1..=F`, to its own value, one at a
     /// time in order of `i`.
     Fanout(usize),
+    /// A vectorised kernel: registers, loops in stages, merges, a fold of
+    /// the lanes and a tail ([`simd::Simd`]).
+    Simd(Box<simd::Simd>),
 }
 
 /// What follows the body of a [`Formula::Body`].
@@ -220,6 +232,9 @@ impl Formula {
             | Formula::Pieces(_, a)
             | Formula::KBlocks(_, _, a) => a.may_fuse(),
             Formula::Body(_, a, Tail::Apart(b)) => a.may_fuse() || b.may_fuse(),
+            Formula::Simd(s) => {
+                s.fold.may_fuse() || s.rest.formula().is_some_and(Formula::may_fuse)
+            }
         }
     }
 }

@@ -134,6 +134,7 @@ pub fn children(f: &Formula) -> Vec<&Formula> {
         | Formula::KBlocks(_, _, a)
         | Formula::Peel(_, a)
         | Formula::Rotate(_, a) => vec![a],
+        Formula::Simd(s) => std::iter::once(&s.fold).chain(s.rest.formula()).collect(),
     }
 }
 

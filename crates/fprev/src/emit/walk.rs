@@ -475,6 +475,7 @@ impl<B: Backend> Walker<'_, B> {
                 self.helper(k, Helper::Addition);
                 Shape::Fanout(*fan)
             }
+            Formula::Simd(_) => unreachable!("writable refuses a kernel's stages"),
             Formula::Rotate(by, inner) => Shape::Rotate {
                 by: *by,
                 inner: self.function(id(self, inner), d)?,
@@ -530,6 +531,9 @@ fn writable(plan: &Plan, f: &Formula, part: Part, d: Domain) -> Result<(), Strin
         Formula::Order(Order::Fused(_)) => {
             Err("fused nodes are not emitted: emitted code makes IEEE additions".into())
         }
+        Formula::Simd(_) => Err(format!(
+            "the part {f} is a vectorised kernel's stages; emitted code does not write them yet"
+        )),
         _ => Ok(()),
     }
 }

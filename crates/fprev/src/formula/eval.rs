@@ -140,6 +140,7 @@ impl Formula {
             Formula::Doubling => doubling(x, x.len(), a),
             Formula::Fold => fold(x, a),
             Formula::Fanout(f) => fanout(x, 0, 1, *f, a),
+            Formula::Simd(simd) => simd.run(x, a),
             Formula::Rotate(k, inner) => {
                 // Past the last summand, none comes from the K-th on.
                 let start = if *k < x.len() { *k } else { 0 };

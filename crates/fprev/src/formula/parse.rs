@@ -4,6 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::simd::{RegisterSum, Rest, Simd, Stage};
 use super::{Formula, Tail};
 use crate::error::abbreviated;
 use crate::order::{MAX_PARAMETER, Order};
@@ -39,6 +40,7 @@ impl fmt::Display for Formula {
             Formula::Split(p, i, o) => write!(f, "split({p}, {i}, {o})"),
             Formula::Doubling => f.write_str("doubling"),
             Formula::Fold => f.write_str("fold"),
+            Formula::Simd(simd) => write!(f, "{simd}"),
         }
     }
 }
@@ -130,22 +132,13 @@ impl<'t> Parser<'t> {
                 self.expect(',')?;
                 let body = Box::new(self.formula()?);
                 self.expect(',')?;
-                let rest = &self.text[self.at..];
-                let word = &rest[..rest.find(['(', ',', ')']).unwrap_or(rest.len())];
-                let tail = match word {
-                    "then" => Tail::Then,
-                    "first" if !matches!(*body, Formula::Interleave(..)) => {
-                        return Err(format!(
-                            "body({m}, {}, first): the rest joins the first lane, so the \
-                             body must be interleave(…)",
-                            abbreviated(&body.to_string())
-                        ));
-                    }
-                    "first" => Tail::First,
-                    _ => Tail::Apart(Box::new(self.formula()?)),
-                };
-                if !matches!(tail, Tail::Apart(_)) {
-                    self.at += word.len();
+                let tail = self.tail()?;
+                if tail == Tail::First && !matches!(*body, Formula::Interleave(..)) {
+                    return Err(format!(
+                        "body({m}, {}, first): the rest joins the first lane, so the body \
+                         must be interleave(…)",
+                        abbreviated(&body.to_string())
+                    ));
                 }
                 Formula::Body(m, body, tail)
             }
@@ -230,6 +223,10 @@ impl<'t> Parser<'t> {
                 }
                 Formula::Pieces(steps, Box::new(self.formula()?))
             }
+            "simd" => {
+                let width = count("the lane count", self.number()?)?;
+                self.simd(width)?
+            }
             "peel" => {
                 let p = count("the count peeled", self.number()?)?;
                 self.expect(',')?;
@@ -256,7 +253,7 @@ impl<'t> Parser<'t> {
             _ => {
                 return Err(format!(
                     "unknown formula '{}(…)': expected interleave, blocks, body, halves, \
-                     below, windows, kblocks, split, pieces, peel, rotate or fanout (or \
+                     below, windows, kblocks, split, pieces, peel, rotate, fanout or simd (or \
                      doubling, fold, or an order: sequential, reverse, pairwise, binary-tree, \
                      strided:K, blocked:B, fused:K)",
                     abbreviated(name)
@@ -265,6 +262,92 @@ impl<'t> Parser<'t> {
         };
         self.expect(')')?;
         Ok(formula)
+    }
+
+    /// The rest of `simd(W, …)` after `W`, up to its `)`: the stages (each
+    /// a register count, a merge in brackets after it), the fold, how the
+    /// rest joins.
+    fn simd(&mut self, width: usize) -> Result<Formula, String> {
+        let mut stages = Vec::new();
+        self.expect(',')?;
+        while self.text[self.at..].starts_with(|c: char| c.is_ascii_digit()) {
+            // A register count ends where its merge's `[` starts.
+            let digits = self.text[self.at..]
+                .bytes()
+                .take_while(u8::is_ascii_digit)
+                .count();
+            let registers: usize = match self.text[self.at..self.at + digits].parse() {
+                Ok(r) if r <= MAX_PARAMETER => r,
+                _ => {
+                    return Err(format!(
+                        "simd(…): a stage's register count is at most {MAX_PARAMETER}"
+                    ));
+                }
+            };
+            self.at += digits;
+            if registers == 0 {
+                return Err("simd(…): a stage takes at least 1 register".into());
+            }
+            let merge = match self.eat('[') {
+                true => {
+                    let mut sums = Vec::new();
+                    loop {
+                        let (sum, rest) = RegisterSum::read(&self.text[self.at..])?;
+                        sums.push(sum);
+                        self.at = self.text.len() - rest.len();
+                        if !self.eat(',') {
+                            break;
+                        }
+                    }
+                    self.expect(']')?;
+                    Some(sums)
+                }
+                false => None,
+            };
+            stages.push(Stage { registers, merge });
+            self.expect(',')?;
+        }
+        if stages.is_empty() {
+            return Err(format!(
+                "simd({width}, …): give at least one stage (its register count) before the fold"
+            ));
+        }
+        let fold = self.formula()?;
+        self.expect(',')?;
+        let rest = match self.text[self.at..].strip_prefix("first(") {
+            Some(_) => {
+                self.at += "first(".len();
+                let into = self.formula()?;
+                self.expect(')')?;
+                Rest::IntoFirst(Box::new(into))
+            }
+            None => match self.tail()? {
+                Tail::Then => Rest::Then,
+                Tail::First => Rest::First,
+                Tail::Apart(t) => Rest::Apart(t),
+            },
+        };
+        let simd = Simd {
+            width,
+            stages,
+            fold,
+            rest,
+        };
+        simd.check()?;
+        Ok(Formula::Simd(Box::new(simd)))
+    }
+
+    /// A tail: `then`, `first`, or a formula that sums the rest apart.
+    fn tail(&mut self) -> Result<Tail, String> {
+        let rest = &self.text[self.at..];
+        let word = &rest[..rest.find(['(', ',', ')']).unwrap_or(rest.len())];
+        let tail = match word {
+            "then" => Tail::Then,
+            "first" => Tail::First,
+            _ => return Ok(Tail::Apart(Box::new(self.formula()?))),
+        };
+        self.at += word.len();
+        Ok(tail)
     }
 
     /// The text up to the next `(`, `,` or `)`.
