@@ -34,6 +34,9 @@
 //! ```
 
 pub mod bounds;
+pub mod fault;
+
+pub use fault::Fault;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -48,7 +51,7 @@ pub enum Error {
     /// The black box broke an assumption of the method: NaN, a fraction, an
     /// inconsistent answer.
     #[error("{0}")]
-    BlackBox(String),
+    BlackBox(Fault),
     /// A predicted tree that masked checks cannot prove on this black box
     /// (its accumulator cannot count the units a check places, its
     /// products cannot be masked, the sizes differ): the caller reveals
@@ -284,6 +287,15 @@ impl Error {
             Error::Raised { .. } => true,
             Error::Advised { error, .. } => error.is_raised(),
             _ => false,
+        }
+    }
+
+    /// The black box's fault, where this error is one: what went wrong,
+    /// to branch on.
+    pub fn fault(&self) -> Option<&Fault> {
+        match self.plain() {
+            Error::BlackBox(fault) => Some(fault),
+            _ => None,
         }
     }
 
