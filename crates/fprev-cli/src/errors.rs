@@ -11,6 +11,13 @@ pub(crate) fn report(e: &Error) -> i32 {
     exit_code(e.kind())
 }
 
+/// Prints `e` as [`report`] does, `hint` after its remedy (`; hint: …`),
+/// and returns the exit status its kind maps to.
+pub(crate) fn report_hinted(e: &Error, hint: &str) -> i32 {
+    eprintln!("fprev: error: {}", one_line(&(line(e) + hint)));
+    exit_code(e.kind())
+}
+
 /// `e` and every cause below it on one line, remedies in flags.
 pub(crate) fn line(e: &Error) -> String {
     report_with(e, &words)

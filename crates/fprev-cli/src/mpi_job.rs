@@ -19,6 +19,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[cfg(feature = "mpi")]
+use fprev::error::Fault;
+#[cfg(feature = "mpi")]
 use fprev::mpi::{Implementation, STATUS_VAR};
 use fprev::{Error, Result};
 
@@ -175,11 +177,9 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
         }
         if started.elapsed() > timeout {
             drop(job);
-            return Err(Error::BlackBox(format!(
-                "the MPI job ran longer than {} s and was stopped, all its processes with it \
-                 (--mpi-timeout sets the limit)",
-                timeout.as_secs()
-            )));
+            return Err(Error::BlackBox(Fault::MpiTimeout {
+                seconds: timeout.as_secs(),
+            }));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -193,22 +193,17 @@ fn relaunch(ranks: usize, args: &[OsString], timeout: Duration) -> Result<i32> {
         .ok()
         .and_then(|s| s.trim().parse().ok())
     {
-        Some(_) if rank0.is_none() => Err(Error::BlackBox(format!(
-            "the MPI job finished, but rank 0's output is not in {} where {launcher} was to put \
-             it",
-            output.display()
-        ))),
+        Some(_) if rank0.is_none() => Err(Error::BlackBox(Fault::MpiNoOutput { output, launcher })),
         Some(code) => Ok(code),
-        None => Err(Error::BlackBox(format!(
-            "the MPI job failed before rank 0 finished ({launcher} {}){}",
+        None => Err(Error::BlackBox(Fault::MpiFailed {
+            launcher,
             exit,
-            launcher_said
+            said: launcher_said
                 .lines()
                 .map(str::trim)
                 .find(|l| !l.is_empty() && !l.starts_with('-') && !l.starts_with('='))
-                .map(|l| format!(": {l}"))
-                .unwrap_or_default()
-        ))),
+                .map(str::to_string),
+        })),
     }
 }
 

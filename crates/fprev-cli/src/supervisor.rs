@@ -15,7 +15,8 @@
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use fprev::error::Error;
+use fprev::error::fault::Phase;
+use fprev::error::{Error, Fault};
 
 use crate::guard::{self, CALLING, OPENING, State};
 
@@ -149,22 +150,16 @@ fn wait_for(child: i32, state: &State) -> i32 {
             end_by(signal)
         }
         (None, Ended::Exit(code)) => {
-            let when = match state.phase() {
-                CALLING => "during a call, where it should have returned its sum",
-                OPENING => "while it was being opened",
-                _ => "between its calls",
+            let during = match state.phase() {
+                CALLING => Phase::Calling,
+                OPENING => Phase::Opening,
+                _ => Phase::Between,
             };
-            let why = match spec {
-                Some(spec) => format!(
-                    "{spec}: the black box ended the process (exit status {code}) {when}; fprev \
-                     reports it as a broken assumption"
-                ),
-                None => format!(
-                    "the process running the command ended (exit status {code}) before the \
-                     command finished, with no black box open"
-                ),
-            };
-            crate::report(&Error::BlackBox(why))
+            crate::report(&Error::BlackBox(Fault::Ended {
+                spec,
+                status: code,
+                during,
+            }))
         }
     }
 }

@@ -491,12 +491,13 @@ mod tests {
 
     #[test]
     fn a_study_file_keeps_order_independence_and_variation_as_worded_here() {
+        use fprev::error::Fault;
         use fprev::invariance::{Case, Observed, Setting, Study, Varying};
         let v = seen();
         for why in [
             OrderIndependent::At {
                 n: 16,
-                masked: "no tree".into(),
+                masked: Fault::FusedNode { terms: 16 },
             },
             OrderIndependent::Sizes {
                 sizes: vec![3, 4, 5, 6, 128],

@@ -34,8 +34,10 @@
 //! ```
 
 pub mod bounds;
+pub mod fault;
 mod input;
 
+pub use fault::Fault;
 pub use input::{Irreproducible, Missing, Summands};
 
 use std::fmt;
@@ -53,7 +55,7 @@ pub enum Error {
     /// The black box broke an assumption of the method: NaN, a fraction, an
     /// inconsistent answer.
     #[error("{0}")]
-    BlackBox(String),
+    BlackBox(Fault),
     /// A predicted tree that masked checks cannot prove on this black box
     /// (its accumulator cannot count the units a check places, its
     /// products cannot be masked, the sizes differ): the caller reveals
@@ -309,6 +311,15 @@ impl Error {
             Error::Raised { .. } => true,
             Error::Advised { error, .. } | Error::InSpec { error, .. } => error.is_raised(),
             _ => false,
+        }
+    }
+
+    /// The black box's fault, where this error is one: what went wrong,
+    /// to branch on.
+    pub fn fault(&self) -> Option<&Fault> {
+        match self.plain() {
+            Error::BlackBox(fault) => Some(fault),
+            _ => None,
         }
     }
 

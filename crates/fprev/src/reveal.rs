@@ -59,7 +59,8 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::arith::{Arithmetic, NodeArithmetic, Rounding};
 use crate::document::Stats;
-use crate::error::{Error, Param, Remedy, Result, Summands};
+use crate::error::fault::Closer;
+use crate::error::{Error, Fault, Param, Remedy, Result, Summands};
 use crate::format::Format;
 use crate::probe::Probe;
 use crate::reduce::Replay;
@@ -261,8 +262,8 @@ pub enum OrderIndependent {
         /// Its summands.
         n: usize,
         /// What masked inputs said of it (answers that fit no tree): the
-        /// engine's error message.
-        masked: String,
+        /// engine's fault.
+        masked: Fault,
     },
     /// Every size past two summands an explanation revealed is.
     Sizes {
@@ -503,10 +504,7 @@ fn reveal_with(
     watcher.finished();
     let may_fuse = oracle.probe().may_fuse();
     let tree = tree.and_then(|t| match t.widest() {
-        k if k > 2 && !may_fuse => Err(Error::BlackBox(format!(
-            "the answers describe a fused node of {k} terms, but the black box declares IEEE \
-             additions only"
-        ))),
+        terms if terms > 2 && !may_fuse => Err(Error::BlackBox(Fault::FusedNode { terms })),
         _ => Ok(t),
     });
     // Answers that fit no tree from a black box that answers one input
@@ -541,68 +539,43 @@ fn reveal_with(
         tree => tree,
     };
     let tree = match tree {
-        // Only FPRev tells a fused node (itself order-independent) from
-        // an order-independent sum; the binary-only algorithms say so.
-        Err(e)
-            if matches!(e.plain(), Error::BlackBox(_))
-                && opts.algorithm == Algorithm::Fprev
-                && oracle.order_independent()? =>
-        {
-            let m = e.plain();
-            return Ok(Outcome::OrderIndependent(OrderIndependent::At {
-                n: oracle.n(),
-                masked: m.to_string(),
-            }));
-        }
-        Err(e) if matches!(e.plain(), Error::BlackBox(_)) => {
-            let m = e.plain().to_string();
-            // FPRev takes fused nodes in its stride: answers that fit no
-            // tree there, from a black box more accurate than additions,
-            // are those of a compensated sum.
-            let acc = oracle.probe().accumulator();
-            let closer = match opts.algorithm {
-                Algorithm::Fprev => arithmetic::closer_than_plain(oracle.probe())?,
-                _ => None,
-            };
-            // A black box that multiplies operands fprev chooses is a
-            // matrix instruction, whose exact groups are a known case.
-            let exact_groups = match oracle.probe().operands() {
-                Some(_) => {
-                    "; a matrix instruction that adds groups of products exactly and rounds \
-                     once (AMD CDNA1's, in groups of 2 or 4) answers so too: masks cancel \
-                     inside a group without swamping its units, and such exact groups are \
-                     not modelled"
+        Err(e) => match e.fault().cloned() {
+            // Only FPRev tells a fused node (itself order-independent) from
+            // an order-independent sum; the binary-only algorithms say so.
+            Some(fault) if opts.algorithm == Algorithm::Fprev && oracle.order_independent()? => {
+                return Ok(Outcome::OrderIndependent(OrderIndependent::At {
+                    n: oracle.n(),
+                    masked: fault,
+                }));
+            }
+            Some(fault) => {
+                // FPRev takes fused nodes in its stride: answers that fit no
+                // tree there, from a black box more accurate than additions,
+                // are those of a compensated sum.
+                let closer = match opts.algorithm {
+                    Algorithm::Fprev => arithmetic::closer_than_plain(oracle.probe())?,
+                    _ => None,
                 }
-                None => "",
-            };
-            let m = match closer {
-                Some((error, plain)) => format!(
-                    "{m}; it is also closer to the exact sum than additions: given a 1 and \
-                     many summands too small to change it alone, it errs by {error:.2e} in \
-                     all, where additions in {acc} left to right err by {plain:.2e}: a \
-                     compensated sum that keeps its errors apart (Neumaier's) answers so, \
-                     counting the units a mask swamps{exact_groups}"
-                ),
-                None => m,
-            };
-            let said = Error::BlackBox(if oracle.rows() > 1 {
-                format!(
-                    "{m}; rows of a batched black box may follow different orders that \
-                     agreed on the row check's inputs: a batch of 1 reveals row 0's order one \
-                     query per call"
-                )
-            } else {
-                m
-            });
-            // An exception the black box raised stays with what is said of it.
-            Err(match e.raised() {
-                Some(raised) => Error::Raised {
-                    error: Box::new(said),
-                    raised,
-                },
-                None => said,
-            })
-        }
+                .map(|(error, plain)| Closer {
+                    error,
+                    plain,
+                    accumulator: oracle.probe().accumulator(),
+                    // A black box that multiplies operands fprev chooses is a
+                    // matrix instruction, whose exact groups are a known case.
+                    exact_groups: oracle.probe().operands().is_some(),
+                });
+                let said = Error::BlackBox(Fault::with_causes(fault, closer, oracle.rows() > 1));
+                // An exception the black box raised stays with what is said of it.
+                Err(match e.raised() {
+                    Some(raised) => Error::Raised {
+                        error: Box::new(said),
+                        raised,
+                    },
+                    None => said,
+                })
+            }
+            None => Err(e),
+        },
         tree => tree,
     }?;
     Ok(Outcome::Revealed(Found {

@@ -3,7 +3,7 @@
 //! all are reported as order-independent (exit status 4).
 
 use fprev::arith::{Arithmetic, NodeArithmetic, Rounding};
-use fprev::error::Kind;
+use fprev::error::{Fault, Kind};
 use fprev::probe::ReplayProbe;
 use fprev::reduce::Replay;
 use fprev::reveal::Outcome;
@@ -336,11 +336,20 @@ fn errors_of_the_black_box_itself_propagate() {
             Format::F32
         }
         fn sum(&mut self, _: &[f64], _: &mut [f64]) -> fprev::Result<()> {
-            Err(Error::BlackBox("the device is on fire".into()))
+            Err(Error::BlackBox(on_fire()))
+        }
+    }
+    fn on_fire() -> Fault {
+        Fault::Raised {
+            line: "the device is on fire".into(),
         }
     }
     let e = reveal(&mut Failing, &Options::default()).unwrap_err();
-    assert_eq!(e.to_string(), "the device is on fire");
+    assert_eq!(e.fault(), Some(&on_fire()));
+    assert_eq!(
+        e.to_string(),
+        "the black box raised an exception: the device is on fire"
+    );
 }
 
 /// Rows `r` with `(r / 6) % 2 == 1` sum right to left, the others left to

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use fprev::Format;
 use fprev::Spec;
-use fprev::error::{Error, Kind, Result};
+use fprev::error::{Error, Fault, Kind, Result};
 use fprev::invariance::{Knob, Setting, Study};
 use fprev::probe::ProbeOptions;
 use fprev::workflow::{self, Confirm, Request, Turned, Varied};
@@ -258,15 +258,15 @@ fn in_child(s: &Subject, inside: &[Knob], setting: &Setting) -> Result<Study> {
     match status.code() {
         Some(0 | 1 | 3) if !out.is_empty() => Study::parse(&String::from_utf8_lossy(&out)),
         code => {
-            let why = format!(
-                "the study under {setting} ended with exit status {}: see its message above",
-                code.map_or("none (a signal)".into(), |c| c.to_string())
-            );
+            let ended = Fault::Process {
+                what: format!("the study under {setting}"),
+                status: code,
+            };
             // Its error's kind carries through: bad input stays bad input.
             Err(match code.and_then(crate::errors::kind_of) {
-                Some(Kind::Input) => Error::Input(why),
-                Some(Kind::Disagree) => Error::Disagree(why),
-                _ => Error::BlackBox(why),
+                Some(Kind::Input) => Error::Input(ended.to_string()),
+                Some(Kind::Disagree) => Error::Disagree(ended.to_string()),
+                _ => Error::BlackBox(ended),
             })
         }
     }

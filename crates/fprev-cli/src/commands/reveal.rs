@@ -4,7 +4,7 @@
 
 use fprev::Spec;
 use fprev::document::TreeDocument;
-use fprev::error::{Error, Result};
+use fprev::error::{Error, Fault, Result};
 use fprev::reveal::VARIATION_INPUTS;
 use fprev::variation;
 use fprev::workflow::{self, Infer, Outcome, Request, Revealed, Revealing};
@@ -72,9 +72,9 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             return Ok(6);
         }
         Err(e) if matches!(e.plain(), Error::BlackBox(_)) && !a.infer => {
-            // Its remedy worded in flags, then the hint.
-            return Err(Error::BlackBox(
-                crate::errors::line(&e) + &format_hint(&a.spec, &a.black_box.format),
+            return Ok(crate::errors::report_hinted(
+                &e,
+                &format_hint(&a.spec, &a.black_box.format),
             ));
         }
         Err(e) => return Err(e),
@@ -181,13 +181,10 @@ fn fresh_answers(spec: &Spec, given: &BlackBoxArgs, guard: &GuardArgs) -> Result
         .output()
         .map_err(|e| Error::Input(format!("cannot run fprev again in a fresh process: {e}")))?;
     if out.status.code() != Some(0) {
-        return Err(Error::BlackBox(format!(
-            "a fresh process asked {spec}'s answers ended with exit status {}: see its \
-             message above",
-            out.status
-                .code()
-                .map_or("none (a signal)".into(), |c| c.to_string())
-        )));
+        return Err(Error::BlackBox(Fault::Process {
+            what: format!("a fresh process asked {spec}'s answers"),
+            status: out.status.code(),
+        }));
     }
     serde_json::from_slice(&out.stdout).map_err(|e| Error::Json {
         context: "the answers of a fresh process".into(),

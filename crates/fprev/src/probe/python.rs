@@ -23,7 +23,7 @@ use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::format::Format;
 use crate::probe::linalg::{Kernel, MOST_ELEMENTS};
 use crate::probe::reducer::threads;
@@ -642,9 +642,12 @@ impl PythonProbe {
             .call1((self.view.bind(py),))
             .map_err(|e| self.raised(py, e))?;
         let sums: PyReadonlyArray1<f64> = result.extract().map_err(|e| self.raised(py, e))?;
-        let sums = sums
-            .as_slice()
-            .map_err(|e| Error::BlackBox(format!("{}: unreadable result: {e}", self.spec)))?;
+        let sums = sums.as_slice().map_err(|e| {
+            Error::BlackBox(Fault::Unreadable {
+                spec: self.spec.clone(),
+                why: e.to_string(),
+            })
+        })?;
         out.copy_from_slice(&sums[..rows]);
         Ok(())
     }

@@ -59,7 +59,7 @@ pub use confirmed::{Confirmed, confirm_arithmetic};
 
 use crate::arith::{Arithmetic, NodeArithmetic};
 use crate::check::CheckReport;
-use crate::error::{Error, Result, Summands};
+use crate::error::{Error, Fault, Result, Summands};
 use crate::format::Format;
 use crate::probe::Probe;
 use crate::tree::SummationTree;
@@ -238,11 +238,7 @@ fn reveal_with_parts(
             }
             return Ok(found);
         }
-        Ok(Err(model)) => Error::BlackBox(format!(
-            "no arithmetic model reproduces the black box's bits: its nodes answered as \
-             rounded additions ({model}), but replays of that model with every format and \
-             rounding at the root differ from it"
-        )),
+        Ok(Err(model)) => Error::BlackBox(Fault::NoModel { model }),
         Err(e) if matches!(e.plain(), Error::BlackBox(_)) => e,
         Err(e) => return Err(e),
     };
@@ -250,13 +246,11 @@ fn reveal_with_parts(
     let plain = Arithmetic::uniform(fallback);
     let (error, plain_error) = errors_on_swamped_summands(tree, &plain, asker.probe)?;
     if error * 4.0 < plain_error {
-        return Err(Error::BlackBox(format!(
-            "the black box adds in the revealed order, but no rounded additions reproduce \
-             it: given a 1 and many summands too small to change it alone, it errs by \
-             {error:.2e} in all, where additions in {fallback} in its order err by \
-             {plain_error:.2e}: a compensated (Kahan, Neumaier) or otherwise more accurate \
-             sum"
-        )));
+        return Err(Error::BlackBox(Fault::MoreAccurate {
+            error,
+            plain_error,
+            plain: fallback,
+        }));
     }
     Err(unexplained)
 }

@@ -4,7 +4,7 @@
 use petgraph::unionfind::UnionFind;
 
 use super::oracle::Oracle;
-use crate::error::{Error, Param, Remedy, Result};
+use crate::error::{Error, Fault, Param, Remedy, Result};
 use crate::tree::{SummationTree, TreeBuilder};
 
 pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
@@ -37,12 +37,12 @@ pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
         }
         let node = builder.sum(&[root_of[si], root_of[sj]]);
         if builder.size(node) != l {
-            return Err(Error::BlackBox(format!(
-                "inconsistent answers for basic: l_{{{i},{j}}} = {l}, but summands {i} and {j} \
-                 first meet in a subtree of {} leaves; the tree may have fused nodes \
-                 (which the fprev algorithm reveals) or the order depends on the values",
-                builder.size(node)
-            )));
+            return Err(Error::BlackBox(Fault::Basic {
+                i,
+                j,
+                l,
+                met: builder.size(node),
+            }));
         }
         sets.union(i, j);
         root_of[sets.find(i)] = node;

@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::oracle::Oracle;
-use crate::error::{Error, Param, Remedy, Result};
+use crate::error::{Error, Fault, Param, Remedy, Result};
 use crate::format::Format;
 use crate::inputs::random_input;
 use crate::tree::{SummationTree, TreeBuilder};
@@ -107,15 +107,11 @@ pub(super) fn build(oracle: &mut Oracle) -> Result<SummationTree> {
             let root = one.build(&mut b);
             Ok(b.finish(root)?)
         }
-        [] => Err(Error::BlackBox(format!(
-            "no binary tree adding in {acc} reproduces the black box on random inputs: it may \
-             have fused nodes (which the fprev algorithm reveals) or add in another format than \
-             declared"
-        ))),
-        many => Err(Error::BlackBox(format!(
-            "{} binary trees still match the black box after {TRIALS} random inputs",
-            many.len()
-        ))),
+        [] => Err(Error::BlackBox(Fault::NoBinaryTree { accumulator: acc })),
+        many => Err(Error::BlackBox(Fault::ManyTrees {
+            trees: many.len(),
+            trials: TRIALS,
+        })),
     }
 }
 

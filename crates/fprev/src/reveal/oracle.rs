@@ -13,7 +13,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::format::Format;
 use crate::inputs::Inputs;
 use crate::probe::{Batch, Probe};
@@ -393,35 +393,32 @@ impl<'p> Oracle<'p> {
             _ => y,
         };
         let units = y / self.masks.u;
-        let what = || format!("the input masking summands {i} and {j} (n = {})", self.n);
+        let n = self.n;
         if y.is_nan() {
-            return Err(Error::BlackBox(format!(
-                "the black box returned NaN for {}: its order may depend on the values, or it \
-                 does not sum its inputs",
-                what()
-            )));
+            return Err(Error::BlackBox(Fault::Nan { i, j, n }));
         }
         if units >= self.masks.exact_below as f64 && units.is_finite() {
             return Ok(None);
         }
         if !units.is_finite() || units.fract() != 0.0 || units < 0.0 {
-            return Err(Error::BlackBox(format!(
-                "the black box returned {y} for {}, which is not a whole number of units \
-                 (u = {}): the masks did not cancel exactly, so its order depends on the values \
-                 or its accumulator is narrower than {}",
-                what(),
-                self.masks.u,
-                self.probe_acc()
-            )));
+            return Err(Error::BlackBox(Fault::Fraction {
+                y,
+                i,
+                j,
+                n,
+                u: self.masks.u,
+                accumulator: self.probe_acc(),
+            }));
         }
         let units = units as usize;
         if units + 2 > live {
-            return Err(Error::BlackBox(format!(
-                "the black box returned {units} units for {}, but only {} were unmasked: \
-                 it does not compute a sum of its inputs",
-                what(),
-                live - 2
-            )));
+            return Err(Error::BlackBox(Fault::MoreUnits {
+                units,
+                i,
+                j,
+                n,
+                unmasked: live - 2,
+            }));
         }
         Ok(Some(live - units))
     }

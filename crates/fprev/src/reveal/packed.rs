@@ -37,6 +37,7 @@ use super::oracle::Oracle;
 use super::subtree::{Built, Levels, Pivots, grow, inconsistent};
 use super::watcher::Placement;
 use crate::error::Result;
+use crate::error::fault::Inconsistency;
 use crate::tree::{SummationTree, TreeBuilder};
 use fields::{Answer, Link, Packer};
 use guess::{Guess, Guesses};
@@ -177,7 +178,7 @@ pub(super) fn build(
     };
     match root {
         Some(Built::Complete(root)) => Ok(engine.builder.finish(root)?),
-        _ => Err(inconsistent("the whole input does not form one tree")),
+        _ => Err(inconsistent(Inconsistency::NotOneTree)),
     }
 }
 
@@ -288,10 +289,12 @@ impl Engine<'_, '_, '_> {
         if s.check == Some(partner) {
             s.check = None;
             if l != s.size && l != s.size + 1 {
-                return Err(inconsistent(&format!(
-                    "summand {} answered l = {l} with {partner}, but {} without the context leaf",
-                    s.pivot, s.size
-                )));
+                return Err(inconsistent(Inconsistency::Context {
+                    summand: s.pivot,
+                    l,
+                    partner,
+                    size: s.size,
+                }));
             }
             let ambiguous = std::mem::take(&mut s.ambiguous);
             s.levels.extend(l, ambiguous);
@@ -377,12 +380,12 @@ impl Engine<'_, '_, '_> {
             let early = self.subs[id].early.get(&l).copied();
             let (part, built) = if let Some(child) = early {
                 if self.subs[child].size != g.len() {
-                    return Err(inconsistent(&format!(
-                        "summand {pivot} has {} summands at l = {l}, after {} proved the group \
-                         complete",
-                        g.len(),
-                        self.subs[child].size
-                    )));
+                    return Err(inconsistent(Inconsistency::ProvedComplete {
+                        summand: pivot,
+                        group: g.len(),
+                        l,
+                        proved: self.subs[child].size,
+                    }));
                 }
                 self.settle(child, pivot);
                 (Part::Sub(child), None)
@@ -475,10 +478,9 @@ impl Engine<'_, '_, '_> {
                 continue;
             }
             if !sub.finished {
-                return Err(inconsistent(&format!(
-                    "summand {} never had all its answers",
-                    sub.pivot
-                )));
+                return Err(inconsistent(Inconsistency::Unanswered {
+                    summand: sub.pivot,
+                }));
             }
             let groups = std::mem::take(&mut sub.groups).into_iter().map(|g| {
                 let built = g.built.expect("groups are built before their subproblem");

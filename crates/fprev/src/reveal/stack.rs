@@ -16,6 +16,7 @@ use super::Pivot;
 use super::oracle::Oracle;
 use super::subtree::{Built, Cur, Levels, Pivots, inconsistent};
 use super::watcher::Placement;
+use crate::error::fault::{Fault, Inconsistency};
 use crate::error::{Error, Result};
 use crate::tree::{SummationTree, TreeBuilder};
 
@@ -98,7 +99,7 @@ impl Engine<'_, '_, '_> {
             let Some(frame) = stack.last_mut() else {
                 return match result {
                     Some(Built::Complete(root)) => Ok(root),
-                    _ => Err(inconsistent("the whole input does not form one tree")),
+                    _ => Err(inconsistent(Inconsistency::NotOneTree)),
                 };
             };
             if let Some(built) = result.take() {
@@ -141,11 +142,10 @@ impl Engine<'_, '_, '_> {
 
         let (mut levels, inexact) = Levels::of(&others, &answers);
         if inexact.is_empty() && levels.only(2) && size > 2 {
-            return Err(Error::BlackBox(format!(
-                "every pair of masked summands cancelled as if added first (l = 2 for all {} \
-                 pairs with summand {pivot}), which no summation tree does",
-                size - 1
-            )));
+            return Err(Error::BlackBox(Fault::PairsFirst {
+                pairs: size - 1,
+                pivot,
+            }));
         }
         let context_group = context.and_then(|_| levels.remove(live.len()));
         Ok(Step::Push(Frame {
@@ -193,9 +193,7 @@ impl Engine<'_, '_, '_> {
                 frame.cur.restart(root, k);
             }
             (Waiting::Inexact(k), _) => {
-                return Err(inconsistent(&format!(
-                    "the {k} summands whose answers were inexact do not form one subtree"
-                )));
+                return Err(inconsistent(Inconsistency::Inexact { summands: k }));
             }
             (Waiting::Group { size: k, l }, built) => {
                 frame.cur.join(&mut self.builder, k, l, built)?;

@@ -36,6 +36,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::Pivot;
+use crate::error::fault::{Fault, Inconsistency};
 use crate::error::{Error, Result};
 use crate::tree::TreeBuilder;
 
@@ -168,11 +169,8 @@ impl Levels {
 }
 
 /// The error for answers that contradict each other.
-pub(super) fn inconsistent(what: &str) -> Error {
-    Error::BlackBox(format!(
-        "inconsistent answers: {what}. The black box's order may depend on the values or \
-         vary between calls, or it accumulates in a narrower format than declared"
-    ))
+pub(super) fn inconsistent(what: Inconsistency) -> Error {
+    Error::BlackBox(Fault::Inconsistent(what))
 }
 
 /// Checks that a group of `k` leaves at `l` joins a subtree of `cur_size`
@@ -181,11 +179,12 @@ pub(super) fn check_group(pivot: usize, cur_size: usize, k: usize, l: usize) -> 
     if l == cur_size + k {
         return Ok(());
     }
-    Err(inconsistent(&format!(
-        "summand {pivot} has {k} summands at l = {l}, but the subtree built so far holds \
-         {cur_size} leaves, so l should be {}",
-        cur_size + k
-    )))
+    Err(inconsistent(Inconsistency::Group {
+        summand: pivot,
+        group: k,
+        l,
+        built: cur_size,
+    }))
 }
 
 /// `cur`: the subtree grown from a pivot, group by group.
@@ -237,10 +236,11 @@ impl Cur {
     /// The subproblem's result once every group has joined: `size` leaves.
     pub(super) fn finish(self, size: usize) -> Result<Built> {
         if self.size != size {
-            return Err(inconsistent(&format!(
-                "the answers for summand {} place {} of its subproblem's {size} summands",
-                self.pivot, self.size
-            )));
+            return Err(inconsistent(Inconsistency::Placed {
+                summand: self.pivot,
+                placed: self.size,
+                size,
+            }));
         }
         Ok(Built::Complete(self.node))
     }

@@ -11,7 +11,7 @@ use super::masks::Masks;
 use super::oracle::Oracle;
 use super::{Pivot, reveal_toward_zero};
 use crate::arith::{Arithmetic, NodeArithmetic, Rounding};
-use crate::error::{Error, Param, Remedy, Result};
+use crate::error::{Error, Fault, Param, Remedy, Result};
 use crate::format::Format;
 use crate::inputs::Inputs;
 use crate::probe::{Batch, Probe};
@@ -66,16 +66,14 @@ pub(super) fn past_reach(oracle: &mut Oracle, pivot: Pivot, row: usize) -> Resul
         }
     }
     Ok(Some(
-        Error::BlackBox(format!(
-            "the black box appears to sum with additions that round toward zero, past the \
-             summands fprev can prove such a sum's order for: its masked answers at n = {n} \
-             fit no tree, which truncation alone can cause (a unit meeting the negative mask \
-             is not absorbed); {k} of its summands (spread \
-             over the {n}, the others 0) reveal a tree under masks that hold under \
-             truncation, whose additions rounding toward zero in {acc} give the first \
-             masks' answers and {TRIALS} random inputs' bits too; such masks fit {format} \
-             summands accumulated in {acc} only up to n = {reach}"
-        ))
+        Error::BlackBox(Fault::TowardZeroPastReach {
+            n,
+            k,
+            format,
+            accumulator: acc,
+            trials: TRIALS,
+            reach,
+        })
         .advise(Remedy::Smaller(Param::N)),
     ))
 }

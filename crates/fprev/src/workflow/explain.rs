@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::document::TreeDocument;
-use crate::error::{Error, Kind, Result};
+use crate::error::{Error, Fault, Kind, Result};
 use crate::formula::Formula;
 use crate::formula::infer::{self, Inference, infer};
 use crate::formula::known;
@@ -211,15 +211,10 @@ pub fn explain(
                  of 3 summands or more"
             )))
         } else {
-            let sizes: Vec<String> = skipped
-                .iter()
-                .map(|(n, why)| format!("{n} ({why})"))
-                .collect();
-            Err(Error::BlackBox(format!(
-                "{label}: no size of 3 summands or more could be revealed, so there is nothing \
-                 to explain: n = {}",
-                sizes.join(", ")
-            )))
+            Err(Error::BlackBox(Fault::NothingToExplain {
+                label: label.to_string(),
+                skipped,
+            }))
         };
     }
     let largest = trees.last().map_or(0, SummationTree::n);

@@ -4,7 +4,7 @@
 
 use crate::check::check_formula;
 use crate::document::{Confirmation, Inferred, Stats, TreeDocument};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::formula::Formula;
 use crate::formula::known;
 use crate::probe::{Probe, ProbeOptions};
@@ -174,15 +174,12 @@ pub(super) fn predict(
     };
     let from: Vec<usize> = trees.iter().map(|t| t.n()).collect();
     let Some(formula) = found.formula else {
-        let closest = found
-            .closest
-            .map(|(f, at)| format!(" (the closest, native:{f}, fails at n = {at})"))
-            .unwrap_or_default();
-        return Err(Error::BlackBox(format!(
-            "{label}: no formula of the order language regenerates the trees revealed at n = \
-             {}{closest}, so nothing predicts n = {n}: reveal it in full",
-            runs(&from)
-        )));
+        return Err(Error::BlackBox(Fault::Unpredicted {
+            label: label.to_string(),
+            revealed: runs(&from),
+            closest: found.closest.map(|(f, at)| (f.to_string(), at)),
+            n,
+        }));
     };
     // A known formula that regenerates every reveal as well was found from
     // larger reveals than these: it is the one to predict past them with.

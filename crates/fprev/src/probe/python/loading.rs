@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyModule;
 
 use super::{BRIDGE, LIBRARIES, pip_name, probes_dir};
-use crate::error::{Error, Missing};
+use crate::error::{Error, Fault, Missing};
 
 /// The bridge module, loaded once per process.
 pub(super) fn bridge(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
@@ -107,7 +107,7 @@ pub(super) fn describe(py: Python<'_>, spec: &str, err: PyErr, while_summing: bo
         .unwrap_or_default();
     let line = format!("{spec}: {kind}: {message}{place}");
     if while_summing {
-        Error::BlackBox(format!("the black box raised an exception: {line}"))
+        Error::BlackBox(Fault::Raised { line })
     } else {
         Error::Input(line)
     }

@@ -5,7 +5,8 @@ use numpy::{PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyFloat;
 
-use crate::error::{Error, Result};
+use crate::error::fault::Returned;
+use crate::error::{Error, Fault, Result};
 use crate::format::Format;
 
 /// The buffer inputs are written into, typed by how the format's values
@@ -131,9 +132,10 @@ pub(super) fn number(
     if let Ok(shape) = result.getattr("shape")
         && shape.len().is_ok_and(|l| l > 0)
     {
-        return Err(Error::BlackBox(format!(
-            "{spec}: the black box returned an array of shape {shape}, not a number"
-        )));
+        return Err(Error::BlackBox(Fault::NotANumber {
+            spec: spec.into(),
+            returned: Returned::Array(shape.to_string()),
+        }));
     }
     result.extract::<f64>().map_err(|_| {
         let shown: String = result
@@ -143,8 +145,9 @@ pub(super) fn number(
             .chars()
             .take(60)
             .collect();
-        Error::BlackBox(format!(
-            "{spec}: the black box returned {shown}, not a number"
-        ))
+        Error::BlackBox(Fault::NotANumber {
+            spec: spec.into(),
+            returned: Returned::Object(shown),
+        })
     })
 }

@@ -5,7 +5,7 @@
 use petgraph::graph::NodeIndex;
 
 use crate::arith::{NodeArithmetic, NodeKey, Rounding};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::format::{Format, Summand};
 use crate::probe::{Batch, Probe};
 use crate::tree::SummationTree;
@@ -200,13 +200,10 @@ impl<'p> Asker<'p> {
             lo += 1;
         }
         if lo == FORMATS.len() {
-            return Err(Error::BlackBox(format!(
-                "{} keeps more than {} bits of a sum: not a rounded addition but a \
-                 compensated (Kahan, Neumaier) or exact one, which no summation tree of \
-                 additions reproduces",
-                self.keys[v.index()],
-                Format::X87.precision()
-            )));
+            return Err(Error::BlackBox(Fault::KeepsMore {
+                node: self.keys[v.index()],
+                bits: Format::X87.precision(),
+            }));
         }
         let mut format = FORMATS[lo];
         // A step of Kahan's sum keeps the tie `S 2^-p` of its own format
@@ -248,11 +245,11 @@ impl<'p> Asker<'p> {
     }
 
     fn odd(&self, v: NodeIndex, d: f64, got: f64) -> Error {
-        Error::BlackBox(format!(
-            "{} answered {got:e} where a rounded addition keeps {d:e} or nothing (S = {:e} \
-             added to {d:e}, then -S): its result depends on more than its two operands",
-            self.keys[v.index()],
-            self.scale
-        ))
+        Error::BlackBox(Fault::Operands {
+            node: self.keys[v.index()],
+            got,
+            d,
+            scale: self.scale,
+        })
     }
 }

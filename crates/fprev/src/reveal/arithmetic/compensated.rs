@@ -3,7 +3,7 @@
 //! too small to change a 1 alone.
 
 use crate::arith::{Arithmetic, NodeArithmetic};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::probe::Probe;
 use crate::reduce::Replay;
 use crate::tree::SummationTree;
@@ -46,14 +46,11 @@ pub fn order_depends_on_values(
     let fused = Arithmetic::uniform(NodeArithmetic::ieee(probe.accumulator()));
     let (error, fused_error) = errors_on_swamped_summands(tree, &fused, probe)?;
     Ok((error * 4.0 < fused_error).then(|| {
-        Error::BlackBox(format!(
-            "the black box's order depends on the values: masked inputs, whose two masks are \
-             its largest summands, meet as fused nodes of up to {widest} terms, but given a 1 \
-             and many summands too small to change it alone it errs by {error:.2e} in all, \
-             where those fused nodes err by {fused_error:.2e}: it adds the small summands \
-             among themselves before the large ones (as a sum that sorts its inputs by \
-             magnitude does), so no one summation tree describes it"
-        ))
+        Error::BlackBox(Fault::ValueOrder {
+            widest,
+            error,
+            fused_error,
+        })
     }))
 }
 

@@ -27,7 +27,7 @@
 //! exact: its window, asked with the node, already says what it keeps.
 
 use crate::arith::{NodeKey, Product};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::format::Format;
 use crate::probe::{Dot, Probe};
 use crate::tree::SummationTree;
@@ -163,11 +163,10 @@ impl<'p> LeafAsker<'p> {
         let lo = largest_kept(0, top, &mut kept)?;
         self.precision = lo + 1;
         named_by_precision(lo + 1).map(Some).ok_or_else(|| {
-            Error::BlackBox(format!(
-                "the black box keeps {} significant bits of its {format} inputs, which is no \
-                 format fprev knows",
-                lo + 1
-            ))
+            Error::BlackBox(Fault::InputBits {
+                bits: lo + 1,
+                format,
+            })
         })
     }
 
@@ -414,9 +413,7 @@ fn largest_kept(
 }
 
 fn unnamed(i: usize, bits: u32) -> Error {
-    Error::BlackBox(format!(
-        "the product of x{i} keeps {bits} significant bits, which is no format fprev knows"
-    ))
+    Error::BlackBox(Fault::ProductBits { i, bits })
 }
 
 /// The format of `precision` significant bits among those a node or a

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::arith::{Arithmetic, NodeArithmetic, NodeKey, Product, Products, Rounding};
 use crate::check::check_models_all;
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::format::Format;
 use crate::probe::Dot;
 use crate::tree::SummationTree;
@@ -274,12 +274,9 @@ pub(super) fn reveal_products(
             break;
         }
     }
-    Err(Error::BlackBox(format!(
-        "the black box's nodes add as {}, but no rounding of its products reproduces its \
-         dot products: its products answered as rounded in one format each, yet a replay \
-         on random x and y differs",
-        found.model
-    )))
+    Err(Error::BlackBox(Fault::ProductsUnrounded {
+        model: found.model.clone(),
+    }))
 }
 
 /// Asks `ask(ks)` for a sample of the positions of `known` evenly spaced,

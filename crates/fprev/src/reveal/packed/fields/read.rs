@@ -3,7 +3,7 @@
 //! again.
 
 use super::{Answer, Packer, Query, Stream};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::reveal::oracle::Oracle;
 
 impl Packer {
@@ -186,12 +186,12 @@ fn field_of(queries: &[Query], stream: usize) -> Option<usize> {
 }
 
 fn not_a_sum(y: f64, s: &Stream, partner: usize) -> Error {
-    Error::BlackBox(format!(
-        "the black box returned {y} for the input masking summands {} and {partner}, more \
-         than the {} units unmasked: it does not compute a sum of its inputs",
-        s.pivot,
-        s.live() - 2
-    ))
+    Error::BlackBox(Fault::MoreThanUnmasked {
+        y,
+        pivot: s.pivot,
+        partner,
+        unmasked: s.live() - 2,
+    })
 }
 
 #[cfg(test)]
