@@ -17,6 +17,7 @@
 
 mod candidates;
 mod explain;
+mod simd;
 
 use crate::tree::SummationTree;
 
@@ -160,6 +161,31 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
         }
     }
     if from < trees.len() || regimes.is_empty() {
+        // A vectorised kernel built of loops and merges: every size, or
+        // every size past the first regime (PyTorch's sum of fewer than 8
+        // summands is another kernel's).
+        let second = regimes.get(1).map(|(start, _)| *start);
+        if let Some(kernel) = simd::kernel(&trees) {
+            return Inference {
+                formula: Some(kernel),
+                closest: None,
+                gaps: Vec::new(),
+            };
+        }
+        if let Some(start) = second
+            && let Some(at) = trees
+                .iter()
+                .position(|t| t.n() == start)
+                .filter(|&at| at > 0)
+            && let Some(kernel) = simd::kernel(&trees[at..])
+        {
+            let first = regimes.swap_remove(0);
+            return Inference {
+                formula: Some(join(vec![first, (start, kernel)])),
+                closest: None,
+                gaps: vec![(trees[at - 1].n() + 1, start)],
+            };
+        }
         return Inference {
             formula: None,
             closest,

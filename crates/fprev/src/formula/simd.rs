@@ -100,7 +100,7 @@ pub enum RegisterSum {
 
 impl Simd {
     /// The registers left live after the last stage.
-    fn live(&self) -> usize {
+    pub(super) fn live(&self) -> usize {
         self.stages.iter().fold(0, |live, s| match &s.merge {
             Some(m) => m.len(),
             None => live.max(s.registers),
