@@ -1721,6 +1721,33 @@ fn openblas_sgemm_with_square_operands_is_its_known_formula() {
     }
 }
 
+/// BLIS's sdotv for AVX2 as its source says (libblis4 0.9.0,
+/// `kernels/zen/1/bli_dotv_zen_int10.c` lines 108-218): loops of 80, 40,
+/// 16 and 8 summands into ten registers of eight lanes, after each loop
+/// the registers folded into fewer (`rhov[r] += rhov[r + 5]`; then 2 and
+/// 4 into 0, 3 into 1; then 1 into 0), the rest added one by one into a
+/// scalar that is added to the lanes added left to right. `fprev explain`
+/// reads it from the trees alone: the same formula, and both give the
+/// black box's trees at sizes explain never revealed.
+#[test]
+fn explain_reads_blis_sdotv_as_its_source_builds_it() {
+    let source: fprev::formula::Formula = "simd(8, 10[0+5, 1+6, 2+7, 3+8, 4+9], \
+        5[(0+2)+4, 1+3], 2[0+1], 1, sequential, sequential)"
+        .parse()
+        .unwrap();
+    let formula = explained("blas:dot@blis");
+    for n in [87, 133, 1103, 5007] {
+        let mut probe = open("blas:dot@blis", n, Format::F32, None);
+        let tree = reveal(&mut probe, &Options::default())
+            .unwrap()
+            .revealed()
+            .expect("an order")
+            .tree;
+        assert!(source.tree(n) == tree, "{source} at n = {n}");
+        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
+    }
+}
+
 /// A sum whose order no formula gives is not explained (exit 1), and the
 /// closest formula is named as failing where it does.
 #[test]
