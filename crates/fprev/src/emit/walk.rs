@@ -13,6 +13,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::code::Func;
+use super::lower::{self, Lanes};
 use super::plan::{Op, Part, Plan, preorder};
 use crate::arith::Product;
 use crate::format::Format;
@@ -183,11 +185,11 @@ pub(super) struct Function<'f> {
 }
 
 /// A language emitted code is written in, as the walk calls on it: each
-/// function and helper once, callees before their callers.
+/// function and helper once, callees before their callers, as code
+/// (`code.rs`) it prints.
 pub(super) trait Backend {
-    /// Whether a part's addition is written as its first function starts,
-    /// else where a function first uses it.
-    const ADDITION_FIRST: bool;
+    /// How the language runs the lanes of a left-to-right loop.
+    const LANES: Lanes;
 
     /// Why the language does not write `plan`, if it does not.
     fn refuses(&self, _plan: &Plan) -> Result<(), String> {
@@ -197,15 +199,13 @@ pub(super) trait Backend {
     /// The name the module gives function or helper `base` (`p0x`, `a1`).
     fn name(&self, base: &str) -> String;
 
-    /// Starts the function `name` of part `k` over `d`, before what it
-    /// calls is written.
-    fn begin(&mut self, walk: &Walk, k: usize, d: Domain, name: &str);
-
-    /// Writes `helper` of part `k`, named `name`.
-    fn helper(&mut self, walk: &Walk, k: usize, helper: Helper, name: &str);
+    /// Writes part `k`'s addition, named `name`: rounding once to its
+    /// format; of a compensated part, its Kahan step `k` and the end of its
+    /// chain `e` too.
+    fn addition(&mut self, walk: &Walk, k: usize, name: &str);
 
     /// Writes a function, after all it calls.
-    fn function(&mut self, walk: &Walk, f: Function);
+    fn function(&mut self, walk: &Walk, f: &Func);
 
     /// The module: its comment, what its functions need, the functions
     /// and the public function `name`, reproducing `what`.
@@ -303,6 +303,12 @@ impl<'p> Walk<'p> {
         })
     }
 
+    /// Whether part `k` over `d` reads its first and its second operands
+    /// alike: partial sums, inputs, or products rounded one way.
+    pub(super) fn reads_alike(&self, k: usize, d: Domain) -> bool {
+        d == Domain::Sums || self.plan.op == Op::Sum || self.product(k, false) == self.product(k, true)
+    }
+
     /// Each part in words, for a module's comment: `part K, FORMULA:
     /// ARITHMETIC`.
     pub(super) fn described(&self) -> Vec<String> {
@@ -328,7 +334,14 @@ impl<B: Backend> Walker<'_, B> {
     fn helper(&mut self, k: usize, helper: Helper) -> String {
         let name = self.backend.name(&format!("{}{k}", helper.prefix()));
         if self.helpers.insert((k, helper)) {
-            self.backend.helper(&self.walk, k, helper, &name);
+            match helper {
+                Helper::Addition => self.backend.addition(&self.walk, k, &name),
+                _ => {
+                    let add = self.helper(k, Helper::Addition);
+                    let f = lower::helper(k, helper, &name, &add);
+                    self.backend.function(&self.walk, &f);
+                }
+            }
         }
         name
     }
@@ -342,10 +355,6 @@ impl<B: Backend> Walker<'_, B> {
         }
         let f = self.walk.parts[k];
         writable(self.walk.plan, f, self.walk.part(k), d)?;
-        self.backend.begin(&self.walk, k, d, &name);
-        if B::ADDITION_FIRST {
-            self.helper(k, Helper::Addition);
-        }
         let shape = self.shape(k, d, f)?;
         let add = self.backend.name(&format!("a{k}"));
         let function = Function {
@@ -355,7 +364,11 @@ impl<B: Backend> Walker<'_, B> {
             add,
             shape,
         };
-        self.backend.function(&self.walk, function);
+        let backend = &self.backend;
+        let lowered = lower::function(&self.walk, &function, B::LANES, &|s| backend.name(s));
+        for f in lowered.recursions.iter().chain([&lowered.function]) {
+            self.backend.function(&self.walk, f);
+        }
         Ok(name)
     }
 
@@ -365,7 +378,7 @@ impl<B: Backend> Walker<'_, B> {
         let id = |w: &Self, f: &Formula| w.walk.id(f);
         Ok(match f {
             Formula::Order(Order::Sequential) => {
-                let lane = self.walk.lane(k, d);
+                let lane = self.walk.lane(k, d).filter(|_| B::LANES == Lanes::Registers);
                 if !matches!(lane, Some(Lane::Registers { .. })) {
                     self.helper(k, Helper::Addition);
                 }

@@ -1,0 +1,1163 @@
+//! The walk's shapes as code (`code.rs`): what each function of a part
+//! does, statement by statement, the same in every language, with the
+//! recursions and helpers it calls.
+//!
+//! Sums go left to right in lane registers where the walk gives them and
+//! the language keeps lanes in registers (`Lanes::Registers`), as arrays
+//! a step at a time where it keeps them in arrays; a lane count past
+//! [`STACK_LANES`] keeps its sums in an allocated array.
+
+use super::code::{Arg, Carry, Expr, Func, Place, Stmt, Ty, View, size, var};
+use crate::format::Format;
+use super::walk::{Combine, Domain, Function, Helper, Lane, STACK_LANES, Shape, Walk};
+
+/// How a language runs the lanes of a left-to-right loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Lanes {
+    /// Each lane in a register of its format, lane by lane.
+    Registers,
+    /// All lanes a step at a time, as arrays.
+    Arrays,
+}
+
+/// The code of one function and the recursions it calls, written first.
+pub(super) struct Lowered {
+    pub recursions: Vec<Func>,
+    pub function: Func,
+}
+
+/// Lowers the functions of one part over one domain; `name` gives a
+/// helper's name in the module.
+struct Lower<'a> {
+    k: usize,
+    d: Domain,
+    add: String,
+    name: &'a dyn Fn(&str) -> String,
+    /// The part reads a first and a second operand alike.
+    alike: bool,
+    recursions: Vec<Func>,
+}
+
+fn let_(name: &'static str, ty: Ty, value: Expr) -> Stmt {
+    Stmt::Let {
+        name,
+        ty,
+        value,
+        mutable: false,
+    }
+}
+
+fn mut_(name: &'static str, ty: Ty, value: Expr) -> Stmt {
+    Stmt::Let {
+        name,
+        ty,
+        value,
+        mutable: true,
+    }
+}
+
+fn set(name: &'static str, value: Expr) -> Stmt {
+    Stmt::Set(Place::Var(name), value)
+}
+
+fn grow(name: &'static str, value: Expr) -> Stmt {
+    Stmt::Grow(Place::Var(name), value)
+}
+
+fn ret(value: Expr) -> Stmt {
+    Stmt::Return(value)
+}
+
+fn fin(value: Expr) -> Expr {
+    Expr::Fin(Box::new(value))
+}
+
+/// `if cond { then }`.
+fn when(cond: Expr, then: Vec<Stmt>) -> Stmt {
+    Stmt::If(cond, then, vec![])
+}
+
+/// `for var in from..to`.
+fn range(var: &'static str, from: Expr, to: Expr, body: Vec<Stmt>) -> Stmt {
+    Stmt::For {
+        var,
+        from,
+        to,
+        step: size(1),
+        reverse: false,
+        body,
+    }
+}
+
+/// `for var in (from..to).step_by(step)`.
+fn stepping(var: &'static str, from: Expr, to: Expr, step: Expr, body: Vec<Stmt>) -> Stmt {
+    Stmt::For {
+        var,
+        from,
+        to,
+        step,
+        reverse: false,
+        body,
+    }
+}
+
+/// The view's stride applied to index `i`.
+fn strided(i: Expr) -> Expr {
+    i * var("s")
+}
+
+/// The lowered function of `f`, part `f.k`'s over `f.d`.
+pub(super) fn function(
+    walk: &Walk,
+    f: &Function,
+    lanes: Lanes,
+    name: &dyn Fn(&str) -> String,
+) -> Lowered {
+    let mut lower = Lower {
+        k: f.k,
+        d: f.d,
+        add: f.add.clone(),
+        name,
+        alike: walk.reads_alike(f.k, f.d),
+        recursions: vec![],
+    };
+    let body = lower.body(walk, &f.shape, lanes);
+    Lowered {
+        recursions: lower.recursions,
+        function: Func {
+            name: f.name.clone(),
+            k: f.k,
+            d: f.d,
+            extra: vec![("planned", Ty::Size)],
+            carries: true,
+            body,
+        },
+    }
+}
+
+/// Part `k`'s pairwise or doubling helper over partial sums, named `name`.
+pub(super) fn helper(k: usize, helper: Helper, name: &str, add: &str) -> Func {
+    let lower = Lower {
+        k,
+        d: Domain::Sums,
+        add: add.to_string(),
+        name: &|s| s.to_string(),
+        alike: true,
+        recursions: vec![],
+    };
+    let (extra, body) = match helper {
+        Helper::Pairwise => (vec![], lower.pairwise(name)),
+        Helper::Doubling => (vec![("ranks", Ty::Size)], lower.doubling()),
+        Helper::Addition => unreachable!("a language's own"),
+    };
+    Func {
+        name: name.to_string(),
+        k,
+        d: Domain::Sums,
+        extra,
+        carries: false,
+        body,
+    }
+}
+
+impl Lower<'_> {
+    /// Element `i` as a first or second operand.
+    fn val(&self, i: Expr, second: bool) -> Expr {
+        Expr::Val {
+            second,
+            at: Box::new(strided(i)),
+        }
+    }
+
+    fn v(&self, i: Expr) -> Expr {
+        self.val(i, false)
+    }
+
+    fn w(&self, i: Expr) -> Expr {
+        self.val(i, true)
+    }
+
+    /// The part's addition of two values.
+    fn a(&self, p: Expr, q: Expr) -> Expr {
+        Expr::Call(self.add.clone(), vec![Arg::Value(p), Arg::Value(q)])
+    }
+
+    /// A call of a function of a part over `view`: `n` elements, `planned`,
+    /// the chain carried to `carry`.
+    fn call(&self, f: &str, view: View, n: Expr, planned: Expr, carry: Carry) -> Expr {
+        Expr::Call(
+            f.to_string(),
+            vec![
+                Arg::View(view),
+                Arg::Value(n),
+                Arg::Value(planned),
+                Arg::Carry(carry),
+            ],
+        )
+    }
+
+    /// A call of a recursion or helper over `view` with `args` after its
+    /// view.
+    fn recur(&self, f: &str, view: View, args: Vec<Expr>) -> Expr {
+        let mut all = vec![Arg::View(view)];
+        all.extend(args.into_iter().map(Arg::Value));
+        Expr::Call(f.to_string(), all)
+    }
+
+    /// A recursion of this part, named `prefix`, the part and the domain's
+    /// letter, with parameters `extra` after `n`.
+    fn recursion(&mut self, prefix: &str, extra: Vec<(&'static str, Ty)>, body: Vec<Stmt>) {
+        let name = self.rec_name(prefix);
+        self.recursions.push(Func {
+            name,
+            k: self.k,
+            d: self.d,
+            extra,
+            carries: false,
+            body,
+        });
+    }
+
+    fn rec_name(&self, prefix: &str) -> String {
+        (self.name)(&format!("{prefix}{}{}", self.k, self.d.letter()))
+    }
+
+    /// A lone summand `at` read as the second operand where `second`: the
+    /// flag named `_second` where both read alike, which then goes unused.
+    fn lone(&self, at: Expr, second: Expr) -> (&'static str, Expr) {
+        let (v, w) = (self.v(at.clone()), self.w(at));
+        match self.alike {
+            true => ("_second", v),
+            false => ("second", second.then(w, v)),
+        }
+    }
+
+    fn body(&mut self, walk: &Walk, shape: &Shape, lanes: Lanes) -> Vec<Stmt> {
+        let (n, planned) = (var("n"), var("planned"));
+        let a = |l: &Self, p, q| l.a(p, q);
+        match shape {
+            Shape::Sequential { .. } if walk.part(self.k).compensated => vec![
+                mut_("t", Ty::Real, self.v(size(0))),
+                mut_("e", Ty::Error, Expr::Zero),
+                range(
+                    "i",
+                    size(1),
+                    n,
+                    vec![Stmt::Kahan {
+                        part: self.k,
+                        t: "t",
+                        e: "e",
+                        value: self.w(var("i")),
+                    }],
+                ),
+                ret(self.end("t")),
+            ],
+            Shape::Sequential {
+                lane: Some(Lane::Registers { format, fma }),
+            } if lanes == Lanes::Registers => vec![
+                mut_(
+                    "acc",
+                    Ty::Reg(*format),
+                    Expr::Reg {
+                        format: *format,
+                        at: Box::new(size(0)),
+                    },
+                ),
+                range(
+                    "i",
+                    size(1),
+                    n,
+                    vec![Stmt::Step {
+                        acc: Place::Var("acc"),
+                        format: *format,
+                        fma: *fma,
+                        at: strided(var("i")),
+                    }],
+                ),
+                ret(fin(Expr::Widen(*format, Box::new(var("acc"))))),
+            ],
+            Shape::Sequential { .. } => vec![
+                mut_("acc", Ty::Real, self.v(size(0))),
+                range(
+                    "i",
+                    size(1),
+                    n,
+                    vec![set("acc", a(self, var("acc"), self.w(var("i"))))],
+                ),
+                ret(fin(var("acc"))),
+            ],
+            Shape::Reverse => vec![
+                when(n.clone().eq(size(1)), vec![ret(fin(self.v(size(0))))]),
+                mut_("acc", Ty::Real, self.w(n.clone() - size(1))),
+                Stmt::For {
+                    var: "i",
+                    from: size(0),
+                    to: n - size(1),
+                    step: size(1),
+                    reverse: true,
+                    body: vec![set("acc", a(self, self.v(var("i")), var("acc")))],
+                },
+                ret(fin(var("acc"))),
+            ],
+            Shape::Halving { binary_tree } => {
+                let (second, lone) = self.lone(size(0), var("second"));
+                let cut = match binary_tree {
+                    false => vec![let_("h", Ty::Size, n.clone() / size(2))],
+                    true => vec![
+                        mut_("h", Ty::Size, size(1)),
+                        Stmt::While(
+                            (size(2) * var("h")).lt(n.clone()),
+                            vec![set("h", var("h") * size(2))],
+                        ),
+                    ],
+                };
+                let rec = self.rec_name("r");
+                let mut body = vec![
+                    when(n.clone().eq(size(1)), vec![ret(lone)]),
+                    when(
+                        n.clone().eq(size(2)),
+                        vec![ret(a(self, self.v(size(0)), self.w(size(1))))],
+                    ),
+                ];
+                body.extend(cut);
+                body.extend([
+                    let_(
+                        "l",
+                        Ty::Real,
+                        self.recur(&rec, View::same(), vec![var("h"), Expr::Flag(false)]),
+                    ),
+                    let_(
+                        "r",
+                        Ty::Real,
+                        self.recur(
+                            &rec,
+                            View::from(var("h")),
+                            vec![n.clone() - var("h"), Expr::Flag(true)],
+                        ),
+                    ),
+                    ret(a(self, var("l"), var("r"))),
+                ]);
+                self.recursion("r", vec![(second, Ty::Flag)], body);
+                vec![ret(fin(
+                    self.recur(&rec, View::same(), vec![n, Expr::Flag(false)]),
+                ))]
+            }
+            Shape::Strided { lanes, pairwise } => {
+                let kk = size(*lanes);
+                vec![
+                    let_("m", Ty::Size, n.clone().min(kk.clone())),
+                    array("sums", var("m")),
+                    range(
+                        "r",
+                        size(0),
+                        var("m"),
+                        vec![
+                            mut_("acc", Ty::Real, self.v(var("r"))),
+                            stepping(
+                                "i",
+                                var("r") + kk.clone(),
+                                n,
+                                kk,
+                                vec![set("acc", a(self, var("acc"), self.w(var("i"))))],
+                            ),
+                            Stmt::Set(Place::Item("sums", var("r")), var("acc")),
+                        ],
+                    ),
+                    let_(
+                        "out",
+                        Ty::Real,
+                        self.recur(pairwise, View::Array("sums"), vec![var("m")]),
+                    ),
+                    Stmt::Free("sums"),
+                    ret(fin(var("out"))),
+                ]
+            }
+            Shape::Blocked(block) => {
+                let bs = size(*block);
+                vec![
+                    mut_("total", Ty::Real, Expr::Zero),
+                    stepping(
+                        "b",
+                        size(0),
+                        n.clone(),
+                        bs.clone(),
+                        vec![
+                            let_("end", Ty::Size, var("b") + (n - var("b")).min(bs)),
+                            mut_("acc", Ty::Real, self.v(var("b"))),
+                            range(
+                                "i",
+                                var("b") + size(1),
+                                var("end"),
+                                vec![set("acc", a(self, var("acc"), self.w(var("i"))))],
+                            ),
+                            set(
+                                "total",
+                                var("b").eq(size(0)).then(
+                                    var("acc"),
+                                    a(self, var("total"), var("acc")),
+                                ),
+                            ),
+                        ],
+                    ),
+                    ret(fin(var("total"))),
+                ]
+            }
+            Shape::Interleave {
+                lanes: count,
+                inner,
+                inner_part,
+                outer,
+                lane,
+            } => self.interleave(*count, inner, *inner_part, outer, *lane, lanes),
+            Shape::Blocks {
+                size: block,
+                inner,
+                outer,
+            } => {
+                let bs = size(*block);
+                vec![
+                    let_("m", Ty::Size, (n.clone() - size(1)) / bs.clone() + size(1)),
+                    array("sums", var("m")),
+                    range(
+                        "j",
+                        size(0),
+                        var("m"),
+                        vec![
+                            let_("at", Ty::Size, var("j") * bs.clone()),
+                            let_("take", Ty::Size, (n - var("at")).min(bs)),
+                            self.sum_of(inner, View::from(var("at")), var("take")),
+                        ],
+                    ),
+                    self.outer(outer),
+                    Stmt::Free("sums"),
+                    ret(var("out")),
+                ]
+            }
+            Shape::Body {
+                multiple,
+                body,
+                tail,
+            } => self.body_of(walk, *multiple, body, tail.as_deref()),
+            Shape::Halves {
+                leaf,
+                multiple,
+                inner,
+            } => {
+                let rec = self.rec_name("h");
+                let leaf = size(*leaf);
+                let half = var("half");
+                let body = vec![
+                    when(
+                        n.clone().le(leaf.clone()),
+                        vec![ret(self.call(
+                            inner,
+                            View::same(),
+                            n.clone(),
+                            n.clone(),
+                            Carry::Ends,
+                        ))],
+                    ),
+                    let_("half", Ty::Size, n.clone() / size(2)),
+                    mut_("cut", Ty::Size, half.clone() - half.clone() % size(*multiple)),
+                    when(var("cut").eq(size(0)), vec![set("cut", half)]),
+                    let_(
+                        "l",
+                        Ty::Real,
+                        self.recur(&rec, View::same(), vec![var("cut")]),
+                    ),
+                    let_(
+                        "r",
+                        Ty::Real,
+                        self.recur(&rec, View::from(var("cut")), vec![n.clone() - var("cut")]),
+                    ),
+                    ret(a(self, var("l"), var("r"))),
+                ];
+                self.recursion("h", vec![], body);
+                vec![
+                    when(
+                        n.clone().le(leaf),
+                        vec![ret(self.call(
+                            inner,
+                            View::same(),
+                            n.clone(),
+                            n.clone(),
+                            Carry::Caller,
+                        ))],
+                    ),
+                    ret(fin(self.recur(&rec, View::same(), vec![n]))),
+                ]
+            }
+            Shape::Below { at, small, large } => vec![
+                when(
+                    n.clone().lt(size(*at)),
+                    vec![ret(self.whole(small))],
+                ),
+                ret(self.whole(large)),
+            ],
+            Shape::Windows {
+                width,
+                inner,
+                again,
+            } => {
+                let ww = size(*width);
+                vec![
+                    when(n.clone().le(ww.clone()), vec![ret(self.whole(inner))]),
+                    let_("m", Ty::Size, (n.clone() - size(1)) / ww.clone() + size(1)),
+                    let_("low", Ty::Size, (var("m") * ww.clone() - n.clone()) / size(2)),
+                    array("sums", var("m")),
+                    range(
+                        "j",
+                        size(0),
+                        var("m"),
+                        vec![
+                            let_(
+                                "at",
+                                Ty::Size,
+                                (var("j") * ww.clone()).ge(var("low")).then(
+                                    var("j") * ww.clone() - var("low"),
+                                    size(0),
+                                ),
+                            ),
+                            let_(
+                                "end",
+                                Ty::Size,
+                                ((var("j") + size(1)) * ww - var("low")).min(n),
+                            ),
+                            self.sum_of(
+                                inner,
+                                View::from(var("at")),
+                                var("end") - var("at"),
+                            ),
+                        ],
+                    ),
+                    self.outer(again),
+                    Stmt::Free("sums"),
+                    ret(var("out")),
+                ]
+            }
+            Shape::Split {
+                blocks,
+                inner,
+                combine,
+            } => {
+                let pp = size(*blocks);
+                let out = match combine {
+                    Combine::Doubling(dbl) => let_(
+                        "out",
+                        Ty::Real,
+                        fin(self.recur(dbl, View::Array("sums"), vec![var("m"), pp.clone()])),
+                    ),
+                    Combine::Outer(outer) => self.outer(outer),
+                };
+                vec![
+                    let_("m", Ty::Size, n.clone().min(pp.clone())),
+                    let_("len", Ty::Size, n.clone() / pp.clone()),
+                    let_("longer", Ty::Size, n % pp),
+                    array("sums", var("m")),
+                    mut_("at", Ty::Size, size(0)),
+                    range(
+                        "j",
+                        size(0),
+                        var("m"),
+                        vec![
+                            let_(
+                                "take",
+                                Ty::Size,
+                                var("len") + var("j").lt(var("longer")).then(size(1), size(0)),
+                            ),
+                            self.sum_of(inner, View::from(var("at")), var("take")),
+                            grow("at", var("take")),
+                        ],
+                    ),
+                    out,
+                    Stmt::Free("sums"),
+                    ret(var("out")),
+                ]
+            }
+            Shape::Doubling { doubling } => vec![
+                array("vals", n.clone()),
+                range(
+                    "i",
+                    size(0),
+                    n.clone(),
+                    vec![Stmt::Set(Place::Item("vals", var("i")), self.v(var("i")))],
+                ),
+                let_(
+                    "out",
+                    Ty::Real,
+                    self.recur(doubling, View::Array("vals"), vec![n.clone(), n]),
+                ),
+                Stmt::Free("vals"),
+                ret(fin(var("out"))),
+            ],
+            Shape::Fold => {
+                let rec = self.rec_name("r");
+                let (second, lone) = self.lone(size(0), var("second"));
+                let body = vec![
+                    when(n.clone().eq(size(1)), vec![ret(lone)]),
+                    let_(
+                        "even",
+                        Ty::Real,
+                        self.recur(
+                            &rec,
+                            View::At {
+                                from: size(0),
+                                step: size(2),
+                            },
+                            vec![(n.clone() + size(1)) / size(2), Expr::Flag(false)],
+                        ),
+                    ),
+                    let_(
+                        "odd",
+                        Ty::Real,
+                        self.recur(
+                            &rec,
+                            View::At {
+                                from: size(1),
+                                step: size(2),
+                            },
+                            vec![n.clone() / size(2), Expr::Flag(true)],
+                        ),
+                    ),
+                    ret(a(self, var("even"), var("odd"))),
+                ];
+                self.recursion("r", vec![(second, Ty::Flag)], body);
+                vec![ret(fin(
+                    self.recur(&rec, View::same(), vec![n, Expr::Flag(false)]),
+                ))]
+            }
+            Shape::Fanout(fan) => {
+                let rec = self.rec_name("r");
+                let ff = size(*fan);
+                // A value with no children is added to its parent's.
+                let (second, first) = self.lone(
+                    var("r"),
+                    var("second").and(var("stride").ge(n.clone() - var("r"))),
+                );
+                let body = vec![
+                    let_(
+                        "below",
+                        Ty::Size,
+                        Expr::MulAdd(
+                            Box::new(var("stride")),
+                            Box::new(ff.clone()),
+                            Box::new(size(0)),
+                        ),
+                    ),
+                    mut_("total", Ty::Real, first),
+                    Stmt::For {
+                        var: "i",
+                        from: size(1),
+                        to: ff + size(1),
+                        step: size(1),
+                        reverse: false,
+                        body: vec![
+                            let_(
+                                "child",
+                                Ty::Size,
+                                Expr::MulAdd(
+                                    Box::new(var("stride")),
+                                    Box::new(var("i")),
+                                    Box::new(var("r")),
+                                ),
+                            ),
+                            when(var("child").ge(n.clone()), vec![Stmt::Break]),
+                            set(
+                                "total",
+                                a(
+                                    self,
+                                    var("total"),
+                                    self.recur(
+                                        &rec,
+                                        View::same(),
+                                        vec![
+                                            n.clone(),
+                                            var("child"),
+                                            var("below"),
+                                            Expr::Flag(true),
+                                        ],
+                                    ),
+                                ),
+                            ),
+                        ],
+                    },
+                    ret(var("total")),
+                ];
+                self.recursion(
+                    "r",
+                    vec![("r", Ty::Size), ("stride", Ty::Size), (second, Ty::Flag)],
+                    body,
+                );
+                vec![ret(fin(self.recur(
+                    &rec,
+                    View::same(),
+                    vec![n, size(0), size(1), Expr::Flag(false)],
+                )))]
+            }
+            Shape::Rotate { by, inner } => vec![
+                let_(
+                    "start",
+                    Ty::Size,
+                    size(*by).lt(n.clone()).then(size(*by), size(0)),
+                ),
+                Stmt::Rotated {
+                    start: var("start"),
+                },
+                let_(
+                    "out",
+                    Ty::Real,
+                    self.call(inner, View::Rotated, n.clone(), n, Carry::Caller),
+                ),
+                Stmt::Free("rotated"),
+                ret(var("out")),
+            ],
+            Shape::Pieces { steps, inner } => {
+                let mut b = vec![
+                    mut_("at", Ty::Size, size(0)),
+                    mut_("total", Ty::Real, Expr::Zero),
+                    mut_("some", Ty::Flag, Expr::Flag(false)),
+                ];
+                for step in *steps {
+                    let st = size(*step);
+                    let mut piece = self.piece(inner, st.clone());
+                    piece.push(grow("at", st.clone()));
+                    b.push(Stmt::While(
+                        var("at")
+                            .lt(planned.clone())
+                            .and((planned.clone() - var("at")).ge(st)),
+                        piece,
+                    ));
+                }
+                let mut last = self.piece(inner, n.clone() - var("at"));
+                last.pop();
+                b.push(when(var("at").lt(n), last));
+                b.push(ret(fin(var("total"))));
+                b
+            }
+            Shape::KBlocks {
+                size: block,
+                unit,
+                inner,
+            } => {
+                let qq = size(*block);
+                let left = var("left");
+                let half = match unit {
+                    Some(u) => {
+                        (left.clone() / size(2) + size(u - 1)) / size(*u) * size(*u)
+                    }
+                    None => (left.clone() + size(1)) / size(2),
+                };
+                let mut piece = vec![
+                    let_("left", Ty::Size, n.clone() - var("at")),
+                    let_(
+                        "take",
+                        Ty::Size,
+                        left.clone().ge(size(2) * qq.clone()).then(
+                            qq.clone(),
+                            left.clone().gt(qq).then(half, left),
+                        ),
+                    ),
+                ];
+                piece.extend(self.piece(inner, var("take")));
+                piece.push(grow("at", var("take")));
+                vec![
+                    mut_("at", Ty::Size, size(0)),
+                    mut_("total", Ty::Real, Expr::Zero),
+                    mut_("some", Ty::Flag, Expr::Flag(false)),
+                    Stmt::While(var("at").lt(n), piece),
+                    ret(fin(var("total"))),
+                ]
+            }
+        }
+    }
+
+    /// A call of `f` over the function's view, its count and `c`.
+    fn whole(&self, f: &str) -> Expr {
+        self.call(f, View::same(), var("n"), var("n"), Carry::Caller)
+    }
+
+    /// `sums[j]`: the sum by `inner` of `take` elements of `view`.
+    fn sum_of(&self, inner: &str, view: View, take: Expr) -> Stmt {
+        Stmt::Set(
+            Place::Item("sums", var("j")),
+            self.call(inner, view, take.clone(), take, Carry::Ends),
+        )
+    }
+
+    /// `out`: the sums added by `outer`, a function over partial sums.
+    fn outer(&self, outer: &str) -> Stmt {
+        let_(
+            "out",
+            Ty::Real,
+            self.call(outer, View::Array("sums"), var("m"), var("m"), Carry::Caller),
+        )
+    }
+
+    /// A piece of `take` elements from `at` summed by `inner` and added to
+    /// `total`, the first piece its start; then `some` set.
+    fn piece(&self, inner: &str, take: Expr) -> Vec<Stmt> {
+        vec![
+            let_(
+                "p",
+                Ty::Real,
+                self.call(inner, View::from(var("at")), take.clone(), take, Carry::Ends),
+            ),
+            set(
+                "total",
+                var("some").then(self.a(var("total"), var("p")), var("p")),
+            ),
+            set("some", Expr::Flag(true)),
+        ]
+    }
+
+    /// The chain's end: its sum `t` and error `e` written where the
+    /// caller continues it, else the sum with the error added.
+    fn end(&self, t: &'static str) -> Expr {
+        Expr::Call(
+            (self.name)(&format!("e{}", self.k)),
+            vec![
+                Arg::Carry(Carry::Caller),
+                Arg::Value(var(t)),
+                Arg::Value(var("e")),
+            ],
+        )
+    }
+
+    /// `body(multiple, …)`: the largest multiple of the planned count by
+    /// `body`, the rest by `tail` or one by one.
+    fn body_of(
+        &self,
+        walk: &Walk,
+        multiple: usize,
+        body: &str,
+        tail: Option<&str>,
+    ) -> Vec<Stmt> {
+        let (n, planned) = (var("n"), var("planned"));
+        let compensated = walk.part(self.k).compensated;
+        let carry = match compensated {
+            true => Carry::Local,
+            false => Carry::Ends,
+        };
+        let mut b = vec![let_(
+            "cut",
+            Ty::Size,
+            planned.clone() - planned.clone() % size(multiple),
+        )];
+        let error = mut_("e", Ty::Error, Expr::Zero);
+        let whole = when(
+            var("cut").ge(n.clone()),
+            vec![ret(self.call(
+                body,
+                View::same(),
+                n.clone(),
+                var("cut"),
+                Carry::Caller,
+            ))],
+        );
+        let add = |total: &'static str, v: Expr| match compensated {
+            true => Stmt::Kahan {
+                part: self.k,
+                t: total,
+                e: "e",
+                value: v,
+            },
+            false => set(total, self.a(var(total), v)),
+        };
+        let ended = match compensated {
+            true => self.end("total"),
+            false => fin(var("total")),
+        };
+        match tail {
+            Some(tail) => {
+                b.push(when(
+                    var("cut").eq(size(0)),
+                    vec![ret(self.call(
+                        tail,
+                        View::same(),
+                        n.clone(),
+                        planned.clone(),
+                        Carry::Caller,
+                    ))],
+                ));
+                b.push(whole);
+                if compensated {
+                    b.push(error);
+                }
+                b.push(mut_(
+                    "total",
+                    Ty::Real,
+                    self.call(body, View::same(), var("cut"), var("cut"), carry),
+                ));
+                b.push(let_(
+                    "r",
+                    Ty::Real,
+                    self.call(
+                        tail,
+                        View::from(var("cut")),
+                        n - var("cut"),
+                        planned - var("cut"),
+                        Carry::Ends,
+                    ),
+                ));
+                b.push(add("total", var("r")));
+            }
+            None => {
+                // Where the body takes every summand, the chain ends as its
+                // last step, the body's, ends it.
+                b.push(whole);
+                if compensated {
+                    b.push(error);
+                }
+                let none = var("cut").eq(size(0));
+                b.push(mut_(
+                    "total",
+                    Ty::Real,
+                    none.clone().then(
+                        self.v(size(0)),
+                        self.call(body, View::same(), var("cut"), var("cut"), carry),
+                    ),
+                ));
+                b.push(range(
+                    "i",
+                    none.then(size(1), var("cut")),
+                    n,
+                    vec![add("total", self.w(var("i")))],
+                ));
+            }
+        }
+        b.push(ret(ended));
+        b
+    }
+
+    /// `interleave(count, inner, outer)`: lanes in registers or arrays
+    /// where the walk and the language give them, else each lane by the
+    /// inner function; their sums by `outer`.
+    fn interleave(
+        &self,
+        count: usize,
+        inner: &str,
+        part: usize,
+        outer: &str,
+        lane: Option<Lane>,
+        lanes: Lanes,
+    ) -> Vec<Stmt> {
+        let (n, k) = (var("n"), var("k"));
+        let small = count <= STACK_LANES;
+        let each = vec![range(
+            "r",
+            size(0),
+            k.clone(),
+            vec![Stmt::Set(
+                Place::Item("lanes", var("r")),
+                self.call(
+                    inner,
+                    View::At {
+                        from: var("r"),
+                        step: k.clone(),
+                    },
+                    (n.clone() - var("r") + k.clone() - size(1)) / k.clone(),
+                    var("shortest"),
+                    Carry::Ends,
+                ),
+            )],
+        )];
+        let fill = match (lane, lanes) {
+            (Some(Lane::Registers { format, fma }), Lanes::Registers) if small => {
+                let mut registers = vec![Stmt::Array {
+                    name: "acc",
+                    ty: Ty::Reg(format),
+                    len: size(count),
+                    fixed: Some(count),
+                }];
+                let unit = self.registers(count, format, fma, false);
+                let strided = self.registers(count, format, fma, true);
+                registers.push(Stmt::If(var("s").eq(size(1)), unit, strided));
+                registers.push(range(
+                    "r",
+                    size(0),
+                    size(count),
+                    vec![Stmt::Set(
+                        Place::Item("lanes", var("r")),
+                        Expr::Widen(format, Box::new(Expr::Item("acc", Box::new(var("r"))))),
+                    )],
+                ));
+                vec![Stmt::If(k.clone().eq(size(count)), registers, each)]
+            }
+            (Some(lane), Lanes::Arrays) => vec![Stmt::If(
+                k.clone().eq(size(count)),
+                vec![set("lanes", Expr::Lanes { part, lane })],
+                each,
+            )],
+            _ => each,
+        };
+        let mut b = vec![
+            let_("k", Ty::Size, n.clone().min(size(count))),
+            let_("shortest", Ty::Size, n / k.clone()),
+            Stmt::Array {
+                name: "lanes",
+                ty: Ty::Real,
+                len: k.clone(),
+                fixed: small.then_some(count),
+            },
+        ];
+        b.extend(fill);
+        b.extend([
+            let_(
+                "out",
+                Ty::Real,
+                self.call(outer, View::Array("lanes"), k.clone(), k, Carry::Caller),
+            ),
+            Stmt::Free("lanes"),
+            ret(var("out")),
+        ]);
+        b
+    }
+
+    /// Each of `count` lanes summed left to right in a register of
+    /// `format`, the view's stride 1 unless `strided`.
+    fn registers(&self, count: usize, format: Format, fma: bool, strided: bool) -> Vec<Stmt> {
+        let at = |i: Expr| match strided {
+            true => i * var("s"),
+            false => i,
+        };
+        let kk = size(count);
+        let acc = || Place::Item("acc", var("r"));
+        let step = |i: Expr| Stmt::Step {
+            acc: acc(),
+            format,
+            fma,
+            at: at(i),
+        };
+        let full = var("shortest") * kk.clone();
+        vec![
+            range(
+                "r",
+                size(0),
+                kk.clone(),
+                vec![Stmt::Set(
+                    acc(),
+                    Expr::Reg {
+                        format,
+                        at: Box::new(at(var("r"))),
+                    },
+                )],
+            ),
+            range(
+                "i",
+                size(1),
+                var("shortest"),
+                vec![range(
+                    "r",
+                    size(0),
+                    kk.clone(),
+                    vec![step(var("i") * kk + var("r"))],
+                )],
+            ),
+            range(
+                "r",
+                size(0),
+                var("n") - full.clone(),
+                vec![step(full + var("r"))],
+            ),
+        ]
+    }
+
+    /// Pairwise halving of the view's `n` partial sums.
+    fn pairwise(&self, name: &str) -> Vec<Stmt> {
+        let n = var("n");
+        vec![
+            when(n.clone().eq(size(1)), vec![ret(self.v(size(0)))]),
+            let_("h", Ty::Size, n.clone() / size(2)),
+            ret(self.a(
+                self.recur(name, View::same(), vec![var("h")]),
+                self.recur(name, View::from(var("h")), vec![n - var("h")]),
+            )),
+        ]
+    }
+
+    /// Recursive doubling over `ranks` ranks of the view's `n` partial
+    /// sums: ranks past the largest power of two first folded pairwise
+    /// into those below it, then pairs added until one is left.
+    fn doubling(&self) -> Vec<Stmt> {
+        let (n, ranks, count) = (var("n"), var("ranks"), var("count"));
+        let w = |i: Expr| Expr::Item("w", Box::new(i));
+        let pair = |limit: Expr, first: Expr, second: Expr, lone: Expr| {
+            (var("i") + size(1)).lt(limit).then(self.a(first, second), lone)
+        };
+        let fold = pair(
+            var("folded"),
+            self.v(var("i")),
+            self.v(var("i") + size(1)),
+            self.v(var("i")),
+        );
+        let halve = pair(
+            count.clone(),
+            w(var("i")),
+            w(var("i") + size(1)),
+            w(var("i")),
+        );
+        vec![
+            mut_("pow", Ty::Size, size(1)),
+            Stmt::While(
+                var("pow").le(ranks.clone() / size(2)),
+                vec![set("pow", var("pow") * size(2))],
+            ),
+            let_(
+                "folded",
+                Ty::Size,
+                (size(2) * (ranks - var("pow"))).min(n.clone()),
+            ),
+            array("w", n.clone()),
+            mut_("count", Ty::Size, size(0)),
+            stepping(
+                "i",
+                size(0),
+                var("folded"),
+                size(2),
+                vec![
+                    Stmt::Set(Place::Item("w", count.clone()), fold),
+                    grow("count", size(1)),
+                ],
+            ),
+            range(
+                "i",
+                var("folded"),
+                n,
+                vec![
+                    Stmt::Set(Place::Item("w", count.clone()), self.v(var("i"))),
+                    grow("count", size(1)),
+                ],
+            ),
+            Stmt::While(
+                count.clone().gt(size(1)),
+                vec![
+                    mut_("j", Ty::Size, size(0)),
+                    stepping(
+                        "i",
+                        size(0),
+                        count,
+                        size(2),
+                        vec![
+                            Stmt::Set(Place::Item("w", var("j")), halve),
+                            grow("j", size(1)),
+                        ],
+                    ),
+                    set("count", var("j")),
+                ],
+            ),
+            let_("out", Ty::Real, w(size(0))),
+            Stmt::Free("w"),
+            ret(var("out")),
+        ]
+    }
+}
+
+/// An allocated array of `len` doubles.
+fn array(name: &'static str, len: Expr) -> Stmt {
+    Stmt::Array {
+        name,
+        ty: Ty::Real,
+        len,
+        fixed: None,
+    }
+}
