@@ -9,11 +9,11 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use super::code::{Arg, Carry, Expr, Func, Place, Spell, Stmt, Ty, View};
+use super::code::{Carry, Expr, Func, Reading, Spell, Stmt, Ty, View};
 use super::fused::{self, Numbers};
 use super::lower::Lanes;
 use super::plan::{Op, Plan};
-use super::walk::{self, Backend, Domain, Walk};
+use super::walk::{self, Backend, Domain, Rounding, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
@@ -24,9 +24,13 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str, cuda: bool) -> Result<
             Format::F32 => "float",
             _ => "double",
         },
-        op: plan.op,
         element: plan.element,
-        reads: (Domain::Inputs, Product::Exact, Product::Exact),
+        reads: Reading {
+            d: Domain::Inputs,
+            op: plan.op,
+            first: Product::Exact,
+            second: Product::Exact,
+        },
         allocated: HashSet::new(),
         protos: String::new(),
         bodies: String::new(),
@@ -41,11 +45,9 @@ struct C {
     cuda: bool,
     /// The C type of the inputs.
     ty: &'static str,
-    op: Op,
     element: Format,
-    /// What the function being printed reads: its domain and how its part
-    /// rounds a first and a second product.
-    reads: (Domain, Product, Product),
+    /// What the function being printed reads.
+    reads: Reading,
     /// Its arrays that `malloc` allocates.
     allocated: HashSet<&'static str>,
     protos: String,
@@ -89,14 +91,9 @@ impl C {
         }
     }
 
-    /// Whether the function being printed reads a dot's two inputs.
-    fn dot(&self) -> bool {
-        self.reads.0 == Domain::Inputs && self.op == Op::Dot
-    }
-
     /// The C type of the values of the function being printed.
     fn values(&self) -> &'static str {
-        match self.reads.0 {
+        match self.reads.d {
             Domain::Sums => "double",
             Domain::Inputs => self.ty,
         }
@@ -108,60 +105,24 @@ impl C {
             Domain::Sums => "double",
             Domain::Inputs => self.ty,
         };
-        let mut p = match (f.d, self.op) {
-            (Domain::Inputs, Op::Dot) => format!("const {t} *x, const {t} *y, size_t s, size_t n"),
-            _ => format!("const {t} *x, size_t s, size_t n"),
+        let view = match (f.d, self.reads.op) {
+            (Domain::Inputs, Op::Dot) => format!("const {t} *x, const {t} *y, size_t s"),
+            _ => format!("const {t} *x, size_t s"),
         };
-        for (name, ty) in &f.extra {
-            let _ = write!(p, ", {} {name}", c_ty(*ty));
-        }
-        if f.carries {
-            p += ", double *c";
-        }
-        p
-    }
-
-    /// Element `at` of `x` and of `y`.
-    fn elements(&mut self, at: &Expr) -> (String, String) {
-        let at = self.any(at);
-        (format!("x[{at}]"), format!("y[{at}]"))
+        let rest = f.params(|name, ty, _| format!("{} {name}", c_ty(ty)), "double *c");
+        format!("{view}, {rest}")
     }
 
     /// Element `at` as a double, read as a first operand or a second.
     fn val(&mut self, at: &Expr, second: bool) -> String {
         let (x, y) = self.elements(at);
-        let product = match second {
-            true => self.reads.2,
-            false => self.reads.1,
-        };
-        match (self.reads.0, self.op) {
+        match (self.reads.d, self.reads.op) {
             (Domain::Sums, _) => x,
             (Domain::Inputs, Op::Sum) => format!("(double){x}"),
-            (Domain::Inputs, Op::Dot) => match product {
+            (Domain::Inputs, Op::Dot) => match self.reads.product(second) {
                 Product::Rounded(Format::F32) => format!("(double)({x} * {y})"),
                 _ => format!("((double){x} * (double){y})"),
             },
-        }
-    }
-
-    /// A view's arguments.
-    fn view(&mut self, view: &View) -> String {
-        match view {
-            View::At { from, step } => {
-                let off = from.clone() * Expr::Var("s");
-                let from = match off {
-                    Expr::Size(0) => String::new(),
-                    off => format!(" + {}", self.operand(&off, 5)),
-                };
-                let stride = self.any(&(Expr::Var("s") * step.clone()));
-                match self.dot() {
-                    true => format!("x{from}, y{from}, {stride}"),
-                    false => format!("x{from}, {stride}"),
-                }
-            }
-            View::Array(name) => format!("{name}, 1"),
-            View::Rotated if self.dot() => "rx, ry, 1".into(),
-            View::Rotated => "rx, 1".into(),
         }
     }
 
@@ -176,6 +137,34 @@ impl C {
 }
 
 impl Spell for C {
+    fn view(&mut self, view: &View) -> String {
+        match view {
+            View::At { from, step } => {
+                let off = from.clone() * Expr::Var("s");
+                let from = match off {
+                    Expr::Size(0) => String::new(),
+                    off => format!(" + {}", self.operand(&off, 5)),
+                };
+                let stride = self.any(&(Expr::Var("s") * step.clone()));
+                match self.reads.dot() {
+                    true => format!("x{from}, y{from}, {stride}"),
+                    false => format!("x{from}, {stride}"),
+                }
+            }
+            View::Array(name) => format!("{name}, 1"),
+            View::Rotated if self.reads.dot() => "rx, ry, 1".into(),
+            View::Rotated => "rx, 1".into(),
+        }
+    }
+
+    fn carry(&self, carry: Carry) -> &'static str {
+        match carry {
+            Carry::Caller => "c",
+            Carry::Ends => "NULL",
+            Carry::Local => "&e",
+        }
+    }
+
     fn expr(&mut self, e: &Expr) -> String {
         match e {
             Expr::Size(v) => num(*v),
@@ -205,23 +194,11 @@ impl Spell for C {
                     }
                 }
             }
-            Expr::Call(name, args) => {
-                let args: Vec<String> = args
-                    .iter()
-                    .map(|a| match a {
-                        Arg::Value(e) => self.any(e),
-                        Arg::View(v) => self.view(v),
-                        Arg::Carry(Carry::Caller) => "c".into(),
-                        Arg::Carry(Carry::Ends) => "NULL".into(),
-                        Arg::Carry(Carry::Local) => "&e".into(),
-                    })
-                    .collect();
-                format!("{name}({})", args.join(", "))
-            }
+            Expr::Call(name, args) => self.call(name, args),
             Expr::Val { second, at } => self.val(at, *second),
             Expr::Reg { format, at } => {
                 let (x, y) = self.elements(at);
-                match (*format, self.reads.0, self.op) {
+                match (*format, self.reads.d, self.reads.op) {
                     (Format::F32, Domain::Inputs, Op::Dot) => format!("{x} * {y}"),
                     (Format::F32, Domain::Inputs, Op::Sum) => x,
                     (format, ..) => format!("({}){}", register(format), self.val(at, false)),
@@ -235,18 +212,30 @@ impl Spell for C {
         }
     }
 
-    fn stmt(&mut self, s: &Stmt, pad: &str) -> String {
-        let inner = format!("{pad}    ");
+    const END: &'static str = ";";
+
+    fn condition(&mut self, c: &Expr) -> String {
+        format!("({})", self.any(c))
+    }
+
+    fn declare(&mut self, name: &'static str, ty: Ty, value: &Expr, _: bool) -> String {
+        format!("{} {name} = {}", c_ty(ty), self.any(value))
+    }
+
+    fn range(&mut self, var: &str, from: &Expr, to: &Expr, step: &Expr, reverse: bool) -> String {
+        let (from, to) = (self.any(from), self.any(to));
+        match (reverse, step) {
+            (true, _) => format!("for (size_t {var} = {to}; {var}-- > {from};)"),
+            (false, Expr::Size(1)) => format!("for (size_t {var} = {from}; {var} < {to}; {var}++)"),
+            (false, step) => format!(
+                "for (size_t {var} = {from}; {var} < {to}; {var} += {})",
+                self.any(step)
+            ),
+        }
+    }
+
+    fn special(&mut self, s: &Stmt, pad: &str) -> String {
         match s {
-            Stmt::Let {
-                name, ty, value, ..
-            } => format!("{pad}{} {name} = {};\n", c_ty(*ty), self.any(value)),
-            Stmt::Set(place, value) => {
-                format!("{pad}{} = {};\n", self.place(place), self.any(value))
-            }
-            Stmt::Grow(place, value) => {
-                format!("{pad}{} += {};\n", self.place(place), self.any(value))
-            }
             Stmt::Array {
                 name,
                 ty,
@@ -258,7 +247,9 @@ impl Spell for C {
                 let count = self.operand(len, 5);
                 self.allocate(name, c_ty(*ty), &count, pad, "return NAN;")
             }
-            Stmt::Free("rotated") if self.dot() => format!("{pad}free(rx);\n{pad}free(ry);\n"),
+            Stmt::Free("rotated") if self.reads.dot() => {
+                format!("{pad}free(rx);\n{pad}free(ry);\n")
+            }
             Stmt::Free("rotated") => format!("{pad}free(rx);\n"),
             Stmt::Free(name) if self.allocated.contains(name) => format!("{pad}free({name});\n"),
             Stmt::Free(_) => String::new(),
@@ -267,53 +258,13 @@ impl Spell for C {
                 let start = self.any(start);
                 let mut b = self.allocate("rx", t, "n", pad, "return NAN;");
                 let mut copy = format!("rx[i] = x[(({start}) + i) % n * s];");
-                if self.dot() {
+                if self.reads.dot() {
                     b += &self.allocate("ry", t, "n", pad, "{ free(rx); return NAN; }");
                     copy += &format!(" ry[i] = y[(({start}) + i) % n * s];");
                 }
                 let _ = writeln!(b, "{pad}for (size_t i = 0; i < n; i++) {{ {copy} }}");
                 b
             }
-            Stmt::For {
-                var,
-                from,
-                to,
-                step,
-                reverse,
-                body,
-            } => {
-                let (from, to) = (self.any(from), self.any(to));
-                let head = match (reverse, step) {
-                    (true, _) => format!("size_t {var} = {to}; {var}-- > {from};"),
-                    (false, Expr::Size(1)) => {
-                        format!("size_t {var} = {from}; {var} < {to}; {var}++")
-                    }
-                    (false, step) => format!(
-                        "size_t {var} = {from}; {var} < {to}; {var} += {}",
-                        self.any(step)
-                    ),
-                };
-                let body = self.block(body, &inner);
-                format!("{pad}for ({head}) {{\n{body}{pad}}}\n")
-            }
-            Stmt::While(cond, body) => {
-                let cond = self.any(cond);
-                let body = self.block(body, &inner);
-                format!("{pad}while ({cond}) {{\n{body}{pad}}}\n")
-            }
-            Stmt::If(cond, then, other) => {
-                let cond = self.any(cond);
-                let then = self.block(then, &inner);
-                match other.is_empty() {
-                    true => format!("{pad}if ({cond}) {{\n{then}{pad}}}\n"),
-                    false => {
-                        let other = self.block(other, &inner);
-                        format!("{pad}if ({cond}) {{\n{then}{pad}}} else {{\n{other}{pad}}}\n")
-                    }
-                }
-            }
-            Stmt::Break => format!("{pad}break;\n"),
-            Stmt::Return(e) => format!("{pad}return {};\n", self.any(e)),
             Stmt::Kahan { part, t, e, value } => {
                 format!("{pad}k{part}(&{t}, &{e}, {});\n", self.any(value))
             }
@@ -325,7 +276,7 @@ impl Spell for C {
             } => {
                 let acc = self.place(acc);
                 let (x, y) = self.elements(at);
-                let step = match (register(*format), self.reads.0, self.op) {
+                let step = match (register(*format), self.reads.d, self.reads.op) {
                     ("float", Domain::Inputs, Op::Sum) => format!("{acc} = {acc} + {x};"),
                     ("float", Domain::Inputs, Op::Dot) if *fma => {
                         format!("{acc} = fmaf({x}, {y}, {acc});")
@@ -343,15 +294,7 @@ impl Spell for C {
                 };
                 format!("{pad}{step}\n")
             }
-        }
-    }
-}
-
-impl C {
-    fn place(&mut self, p: &Place) -> String {
-        match p {
-            Place::Var(v) => v.to_string(),
-            Place::Item(v, at) => format!("{v}[{}]", self.any(at)),
+            _ => unreachable!("a statement of every language"),
         }
     }
 }
@@ -363,38 +306,33 @@ impl Backend for C {
         base.to_string()
     }
 
-    fn addition(&mut self, walk: &Walk, k: usize, name: &str) {
+    fn addition(&mut self, k: usize, name: &str, how: Rounding, end: Option<String>) {
         let q = self.qualifier();
-        let part = walk.part(k);
-        let body = match part.format {
-            Format::F64 => "return p + q;".to_string(),
-            _ if part.narrow => "return (double)((float)p + (float)q);".to_string(),
-            _ => {
+        let sum = match how {
+            Rounding::Double => "p + q",
+            Rounding::Narrow => "(double)((float)p + (float)q)",
+            Rounding::Once => {
                 self.round_once = true;
-                "return fprev_add_f32(p, q);".to_string()
+                "fprev_add_f32(p, q)"
             }
         };
         let _ = writeln!(
             self.protos,
-            "{q}double {name}(double p, double q) {{ {body} }}"
+            "{q}double {name}(double p, double q) {{ return {sum}; }}"
         );
-        if part.compensated {
+        if let Some(end) = end {
             let _ = writeln!(
                 self.protos,
                 "{q}void k{k}(double *t, double *e, double v) {{\n    double y = {name}(v, \
                  -*e);\n    double u = {name}(*t, y);\n    *e = {name}({name}(u, -*t), -y);\n    \
                  *t = u;\n}}\n{q}double e{k}(double *c, double t, double e) {{\n    if (c) {{ *c \
-                 = e; return t; }}\n    return {end};\n}}",
-                end = match part.drops_error {
-                    true => "t".to_string(),
-                    false => format!("{name}(t, -e)"),
-                }
+                 = e; return t; }}\n    return {end};\n}}"
             );
         }
     }
 
     fn function(&mut self, walk: &Walk, f: &Func) {
-        self.reads = (f.d, walk.product(f.k, false), walk.product(f.k, true));
+        self.reads = Reading::of(walk, f);
         self.allocated.clear();
         let sig = format!("{}double {}({})", self.qualifier(), f.name, self.params(f));
         let _ = writeln!(self.protos, "{sig};");

@@ -9,7 +9,9 @@
 
 use std::ops;
 
-use super::walk::{Domain, Lane};
+use super::plan::Op;
+use super::walk::{Domain, Lane, Walk};
+use crate::arith::Product;
 use crate::format::Format;
 
 /// The type of a variable.
@@ -90,10 +92,16 @@ pub(super) enum Expr {
     Call(String, Vec<Arg>),
     /// Element `at` (its stride applied) of the function's view as a
     /// double, read by its part as its first operand or its second.
-    Val { second: bool, at: Box<Expr> },
+    Val {
+        second: bool,
+        at: Box<Expr>,
+    },
     /// Element `at` of the view as a lane register of `format`'s first
     /// value.
-    Reg { format: Format, at: Box<Expr> },
+    Reg {
+        format: Format,
+        at: Box<Expr>,
+    },
     /// Element `at` of an array.
     Item(&'static str, Box<Expr>),
     /// A register of `format` as a double.
@@ -102,7 +110,10 @@ pub(super) enum Expr {
     Fin(Box<Expr>),
     /// The `k` lanes of the view summed left to right by part `part`,
     /// all a step at a time as arrays, in a language that has them.
-    Lanes { part: usize, lane: Lane },
+    Lanes {
+        part: usize,
+        lane: Lane,
+    },
 }
 
 /// An argument of a call.
@@ -177,7 +188,9 @@ pub(super) enum Stmt {
     Free(&'static str),
     /// A copy of the `n` elements of the view from `start` on, then those
     /// before it: [`View::Rotated`].
-    Rotated { start: Expr },
+    Rotated {
+        start: Expr,
+    },
     /// `var` from `from` up to `to` (excluded) by `step`, or down where
     /// `reverse`.
     For {
@@ -230,7 +243,57 @@ pub(super) struct Func {
     pub body: Vec<Stmt>,
 }
 
+/// What a function reads: its domain, the plan's operation, and how its
+/// part rounds a product it reads as its first operand and its second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Reading {
+    pub d: Domain,
+    pub op: Op,
+    pub first: Product,
+    pub second: Product,
+}
+
+impl Reading {
+    pub(super) fn of(walk: &Walk, f: &Func) -> Reading {
+        Reading {
+            d: f.d,
+            op: walk.plan.op,
+            first: walk.product(f.k, false),
+            second: walk.product(f.k, true),
+        }
+    }
+
+    /// Whether it reads a dot's two inputs.
+    pub(super) fn dot(&self) -> bool {
+        self.d == Domain::Inputs && self.op == Op::Dot
+    }
+
+    /// How it rounds a product it reads as a first operand or a second.
+    pub(super) fn product(&self, second: bool) -> Product {
+        match second {
+            true => self.second,
+            false => self.first,
+        }
+    }
+}
+
 impl Func {
+    /// Its parameters after its view: `n`, the rest, each as `param`
+    /// spells a name, its type, and whether the body reads it; then `c`,
+    /// as `carry` spells it, where it carries a chain.
+    pub(super) fn params(&self, param: impl Fn(&str, Ty, bool) -> String, carry: &str) -> String {
+        let mut all = vec![param("n", Ty::Size, true)];
+        all.extend(
+            self.extra
+                .iter()
+                .map(|(name, ty)| param(name, *ty, name.starts_with('_') || self.uses(name))),
+        );
+        if self.carries {
+            all.push(carry.to_string());
+        }
+        all.join(", ")
+    }
+
     /// Whether its body reads variable `name`.
     pub(super) fn uses(&self, name: &str) -> bool {
         self.body.iter().any(|s| stmt_uses(s, name))
@@ -397,8 +460,109 @@ pub(super) trait Spell {
     /// An expression other than a binary operation.
     fn expr(&mut self, e: &Expr) -> String;
 
+    /// What ends a simple statement.
+    const END: &'static str;
+
+    /// A condition as `if` and `while` take it.
+    fn condition(&mut self, c: &Expr) -> String {
+        self.any(c)
+    }
+
+    /// A declaration of variable `name`, without its end.
+    fn declare(&mut self, name: &'static str, ty: Ty, value: &Expr, mutable: bool) -> String;
+
+    /// The head of a loop of `var` from `from` up to `to` (excluded) by
+    /// `step`, or down where `reverse`.
+    fn range(&mut self, var: &str, from: &Expr, to: &Expr, step: &Expr, reverse: bool) -> String;
+
+    /// A statement each language spells its own way: an array, its end, a
+    /// rotated copy, a Kahan step, a lane's step.
+    fn special(&mut self, s: &Stmt, pad: &str) -> String;
+
     /// A statement, indented `pad`, ending in a newline.
-    fn stmt(&mut self, s: &Stmt, pad: &str) -> String;
+    fn stmt(&mut self, s: &Stmt, pad: &str) -> String {
+        let end = Self::END;
+        match s {
+            Stmt::Let {
+                name,
+                ty,
+                value,
+                mutable,
+            } => format!("{pad}{}{end}\n", self.declare(name, *ty, value, *mutable)),
+            Stmt::Set(place, value) => {
+                format!("{pad}{} = {}{end}\n", self.place(place), self.any(value))
+            }
+            Stmt::Grow(place, value) => {
+                format!("{pad}{} += {}{end}\n", self.place(place), self.any(value))
+            }
+            Stmt::For {
+                var,
+                from,
+                to,
+                step,
+                reverse,
+                body,
+            } => {
+                let head = self.range(var, from, to, step, *reverse);
+                self.branches(&head, body, &[], pad)
+            }
+            Stmt::While(cond, body) => {
+                let cond = self.condition(cond);
+                self.branches(&format!("while {cond}"), body, &[], pad)
+            }
+            Stmt::If(cond, then, other) => {
+                let cond = self.condition(cond);
+                self.branches(&format!("if {cond}"), then, other, pad)
+            }
+            Stmt::Break => format!("{pad}break{end}\n"),
+            Stmt::Return(e) => format!("{pad}return {}{end}\n", self.any(e)),
+            _ => self.special(s, pad),
+        }
+    }
+
+    /// A view's arguments.
+    fn view(&mut self, view: &View) -> String;
+
+    /// Where a callee writes a chain's error.
+    fn carry(&self, carry: Carry) -> &'static str;
+
+    /// A call of `name`.
+    fn call(&mut self, name: &str, args: &[Arg]) -> String {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| match a {
+                Arg::Value(e) => self.any(e),
+                Arg::View(v) => self.view(v),
+                Arg::Carry(c) => self.carry(*c).to_string(),
+            })
+            .collect();
+        format!("{name}({})", args.join(", "))
+    }
+
+    /// What an assignment writes.
+    fn place(&mut self, p: &Place) -> String {
+        match p {
+            Place::Var(v) => self.expr(&Expr::Var(v)),
+            Place::Item(v, at) => format!("{v}[{}]", self.any(at)),
+        }
+    }
+
+    /// Element `at` of `x` and of `y`.
+    fn elements(&mut self, at: &Expr) -> (String, String) {
+        let at = self.any(at);
+        (format!("x[{at}]"), format!("y[{at}]"))
+    }
+
+    /// `head { then } else { other }` (no `else` where `other` is empty),
+    /// indented `pad`; a language of indented suites spells its own.
+    fn branches(&mut self, head: &str, then: &[Stmt], other: &[Stmt], pad: &str) -> String {
+        let inner = format!("{pad}    ");
+        let mut b = format!("{pad}{head} {{\n{}{pad}}}", self.block(then, &inner));
+        if !other.is_empty() {
+            b += &format!(" else {{\n{}{pad}}}", self.block(other, &inner));
+        }
+        b + "\n"
+    }
 
     /// The symbol of `op`.
     fn symbol(&self, op: Bin) -> &'static str {

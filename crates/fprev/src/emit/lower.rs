@@ -8,8 +8,8 @@
 //! [`STACK_LANES`] keeps its sums in an allocated array.
 
 use super::code::{Arg, Carry, Expr, Func, Place, Stmt, Ty, View, size, var};
-use crate::format::Format;
 use super::walk::{Combine, Domain, Function, Helper, Lane, STACK_LANES, Shape, Walk};
+use crate::format::Format;
 
 /// How a language runs the lanes of a left-to-right loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -300,8 +300,11 @@ impl Lower<'_> {
                 ret(fin(var("acc"))),
             ],
             Shape::Halving { binary_tree } => {
-                let (second, lone) = self.lone(size(0), var("second"));
-                let cut = match binary_tree {
+                let mut before = vec![when(
+                    n.clone().eq(size(2)),
+                    vec![ret(a(self, self.v(size(0)), self.w(size(1))))],
+                )];
+                before.extend(match binary_tree {
                     false => vec![let_("h", Ty::Size, n.clone() / size(2))],
                     true => vec![
                         mut_("h", Ty::Size, size(1)),
@@ -310,37 +313,12 @@ impl Lower<'_> {
                             vec![set("h", var("h") * size(2))],
                         ),
                     ],
-                };
-                let rec = self.rec_name("r");
-                let mut body = vec![
-                    when(n.clone().eq(size(1)), vec![ret(lone)]),
-                    when(
-                        n.clone().eq(size(2)),
-                        vec![ret(a(self, self.v(size(0)), self.w(size(1))))],
-                    ),
-                ];
-                body.extend(cut);
-                body.extend([
-                    let_(
-                        "l",
-                        Ty::Real,
-                        self.recur(&rec, View::same(), vec![var("h"), Expr::Flag(false)]),
-                    ),
-                    let_(
-                        "r",
-                        Ty::Real,
-                        self.recur(
-                            &rec,
-                            View::from(var("h")),
-                            vec![n.clone() - var("h"), Expr::Flag(true)],
-                        ),
-                    ),
-                    ret(a(self, var("l"), var("r"))),
-                ]);
-                self.recursion("r", vec![(second, Ty::Flag)], body);
-                vec![ret(fin(
-                    self.recur(&rec, View::same(), vec![n, Expr::Flag(false)]),
-                ))]
+                });
+                self.two_halves(
+                    before,
+                    (View::same(), var("h")),
+                    (View::from(var("h")), n - var("h")),
+                )
             }
             Shape::Strided { lanes, pairwise } => {
                 let kk = size(*lanes);
@@ -392,10 +370,9 @@ impl Lower<'_> {
                             ),
                             set(
                                 "total",
-                                var("b").eq(size(0)).then(
-                                    var("acc"),
-                                    a(self, var("total"), var("acc")),
-                                ),
+                                var("b")
+                                    .eq(size(0))
+                                    .then(var("acc"), a(self, var("total"), var("acc"))),
                             ),
                         ],
                     ),
@@ -458,7 +435,11 @@ impl Lower<'_> {
                         ))],
                     ),
                     let_("half", Ty::Size, n.clone() / size(2)),
-                    mut_("cut", Ty::Size, half.clone() - half.clone() % size(*multiple)),
+                    mut_(
+                        "cut",
+                        Ty::Size,
+                        half.clone() - half.clone() % size(*multiple),
+                    ),
                     when(var("cut").eq(size(0)), vec![set("cut", half)]),
                     let_(
                         "l",
@@ -488,10 +469,7 @@ impl Lower<'_> {
                 ]
             }
             Shape::Below { at, small, large } => vec![
-                when(
-                    n.clone().lt(size(*at)),
-                    vec![ret(self.whole(small))],
-                ),
+                when(n.clone().lt(size(*at)), vec![ret(self.whole(small))]),
                 ret(self.whole(large)),
             ],
             Shape::Windows {
@@ -503,7 +481,11 @@ impl Lower<'_> {
                 vec![
                     when(n.clone().le(ww.clone()), vec![ret(self.whole(inner))]),
                     let_("m", Ty::Size, (n.clone() - size(1)) / ww.clone() + size(1)),
-                    let_("low", Ty::Size, (var("m") * ww.clone() - n.clone()) / size(2)),
+                    let_(
+                        "low",
+                        Ty::Size,
+                        (var("m") * ww.clone() - n.clone()) / size(2),
+                    ),
                     array("sums", var("m")),
                     range(
                         "j",
@@ -513,21 +495,16 @@ impl Lower<'_> {
                             let_(
                                 "at",
                                 Ty::Size,
-                                (var("j") * ww.clone()).ge(var("low")).then(
-                                    var("j") * ww.clone() - var("low"),
-                                    size(0),
-                                ),
+                                (var("j") * ww.clone())
+                                    .ge(var("low"))
+                                    .then(var("j") * ww.clone() - var("low"), size(0)),
                             ),
                             let_(
                                 "end",
                                 Ty::Size,
                                 ((var("j") + size(1)) * ww - var("low")).min(n),
                             ),
-                            self.sum_of(
-                                inner,
-                                View::from(var("at")),
-                                var("end") - var("at"),
-                            ),
+                            self.sum_of(inner, View::from(var("at")), var("end") - var("at")),
                         ],
                     ),
                     self.outer(again),
@@ -591,40 +568,15 @@ impl Lower<'_> {
                 ret(fin(var("out"))),
             ],
             Shape::Fold => {
-                let rec = self.rec_name("r");
-                let (second, lone) = self.lone(size(0), var("second"));
-                let body = vec![
-                    when(n.clone().eq(size(1)), vec![ret(lone)]),
-                    let_(
-                        "even",
-                        Ty::Real,
-                        self.recur(
-                            &rec,
-                            View::At {
-                                from: size(0),
-                                step: size(2),
-                            },
-                            vec![(n.clone() + size(1)) / size(2), Expr::Flag(false)],
-                        ),
-                    ),
-                    let_(
-                        "odd",
-                        Ty::Real,
-                        self.recur(
-                            &rec,
-                            View::At {
-                                from: size(1),
-                                step: size(2),
-                            },
-                            vec![n.clone() / size(2), Expr::Flag(true)],
-                        ),
-                    ),
-                    ret(a(self, var("even"), var("odd"))),
-                ];
-                self.recursion("r", vec![(second, Ty::Flag)], body);
-                vec![ret(fin(
-                    self.recur(&rec, View::same(), vec![n, Expr::Flag(false)]),
-                ))]
+                let step = |from| View::At {
+                    from: size(from),
+                    step: size(2),
+                };
+                self.two_halves(
+                    vec![],
+                    (step(0), (n.clone() + size(1)) / size(2)),
+                    (step(1), n / size(2)),
+                )
             }
             Shape::Fanout(fan) => {
                 let rec = self.rec_name("r");
@@ -742,9 +694,7 @@ impl Lower<'_> {
                 let qq = size(*block);
                 let left = var("left");
                 let half = match unit {
-                    Some(u) => {
-                        (left.clone() / size(2) + size(u - 1)) / size(*u) * size(*u)
-                    }
+                    Some(u) => (left.clone() / size(2) + size(u - 1)) / size(*u) * size(*u),
                     None => (left.clone() + size(1)) / size(2),
                 };
                 let mut piece = vec![
@@ -752,10 +702,9 @@ impl Lower<'_> {
                     let_(
                         "take",
                         Ty::Size,
-                        left.clone().ge(size(2) * qq.clone()).then(
-                            qq.clone(),
-                            left.clone().gt(qq).then(half, left),
-                        ),
+                        left.clone()
+                            .ge(size(2) * qq.clone())
+                            .then(qq.clone(), left.clone().gt(qq).then(half, left)),
                     ),
                 ];
                 piece.extend(self.piece(inner, var("take")));
@@ -769,6 +718,40 @@ impl Lower<'_> {
                 ]
             }
         }
+    }
+
+    /// A recursion `r` of two halves, `left` and `right` (each a view and
+    /// its count), added, after `before`; a lone summand read as the
+    /// second operand where it is the right half. Its call.
+    fn two_halves(
+        &mut self,
+        before: Vec<Stmt>,
+        left: (View, Expr),
+        right: (View, Expr),
+    ) -> Vec<Stmt> {
+        let rec = self.rec_name("r");
+        let (second, lone) = self.lone(size(0), var("second"));
+        let mut body = vec![when(var("n").eq(size(1)), vec![ret(lone)])];
+        body.extend(before);
+        body.extend([
+            let_(
+                "l",
+                Ty::Real,
+                self.recur(&rec, left.0, vec![left.1, Expr::Flag(false)]),
+            ),
+            let_(
+                "r",
+                Ty::Real,
+                self.recur(&rec, right.0, vec![right.1, Expr::Flag(true)]),
+            ),
+            ret(self.a(var("l"), var("r"))),
+        ]);
+        self.recursion("r", vec![(second, Ty::Flag)], body);
+        vec![ret(fin(self.recur(
+            &rec,
+            View::same(),
+            vec![var("n"), Expr::Flag(false)],
+        )))]
     }
 
     /// A call of `f` over the function's view, its count and `c`.
@@ -789,7 +772,13 @@ impl Lower<'_> {
         let_(
             "out",
             Ty::Real,
-            self.call(outer, View::Array("sums"), var("m"), var("m"), Carry::Caller),
+            self.call(
+                outer,
+                View::Array("sums"),
+                var("m"),
+                var("m"),
+                Carry::Caller,
+            ),
         )
     }
 
@@ -800,7 +789,13 @@ impl Lower<'_> {
             let_(
                 "p",
                 Ty::Real,
-                self.call(inner, View::from(var("at")), take.clone(), take, Carry::Ends),
+                self.call(
+                    inner,
+                    View::from(var("at")),
+                    take.clone(),
+                    take,
+                    Carry::Ends,
+                ),
             ),
             set(
                 "total",
@@ -825,13 +820,7 @@ impl Lower<'_> {
 
     /// `body(multiple, …)`: the largest multiple of the planned count by
     /// `body`, the rest by `tail` or one by one.
-    fn body_of(
-        &self,
-        walk: &Walk,
-        multiple: usize,
-        body: &str,
-        tail: Option<&str>,
-    ) -> Vec<Stmt> {
+    fn body_of(&self, walk: &Walk, multiple: usize, body: &str, tail: Option<&str>) -> Vec<Stmt> {
         let (n, planned) = (var("n"), var("planned"));
         let compensated = walk.part(self.k).compensated;
         let carry = match compensated {
@@ -1082,7 +1071,9 @@ impl Lower<'_> {
         let (n, ranks, count) = (var("n"), var("ranks"), var("count"));
         let w = |i: Expr| Expr::Item("w", Box::new(i));
         let pair = |limit: Expr, first: Expr, second: Expr, lone: Expr| {
-            (var("i") + size(1)).lt(limit).then(self.a(first, second), lone)
+            (var("i") + size(1))
+                .lt(limit)
+                .then(self.a(first, second), lone)
         };
         let fold = pair(
             var("folded"),

@@ -23,20 +23,24 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use super::code::{Arg, Bin, Carry, Expr, Func, Place, Spell, Stmt, Ty, View};
+use super::code::{Bin, Carry, Expr, Func, Reading, Spell, Stmt, Ty, View};
 use super::fused::{self, Numbers};
 use super::lower::Lanes;
 use super::plan::{Op, Part, Plan};
-use super::walk::{self, Backend, Domain, Lane, Walk};
+use super::walk::{self, Backend, Domain, Lane, Rounding, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
 pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, String> {
     let python = Python {
         name: name.to_string(),
-        op: plan.op,
         parts: plan.parts.clone(),
-        reads: (Domain::Inputs, Product::Exact, Product::Exact),
+        reads: Reading {
+            d: Domain::Inputs,
+            op: plan.op,
+            first: Product::Exact,
+            second: Product::Exact,
+        },
         cells: HashSet::new(),
         defs: String::new(),
         read: false,
@@ -52,12 +56,10 @@ struct Python {
     /// The public function's name, which every helper of it starts with,
     /// so that functions emitted apart can share a module.
     name: String,
-    op: Op,
     /// The plan's parts.
     parts: Vec<Part>,
-    /// What the function being printed reads: its domain and how its part
-    /// rounds a first and a second product.
-    reads: (Domain, Product, Product),
+    /// What the function being printed reads.
+    reads: Reading,
     /// Its error cells (one-element lists).
     cells: HashSet<&'static str>,
     defs: String,
@@ -102,7 +104,20 @@ impl Python {
         self.any(&(Expr::Var("o") + at.clone()))
     }
 
-    /// A view's arguments.
+    /// The statements reading the inputs' lists the function reads.
+    fn prelude(&self) -> String {
+        let (f, s) = (
+            kind(self.reads.op, self.reads.first),
+            kind(self.reads.op, self.reads.second),
+        );
+        match f == s {
+            true => format!("    vf = vs = x.values('{f}')\n"),
+            false => format!("    vf = x.values('{f}')\n    vs = x.values('{s}')\n"),
+        }
+    }
+}
+
+impl Spell for Python {
     fn view(&mut self, view: &View) -> String {
         match view {
             View::At { from, step } => {
@@ -115,30 +130,14 @@ impl Python {
         }
     }
 
-    fn place(&mut self, p: &Place) -> String {
-        match p {
-            Place::Var(v) => self.expr(&Expr::Var(v)),
-            Place::Item(v, at) => format!("{v}[{}]", self.any(at)),
+    fn carry(&self, carry: Carry) -> &'static str {
+        match carry {
+            Carry::Caller => "c",
+            Carry::Ends => "None",
+            Carry::Local => "e",
         }
     }
 
-    /// `head:` and `body` indented below it.
-    fn suite(&mut self, head: &str, body: &[Stmt], pad: &str) -> String {
-        let body = self.block(body, &format!("{pad}    "));
-        format!("{pad}{head}:\n{body}")
-    }
-
-    /// The statements reading the inputs' lists the function reads.
-    fn prelude(&self) -> String {
-        let (f, s) = (kind(self.op, self.reads.1), kind(self.op, self.reads.2));
-        match f == s {
-            true => format!("    vf = vs = x.values('{f}')\n"),
-            false => format!("    vf = x.values('{f}')\n    vs = x.values('{s}')\n"),
-        }
-    }
-}
-
-impl Spell for Python {
     fn symbol(&self, op: Bin) -> &'static str {
         match op {
             Bin::Div => "//",
@@ -164,22 +163,10 @@ impl Spell for Python {
                 self.operand(b, 1)
             ),
             Expr::MulAdd(a, b, c) => self.any(&(*c.clone() + *a.clone() * *b.clone())),
-            Expr::Call(name, args) => {
-                let args: Vec<String> = args
-                    .iter()
-                    .map(|a| match a {
-                        Arg::Value(e) => self.any(e),
-                        Arg::View(v) => self.view(v),
-                        Arg::Carry(Carry::Caller) => "c".into(),
-                        Arg::Carry(Carry::Ends) => "None".into(),
-                        Arg::Carry(Carry::Local) => "e".into(),
-                    })
-                    .collect();
-                format!("{name}({})", args.join(", "))
-            }
+            Expr::Call(name, args) => self.call(name, args),
             Expr::Val { second, at } => {
                 let at = self.offset(at);
-                match (self.reads.0, second) {
+                match (self.reads.d, second) {
                     (Domain::Sums, _) => format!("x[{at}]"),
                     (Domain::Inputs, second) => {
                         self.read = true;
@@ -197,14 +184,14 @@ impl Spell for Python {
                 let (dtype, add) = lanes_of(*lane);
                 self.lanes = true;
                 self.each |= add == "_fprev_add_f32_each";
-                let arrays = match self.reads.0 {
+                let arrays = match self.reads.d {
                     Domain::Sums => format!("np.array(x, {dtype}), np.array(x, {dtype})"),
                     Domain::Inputs => {
                         let inner = self.parts[*part];
                         format!(
                             "x.array('{}', {dtype}), x.array('{}', {dtype})",
-                            kind(self.op, inner.first),
-                            kind(self.op, inner.second)
+                            kind(self.reads.op, inner.first),
+                            kind(self.reads.op, inner.second)
                         )
                     }
                 };
@@ -214,77 +201,61 @@ impl Spell for Python {
         }
     }
 
-    fn stmt(&mut self, s: &Stmt, pad: &str) -> String {
-        match s {
-            Stmt::Let {
-                name,
-                ty: Ty::Error,
-                ..
-            } => {
+    const END: &'static str = "";
+
+    fn declare(&mut self, name: &'static str, ty: Ty, value: &Expr, _: bool) -> String {
+        match ty {
+            Ty::Error => {
                 self.cells.insert(name);
-                format!("{pad}{name} = [0.0]\n")
+                format!("{name} = [0.0]")
             }
-            Stmt::Let { name, value, .. } => format!("{pad}{name} = {}\n", self.any(value)),
-            Stmt::Set(place, value) => {
-                format!("{pad}{} = {}\n", self.place(place), self.any(value))
-            }
-            Stmt::Grow(place, value) => {
-                format!("{pad}{} += {}\n", self.place(place), self.any(value))
-            }
+            _ => format!("{name} = {}", self.any(value)),
+        }
+    }
+
+    fn range(&mut self, var: &str, from: &Expr, to: &Expr, step: &Expr, reverse: bool) -> String {
+        let bounds = match (from, step) {
+            (Expr::Size(0), Expr::Size(1)) => self.any(to),
+            (from, Expr::Size(1)) => format!("{}, {}", self.any(from), self.any(to)),
+            (from, step) => format!("{}, {}, {}", self.any(from), self.any(to), self.any(step)),
+        };
+        match reverse {
+            true => format!("for {var} in reversed(range({bounds}))"),
+            false => format!("for {var} in range({bounds})"),
+        }
+    }
+
+    fn branches(&mut self, head: &str, then: &[Stmt], other: &[Stmt], pad: &str) -> String {
+        let inner = format!("{pad}    ");
+        let mut b = format!("{pad}{head}:\n{}", self.block(then, &inner));
+        if !other.is_empty() {
+            b += &format!("{pad}else:\n{}", self.block(other, &inner));
+        }
+        b
+    }
+
+    fn special(&mut self, s: &Stmt, pad: &str) -> String {
+        match s {
             Stmt::Array { name, len, .. } => {
                 format!("{pad}{name} = [0.0] * {}\n", self.operand(len, 5))
             }
             Stmt::Free(_) => String::new(),
             Stmt::Rotated { start } => {
                 let start = self.any(start);
-                match self.reads.0 {
+                match self.reads.d {
                     Domain::Sums => format!(
                         "{pad}v = x[o:o + n * s:s]\n{pad}rotated = v[{start}:] + v[:{start}]\n"
                     ),
                     Domain::Inputs => format!("{pad}rotated = x.rotated(o, s, n, {start})\n"),
                 }
             }
-            Stmt::For {
-                var,
-                from,
-                to,
-                step,
-                reverse,
-                body,
-            } => {
-                let bounds = match (from, step) {
-                    (Expr::Size(0), Expr::Size(1)) => self.any(to),
-                    (from, Expr::Size(1)) => format!("{}, {}", self.any(from), self.any(to)),
-                    (from, step) => {
-                        format!("{}, {}, {}", self.any(from), self.any(to), self.any(step))
-                    }
-                };
-                let range = match reverse {
-                    true => format!("reversed(range({bounds}))"),
-                    false => format!("range({bounds})"),
-                };
-                self.suite(&format!("for {var} in {range}"), body, pad)
-            }
-            Stmt::While(cond, body) => {
-                let cond = self.any(cond);
-                self.suite(&format!("while {cond}"), body, pad)
-            }
-            Stmt::If(cond, then, other) => {
-                let cond = self.any(cond);
-                let mut b = self.suite(&format!("if {cond}"), then, pad);
-                if !other.is_empty() {
-                    b += &self.suite("else", other, pad);
-                }
-                b
-            }
-            Stmt::Break => format!("{pad}break\n"),
-            Stmt::Return(e) => format!("{pad}return {}\n", self.any(e)),
             Stmt::Kahan { part, t, e, value } => {
                 let step = self.name(&format!("k{part}"));
                 let e = self.expr(&Expr::Var(e));
                 format!("{pad}{t}, {e} = {step}({t}, {e}, {})\n", self.any(value))
             }
             Stmt::Step { .. } => unreachable!("Python keeps lanes in arrays"),
+            _ => unreachable!("a statement of every language"),
         }
     }
 }
@@ -309,25 +280,20 @@ impl Backend for Python {
         format!("_{}_{base}", self.name)
     }
 
-    fn addition(&mut self, walk: &Walk, k: usize, name: &str) {
-        let part = walk.part(k);
-        let body = match part.format {
-            Format::F64 => "return p + q".to_string(),
+    fn addition(&mut self, k: usize, name: &str, how: Rounding, end: Option<String>) {
+        let sum = match how {
+            Rounding::Double => "p + q",
             // The double sum of two f32 values rounds to their f32 sum: 53
             // bits are at least 2 * 24 + 2, so rounding twice does not
             // differ from rounding once.
-            _ if part.narrow => "return float(np.float32(p + q))".to_string(),
-            _ => {
+            Rounding::Narrow => "float(np.float32(p + q))",
+            Rounding::Once => {
                 self.round_once = true;
-                "return _fprev_add_f32(p, q)".to_string()
+                "_fprev_add_f32(p, q)"
             }
         };
-        let _ = write!(self.defs, "def {name}(p, q):\n    {body}\n\n\n");
-        if part.compensated {
-            let end = match part.drops_error {
-                true => "t".to_string(),
-                false => format!("{name}(t, -e)"),
-            };
+        let _ = write!(self.defs, "def {name}(p, q):\n    return {sum}\n\n\n");
+        if let Some(end) = end {
             let (step, fin) = (self.name(&format!("k{k}")), self.name(&format!("e{k}")));
             let _ = write!(
                 self.defs,
@@ -350,7 +316,7 @@ def {fin}(c, t, e):
     }
 
     fn function(&mut self, walk: &Walk, f: &Func) {
-        self.reads = (f.d, walk.product(f.k, false), walk.product(f.k, true));
+        self.reads = Reading::of(walk, f);
         self.read = false;
         self.cells.clear();
         let body = self.block(&f.body, "    ");
@@ -358,16 +324,10 @@ def {fin}(c, t, e):
             true => self.prelude(),
             false => String::new(),
         };
-        let mut params = "x, o, s, n".to_string();
-        for (name, _) in &f.extra {
-            params += &format!(", {name}");
-        }
-        if f.carries {
-            params += ", c";
-        }
+        let params = f.params(|name, _, _| name.to_string(), "c");
         let _ = write!(
             self.defs,
-            "def {}({params}):\n{prelude}{body}\n\n",
+            "def {}(x, o, s, {params}):\n{prelude}{body}\n\n",
             f.name
         );
     }

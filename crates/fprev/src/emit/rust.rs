@@ -9,11 +9,11 @@
 
 use std::fmt::Write;
 
-use super::code::{Arg, Carry, Expr, Func, Place, Spell, Stmt, Ty, View};
+use super::code::{Carry, Expr, Func, Reading, Spell, Stmt, Ty, View};
 use super::fused::{self, Numbers};
 use super::lower::Lanes;
 use super::plan::{Op, Plan};
-use super::walk::{self, Backend, Domain, Walk};
+use super::walk::{self, Backend, Domain, Rounding, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
@@ -23,9 +23,13 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
             Format::F32 => "f32",
             _ => "f64",
         },
-        op: plan.op,
         element: plan.element,
-        reads: (Domain::Inputs, Product::Exact, Product::Exact),
+        reads: Reading {
+            d: Domain::Inputs,
+            op: plan.op,
+            first: Product::Exact,
+            second: Product::Exact,
+        },
         helpers: String::new(),
         bodies: String::new(),
         fin: false,
@@ -40,11 +44,9 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
 struct Rust {
     /// The Rust type of the inputs.
     ty: &'static str,
-    op: Op,
     element: Format,
-    /// What the function being printed reads: its domain and how its part
-    /// rounds a first and a second product.
-    reads: (Domain, Product, Product),
+    /// What the function being printed reads.
+    reads: Reading,
     /// Per-part additions and Kahan steps.
     helpers: String,
     bodies: String,
@@ -74,11 +76,6 @@ fn rust_ty(ty: Ty) -> &'static str {
 }
 
 impl Rust {
-    /// Whether the function being printed reads a dot's two inputs.
-    fn dot(&self) -> bool {
-        self.reads.0 == Domain::Inputs && self.op == Op::Dot
-    }
-
     /// The Rust type of the values of a function over `d`.
     fn values(&self, d: Domain) -> &'static str {
         match d {
@@ -90,37 +87,25 @@ impl Rust {
     /// The parameters of function `f`, an unused one named with `_`.
     fn params(&self, f: &Func) -> String {
         let t = self.values(f.d);
-        let mut p = match (f.d, self.op) {
-            (Domain::Inputs, Op::Dot) => format!("x: &[{t}], y: &[{t}], s: usize, n: usize"),
-            _ => format!("x: &[{t}], s: usize, n: usize"),
+        let view = match (f.d, self.reads.op) {
+            (Domain::Inputs, Op::Dot) => format!("x: &[{t}], y: &[{t}], s: usize"),
+            _ => format!("x: &[{t}], s: usize"),
         };
-        for (name, ty) in &f.extra {
-            let unused = match name.starts_with('_') || f.uses(name) {
-                true => "",
-                false => "_",
-            };
-            let _ = write!(p, ", {unused}{name}: {}", rust_ty(*ty));
-        }
-        if f.carries {
-            p += ", c: Option<&mut f64>";
-        }
-        p
-    }
-
-    /// Element `at` of `x` and of `y`.
-    fn elements(&mut self, at: &Expr) -> (String, String) {
-        let at = self.any(at);
-        (format!("x[{at}]"), format!("y[{at}]"))
+        let rest = f.params(
+            |name, ty, used| {
+                let unused = if used { "" } else { "_" };
+                format!("{unused}{name}: {}", rust_ty(ty))
+            },
+            "c: Option<&mut f64>",
+        );
+        format!("{view}, {rest}")
     }
 
     /// Element `at` as an `f64`, read as a first operand or a second.
     fn val(&mut self, at: &Expr, second: bool) -> String {
         let (x, y) = self.elements(at);
-        let product = match second {
-            true => self.reads.2,
-            false => self.reads.1,
-        };
-        match (self.reads.0, self.op, self.element) {
+        let product = self.reads.product(second);
+        match (self.reads.d, self.reads.op, self.element) {
             (Domain::Sums, ..) | (Domain::Inputs, Op::Sum, Format::F64) => x,
             (Domain::Inputs, Op::Sum, _) => format!("f64::from({x})"),
             (Domain::Inputs, Op::Dot, element) => match (product, element) {
@@ -131,8 +116,9 @@ impl Rust {
             },
         }
     }
+}
 
-    /// A view's arguments.
+impl Spell for Rust {
     fn view(&mut self, view: &View) -> String {
         match view {
             View::At { from, step } => {
@@ -145,32 +131,25 @@ impl Rust {
                     Some(at) => format!("&{v}[{at}..]"),
                 };
                 let stride = self.any(&(Expr::Var("s") * step.clone()));
-                match self.dot() {
+                match self.reads.dot() {
                     true => format!("{}, {}, {stride}", slice("x"), slice("y")),
                     false => format!("{}, {stride}", slice("x")),
                 }
             }
             View::Array(name) => format!("&{name}, 1"),
-            View::Rotated if self.dot() => "&rx, &ry, 1".into(),
+            View::Rotated if self.reads.dot() => "&rx, &ry, 1".into(),
             View::Rotated => "&rx, 1".into(),
         }
     }
 
-    fn place(&mut self, p: &Place) -> String {
-        match p {
-            Place::Var(v) => v.to_string(),
-            Place::Item(v, at) => format!("{v}[{}]", self.any(at)),
+    fn carry(&self, carry: Carry) -> &'static str {
+        match carry {
+            Carry::Caller => "c",
+            Carry::Ends => "None",
+            Carry::Local => "Some(&mut e)",
         }
     }
 
-    /// `{ body }` after `head`, indented `pad`.
-    fn braced(&mut self, head: &str, body: &[Stmt], pad: &str) -> String {
-        let body = self.block(body, &format!("{pad}    "));
-        format!("{pad}{head} {{\n{body}{pad}}}")
-    }
-}
-
-impl Spell for Rust {
     fn expr(&mut self, e: &Expr) -> String {
         match e {
             Expr::Size(v) => v.to_string(),
@@ -195,23 +174,11 @@ impl Spell for Rust {
                     ),
                 }
             }
-            Expr::Call(name, args) => {
-                let args: Vec<String> = args
-                    .iter()
-                    .map(|a| match a {
-                        Arg::Value(e) => self.any(e),
-                        Arg::View(v) => self.view(v),
-                        Arg::Carry(Carry::Caller) => "c".into(),
-                        Arg::Carry(Carry::Ends) => "None".into(),
-                        Arg::Carry(Carry::Local) => "Some(&mut e)".into(),
-                    })
-                    .collect();
-                format!("{name}({})", args.join(", "))
-            }
+            Expr::Call(name, args) => self.call(name, args),
             Expr::Val { second, at } => self.val(at, *second),
             Expr::Reg { format, at } => {
                 let (x, y) = self.elements(at);
-                match (*format, self.reads.0, self.op) {
+                match (*format, self.reads.d, self.reads.op) {
                     (Format::F32, Domain::Inputs, Op::Dot) => format!("{x} * {y}"),
                     (Format::F32, Domain::Inputs, Op::Sum) => x,
                     (Format::F32, Domain::Sums, _) => format!("{x} as f32"),
@@ -229,26 +196,28 @@ impl Spell for Rust {
         }
     }
 
-    fn stmt(&mut self, s: &Stmt, pad: &str) -> String {
+    const END: &'static str = ";";
+
+    fn declare(&mut self, name: &'static str, ty: Ty, value: &Expr, mutable: bool) -> String {
+        let m = match mutable || ty == Ty::Error {
+            true => "mut ",
+            false => "",
+        };
+        format!("let {m}{name}: {} = {}", rust_ty(ty), self.any(value))
+    }
+
+    fn range(&mut self, var: &str, from: &Expr, to: &Expr, step: &Expr, reverse: bool) -> String {
+        let range = format!("{}..{}", self.any(from), self.any(to));
+        let range = match (reverse, step) {
+            (true, _) => format!("({range}).rev()"),
+            (false, Expr::Size(1)) => range,
+            (false, step) => format!("({range}).step_by({})", self.any(step)),
+        };
+        format!("for {var} in {range}")
+    }
+
+    fn special(&mut self, s: &Stmt, pad: &str) -> String {
         match s {
-            Stmt::Let {
-                name,
-                ty,
-                value,
-                mutable,
-            } => {
-                let m = match *mutable || *ty == Ty::Error {
-                    true => "mut ",
-                    false => "",
-                };
-                format!("{pad}let {m}{name}: {} = {};\n", rust_ty(*ty), self.any(value))
-            }
-            Stmt::Set(place, value) => {
-                format!("{pad}{} = {};\n", self.place(place), self.any(value))
-            }
-            Stmt::Grow(place, value) => {
-                format!("{pad}{} += {};\n", self.place(place), self.any(value))
-            }
             Stmt::Array {
                 name,
                 ty,
@@ -260,14 +229,17 @@ impl Spell for Rust {
                     Some(len) => format!("{pad}let mut {name} = [0.0{ty}; {len}];\n"),
                     None => {
                         self.alloc = true;
-                        format!("{pad}let mut {name} = alloc::vec![0.0{ty}; {}];\n", self.any(len))
+                        format!(
+                            "{pad}let mut {name} = alloc::vec![0.0{ty}; {}];\n",
+                            self.any(len)
+                        )
                     }
                 }
             }
             Stmt::Free(_) => String::new(),
             Stmt::Rotated { start } => {
                 self.alloc = true;
-                let t = self.values(self.reads.0);
+                let t = self.values(self.reads.d);
                 let start = self.operand(start, 4);
                 let turned = |v: &str| {
                     format!(
@@ -275,42 +247,11 @@ impl Spell for Rust {
                          * s]).collect();\n"
                     )
                 };
-                match self.dot() {
+                match self.reads.dot() {
                     true => turned("x") + &turned("y"),
                     false => turned("x"),
                 }
             }
-            Stmt::For {
-                var,
-                from,
-                to,
-                step,
-                reverse,
-                body,
-            } => {
-                let range = format!("{}..{}", self.any(from), self.any(to));
-                let range = match (reverse, step) {
-                    (true, _) => format!("({range}).rev()"),
-                    (false, Expr::Size(1)) => range,
-                    (false, step) => format!("({range}).step_by({})", self.any(step)),
-                };
-                self.braced(&format!("for {var} in {range}"), body, pad) + "\n"
-            }
-            Stmt::While(cond, body) => {
-                let cond = self.any(cond);
-                self.braced(&format!("while {cond}"), body, pad) + "\n"
-            }
-            Stmt::If(cond, then, other) => {
-                let cond = self.any(cond);
-                let mut b = self.braced(&format!("if {cond}"), then, pad);
-                if !other.is_empty() {
-                    let other = self.braced("", other, pad);
-                    b += &format!(" else {}", other.trim_start_matches(' '));
-                }
-                b + "\n"
-            }
-            Stmt::Break => format!("{pad}break;\n"),
-            Stmt::Return(e) => format!("{pad}return {};\n", self.any(e)),
             Stmt::Kahan { part, t, e, value } => {
                 format!("{pad}k{part}(&mut {t}, &mut {e}, {});\n", self.any(value))
             }
@@ -326,7 +267,7 @@ impl Spell for Rust {
                     self.fma = true;
                     return format!("{pad}{acc} = {x}.mul_add({y}, {acc});\n");
                 }
-                let step = match (*format, self.reads.0, self.op) {
+                let step = match (*format, self.reads.d, self.reads.op) {
                     (Format::F32, Domain::Inputs, Op::Sum) => x,
                     (Format::F32, Domain::Inputs, Op::Dot) => format!("{x} * {y}"),
                     (Format::F32, Domain::Sums, _) => format!("{x} as f32"),
@@ -334,6 +275,7 @@ impl Spell for Rust {
                 };
                 format!("{pad}{acc} += {step};\n")
             }
+            _ => unreachable!("a statement of every language"),
         }
     }
 }
@@ -345,25 +287,20 @@ impl Backend for Rust {
         base.to_string()
     }
 
-    fn addition(&mut self, walk: &Walk, k: usize, name: &str) {
-        let part = walk.part(k);
-        let body = match part.format {
-            Format::F64 => "p + q".to_string(),
-            _ if part.narrow => "f64::from(p as f32 + q as f32)".to_string(),
-            _ => {
+    fn addition(&mut self, k: usize, name: &str, how: Rounding, end: Option<String>) {
+        let sum = match how {
+            Rounding::Double => "p + q",
+            Rounding::Narrow => "f64::from(p as f32 + q as f32)",
+            Rounding::Once => {
                 self.round_once = true;
-                "add_f32(p, q)".to_string()
+                "add_f32(p, q)"
             }
         };
         let _ = writeln!(
             self.helpers,
-            "fn {name}(p: f64, q: f64) -> f64 {{\n    {body}\n}}\n"
+            "fn {name}(p: f64, q: f64) -> f64 {{\n    {sum}\n}}\n"
         );
-        if part.compensated {
-            let end = match part.drops_error {
-                true => "t".to_string(),
-                false => format!("{name}(t, -e)"),
-            };
+        if let Some(end) = end {
             let _ = writeln!(
                 self.helpers,
                 "fn k{k}(t: &mut f64, e: &mut f64, v: f64) {{\n    let y = {name}(v, -*e);\n    \
@@ -376,7 +313,7 @@ impl Backend for Rust {
     }
 
     fn function(&mut self, walk: &Walk, f: &Func) {
-        self.reads = (f.d, walk.product(f.k, false), walk.product(f.k, true));
+        self.reads = Reading::of(walk, f);
         // A last return is the body's value.
         let (body, last) = match f.body.split_last() {
             Some((Stmt::Return(e), body)) => (body, Some(e)),

@@ -54,6 +54,18 @@ pub(super) enum Lane {
     Once,
 }
 
+/// How a part's addition of two doubles rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rounding {
+    /// An f64 addition.
+    Double,
+    /// An f32 addition of values that are f32 already, which the double
+    /// sum rounded to f32 is.
+    Narrow,
+    /// The exact sum rounded once to f32 (through round-to-odd).
+    Once,
+}
+
 /// A helper written once per part, whatever calls it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Helper {
@@ -199,10 +211,10 @@ pub(super) trait Backend {
     /// The name the module gives function or helper `base` (`p0x`, `a1`).
     fn name(&self, base: &str) -> String;
 
-    /// Writes part `k`'s addition, named `name`: rounding once to its
-    /// format; of a compensated part, its Kahan step `k` and the end of its
-    /// chain `e` too.
-    fn addition(&mut self, walk: &Walk, k: usize, name: &str);
+    /// Writes part `k`'s addition `name`, rounding as `how`; of a
+    /// compensated part, its Kahan step `k` and the end of its chain `e`
+    /// too, which returns `end` (of the chain's sum `t` and error `e`).
+    fn addition(&mut self, k: usize, name: &str, how: Rounding, end: Option<String>);
 
     /// Writes a function, after all it calls.
     fn function(&mut self, walk: &Walk, f: &Func);
@@ -306,7 +318,9 @@ impl<'p> Walk<'p> {
     /// Whether part `k` over `d` reads its first and its second operands
     /// alike: partial sums, inputs, or products rounded one way.
     pub(super) fn reads_alike(&self, k: usize, d: Domain) -> bool {
-        d == Domain::Sums || self.plan.op == Op::Sum || self.product(k, false) == self.product(k, true)
+        d == Domain::Sums
+            || self.plan.op == Op::Sum
+            || self.product(k, false) == self.product(k, true)
     }
 
     /// Each part in words, for a module's comment: `part K, FORMULA:
@@ -335,7 +349,19 @@ impl<B: Backend> Walker<'_, B> {
         let name = self.backend.name(&format!("{}{k}", helper.prefix()));
         if self.helpers.insert((k, helper)) {
             match helper {
-                Helper::Addition => self.backend.addition(&self.walk, k, &name),
+                Helper::Addition => {
+                    let part = self.walk.part(k);
+                    let how = match part.format {
+                        Format::F64 => Rounding::Double,
+                        _ if part.narrow => Rounding::Narrow,
+                        _ => Rounding::Once,
+                    };
+                    let end = part.compensated.then(|| match part.drops_error {
+                        true => "t".to_string(),
+                        false => format!("{name}(t, -e)"),
+                    });
+                    self.backend.addition(k, &name, how, end);
+                }
                 _ => {
                     let add = self.helper(k, Helper::Addition);
                     let f = lower::helper(k, helper, &name, &add);
@@ -378,7 +404,10 @@ impl<B: Backend> Walker<'_, B> {
         let id = |w: &Self, f: &Formula| w.walk.id(f);
         Ok(match f {
             Formula::Order(Order::Sequential) => {
-                let lane = self.walk.lane(k, d).filter(|_| B::LANES == Lanes::Registers);
+                let lane = self
+                    .walk
+                    .lane(k, d)
+                    .filter(|_| B::LANES == Lanes::Registers);
                 if !matches!(lane, Some(Lane::Registers { .. })) {
                     self.helper(k, Helper::Addition);
                 }
