@@ -9,11 +9,11 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use super::code::{Carry, Expr, Func, Reading, Spell, Stmt, Ty, View};
+use super::code::{Expr, Func, Reading, Spell, Stmt, Ty};
 use super::fused::{self, Numbers};
 use super::lower::Lanes;
 use super::plan::{Op, Plan};
-use super::walk::{self, Backend, Domain, Rounding, Walk};
+use super::walk::{self, Backend, Domain, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
@@ -34,7 +34,6 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str, cuda: bool) -> Result<
         allocated: HashSet::new(),
         protos: String::new(),
         bodies: String::new(),
-        round_once: false,
         alloc: false,
     };
     walk::source(plan, c, name, what)
@@ -52,8 +51,7 @@ struct C {
     allocated: HashSet<&'static str>,
     protos: String,
     bodies: String,
-    /// The module needs `fprev_add_f32`, `malloc`.
-    round_once: bool,
+    /// The module needs `malloc`.
     alloc: bool,
 }
 
@@ -113,7 +111,40 @@ impl C {
         format!("{view}, {rest}")
     }
 
-    /// Element `at` as a double, read as a first operand or a second.
+    /// `name`, an array of `count` values of type `t`, allocated.
+    fn allocate(&mut self, name: &str, t: &str, count: &str, pad: &str, fail: &str) -> String {
+        self.alloc = true;
+        format!(
+            "{pad}{t} *{name} = ({t} *)malloc({count} * sizeof({t}));\n{pad}if (!{name}) \
+             {fail}\n"
+        )
+    }
+}
+
+impl Spell for C {
+    const CARRY: [&'static str; 3] = ["c", "NULL", "&e"];
+
+    fn reading(&self) -> Reading {
+        self.reads
+    }
+
+    fn strided(&mut self, from: &Expr, step: &Expr) -> String {
+        let off = from.clone() * Expr::Var("s");
+        let from = match off {
+            Expr::Size(0) => String::new(),
+            off => format!(" + {}", self.operand(&off, 5)),
+        };
+        let stride = self.any(&(Expr::Var("s") * step.clone()));
+        match self.reads.dot() {
+            true => format!("x{from}, y{from}, {stride}"),
+            false => format!("x{from}, {stride}"),
+        }
+    }
+
+    fn local(&self, names: &[&str]) -> String {
+        format!("{}, 1", names.join(", "))
+    }
+
     fn val(&mut self, at: &Expr, second: bool) -> String {
         let (x, y) = self.elements(at);
         match (self.reads.d, self.reads.op) {
@@ -126,43 +157,8 @@ impl C {
         }
     }
 
-    /// `name`, an array of `count` values of type `t`, allocated.
-    fn allocate(&mut self, name: &str, t: &str, count: &str, pad: &str, fail: &str) -> String {
-        self.alloc = true;
-        format!(
-            "{pad}{t} *{name} = ({t} *)malloc({count} * sizeof({t}));\n{pad}if (!{name}) \
-             {fail}\n"
-        )
-    }
-}
-
-impl Spell for C {
-    fn view(&mut self, view: &View) -> String {
-        match view {
-            View::At { from, step } => {
-                let off = from.clone() * Expr::Var("s");
-                let from = match off {
-                    Expr::Size(0) => String::new(),
-                    off => format!(" + {}", self.operand(&off, 5)),
-                };
-                let stride = self.any(&(Expr::Var("s") * step.clone()));
-                match self.reads.dot() {
-                    true => format!("x{from}, y{from}, {stride}"),
-                    false => format!("x{from}, {stride}"),
-                }
-            }
-            View::Array(name) => format!("{name}, 1"),
-            View::Rotated if self.reads.dot() => "rx, ry, 1".into(),
-            View::Rotated => "rx, 1".into(),
-        }
-    }
-
-    fn carry(&self, carry: Carry) -> &'static str {
-        match carry {
-            Carry::Caller => "c",
-            Carry::Ends => "NULL",
-            Carry::Local => "&e",
-        }
+    fn register(&mut self, format: Format, at: &Expr) -> String {
+        format!("({}){}", register(format), self.val(at, false))
     }
 
     fn expr(&mut self, e: &Expr) -> String {
@@ -194,21 +190,10 @@ impl Spell for C {
                     }
                 }
             }
-            Expr::Call(name, args) => self.call(name, args),
-            Expr::Val { second, at } => self.val(at, *second),
-            Expr::Reg { format, at } => {
-                let (x, y) = self.elements(at);
-                match (*format, self.reads.d, self.reads.op) {
-                    (Format::F32, Domain::Inputs, Op::Dot) => format!("{x} * {y}"),
-                    (Format::F32, Domain::Inputs, Op::Sum) => x,
-                    (format, ..) => format!("({}){}", register(format), self.val(at, false)),
-                }
-            }
-            Expr::Item(name, at) => format!("{name}[{}]", self.any(at)),
             Expr::Widen(Format::F32, e) => format!("(double){}", self.operand(e, 9)),
             Expr::Widen(_, e) => self.any(e),
             Expr::Fin(e) => format!("fprev_fin(c, {})", self.any(e)),
-            Expr::Lanes { .. } => unreachable!("C keeps lanes in registers"),
+            _ => unreachable!("spelled by Spell::any"),
         }
     }
 
@@ -301,34 +286,29 @@ impl Spell for C {
 
 impl Backend for C {
     const LANES: Lanes = Lanes::Registers;
+    const SUMS: [&'static str; 3] = [
+        "p + q",
+        "(double)((float)p + (float)q)",
+        "fprev_add_f32(p, q)",
+    ];
 
-    fn name(&self, base: &str) -> String {
-        base.to_string()
-    }
-
-    fn addition(&mut self, k: usize, name: &str, how: Rounding, end: Option<String>) {
+    fn addition(&mut self, name: &str, sum: &str) {
         let q = self.qualifier();
-        let sum = match how {
-            Rounding::Double => "p + q",
-            Rounding::Narrow => "(double)((float)p + (float)q)",
-            Rounding::Once => {
-                self.round_once = true;
-                "fprev_add_f32(p, q)"
-            }
-        };
         let _ = writeln!(
             self.protos,
             "{q}double {name}(double p, double q) {{ return {sum}; }}"
         );
-        if let Some(end) = end {
-            let _ = writeln!(
-                self.protos,
-                "{q}void k{k}(double *t, double *e, double v) {{\n    double y = {name}(v, \
-                 -*e);\n    double u = {name}(*t, y);\n    *e = {name}({name}(u, -*t), -y);\n    \
-                 *t = u;\n}}\n{q}double e{k}(double *c, double t, double e) {{\n    if (c) {{ *c \
-                 = e; return t; }}\n    return {end};\n}}"
-            );
-        }
+    }
+
+    fn kahan(&mut self, k: usize, name: &str, end: &str) {
+        let q = self.qualifier();
+        let _ = writeln!(
+            self.protos,
+            "{q}void k{k}(double *t, double *e, double v) {{\n    double y = {name}(v, \
+             -*e);\n    double u = {name}(*t, y);\n    *e = {name}({name}(u, -*t), -y);\n    \
+             *t = u;\n}}\n{q}double e{k}(double *c, double t, double e) {{\n    if (c) {{ *c \
+             = e; return t; }}\n    return {end};\n}}"
+        );
     }
 
     fn function(&mut self, walk: &Walk, f: &Func) {
@@ -368,7 +348,7 @@ impl Backend for C {
         if self.alloc {
             out += "#include <stdlib.h>\n";
         }
-        if self.round_once {
+        if walk.rounds_once {
             out += "#include <stdint.h>\n#include <string.h>\n";
         }
         out += "\n#if !defined(__CUDACC__) && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0\n\
@@ -380,7 +360,7 @@ impl Backend for C {
             "{q}double fprev_fin(double *c, double v) {{\n    if (c) *c = 0.0;\n    return \
              v;\n}}\n"
         );
-        if self.round_once {
+        if walk.rounds_once {
             let _ = writeln!(
                 out,
                 "/* p + q rounded once to f32: their double sum rounded to odd (a sticky last \

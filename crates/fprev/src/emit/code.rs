@@ -457,8 +457,16 @@ impl ops::Rem for Expr {
 /// indented by a level. Binary operations and blocks are spelled alike
 /// everywhere but for their symbols.
 pub(super) trait Spell {
-    /// An expression other than a binary operation.
+    /// An expression that [`Spell::any`] does not spell alike everywhere.
     fn expr(&mut self, e: &Expr) -> String;
+
+    /// Element `at` of the view as a double, read as a first operand or a
+    /// second.
+    fn val(&mut self, at: &Expr, second: bool) -> String;
+
+    /// Element `at` as a lane register of `format`'s first value, where it
+    /// is no f32 input or product of f32 inputs.
+    fn register(&mut self, format: Format, at: &Expr) -> String;
 
     /// What ends a simple statement.
     const END: &'static str;
@@ -520,11 +528,30 @@ pub(super) trait Spell {
         }
     }
 
-    /// A view's arguments.
-    fn view(&mut self, view: &View) -> String;
+    /// Where a callee writes a chain's error, as the language passes
+    /// it: [`Carry::Caller`], [`Carry::Ends`], [`Carry::Local`].
+    const CARRY: [&'static str; 3];
 
-    /// Where a callee writes a chain's error.
-    fn carry(&self, carry: Carry) -> &'static str;
+    /// What the function being printed reads.
+    fn reading(&self) -> Reading;
+
+    /// The arguments of every `step`-th element of the function's view
+    /// from element `from`.
+    fn strided(&mut self, from: &Expr, step: &Expr) -> String;
+
+    /// The arguments of a view of local arrays `names` (a dot's copies of
+    /// its two inputs, or one), from their start.
+    fn local(&self, names: &[&str]) -> String;
+
+    /// A view's arguments.
+    fn view(&mut self, view: &View) -> String {
+        match view {
+            View::At { from, step } => self.strided(from, step),
+            View::Array(name) => self.local(&[name]),
+            View::Rotated if self.reading().dot() => self.local(&["rx", "ry"]),
+            View::Rotated => self.local(&["rx"]),
+        }
+    }
 
     /// A call of `name`.
     fn call(&mut self, name: &str, args: &[Arg]) -> String {
@@ -533,7 +560,7 @@ pub(super) trait Spell {
             .map(|a| match a {
                 Arg::Value(e) => self.any(e),
                 Arg::View(v) => self.view(v),
-                Arg::Carry(c) => self.carry(*c).to_string(),
+                Arg::Carry(c) => Self::CARRY[*c as usize].to_string(),
             })
             .collect();
         format!("{name}({})", args.join(", "))
@@ -578,7 +605,8 @@ pub(super) trait Spell {
         }
     }
 
-    /// Any expression.
+    /// Any expression: binary operations, calls, elements of views and
+    /// arrays alike in every language, the rest as [`Spell::expr`] spells it.
     fn any(&mut self, e: &Expr) -> String {
         match e {
             Expr::Bin(a, op, b) => {
@@ -595,6 +623,20 @@ pub(super) trait Spell {
                     self.operand(b, p + 1)
                 )
             }
+            Expr::Call(name, args) => self.call(name, args),
+            Expr::Val { second, at } => self.val(at, *second),
+            Expr::Item(name, at) => format!("{name}[{}]", self.any(at)),
+            Expr::Reg {
+                format: Format::F32,
+                at,
+            } if self.reading().d == Domain::Inputs => {
+                let (x, y) = self.elements(at);
+                match self.reading().dot() {
+                    true => format!("{x} * {y}"),
+                    false => x,
+                }
+            }
+            Expr::Reg { format, at } => self.register(*format, at),
             _ => self.expr(e),
         }
     }

@@ -392,23 +392,19 @@ impl Lower<'_> {
                 outer,
             } => {
                 let bs = size(*block);
-                vec![
-                    let_("m", Ty::Size, (n.clone() - size(1)) / bs.clone() + size(1)),
-                    array("sums", var("m")),
-                    range(
-                        "j",
-                        size(0),
-                        var("m"),
-                        vec![
-                            let_("at", Ty::Size, var("j") * bs.clone()),
-                            let_("take", Ty::Size, (n - var("at")).min(bs)),
-                            self.sum_of(inner, View::from(var("at")), var("take")),
-                        ],
-                    ),
+                self.blocks(
+                    vec![let_(
+                        "m",
+                        Ty::Size,
+                        (n.clone() - size(1)) / bs.clone() + size(1),
+                    )],
+                    vec![
+                        let_("at", Ty::Size, var("j") * bs.clone()),
+                        let_("take", Ty::Size, (n - var("at")).min(bs)),
+                        self.sum_of(inner, View::from(var("at")), var("take")),
+                    ],
                     self.outer(outer),
-                    Stmt::Free("sums"),
-                    ret(var("out")),
-                ]
+                )
             }
             Shape::Body {
                 multiple,
@@ -478,39 +474,33 @@ impl Lower<'_> {
                 again,
             } => {
                 let ww = size(*width);
-                vec![
-                    when(n.clone().le(ww.clone()), vec![ret(self.whole(inner))]),
-                    let_("m", Ty::Size, (n.clone() - size(1)) / ww.clone() + size(1)),
-                    let_(
-                        "low",
-                        Ty::Size,
-                        (var("m") * ww.clone() - n.clone()) / size(2),
-                    ),
-                    array("sums", var("m")),
-                    range(
-                        "j",
-                        size(0),
-                        var("m"),
-                        vec![
-                            let_(
-                                "at",
-                                Ty::Size,
-                                (var("j") * ww.clone())
-                                    .ge(var("low"))
-                                    .then(var("j") * ww.clone() - var("low"), size(0)),
-                            ),
-                            let_(
-                                "end",
-                                Ty::Size,
-                                ((var("j") + size(1)) * ww - var("low")).min(n),
-                            ),
-                            self.sum_of(inner, View::from(var("at")), var("end") - var("at")),
-                        ],
-                    ),
+                self.blocks(
+                    vec![
+                        when(n.clone().le(ww.clone()), vec![ret(self.whole(inner))]),
+                        let_("m", Ty::Size, (n.clone() - size(1)) / ww.clone() + size(1)),
+                        let_(
+                            "low",
+                            Ty::Size,
+                            (var("m") * ww.clone() - n.clone()) / size(2),
+                        ),
+                    ],
+                    vec![
+                        let_(
+                            "at",
+                            Ty::Size,
+                            (var("j") * ww.clone())
+                                .ge(var("low"))
+                                .then(var("j") * ww.clone() - var("low"), size(0)),
+                        ),
+                        let_(
+                            "end",
+                            Ty::Size,
+                            ((var("j") + size(1)) * ww - var("low")).min(n),
+                        ),
+                        self.sum_of(inner, View::from(var("at")), var("end") - var("at")),
+                    ],
                     self.outer(again),
-                    Stmt::Free("sums"),
-                    ret(var("out")),
-                ]
+                )
             }
             Shape::Split {
                 blocks,
@@ -526,30 +516,24 @@ impl Lower<'_> {
                     ),
                     Combine::Outer(outer) => self.outer(outer),
                 };
-                vec![
-                    let_("m", Ty::Size, n.clone().min(pp.clone())),
-                    let_("len", Ty::Size, n.clone() / pp.clone()),
-                    let_("longer", Ty::Size, n % pp),
-                    array("sums", var("m")),
-                    mut_("at", Ty::Size, size(0)),
-                    range(
-                        "j",
-                        size(0),
-                        var("m"),
-                        vec![
-                            let_(
-                                "take",
-                                Ty::Size,
-                                var("len") + var("j").lt(var("longer")).then(size(1), size(0)),
-                            ),
-                            self.sum_of(inner, View::from(var("at")), var("take")),
-                            grow("at", var("take")),
-                        ],
-                    ),
+                self.blocks(
+                    vec![
+                        let_("m", Ty::Size, n.clone().min(pp.clone())),
+                        let_("len", Ty::Size, n.clone() / pp.clone()),
+                        let_("longer", Ty::Size, n % pp),
+                        mut_("at", Ty::Size, size(0)),
+                    ],
+                    vec![
+                        let_(
+                            "take",
+                            Ty::Size,
+                            var("len") + var("j").lt(var("longer")).then(size(1), size(0)),
+                        ),
+                        self.sum_of(inner, View::from(var("at")), var("take")),
+                        grow("at", var("take")),
+                    ],
                     out,
-                    Stmt::Free("sums"),
-                    ret(var("out")),
-                ]
+                )
             }
             Shape::Doubling { doubling } => vec![
                 array("vals", n.clone()),
@@ -752,6 +736,19 @@ impl Lower<'_> {
             View::same(),
             vec![var("n"), Expr::Flag(false)],
         )))]
+    }
+
+    /// After `head`, which counts the blocks `m`, each block's sum in
+    /// `sums[j]` by `each`; the sums added into `out`, which is returned.
+    fn blocks(&self, mut head: Vec<Stmt>, each: Vec<Stmt>, out: Stmt) -> Vec<Stmt> {
+        head.extend([
+            array("sums", var("m")),
+            range("j", size(0), var("m"), each),
+            out,
+            Stmt::Free("sums"),
+            ret(var("out")),
+        ]);
+        head
     }
 
     /// A call of `f` over the function's view, its count and `c`.

@@ -23,11 +23,11 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use super::code::{Bin, Carry, Expr, Func, Reading, Spell, Stmt, Ty, View};
+use super::code::{Bin, Expr, Func, Reading, Spell, Stmt, Ty};
 use super::fused::{self, Numbers};
 use super::lower::Lanes;
 use super::plan::{Op, Part, Plan};
-use super::walk::{self, Backend, Domain, Lane, Rounding, Walk};
+use super::walk::{self, Backend, Domain, Lane, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
@@ -44,7 +44,6 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
         cells: HashSet::new(),
         defs: String::new(),
         read: false,
-        round_once: false,
         lanes: false,
         each: false,
     };
@@ -65,9 +64,8 @@ struct Python {
     defs: String,
     /// The function being printed reads the inputs' values as lists.
     read: bool,
-    /// The runtime helpers the module needs: `_fprev_add_f32`,
-    /// `_fprev_lanes`, `_fprev_add_f32_each`.
-    round_once: bool,
+    /// The runtime helpers the module needs: `_fprev_lanes`,
+    /// `_fprev_add_f32_each`.
     lanes: bool,
     each: bool,
 }
@@ -118,24 +116,20 @@ impl Python {
 }
 
 impl Spell for Python {
-    fn view(&mut self, view: &View) -> String {
-        match view {
-            View::At { from, step } => {
-                let o = self.offset(&(from.clone() * Expr::Var("s")));
-                let s = self.any(&(Expr::Var("s") * step.clone()));
-                format!("x, {o}, {s}")
-            }
-            View::Array(name) => format!("{name}, 0, 1"),
-            View::Rotated => "rotated, 0, 1".into(),
-        }
+    const CARRY: [&'static str; 3] = ["c", "None", "e"];
+
+    fn reading(&self) -> Reading {
+        self.reads
     }
 
-    fn carry(&self, carry: Carry) -> &'static str {
-        match carry {
-            Carry::Caller => "c",
-            Carry::Ends => "None",
-            Carry::Local => "e",
-        }
+    fn strided(&mut self, from: &Expr, step: &Expr) -> String {
+        let o = self.offset(&(from.clone() * Expr::Var("s")));
+        let s = self.any(&(Expr::Var("s") * step.clone()));
+        format!("x, {o}, {s}")
+    }
+
+    fn local(&self, names: &[&str]) -> String {
+        format!("{}, 0, 1", names[0])
     }
 
     fn symbol(&self, op: Bin) -> &'static str {
@@ -144,6 +138,24 @@ impl Spell for Python {
             Bin::And => "and",
             op => op.symbol(),
         }
+    }
+
+    fn val(&mut self, at: &Expr, second: bool) -> String {
+        let at = self.offset(at);
+        match (self.reads.d, second) {
+            (Domain::Sums, _) => format!("x[{at}]"),
+            (Domain::Inputs, second) => {
+                self.read = true;
+                match second {
+                    true => format!("vs[{at}]"),
+                    false => format!("vf[{at}]"),
+                }
+            }
+        }
+    }
+
+    fn register(&mut self, _: Format, _: &Expr) -> String {
+        unreachable!("Python keeps lanes in arrays")
     }
 
     fn expr(&mut self, e: &Expr) -> String {
@@ -163,21 +175,6 @@ impl Spell for Python {
                 self.operand(b, 1)
             ),
             Expr::MulAdd(a, b, c) => self.any(&(*c.clone() + *a.clone() * *b.clone())),
-            Expr::Call(name, args) => self.call(name, args),
-            Expr::Val { second, at } => {
-                let at = self.offset(at);
-                match (self.reads.d, second) {
-                    (Domain::Sums, _) => format!("x[{at}]"),
-                    (Domain::Inputs, second) => {
-                        self.read = true;
-                        match second {
-                            true => format!("vs[{at}]"),
-                            false => format!("vf[{at}]"),
-                        }
-                    }
-                }
-            }
-            Expr::Item(name, at) => format!("{name}[{}]", self.any(at)),
             Expr::Widen(_, e) => self.any(e),
             Expr::Fin(e) => format!("_fprev_fin(c, {})", self.any(e)),
             Expr::Lanes { part, lane } => {
@@ -197,7 +194,7 @@ impl Spell for Python {
                 };
                 format!("_fprev_lanes({arrays}, o, s, n, k, {dtype}, {add})")
             }
-            Expr::Reg { .. } => unreachable!("Python keeps lanes in arrays"),
+            _ => unreachable!("spelled by Spell::any"),
         }
     }
 
@@ -243,10 +240,10 @@ impl Spell for Python {
             Stmt::Rotated { start } => {
                 let start = self.any(start);
                 match self.reads.d {
-                    Domain::Sums => format!(
-                        "{pad}v = x[o:o + n * s:s]\n{pad}rotated = v[{start}:] + v[:{start}]\n"
-                    ),
-                    Domain::Inputs => format!("{pad}rotated = x.rotated(o, s, n, {start})\n"),
+                    Domain::Sums => {
+                        format!("{pad}v = x[o:o + n * s:s]\n{pad}rx = v[{start}:] + v[:{start}]\n")
+                    }
+                    Domain::Inputs => format!("{pad}rx = x.rotated(o, s, n, {start})\n"),
                 }
             }
             Stmt::Kahan { part, t, e, value } => {
@@ -262,6 +259,10 @@ impl Spell for Python {
 
 impl Backend for Python {
     const LANES: Lanes = Lanes::Arrays;
+    // The double sum of two f32 values rounds to their f32 sum: 53 bits are
+    // at least 2 * 24 + 2, so rounding twice does not differ from rounding
+    // once.
+    const SUMS: [&'static str; 3] = ["p + q", "float(np.float32(p + q))", "_fprev_add_f32(p, q)"];
 
     fn refuses(&self, plan: &Plan) -> Result<(), String> {
         let exact = |p: &Part| p.first == Product::Exact || p.second == Product::Exact;
@@ -280,24 +281,15 @@ impl Backend for Python {
         format!("_{}_{base}", self.name)
     }
 
-    fn addition(&mut self, k: usize, name: &str, how: Rounding, end: Option<String>) {
-        let sum = match how {
-            Rounding::Double => "p + q",
-            // The double sum of two f32 values rounds to their f32 sum: 53
-            // bits are at least 2 * 24 + 2, so rounding twice does not
-            // differ from rounding once.
-            Rounding::Narrow => "float(np.float32(p + q))",
-            Rounding::Once => {
-                self.round_once = true;
-                "_fprev_add_f32(p, q)"
-            }
-        };
+    fn addition(&mut self, name: &str, sum: &str) {
         let _ = write!(self.defs, "def {name}(p, q):\n    return {sum}\n\n\n");
-        if let Some(end) = end {
-            let (step, fin) = (self.name(&format!("k{k}")), self.name(&format!("e{k}")));
-            let _ = write!(
-                self.defs,
-                "def {step}(t, e, v):
+    }
+
+    fn kahan(&mut self, k: usize, name: &str, end: &str) {
+        let (step, fin) = (self.name(&format!("k{k}")), self.name(&format!("e{k}")));
+        let _ = write!(
+            self.defs,
+            "def {step}(t, e, v):
     y = {name}(v, -e)
     u = {name}(t, y)
     return u, {name}({name}(u, -t), -y)
@@ -311,8 +303,7 @@ def {fin}(c, t, e):
 
 
 "
-            );
-        }
+        );
     }
 
     fn function(&mut self, walk: &Walk, f: &Func) {
@@ -354,12 +345,12 @@ def {fin}(c, t, e):
 ",
             env!("CARGO_PKG_VERSION")
         );
-        if self.round_once {
+        if walk.rounds_once {
             out += "import struct\n\n";
         }
         out += "import numpy as np\n\n\n";
         out += RUNTIME;
-        if self.round_once {
+        if walk.rounds_once {
             out += ADD_F32;
         }
         if self.lanes {

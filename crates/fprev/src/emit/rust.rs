@@ -9,11 +9,11 @@
 
 use std::fmt::Write;
 
-use super::code::{Carry, Expr, Func, Reading, Spell, Stmt, Ty, View};
+use super::code::{Expr, Func, Reading, Spell, Stmt, Ty};
 use super::fused::{self, Numbers};
 use super::lower::Lanes;
 use super::plan::{Op, Plan};
-use super::walk::{self, Backend, Domain, Rounding, Walk};
+use super::walk::{self, Backend, Domain, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
@@ -33,7 +33,6 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
         helpers: String::new(),
         bodies: String::new(),
         fin: false,
-        round_once: false,
         alloc: false,
         fma: false,
     };
@@ -50,9 +49,8 @@ struct Rust {
     /// Per-part additions and Kahan steps.
     helpers: String,
     bodies: String,
-    /// The module needs `fin`, `add_f32`, `alloc`, std's `mul_add`.
+    /// The module needs `fin`, `alloc`, std's `mul_add`.
     fin: bool,
-    round_once: bool,
     alloc: bool,
     fma: bool,
 }
@@ -100,8 +98,36 @@ impl Rust {
         );
         format!("{view}, {rest}")
     }
+}
 
-    /// Element `at` as an `f64`, read as a first operand or a second.
+impl Spell for Rust {
+    const CARRY: [&'static str; 3] = ["c", "None", "Some(&mut e)"];
+
+    fn reading(&self) -> Reading {
+        self.reads
+    }
+
+    fn strided(&mut self, from: &Expr, step: &Expr) -> String {
+        let at = match from.clone() * Expr::Var("s") {
+            Expr::Size(0) => None,
+            off => Some(self.any(&off)),
+        };
+        let slice = |v: &str| match &at {
+            None => v.to_string(),
+            Some(at) => format!("&{v}[{at}..]"),
+        };
+        let stride = self.any(&(Expr::Var("s") * step.clone()));
+        match self.reads.dot() {
+            true => format!("{}, {}, {stride}", slice("x"), slice("y")),
+            false => format!("{}, {stride}", slice("x")),
+        }
+    }
+
+    fn local(&self, names: &[&str]) -> String {
+        let borrowed: Vec<String> = names.iter().map(|n| format!("&{n}")).collect();
+        format!("{}, 1", borrowed.join(", "))
+    }
+
     fn val(&mut self, at: &Expr, second: bool) -> String {
         let (x, y) = self.elements(at);
         let product = self.reads.product(second);
@@ -116,37 +142,11 @@ impl Rust {
             },
         }
     }
-}
 
-impl Spell for Rust {
-    fn view(&mut self, view: &View) -> String {
-        match view {
-            View::At { from, step } => {
-                let at = match from.clone() * Expr::Var("s") {
-                    Expr::Size(0) => None,
-                    off => Some(self.any(&off)),
-                };
-                let slice = |v: &str| match &at {
-                    None => v.to_string(),
-                    Some(at) => format!("&{v}[{at}..]"),
-                };
-                let stride = self.any(&(Expr::Var("s") * step.clone()));
-                match self.reads.dot() {
-                    true => format!("{}, {}, {stride}", slice("x"), slice("y")),
-                    false => format!("{}, {stride}", slice("x")),
-                }
-            }
-            View::Array(name) => format!("&{name}, 1"),
-            View::Rotated if self.reads.dot() => "&rx, &ry, 1".into(),
-            View::Rotated => "&rx, 1".into(),
-        }
-    }
-
-    fn carry(&self, carry: Carry) -> &'static str {
-        match carry {
-            Carry::Caller => "c",
-            Carry::Ends => "None",
-            Carry::Local => "Some(&mut e)",
+    fn register(&mut self, format: Format, at: &Expr) -> String {
+        match (format, self.reads.d) {
+            (Format::F32, Domain::Sums) => format!("{} as f32", self.elements(at).0),
+            _ => self.val(at, false),
         }
     }
 
@@ -174,25 +174,13 @@ impl Spell for Rust {
                     ),
                 }
             }
-            Expr::Call(name, args) => self.call(name, args),
-            Expr::Val { second, at } => self.val(at, *second),
-            Expr::Reg { format, at } => {
-                let (x, y) = self.elements(at);
-                match (*format, self.reads.d, self.reads.op) {
-                    (Format::F32, Domain::Inputs, Op::Dot) => format!("{x} * {y}"),
-                    (Format::F32, Domain::Inputs, Op::Sum) => x,
-                    (Format::F32, Domain::Sums, _) => format!("{x} as f32"),
-                    _ => self.val(at, false),
-                }
-            }
-            Expr::Item(name, at) => format!("{name}[{}]", self.any(at)),
             Expr::Widen(Format::F32, e) => format!("f64::from({})", self.any(e)),
             Expr::Widen(_, e) => self.any(e),
             Expr::Fin(e) => {
                 self.fin = true;
                 format!("fin(c, {})", self.any(e))
             }
-            Expr::Lanes { .. } => unreachable!("Rust keeps lanes in registers"),
+            _ => unreachable!("spelled by Spell::any"),
         }
     }
 
@@ -282,34 +270,24 @@ impl Spell for Rust {
 
 impl Backend for Rust {
     const LANES: Lanes = Lanes::Registers;
+    const SUMS: [&'static str; 3] = ["p + q", "f64::from(p as f32 + q as f32)", "add_f32(p, q)"];
 
-    fn name(&self, base: &str) -> String {
-        base.to_string()
-    }
-
-    fn addition(&mut self, k: usize, name: &str, how: Rounding, end: Option<String>) {
-        let sum = match how {
-            Rounding::Double => "p + q",
-            Rounding::Narrow => "f64::from(p as f32 + q as f32)",
-            Rounding::Once => {
-                self.round_once = true;
-                "add_f32(p, q)"
-            }
-        };
+    fn addition(&mut self, name: &str, sum: &str) {
         let _ = writeln!(
             self.helpers,
             "fn {name}(p: f64, q: f64) -> f64 {{\n    {sum}\n}}\n"
         );
-        if let Some(end) = end {
-            let _ = writeln!(
-                self.helpers,
-                "fn k{k}(t: &mut f64, e: &mut f64, v: f64) {{\n    let y = {name}(v, -*e);\n    \
-                 let u = {name}(*t, y);\n    *e = {name}({name}(u, -*t), -y);\n    *t = u;\n}}\n\n\
-                 fn e{k}(c: Option<&mut f64>, t: f64, e: f64) -> f64 {{\n    match c {{\n        \
-                 Some(c) => {{\n            *c = e;\n            t\n        }}\n        None => \
-                 {end},\n    }}\n}}\n"
-            );
-        }
+    }
+
+    fn kahan(&mut self, k: usize, name: &str, end: &str) {
+        let _ = writeln!(
+            self.helpers,
+            "fn k{k}(t: &mut f64, e: &mut f64, v: f64) {{\n    let y = {name}(v, -*e);\n    \
+             let u = {name}(*t, y);\n    *e = {name}({name}(u, -*t), -y);\n    *t = u;\n}}\n\n\
+             fn e{k}(c: Option<&mut f64>, t: f64, e: f64) -> f64 {{\n    match c {{\n        \
+             Some(c) => {{\n            *c = e;\n            t\n        }}\n        None => \
+             {end},\n    }}\n}}\n"
+        );
     }
 
     fn function(&mut self, walk: &Walk, f: &Func) {
@@ -371,7 +349,7 @@ impl Backend for Rust {
             out += "fn fin(c: Option<&mut f64>, v: f64) -> f64 {\n    if let Some(c) = c {\n        \
                     *c = 0.0;\n    }\n    v\n}\n\n";
         }
-        if self.round_once {
+        if walk.rounds_once {
             out += "// p + q rounded once to f32: their f64 sum rounded to odd (a sticky last bit \
                     where it is\n// inexact), then to f32, which 53 bits hold without a second \
                     rounding.\nfn add_f32(p: f64, q: f64) -> f64 {\n    let mut s = p + q;\n    \

@@ -203,18 +203,27 @@ pub(super) trait Backend {
     /// How the language runs the lanes of a left-to-right loop.
     const LANES: Lanes;
 
+    /// `p + q` of doubles `p` and `q`, rounded as each [`Rounding`] does.
+    const SUMS: [&'static str; 3];
+
     /// Why the language does not write `plan`, if it does not.
     fn refuses(&self, _plan: &Plan) -> Result<(), String> {
         Ok(())
     }
 
     /// The name the module gives function or helper `base` (`p0x`, `a1`).
-    fn name(&self, base: &str) -> String;
+    fn name(&self, base: &str) -> String {
+        base.to_string()
+    }
 
-    /// Writes part `k`'s addition `name`, rounding as `how`; of a
-    /// compensated part, its Kahan step `k` and the end of its chain `e`
-    /// too, which returns `end` (of the chain's sum `t` and error `e`).
-    fn addition(&mut self, k: usize, name: &str, how: Rounding, end: Option<String>);
+    /// Writes a part's addition `name` of doubles `p` and `q`, returning
+    /// `sum`.
+    fn addition(&mut self, name: &str, sum: &str);
+
+    /// Writes compensated part `k`'s Kahan step `k` with its addition
+    /// `add`, and the end of its chain `e`, which returns `end` (of the
+    /// chain's sum `t` and error `e`) where no caller continues the chain.
+    fn kahan(&mut self, k: usize, add: &str, end: &str);
 
     /// Writes a function, after all it calls.
     fn function(&mut self, walk: &Walk, f: &Func);
@@ -252,6 +261,9 @@ pub(super) fn source<B: Backend>(
 pub(super) struct Walk<'p> {
     pub plan: &'p Plan,
     pub parts: Vec<&'p Formula>,
+    /// An addition written rounds its exact sum once to f32, which the
+    /// module's runtime does.
+    pub rounds_once: bool,
     ids: HashMap<*const Formula, usize>,
 }
 
@@ -263,7 +275,12 @@ impl<'p> Walk<'p> {
             .enumerate()
             .map(|(k, f)| (*f as *const Formula, k))
             .collect();
-        Walk { plan, parts, ids }
+        Walk {
+            plan,
+            parts,
+            rounds_once: false,
+            ids,
+        }
     }
 
     fn id(&self, f: &Formula) -> usize {
@@ -356,11 +373,15 @@ impl<B: Backend> Walker<'_, B> {
                         _ if part.narrow => Rounding::Narrow,
                         _ => Rounding::Once,
                     };
-                    let end = part.compensated.then(|| match part.drops_error {
-                        true => "t".to_string(),
-                        false => format!("{name}(t, -e)"),
-                    });
-                    self.backend.addition(k, &name, how, end);
+                    self.walk.rounds_once |= how == Rounding::Once;
+                    self.backend.addition(&name, B::SUMS[how as usize]);
+                    if part.compensated {
+                        let end = match part.drops_error {
+                            true => "t".to_string(),
+                            false => format!("{name}(t, -e)"),
+                        };
+                        self.backend.kahan(k, &name, &end);
+                    }
                 }
                 _ => {
                     let add = self.helper(k, Helper::Addition);
