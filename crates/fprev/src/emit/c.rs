@@ -25,12 +25,7 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str, cuda: bool) -> Result<
             _ => "double",
         },
         element: plan.element,
-        reads: Reading {
-            d: Domain::Inputs,
-            op: plan.op,
-            first: Product::Exact,
-            second: Product::Exact,
-        },
+        reads: Reading::inputs(plan.op),
         allocated: HashSet::new(),
         protos: String::new(),
         bodies: String::new(),
@@ -219,6 +214,28 @@ impl Spell for C {
         }
     }
 
+    fn kahan(&mut self, part: usize, t: &str, e: &str, value: &str) -> String {
+        format!("k{part}(&{t}, &{e}, {value})")
+    }
+
+    fn step(&mut self, acc: &str, at: &Expr, format: Format, fma: bool) -> String {
+        let (x, y) = self.elements(at);
+        match (register(format), self.reads.d, self.reads.op) {
+            ("float", Domain::Inputs, Op::Sum) => format!("{acc} = {acc} + {x}"),
+            ("float", Domain::Inputs, Op::Dot) if fma => format!("{acc} = fmaf({x}, {y}, {acc})"),
+            // Apart, so that no compiler contracts them into an FMA.
+            ("float", Domain::Inputs, Op::Dot) => {
+                format!("{{ float p = {x} * {y}; {acc} = {acc} + p; }}")
+            }
+            ("float", Domain::Sums, _) => format!("{acc} = {acc} + (float){x}"),
+            _ if fma => format!("{acc} = fma({x}, {y}, {acc})"),
+            (_, Domain::Inputs, Op::Dot) if self.element == Format::F64 => {
+                format!("{{ double p = {x} * {y}; {acc} = {acc} + p; }}")
+            }
+            _ => format!("{acc} = {acc} + {}", self.val(at, true)),
+        }
+    }
+
     fn special(&mut self, s: &Stmt, pad: &str) -> String {
         match s {
             Stmt::Array {
@@ -249,35 +266,6 @@ impl Spell for C {
                 }
                 let _ = writeln!(b, "{pad}for (size_t i = 0; i < n; i++) {{ {copy} }}");
                 b
-            }
-            Stmt::Kahan { part, t, e, value } => {
-                format!("{pad}k{part}(&{t}, &{e}, {});\n", self.any(value))
-            }
-            Stmt::Step {
-                acc,
-                format,
-                fma,
-                at,
-            } => {
-                let acc = self.place(acc);
-                let (x, y) = self.elements(at);
-                let step = match (register(*format), self.reads.d, self.reads.op) {
-                    ("float", Domain::Inputs, Op::Sum) => format!("{acc} = {acc} + {x};"),
-                    ("float", Domain::Inputs, Op::Dot) if *fma => {
-                        format!("{acc} = fmaf({x}, {y}, {acc});")
-                    }
-                    // Apart, so that no compiler contracts them into an FMA.
-                    ("float", Domain::Inputs, Op::Dot) => {
-                        format!("{{ float p = {x} * {y}; {acc} = {acc} + p; }}")
-                    }
-                    ("float", Domain::Sums, _) => format!("{acc} = {acc} + (float){x};"),
-                    _ if *fma => format!("{acc} = fma({x}, {y}, {acc});"),
-                    (_, Domain::Inputs, Op::Dot) if self.element == Format::F64 => {
-                        format!("{{ double p = {x} * {y}; {acc} = {acc} + p; }}")
-                    }
-                    _ => format!("{acc} = {acc} + {};", self.val(at, true)),
-                };
-                format!("{pad}{step}\n")
             }
             _ => unreachable!("a statement of every language"),
         }

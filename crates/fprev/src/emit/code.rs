@@ -254,6 +254,16 @@ pub(super) struct Reading {
 }
 
 impl Reading {
+    /// What a printer reads before its first function: the inputs.
+    pub(super) fn inputs(op: Op) -> Reading {
+        Reading {
+            d: Domain::Inputs,
+            op,
+            first: Product::Exact,
+            second: Product::Exact,
+        }
+    }
+
     pub(super) fn of(walk: &Walk, f: &Func) -> Reading {
         Reading {
             d: f.d,
@@ -360,34 +370,24 @@ pub(super) fn size(v: usize) -> Expr {
     Expr::Size(v)
 }
 
+/// Methods joining an expression to another by a binary operation, each
+/// named for it.
+macro_rules! binary {
+    ($($name:ident => $op:ident),*) => {
+        $(
+            pub(super) fn $name(self, other: Expr) -> Expr {
+                self.bin(Bin::$op, other)
+            }
+        )*
+    };
+}
+
 impl Expr {
     fn bin(self, op: Bin, other: Expr) -> Expr {
         Expr::Bin(Box::new(self), op, Box::new(other))
     }
 
-    pub(super) fn lt(self, other: Expr) -> Expr {
-        self.bin(Bin::Lt, other)
-    }
-
-    pub(super) fn le(self, other: Expr) -> Expr {
-        self.bin(Bin::Le, other)
-    }
-
-    pub(super) fn ge(self, other: Expr) -> Expr {
-        self.bin(Bin::Ge, other)
-    }
-
-    pub(super) fn gt(self, other: Expr) -> Expr {
-        self.bin(Bin::Gt, other)
-    }
-
-    pub(super) fn eq(self, other: Expr) -> Expr {
-        self.bin(Bin::Eq, other)
-    }
-
-    pub(super) fn and(self, other: Expr) -> Expr {
-        self.bin(Bin::And, other)
-    }
+    binary!(lt => Lt, le => Le, ge => Ge, gt => Gt, eq => Eq, and => And);
 
     pub(super) fn min(self, other: Expr) -> Expr {
         Expr::Min(Box::new(self), Box::new(other))
@@ -484,8 +484,17 @@ pub(super) trait Spell {
     fn range(&mut self, var: &str, from: &Expr, to: &Expr, step: &Expr, reverse: bool) -> String;
 
     /// A statement each language spells its own way: an array, its end, a
-    /// rotated copy, a Kahan step, a lane's step.
+    /// rotated copy.
     fn special(&mut self, s: &Stmt, pad: &str) -> String;
+
+    /// Part `part`'s Kahan step adding `value` to `t` and `e`, without
+    /// its end.
+    fn kahan(&mut self, part: usize, t: &str, e: &str, value: &str) -> String;
+
+    /// Element `at` added to the lane register `acc` of `format`, by a
+    /// fused multiply-add of the exact product where `fma`, without its
+    /// end.
+    fn step(&mut self, acc: &str, at: &Expr, format: Format, fma: bool) -> String;
 
     /// A statement, indented `pad`, ending in a newline.
     fn stmt(&mut self, s: &Stmt, pad: &str) -> String {
@@ -521,6 +530,19 @@ pub(super) trait Spell {
             Stmt::If(cond, then, other) => {
                 let cond = self.condition(cond);
                 self.branches(&format!("if {cond}"), then, other, pad)
+            }
+            Stmt::Kahan { part, t, e, value } => {
+                let value = self.any(value);
+                format!("{pad}{}{end}\n", self.kahan(*part, t, e, &value))
+            }
+            Stmt::Step {
+                acc,
+                format,
+                fma,
+                at,
+            } => {
+                let acc = self.place(acc);
+                format!("{pad}{}{end}\n", self.step(&acc, at, *format, *fma))
             }
             Stmt::Break => format!("{pad}break{end}\n"),
             Stmt::Return(e) => format!("{pad}return {}{end}\n", self.any(e)),

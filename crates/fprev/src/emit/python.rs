@@ -35,12 +35,7 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
     let python = Python {
         name: name.to_string(),
         parts: plan.parts.clone(),
-        reads: Reading {
-            d: Domain::Inputs,
-            op: plan.op,
-            first: Product::Exact,
-            second: Product::Exact,
-        },
+        reads: Reading::inputs(plan.op),
         cells: HashSet::new(),
         defs: String::new(),
         read: false,
@@ -231,6 +226,16 @@ impl Spell for Python {
         b
     }
 
+    fn kahan(&mut self, part: usize, t: &str, e: &str, value: &str) -> String {
+        let step = self.name(&format!("k{part}"));
+        let e = format!("{e}[0]");
+        format!("{t}, {e} = {step}({t}, {e}, {value})")
+    }
+
+    fn step(&mut self, _: &str, _: &Expr, _: Format, _: bool) -> String {
+        unreachable!("Python keeps lanes in arrays")
+    }
+
     fn special(&mut self, s: &Stmt, pad: &str) -> String {
         match s {
             Stmt::Array { name, len, .. } => {
@@ -246,12 +251,6 @@ impl Spell for Python {
                     Domain::Inputs => format!("{pad}rx = x.rotated(o, s, n, {start})\n"),
                 }
             }
-            Stmt::Kahan { part, t, e, value } => {
-                let step = self.name(&format!("k{part}"));
-                let e = self.expr(&Expr::Var(e));
-                format!("{pad}{t}, {e} = {step}({t}, {e}, {})\n", self.any(value))
-            }
-            Stmt::Step { .. } => unreachable!("Python keeps lanes in arrays"),
             _ => unreachable!("a statement of every language"),
         }
     }

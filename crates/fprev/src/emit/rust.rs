@@ -24,12 +24,7 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
             _ => "f64",
         },
         element: plan.element,
-        reads: Reading {
-            d: Domain::Inputs,
-            op: plan.op,
-            first: Product::Exact,
-            second: Product::Exact,
-        },
+        reads: Reading::inputs(plan.op),
         helpers: String::new(),
         bodies: String::new(),
         fin: false,
@@ -204,6 +199,23 @@ impl Spell for Rust {
         format!("for {var} in {range}")
     }
 
+    fn kahan(&mut self, part: usize, t: &str, e: &str, value: &str) -> String {
+        format!("k{part}(&mut {t}, &mut {e}, {value})")
+    }
+
+    fn step(&mut self, acc: &str, at: &Expr, format: Format, fma: bool) -> String {
+        let (x, y) = self.elements(at);
+        self.fma |= fma;
+        let step = match (format, self.reads.d, self.reads.op) {
+            _ if fma => return format!("{acc} = {x}.mul_add({y}, {acc})"),
+            (Format::F32, Domain::Inputs, Op::Sum) => x.to_string(),
+            (Format::F32, Domain::Inputs, Op::Dot) => format!("{x} * {y}"),
+            (Format::F32, Domain::Sums, _) => format!("{x} as f32"),
+            _ => self.val(at, true),
+        };
+        format!("{acc} += {step}")
+    }
+
     fn special(&mut self, s: &Stmt, pad: &str) -> String {
         match s {
             Stmt::Array {
@@ -239,29 +251,6 @@ impl Spell for Rust {
                     true => turned("x") + &turned("y"),
                     false => turned("x"),
                 }
-            }
-            Stmt::Kahan { part, t, e, value } => {
-                format!("{pad}k{part}(&mut {t}, &mut {e}, {});\n", self.any(value))
-            }
-            Stmt::Step {
-                acc,
-                format,
-                fma,
-                at,
-            } => {
-                let acc = self.place(acc);
-                let (x, y) = self.elements(at);
-                if *fma {
-                    self.fma = true;
-                    return format!("{pad}{acc} = {x}.mul_add({y}, {acc});\n");
-                }
-                let step = match (*format, self.reads.d, self.reads.op) {
-                    (Format::F32, Domain::Inputs, Op::Sum) => x,
-                    (Format::F32, Domain::Inputs, Op::Dot) => format!("{x} * {y}"),
-                    (Format::F32, Domain::Sums, _) => format!("{x} as f32"),
-                    _ => self.val(at, true),
-                };
-                format!("{pad}{acc} += {step};\n")
             }
             _ => unreachable!("a statement of every language"),
         }
