@@ -38,6 +38,30 @@ struct Lower<'a> {
     recursions: Vec<Func>,
 }
 
+/// A size declared, not to change.
+fn let_size(name: &'static str, value: Expr) -> Stmt {
+    let_(name, Ty::Size, value)
+}
+
+/// A value declared, not to change.
+fn let_real(name: &'static str, value: Expr) -> Stmt {
+    let_(name, Ty::Real, value)
+}
+
+/// A size declared to change.
+fn mut_size(name: &'static str, value: Expr) -> Stmt {
+    mut_(name, Ty::Size, value)
+}
+
+/// A value declared to change.
+fn mut_real(name: &'static str, value: Expr) -> Stmt {
+    mut_(name, Ty::Real, value)
+}
+
+fn flag(v: bool) -> Expr {
+    Expr::Flag(v)
+}
+
 fn let_(name: &'static str, ty: Ty, value: Expr) -> Stmt {
     Stmt::Let {
         name,
@@ -237,7 +261,7 @@ impl Lower<'_> {
         let a = |l: &Self, p, q| l.a(p, q);
         match shape {
             Shape::Sequential { .. } if walk.part(self.k).compensated => vec![
-                mut_("t", Ty::Real, self.v(size(0))),
+                mut_real("t", self.v(size(0))),
                 mut_("e", Ty::Error, Expr::Zero),
                 range(
                     "i",
@@ -277,7 +301,7 @@ impl Lower<'_> {
                 ret(fin(Expr::Widen(*format, Box::new(var("acc"))))),
             ],
             Shape::Sequential { .. } => vec![
-                mut_("acc", Ty::Real, self.v(size(0))),
+                mut_real("acc", self.v(size(0))),
                 range(
                     "i",
                     size(1),
@@ -288,7 +312,7 @@ impl Lower<'_> {
             ],
             Shape::Reverse => vec![
                 when(n.clone().eq(size(1)), vec![ret(fin(self.v(size(0))))]),
-                mut_("acc", Ty::Real, self.w(n.clone() - size(1))),
+                mut_real("acc", self.w(n.clone() - size(1))),
                 Stmt::For {
                     var: "i",
                     from: size(0),
@@ -305,9 +329,9 @@ impl Lower<'_> {
                     vec![ret(a(self, self.v(size(0)), self.w(size(1))))],
                 )];
                 before.extend(match binary_tree {
-                    false => vec![let_("h", Ty::Size, n.clone() / size(2))],
+                    false => vec![let_size("h", n.clone() / size(2))],
                     true => vec![
-                        mut_("h", Ty::Size, size(1)),
+                        mut_size("h", size(1)),
                         Stmt::While(
                             (size(2) * var("h")).lt(n.clone()),
                             vec![set("h", var("h") * size(2))],
@@ -323,14 +347,14 @@ impl Lower<'_> {
             Shape::Strided { lanes, pairwise } => {
                 let kk = size(*lanes);
                 vec![
-                    let_("m", Ty::Size, n.clone().min(kk.clone())),
+                    let_size("m", n.clone().min(kk.clone())),
                     array("sums", var("m")),
                     range(
                         "r",
                         size(0),
                         var("m"),
                         vec![
-                            mut_("acc", Ty::Real, self.v(var("r"))),
+                            mut_real("acc", self.v(var("r"))),
                             stepping(
                                 "i",
                                 var("r") + kk.clone(),
@@ -341,9 +365,8 @@ impl Lower<'_> {
                             Stmt::Set(Place::Item("sums", var("r")), var("acc")),
                         ],
                     ),
-                    let_(
+                    let_real(
                         "out",
-                        Ty::Real,
                         self.recur(pairwise, View::Array("sums"), vec![var("m")]),
                     ),
                     Stmt::Free("sums"),
@@ -353,15 +376,15 @@ impl Lower<'_> {
             Shape::Blocked(block) => {
                 let bs = size(*block);
                 vec![
-                    mut_("total", Ty::Real, Expr::Zero),
+                    mut_real("total", Expr::Zero),
                     stepping(
                         "b",
                         size(0),
                         n.clone(),
                         bs.clone(),
                         vec![
-                            let_("end", Ty::Size, var("b") + (n - var("b")).min(bs)),
-                            mut_("acc", Ty::Real, self.v(var("b"))),
+                            let_size("end", var("b") + (n - var("b")).min(bs)),
+                            mut_real("acc", self.v(var("b"))),
                             range(
                                 "i",
                                 var("b") + size(1),
@@ -393,14 +416,10 @@ impl Lower<'_> {
             } => {
                 let bs = size(*block);
                 self.blocks(
-                    vec![let_(
-                        "m",
-                        Ty::Size,
-                        (n.clone() - size(1)) / bs.clone() + size(1),
-                    )],
+                    vec![let_size("m", (n.clone() - size(1)) / bs.clone() + size(1))],
                     vec![
-                        let_("at", Ty::Size, var("j") * bs.clone()),
-                        let_("take", Ty::Size, (n - var("at")).min(bs)),
+                        let_size("at", var("j") * bs.clone()),
+                        let_size("take", (n - var("at")).min(bs)),
                         self.sum_of(inner, View::from(var("at")), var("take")),
                     ],
                     self.outer(outer),
@@ -430,21 +449,12 @@ impl Lower<'_> {
                             Carry::Ends,
                         ))],
                     ),
-                    let_("half", Ty::Size, n.clone() / size(2)),
-                    mut_(
-                        "cut",
-                        Ty::Size,
-                        half.clone() - half.clone() % size(*multiple),
-                    ),
+                    let_size("half", n.clone() / size(2)),
+                    mut_size("cut", half.clone() - half.clone() % size(*multiple)),
                     when(var("cut").eq(size(0)), vec![set("cut", half)]),
-                    let_(
-                        "l",
-                        Ty::Real,
-                        self.recur(&rec, View::same(), vec![var("cut")]),
-                    ),
-                    let_(
+                    let_real("l", self.recur(&rec, View::same(), vec![var("cut")])),
+                    let_real(
                         "r",
-                        Ty::Real,
                         self.recur(&rec, View::from(var("cut")), vec![n.clone() - var("cut")]),
                     ),
                     ret(a(self, var("l"), var("r"))),
@@ -477,26 +487,17 @@ impl Lower<'_> {
                 self.blocks(
                     vec![
                         when(n.clone().le(ww.clone()), vec![ret(self.whole(inner))]),
-                        let_("m", Ty::Size, (n.clone() - size(1)) / ww.clone() + size(1)),
-                        let_(
-                            "low",
-                            Ty::Size,
-                            (var("m") * ww.clone() - n.clone()) / size(2),
-                        ),
+                        let_size("m", (n.clone() - size(1)) / ww.clone() + size(1)),
+                        let_size("low", (var("m") * ww.clone() - n.clone()) / size(2)),
                     ],
                     vec![
-                        let_(
+                        let_size(
                             "at",
-                            Ty::Size,
                             (var("j") * ww.clone())
                                 .ge(var("low"))
                                 .then(var("j") * ww.clone() - var("low"), size(0)),
                         ),
-                        let_(
-                            "end",
-                            Ty::Size,
-                            ((var("j") + size(1)) * ww - var("low")).min(n),
-                        ),
+                        let_size("end", ((var("j") + size(1)) * ww - var("low")).min(n)),
                         self.sum_of(inner, View::from(var("at")), var("end") - var("at")),
                     ],
                     self.outer(again),
@@ -509,24 +510,22 @@ impl Lower<'_> {
             } => {
                 let pp = size(*blocks);
                 let out = match combine {
-                    Combine::Doubling(dbl) => let_(
+                    Combine::Doubling(dbl) => let_real(
                         "out",
-                        Ty::Real,
                         fin(self.recur(dbl, View::Array("sums"), vec![var("m"), pp.clone()])),
                     ),
                     Combine::Outer(outer) => self.outer(outer),
                 };
                 self.blocks(
                     vec![
-                        let_("m", Ty::Size, n.clone().min(pp.clone())),
-                        let_("len", Ty::Size, n.clone() / pp.clone()),
-                        let_("longer", Ty::Size, n % pp),
-                        mut_("at", Ty::Size, size(0)),
+                        let_size("m", n.clone().min(pp.clone())),
+                        let_size("len", n.clone() / pp.clone()),
+                        let_size("longer", n % pp),
+                        mut_size("at", size(0)),
                     ],
                     vec![
-                        let_(
+                        let_size(
                             "take",
-                            Ty::Size,
                             var("len") + var("j").lt(var("longer")).then(size(1), size(0)),
                         ),
                         self.sum_of(inner, View::from(var("at")), var("take")),
@@ -543,9 +542,8 @@ impl Lower<'_> {
                     n.clone(),
                     vec![Stmt::Set(Place::Item("vals", var("i")), self.v(var("i")))],
                 ),
-                let_(
+                let_real(
                     "out",
-                    Ty::Real,
                     self.recur(doubling, View::Array("vals"), vec![n.clone(), n]),
                 ),
                 Stmt::Free("vals"),
@@ -571,16 +569,15 @@ impl Lower<'_> {
                     var("second").and(var("stride").ge(n.clone() - var("r"))),
                 );
                 let body = vec![
-                    let_(
+                    let_size(
                         "below",
-                        Ty::Size,
                         Expr::MulAdd(
                             Box::new(var("stride")),
                             Box::new(ff.clone()),
                             Box::new(size(0)),
                         ),
                     ),
-                    mut_("total", Ty::Real, first),
+                    mut_real("total", first),
                     Stmt::For {
                         var: "i",
                         from: size(1),
@@ -588,9 +585,8 @@ impl Lower<'_> {
                         step: size(1),
                         reverse: false,
                         body: vec![
-                            let_(
+                            let_size(
                                 "child",
-                                Ty::Size,
                                 Expr::MulAdd(
                                     Box::new(var("stride")),
                                     Box::new(var("i")),
@@ -606,12 +602,7 @@ impl Lower<'_> {
                                     self.recur(
                                         &rec,
                                         View::same(),
-                                        vec![
-                                            n.clone(),
-                                            var("child"),
-                                            var("below"),
-                                            Expr::Flag(true),
-                                        ],
+                                        vec![n.clone(), var("child"), var("below"), flag(true)],
                                     ),
                                 ),
                             ),
@@ -627,21 +618,16 @@ impl Lower<'_> {
                 vec![ret(fin(self.recur(
                     &rec,
                     View::same(),
-                    vec![n, size(0), size(1), Expr::Flag(false)],
+                    vec![n, size(0), size(1), flag(false)],
                 )))]
             }
             Shape::Rotate { by, inner } => vec![
-                let_(
-                    "start",
-                    Ty::Size,
-                    size(*by).lt(n.clone()).then(size(*by), size(0)),
-                ),
+                let_size("start", size(*by).lt(n.clone()).then(size(*by), size(0))),
                 Stmt::Rotated {
                     start: var("start"),
                 },
-                let_(
+                let_real(
                     "out",
-                    Ty::Real,
                     self.call(inner, View::Rotated, n.clone(), n, Carry::Caller),
                 ),
                 Stmt::Free("rotated"),
@@ -649,9 +635,9 @@ impl Lower<'_> {
             ],
             Shape::Pieces { steps, inner } => {
                 let mut b = vec![
-                    mut_("at", Ty::Size, size(0)),
-                    mut_("total", Ty::Real, Expr::Zero),
-                    mut_("some", Ty::Flag, Expr::Flag(false)),
+                    mut_size("at", size(0)),
+                    mut_real("total", Expr::Zero),
+                    mut_("some", Ty::Flag, flag(false)),
                 ];
                 for step in *steps {
                     let st = size(*step);
@@ -682,10 +668,9 @@ impl Lower<'_> {
                     None => (left.clone() + size(1)) / size(2),
                 };
                 let mut piece = vec![
-                    let_("left", Ty::Size, n.clone() - var("at")),
-                    let_(
+                    let_size("left", n.clone() - var("at")),
+                    let_size(
                         "take",
-                        Ty::Size,
                         left.clone()
                             .ge(size(2) * qq.clone())
                             .then(qq.clone(), left.clone().gt(qq).then(half, left)),
@@ -694,9 +679,9 @@ impl Lower<'_> {
                 piece.extend(self.piece(inner, var("take")));
                 piece.push(grow("at", var("take")));
                 vec![
-                    mut_("at", Ty::Size, size(0)),
-                    mut_("total", Ty::Real, Expr::Zero),
-                    mut_("some", Ty::Flag, Expr::Flag(false)),
+                    mut_size("at", size(0)),
+                    mut_real("total", Expr::Zero),
+                    mut_("some", Ty::Flag, flag(false)),
                     Stmt::While(var("at").lt(n), piece),
                     ret(fin(var("total"))),
                 ]
@@ -718,23 +703,15 @@ impl Lower<'_> {
         let mut body = vec![when(var("n").eq(size(1)), vec![ret(lone)])];
         body.extend(before);
         body.extend([
-            let_(
-                "l",
-                Ty::Real,
-                self.recur(&rec, left.0, vec![left.1, Expr::Flag(false)]),
-            ),
-            let_(
-                "r",
-                Ty::Real,
-                self.recur(&rec, right.0, vec![right.1, Expr::Flag(true)]),
-            ),
+            let_real("l", self.recur(&rec, left.0, vec![left.1, flag(false)])),
+            let_real("r", self.recur(&rec, right.0, vec![right.1, flag(true)])),
             ret(self.a(var("l"), var("r"))),
         ]);
         self.recursion("r", vec![(second, Ty::Flag)], body);
         vec![ret(fin(self.recur(
             &rec,
             View::same(),
-            vec![var("n"), Expr::Flag(false)],
+            vec![var("n"), flag(false)],
         )))]
     }
 
@@ -766,9 +743,8 @@ impl Lower<'_> {
 
     /// `out`: the sums added by `outer`, a function over partial sums.
     fn outer(&self, outer: &str) -> Stmt {
-        let_(
+        let_real(
             "out",
-            Ty::Real,
             self.call(
                 outer,
                 View::Array("sums"),
@@ -783,9 +759,8 @@ impl Lower<'_> {
     /// `total`, the first piece its start; then `some` set.
     fn piece(&self, inner: &str, take: Expr) -> Vec<Stmt> {
         vec![
-            let_(
+            let_real(
                 "p",
-                Ty::Real,
                 self.call(
                     inner,
                     View::from(var("at")),
@@ -798,7 +773,7 @@ impl Lower<'_> {
                 "total",
                 var("some").then(self.a(var("total"), var("p")), var("p")),
             ),
-            set("some", Expr::Flag(true)),
+            set("some", flag(true)),
         ]
     }
 
@@ -824,9 +799,8 @@ impl Lower<'_> {
             true => Carry::Local,
             false => Carry::Ends,
         };
-        let mut b = vec![let_(
+        let mut b = vec![let_size(
             "cut",
-            Ty::Size,
             planned.clone() - planned.clone() % size(multiple),
         )];
         let error = mut_("e", Ty::Error, Expr::Zero);
@@ -869,14 +843,12 @@ impl Lower<'_> {
                 if compensated {
                     b.push(error);
                 }
-                b.push(mut_(
+                b.push(mut_real(
                     "total",
-                    Ty::Real,
                     self.call(body, View::same(), var("cut"), var("cut"), carry),
                 ));
-                b.push(let_(
+                b.push(let_real(
                     "r",
-                    Ty::Real,
                     self.call(
                         tail,
                         View::from(var("cut")),
@@ -895,9 +867,8 @@ impl Lower<'_> {
                     b.push(error);
                 }
                 let none = var("cut").eq(size(0));
-                b.push(mut_(
+                b.push(mut_real(
                     "total",
-                    Ty::Real,
                     none.clone().then(
                         self.v(size(0)),
                         self.call(body, View::same(), var("cut"), var("cut"), carry),
@@ -977,8 +948,8 @@ impl Lower<'_> {
             _ => each,
         };
         let mut b = vec![
-            let_("k", Ty::Size, n.clone().min(size(count))),
-            let_("shortest", Ty::Size, n / k.clone()),
+            let_size("k", n.clone().min(size(count))),
+            let_size("shortest", n / k.clone()),
             Stmt::Array {
                 name: "lanes",
                 ty: Ty::Real,
@@ -988,9 +959,8 @@ impl Lower<'_> {
         ];
         b.extend(fill);
         b.extend([
-            let_(
+            let_real(
                 "out",
-                Ty::Real,
                 self.call(outer, View::Array("lanes"), k.clone(), k, Carry::Caller),
             ),
             Stmt::Free("lanes"),
@@ -1053,7 +1023,7 @@ impl Lower<'_> {
         let n = var("n");
         vec![
             when(n.clone().eq(size(1)), vec![ret(self.v(size(0)))]),
-            let_("h", Ty::Size, n.clone() / size(2)),
+            let_size("h", n.clone() / size(2)),
             ret(self.a(
                 self.recur(name, View::same(), vec![var("h")]),
                 self.recur(name, View::from(var("h")), vec![n - var("h")]),
@@ -1085,18 +1055,14 @@ impl Lower<'_> {
             w(var("i")),
         );
         vec![
-            mut_("pow", Ty::Size, size(1)),
+            mut_size("pow", size(1)),
             Stmt::While(
                 var("pow").le(ranks.clone() / size(2)),
                 vec![set("pow", var("pow") * size(2))],
             ),
-            let_(
-                "folded",
-                Ty::Size,
-                (size(2) * (ranks - var("pow"))).min(n.clone()),
-            ),
+            let_size("folded", (size(2) * (ranks - var("pow"))).min(n.clone())),
             array("w", n.clone()),
-            mut_("count", Ty::Size, size(0)),
+            mut_size("count", size(0)),
             stepping(
                 "i",
                 size(0),
@@ -1119,7 +1085,7 @@ impl Lower<'_> {
             Stmt::While(
                 count.clone().gt(size(1)),
                 vec![
-                    mut_("j", Ty::Size, size(0)),
+                    mut_size("j", size(0)),
                     stepping(
                         "i",
                         size(0),
@@ -1133,7 +1099,7 @@ impl Lower<'_> {
                     set("count", var("j")),
                 ],
             ),
-            let_("out", Ty::Real, w(size(0))),
+            let_real("out", w(size(0))),
             Stmt::Free("w"),
             ret(var("out")),
         ]
