@@ -9,11 +9,11 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use super::code::{Expr, Func, Reading, Spell, Stmt, Ty};
+use super::code::{Domain, Expr, Func, Reading, Spell, Stmt, Ty};
 use super::fused::{self, Numbers};
 use super::lower::Lanes;
 use super::plan::{Op, Plan};
-use super::walk::{self, Backend, Domain, Walk};
+use super::walk::{self, Backend, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
@@ -300,7 +300,7 @@ impl Backend for C {
     }
 
     fn function(&mut self, walk: &Walk, f: &Func) {
-        self.reads = Reading::of(walk, f);
+        self.reads = walk.reading(f);
         self.allocated.clear();
         let sig = format!("{}double {}({})", self.qualifier(), f.name, self.params(f));
         let _ = writeln!(self.protos, "{sig};");

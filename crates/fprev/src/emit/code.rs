@@ -10,9 +10,37 @@
 use std::ops;
 
 use super::plan::Op;
-use super::walk::{Domain, Lane, Walk};
 use crate::arith::Product;
 use crate::format::Format;
+
+/// What a function sums: the inputs (products, of a dot) or partial sums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Domain {
+    Inputs,
+    Sums,
+}
+
+impl Domain {
+    /// The letter that ends the name of a function over it (`p0x`).
+    pub(super) fn letter(self) -> char {
+        match self {
+            Domain::Inputs => 'x',
+            Domain::Sums => 'v',
+        }
+    }
+}
+
+/// How the lanes of a part's left-to-right loop over a domain add.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Lane {
+    /// Each step is `format`'s own addition (f32 additions of f32 values,
+    /// f64 additions), or with `fma` a fused multiply-add of the exact
+    /// product, so registers of that format hold the lanes.
+    Registers { format: Format, fma: bool },
+    /// Each step is an f32 addition of wider values (an exact product, an
+    /// f64 input), rounded once: no register's own addition.
+    Once,
+}
 
 /// The type of a variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -261,15 +289,6 @@ impl Reading {
             op,
             first: Product::Exact,
             second: Product::Exact,
-        }
-    }
-
-    pub(super) fn of(walk: &Walk, f: &Func) -> Reading {
-        Reading {
-            d: f.d,
-            op: walk.plan.op,
-            first: walk.product(f.k, false),
-            second: walk.product(f.k, true),
         }
     }
 

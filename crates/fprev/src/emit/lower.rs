@@ -1,14 +1,14 @@
-//! The walk's shapes as code (`code.rs`): what each function of a part
-//! does, statement by statement, the same in every language, with the
-//! recursions and helpers it calls.
+//! The shapes a part's function takes (the walk picks one for each) and
+//! each as code (`code.rs`): what the function does, statement by
+//! statement, the same in every language, with the recursions and helpers
+//! it calls.
 //!
 //! Sums go left to right in lane registers where the walk gives them and
 //! the language keeps lanes in registers (`Lanes::Registers`), as arrays
 //! a step at a time where it keeps them in arrays; a lane count past
 //! [`STACK_LANES`] keeps its sums in an allocated array.
 
-use super::code::{Arg, Carry, Expr, Func, Place, Stmt, Ty, View, size, var};
-use super::walk::{Combine, Domain, Function, Helper, Lane, STACK_LANES, Shape, Walk};
+use super::code::{Arg, Carry, Domain, Expr, Func, Lane, Place, Stmt, Ty, View, size, var};
 use crate::format::Format;
 
 /// How a language runs the lanes of a left-to-right loop.
@@ -18,6 +18,143 @@ pub(super) enum Lanes {
     Registers,
     /// All lanes a step at a time, as arrays.
     Arrays,
+}
+
+/// The most lanes of an interleave a function keeps on its stack, and so
+/// the most a language of fixed-size arrays runs in registers.
+pub(super) const STACK_LANES: usize = 256;
+
+/// A helper written once per part, whatever calls it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Helper {
+    /// The part's addition, rounding once to its format; of a compensated
+    /// part, its Kahan step `k` and the end of its chain `e` too.
+    Addition,
+    /// Pairwise halving of partial sums with the part's addition.
+    Pairwise,
+    /// Recursive doubling of partial sums with the part's addition.
+    Doubling,
+}
+
+impl Helper {
+    /// Its name before the part's number (`a0`, `pw1`, `dbl2`).
+    pub(super) fn prefix(self) -> &'static str {
+        match self {
+            Helper::Addition => "a",
+            Helper::Pairwise => "pw",
+            Helper::Doubling => "dbl",
+        }
+    }
+}
+
+/// How a split's block sums are added.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Combine {
+    /// By recursive doubling over the split's ranks (the helper named).
+    Doubling(String),
+    /// By the outer part's function over partial sums (named).
+    Outer(String),
+}
+
+/// What the function of a part computes, with the names of the functions
+/// and helpers it calls, all written before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Shape<'f> {
+    /// Left to right: in `lane`'s registers where it has them, else by the
+    /// part's addition (a compensated part has no lane).
+    Sequential {
+        lane: Option<Lane>,
+    },
+    /// Right to left.
+    Reverse,
+    /// Recursive halving at `n / 2`, or at the largest power of two below
+    /// `n` (`binary_tree`).
+    Halving {
+        binary_tree: bool,
+    },
+    /// Lanes summed left to right, their sums by the `pairwise` helper.
+    Strided {
+        lanes: usize,
+        pairwise: String,
+    },
+    /// Blocks summed left to right, then the block sums.
+    Blocked(usize),
+    /// `lanes` lanes each by `inner` (part `inner_part`), their sums by
+    /// `outer`; `lane` says how the lanes add where `inner` is a
+    /// left-to-right loop.
+    Interleave {
+        lanes: usize,
+        inner: String,
+        inner_part: usize,
+        outer: String,
+        lane: Option<Lane>,
+    },
+    Blocks {
+        size: usize,
+        inner: String,
+        outer: String,
+    },
+    /// The largest multiple of the planned count by `body`, the rest added
+    /// one by one, or summed by `tail` and added.
+    Body {
+        multiple: usize,
+        body: String,
+        tail: Option<String>,
+    },
+    Halves {
+        leaf: usize,
+        multiple: usize,
+        inner: String,
+    },
+    Below {
+        at: usize,
+        small: String,
+        large: String,
+    },
+    /// Windows each by `inner`, the window sums by `again`: this part's
+    /// function over partial sums.
+    Windows {
+        width: usize,
+        inner: String,
+        again: String,
+    },
+    Split {
+        blocks: usize,
+        inner: String,
+        combine: Combine,
+    },
+    Doubling {
+        doubling: String,
+    },
+    Fold,
+    Fanout(usize),
+    Rotate {
+        by: usize,
+        inner: String,
+    },
+    Pieces {
+        steps: &'f [usize],
+        inner: String,
+    },
+    KBlocks {
+        size: usize,
+        unit: Option<usize>,
+        inner: String,
+    },
+}
+
+/// A function to write: part `k`'s over `d`, named `name`, its part's
+/// addition named `add`; whether the part takes Kahan steps, and whether
+/// it reads a first and a second operand alike.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Function<'f> {
+    pub k: usize,
+    pub d: Domain,
+    pub name: String,
+    pub add: String,
+    pub shape: Shape<'f>,
+    pub compensated: bool,
+    pub alike: bool,
 }
 
 /// The code of one function and the recursions it calls, written first.
@@ -35,6 +172,8 @@ struct Lower<'a> {
     name: &'a dyn Fn(&str) -> String,
     /// The part reads a first and a second operand alike.
     alike: bool,
+    /// The part takes Kahan steps.
+    compensated: bool,
     recursions: Vec<Func>,
 }
 
@@ -131,21 +270,17 @@ fn strided(i: Expr) -> Expr {
 }
 
 /// The lowered function of `f`, part `f.k`'s over `f.d`.
-pub(super) fn function(
-    walk: &Walk,
-    f: &Function,
-    lanes: Lanes,
-    name: &dyn Fn(&str) -> String,
-) -> Lowered {
+pub(super) fn function(f: &Function, lanes: Lanes, name: &dyn Fn(&str) -> String) -> Lowered {
     let mut lower = Lower {
         k: f.k,
         d: f.d,
         add: f.add.clone(),
         name,
-        alike: walk.reads_alike(f.k, f.d),
+        alike: f.alike,
+        compensated: f.compensated,
         recursions: vec![],
     };
-    let body = lower.body(walk, &f.shape, lanes);
+    let body = lower.body(&f.shape, lanes);
     Lowered {
         recursions: lower.recursions,
         function: Func {
@@ -167,6 +302,7 @@ pub(super) fn helper(k: usize, helper: Helper, name: &str, add: &str) -> Func {
         add: add.to_string(),
         name: &|s| s.to_string(),
         alike: true,
+        compensated: false,
         recursions: vec![],
     };
     let (extra, body) = match helper {
@@ -256,11 +392,11 @@ impl Lower<'_> {
         }
     }
 
-    fn body(&mut self, walk: &Walk, shape: &Shape, lanes: Lanes) -> Vec<Stmt> {
+    fn body(&mut self, shape: &Shape, lanes: Lanes) -> Vec<Stmt> {
         let (n, planned) = (var("n"), var("planned"));
         let a = |l: &Self, p, q| l.a(p, q);
         match shape {
-            Shape::Sequential { .. } if walk.part(self.k).compensated => vec![
+            Shape::Sequential { .. } if self.compensated => vec![
                 mut_real("t", self.v(size(0))),
                 mut_("e", Ty::Error, Expr::Zero),
                 range(
@@ -429,7 +565,7 @@ impl Lower<'_> {
                 multiple,
                 body,
                 tail,
-            } => self.body_of(walk, *multiple, body, tail.as_deref()),
+            } => self.body_of(*multiple, body, tail.as_deref()),
             Shape::Halves {
                 leaf,
                 multiple,
@@ -792,9 +928,9 @@ impl Lower<'_> {
 
     /// `body(multiple, …)`: the largest multiple of the planned count by
     /// `body`, the rest by `tail` or one by one.
-    fn body_of(&self, walk: &Walk, multiple: usize, body: &str, tail: Option<&str>) -> Vec<Stmt> {
+    fn body_of(&self, multiple: usize, body: &str, tail: Option<&str>) -> Vec<Stmt> {
         let (n, planned) = (var("n"), var("planned"));
-        let compensated = walk.part(self.k).compensated;
+        let compensated = self.compensated;
         let carry = match compensated {
             true => Carry::Local,
             false => Carry::Ends,

@@ -23,11 +23,11 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use super::code::{Bin, Expr, Func, Reading, Spell, Stmt, Ty};
+use super::code::{Bin, Domain, Expr, Func, Lane, Reading, Spell, Stmt, Ty};
 use super::fused::{self, Numbers};
 use super::lower::Lanes;
 use super::plan::{Op, Part, Plan};
-use super::walk::{self, Backend, Domain, Lane, Walk};
+use super::walk::{self, Backend, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
@@ -306,7 +306,7 @@ def {fin}(c, t, e):
     }
 
     fn function(&mut self, walk: &Walk, f: &Func) {
-        self.reads = Reading::of(walk, f);
+        self.reads = walk.reading(f);
         self.read = false;
         self.cells.clear();
         let body = self.block(&f.body, "    ");

@@ -9,11 +9,11 @@
 
 use std::fmt::Write;
 
-use super::code::{Expr, Func, Reading, Spell, Stmt, Ty};
+use super::code::{Domain, Expr, Func, Reading, Spell, Stmt, Ty};
 use super::fused::{self, Numbers};
 use super::lower::Lanes;
 use super::plan::{Op, Plan};
-use super::walk::{self, Backend, Domain, Walk};
+use super::walk::{self, Backend, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
@@ -280,7 +280,7 @@ impl Backend for Rust {
     }
 
     fn function(&mut self, walk: &Walk, f: &Func) {
-        self.reads = Reading::of(walk, f);
+        self.reads = walk.reading(f);
         // A last return is the body's value.
         let (body, last) = match f.body.split_last() {
             Some((Stmt::Return(e), body)) => (body, Some(e)),

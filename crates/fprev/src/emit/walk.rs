@@ -13,46 +13,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::code::Func;
-use super::lower::{self, Lanes};
+use super::code::{Domain, Func, Lane, Reading};
+use super::lower::{self, Combine, Function, Helper, Lanes, Shape};
 use super::plan::{Op, Part, Plan, preorder};
 use crate::arith::Product;
 use crate::format::Format;
 use crate::formula::{Formula, Tail};
 use crate::order::Order;
-
-/// The most lanes of an interleave a function keeps on its stack, and so
-/// the most a language of fixed-size arrays runs in registers.
-pub(super) const STACK_LANES: usize = 256;
-
-/// What a function sums: the inputs (products, of a dot) or partial sums.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Domain {
-    Inputs,
-    Sums,
-}
-
-impl Domain {
-    /// The letter that ends the name of a function over it (`p0x`).
-    pub(super) fn letter(self) -> char {
-        match self {
-            Domain::Inputs => 'x',
-            Domain::Sums => 'v',
-        }
-    }
-}
-
-/// How the lanes of a part's left-to-right loop over a domain add.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Lane {
-    /// Each step is `format`'s own addition (f32 additions of f32 values,
-    /// f64 additions), or with `fma` a fused multiply-add of the exact
-    /// product, so registers of that format hold the lanes.
-    Registers { format: Format, fma: bool },
-    /// Each step is an f32 addition of wider values (an exact product, an
-    /// f64 input), rounded once: no register's own addition.
-    Once,
-}
 
 /// How a part's addition of two doubles rounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,136 +31,6 @@ pub(super) enum Rounding {
     Narrow,
     /// The exact sum rounded once to f32 (through round-to-odd).
     Once,
-}
-
-/// A helper written once per part, whatever calls it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Helper {
-    /// The part's addition, rounding once to its format; of a compensated
-    /// part, its Kahan step `k` and the end of its chain `e` too.
-    Addition,
-    /// Pairwise halving of partial sums with the part's addition.
-    Pairwise,
-    /// Recursive doubling of partial sums with the part's addition.
-    Doubling,
-}
-
-impl Helper {
-    /// Its name before the part's number (`a0`, `pw1`, `dbl2`).
-    fn prefix(self) -> &'static str {
-        match self {
-            Helper::Addition => "a",
-            Helper::Pairwise => "pw",
-            Helper::Doubling => "dbl",
-        }
-    }
-}
-
-/// How a split's block sums are added.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Combine {
-    /// By recursive doubling over the split's ranks (the helper named).
-    Doubling(String),
-    /// By the outer part's function over partial sums (named).
-    Outer(String),
-}
-
-/// What the function of a part computes, with the names of the functions
-/// and helpers it calls, all written before it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Shape<'f> {
-    /// Left to right: in `lane`'s registers where it has them, else by the
-    /// part's addition (a compensated part has no lane).
-    Sequential {
-        lane: Option<Lane>,
-    },
-    /// Right to left.
-    Reverse,
-    /// Recursive halving at `n / 2`, or at the largest power of two below
-    /// `n` (`binary_tree`).
-    Halving {
-        binary_tree: bool,
-    },
-    /// Lanes summed left to right, their sums by the `pairwise` helper.
-    Strided {
-        lanes: usize,
-        pairwise: String,
-    },
-    /// Blocks summed left to right, then the block sums.
-    Blocked(usize),
-    /// `lanes` lanes each by `inner` (part `inner_part`), their sums by
-    /// `outer`; `lane` says how the lanes add where `inner` is a
-    /// left-to-right loop.
-    Interleave {
-        lanes: usize,
-        inner: String,
-        inner_part: usize,
-        outer: String,
-        lane: Option<Lane>,
-    },
-    Blocks {
-        size: usize,
-        inner: String,
-        outer: String,
-    },
-    /// The largest multiple of the planned count by `body`, the rest added
-    /// one by one, or summed by `tail` and added.
-    Body {
-        multiple: usize,
-        body: String,
-        tail: Option<String>,
-    },
-    Halves {
-        leaf: usize,
-        multiple: usize,
-        inner: String,
-    },
-    Below {
-        at: usize,
-        small: String,
-        large: String,
-    },
-    /// Windows each by `inner`, the window sums by `again`: this part's
-    /// function over partial sums.
-    Windows {
-        width: usize,
-        inner: String,
-        again: String,
-    },
-    Split {
-        blocks: usize,
-        inner: String,
-        combine: Combine,
-    },
-    Doubling {
-        doubling: String,
-    },
-    Fold,
-    Fanout(usize),
-    Rotate {
-        by: usize,
-        inner: String,
-    },
-    Pieces {
-        steps: &'f [usize],
-        inner: String,
-    },
-    KBlocks {
-        size: usize,
-        unit: Option<usize>,
-        inner: String,
-    },
-}
-
-/// A function to write: part `k`'s over `d`, named `name`, its part's
-/// addition named `add`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Function<'f> {
-    pub k: usize,
-    pub d: Domain,
-    pub name: String,
-    pub add: String,
-    pub shape: Shape<'f>,
 }
 
 /// A language emitted code is written in, as the walk calls on it: each
@@ -340,6 +177,16 @@ impl<'p> Walk<'p> {
             || self.product(k, false) == self.product(k, true)
     }
 
+    /// What function `f` reads.
+    pub(super) fn reading(&self, f: &Func) -> Reading {
+        Reading {
+            d: f.d,
+            op: self.plan.op,
+            first: self.product(f.k, false),
+            second: self.product(f.k, true),
+        }
+    }
+
     /// Each part in words, for a module's comment: `part K, FORMULA:
     /// ARITHMETIC`.
     pub(super) fn described(&self) -> Vec<String> {
@@ -410,9 +257,11 @@ impl<B: Backend> Walker<'_, B> {
             name: name.clone(),
             add,
             shape,
+            compensated: self.walk.part(k).compensated,
+            alike: self.walk.reads_alike(k, d),
         };
         let backend = &self.backend;
-        let lowered = lower::function(&self.walk, &function, B::LANES, &|s| backend.name(s));
+        let lowered = lower::function(&function, B::LANES, &|s| backend.name(s));
         for f in lowered.recursions.iter().chain([&lowered.function]) {
             self.backend.function(&self.walk, f);
         }
