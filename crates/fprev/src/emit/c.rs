@@ -304,9 +304,17 @@ impl Backend for C {
         self.allocated.clear();
         let sig = format!("{}double {}({})", self.qualifier(), f.name, self.params(f));
         let _ = writeln!(self.protos, "{sig};");
+        // A parameter the body does not read, said so to the compiler.
+        let unused: String = f
+            .extra
+            .iter()
+            .filter(|(name, _)| !f.uses(name))
+            .map(|(name, _)| format!("    (void){name};\n"))
+            .collect();
         let body = self.block(&f.body, "    ");
-        let _ = write!(self.bodies, "{sig} {{\n{body}}}\n\n");
+        let _ = write!(self.bodies, "{sig} {{\n{unused}{body}}}\n\n");
     }
+
     fn finish(self, walk: &Walk, name: &str, what: &str) -> String {
         let plan = walk.plan;
         let mut out = String::new();

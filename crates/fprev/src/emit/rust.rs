@@ -297,6 +297,7 @@ impl Backend for Rust {
             self.params(f)
         );
     }
+
     fn finish(self, walk: &Walk, name: &str, what: &str) -> String {
         let plan = walk.plan;
         let mut out = String::new();

@@ -1,8 +1,9 @@
 //! One walk over a plan for every language: which function each part of
-//! the formula gets over which values (the inputs, or partial sums), the
-//! functions and helpers each calls and the order they are written in,
-//! which parts are refused, and where the lanes of a left-to-right loop
-//! run in registers. A [`Backend`] only spells what the walk decides in
+//! the formula gets over which values (the inputs, or partial sums), its
+//! shape, the functions and helpers each calls and the order they are
+//! written in, which parts are refused, how each addition rounds, and
+//! where the lanes of a left-to-right loop run in registers. Each function
+//! is lowered to code once (`lower.rs`); a [`Backend`] only prints it in
 //! its language.
 //!
 //! Every function takes a strided view of what it sums (element `i` of
