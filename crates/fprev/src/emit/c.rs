@@ -156,6 +156,15 @@ impl Spell for C {
         format!("({}){}", register(format), self.val(at, false))
     }
 
+    /// A minimum, and a product that saturates, are conditional
+    /// expressions.
+    fn precedence(&self, e: &Expr) -> u8 {
+        match e {
+            Expr::Min(..) | Expr::MulAdd(..) => 1,
+            e => e.precedence(),
+        }
+    }
+
     fn expr(&mut self, e: &Expr) -> String {
         match e {
             Expr::Size(v) => num(*v),
@@ -165,7 +174,7 @@ impl Spell for C {
             Expr::Bin(..) => self.any(e),
             Expr::Min(a, b) => {
                 let (a, b) = (self.operand(a, 4), self.operand(b, 4));
-                format!("({a} < {b} ? {a} : {b})")
+                format!("{a} < {b} ? {a} : {b}")
             }
             Expr::Cond(c, a, b) => format!(
                 "{} ? {} : {}",
@@ -177,11 +186,11 @@ impl Spell for C {
                 let (a, b) = (self.operand(a, 5), self.operand(b, 5));
                 match **c {
                     Expr::Size(0) => {
-                        format!("({a} > (size_t)-1 / {b} ? (size_t)-1 : {a} * {b})")
+                        format!("{a} > (size_t)-1 / {b} ? (size_t)-1 : {a} * {b}")
                     }
                     _ => {
                         let c = self.operand(c, 5);
-                        format!("({a} > ((size_t)-1 - {c}) / {b} ? (size_t)-1 : {c} + {a} * {b})")
+                        format!("{a} > ((size_t)-1 - {c}) / {b} ? (size_t)-1 : {c} + {a} * {b}")
                     }
                 }
             }

@@ -637,10 +637,16 @@ pub(super) trait Spell {
         op.symbol()
     }
 
+    /// How tightly `e` binds as the language spells it (a larger number
+    /// binds tighter).
+    fn precedence(&self, e: &Expr) -> u8 {
+        e.precedence()
+    }
+
     /// `e` as an operand binding at least as tight as `least`.
     fn operand(&mut self, e: &Expr, least: u8) -> String {
         let text = self.any(e);
-        match e.precedence() < least {
+        match self.precedence(e) < least {
             true => format!("({text})"),
             false => text,
         }
