@@ -245,6 +245,20 @@ impl Spell for C {
         }
     }
 
+    fn release(&mut self, value: &Expr, array: &str, pad: &str) -> String {
+        let frees = match array {
+            "rotated" if self.reads.dot() => vec!["rx", "ry"],
+            "rotated" => vec!["rx"],
+            array if self.allocated.contains(array) => vec![array],
+            _ => return self.stmt(&Stmt::Return(value.clone()), pad),
+        };
+        let mut b = format!("{pad}double out = {};\n", self.any(value));
+        for array in frees {
+            let _ = writeln!(b, "{pad}free({array});");
+        }
+        b + &format!("{pad}return out;\n")
+    }
+
     fn special(&mut self, s: &Stmt, pad: &str) -> String {
         match s {
             Stmt::Array {
@@ -258,12 +272,6 @@ impl Spell for C {
                 let count = self.operand(len, 5);
                 self.allocate(name, c_ty(*ty), &count, pad, "return NAN;")
             }
-            Stmt::Free("rotated") if self.reads.dot() => {
-                format!("{pad}free(rx);\n{pad}free(ry);\n")
-            }
-            Stmt::Free("rotated") => format!("{pad}free(rx);\n"),
-            Stmt::Free(name) if self.allocated.contains(name) => format!("{pad}free({name});\n"),
-            Stmt::Free(_) => String::new(),
             Stmt::Rotated { start } => {
                 let t = self.values();
                 let start = self.any(start);

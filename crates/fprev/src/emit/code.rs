@@ -212,8 +212,13 @@ pub(super) enum Stmt {
         len: Expr,
         fixed: Option<usize>,
     },
-    /// The end of an array's use, where a language frees it.
-    Free(&'static str),
+    /// `value` returned, computed before the use of array `array` (or
+    /// of the [`Stmt::Rotated`] copy, `rotated`) ends, where a language
+    /// frees it.
+    Release {
+        value: Expr,
+        array: &'static str,
+    },
     /// A copy of the `n` elements of the view from `start` on, then those
     /// before it: [`View::Rotated`].
     Rotated {
@@ -335,7 +340,8 @@ fn stmt_uses(s: &Stmt, name: &str) -> bool {
         Stmt::Let { value, .. } => expr_uses(value, name),
         Stmt::Set(p, v) | Stmt::Grow(p, v) => place_uses(p, name) || expr_uses(v, name),
         Stmt::Array { len, .. } => expr_uses(len, name),
-        Stmt::Free(_) | Stmt::Break => false,
+        Stmt::Release { value, array } => *array == name || expr_uses(value, name),
+        Stmt::Break => false,
         Stmt::Rotated { start } => expr_uses(start, name),
         Stmt::For {
             from,
@@ -502,9 +508,15 @@ pub(super) trait Spell {
     /// `step`, or down where `reverse`.
     fn range(&mut self, var: &str, from: &Expr, to: &Expr, step: &Expr, reverse: bool) -> String;
 
-    /// A statement each language spells its own way: an array, its end, a
-    /// rotated copy.
+    /// A statement each language spells its own way: an array, a rotated
+    /// copy.
     fn special(&mut self, s: &Stmt, pad: &str) -> String;
+
+    /// `value` returned, array `array` freed first where the language
+    /// frees arrays.
+    fn release(&mut self, value: &Expr, _array: &str, pad: &str) -> String {
+        self.stmt(&Stmt::Return(value.clone()), pad)
+    }
 
     /// Part `part`'s Kahan step adding `value` to `t` and `e`, without
     /// its end.
@@ -565,6 +577,7 @@ pub(super) trait Spell {
             }
             Stmt::Break => format!("{pad}break{end}\n"),
             Stmt::Return(e) => format!("{pad}return {}{end}\n", self.any(e)),
+            Stmt::Release { value, array } => self.release(value, array, pad),
             _ => self.special(s, pad),
         }
     }

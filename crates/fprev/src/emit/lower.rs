@@ -227,6 +227,11 @@ fn grow(name: &'static str, value: Expr) -> Stmt {
     Stmt::Grow(Place::Var(name), value)
 }
 
+/// `value` returned, computed before the array `array` ends.
+fn release(value: Expr, array: &'static str) -> Stmt {
+    Stmt::Release { value, array }
+}
+
 fn ret(value: Expr) -> Stmt {
     Stmt::Return(value)
 }
@@ -501,12 +506,10 @@ impl Lower<'_> {
                             Stmt::Set(Place::Item("sums", var("r")), var("acc")),
                         ],
                     ),
-                    let_real(
-                        "out",
-                        self.recur(pairwise, View::Array("sums"), vec![var("m")]),
+                    release(
+                        fin(self.recur(pairwise, View::Array("sums"), vec![var("m")])),
+                        "sums",
                     ),
-                    Stmt::Free("sums"),
-                    ret(fin(var("out"))),
                 ]
             }
             Shape::Blocked(block) => {
@@ -646,10 +649,9 @@ impl Lower<'_> {
             } => {
                 let pp = size(*blocks);
                 let out = match combine {
-                    Combine::Doubling(dbl) => let_real(
-                        "out",
-                        fin(self.recur(dbl, View::Array("sums"), vec![var("m"), pp.clone()])),
-                    ),
+                    Combine::Doubling(dbl) => {
+                        fin(self.recur(dbl, View::Array("sums"), vec![var("m"), pp.clone()]))
+                    }
                     Combine::Outer(outer) => self.outer(outer),
                 };
                 self.blocks(
@@ -678,12 +680,10 @@ impl Lower<'_> {
                     n.clone(),
                     vec![Stmt::Set(Place::Item("vals", var("i")), self.v(var("i")))],
                 ),
-                let_real(
-                    "out",
-                    self.recur(doubling, View::Array("vals"), vec![n.clone(), n]),
+                release(
+                    fin(self.recur(doubling, View::Array("vals"), vec![n.clone(), n])),
+                    "vals",
                 ),
-                Stmt::Free("vals"),
-                ret(fin(var("out"))),
             ],
             Shape::Fold => {
                 let step = |from| View::At {
@@ -762,12 +762,10 @@ impl Lower<'_> {
                 Stmt::Rotated {
                     start: var("start"),
                 },
-                let_real(
-                    "out",
+                release(
                     self.call(inner, View::Rotated, n.clone(), n, Carry::Caller),
+                    "rotated",
                 ),
-                Stmt::Free("rotated"),
-                ret(var("out")),
             ],
             Shape::Pieces { steps, inner } => {
                 let mut b = vec![
@@ -852,14 +850,12 @@ impl Lower<'_> {
     }
 
     /// After `head`, which counts the blocks `m`, each block's sum in
-    /// `sums[j]` by `each`; the sums added into `out`, which is returned.
-    fn blocks(&self, mut head: Vec<Stmt>, each: Vec<Stmt>, out: Stmt) -> Vec<Stmt> {
+    /// `sums[j]` by `each`; the sums added by `out`, which is returned.
+    fn blocks(&self, mut head: Vec<Stmt>, each: Vec<Stmt>, out: Expr) -> Vec<Stmt> {
         head.extend([
             array("sums", var("m")),
             range("j", size(0), var("m"), each),
-            out,
-            Stmt::Free("sums"),
-            ret(var("out")),
+            release(out, "sums"),
         ]);
         head
     }
@@ -877,17 +873,14 @@ impl Lower<'_> {
         )
     }
 
-    /// `out`: the sums added by `outer`, a function over partial sums.
-    fn outer(&self, outer: &str) -> Stmt {
-        let_real(
-            "out",
-            self.call(
-                outer,
-                View::Array("sums"),
-                var("m"),
-                var("m"),
-                Carry::Caller,
-            ),
+    /// The sums added by `outer`, a function over partial sums.
+    fn outer(&self, outer: &str) -> Expr {
+        self.call(
+            outer,
+            View::Array("sums"),
+            var("m"),
+            var("m"),
+            Carry::Caller,
         )
     }
 
@@ -1094,14 +1087,10 @@ impl Lower<'_> {
             },
         ];
         b.extend(fill);
-        b.extend([
-            let_real(
-                "out",
-                self.call(outer, View::Array("lanes"), k.clone(), k, Carry::Caller),
-            ),
-            Stmt::Free("lanes"),
-            ret(var("out")),
-        ]);
+        b.extend([release(
+            self.call(outer, View::Array("lanes"), k.clone(), k, Carry::Caller),
+            "lanes",
+        )]);
         b
     }
 
@@ -1235,9 +1224,7 @@ impl Lower<'_> {
                     set("count", var("j")),
                 ],
             ),
-            let_real("out", w(size(0))),
-            Stmt::Free("w"),
-            ret(var("out")),
+            release(w(size(0)), "w"),
         ]
     }
 }

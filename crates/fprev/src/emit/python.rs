@@ -241,7 +241,6 @@ impl Spell for Python {
             Stmt::Array { name, len, .. } => {
                 format!("{pad}{name} = [0.0] * {}\n", self.operand(len, 5))
             }
-            Stmt::Free(_) => String::new(),
             Stmt::Rotated { start } => {
                 let start = self.any(start);
                 match self.reads.d {

@@ -236,7 +236,6 @@ impl Spell for Rust {
                     }
                 }
             }
-            Stmt::Free(_) => String::new(),
             Stmt::Rotated { start } => {
                 self.alloc = true;
                 let t = self.values(self.reads.d);
@@ -283,7 +282,7 @@ impl Backend for Rust {
         self.reads = walk.reading(f);
         // A last return is the body's value.
         let (body, last) = match f.body.split_last() {
-            Some((Stmt::Return(e), body)) => (body, Some(e)),
+            Some((Stmt::Return(e) | Stmt::Release { value: e, .. }, body)) => (body, Some(e)),
             _ => (&f.body[..], None),
         };
         let mut text = self.block(body, "    ");
