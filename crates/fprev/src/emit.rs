@@ -30,7 +30,9 @@
 
 mod c;
 pub mod check;
+mod code;
 mod fused;
+mod lower;
 mod names;
 pub mod plan;
 mod python;

@@ -1,17 +1,19 @@
-//! C99 and CUDA C: the walk's functions (`walk.rs`) as static functions,
-//! one per part of the formula and per kind of value it sums, CUDA C's
-//! as `__device__` functions with a one-thread kernel.
+//! C99 and CUDA C: the walk's functions (`walk.rs`), as code
+//! (`code.rs`), printed as static functions, CUDA C's as `__device__`
+//! functions with a one-thread kernel.
 //!
-//! Every function takes a strided view (`x[i * s]`, `i < n`), `planned`
-//! and `c`, the error a compensated chain carries written through it.
+//! Every function takes a strided view (`x[i * s]`, `i < n`) and, of a
+//! part, `planned` and `c`, the error a compensated chain carries written
+//! through it.
 
+use std::collections::HashSet;
 use std::fmt::Write;
 
+use super::code::{Domain, Expr, Func, Reading, Spell, Stmt, Ty};
 use super::fused::{self, Numbers};
+use super::lower::Lanes;
 use super::plan::{Op, Plan};
-use super::walk::{
-    self, Backend, Combine, Domain, Function, Helper, Lane, STACK_LANES, Shape, Walk,
-};
+use super::walk::{self, Backend, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
@@ -22,9 +24,11 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str, cuda: bool) -> Result<
             Format::F32 => "float",
             _ => "double",
         },
+        element: plan.element,
+        reads: Reading::inputs(plan.op),
+        allocated: HashSet::new(),
         protos: String::new(),
         bodies: String::new(),
-        round_once: false,
         alloc: false,
     };
     walk::source(plan, c, name, what)
@@ -35,10 +39,14 @@ struct C {
     cuda: bool,
     /// The C type of the inputs.
     ty: &'static str,
+    element: Format,
+    /// What the function being printed reads.
+    reads: Reading,
+    /// Its arrays that `malloc` allocates.
+    allocated: HashSet<&'static str>,
     protos: String,
     bodies: String,
-    /// The module needs `fprev_add_f32`, `malloc`.
-    round_once: bool,
+    /// The module needs `malloc`.
     alloc: bool,
 }
 
@@ -58,6 +66,16 @@ fn register(format: Format) -> &'static str {
     }
 }
 
+/// The C type of a variable.
+fn c_ty(ty: Ty) -> &'static str {
+    match ty {
+        Ty::Size => "size_t",
+        Ty::Flag => "int",
+        Ty::Reg(format) => register(format),
+        Ty::Real | Ty::Error => "double",
+    }
+}
+
 impl C {
     fn qualifier(&self) -> &'static str {
         match self.cuda {
@@ -66,626 +84,252 @@ impl C {
         }
     }
 
-    /// The parameters of a function over `d`, before `n`.
-    fn params(&self, walk: &Walk, d: Domain) -> String {
-        match (d, walk.plan.op) {
-            (Domain::Sums, _) => "const double *x, size_t s".into(),
-            (Domain::Inputs, Op::Sum) => format!("const {} *x, size_t s", self.ty),
-            (Domain::Inputs, Op::Dot) => {
-                format!("const {t} *x, const {t} *y, size_t s", t = self.ty)
-            }
+    /// The C type of the values of the function being printed.
+    fn values(&self) -> &'static str {
+        match self.reads.d {
+            Domain::Sums => "double",
+            Domain::Inputs => self.ty,
         }
     }
 
-    /// The signature of function `name` over `d`.
-    fn signature(&self, walk: &Walk, d: Domain, name: &str) -> String {
-        format!(
-            "{}double {name}({}, size_t n, size_t planned, double *c)",
-            self.qualifier(),
-            self.params(walk, d)
-        )
+    /// The parameters of function `f`.
+    fn params(&self, f: &Func) -> String {
+        let t = match f.d {
+            Domain::Sums => "double",
+            Domain::Inputs => self.ty,
+        };
+        let view = match (f.d, self.reads.op) {
+            (Domain::Inputs, Op::Dot) => format!("const {t} *x, const {t} *y, size_t s"),
+            _ => format!("const {t} *x, size_t s"),
+        };
+        let rest = f.params(|name, ty, _| format!("{} {name}", c_ty(ty)), "double *c");
+        format!("{view}, {rest}")
     }
 
-    /// The view from element `off`, every `mul`-th element.
-    fn view(&self, walk: &Walk, d: Domain, off: &str, mul: &str) -> String {
-        match (d, walk.plan.op) {
-            (Domain::Inputs, Op::Dot) => {
-                format!("x + ({off}) * s, y + ({off}) * s, s * ({mul})")
-            }
-            _ => format!("x + ({off}) * s, s * ({mul})"),
-        }
-    }
-
-    /// `y, ` where a dot's inputs are passed on unchanged.
-    fn y(&self, walk: &Walk, d: Domain) -> &'static str {
-        match (d, walk.plan.op) {
-            (Domain::Inputs, Op::Dot) => "y, ",
-            _ => "",
-        }
-    }
-
-    /// Element `i` (with stride `s`) as a `double`, read by part `k` as
-    /// its first operand or its second.
-    fn val(&self, walk: &Walk, k: usize, d: Domain, i: &str, s: &str, second: bool) -> String {
-        let at = format!("[({i}) * {s}]");
-        match (d, walk.plan.op) {
-            (Domain::Sums, _) => format!("x{at}"),
-            (Domain::Inputs, Op::Sum) => format!("(double)x{at}"),
-            (Domain::Inputs, Op::Dot) => match walk.product(k, second) {
-                Product::Rounded(Format::F32) => format!("(double)(x{at} * y{at})"),
-                _ => format!("((double)x{at} * (double)y{at})"),
-            },
-        }
-    }
-
-    /// A lane's first value, in registers of `format`.
-    fn lane_init(
-        &self,
-        walk: &Walk,
-        k: usize,
-        d: Domain,
-        format: Format,
-        i: &str,
-        s: &str,
-    ) -> String {
-        let ty = register(format);
-        match (ty, d, walk.plan.op) {
-            ("float", Domain::Inputs, Op::Dot) => format!("x[({i}) * {s}] * y[({i}) * {s}]"),
-            ("float", Domain::Inputs, Op::Sum) => format!("x[({i}) * {s}]"),
-            _ => format!("({ty}){}", self.val(walk, k, d, i, s, false)),
-        }
-    }
-
-    /// The statement adding element `i` to the lane register `acc`, of
-    /// `format` (a fused multiply-add where `fma`).
-    #[allow(clippy::too_many_arguments)]
-    fn lane_step(
-        &self,
-        walk: &Walk,
-        k: usize,
-        d: Domain,
-        (format, fma): (Format, bool),
-        acc: &str,
-        i: &str,
-        s: &str,
-    ) -> String {
-        let at = format!("[({i}) * {s}]");
-        match (register(format), d, walk.plan.op) {
-            ("float", Domain::Inputs, Op::Sum) => format!("{acc} = {acc} + x{at};"),
-            ("float", Domain::Inputs, Op::Dot) => match fma {
-                true => format!("{acc} = fmaf(x{at}, y{at}, {acc});"),
-                // Apart, so that no compiler contracts them into an FMA.
-                false => format!("{{ float p = x{at} * y{at}; {acc} = {acc} + p; }}"),
-            },
-            ("float", Domain::Sums, _) => format!("{acc} = {acc} + (float)x{at};"),
-            _ if fma => format!("{acc} = fma(x{at}, y{at}, {acc});"),
-            (_, Domain::Inputs, Op::Dot) if walk.plan.element == Format::F64 => {
-                format!("{{ double p = x{at} * y{at}; {acc} = {acc} + p; }}")
-            }
-            _ => format!("{acc} = {acc} + {};", self.val(walk, k, d, i, s, true)),
-        }
-    }
-
-    fn buffer(&mut self, var: &str, count: &str) -> String {
+    /// `name`, an array of `count` values of type `t`, allocated.
+    fn allocate(&mut self, name: &str, t: &str, count: &str, pad: &str, fail: &str) -> String {
         self.alloc = true;
         format!(
-            "double *{var} = (double *)malloc(({count}) * sizeof(double));\n    if (!{var}) return \
-             NAN;\n"
+            "{pad}{t} *{name} = ({t} *)malloc({count} * sizeof({t}));\n{pad}if (!{name}) \
+             {fail}\n"
         )
     }
+}
 
-    /// The body of `interleave(lanes, …)`: lanes in registers where the
-    /// walk gives them and they fit the stack, else each by the inner
-    /// function.
-    #[allow(clippy::too_many_arguments)]
-    fn interleave(
-        &mut self,
-        walk: &Walk,
-        d: Domain,
-        lanes: usize,
-        inner: &str,
-        i: usize,
-        outer: &str,
-        lane: Option<Lane>,
-    ) -> String {
-        let kk = num(lanes);
-        let mut b = format!("    size_t k = {kk} < n ? {kk} : n;\n    size_t shortest = n / k;\n");
-        let free = match lanes <= STACK_LANES {
-            true => {
-                let _ = writeln!(b, "    double lanes[{lanes}];");
-                ""
-            }
-            false => {
-                b += &self.buffer("lanes", "k");
-                "    free(lanes);\n"
-            }
-        };
-        let generic = format!(
-            "for (size_t r = 0; r < k; r++)\n            lanes[r] = {inner}({}, (n - r \
-             + k - 1) / k, shortest, NULL);",
-            self.view(walk, d, "r", "k")
-        );
-        match lane {
-            Some(Lane::Registers { format, fma }) if lanes <= STACK_LANES => {
-                let mut loops = String::new();
-                for s in ["1", "s"] {
-                    let init = self.lane_init(walk, i, d, format, "r", s);
-                    let step = self.lane_step(
-                        walk,
-                        i,
-                        d,
-                        (format, fma),
-                        "acc[r]",
-                        &format!("i * {lanes} + r"),
-                        s,
-                    );
-                    let rest = self.lane_step(
-                        walk,
-                        i,
-                        d,
-                        (format, fma),
-                        "acc[r]",
-                        &format!("shortest * {lanes} + r"),
-                        s,
-                    );
-                    let _ = write!(
-                        loops,
-                        "{{\n            for (size_t r = 0; r < {lanes}; r++) acc[r] = \
-                         {init};\n            for (size_t i = 1; i < shortest; i++)\n   \
-                         for (size_t r = 0; r < {lanes}; r++) {step}\n            for \
-                         (size_t r = 0; r < n - shortest * {lanes}; r++) {rest}\n        \
-                         }}",
-                    );
-                    if s == "1" {
-                        loops += " else ";
-                    }
-                }
-                let _ = write!(
-                    b,
-                    "    if (k == {lanes}) {{\n        {ty} acc[{lanes}];\n        if (s \
-                     == 1) {loops}\n        for (size_t r = 0; r < {lanes}; r++) \
-                     lanes[r] = (double)acc[r];\n    }} else {{\n        {generic}\n    \
-                     }}\n",
-                    ty = register(format)
-                );
-            }
-            _ => {
-                let _ = writeln!(b, "    {generic}");
-            }
-        }
-        let _ = write!(
-            b,
-            "    double out = {outer}(lanes, 1, k, k, c);\n{free}    return out;\n"
-        );
-        b
+impl Spell for C {
+    const CARRY: [&'static str; 3] = ["c", "NULL", "&e"];
+
+    fn reading(&self) -> Reading {
+        self.reads
     }
 
-    /// The body of a function of shape `shape`.
-    fn body(&mut self, walk: &Walk, f: &Function) -> String {
-        let (k, d, a) = (f.k, f.d, f.add.as_str());
-        let part = walk.part(k);
-        let params = self.params(walk, d);
-        let q = self.qualifier();
-        let y = self.y(walk, d);
-        let v = |g: &Self, i: &str| g.val(walk, k, d, i, "s", false);
-        let w = |g: &Self, i: &str| g.val(walk, k, d, i, "s", true);
-        match &f.shape {
-            Shape::Sequential { .. } if part.compensated => format!(
-                "    (void)planned;\n    double t = {}, e = 0.0;\n    for (size_t i = 1; i < n; \
-                 i++) k{k}(&t, &e, {});\n    return e{k}(c, t, e);\n",
-                v(self, "0"),
-                w(self, "i")
+    fn strided(&mut self, from: &Expr, step: &Expr) -> String {
+        let off = from.clone() * Expr::Var("s");
+        let from = match off {
+            Expr::Size(0) => String::new(),
+            off => format!(" + {}", self.operand(&off, 5)),
+        };
+        let stride = self.any(&(Expr::Var("s") * step.clone()));
+        match self.reads.dot() {
+            true => format!("x{from}, y{from}, {stride}"),
+            false => format!("x{from}, {stride}"),
+        }
+    }
+
+    fn local(&self, names: &[&str]) -> String {
+        format!("{}, 1", names.join(", "))
+    }
+
+    fn val(&mut self, at: &Expr, second: bool) -> String {
+        let (x, y) = self.elements(at);
+        match (self.reads.d, self.reads.op) {
+            (Domain::Sums, _) => x,
+            (Domain::Inputs, Op::Sum) => format!("(double){x}"),
+            (Domain::Inputs, Op::Dot) => match self.reads.product(second) {
+                Product::Rounded(Format::F32) => format!("(double)({x} * {y})"),
+                _ => format!("((double){x} * (double){y})"),
+            },
+        }
+    }
+
+    fn register(&mut self, format: Format, at: &Expr) -> String {
+        format!("({}){}", register(format), self.val(at, false))
+    }
+
+    /// A minimum, and a product that saturates, are conditional
+    /// expressions.
+    fn precedence(&self, e: &Expr) -> u8 {
+        match e {
+            Expr::Min(..) | Expr::MulAdd(..) => 1,
+            e => e.precedence(),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> String {
+        match e {
+            Expr::Size(v) => num(*v),
+            Expr::Zero => "0.0".into(),
+            Expr::Flag(f) => u8::from(*f).to_string(),
+            Expr::Var(v) => v.to_string(),
+            Expr::Bin(..) => self.any(e),
+            Expr::Min(a, b) => {
+                let (a, b) = (self.operand(a, 4), self.operand(b, 4));
+                format!("{a} < {b} ? {a} : {b}")
+            }
+            Expr::Cond(c, a, b) => format!(
+                "{} ? {} : {}",
+                self.operand(c, 2),
+                self.operand(a, 2),
+                self.operand(b, 1)
             ),
-            Shape::Sequential {
-                lane: Some(Lane::Registers { format, fma }),
-            } => {
-                let init = self.lane_init(walk, k, d, *format, "0", "s");
-                let step = self.lane_step(walk, k, d, (*format, *fma), "acc", "i", "s");
-                format!(
-                    "    (void)planned;\n    {ty} acc = {init};\n    for (size_t i = 1; i < n; \
-                     i++) {step}\n    return fprev_fin(c, (double)acc);\n",
-                    ty = register(*format)
-                )
-            }
-            Shape::Sequential { .. } => format!(
-                "    (void)planned;\n    double acc = {};\n    for (size_t i = 1; i < n; i++) \
-                 acc = {a}(acc, {});\n    return fprev_fin(c, acc);\n",
-                v(self, "0"),
-                w(self, "i")
-            ),
-            Shape::Reverse => format!(
-                "    (void)planned;\n    if (n == 1) return fprev_fin(c, {});\n    double acc = \
-                 {};\n    for (size_t i = n - 1; i-- > 0;) acc = {a}({}, acc);\n    return \
-                 fprev_fin(c, acc);\n",
-                v(self, "0"),
-                w(self, "n - 1"),
-                v(self, "i")
-            ),
-            Shape::Halving { binary_tree } => {
-                let rec = format!("r{k}{}", d.letter());
-                let cut = match binary_tree {
-                    false => "size_t h = n / 2;",
-                    true => "size_t h = 1;\n    while (2 * h < n) h *= 2;",
-                };
-                let _ = writeln!(
-                    self.protos,
-                    "{q}double {rec}({params}, size_t n, int second);"
-                );
-                let _ = write!(
-                    self.bodies,
-                    "{q}double {rec}({params}, size_t n, int second) {{\n    if (n == 1) return \
-                     second ? {w0} : {v0};\n    if (n == 2) return {a}({v0}, {w1});\n    {cut}\n    \
-                     double l = {rec}(x, {y}s, h, 0);\n    double r = {rec}({}, n - h, 1);\n    \
-                     return {a}(l, r);\n}}\n\n",
-                    self.view(walk, d, "h", "1"),
-                    w0 = w(self, "0"),
-                    v0 = v(self, "0"),
-                    w1 = w(self, "1"),
-                );
-                format!("    (void)planned;\n    return fprev_fin(c, {rec}(x, {y}s, n, 0));\n")
-            }
-            Shape::Strided { lanes, pairwise } => {
-                let kk = num(*lanes);
-                let buf = self.buffer("sums", "m");
-                format!(
-                    "    (void)planned;\n    size_t m = {kk} < n ? {kk} : n;\n    {buf}    for \
-                     (size_t r = 0; r < m; r++) {{\n        double acc = {};\n        for (size_t i \
-                     = r + {kk}; i < n; i += {kk}) acc = {a}(acc, {});\n        sums[r] = acc;\n  \
-                     }}\n    double out = {pairwise}(sums, m);\n    free(sums);\n    return \
-                     fprev_fin(c, out);\n",
-                    v(self, "r"),
-                    w(self, "i")
-                )
-            }
-            Shape::Blocked(size) => {
-                let bs = num(*size);
-                format!(
-                    "    (void)planned;\n    double sum = 0.0;\n    for (size_t b = 0; b < n; b += \
-                     {bs}) {{\n        size_t end = n - b < {bs} ? n : b + {bs};\n        double \
-                     acc = {};\n        for (size_t i = b + 1; i < end; i++) acc = {a}(acc, {});\n  \
-                     sum = b == 0 ? acc : {a}(sum, acc);\n    }}\n    return fprev_fin(c, sum);\n",
-                    v(self, "b"),
-                    w(self, "i")
-                )
-            }
-            Shape::Interleave {
-                lanes,
-                inner,
-                inner_part,
-                outer,
-                lane,
-            } => self.interleave(walk, d, *lanes, inner, *inner_part, outer, *lane),
-            Shape::Blocks { size, inner, outer } => {
-                let bs = num(*size);
-                let buf = self.buffer("sums", "m");
-                format!(
-                    "    size_t m = (n - 1) / {bs} + 1;\n    {buf}    for (size_t j = 0; j < m; \
-                     j++) {{\n        size_t at = j * {bs};\n        size_t len = n - at < {bs} \
-                     ? n - at : {bs};\n        sums[j] = {inner}({}, len, len, NULL);\n    \
-                     }}\n    double out = {outer}(sums, 1, m, m, c);\n    free(sums);\n    \
-                     return out;\n",
-                    self.view(walk, d, "at", "1")
-                )
-            }
-            Shape::Body {
-                multiple,
-                body,
-                tail,
-            } => {
-                let mm = num(*multiple);
-                let carry = match part.compensated {
-                    true => "&e",
-                    false => "NULL",
-                };
-                let mut b = format!("    size_t cut = planned - planned % {mm};\n");
-                match tail {
-                    Some(tail) => {
-                        let _ = write!(
-                            b,
-                            "    if (cut == 0) return {tail}(x, {y}s, n, planned, c);\n    if \
-                             (cut >= n) return {body}(x, {y}s, n, cut, c);\n    double e = \
-                             0.0;\n    double sum = {body}({}, cut, cut, {carry});\n    double \
-                             r = {tail}({}, n - cut, planned - cut, NULL);\n",
-                            self.view(walk, d, "0", "1"),
-                            self.view(walk, d, "cut", "1"),
-                        );
-                        b += &match part.compensated {
-                            true => {
-                                format!("    k{k}(&sum, &e, r);\n    return e{k}(c, sum, e);\n")
-                            }
-                            false => {
-                                format!("    (void)e;\n    return fprev_fin(c, {a}(sum, r));\n")
-                            }
-                        };
+            Expr::MulAdd(a, b, c) => {
+                let (a, b) = (self.operand(a, 5), self.operand(b, 5));
+                match **c {
+                    Expr::Size(0) => {
+                        format!("{a} > (size_t)-1 / {b} ? (size_t)-1 : {a} * {b}")
                     }
-                    None => {
-                        let w = w(self, "i");
-                        // Where the body takes every summand, the chain ends
-                        // as its last step, the body's, ends it.
-                        let _ = write!(
-                            b,
-                            "    if (cut >= n) return {body}(x, {y}s, n, cut, c);\n    double e = \
-                             0.0, sum;\n    size_t i = 1;\n    if (cut == 0) sum = {v0};\n    else \
-                             {{ sum = {body}({}, cut, cut, {carry}); i = cut; }}\n",
-                            self.view(walk, d, "0", "1"),
-                            v0 = v(self, "0"),
-                        );
-                        b += &match part.compensated {
-                            true => format!(
-                                "    for (; i < n; i++) k{k}(&sum, &e, {w});\n    return e{k}(c, \
-                                 sum, e);\n"
-                            ),
-                            false => format!(
-                                "    (void)e;\n    for (; i < n; i++) sum = {a}(sum, {w});\n    \
-                                 return fprev_fin(c, sum);\n"
-                            ),
-                        };
+                    _ => {
+                        let c = self.operand(c, 5);
+                        format!("{a} > ((size_t)-1 - {c}) / {b} ? (size_t)-1 : {c} + {a} * {b}")
                     }
                 }
+            }
+            Expr::Widen(Format::F32, e) => format!("(double){}", self.operand(e, 9)),
+            Expr::Widen(_, e) => self.any(e),
+            Expr::Fin(e) => format!("fprev_fin(c, {})", self.any(e)),
+            _ => unreachable!("spelled by Spell::any"),
+        }
+    }
+
+    const END: &'static str = ";";
+
+    fn condition(&mut self, c: &Expr) -> String {
+        format!("({})", self.any(c))
+    }
+
+    fn declare(&mut self, name: &'static str, ty: Ty, value: &Expr, _: bool) -> String {
+        format!("{} {name} = {}", c_ty(ty), self.any(value))
+    }
+
+    fn range(&mut self, var: &str, from: &Expr, to: &Expr, step: &Expr, reverse: bool) -> String {
+        let (from, to) = (self.any(from), self.any(to));
+        match (reverse, step) {
+            (true, _) => format!("for (size_t {var} = {to}; {var}-- > {from};)"),
+            (false, Expr::Size(1)) => format!("for (size_t {var} = {from}; {var} < {to}; {var}++)"),
+            (false, step) => format!(
+                "for (size_t {var} = {from}; {var} < {to}; {var} += {})",
+                self.any(step)
+            ),
+        }
+    }
+
+    fn kahan(&mut self, part: usize, t: &str, e: &str, value: &str) -> String {
+        format!("k{part}(&{t}, &{e}, {value})")
+    }
+
+    fn step(&mut self, acc: &str, at: &Expr, format: Format, fma: bool) -> String {
+        let (x, y) = self.elements(at);
+        match (register(format), self.reads.d, self.reads.op) {
+            ("float", Domain::Inputs, Op::Sum) => format!("{acc} = {acc} + {x}"),
+            ("float", Domain::Inputs, Op::Dot) if fma => format!("{acc} = fmaf({x}, {y}, {acc})"),
+            // Apart, so that no compiler contracts them into an FMA.
+            ("float", Domain::Inputs, Op::Dot) => {
+                format!("{{ float p = {x} * {y}; {acc} = {acc} + p; }}")
+            }
+            ("float", Domain::Sums, _) => format!("{acc} = {acc} + (float){x}"),
+            _ if fma => format!("{acc} = fma({x}, {y}, {acc})"),
+            (_, Domain::Inputs, Op::Dot) if self.element == Format::F64 => {
+                format!("{{ double p = {x} * {y}; {acc} = {acc} + p; }}")
+            }
+            _ => format!("{acc} = {acc} + {}", self.val(at, true)),
+        }
+    }
+
+    fn release(&mut self, value: &Expr, array: &str, pad: &str) -> String {
+        let frees = match array {
+            "rotated" if self.reads.dot() => vec!["rx", "ry"],
+            "rotated" => vec!["rx"],
+            array if self.allocated.contains(array) => vec![array],
+            _ => return self.stmt(&Stmt::Return(value.clone()), pad),
+        };
+        let mut b = format!("{pad}double out = {};\n", self.any(value));
+        for array in frees {
+            let _ = writeln!(b, "{pad}free({array});");
+        }
+        b + &format!("{pad}return out;\n")
+    }
+
+    fn special(&mut self, s: &Stmt, pad: &str) -> String {
+        match s {
+            Stmt::Array {
+                name,
+                ty,
+                fixed: Some(len),
+                ..
+            } => format!("{pad}{} {name}[{len}];\n", c_ty(*ty)),
+            Stmt::Array { name, ty, len, .. } => {
+                self.allocated.insert(name);
+                let count = self.operand(len, 5);
+                self.allocate(name, c_ty(*ty), &count, pad, "return NAN;")
+            }
+            Stmt::Rotated { start } => {
+                let t = self.values();
+                let start = self.any(start);
+                let mut b = self.allocate("rx", t, "n", pad, "return NAN;");
+                let mut copy = format!("rx[i] = x[(({start}) + i) % n * s];");
+                if self.reads.dot() {
+                    b += &self.allocate("ry", t, "n", pad, "{ free(rx); return NAN; }");
+                    copy += &format!(" ry[i] = y[(({start}) + i) % n * s];");
+                }
+                let _ = writeln!(b, "{pad}for (size_t i = 0; i < n; i++) {{ {copy} }}");
                 b
             }
-            Shape::Halves {
-                leaf,
-                multiple,
-                inner,
-            } => {
-                let rec = format!("h{k}{}", d.letter());
-                let (leaf, mul) = (num(*leaf), num(*multiple));
-                let _ = writeln!(self.protos, "{q}double {rec}({params}, size_t n);");
-                let _ = write!(
-                    self.bodies,
-                    "{q}double {rec}({params}, size_t n) {{\n    if (n <= {leaf}) return \
-                     {inner}(x, {y}s, n, n, NULL);\n    size_t half = n / 2;\n    size_t cut = \
-                     half - half % {mul};\n    if (cut == 0) cut = half;\n    double l = {rec}(x, \
-                     {y}s, cut);\n    double r = {rec}({}, n - cut);\n    return {a}(l, r);\n}}\n\n",
-                    self.view(walk, d, "cut", "1"),
-                );
-                format!(
-                    "    if (n <= {leaf}) return {inner}(x, {y}s, n, n, c);\n    return \
-                     fprev_fin(c, {rec}(x, {y}s, n));\n"
-                )
-            }
-            Shape::Below { at, small, large } => format!(
-                "    (void)planned;\n    if (n < {}) return {small}(x, {y}s, n, n, c);\n    \
-                 return {large}(x, {y}s, n, n, c);\n",
-                num(*at),
-            ),
-            Shape::Windows {
-                width,
-                inner,
-                again,
-            } => {
-                let ww = num(*width);
-                let buf = self.buffer("sums", "m");
-                format!(
-                    "    if (n <= {ww}) return {inner}(x, {y}s, n, n, c);\n    size_t m = (n - \
-                     1) / {ww} + 1;\n    size_t low = (m * {ww} - n) / 2;\n    {buf}    for \
-                     (size_t j = 0; j < m; j++) {{\n        size_t at = j * {ww} >= low ? j * \
-                     {ww} - low : 0;\n        size_t end = (j + 1) * {ww} - low;\n        if (end \
-                     > n) end = n;\n        sums[j] = {inner}({}, end - at, end - at, NULL);\n  \
-                     }}\n    double out = {again}(sums, 1, m, m, c);\n    free(sums);\n    return \
-                     out;\n",
-                    self.view(walk, d, "at", "1"),
-                )
-            }
-            Shape::Split {
-                blocks,
-                inner,
-                combine,
-            } => {
-                let pp = num(*blocks);
-                let buf = self.buffer("sums", "m");
-                let combine = match combine {
-                    Combine::Doubling(dbl) => format!("fprev_fin(c, {dbl}(sums, m, {pp}))"),
-                    Combine::Outer(outer) => format!("{outer}(sums, 1, m, m, c)"),
-                };
-                format!(
-                    "    size_t m = {pp} < n ? {pp} : n;\n    size_t len = n / {pp}, longer = n % \
-                     {pp};\n    {buf}    size_t at = 0;\n    for (size_t j = 0; j < m; j++) {{\n   \
-                     size_t take = len + (j < longer);\n        sums[j] = {inner}({}, take, \
-                     take, NULL);\n        at += take;\n    }}\n    double out = {combine};\n    \
-                     free(sums);\n    return out;\n",
-                    self.view(walk, d, "at", "1")
-                )
-            }
-            Shape::Doubling { doubling } => {
-                let buf = self.buffer("vals", "n");
-                let vi = v(self, "i");
-                format!(
-                    "    {buf}    for (size_t i = 0; i < n; i++) vals[i] = {vi};\n    double out = \
-                     {doubling}(vals, n, n);\n    free(vals);\n    return fprev_fin(c, out);\n"
-                )
-            }
-            Shape::Fold => {
-                let rec = format!("r{k}{}", d.letter());
-                let (v, w) = (v(self, "0"), w(self, "0"));
-                let _ = writeln!(
-                    self.protos,
-                    "{q}double {rec}({params}, size_t n, int second);"
-                );
-                let _ = write!(
-                    self.bodies,
-                    "{q}double {rec}({params}, size_t n, int second) {{\n    if (n == 1) return \
-                     second ? {w} : {v};\n    double e = {rec}(x, {y}s * 2, (n + 1) / 2, 0);\n    \
-                     double o = {rec}({}, n / 2, 1);\n    return {a}(e, o);\n}}\n\n",
-                    self.view(walk, d, "1", "2"),
-                );
-                format!("    return fprev_fin(c, {rec}(x, {y}s, n, 0));\n")
-            }
-            Shape::Fanout(fan) => {
-                let rec = format!("r{k}{}", d.letter());
-                let (v, w) = (v(self, "r"), w(self, "r"));
-                let ff = num(*fan);
-                let _ = writeln!(
-                    self.protos,
-                    "{q}double {rec}({params}, size_t n, size_t r, size_t stride, int second);"
-                );
-                let _ = write!(
-                    self.bodies,
-                    "{q}double {rec}({params}, size_t n, size_t r, size_t stride, int second) {{\n \
-                     size_t below = stride > (size_t)-1 / {ff} ? (size_t)-1 : stride * {ff};\n    \
-                     int parent = stride < n - r;\n    double sum = (second && !parent) ? {w} : \
-                     {v};\n    for (size_t i = 1; i <= {ff}; i++) {{\n        if (stride > \
-                     ((size_t)-1 - r) / i) break;\n        size_t child = r + i * stride;\n        \
-                     if (child >= n) break;\n        sum = {a}(sum, {rec}(x, {y}s, n, child, \
-                     below, 1));\n    }}\n    return sum;\n}}\n\n",
-                );
-                format!("    return fprev_fin(c, {rec}(x, {y}s, n, 0, 1, 0));\n")
-            }
-            Shape::Rotate { by, inner } => {
-                let start = format!("{0} < n ? {0} : 0", num(*by));
-                match (d, walk.plan.op) {
-                    (Domain::Sums, _) => {
-                        let buf = self.buffer("vals", "n");
-                        format!(
-                            "    size_t st = {start};\n    {buf}    for (size_t i = 0; i < n; i++) \
-                             vals[i] = x[((st + i) % n) * s];\n    double out = {inner}(vals, \
-                             1, n, n, c);\n    free(vals);\n    return out;\n"
-                        )
-                    }
-                    (Domain::Inputs, op) => {
-                        self.alloc = true;
-                        let t = self.ty;
-                        let (alloc_y, copy_y, arg_y, free_y) = match op {
-                            Op::Dot => (
-                                format!(
-                                    " {t} *ry = ({t} *)malloc(n * sizeof({t}));\n    if (!ry) {{ free(rx); return NAN; }}\n   "
-                                ),
-                                " ry[i] = y[((st + i) % n) * s];".to_string(),
-                                "ry, ",
-                                " free(ry);",
-                            ),
-                            Op::Sum => (String::new(), String::new(), "", ""),
-                        };
-                        format!(
-                            "    size_t st = {start};\n    {t} *rx = ({t} *)malloc(n * \
-                             sizeof({t}));\n    if (!rx) return NAN;\n   {alloc_y} for (size_t i = \
-                             0; i < n; i++) {{ rx[i] = x[((st + i) % n) * s];{copy_y} }}\n    \
-                             double out = {inner}(rx, {arg_y}1, n, n, c);\n    free(rx);{free_y}\n \
-                             return out;\n"
-                        )
-                    }
-                }
-            }
-            Shape::Pieces { steps, inner } => {
-                let mut b =
-                    "    size_t at = 0;\n    double sum = 0.0;\n    int any = 0;\n".to_string();
-                for step in *steps {
-                    let st = num(*step);
-                    let _ = writeln!(
-                        b,
-                        "    while (at < planned && planned - at >= {st}) {{\n        double p = \
-                         {inner}({}, {st}, {st}, NULL);\n        sum = any ? {a}(sum, p) : p;\n  \
-                         any = 1;\n        at += {st};\n    }}",
-                        self.view(walk, d, "at", "1")
-                    );
-                }
-                let _ = write!(
-                    b,
-                    "    if (at < n) {{\n        double p = {inner}({}, n - at, n - at, \
-                     NULL);\n        sum = any ? {a}(sum, p) : p;\n    }}\n    return \
-                     fprev_fin(c, sum);\n",
-                    self.view(walk, d, "at", "1")
-                );
-                b
-            }
-            Shape::KBlocks { size, unit, inner } => {
-                let qq = num(*size);
-                let half = match unit {
-                    Some(u) => format!("((left / 2 + {uu} - 1) / {uu}) * {uu}", uu = num(*u)),
-                    None => "(left + 1) / 2".to_string(),
-                };
-                format!(
-                    "    (void)planned;\n    size_t at = 0;\n    double sum = 0.0;\n    int any = \
-                     0;\n    while (at < n) {{\n        size_t left = n - at, take;\n        if \
-                     (left >= 2 * {qq}) take = {qq};\n        else if (left > {qq}) take = \
-                     {half};\n        else take = left;\n        double p = {inner}({}, take, \
-                     take, NULL);\n        sum = any ? {a}(sum, p) : p;\n        any = 1;\n        \
-                     at += take;\n    }}\n    return fprev_fin(c, sum);\n",
-                    self.view(walk, d, "at", "1")
-                )
-            }
+            _ => unreachable!("a statement of every language"),
         }
     }
 }
 
 impl Backend for C {
-    const ADDITION_FIRST: bool = true;
+    const LANES: Lanes = Lanes::Registers;
+    const SUMS: [&'static str; 3] = [
+        "p + q",
+        "(double)((float)p + (float)q)",
+        "fprev_add_f32(p, q)",
+    ];
 
-    fn name(&self, base: &str) -> String {
-        base.to_string()
-    }
-
-    fn begin(&mut self, walk: &Walk, _k: usize, d: Domain, name: &str) {
-        let _ = writeln!(self.protos, "{};", self.signature(walk, d, name));
-    }
-
-    fn helper(&mut self, walk: &Walk, k: usize, helper: Helper, name: &str) {
+    fn addition(&mut self, name: &str, sum: &str) {
         let q = self.qualifier();
-        let a = format!("a{k}");
-        match helper {
-            Helper::Addition => {
-                let part = walk.part(k);
-                let body = match part.format {
-                    Format::F64 => "return p + q;".to_string(),
-                    _ if part.narrow => "return (double)((float)p + (float)q);".to_string(),
-                    _ => {
-                        self.round_once = true;
-                        "return fprev_add_f32(p, q);".to_string()
-                    }
-                };
-                let _ = writeln!(
-                    self.protos,
-                    "{q}double {name}(double p, double q) {{ {body} }}"
-                );
-                if part.compensated {
-                    let _ = writeln!(
-                        self.protos,
-                        "{q}void k{k}(double *t, double *e, double v) {{\n    double y = a{k}(v, \
-                         -*e);\n    double u = a{k}(*t, y);\n    *e = a{k}(a{k}(u, -*t), -y);\n    *t \
-                         = u;\n}}\n{q}double e{k}(double *c, double t, double e) {{\n    if (c) {{ \
-                         *c = e; return t; }}\n    return {end};\n}}",
-                        end = match part.drops_error {
-                            true => "t".to_string(),
-                            false => format!("a{k}(t, -e)"),
-                        }
-                    );
-                }
-            }
-            Helper::Pairwise => {
-                let _ = writeln!(self.protos, "{q}double {name}(const double *v, size_t n);");
-                let _ = write!(
-                    self.bodies,
-                    "{q}double {name}(const double *v, size_t n) {{\n    if (n == 1) return v[0];\n    \
-                     size_t h = n / 2;\n    return {a}({name}(v, h), {name}(v + h, n - h));\n}}\n\n",
-                );
-            }
-            Helper::Doubling => {
-                self.alloc = true;
-                let _ = writeln!(
-                    self.protos,
-                    "{q}double {name}(const double *v, size_t m, size_t ranks);"
-                );
-                let _ = write!(
-                    self.bodies,
-                    "{q}double {name}(const double *v, size_t m, size_t ranks) {{\n    size_t pow = \
-                     1;\n    while (pow <= ranks / 2) pow *= 2;\n    size_t extra = ranks - pow;\n    \
-                     size_t folded = 2 * extra < m ? 2 * extra : m;\n    double *w = (double \
-                     *)malloc(m * sizeof(double));\n    if (!w) return NAN;\n    size_t len = 0;\n    \
-                     for (size_t i = 0; i < folded; i += 2)\n        w[len++] = i + 1 < folded ? \
-                     {a}(v[i], v[i + 1]) : v[i];\n    for (size_t i = folded; i < m; i++) w[len++] = \
-                     v[i];\n    while (len > 1) {{\n        size_t o = 0;\n        for (size_t i = 0; \
-                     i < len; i += 2) w[o++] = i + 1 < len ? {a}(w[i], w[i + 1]) : w[i];\n        len \
-                     = o;\n    }}\n    double out = w[0];\n    free(w);\n    return out;\n}}\n\n",
-                );
-            }
-        }
+        let _ = writeln!(
+            self.protos,
+            "{q}double {name}(double p, double q) {{ return {sum}; }}"
+        );
     }
 
-    fn function(&mut self, walk: &Walk, f: Function) {
-        let body = self.body(walk, &f);
-        let sig = self.signature(walk, f.d, &f.name);
-        let _ = write!(self.bodies, "{sig} {{\n{body}}}\n\n");
+    fn kahan(&mut self, k: usize, name: &str, end: &str) {
+        let q = self.qualifier();
+        let _ = writeln!(
+            self.protos,
+            "{q}void k{k}(double *t, double *e, double v) {{\n    double y = {name}(v, \
+             -*e);\n    double u = {name}(*t, y);\n    *e = {name}({name}(u, -*t), -y);\n    \
+             *t = u;\n}}\n{q}double e{k}(double *c, double t, double e) {{\n    if (c) {{ *c \
+             = e; return t; }}\n    return {end};\n}}"
+        );
+    }
+
+    fn function(&mut self, walk: &Walk, f: &Func) {
+        self.reads = walk.reading(f);
+        self.allocated.clear();
+        let sig = format!("{}double {}({})", self.qualifier(), f.name, self.params(f));
+        let _ = writeln!(self.protos, "{sig};");
+        // A parameter the body does not read, said so to the compiler.
+        let unused: String = f
+            .extra
+            .iter()
+            .filter(|(name, _)| !f.uses(name))
+            .map(|(name, _)| format!("    (void){name};\n"))
+            .collect();
+        let body = self.block(&f.body, "    ");
+        let _ = write!(self.bodies, "{sig} {{\n{unused}{body}}}\n\n");
     }
 
     fn finish(self, walk: &Walk, name: &str, what: &str) -> String {
@@ -717,7 +361,7 @@ impl Backend for C {
         if self.alloc {
             out += "#include <stdlib.h>\n";
         }
-        if self.round_once {
+        if walk.rounds_once {
             out += "#include <stdint.h>\n#include <string.h>\n";
         }
         out += "\n#if !defined(__CUDACC__) && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0\n\
@@ -729,7 +373,7 @@ impl Backend for C {
             "{q}double fprev_fin(double *c, double v) {{\n    if (c) *c = 0.0;\n    return \
              v;\n}}\n"
         );
-        if self.round_once {
+        if walk.rounds_once {
             let _ = writeln!(
                 out,
                 "/* p + q rounded once to f32: their double sum rounded to odd (a sticky last \

@@ -1,16 +1,16 @@
-//! Python with NumPy: the walk's functions (`walk.rs`) as Python functions
-//! over Python floats (IEEE doubles), so that every partial sum is a
-//! `double` as in C, and each addition is rounded once to its part's
-//! format.
+//! Python with NumPy: the walk's functions (`walk.rs`), as code
+//! (`code.rs`), printed as Python functions over Python floats (IEEE
+//! doubles), so that every partial sum is a `double` as in C, and each
+//! addition is rounded once to its part's format.
 //!
 //! Every function takes a view of what it sums (`x`, its offset `o` and
-//! stride `s`: element `i` is `x[o + i * s]`), the count `n`, `planned`,
-//! and `c`: where its caller continues a compensated chain, a one-element
-//! list the error the chain carries is written to, the sum returned as it
-//! stands; otherwise `None`, and the chain ends here. Over the inputs,
-//! `x` holds the arrays and the values made from them once (products of a
-//! dot, rounded as each part reads them); over partial sums it is a list
-//! of floats.
+//! stride `s`: element `i` is `x[o + i * s]`), the count `n` and, of a
+//! part, `planned` and `c`: where its caller continues a compensated
+//! chain, a one-element list the error the chain carries is written to,
+//! the sum returned as it stands; otherwise `None`, and the chain ends
+//! here. Over the inputs, `x` holds the arrays and the values made from
+//! them once (products of a dot, rounded as each part reads them); over
+//! partial sums it is a list of floats.
 //!
 //! The lanes of an interleave that sums each left to right (without
 //! Kahan steps) run as one NumPy array of accumulators, all lanes a step
@@ -20,20 +20,25 @@
 //! through round-to-odd. Nothing calls a library reduction (`np.sum`,
 //! `np.dot`, `math.fsum`): the code imitates those.
 
+use std::collections::HashSet;
 use std::fmt::Write;
 
+use super::code::{Bin, Domain, Expr, Func, Lane, Reading, Spell, Stmt, Ty};
 use super::fused::{self, Numbers};
+use super::lower::Lanes;
 use super::plan::{Op, Part, Plan};
-use super::walk::{self, Backend, Combine, Domain, Function, Helper, Lane, Shape, Walk};
+use super::walk::{self, Backend, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
 pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, String> {
     let python = Python {
         name: name.to_string(),
+        parts: plan.parts.clone(),
+        reads: Reading::inputs(plan.op),
+        cells: HashSet::new(),
         defs: String::new(),
-        reads: false,
-        round_once: false,
+        read: false,
         lanes: false,
         each: false,
     };
@@ -45,475 +50,217 @@ struct Python {
     /// The public function's name, which every helper of it starts with,
     /// so that functions emitted apart can share a module.
     name: String,
+    /// The plan's parts.
+    parts: Vec<Part>,
+    /// What the function being printed reads.
+    reads: Reading,
+    /// Its error cells (one-element lists).
+    cells: HashSet<&'static str>,
     defs: String,
-    /// The function being written reads the inputs' values as lists.
-    reads: bool,
-    /// The runtime helpers the module needs: `_fprev_add_f32`,
-    /// `_fprev_lanes`, `_fprev_add_f32_each`.
-    round_once: bool,
+    /// The function being printed reads the inputs' values as lists.
+    read: bool,
+    /// The runtime helpers the module needs: `_fprev_lanes`,
+    /// `_fprev_add_f32_each`.
     lanes: bool,
     each: bool,
 }
 
-/// Element `i` of list `list` in the view `o`, `s`.
-fn at(list: &str, i: &str) -> String {
-    match i {
-        "0" => format!("{list}[o]"),
-        _ => format!("{list}[o + ({i}) * s]"),
+/// The kind of value a part reads from the inputs, rounding products as
+/// `product`: `x` (an input), `p` (a product in f64, exact of f32
+/// values), `p32` (a product rounded to f32).
+fn kind(op: Op, product: Product) -> &'static str {
+    match (op, product) {
+        (Op::Sum, _) => "x",
+        (Op::Dot, Product::Rounded(Format::F32)) => "p32",
+        (Op::Dot, _) => "p",
+    }
+}
+
+/// Lanes as a NumPy array of a dtype, each step added by a function: of
+/// f32 or f64 where the steps are that format's own additions, else of
+/// f64 values, each step rounded once to f32 (a fused multiply-add among
+/// them: Python has none).
+fn lanes_of(lane: Lane) -> (&'static str, &'static str) {
+    match lane {
+        Lane::Registers {
+            format: Format::F64,
+            ..
+        } => ("np.float64", "np.add"),
+        Lane::Registers { fma: false, .. } => ("np.float32", "np.add"),
+        _ => ("np.float64", "_fprev_add_f32_each"),
     }
 }
 
 impl Python {
-    /// The kind of value part `k` reads from the inputs as its first
-    /// operand or its second: `x` (an input), `p` (a product in f64,
-    /// exact of f32 values), `p32` (a product rounded to f32).
-    fn kind(&self, walk: &Walk, k: usize, second: bool) -> &'static str {
-        match walk.plan.op {
-            Op::Sum => "x",
-            Op::Dot => match walk.product(k, second) {
-                Product::Rounded(Format::F32) => "p32",
-                _ => "p",
-            },
-        }
+    /// The view's offset plus `at`.
+    fn offset(&mut self, at: &Expr) -> String {
+        self.any(&(Expr::Var("o") + at.clone()))
     }
 
-    /// The list a function over `d` reads its first or second operands
-    /// from.
-    fn list(&mut self, d: Domain, second: bool) -> &'static str {
-        match d {
-            Domain::Sums => "x",
-            Domain::Inputs => {
-                self.reads = true;
-                match second {
-                    true => "vs",
-                    false => "vf",
-                }
-            }
-        }
-    }
-
-    /// Element `i` of the view over `d`, read as a first or second operand.
-    fn val(&mut self, d: Domain, i: &str, second: bool) -> String {
-        let list = self.list(d, second);
-        at(list, i)
-    }
-
-    /// The statements reading the inputs' lists part `k` reads.
-    fn prelude(&self, walk: &Walk, k: usize) -> String {
-        let (f, s) = (self.kind(walk, k, false), self.kind(walk, k, true));
+    /// The statements reading the inputs' lists the function reads.
+    fn prelude(&self) -> String {
+        let (f, s) = (
+            kind(self.reads.op, self.reads.first),
+            kind(self.reads.op, self.reads.second),
+        );
         match f == s {
             true => format!("    vf = vs = x.values('{f}')\n"),
             false => format!("    vf = x.values('{f}')\n    vs = x.values('{s}')\n"),
         }
     }
+}
 
-    /// Lanes as a NumPy array of a dtype, each step added by a function:
-    /// of f32 or f64 where the steps are that format's own additions, else
-    /// of f64 values, each step rounded once to f32 (a fused multiply-add
-    /// among them: Python has none).
-    fn lanes_of(lane: Lane) -> (&'static str, &'static str) {
-        match lane {
-            Lane::Registers {
-                format: Format::F64,
-                ..
-            } => ("np.float64", "np.add"),
-            Lane::Registers { fma: false, .. } => ("np.float32", "np.add"),
-            _ => ("np.float64", "_fprev_add_f32_each"),
+impl Spell for Python {
+    const CARRY: [&'static str; 3] = ["c", "None", "e"];
+
+    fn reading(&self) -> Reading {
+        self.reads
+    }
+
+    fn strided(&mut self, from: &Expr, step: &Expr) -> String {
+        let o = self.offset(&(from.clone() * Expr::Var("s")));
+        let s = self.any(&(Expr::Var("s") * step.clone()));
+        format!("x, {o}, {s}")
+    }
+
+    fn local(&self, names: &[&str]) -> String {
+        format!("{}, 0, 1", names[0])
+    }
+
+    fn symbol(&self, op: Bin) -> &'static str {
+        match op {
+            Bin::Div => "//",
+            Bin::And => "and",
+            op => op.symbol(),
         }
     }
 
-    /// The body of a function of shape `shape`.
-    fn body(&mut self, walk: &Walk, f: &Function) -> String {
-        let (k, d, a) = (f.k, f.d, f.add.as_str());
-        let part = walk.part(k);
-        let (step, end) = (self.name(&format!("k{k}")), self.name(&format!("e{k}")));
-        match &f.shape {
-            Shape::Sequential { .. }
-            | Shape::Reverse
-            | Shape::Halving { .. }
-            | Shape::Strided { .. }
-            | Shape::Blocked(_) => self.order(f, part),
-            Shape::Interleave {
-                lanes,
-                inner,
-                inner_part,
-                outer,
-                lane,
-            } => {
-                let generic = format!(
-                    "[{inner}(x, o + r * s, s * k, (n - r + k - 1) // k, shortest, None) \
-                     for r in range(k)]"
-                );
-                let lanes_of = match lane {
-                    Some(lane) => {
-                        let (dtype, add) = Python::lanes_of(*lane);
-                        self.lanes = true;
-                        self.each |= add == "_fprev_add_f32_each";
-                        let call = match d {
-                            Domain::Sums => format!(
-                                "xs = np.array(x[o:o + n * s:s], {dtype})
-        lanes = _fprev_lanes(xs, xs, 0, 1, n, k, {dtype}, {add})"
-                            ),
-                            Domain::Inputs => format!(
-                                "lanes = _fprev_lanes(x.array('{}', {dtype}), x.array('{}', \
-                                 {dtype}), o, s, n, k, {dtype}, {add})",
-                                self.kind(walk, *inner_part, false),
-                                self.kind(walk, *inner_part, true),
-                            ),
-                        };
+    fn val(&mut self, at: &Expr, second: bool) -> String {
+        let at = self.offset(at);
+        match (self.reads.d, second) {
+            (Domain::Sums, _) => format!("x[{at}]"),
+            (Domain::Inputs, second) => {
+                self.read = true;
+                match second {
+                    true => format!("vs[{at}]"),
+                    false => format!("vf[{at}]"),
+                }
+            }
+        }
+    }
+
+    fn register(&mut self, _: Format, _: &Expr) -> String {
+        unreachable!("Python keeps lanes in arrays")
+    }
+
+    fn expr(&mut self, e: &Expr) -> String {
+        match e {
+            Expr::Size(v) => v.to_string(),
+            Expr::Zero => "0.0".into(),
+            Expr::Flag(true) => "True".into(),
+            Expr::Flag(false) => "False".into(),
+            Expr::Var(v) if self.cells.contains(v) => format!("{v}[0]"),
+            Expr::Var(v) => v.to_string(),
+            Expr::Bin(..) => self.any(e),
+            Expr::Min(a, b) => format!("min({}, {})", self.any(a), self.any(b)),
+            Expr::Cond(c, a, b) => format!(
+                "{} if {} else {}",
+                self.operand(a, 2),
+                self.operand(c, 2),
+                self.operand(b, 1)
+            ),
+            Expr::MulAdd(a, b, c) => self.any(&(*c.clone() + *a.clone() * *b.clone())),
+            Expr::Widen(_, e) => self.any(e),
+            Expr::Fin(e) => format!("_fprev_fin(c, {})", self.any(e)),
+            Expr::Lanes { part, lane } => {
+                let (dtype, add) = lanes_of(*lane);
+                self.lanes = true;
+                self.each |= add == "_fprev_add_f32_each";
+                let arrays = match self.reads.d {
+                    Domain::Sums => format!("np.array(x, {dtype}), np.array(x, {dtype})"),
+                    Domain::Inputs => {
+                        let inner = self.parts[*part];
                         format!(
-                            "    if k == {lanes}:
-        {call}
-    else:
-        lanes = {generic}
-"
+                            "x.array('{}', {dtype}), x.array('{}', {dtype})",
+                            kind(self.reads.op, inner.first),
+                            kind(self.reads.op, inner.second)
                         )
                     }
-                    None => format!("    lanes = {generic}\n"),
                 };
-                format!(
-                    "    k = min({lanes}, n)
-    shortest = n // k
-{lanes_of}    return {outer}(lanes, 0, 1, k, k, c)
-"
-                )
+                format!("_fprev_lanes({arrays}, o, s, n, k, {dtype}, {add})")
             }
-            Shape::Blocks { size, inner, outer } => format!(
-                "    sums = []
-    for at in range(0, n, {size}):
-        m = min({size}, n - at)
-        sums.append({inner}(x, o + at * s, s, m, m, None))
-    return {outer}(sums, 0, 1, len(sums), len(sums), c)
-"
-            ),
-            Shape::Body {
-                multiple: m,
-                body,
-                tail,
-            } => {
-                let carry = match part.compensated {
-                    true => "e",
-                    false => "None",
-                };
-                let mut b = format!("    cut = planned - planned % {m}\n");
-                if part.compensated {
-                    b += "    e = [0.0]\n";
-                }
-                match tail {
-                    Some(tail) => {
-                        let _ = write!(
-                            b,
-                            "    if cut == 0:
-        return {tail}(x, o, s, n, planned, c)
-    if cut >= n:
-        return {body}(x, o, s, n, cut, c)
-    total = {body}(x, o, s, cut, cut, {carry})
-    r = {tail}(x, o + cut * s, s, n - cut, planned - cut, None)
-"
-                        );
-                        b += &match part.compensated {
-                            true => format!(
-                                "    total, e = {step}(total, e[0], r)\n    return {end}(c, \
-                                 total, e)\n"
-                            ),
-                            false => format!("    return _fprev_fin(c, {a}(total, r))\n"),
-                        };
-                    }
-                    None => {
-                        let v0 = self.val(d, "0", false);
-                        let vs = self.list(d, true);
-                        let _ = write!(
-                            b,
-                            "    if cut == 0:
-        total, i = {v0}, 1
-    else:
-        total, i = {body}(x, o, s, cut, cut, {carry}), cut
-"
-                        );
-                        b += &match part.compensated {
-                            true => format!(
-                                "    e = e[0]
-    for q in {vs}[o + i * s:o + n * s:s]:
-        total, e = {step}(total, e, q)
-    return {end}(c, total, e)
-"
-                            ),
-                            false => format!(
-                                "    for q in {vs}[o + i * s:o + n * s:s]:
-        total = {a}(total, q)
-    return _fprev_fin(c, total)
-"
-                            ),
-                        };
-                    }
-                }
-                b
-            }
-            Shape::Halves {
-                leaf,
-                multiple,
-                inner,
-            } => {
-                let rec = self.name(&format!("h{k}{}", d.letter()));
-                let _ = write!(
-                    self.defs,
-                    "def {rec}(x, o, s, n):
-    if n <= {leaf}:
-        return {inner}(x, o, s, n, n, None)
-    half = n // 2
-    cut = half - half % {multiple}
-    if cut == 0:
-        cut = half
-    return {a}({rec}(x, o, s, cut), {rec}(x, o + cut * s, s, n - cut))
-
-
-"
-                );
-                format!(
-                    "    if n <= {leaf}:
-        return {inner}(x, o, s, n, n, c)
-    return _fprev_fin(c, {rec}(x, o, s, n))
-"
-                )
-            }
-            Shape::Below {
-                at: m,
-                small,
-                large,
-            } => format!(
-                "    if n < {m}:
-        return {small}(x, o, s, n, n, c)
-    return {large}(x, o, s, n, n, c)
-"
-            ),
-            Shape::Windows {
-                width: w,
-                inner,
-                again,
-            } => format!(
-                "    if n <= {w}:
-        return {inner}(x, o, s, n, n, c)
-    m = (n - 1) // {w} + 1
-    low = (m * {w} - n) // 2
-    sums = []
-    for j in range(m):
-        at = max(j * {w} - low, 0)
-        end = min((j + 1) * {w} - low, n)
-        sums.append({inner}(x, o + at * s, s, end - at, end - at, None))
-    return {again}(sums, 0, 1, m, m, c)
-"
-            ),
-            Shape::Split {
-                blocks: p,
-                inner,
-                combine,
-            } => {
-                let combine = match combine {
-                    Combine::Doubling(dbl) => format!("_fprev_fin(c, {dbl}(sums, m, {p}))"),
-                    Combine::Outer(outer) => format!("{outer}(sums, 0, 1, m, m, c)"),
-                };
-                format!(
-                    "    m = min({p}, n)
-    size, longer = divmod(n, {p})
-    sums = []
-    at = 0
-    for j in range(m):
-        take = size + (1 if j < longer else 0)
-        sums.append({inner}(x, o + at * s, s, take, take, None))
-        at += take
-    return {combine}
-"
-                )
-            }
-            Shape::Doubling { doubling } => {
-                let vf = self.list(d, false);
-                format!("    return _fprev_fin(c, {doubling}({vf}[o:o + n * s:s], n, n))\n")
-            }
-            Shape::Fold => {
-                let rec = self.name(&format!("r{k}{}", d.letter()));
-                let _ = write!(
-                    self.defs,
-                    "def {rec}(vf, vs, o, s, n, second):
-    if n == 1:
-        return vs[o] if second else vf[o]
-    return {a}({rec}(vf, vs, o, s * 2, (n + 1) // 2, False),
-               {rec}(vf, vs, o + s, s * 2, n // 2, True))
-
-
-"
-                );
-                let (vf, vs) = (self.list(d, false), self.list(d, true));
-                format!("    return _fprev_fin(c, {rec}({vf}, {vs}, o, s, n, False))\n")
-            }
-            Shape::Fanout(fan) => {
-                let rec = self.name(&format!("r{k}{}", d.letter()));
-                let _ = write!(
-                    self.defs,
-                    "def {rec}(vf, vs, o, s, n, r, stride, second):
-    below = stride * {fan}
-    total = vs[o + r * s] if second and stride >= n - r else vf[o + r * s]
-    for i in range(1, {fan} + 1):
-        child = r + i * stride
-        if child >= n:
-            break
-        total = {a}(total, {rec}(vf, vs, o, s, n, child, below, True))
-    return total
-
-
-"
-                );
-                let (vf, vs) = (self.list(d, false), self.list(d, true));
-                format!("    return _fprev_fin(c, {rec}({vf}, {vs}, o, s, n, 0, 1, False))\n")
-            }
-            Shape::Rotate { by, inner } => match d {
-                Domain::Sums => format!(
-                    "    start = {by} if {by} < n else 0
-    v = x[o:o + n * s:s]
-    return {inner}(v[start:] + v[:start], 0, 1, n, n, c)
-"
-                ),
-                Domain::Inputs => {
-                    format!("    return {inner}(x.rotated(o, s, n, {by}), 0, 1, n, n, c)\n")
-                }
-            },
-            Shape::Pieces { steps, inner } => {
-                let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
-                let steps = steps.join(", ");
-                format!(
-                    "    at = 0
-    total = 0.0
-    some = False
-    for step in ({steps},):
-        while at < planned and planned - at >= step:
-            p = {inner}(x, o + at * s, s, step, step, None)
-            total = {a}(total, p) if some else p
-            some = True
-            at += step
-    if at < n:
-        p = {inner}(x, o + at * s, s, n - at, n - at, None)
-        total = {a}(total, p) if some else p
-    return _fprev_fin(c, total)
-"
-                )
-            }
-            Shape::KBlocks {
-                size: q,
-                unit,
-                inner,
-            } => {
-                let half = match unit {
-                    Some(u) => format!("(left // 2 + {u} - 1) // {u} * {u}"),
-                    None => "(left + 1) // 2".to_string(),
-                };
-                format!(
-                    "    at = 0
-    total = 0.0
-    some = False
-    while at < n:
-        left = n - at
-        if left >= 2 * {q}:
-            take = {q}
-        elif left > {q}:
-            take = {half}
-        else:
-            take = left
-        p = {inner}(x, o + at * s, s, take, take, None)
-        total = {a}(total, p) if some else p
-        some = True
-        at += take
-    return _fprev_fin(c, total)
-"
-                )
-            }
+            _ => unreachable!("spelled by Spell::any"),
         }
     }
 
-    /// The body of a reference order, which reads its operands as lists.
-    fn order(&mut self, f: &Function, part: Part) -> String {
-        let (k, d, a) = (f.k, f.d, f.add.as_str());
-        let v0 = self.val(d, "0", false);
-        let (vf, vs) = (self.list(d, false), self.list(d, true));
-        match &f.shape {
-            Shape::Sequential { .. } if part.compensated => {
-                let (step, end) = (self.name(&format!("k{k}")), self.name(&format!("e{k}")));
-                format!(
-                    "    t, e = {v0}, 0.0
-    for q in {vs}[o + s:o + n * s:s]:
-        t, e = {step}(t, e, q)
-    return {end}(c, t, e)
-"
-                )
-            }
-            Shape::Sequential { .. } => format!(
-                "    acc = {v0}
-    for q in {vs}[o + s:o + n * s:s]:
-        acc = {a}(acc, q)
-    return _fprev_fin(c, acc)
-"
-            ),
-            Shape::Reverse => format!(
-                "    if n == 1:
-        return _fprev_fin(c, {v0})
-    acc = {last}
-    for i in range(n - 2, -1, -1):
-        acc = {a}({vi}, acc)
-    return _fprev_fin(c, acc)
-",
-                last = at(vs, "n - 1"),
-                vi = at(vf, "i")
-            ),
-            Shape::Halving { binary_tree } => {
-                let rec = self.name(&format!("r{k}{}", d.letter()));
-                let cut = match binary_tree {
-                    false => "h = n // 2",
-                    true => "h = 1\n    while 2 * h < n:\n        h *= 2",
-                };
-                let _ = write!(
-                    self.defs,
-                    "def {rec}(vf, vs, o, s, n, second):
-    if n == 1:
-        return vs[o] if second else vf[o]
-    if n == 2:
-        return {a}(vf[o], vs[o + s])
-    {cut}
-    return {a}({rec}(vf, vs, o, s, h, False), {rec}(vf, vs, o + h * s, s, n - h, True))
+    const END: &'static str = "";
 
-
-"
-                );
-                format!("    return _fprev_fin(c, {rec}({vf}, {vs}, o, s, n, False))\n")
+    fn declare(&mut self, name: &'static str, ty: Ty, value: &Expr, _: bool) -> String {
+        match ty {
+            Ty::Error => {
+                self.cells.insert(name);
+                format!("{name} = [0.0]")
             }
-            Shape::Strided { lanes, pairwise } => format!(
-                "    m = min({lanes}, n)
-    sums = []
-    for r in range(m):
-        acc = {vr}
-        for q in {vs}[o + (r + {lanes}) * s:o + n * s:{lanes} * s]:
-            acc = {a}(acc, q)
-        sums.append(acc)
-    return _fprev_fin(c, {pairwise}(sums, 0, m))
-",
-                vr = at(vf, "r")
-            ),
-            Shape::Blocked(size) => format!(
-                "    total = 0.0
-    for b in range(0, n, {size}):
-        end = min(n, b + {size})
-        acc = {vb}
-        for q in {vs}[o + (b + 1) * s:o + end * s:s]:
-            acc = {a}(acc, q)
-        total = acc if b == 0 else {a}(total, acc)
-    return _fprev_fin(c, total)
-",
-                vb = at(vf, "b")
-            ),
-            _ => unreachable!("an order's shape"),
+            _ => format!("{name} = {}", self.any(value)),
+        }
+    }
+
+    fn range(&mut self, var: &str, from: &Expr, to: &Expr, step: &Expr, reverse: bool) -> String {
+        let bounds = match (from, step) {
+            (Expr::Size(0), Expr::Size(1)) => self.any(to),
+            (from, Expr::Size(1)) => format!("{}, {}", self.any(from), self.any(to)),
+            (from, step) => format!("{}, {}, {}", self.any(from), self.any(to), self.any(step)),
+        };
+        match reverse {
+            true => format!("for {var} in reversed(range({bounds}))"),
+            false => format!("for {var} in range({bounds})"),
+        }
+    }
+
+    fn branches(&mut self, head: &str, then: &[Stmt], other: &[Stmt], pad: &str) -> String {
+        let inner = format!("{pad}    ");
+        let mut b = format!("{pad}{head}:\n{}", self.block(then, &inner));
+        if !other.is_empty() {
+            b += &format!("{pad}else:\n{}", self.block(other, &inner));
+        }
+        b
+    }
+
+    fn kahan(&mut self, part: usize, t: &str, e: &str, value: &str) -> String {
+        let step = self.name(&format!("k{part}"));
+        let e = format!("{e}[0]");
+        format!("{t}, {e} = {step}({t}, {e}, {value})")
+    }
+
+    fn step(&mut self, _: &str, _: &Expr, _: Format, _: bool) -> String {
+        unreachable!("Python keeps lanes in arrays")
+    }
+
+    fn special(&mut self, s: &Stmt, pad: &str) -> String {
+        match s {
+            Stmt::Array { name, len, .. } => {
+                format!("{pad}{name} = [0.0] * {}\n", self.operand(len, 5))
+            }
+            Stmt::Rotated { start } => {
+                let start = self.any(start);
+                match self.reads.d {
+                    Domain::Sums => {
+                        format!("{pad}v = x[o:o + n * s:s]\n{pad}rx = v[{start}:] + v[:{start}]\n")
+                    }
+                    Domain::Inputs => format!("{pad}rx = x.rotated(o, s, n, {start})\n"),
+                }
+            }
+            _ => unreachable!("a statement of every language"),
         }
     }
 }
 
 impl Backend for Python {
-    const ADDITION_FIRST: bool = true;
+    const LANES: Lanes = Lanes::Arrays;
+    // The double sum of two f32 values rounds to their f32 sum: 53 bits are
+    // at least 2 * 24 + 2, so rounding twice does not differ from rounding
+    // once.
+    const SUMS: [&'static str; 3] = ["p + q", "float(np.float32(p + q))", "_fprev_add_f32(p, q)"];
 
     fn refuses(&self, plan: &Plan) -> Result<(), String> {
         let exact = |p: &Part| p.first == Product::Exact || p.second == Product::Exact;
@@ -532,37 +279,18 @@ impl Backend for Python {
         format!("_{}_{base}", self.name)
     }
 
-    fn begin(&mut self, _walk: &Walk, _k: usize, _d: Domain, _name: &str) {}
+    fn addition(&mut self, name: &str, sum: &str) {
+        let _ = write!(self.defs, "def {name}(p, q):\n    return {sum}\n\n\n");
+    }
 
-    fn helper(&mut self, walk: &Walk, k: usize, helper: Helper, name: &str) {
-        let a = self.name(&format!("a{k}"));
-        match helper {
-            Helper::Addition => {
-                let part = walk.part(k);
-                let body = match part.format {
-                    Format::F64 => "return p + q".to_string(),
-                    // The double sum of two f32 values rounds to their f32 sum:
-                    // 53 bits are at least 2 * 24 + 2, so rounding twice does
-                    // not differ from rounding once.
-                    _ if part.narrow => "return float(np.float32(p + q))".to_string(),
-                    _ => {
-                        self.round_once = true;
-                        "return _fprev_add_f32(p, q)".to_string()
-                    }
-                };
-                let _ = write!(self.defs, "def {name}(p, q):\n    {body}\n\n\n");
-                if part.compensated {
-                    let end = match part.drops_error {
-                        true => "t".to_string(),
-                        false => format!("{a}(t, -e)"),
-                    };
-                    let (step, fin) = (self.name(&format!("k{k}")), self.name(&format!("e{k}")));
-                    let _ = write!(
-                        self.defs,
-                        "def {step}(t, e, v):
-    y = {a}(v, -e)
-    u = {a}(t, y)
-    return u, {a}({a}(u, -t), -y)
+    fn kahan(&mut self, k: usize, name: &str, end: &str) {
+        let (step, fin) = (self.name(&format!("k{k}")), self.name(&format!("e{k}")));
+        let _ = write!(
+            self.defs,
+            "def {step}(t, e, v):
+    y = {name}(v, -e)
+    u = {name}(t, y)
+    return u, {name}({name}(u, -t), -y)
 
 
 def {fin}(c, t, e):
@@ -573,53 +301,22 @@ def {fin}(c, t, e):
 
 
 "
-                    );
-                }
-            }
-            Helper::Pairwise => {
-                let _ = write!(
-                    self.defs,
-                    "def {name}(v, o, n):
-    if n == 1:
-        return v[o]
-    h = n // 2
-    return {a}({name}(v, o, h), {name}(v, o + h, n - h))
-
-
-"
-                );
-            }
-            Helper::Doubling => {
-                let _ = write!(
-                    self.defs,
-                    "def {name}(v, m, ranks):
-    p = 1
-    while p <= ranks // 2:
-        p *= 2
-    folded = min(2 * (ranks - p), m)
-    w = [{a}(v[i], v[i + 1]) if i + 1 < folded else v[i] for i in range(0, folded, 2)]
-    w += v[folded:m]
-    while len(w) > 1:
-        w = [{a}(w[i], w[i + 1]) if i + 1 < len(w) else w[i] for i in range(0, len(w), 2)]
-    return w[0]
-
-
-"
-                );
-            }
-        }
+        );
     }
 
-    fn function(&mut self, walk: &Walk, f: Function) {
-        self.reads = false;
-        let body = self.body(walk, &f);
-        let prelude = match self.reads {
-            true => self.prelude(walk, f.k),
+    fn function(&mut self, walk: &Walk, f: &Func) {
+        self.reads = walk.reading(f);
+        self.read = false;
+        self.cells.clear();
+        let body = self.block(&f.body, "    ");
+        let prelude = match self.read {
+            true => self.prelude(),
             false => String::new(),
         };
+        let params = f.params(|name, _, _| name.to_string(), "c");
         let _ = write!(
             self.defs,
-            "def {}(x, o, s, n, planned, c):\n{prelude}{body}\n\n",
+            "def {}(x, o, s, {params}):\n{prelude}{body}\n\n",
             f.name
         );
     }
@@ -646,12 +343,12 @@ def {fin}(c, t, e):
 ",
             env!("CARGO_PKG_VERSION")
         );
-        if self.round_once {
+        if walk.rounds_once {
             out += "import struct\n\n";
         }
         out += "import numpy as np\n\n\n";
         out += RUNTIME;
-        if self.round_once {
+        if walk.rounds_once {
             out += ADD_F32;
         }
         if self.lanes {
@@ -730,10 +427,9 @@ const RUNTIME: &str = r#"class _FprevInputs:
             self.made[key] = self.array(kind).tolist()
         return self.made[key]
 
-    def rotated(self, o, s, n, by):
-        """The n inputs from o by s, from the by-th on (none past the last),
-        then those before it."""
-        start = by if by < n else 0
+    def rotated(self, o, s, n, start):
+        """The n inputs from o by s, from the start-th on, then those before
+        it."""
 
         def turn(a):
             v = a[o:o + n * s:s]

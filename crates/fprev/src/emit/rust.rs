@@ -1,19 +1,19 @@
-//! Rust: the walk's functions (`walk.rs`) as a module that needs no crate
-//! but `core` and `alloc` (and std's `mul_add` where a plan has fused
-//! multiply-adds), with a C-ABI wrapper so that a `cdylib` of it is a
-//! `dylib:` black box.
+//! Rust: the walk's functions (`walk.rs`), as code (`code.rs`), printed
+//! as a module that needs no crate but `core` and `alloc` (and std's
+//! `mul_add` where a plan has fused multiply-adds), with a C-ABI wrapper
+//! so that a `cdylib` of it is a `dylib:` black box.
 //!
 //! Every function takes a strided view (a slice `x`, its elements
-//! `x[i * s]`, `i < n`), `planned` and `c`, the error a compensated chain
-//! carries written through it.
+//! `x[i * s]`, `i < n`) and, of a part, `planned` and `c`, the error a
+//! compensated chain carries written through it.
 
 use std::fmt::Write;
 
+use super::code::{Domain, Expr, Func, Reading, Spell, Stmt, Ty};
 use super::fused::{self, Numbers};
+use super::lower::Lanes;
 use super::plan::{Op, Plan};
-use super::walk::{
-    self, Backend, Combine, Domain, Function, Helper, Lane, STACK_LANES, Shape, Walk,
-};
+use super::walk::{self, Backend, Walk};
 use crate::arith::Product;
 use crate::format::Format;
 
@@ -23,60 +23,31 @@ pub(super) fn source(plan: &Plan, name: &str, what: &str) -> Result<String, Stri
             Format::F32 => "f32",
             _ => "f64",
         },
+        element: plan.element,
+        reads: Reading::inputs(plan.op),
         helpers: String::new(),
         bodies: String::new(),
         fin: false,
-        round_once: false,
         alloc: false,
         fma: false,
     };
     walk::source(plan, rust, name, what)
 }
 
-/// The Rust printer: per-part helpers first, then the functions.
+/// The Rust printer: per-part additions first, then the functions.
 struct Rust {
     /// The Rust type of the inputs.
     ty: &'static str,
-    /// Per-part helpers (additions, Kahan steps, halvings).
+    element: Format,
+    /// What the function being printed reads.
+    reads: Reading,
+    /// Per-part additions and Kahan steps.
     helpers: String,
     bodies: String,
-    /// The module needs `fin`, `add_f32`, `alloc`, std's `mul_add`.
+    /// The module needs `fin`, `alloc`, std's `mul_add`.
     fin: bool,
-    round_once: bool,
     alloc: bool,
     fma: bool,
-}
-
-/// `x[i * s]`'s index, without a multiplication by one or of zero.
-fn at(i: &str, s: &str) -> String {
-    let simple = i.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    match (i, s) {
-        ("0", _) => "0".into(),
-        ("1", _) => s.into(),
-        (_, "1") => i.into(),
-        _ if simple => format!("{i} * {s}"),
-        _ => format!("({i}) * {s}"),
-    }
-}
-
-/// A recursion's `second` parameter and the value it returns of a lone
-/// summand, `w` where that summand is added to a value (`when`), else `v`:
-/// the parameter goes unused where both are read alike.
-fn lone(v: &str, w: &str, when: &str) -> (&'static str, String) {
-    match v == w {
-        true => ("_second", v.to_string()),
-        false => ("second", format!("if {when} {{ {w} }} else {{ {v} }}")),
-    }
-}
-
-/// `text` with each line but empty ones started by `pad`.
-fn indent(text: &str, pad: &str) -> String {
-    text.lines()
-        .map(|l| match l.is_empty() {
-            true => "\n".to_string(),
-            false => format!("{pad}{l}\n"),
-        })
-        .collect()
 }
 
 /// The Rust type of registers of `format`.
@@ -87,626 +58,242 @@ fn register(format: Format) -> &'static str {
     }
 }
 
-/// A register of `format` as an `f64` value.
-fn widen(format: Format, v: &str) -> String {
-    match format {
-        Format::F32 => format!("f64::from({v})"),
-        _ => v.to_string(),
+/// The Rust type of a variable.
+fn rust_ty(ty: Ty) -> &'static str {
+    match ty {
+        Ty::Size => "usize",
+        Ty::Flag => "bool",
+        Ty::Reg(format) => register(format),
+        Ty::Real | Ty::Error => "f64",
     }
 }
 
 impl Rust {
-    /// The function that ends a chain where no caller continues it.
-    fn fin(&mut self) -> &'static str {
-        self.fin = true;
-        "fin"
-    }
-
-    /// A vector of `count` zeros of `ty`.
-    fn buffer(&mut self, ty: &str, count: &str) -> String {
-        self.alloc = true;
-        format!("alloc::vec![0.0{ty}; {count}]")
-    }
-
-    /// The parameters of a function over `d`, before `n`.
-    fn params(&self, walk: &Walk, d: Domain) -> String {
-        match (d, walk.plan.op) {
-            (Domain::Sums, _) => "x: &[f64], s: usize".into(),
-            (Domain::Inputs, Op::Sum) => format!("x: &[{}], s: usize", self.ty),
-            (Domain::Inputs, Op::Dot) => format!("x: &[{t}], y: &[{t}], s: usize", t = self.ty),
+    /// The Rust type of the values of a function over `d`.
+    fn values(&self, d: Domain) -> &'static str {
+        match d {
+            Domain::Sums => "f64",
+            Domain::Inputs => self.ty,
         }
     }
 
-    /// The arguments that pass a function's view on unchanged.
-    fn same(&self, walk: &Walk, d: Domain) -> &'static str {
-        match (d, walk.plan.op) {
-            (Domain::Inputs, Op::Dot) => "x, y, s",
-            _ => "x, s",
-        }
-    }
-
-    /// The view from element `off`, every `mul`-th element.
-    fn view(&self, walk: &Walk, d: Domain, off: &str, mul: &str) -> String {
-        let stride = match mul {
-            "1" => "s".to_string(),
-            _ => format!("s * {mul}"),
+    /// The parameters of function `f`, an unused one named with `_`.
+    fn params(&self, f: &Func) -> String {
+        let t = self.values(f.d);
+        let view = match (f.d, self.reads.op) {
+            (Domain::Inputs, Op::Dot) => format!("x: &[{t}], y: &[{t}], s: usize"),
+            _ => format!("x: &[{t}], s: usize"),
         };
-        let from = |v: &str| match off {
-            "0" => v.to_string(),
-            _ => format!("&{v}[{}..]", at(off, "s")),
+        let rest = f.params(
+            |name, ty, used| {
+                let unused = if used { "" } else { "_" };
+                format!("{unused}{name}: {}", rust_ty(ty))
+            },
+            "c: Option<&mut f64>",
+        );
+        format!("{view}, {rest}")
+    }
+}
+
+impl Spell for Rust {
+    const CARRY: [&'static str; 3] = ["c", "None", "Some(&mut e)"];
+
+    fn reading(&self) -> Reading {
+        self.reads
+    }
+
+    fn strided(&mut self, from: &Expr, step: &Expr) -> String {
+        let at = match from.clone() * Expr::Var("s") {
+            Expr::Size(0) => None,
+            off => Some(self.any(&off)),
         };
-        match (d, walk.plan.op) {
-            (Domain::Inputs, Op::Dot) => format!("{}, {}, {stride}", from("x"), from("y")),
-            _ => format!("{}, {stride}", from("x")),
+        let slice = |v: &str| match &at {
+            None => v.to_string(),
+            Some(at) => format!("&{v}[{at}..]"),
+        };
+        let stride = self.any(&(Expr::Var("s") * step.clone()));
+        match self.reads.dot() {
+            true => format!("{}, {}, {stride}", slice("x"), slice("y")),
+            false => format!("{}, {stride}", slice("x")),
         }
     }
 
-    /// Element `i` (with stride `s`) as an `f64`, read by part `k` as its
-    /// first operand or its second.
-    fn val(&self, walk: &Walk, k: usize, d: Domain, i: &str, s: &str, second: bool) -> String {
-        let ix = at(i, s);
-        match (d, walk.plan.op, walk.plan.element) {
-            (Domain::Sums, ..) | (Domain::Inputs, Op::Sum, Format::F64) => format!("x[{ix}]"),
-            (Domain::Inputs, Op::Sum, _) => format!("f64::from(x[{ix}])"),
-            (Domain::Inputs, Op::Dot, element) => match (walk.product(k, second), element) {
-                (Product::Rounded(Format::F32), Format::F32) => {
-                    format!("f64::from(x[{ix}] * y[{ix}])")
-                }
-                (Product::Rounded(Format::F32), _) => {
-                    format!("f64::from((x[{ix}] * y[{ix}]) as f32)")
-                }
-                (_, Format::F32) => format!("f64::from(x[{ix}]) * f64::from(y[{ix}])"),
-                _ => format!("x[{ix}] * y[{ix}]"),
+    fn local(&self, names: &[&str]) -> String {
+        let borrowed: Vec<String> = names.iter().map(|n| format!("&{n}")).collect();
+        format!("{}, 1", borrowed.join(", "))
+    }
+
+    fn val(&mut self, at: &Expr, second: bool) -> String {
+        let (x, y) = self.elements(at);
+        let product = self.reads.product(second);
+        match (self.reads.d, self.reads.op, self.element) {
+            (Domain::Sums, ..) | (Domain::Inputs, Op::Sum, Format::F64) => x,
+            (Domain::Inputs, Op::Sum, _) => format!("f64::from({x})"),
+            (Domain::Inputs, Op::Dot, element) => match (product, element) {
+                (Product::Rounded(Format::F32), Format::F32) => format!("f64::from({x} * {y})"),
+                (Product::Rounded(Format::F32), _) => format!("f64::from(({x} * {y}) as f32)"),
+                (_, Format::F32) => format!("f64::from({x}) * f64::from({y})"),
+                _ => format!("{x} * {y}"),
             },
         }
     }
 
-    /// A lane's first value, in a register of `format`.
-    fn lane_init(
-        &self,
-        walk: &Walk,
-        k: usize,
-        d: Domain,
-        format: Format,
-        i: &str,
-        s: &str,
-    ) -> String {
-        let ix = at(i, s);
-        match (format, d, walk.plan.op) {
-            (Format::F32, Domain::Inputs, Op::Dot) => format!("x[{ix}] * y[{ix}]"),
-            (Format::F32, Domain::Inputs, Op::Sum) => format!("x[{ix}]"),
-            (Format::F32, Domain::Sums, _) => format!("x[{ix}] as f32"),
-            _ => self.val(walk, k, d, i, s, false),
+    fn register(&mut self, format: Format, at: &Expr) -> String {
+        match (format, self.reads.d) {
+            (Format::F32, Domain::Sums) => format!("{} as f32", self.elements(at).0),
+            _ => self.val(at, false),
         }
     }
 
-    /// The statement adding element `i` to the lane register `acc`, of
-    /// `format` (a fused multiply-add where `fma`).
-    #[allow(clippy::too_many_arguments)]
-    fn lane_step(
-        &mut self,
-        walk: &Walk,
-        k: usize,
-        d: Domain,
-        (format, fma): (Format, bool),
-        acc: &str,
-        i: &str,
-        s: &str,
-    ) -> String {
-        let ix = at(i, s);
-        if fma {
-            self.fma = true;
-            return format!("{acc} = x[{ix}].mul_add(y[{ix}], {acc});");
-        }
-        match (format, d, walk.plan.op) {
-            (Format::F32, Domain::Inputs, Op::Sum) => format!("{acc} += x[{ix}];"),
-            (Format::F32, Domain::Inputs, Op::Dot) => format!("{acc} += x[{ix}] * y[{ix}];"),
-            (Format::F32, Domain::Sums, _) => format!("{acc} += x[{ix}] as f32;"),
-            _ => format!("{acc} += {};", self.val(walk, k, d, i, s, true)),
-        }
-    }
-
-    /// The body of `interleave(lanes, …)`: lanes in registers where the
-    /// walk gives them and they fit the stack, else each lane by the inner
-    /// function.
-    #[allow(clippy::too_many_arguments)]
-    fn interleave(
-        &mut self,
-        walk: &Walk,
-        d: Domain,
-        lanes: usize,
-        inner: &str,
-        i: usize,
-        outer: &str,
-        lane: Option<Lane>,
-    ) -> String {
-        let small = lanes <= STACK_LANES;
-        let mut b = format!("    let k = n.min({lanes});\n    let shortest = n / k;\n");
-        b += &match small {
-            true => format!("    let mut lanes = [0.0f64; {lanes}];\n"),
-            false => format!("    let mut lanes = {};\n", self.buffer("f64", "k")),
-        };
-        // Each lane by the inner function, indented by `pad`.
-        let view = self.view(walk, d, "r", "k");
-        let generic = |pad: &str| {
-            format!(
-                "{pad}for (r, lane) in lanes.iter_mut().take(k).enumerate() {{\n{pad}    *lane = \
-                 {inner}({view}, (n - r).div_ceil(k), shortest, None);\n{pad}}}\n"
-            )
-        };
-        match lane {
-            Some(Lane::Registers { format, fma }) if small => {
-                let ty = register(format);
-                // Unit stride: the lanes' first row, each whole row and the
-                // rest as slices of known length, which compilers vectorise.
-                let init = self.lane_init(walk, i, d, format, "r", "1");
-                let step = self.lane_step(walk, i, d, (format, fma), "acc[r]", "r", "1");
-                let dot = (d, walk.plan.op) == (Domain::Inputs, Op::Dot);
-                let cut = |range: &str| match dot {
-                    true => format!("let (x, y) = (&x[{range}], &y[{range}]);"),
-                    false => format!("let x = &x[{range}];"),
-                };
-                let rows = match dot {
-                    true => format!(
-                        "for (x, y) in x[{lanes}..full]\n    .chunks_exact({lanes})\n    \
-                         .zip(y[{lanes}..full].chunks_exact({lanes}))\n{{"
+    fn expr(&mut self, e: &Expr) -> String {
+        match e {
+            Expr::Size(v) => v.to_string(),
+            Expr::Zero => "0.0".into(),
+            Expr::Flag(f) => f.to_string(),
+            Expr::Var(v) => v.to_string(),
+            Expr::Bin(..) => self.any(e),
+            Expr::Min(a, b) => format!("{}.min({})", self.operand(a, 9), self.any(b)),
+            Expr::Cond(c, a, b) => format!(
+                "if {} {{ {} }} else {{ {} }}",
+                self.any(c),
+                self.any(a),
+                self.any(b)
+            ),
+            Expr::MulAdd(a, b, c) => {
+                let (a, b) = (self.operand(a, 9), self.any(b));
+                match **c {
+                    Expr::Size(0) => format!("{a}.checked_mul({b}).unwrap_or(usize::MAX)"),
+                    _ => format!(
+                        "{a}.checked_mul({b}).and_then(|v| v.checked_add({})).unwrap_or(usize::MAX)",
+                        self.any(c)
                     ),
-                    false => format!("for x in x[{lanes}..full].chunks_exact({lanes}) {{"),
-                };
-                let unit = format!(
-                    "{{\n    {}\n    for r in 0..{lanes} {{\n        acc[r] = {init};\n    }}\n}}\n\
-                     {rows}\n    for r in 0..{lanes} {{\n        {step}\n    }}\n}}\n{{\n    {}\n    \
-                     for r in 0..x.len() {{\n        {step}\n    }}\n}}\n",
-                    cut(&format!("..{lanes}")),
-                    cut("full..n"),
-                );
-                let init = self.lane_init(walk, i, d, format, "r", "s");
-                let rest = self.lane_step(walk, i, d, (format, fma), "acc[r]", "full + r", "s");
-                let step = self.lane_step(
-                    walk,
-                    i,
-                    d,
-                    (format, fma),
-                    "acc[r]",
-                    &format!("j * {lanes} + r"),
-                    "s",
-                );
-                let strided = format!(
-                    "for r in 0..{lanes} {{\n    acc[r] = {init};\n}}\nfor j in 1..shortest {{\n    \
-                     for r in 0..{lanes} {{\n        {step}\n    }}\n}}\nfor r in 0..n - full \
-                     {{\n    {rest}\n}}\n"
-                );
-                let _ = write!(
-                    b,
-                    "    if k == {lanes} {{\n        let full = shortest * {lanes};\n        let mut \
-                     acc = [0.0{ty}; {lanes}];\n        if s == 1 {{\n{}        }} else {{\n{}        \
-                     }}\n        for r in 0..{lanes} {{\n            lanes[r] = {};\n        }}\n    \
-                     }} else {{\n{}    }}\n",
-                    indent(&unit, "            "),
-                    indent(&strided, "            "),
-                    widen(format, "acc[r]"),
-                    generic("        ")
-                );
+                }
             }
-            _ => b += &generic("    "),
+            Expr::Widen(Format::F32, e) => format!("f64::from({})", self.any(e)),
+            Expr::Widen(_, e) => self.any(e),
+            Expr::Fin(e) => {
+                self.fin = true;
+                format!("fin(c, {})", self.any(e))
+            }
+            _ => unreachable!("spelled by Spell::any"),
         }
-        let _ = writeln!(b, "    {outer}(&lanes, 1, k, k, c)");
-        b
     }
 
-    /// The body of a function of shape `shape`.
-    fn body(&mut self, walk: &Walk, f: &Function) -> String {
-        let (k, d, a) = (f.k, f.d, f.add.as_str());
-        let part = walk.part(k);
-        let params = self.params(walk, d);
-        let same = self.same(walk, d);
-        let v = |g: &Self, i: &str| g.val(walk, k, d, i, "s", false);
-        let w = |g: &Self, i: &str| g.val(walk, k, d, i, "s", true);
-        match &f.shape {
-            Shape::Sequential { .. } if part.compensated => format!(
-                "    let mut t = {};\n    let mut e = 0.0;\n    for i in 1..n {{\n        \
-                 k{k}(&mut t, &mut e, {});\n    }}\n    e{k}(c, t, e)\n",
-                v(self, "0"),
-                w(self, "i")
-            ),
-            Shape::Sequential {
-                lane: Some(Lane::Registers { format, fma }),
+    const END: &'static str = ";";
+
+    fn declare(&mut self, name: &'static str, ty: Ty, value: &Expr, mutable: bool) -> String {
+        let m = match mutable || ty == Ty::Error {
+            true => "mut ",
+            false => "",
+        };
+        format!("let {m}{name}: {} = {}", rust_ty(ty), self.any(value))
+    }
+
+    fn range(&mut self, var: &str, from: &Expr, to: &Expr, step: &Expr, reverse: bool) -> String {
+        let range = format!("{}..{}", self.any(from), self.any(to));
+        let range = match (reverse, step) {
+            (true, _) => format!("({range}).rev()"),
+            (false, Expr::Size(1)) => range,
+            (false, step) => format!("({range}).step_by({})", self.any(step)),
+        };
+        format!("for {var} in {range}")
+    }
+
+    fn kahan(&mut self, part: usize, t: &str, e: &str, value: &str) -> String {
+        format!("k{part}(&mut {t}, &mut {e}, {value})")
+    }
+
+    fn step(&mut self, acc: &str, at: &Expr, format: Format, fma: bool) -> String {
+        let (x, y) = self.elements(at);
+        self.fma |= fma;
+        let step = match (format, self.reads.d, self.reads.op) {
+            _ if fma => return format!("{acc} = {x}.mul_add({y}, {acc})"),
+            (Format::F32, Domain::Inputs, Op::Sum) => x.to_string(),
+            (Format::F32, Domain::Inputs, Op::Dot) => format!("{x} * {y}"),
+            (Format::F32, Domain::Sums, _) => format!("{x} as f32"),
+            _ => self.val(at, true),
+        };
+        format!("{acc} += {step}")
+    }
+
+    fn special(&mut self, s: &Stmt, pad: &str) -> String {
+        match s {
+            Stmt::Array {
+                name,
+                ty,
+                len,
+                fixed,
             } => {
-                let init = self.lane_init(walk, k, d, *format, "0", "s");
-                let step = self.lane_step(walk, k, d, (*format, *fma), "acc", "i", "s");
-                format!(
-                    "    let mut acc = {init};\n    for i in 1..n {{\n        {step}\n    }}\n    \
-                     {}(c, {})\n",
-                    self.fin(),
-                    widen(*format, "acc")
-                )
-            }
-            Shape::Sequential { .. } => format!(
-                "    let mut acc = {};\n    for i in 1..n {{\n        acc = {a}(acc, \
-                 {});\n    }}\n    {}(c, acc)\n",
-                v(self, "0"),
-                w(self, "i"),
-                self.fin()
-            ),
-            Shape::Reverse => {
-                let fin = self.fin();
-                format!(
-                    "    if n == 1 {{\n        return {fin}(c, {});\n    }}\n    let mut acc = \
-                     {};\n    for i in (0..n - 1).rev() {{\n        acc = {a}({}, acc);\n    }}\n    \
-                     {fin}(c, acc)\n",
-                    v(self, "0"),
-                    w(self, "n - 1"),
-                    v(self, "i")
-                )
-            }
-            Shape::Halving { binary_tree } => {
-                let rec = format!("r{k}{}", d.letter());
-                let cut = match binary_tree {
-                    false => "let h = n / 2;",
-                    true => "let mut h = 1;\n    while 2 * h < n {\n        h *= 2;\n    }",
-                };
-                let (second, lone) = lone(&v(self, "0"), &w(self, "0"), "second");
-                let _ = write!(
-                    self.bodies,
-                    "fn {rec}({params}, n: usize, {second}: bool) -> f64 {{\n    if n == 1 {{\n        \
-                     return {lone};\n    }}\n    if n == 2 {{\n        \
-                     return {a}({v0}, {w1});\n    }}\n    {cut}\n    let l = {rec}({same}, h, \
-                     false);\n    let r = {rec}({}, n - h, true);\n    {a}(l, r)\n}}\n\n",
-                    self.view(walk, d, "h", "1"),
-                    v0 = v(self, "0"),
-                    w1 = w(self, "1"),
-                );
-                format!("    {}(c, {rec}({same}, n, false))\n", self.fin())
-            }
-            Shape::Strided { lanes, pairwise } => {
-                let buf = self.buffer("f64", "m");
-                format!(
-                    "    let m = n.min({lanes});\n    let mut sums = {buf};\n    for (r, sum) in \
-                     sums.iter_mut().enumerate() {{\n        let mut acc = {};\n        for i in (r \
-                     + {lanes}..n).step_by({lanes}) {{\n            acc = {a}(acc, {});\n        \
-                     }}\n        *sum = acc;\n    }}\n    {}(c, {pairwise}(&sums))\n",
-                    v(self, "r"),
-                    w(self, "i"),
-                    self.fin()
-                )
-            }
-            Shape::Blocked(size) => format!(
-                "    let mut sum = 0.0;\n    for b in (0..n).step_by({size}) {{\n        let \
-                 end = n.min(b + {size});\n        let mut acc = {};\n        for i in b + \
-                 1..end {{\n            acc = {a}(acc, {});\n        }}\n        sum = if b == \
-                 0 {{ acc }} else {{ {a}(sum, acc) }};\n    }}\n    {}(c, sum)\n",
-                v(self, "b"),
-                w(self, "i"),
-                self.fin()
-            ),
-            Shape::Interleave {
-                lanes,
-                inner,
-                inner_part,
-                outer,
-                lane,
-            } => self.interleave(walk, d, *lanes, inner, *inner_part, outer, *lane),
-            Shape::Blocks { size, inner, outer } => {
-                let buf = self.buffer("f64", "m");
-                format!(
-                    "    let m = (n - 1) / {size} + 1;\n    let mut sums = {buf};\n    for (j, sum) \
-                     in sums.iter_mut().enumerate() {{\n        let at = j * {size};\n        let \
-                     len = if n - at < {size} {{ n - at }} else {{ {size} }};\n        *sum = \
-                     {inner}({}, len, len, None);\n    }}\n    {outer}(&sums, 1, m, m, c)\n",
-                    self.view(walk, d, "at", "1")
-                )
-            }
-            Shape::Body {
-                multiple: m,
-                body,
-                tail,
-            } => {
-                let mut b = format!("    let cut = planned - planned % {m};\n");
-                let carry = match part.compensated {
-                    true => {
-                        b += "    let mut e = 0.0;\n";
-                        "Some(&mut e)"
-                    }
-                    false => "None",
-                };
-                match tail {
-                    Some(tail) => {
-                        let _ = write!(
-                            b,
-                            "    if cut == 0 {{\n        return {tail}({same}, n, planned, \
-                             c);\n    }}\n    if cut >= n {{\n        return {body}({same}, n, \
-                             cut, c);\n    }}\n    let {m}sum = {body}({same}, cut, cut, \
-                             {carry});\n    let r = {tail}({}, n - cut, planned - cut, \
-                             None);\n",
-                            self.view(walk, d, "cut", "1"),
-                            m = if part.compensated { "mut " } else { "" },
-                        );
-                        b += &match part.compensated {
-                            true => {
-                                format!("    k{k}(&mut sum, &mut e, r);\n    e{k}(c, sum, e)\n")
-                            }
-                            false => format!("    {}(c, {a}(sum, r))\n", self.fin()),
-                        };
-                    }
+                let ty = rust_ty(*ty);
+                match fixed {
+                    Some(len) => format!("{pad}let mut {name} = [0.0{ty}; {len}];\n"),
                     None => {
-                        let v0 = v(self, "0");
-                        let w = w(self, "i");
-                        // Where the body takes every summand, the chain ends
-                        // as its last step, the body's, ends it.
-                        let _ = write!(
-                            b,
-                            "    if cut >= n {{\n        return {body}({same}, n, cut, c);\n    \
-                             }}\n    let (mut sum, start) = if cut == 0 {{\n        ({v0}, 1)\n    \
-                             }} else {{\n        ({body}({same}, cut, cut, {carry}), cut)\n    \
-                             }};\n"
-                        );
-                        b += &match part.compensated {
-                            true => format!(
-                                "    for i in start..n {{\n        k{k}(&mut sum, &mut e, \
-                                 {w});\n    }}\n    e{k}(c, sum, e)\n"
-                            ),
-                            false => format!(
-                                "    for i in start..n {{\n        sum = {a}(sum, {w});\n    \
-                                 }}\n    {}(c, sum)\n",
-                                self.fin()
-                            ),
-                        };
+                        self.alloc = true;
+                        format!(
+                            "{pad}let mut {name} = alloc::vec![0.0{ty}; {}];\n",
+                            self.any(len)
+                        )
                     }
                 }
-                b
             }
-            Shape::Halves {
-                leaf,
-                multiple,
-                inner,
-            } => {
-                let rec = format!("h{k}{}", d.letter());
-                let _ = write!(
-                    self.bodies,
-                    "fn {rec}({params}, n: usize) -> f64 {{\n    if n <= {leaf} {{\n        return \
-                     {inner}({same}, n, n, None);\n    }}\n    let half = n / 2;\n    let cut = \
-                     match half - half % {multiple} {{\n        0 => half,\n        cut => cut,\n    \
-                     }};\n    let l = {rec}({same}, cut);\n    let r = {rec}({}, n - cut);\n    \
-                     {a}(l, r)\n}}\n\n",
-                    self.view(walk, d, "cut", "1"),
-                );
-                format!(
-                    "    if n <= {leaf} {{\n        return {inner}({same}, n, n, c);\n    }}\n    \
-                     {}(c, {rec}({same}, n))\n",
-                    self.fin()
-                )
-            }
-            Shape::Below {
-                at: m,
-                small,
-                large,
-            } => format!(
-                "    if n < {m} {{\n        {small}({same}, n, n, c)\n    }} else {{\n        \
-                 {large}({same}, n, n, c)\n    }}\n"
-            ),
-            Shape::Windows {
-                width: w,
-                inner,
-                again,
-            } => {
-                let buf = self.buffer("f64", "m");
-                format!(
-                    "    if n <= {w} {{\n        return {inner}({same}, n, n, c);\n    }}\n    \
-                     let m = (n - 1) / {w} + 1;\n    let low = (m * {w} - n) / 2;\n    let mut \
-                     sums = {buf};\n    for (j, sum) in sums.iter_mut().enumerate() {{\n        let \
-                     at = (j * {w}).saturating_sub(low);\n        let end = ((j + 1) * {w} - \
-                     low).min(n);\n        *sum = {inner}({}, end - at, end - at, None);\n    \
-                     }}\n    {again}(&sums, 1, m, m, c)\n",
-                    self.view(walk, d, "at", "1"),
-                )
-            }
-            Shape::Split {
-                blocks: p,
-                inner,
-                combine,
-            } => {
-                let buf = self.buffer("f64", "m");
-                let combine = match combine {
-                    Combine::Doubling(dbl) => format!("{}(c, {dbl}(&sums, {p}))", self.fin()),
-                    Combine::Outer(outer) => format!("{outer}(&sums, 1, m, m, c)"),
-                };
-                format!(
-                    "    let m = n.min({p});\n    let (len, longer) = (n / {p}, n % {p});\n    let \
-                     mut sums = {buf};\n    let mut at = 0;\n    for (j, sum) in \
-                     sums.iter_mut().enumerate() {{\n        let take = len + usize::from(j < \
-                     longer);\n        *sum = {inner}({}, take, take, None);\n        at += \
-                     take;\n    }}\n    {combine}\n",
-                    self.view(walk, d, "at", "1")
-                )
-            }
-            Shape::Doubling { doubling } => {
+            Stmt::Rotated { start } => {
                 self.alloc = true;
-                let vi = v(self, "i");
-                format!(
-                    "    let vals: alloc::vec::Vec<f64> = (0..n).map(|i| {vi}).collect();\n    \
-                     {}(c, {doubling}(&vals, n))\n",
-                    self.fin()
-                )
-            }
-            Shape::Fold => {
-                let rec = format!("r{k}{}", d.letter());
-                let (v, w) = (v(self, "0"), w(self, "0"));
-                let (second, lone) = lone(&v, &w, "second");
-                let _ = write!(
-                    self.bodies,
-                    "fn {rec}({params}, n: usize, {second}: bool) -> f64 {{\n    if n == 1 {{\n        \
-                     return {lone};\n    }}\n    let e = {rec}({}, (n \
-                     + 1) / 2, false);\n    let o = {rec}({}, n / 2, true);\n    {a}(e, o)\n}}\n\n",
-                    self.view(walk, d, "0", "2"),
-                    self.view(walk, d, "1", "2"),
-                );
-                format!("    {}(c, {rec}({same}, n, false))\n", self.fin())
-            }
-            Shape::Fanout(fan) => {
-                let rec = format!("r{k}{}", d.letter());
-                let (v, w) = (v(self, "r"), w(self, "r"));
-                // A value with no children is added to its parent's.
-                let (second, first) = lone(&v, &w, "second && stride >= n - r");
-                let _ = write!(
-                    self.bodies,
-                    "fn {rec}({params}, n: usize, r: usize, stride: usize, {second}: bool) -> f64 \
-                     {{\n    let below = stride.checked_mul({fan}).unwrap_or(usize::MAX);\n    \
-                     let mut sum = {first};\n    for i in 1..={fan} {{\n        let Some(child) = \
-                     stride.checked_mul(i).and_then(|o| o.checked_add(r)) else {{\n            \
-                     break;\n        }};\n        if child >= n {{\n            break;\n        \
-                     }}\n        sum = {a}(sum, {rec}({same}, n, child, below, true));\n    }}\n    \
-                     sum\n}}\n\n",
-                );
-                format!("    {}(c, {rec}({same}, n, 0, 1, false))\n", self.fin())
-            }
-            Shape::Rotate { by, inner } => {
-                self.alloc = true;
-                let turned = |v: &str, t: &str| {
+                let t = self.values(self.reads.d);
+                let start = self.operand(start, 4);
+                let turned = |v: &str| {
                     format!(
-                        "    let r{v}: alloc::vec::Vec<{t}> = (0..n).map(|i| {v}[((st + i) % n) * \
-                         s]).collect();\n"
+                        "{pad}let r{v}: alloc::vec::Vec<{t}> = (0..n).map(|i| {v}[({start} + i) % n \
+                         * s]).collect();\n"
                     )
                 };
-                let mut b = format!("    let st = if {by} < n {{ {by} }} else {{ 0 }};\n");
-                match (d, walk.plan.op) {
-                    (Domain::Sums, _) => {
-                        b += &turned("x", "f64");
-                        b += &format!("    {inner}(&rx, 1, n, n, c)\n");
-                    }
-                    (Domain::Inputs, Op::Sum) => {
-                        b += &turned("x", self.ty);
-                        b += &format!("    {inner}(&rx, 1, n, n, c)\n");
-                    }
-                    (Domain::Inputs, Op::Dot) => {
-                        b += &turned("x", self.ty);
-                        b += &turned("y", self.ty);
-                        b += &format!("    {inner}(&rx, &ry, 1, n, n, c)\n");
-                    }
+                match self.reads.dot() {
+                    true => turned("x") + &turned("y"),
+                    false => turned("x"),
                 }
-                b
             }
-            Shape::Pieces { steps, inner } => {
-                let mut b =
-                    "    let mut at = 0;\n    let mut sum: Option<f64> = None;\n".to_string();
-                for step in *steps {
-                    let _ = writeln!(
-                        b,
-                        "    while at < planned && planned - at >= {step} {{\n        let p = \
-                         {inner}({}, {step}, {step}, None);\n        sum = Some(sum.map_or(p, \
-                         |sum| {a}(sum, p)));\n        at += {step};\n    }}",
-                        self.view(walk, d, "at", "1")
-                    );
-                }
-                let _ = write!(
-                    b,
-                    "    if at < n {{\n        let p = {inner}({}, n - at, n - at, None);\n        \
-                     sum = Some(sum.map_or(p, |sum| {a}(sum, p)));\n    }}\n    {}(c, \
-                     sum.unwrap_or(0.0))\n",
-                    self.view(walk, d, "at", "1"),
-                    self.fin()
-                );
-                b
-            }
-            Shape::KBlocks {
-                size: q,
-                unit,
-                inner,
-            } => {
-                let half = match unit {
-                    Some(u) => format!("(left / 2).div_ceil({u}) * {u}"),
-                    None => "left.div_ceil(2)".to_string(),
-                };
-                format!(
-                    "    let mut at = 0;\n    let mut sum: Option<f64> = None;\n    while at < n \
-                     {{\n        let left = n - at;\n        let take = if left >= 2 * {q} {{\n       \
-                     {q}\n        }} else if left > {q} {{\n            {half}\n        }} else {{\n  \
-                     left\n        }};\n        let p = {inner}({}, take, take, None);\n        \
-                     sum = Some(sum.map_or(p, |sum| {a}(sum, p)));\n        at += take;\n    }}\n    \
-                     {}(c, sum.unwrap_or(0.0))\n",
-                    self.view(walk, d, "at", "1"),
-                    self.fin()
-                )
-            }
+            _ => unreachable!("a statement of every language"),
         }
     }
 }
 
 impl Backend for Rust {
-    const ADDITION_FIRST: bool = false;
+    const LANES: Lanes = Lanes::Registers;
+    const SUMS: [&'static str; 3] = ["p + q", "f64::from(p as f32 + q as f32)", "add_f32(p, q)"];
 
-    fn name(&self, base: &str) -> String {
-        base.to_string()
+    fn addition(&mut self, name: &str, sum: &str) {
+        let _ = writeln!(
+            self.helpers,
+            "fn {name}(p: f64, q: f64) -> f64 {{\n    {sum}\n}}\n"
+        );
     }
 
-    fn begin(&mut self, _walk: &Walk, _k: usize, _d: Domain, _name: &str) {}
-
-    fn helper(&mut self, walk: &Walk, k: usize, helper: Helper, name: &str) {
-        let a = format!("a{k}");
-        match helper {
-            Helper::Addition => {
-                let part = walk.part(k);
-                let body = match part.format {
-                    Format::F64 => "p + q".to_string(),
-                    _ if part.narrow => "f64::from(p as f32 + q as f32)".to_string(),
-                    _ => {
-                        self.round_once = true;
-                        "add_f32(p, q)".to_string()
-                    }
-                };
-                let _ = writeln!(
-                    self.helpers,
-                    "fn {name}(p: f64, q: f64) -> f64 {{\n    {body}\n}}\n"
-                );
-                if part.compensated {
-                    let end = match part.drops_error {
-                        true => "t".to_string(),
-                        false => format!("a{k}(t, -e)"),
-                    };
-                    let _ = writeln!(
-                        self.helpers,
-                        "fn k{k}(t: &mut f64, e: &mut f64, v: f64) {{\n    let y = a{k}(v, -*e);\n    \
-                         let u = a{k}(*t, y);\n    *e = a{k}(a{k}(u, -*t), -y);\n    *t = u;\n}}\n\n\
-                         fn e{k}(c: Option<&mut f64>, t: f64, e: f64) -> f64 {{\n    match c {{\n        \
-                         Some(c) => {{\n            *c = e;\n            t\n        }}\n        None => \
-                         {end},\n    }}\n}}\n"
-                    );
-                }
-            }
-            Helper::Pairwise => {
-                let _ = write!(
-                    self.helpers,
-                    "fn {name}(v: &[f64]) -> f64 {{\n    if v.len() == 1 {{\n        return v[0];\n    \
-                     }}\n    let (l, r) = v.split_at(v.len() / 2);\n    {a}({name}(l), {name}(r))\n}}\n\n"
-                );
-            }
-            Helper::Doubling => {
-                self.alloc = true;
-                let _ = write!(
-                    self.helpers,
-                    "fn {name}(v: &[f64], ranks: usize) -> f64 {{\n    let pow = if ranks < 2 {{ 1 }} \
-                     else {{ 1 << (usize::BITS - 1 - ranks.leading_zeros()) }};\n    let folded = \
-                     (2 * (ranks - pow)).min(v.len());\n    let mut w: alloc::vec::Vec<f64> = \
-                     v[..folded]\n        .chunks(2)\n        .map(|p| if p.len() == 2 {{ {a}(p[0], \
-                     p[1]) }} else {{ p[0] }})\n        .collect();\n    \
-                     w.extend_from_slice(&v[folded..]);\n    while w.len() > 1 {{\n        w = \
-                     w.chunks(2)\n            .map(|p| if p.len() == 2 {{ {a}(p[0], p[1]) }} else \
-                     {{ p[0] }})\n            .collect();\n    }}\n    w[0]\n}}\n\n"
-                );
-            }
-        }
+    fn kahan(&mut self, k: usize, name: &str, end: &str) {
+        let _ = writeln!(
+            self.helpers,
+            "fn k{k}(t: &mut f64, e: &mut f64, v: f64) {{\n    let y = {name}(v, -*e);\n    \
+             let u = {name}(*t, y);\n    *e = {name}({name}(u, -*t), -y);\n    *t = u;\n}}\n\n\
+             fn e{k}(c: Option<&mut f64>, t: f64, e: f64) -> f64 {{\n    match c {{\n        \
+             Some(c) => {{\n            *c = e;\n            t\n        }}\n        None => \
+             {end},\n    }}\n}}\n"
+        );
     }
 
-    fn function(&mut self, walk: &Walk, f: Function) {
-        let body = self.body(walk, &f);
-        let planned = match f.shape {
-            Shape::Body { .. } | Shape::Pieces { .. } => "planned",
-            _ => "_planned",
+    fn function(&mut self, walk: &Walk, f: &Func) {
+        self.reads = walk.reading(f);
+        // A last return is the body's value.
+        let (body, last) = match f.body.split_last() {
+            Some((Stmt::Return(e) | Stmt::Release { value: e, .. }, body)) => (body, Some(e)),
+            _ => (&f.body[..], None),
         };
+        let mut text = self.block(body, "    ");
+        if let Some(e) = last {
+            let _ = writeln!(text, "    {}", self.any(e));
+        }
         let _ = write!(
             self.bodies,
-            "fn {}({}, n: usize, {planned}: usize, c: Option<&mut f64>) -> f64 {{\n{body}}}\n\n",
+            "fn {}({}) -> f64 {{\n{text}}}\n\n",
             f.name,
-            self.params(walk, f.d)
+            self.params(f)
         );
     }
 
@@ -751,7 +338,7 @@ impl Backend for Rust {
             out += "fn fin(c: Option<&mut f64>, v: f64) -> f64 {\n    if let Some(c) = c {\n        \
                     *c = 0.0;\n    }\n    v\n}\n\n";
         }
-        if self.round_once {
+        if walk.rounds_once {
             out += "// p + q rounded once to f32: their f64 sum rounded to odd (a sticky last bit \
                     where it is\n// inexact), then to f32, which 53 bits hold without a second \
                     rounding.\nfn add_f32(p: f64, q: f64) -> f64 {\n    let mut s = p + q;\n    \

@@ -1,8 +1,9 @@
 //! One walk over a plan for every language: which function each part of
-//! the formula gets over which values (the inputs, or partial sums), the
-//! functions and helpers each calls and the order they are written in,
-//! which parts are refused, and where the lanes of a left-to-right loop
-//! run in registers. A [`Backend`] only spells what the walk decides in
+//! the formula gets over which values (the inputs, or partial sums), its
+//! shape, the functions and helpers each calls and the order they are
+//! written in, which parts are refused, how each addition rounds, and
+//! where the lanes of a left-to-right loop run in registers. Each function
+//! is lowered to code once (`lower.rs`); a [`Backend`] only prints it in
 //! its language.
 //!
 //! Every function takes a strided view of what it sums (element `i` of
@@ -13,181 +14,35 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::code::{Domain, Func, Lane, Reading};
+use super::lower::{self, Combine, Function, Helper, Lanes, Shape};
 use super::plan::{Op, Part, Plan, preorder};
 use crate::arith::Product;
 use crate::format::Format;
 use crate::formula::{Formula, Tail};
 use crate::order::Order;
 
-/// The most lanes of an interleave a function keeps on its stack, and so
-/// the most a language of fixed-size arrays runs in registers.
-pub(super) const STACK_LANES: usize = 256;
-
-/// What a function sums: the inputs (products, of a dot) or partial sums.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Domain {
-    Inputs,
-    Sums,
-}
-
-impl Domain {
-    /// The letter that ends the name of a function over it (`p0x`).
-    pub(super) fn letter(self) -> char {
-        match self {
-            Domain::Inputs => 'x',
-            Domain::Sums => 'v',
-        }
-    }
-}
-
-/// How the lanes of a part's left-to-right loop over a domain add.
+/// How a part's addition of two doubles rounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Lane {
-    /// Each step is `format`'s own addition (f32 additions of f32 values,
-    /// f64 additions), or with `fma` a fused multiply-add of the exact
-    /// product, so registers of that format hold the lanes.
-    Registers { format: Format, fma: bool },
-    /// Each step is an f32 addition of wider values (an exact product, an
-    /// f64 input), rounded once: no register's own addition.
+pub(super) enum Rounding {
+    /// An f64 addition.
+    Double,
+    /// An f32 addition of values that are f32 already, which the double
+    /// sum rounded to f32 is.
+    Narrow,
+    /// The exact sum rounded once to f32 (through round-to-odd).
     Once,
 }
 
-/// A helper written once per part, whatever calls it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Helper {
-    /// The part's addition, rounding once to its format; of a compensated
-    /// part, its Kahan step `k` and the end of its chain `e` too.
-    Addition,
-    /// Pairwise halving of partial sums with the part's addition.
-    Pairwise,
-    /// Recursive doubling of partial sums with the part's addition.
-    Doubling,
-}
-
-impl Helper {
-    /// Its name before the part's number (`a0`, `pw1`, `dbl2`).
-    fn prefix(self) -> &'static str {
-        match self {
-            Helper::Addition => "a",
-            Helper::Pairwise => "pw",
-            Helper::Doubling => "dbl",
-        }
-    }
-}
-
-/// How a split's block sums are added.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Combine {
-    /// By recursive doubling over the split's ranks (the helper named).
-    Doubling(String),
-    /// By the outer part's function over partial sums (named).
-    Outer(String),
-}
-
-/// What the function of a part computes, with the names of the functions
-/// and helpers it calls, all written before it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Shape<'f> {
-    /// Left to right: in `lane`'s registers where it has them, else by the
-    /// part's addition (a compensated part has no lane).
-    Sequential {
-        lane: Option<Lane>,
-    },
-    /// Right to left.
-    Reverse,
-    /// Recursive halving at `n / 2`, or at the largest power of two below
-    /// `n` (`binary_tree`).
-    Halving {
-        binary_tree: bool,
-    },
-    /// Lanes summed left to right, their sums by the `pairwise` helper.
-    Strided {
-        lanes: usize,
-        pairwise: String,
-    },
-    /// Blocks summed left to right, then the block sums.
-    Blocked(usize),
-    /// `lanes` lanes each by `inner` (part `inner_part`), their sums by
-    /// `outer`; `lane` says how the lanes add where `inner` is a
-    /// left-to-right loop.
-    Interleave {
-        lanes: usize,
-        inner: String,
-        inner_part: usize,
-        outer: String,
-        lane: Option<Lane>,
-    },
-    Blocks {
-        size: usize,
-        inner: String,
-        outer: String,
-    },
-    /// The largest multiple of the planned count by `body`, the rest added
-    /// one by one, or summed by `tail` and added.
-    Body {
-        multiple: usize,
-        body: String,
-        tail: Option<String>,
-    },
-    Halves {
-        leaf: usize,
-        multiple: usize,
-        inner: String,
-    },
-    Below {
-        at: usize,
-        small: String,
-        large: String,
-    },
-    /// Windows each by `inner`, the window sums by `again`: this part's
-    /// function over partial sums.
-    Windows {
-        width: usize,
-        inner: String,
-        again: String,
-    },
-    Split {
-        blocks: usize,
-        inner: String,
-        combine: Combine,
-    },
-    Doubling {
-        doubling: String,
-    },
-    Fold,
-    Fanout(usize),
-    Rotate {
-        by: usize,
-        inner: String,
-    },
-    Pieces {
-        steps: &'f [usize],
-        inner: String,
-    },
-    KBlocks {
-        size: usize,
-        unit: Option<usize>,
-        inner: String,
-    },
-}
-
-/// A function to write: part `k`'s over `d`, named `name`, its part's
-/// addition named `add`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Function<'f> {
-    pub k: usize,
-    pub d: Domain,
-    pub name: String,
-    pub add: String,
-    pub shape: Shape<'f>,
-}
-
 /// A language emitted code is written in, as the walk calls on it: each
-/// function and helper once, callees before their callers.
+/// function and helper once, callees before their callers, as code
+/// (`code.rs`) it prints.
 pub(super) trait Backend {
-    /// Whether a part's addition is written as its first function starts,
-    /// else where a function first uses it.
-    const ADDITION_FIRST: bool;
+    /// How the language runs the lanes of a left-to-right loop.
+    const LANES: Lanes;
+
+    /// `p + q` of doubles `p` and `q`, rounded as each [`Rounding`] does.
+    const SUMS: [&'static str; 3];
 
     /// Why the language does not write `plan`, if it does not.
     fn refuses(&self, _plan: &Plan) -> Result<(), String> {
@@ -195,17 +50,21 @@ pub(super) trait Backend {
     }
 
     /// The name the module gives function or helper `base` (`p0x`, `a1`).
-    fn name(&self, base: &str) -> String;
+    fn name(&self, base: &str) -> String {
+        base.to_string()
+    }
 
-    /// Starts the function `name` of part `k` over `d`, before what it
-    /// calls is written.
-    fn begin(&mut self, walk: &Walk, k: usize, d: Domain, name: &str);
+    /// Writes a part's addition `name` of doubles `p` and `q`, returning
+    /// `sum`.
+    fn addition(&mut self, name: &str, sum: &str);
 
-    /// Writes `helper` of part `k`, named `name`.
-    fn helper(&mut self, walk: &Walk, k: usize, helper: Helper, name: &str);
+    /// Writes compensated part `k`'s Kahan step `k` with its addition
+    /// `add`, and the end of its chain `e`, which returns `end` (of the
+    /// chain's sum `t` and error `e`) where no caller continues the chain.
+    fn kahan(&mut self, k: usize, add: &str, end: &str);
 
     /// Writes a function, after all it calls.
-    fn function(&mut self, walk: &Walk, f: Function);
+    fn function(&mut self, walk: &Walk, f: &Func);
 
     /// The module: its comment, what its functions need, the functions
     /// and the public function `name`, reproducing `what`.
@@ -240,6 +99,9 @@ pub(super) fn source<B: Backend>(
 pub(super) struct Walk<'p> {
     pub plan: &'p Plan,
     pub parts: Vec<&'p Formula>,
+    /// An addition written rounds its exact sum once to f32, which the
+    /// module's runtime does.
+    pub rounds_once: bool,
     ids: HashMap<*const Formula, usize>,
 }
 
@@ -251,7 +113,12 @@ impl<'p> Walk<'p> {
             .enumerate()
             .map(|(k, f)| (*f as *const Formula, k))
             .collect();
-        Walk { plan, parts, ids }
+        Walk {
+            plan,
+            parts,
+            rounds_once: false,
+            ids,
+        }
     }
 
     fn id(&self, f: &Formula) -> usize {
@@ -303,6 +170,24 @@ impl<'p> Walk<'p> {
         })
     }
 
+    /// Whether part `k` over `d` reads its first and its second operands
+    /// alike: partial sums, inputs, or products rounded one way.
+    pub(super) fn reads_alike(&self, k: usize, d: Domain) -> bool {
+        d == Domain::Sums
+            || self.plan.op == Op::Sum
+            || self.product(k, false) == self.product(k, true)
+    }
+
+    /// What function `f` reads.
+    pub(super) fn reading(&self, f: &Func) -> Reading {
+        Reading {
+            d: f.d,
+            op: self.plan.op,
+            first: self.product(f.k, false),
+            second: self.product(f.k, true),
+        }
+    }
+
     /// Each part in words, for a module's comment: `part K, FORMULA:
     /// ARITHMETIC`.
     pub(super) fn described(&self) -> Vec<String> {
@@ -328,7 +213,30 @@ impl<B: Backend> Walker<'_, B> {
     fn helper(&mut self, k: usize, helper: Helper) -> String {
         let name = self.backend.name(&format!("{}{k}", helper.prefix()));
         if self.helpers.insert((k, helper)) {
-            self.backend.helper(&self.walk, k, helper, &name);
+            match helper {
+                Helper::Addition => {
+                    let part = self.walk.part(k);
+                    let how = match part.format {
+                        Format::F64 => Rounding::Double,
+                        _ if part.narrow => Rounding::Narrow,
+                        _ => Rounding::Once,
+                    };
+                    self.walk.rounds_once |= how == Rounding::Once;
+                    self.backend.addition(&name, B::SUMS[how as usize]);
+                    if part.compensated {
+                        let end = match part.drops_error {
+                            true => "t".to_string(),
+                            false => format!("{name}(t, -e)"),
+                        };
+                        self.backend.kahan(k, &name, &end);
+                    }
+                }
+                _ => {
+                    let add = self.helper(k, Helper::Addition);
+                    let f = lower::helper(k, helper, &name, &add);
+                    self.backend.function(&self.walk, &f);
+                }
+            }
         }
         name
     }
@@ -342,10 +250,6 @@ impl<B: Backend> Walker<'_, B> {
         }
         let f = self.walk.parts[k];
         writable(self.walk.plan, f, self.walk.part(k), d)?;
-        self.backend.begin(&self.walk, k, d, &name);
-        if B::ADDITION_FIRST {
-            self.helper(k, Helper::Addition);
-        }
         let shape = self.shape(k, d, f)?;
         let add = self.backend.name(&format!("a{k}"));
         let function = Function {
@@ -354,8 +258,14 @@ impl<B: Backend> Walker<'_, B> {
             name: name.clone(),
             add,
             shape,
+            compensated: self.walk.part(k).compensated,
+            alike: self.walk.reads_alike(k, d),
         };
-        self.backend.function(&self.walk, function);
+        let backend = &self.backend;
+        let lowered = lower::function(&function, B::LANES, &|s| backend.name(s));
+        for f in lowered.recursions.iter().chain([&lowered.function]) {
+            self.backend.function(&self.walk, f);
+        }
         Ok(name)
     }
 
@@ -365,7 +275,10 @@ impl<B: Backend> Walker<'_, B> {
         let id = |w: &Self, f: &Formula| w.walk.id(f);
         Ok(match f {
             Formula::Order(Order::Sequential) => {
-                let lane = self.walk.lane(k, d);
+                let lane = self
+                    .walk
+                    .lane(k, d)
+                    .filter(|_| B::LANES == Lanes::Registers);
                 if !matches!(lane, Some(Lane::Registers { .. })) {
                     self.helper(k, Helper::Addition);
                 }
