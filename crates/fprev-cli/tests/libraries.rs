@@ -1601,6 +1601,16 @@ fn a_blas_that_is_not_installed_names_its_package() {
 // Explain and predict
 // ---------------------------------------------------------------------------
 
+/// The tree of `spec` at `n` that a reveal finds.
+fn revealed_tree(spec: &str, n: usize, format: Format, shape: Option<[usize; 3]>) -> SummationTree {
+    let mut probe = open(spec, n, format, shape);
+    reveal(&mut probe, &Options::default())
+        .unwrap()
+        .revealed()
+        .expect("an order")
+        .tree
+}
+
 /// The formula `fprev explain` prints for `spec` (its first line), parsed.
 fn explained(spec: &str) -> fprev::formula::Formula {
     let out = run(&["explain", spec]);
@@ -1639,12 +1649,7 @@ fn explain_names_the_formula_of_each_library() {
     ] {
         let formula = explained(spec);
         for n in sizes {
-            let mut probe = open(spec, n, Format::F32, None);
-            let tree = reveal(&mut probe, &Options::default())
-                .unwrap()
-                .revealed()
-                .expect("an order")
-                .tree;
+            let tree = revealed_tree(spec, n, Format::F32, None);
             // Trees of thousands of summands are not printed.
             assert!(formula.tree(n) == tree, "{spec}: {formula} at n = {n}");
         }
@@ -1664,12 +1669,7 @@ fn openblas_sgemv_works_in_blocks_of_4096() {
         .parse()
         .unwrap();
     for n in [31, 4100, 5007, 8197, 12290] {
-        let mut probe = open("blas:gemv", n, Format::F32, Some([16, 1, n]));
-        let tree = reveal(&mut probe, &Options::default())
-            .unwrap()
-            .revealed()
-            .expect("an order")
-            .tree;
+        let tree = revealed_tree("blas:gemv", n, Format::F32, Some([16, 1, n]));
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
 }
@@ -1689,12 +1689,7 @@ fn openblas_sgemm_is_blocks_of_k() {
         .parse()
         .unwrap();
     for n in [77, 300, 333, 555, 700, 1000, 1025, 1150] {
-        let mut probe = open("blas:gemm", n, Format::F32, Some([16, 16, n]));
-        let tree = reveal(&mut probe, &Options::default())
-            .unwrap()
-            .revealed()
-            .expect("an order")
-            .tree;
+        let tree = revealed_tree("blas:gemm", n, Format::F32, Some([16, 16, n]));
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
 }
@@ -1711,12 +1706,7 @@ fn openblas_sgemm_with_square_operands_is_its_known_formula() {
         .expect("a known formula for square GEMM");
     let formula: fprev::formula::Formula = known.formula.parse().unwrap();
     for n in [11, 12, 16, 17, 45, 333, 650] {
-        let mut probe = open("blas:gemm", n, Format::F32, None);
-        let tree = reveal(&mut probe, &Options::default())
-            .unwrap()
-            .revealed()
-            .expect("an order")
-            .tree;
+        let tree = revealed_tree("blas:gemm", n, Format::F32, None);
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
 }
@@ -1737,12 +1727,7 @@ fn explain_reads_blis_sdotv_as_its_source_builds_it() {
         .unwrap();
     let formula = explained("blas:dot@blis");
     for n in [87, 133, 1103, 5007] {
-        let mut probe = open("blas:dot@blis", n, Format::F32, None);
-        let tree = reveal(&mut probe, &Options::default())
-            .unwrap()
-            .revealed()
-            .expect("an order")
-            .tree;
+        let tree = revealed_tree("blas:dot@blis", n, Format::F32, None);
         assert!(source.tree(n) == tree, "{source} at n = {n}");
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
