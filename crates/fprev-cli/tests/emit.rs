@@ -433,3 +433,28 @@ fn jax_s_sum_emitted_in_c_takes_its_kahan_steps() {
     let source = std::fs::read_to_string(dir.path().join("j.c")).unwrap();
     assert!(source.contains("Kahan steps"), "{source}");
 }
+
+/// JAX's f32 dot adds an FMA chain up to 32 summands and rounds its
+/// products past, in one order: emitted, the formula is split where the
+/// arithmetic changes (found by bisection), and the code gives JAX's bits
+/// on both sides of it, two summands included.
+#[test]
+fn jax_s_dot_emitted_in_c_follows_its_arithmetic_at_every_size() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "emit",
+            "jax:dot",
+            "--check",
+            "--check-sizes",
+            "1..80,1000,5000",
+            "-o",
+            "d.c",
+        ],
+    );
+    assert_ok(&out);
+    let source = std::fs::read_to_string(dir.path().join("d.c")).unwrap();
+    assert!(source.contains("native:below(33, "), "{source}");
+    assert!(source.contains("from reveals at n = 3,32,"), "{source}");
+}

@@ -215,6 +215,24 @@ impl Formula {
         }
     }
 
+    /// The part that sums fewer than `n` summands where a `below` at the
+    /// top chooses by the count (`SMALL` of `below(M, SMALL, LARGE)` for
+    /// `n <= M`, and so on down); the formula itself otherwise.
+    ///
+    /// ```
+    /// use fprev::formula::Formula;
+    ///
+    /// let f: Formula = "below(8, sequential, pairwise)".parse().unwrap();
+    /// assert_eq!(f.for_fewer_than(8).to_string(), "sequential");
+    /// assert_eq!(f.for_fewer_than(9).to_string(), f.to_string());
+    /// ```
+    pub fn for_fewer_than(&self, n: usize) -> &Formula {
+        match self {
+            Formula::Below(m, small, _) if n <= *m => small.for_fewer_than(n),
+            _ => self,
+        }
+    }
+
     /// Whether it adds in fused nodes anywhere (`fused:K`).
     pub fn may_fuse(&self) -> bool {
         match self {

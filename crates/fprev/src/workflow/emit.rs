@@ -154,9 +154,8 @@ pub fn plan(
     open: &mut Opener,
     observer: &mut dyn Observer,
 ) -> Result<Planned> {
-    let mut models: Vec<(SummationTree, Arithmetic)> = Vec::new();
-    let sizes = reference_sizes(formula);
-    for &n in &sizes {
+    // The tree and arithmetic at `n`, or why there is no plan.
+    let mut model_at = |n: usize| -> Result<std::result::Result<Model, Planned>> {
         let at = probe.at(n);
         let mut black_box = open(&at)?;
         let request = Request {
@@ -189,28 +188,88 @@ pub fn plan(
             }
         };
         if !revealed.confirmed() {
-            return Ok(Planned::NotConfirmed(n, NotConfirmed::ReplayDiffers));
+            return Ok(Err(Planned::NotConfirmed(n, NotConfirmed::ReplayDiffers)));
         }
         let document = revealed.document;
         if *document.tree() != formula.tree(n) {
-            return Ok(Planned::NotConfirmed(
+            return Ok(Err(Planned::NotConfirmed(
                 n,
                 NotConfirmed::TreeIsNot(formula.to_string()),
-            ));
+            )));
         }
-        models.push(model_of(document, probe.format)?);
+        Ok(Ok(model_of(document, probe.format)?))
+    };
+    let planned = |formula: &Formula, models: &[Model]| {
+        Plan::with_result(formula, probe.format, result, op, models)
+    };
+    let mut sizes = reference_sizes(formula);
+    let mut models = Vec::new();
+    for &n in &sizes {
+        match model_at(n)? {
+            Ok(model) => models.push(model),
+            Err(no) => return Ok(no),
+        }
     }
-    Ok(Planned::Plan(
-        Box::new(Plan::with_result(
-            formula,
-            probe.format,
-            result,
-            op,
-            &models,
-        )?),
-        sizes,
-    ))
+    // The arithmetic may change with the size where the order does not
+    // (XLA's dot adds an FMA chain up to 32 summands and rounds its
+    // products past): a small size's model must follow the plan too.
+    // Where it does not, the switch is found by bisection and the formula
+    // split there, each side planned from its own sizes.
+    let small = SMALL_SIZE;
+    if sizes[0] > small && !matches!(formula, Formula::Order(crate::order::Order::Fused(_))) {
+        let first = match model_at(small)? {
+            Ok(model) => model,
+            Err(no) => return Ok(no),
+        };
+        let with_first = || {
+            models
+                .iter()
+                .cloned()
+                .chain([first.clone()])
+                .collect::<Vec<_>>()
+        };
+        if planned(formula, &with_first()).is_err()
+            && planned(formula, std::slice::from_ref(&first)).is_ok()
+        {
+            let (mut below, mut past) = (small, sizes[0]);
+            let mut last = first.clone();
+            while past - below > 1 {
+                let mid = below + (past - below) / 2;
+                let model = match model_at(mid)? {
+                    Ok(model) => model,
+                    Err(no) => return Ok(no),
+                };
+                match planned(formula, &[first.clone(), model.clone()]).is_ok() {
+                    true => (below, last) = (mid, model),
+                    false => past = mid,
+                }
+            }
+            let split = Formula::Below(
+                past,
+                Box::new(formula.for_fewer_than(past).clone()),
+                Box::new(formula.clone()),
+            );
+            let mut split_models = models.clone();
+            split_models.extend([first, last]);
+            // A split that plans no better leaves the plan of the
+            // reference sizes to say what it refuses.
+            if let Ok(plan) = planned(&split, &split_models) {
+                sizes.extend([small, below]);
+                sizes.sort_unstable();
+                sizes.dedup();
+                return Ok(Planned::Plan(Box::new(plan), sizes));
+            }
+        }
+    }
+    Ok(Planned::Plan(Box::new(planned(formula, &models)?), sizes))
 }
+
+/// A tree and the arithmetic found at its size.
+type Model = (SummationTree, Arithmetic);
+
+/// The size whose arithmetic is compared with the plan of the reference
+/// sizes: the smallest with two additions.
+const SMALL_SIZE: usize = 3;
 
 /// A confirmed document's tree and arithmetic (a uniform model in the
 /// accumulator its replay matched in, where no model was kept).
