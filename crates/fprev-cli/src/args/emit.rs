@@ -32,7 +32,8 @@ pub(crate) struct EmitArgs {
     /// where one differs (exit 1).
     #[arg(long)]
     pub(crate) check: bool,
-    /// Sizes --check runs [default: 1..1024 and the powers of two to 2^20;
+    /// Sizes --check runs [default: 1..1024, the powers of two to 2^20 and
+    /// three past each;
     /// a tensor core's chain fused:K, every n to 4(K-1)+1 and the powers of
     /// two from 128 to 4096].
     #[arg(long, value_name = "SIZES", requires = "check", value_parser = parse_replayed)]
@@ -64,5 +65,5 @@ pub(crate) const EMIT_EXAMPLES: &str = "Examples:
   fprev emit numpy:sum --lang c -o numpy_sum.c        NumPy's float32 sum, as C
   fprev emit numpy:sum --dtype f64 --lang python      ... float64, in NumPy, no np.sum
   OPENBLAS_CORETYPE=Haswell fprev emit blas:dot --check
-                                                      OpenBLAS's sdot, checked at 1..1024 and 2^11..2^20
+                                                      OpenBLAS's sdot, checked at 1..1024 and 2^k, 2^k+3 to 2^20
   fprev emit tree.json --lang rust                    a confirmed tree file's formula";
