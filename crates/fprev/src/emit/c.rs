@@ -455,7 +455,7 @@ impl Backend for C {
     }
 
     fn fused_chain(self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
-        C::fused_chain(self, plan, k, name, what)
+        self.chain(plan, k, name, what)
     }
 }
 
@@ -493,23 +493,17 @@ impl C {
 
     /// The fused chain `fused:K` (C99, or CUDA C's `__device__`
     /// functions), its helpers and loop as `fused.rs` writes them.
-    fn fused_chain(mut self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
+    fn chain(mut self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
         let chain = fused::chain(plan, k, true, |base| format!("fprev_{base}"));
+        let compile = match self.cuda {
+            true => "Compile: nvcc -O3.",
+            false => "Compile: cc -std=c99 -O3 -march=native.",
+        };
         let mut out = String::from("/*\n");
-        for line in what.lines() {
-            let _ = writeln!(out, " * {line}");
+        for line in fused::comment(plan, k, what, Some(compile)) {
+            let _ = writeln!(out, "{}", format!(" * {line}").trim_end());
         }
-        let _ = writeln!(
-            out,
-            " *\n * The order: native:{}: {}.\n *\n * Compile: {}.\n * Written by fprev {}.\n */",
-            plan.formula,
-            fused::words(plan, k),
-            match self.cuda {
-                true => "nvcc -O3",
-                false => "cc -std=c99 -O3 -march=native",
-            },
-            env!("CARGO_PKG_VERSION")
-        );
+        out += " */\n";
         out += "#include <stddef.h>\n#include <stdint.h>\n#include <math.h>\n\n";
         for r in &chain.helpers {
             out += &self.routine(r);
@@ -524,33 +518,15 @@ impl C {
             true => "__device__ ",
             false => "",
         };
+        let (what, types) = fused::computes(plan);
+        let and_y = match plan.op {
+            Op::Sum => "",
+            Op::Dot => " and y[0..n)",
+        };
         let _ = writeln!(
             out,
-            "/* The {} of x[0..n){}, bit for bit as described above{}. */\n{export}{rt} \
-             {name}({params}) {{\n{}}}",
-            match plan.op {
-                Op::Sum => "sum",
-                Op::Dot => "dot product",
-            },
-            match plan.op {
-                Op::Sum => "",
-                Op::Dot => " and y[0..n)",
-            },
-            match (plan.element, plan.result) {
-                (Format::F32, Format::F32) => String::new(),
-                (e, r) => format!(
-                    " ({} as {}, the result {})",
-                    e,
-                    match e {
-                        Format::F32 => "floats",
-                        _ => "their bits",
-                    },
-                    match r {
-                        Format::F16 | Format::Bf16 => format!("{r} bits"),
-                        _ => format!("a {}", c_type(r)),
-                    }
-                ),
-            },
+            "/* The {what} of x[0..n){and_y}{types}, bit for bit as described above. */\n\
+             {export}{rt} {name}({params}) {{\n{}}}",
             self.block(&chain.body, "    ")
         );
         if self.cuda {

@@ -491,6 +491,58 @@ pub(super) fn size(v: usize) -> Expr {
     Expr::Size(v)
 }
 
+/// A variable declared, not to change.
+pub(super) fn let_(name: &'static str, ty: Ty, value: Expr) -> Stmt {
+    Stmt::Let {
+        name,
+        ty,
+        value,
+        mutable: false,
+    }
+}
+
+/// A variable declared to change.
+pub(super) fn mut_(name: &'static str, ty: Ty, value: Expr) -> Stmt {
+    Stmt::Let {
+        name,
+        ty,
+        value,
+        mutable: true,
+    }
+}
+
+/// `name = value`.
+pub(super) fn set(name: &'static str, value: Expr) -> Stmt {
+    Stmt::Set(Place::Var(name), value)
+}
+
+/// `name += value`.
+pub(super) fn grow(name: &'static str, value: Expr) -> Stmt {
+    Stmt::Grow(Place::Var(name), value)
+}
+
+/// `return value`.
+pub(super) fn ret(value: Expr) -> Stmt {
+    Stmt::Return(value)
+}
+
+/// `if cond { then }`.
+pub(super) fn when(cond: Expr, then: Vec<Stmt>) -> Stmt {
+    Stmt::If(cond, then, vec![])
+}
+
+/// `for var in from..to`.
+pub(super) fn range(var: &'static str, from: Expr, to: Expr, body: Vec<Stmt>) -> Stmt {
+    Stmt::For {
+        var,
+        from,
+        to,
+        step: size(1),
+        reverse: false,
+        body,
+    }
+}
+
 /// Methods joining an expression to another by a binary operation, each
 /// named for it.
 macro_rules! binary {

@@ -3,7 +3,9 @@
 //! loop as code (`code.rs`), written once: terms aligned and truncated
 //! with integer and exponent maths, added exactly, rounded once.
 
-use super::code::{Expr, Math, Place, Routine, Stmt, Ty, size, var};
+use super::code::{
+    Expr, Math, Place, Routine, Stmt, Ty, grow, let_, mut_, range, ret, set, size, var, when,
+};
 use super::plan::{Op, Plan};
 use crate::arith::Rounding;
 use crate::format::Format;
@@ -33,9 +35,45 @@ impl Numbers {
     }
 }
 
+/// The lines of a fused chain's module comment: what it reproduces, its
+/// order in words, how to compile it where it is compiled, who wrote it.
+pub(super) fn comment(plan: &Plan, k: usize, what: &str, compile: Option<&str>) -> Vec<String> {
+    let mut lines: Vec<String> = what.lines().map(str::to_string).collect();
+    lines.push(String::new());
+    lines.push(format!(
+        "The order: native:{}: {}.",
+        plan.formula,
+        words(plan, k)
+    ));
+    if let Some(compile) = compile {
+        lines.push(String::new());
+        lines.extend(compile.lines().map(str::to_string));
+    }
+    lines.push(format!("Written by fprev {}.", env!("CARGO_PKG_VERSION")));
+    lines
+}
+
+/// What a chain's public function computes, and, where it reads or
+/// returns 16-bit values as their bits, says so.
+pub(super) fn computes(plan: &Plan) -> (&'static str, String) {
+    let bits = |f: Format| match f {
+        Format::F16 | Format::Bf16 => " bits",
+        _ => "",
+    };
+    let what = match plan.op {
+        Op::Sum => "sum",
+        Op::Dot => "dot product",
+    };
+    let types = match (plan.element, plan.result) {
+        (Format::F32, Format::F32) => String::new(),
+        (e, r) => format!(" ({e}{}; the result {r}{})", bits(e), bits(r)),
+    };
+    (what, types)
+}
+
 /// What a fused chain's comment says of its nodes and its functions'
 /// types: the window, the alignment, the rounding.
-pub(super) fn words(plan: &Plan, k: usize) -> String {
+fn words(plan: &Plan, k: usize) -> String {
     let part = plan.parts[0];
     let fused = part.fused.expect("a fused chain");
     format!(
@@ -105,43 +143,6 @@ fn neg(e: Expr) -> Expr {
 
 fn item(array: &'static str, at: Expr) -> Expr {
     Expr::Item(array, Box::new(at))
-}
-
-fn let_(name: &'static str, ty: Ty, value: Expr) -> Stmt {
-    Stmt::Let {
-        name,
-        ty,
-        value,
-        mutable: false,
-    }
-}
-
-fn let_mut(name: &'static str, ty: Ty, value: Expr) -> Stmt {
-    Stmt::Let {
-        name,
-        ty,
-        value,
-        mutable: true,
-    }
-}
-
-fn set(name: &'static str, value: Expr) -> Stmt {
-    Stmt::Set(Place::Var(name), value)
-}
-
-fn upto(var: &'static str, to: Expr, body: Vec<Stmt>) -> Stmt {
-    Stmt::For {
-        var,
-        from: size(0),
-        to,
-        step: size(1),
-        reverse: false,
-        body,
-    }
-}
-
-fn when(c: Expr, then: Vec<Stmt>) -> Stmt {
-    Stmt::If(c, then, vec![])
 }
 
 /// The larger of two exponents.
@@ -226,7 +227,7 @@ pub(super) fn chain(plan: &Plan, k: usize, bits: bool, name: impl Fn(&str) -> St
                 Stmt::Set(Place::Item("e", size(0)), exponent(var("acc"), 0)),
             ],
         ),
-        upto("j", var("m"), term),
+        range("j", size(0), var("m"), term),
         set(
             "acc",
             count.clone().eq(size(1)).then(
@@ -234,7 +235,7 @@ pub(super) fn chain(plan: &Plan, k: usize, bits: bool, name: impl Fn(&str) -> St
                 call(&add, vec![Expr::Whole("t"), Expr::Whole("e"), count]),
             ),
         ),
-        Stmt::Grow(Place::Var("b"), var("m")),
+        grow("b", var("m")),
     ];
     let body = vec![
         Stmt::Array {
@@ -249,10 +250,10 @@ pub(super) fn chain(plan: &Plan, k: usize, bits: bool, name: impl Fn(&str) -> St
             len: size(k),
             fixed: Some(k),
         },
-        let_mut("acc", Ty::Real, Expr::Zero),
-        let_mut("b", Ty::Size, size(0)),
+        mut_("acc", Ty::Real, Expr::Zero),
+        mut_("b", Ty::Size, size(0)),
         Stmt::While(var("b").lt(var("n")), step),
-        Stmt::Return(result),
+        ret(result),
     ];
     Chain { helpers, body }
 }
@@ -280,20 +281,20 @@ fn rounded(name: &str) -> Routine {
     Routine {
         name: name.into(),
         doc: "v rounded to `bits` bits (from 2^emin down, subnormal below), toward zero or to \
-              nearest even; past the largest finite value `max`, to it or to infinity."
+              nearest even; past the largest finite value `largest`, to it or to infinity."
             .into(),
         params: vec![
             ("v", Ty::Real),
             ("bits", Ty::Int),
             ("emin", Ty::Int),
-            ("max", Ty::Real),
+            ("largest", Ty::Real),
             ("toward_zero", Ty::Flag),
         ],
         ret: Ty::Real,
         body: vec![
             when(
                 v().eq(Expr::Zero).or(not(math(Math::Finite, vec![v()]))),
-                vec![Stmt::Return(v())],
+                vec![ret(v())],
             ),
             let_("e", Ty::Int, math(Math::Exp, vec![v()])),
             let_(
@@ -322,16 +323,16 @@ fn rounded(name: &str) -> Routine {
                 ),
             ),
             when(
-                math(Math::Abs, vec![var("r")]).gt(var("max")),
-                vec![Stmt::Return(math(
+                math(Math::Abs, vec![var("r")]).gt(var("largest")),
+                vec![ret(math(
                     Math::CopySign,
                     vec![
-                        toward_zero().then(var("max"), math(Math::Infinity, vec![])),
+                        toward_zero().then(var("largest"), math(Math::Infinity, vec![])),
                         v(),
                     ],
                 ))],
             ),
-            Stmt::Return(var("r")),
+            ret(var("r")),
         ],
     }
 }
@@ -352,22 +353,24 @@ fn node(name: &str, round: &str, bits: u32, format: Format, toward_zero: bool) -
         ret: Ty::Real,
         body: vec![
             // A non-finite term makes the sum what IEEE additions make it.
-            upto(
+            range(
                 "j",
+                size(0),
                 var("m"),
                 vec![when(
                     not(math(Math::Finite, vec![t("j")])),
                     vec![
-                        let_mut("s", Ty::Real, Expr::Zero),
-                        upto("i", var("m"), vec![set("s", var("s") + t("i"))]),
-                        Stmt::Return(var("s") + t("j")),
+                        mut_("s", Ty::Real, Expr::Zero),
+                        range("i", size(0), var("m"), vec![set("s", var("s") + t("i"))]),
+                        ret(var("s") + t("j")),
                     ],
                 )],
             ),
-            let_mut("top", Ty::Int, int(0)),
-            let_mut("found", Ty::Flag, Expr::Flag(false)),
-            upto(
+            mut_("top", Ty::Int, int(0)),
+            mut_("found", Ty::Flag, Expr::Flag(false)),
+            range(
                 "j",
+                size(0),
                 var("m"),
                 vec![when(
                     t("j")
@@ -379,21 +382,22 @@ fn node(name: &str, round: &str, bits: u32, format: Format, toward_zero: bool) -
                     ],
                 )],
             ),
-            when(not(var("found")), vec![Stmt::Return(Expr::Zero)]),
+            when(not(var("found")), vec![ret(Expr::Zero)]),
             let_("q", Ty::Int, var("top") - int(i64::from(bits))),
-            let_mut("s", Ty::Whole, int(0)),
-            upto(
+            mut_("s", Ty::Whole, int(0)),
+            range(
                 "j",
+                size(0),
                 var("m"),
-                vec![Stmt::Grow(
-                    Place::Var("s"),
+                vec![grow(
+                    "s",
                     cast(
                         Ty::Whole,
                         math(Math::Trunc, vec![ldexp(t("j"), neg(var("q")))]),
                     ),
                 )],
             ),
-            Stmt::Return(rounding(
+            ret(rounding(
                 round,
                 ldexp(cast(Ty::Real, var("s")), var("q")),
                 format,
@@ -437,11 +441,10 @@ fn from_bits(name: &str, f: Format) -> Routine {
                     ),
                 ),
             ),
-            Stmt::Return(
-                h().bitand(int(0x8000))
-                    .ne(int(0))
-                    .then(neg(var("v")), var("v")),
-            ),
+            ret(h()
+                .bitand(int(0x8000))
+                .ne(int(0))
+                .then(neg(var("v")), var("v"))),
         ],
     }
 }
@@ -467,30 +470,29 @@ fn into_bits(name: &str, f: Format) -> Routine {
             let_("a", Ty::Real, math(Math::Abs, vec![var("v")])),
             when(
                 math(Math::IsNan, vec![var("v")]),
-                vec![Stmt::Return(s().bitor(int(inf | 1 << (m - 1))))],
+                vec![ret(s().bitor(int(inf | 1 << (m - 1))))],
             ),
             when(
                 not(math(Math::Finite, vec![var("v")])),
-                vec![Stmt::Return(s().bitor(int(inf)))],
+                vec![ret(s().bitor(int(inf)))],
             ),
             when(
                 a().lt(ldexp(real("1.0"), int(i64::from(n.emin)))),
-                vec![Stmt::Return(s().bitor(cast(
+                vec![ret(s().bitor(cast(
                     Ty::Bits,
                     ldexp(a(), int(i64::from(n.bias) - 1 + m)),
                 )))],
             ),
             let_("e", Ty::Int, math(Math::Exp, vec![a()])),
-            Stmt::Return(
-                s().bitor(cast(
+            ret(s()
+                .bitor(cast(
                     Ty::Bits,
                     (var("e") + int(i64::from(n.bias))).shl(int(m)),
                 ))
                 .bitor(cast(
                     Ty::Bits,
                     ldexp(a(), int(m) - var("e")) - real(&format!("{}.0", 1 << m)),
-                )),
-            ),
+                ))),
         ],
     }
 }

@@ -435,7 +435,7 @@ def {fin}(c, t, e):
     }
 
     fn fused_chain(self, plan: &Plan, k: usize, _: &str, what: &str) -> String {
-        Python::fused_chain(self, plan, k, what)
+        self.chain(plan, k, what)
     }
 }
 
@@ -547,21 +547,14 @@ impl Python {
     /// The fused chain `fused:K` in plain Python, its helpers and loop
     /// as `fused.rs` writes them: a node's terms truncated to Python
     /// integers and added exactly.
-    fn fused_chain(mut self, plan: &Plan, k: usize, what: &str) -> String {
+    fn chain(mut self, plan: &Plan, k: usize, what: &str) -> String {
         let chain = fused::chain(plan, k, false, |base| self.name(base));
         let name = self.name.clone();
         let mut out = String::new();
-        for line in what.lines() {
-            let _ = writeln!(out, "# {line}");
+        for line in fused::comment(plan, k, what, None) {
+            let _ = writeln!(out, "{}", format!("# {line}").trim_end());
         }
-        let _ = writeln!(
-            out,
-            "#\n# The order: native:{}: {}.\n# Written by fprev {}.\n\nimport math\n\nimport \
-             numpy as np\n\n",
-            plan.formula,
-            fused::words(plan, k),
-            env!("CARGO_PKG_VERSION")
-        );
+        out += "\nimport math\n\nimport numpy as np\n\n\n";
         for r in &chain.helpers {
             let params: Vec<&str> = r.params.iter().map(|(name, _)| *name).collect();
             let _ = write!(
@@ -587,10 +580,7 @@ impl Python {
             "def {name}({params}):\n    \"\"\"The {what} of {params} (1-D arrays of {element} \
              values{bf16}), as a {dtype},\n    bit for bit as described above.\"\"\"\n{lists}    n \
              = len(x)\n{body}",
-            what = match plan.op {
-                Op::Sum => "sum",
-                Op::Dot => "dot product",
-            },
+            what = fused::computes(plan).0,
             element = plan.element,
             bf16 = match plan.element {
                 Format::Bf16 => ", ml_dtypes.bfloat16",

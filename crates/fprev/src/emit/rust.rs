@@ -424,7 +424,7 @@ impl Backend for Rust {
     }
 
     fn fused_chain(self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
-        Rust::fused_chain(self, plan, k, name, what)
+        self.chain(plan, k, name, what)
     }
 }
 
@@ -470,21 +470,15 @@ impl Rust {
 
     /// The fused chain `fused:K`, its helpers and loop as `fused.rs`
     /// writes them.
-    fn fused_chain(mut self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
+    fn chain(mut self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
         let chain = fused::chain(plan, k, true, str::to_string);
+        let compile = "Compile: rustc --crate-type cdylib -C opt-level=3 (Rust 1.82 or later), or \
+                       include it\nas a module; it needs std (f64's trunc and round_ties_even).";
         let mut out = String::new();
-        for line in what.lines() {
-            let _ = writeln!(out, "// {line}");
+        for line in fused::comment(plan, k, what, Some(compile)) {
+            let _ = writeln!(out, "{}", format!("// {line}").trim_end());
         }
-        let _ = writeln!(
-            out,
-            "//\n// The order: native:{}: {}.\n//\n// Compile: rustc --crate-type cdylib -C \
-             opt-level=3 (Rust 1.82 or later), or include it\n// as a module; it needs std \
-             (f64's trunc and round_ties_even).\n// Written by fprev {}.\n",
-            plan.formula,
-            fused::words(plan, k),
-            env!("CARGO_PKG_VERSION")
-        );
+        out.push('\n');
         out += MATHS;
         for r in &chain.helpers {
             let params: Vec<String> = r
@@ -533,6 +527,7 @@ impl Rust {
             "u16" => "0",
             _ => "0.0",
         };
+        let (what, types) = fused::computes(plan);
         let _ = write!(
             out,
             "/// The {what} of {inputs}{types}, bit for bit as described above.\n{lint}pub fn \
@@ -541,24 +536,6 @@ impl Rust {
              each (any pointers where `n` is 0).\n#[unsafe(no_mangle)]\n{lint}pub unsafe extern \
              \"C\" fn {name}_c({c_params}) -> {rt} {{\n    if n == 0 {{\n        return {zero};\n    \
              }}\n    // SAFETY: the caller passes `n` values of each.\n    {c_slices}\n}}\n",
-            what = match plan.op {
-                Op::Sum => "sum",
-                Op::Dot => "dot product",
-            },
-            types = match (plan.element, plan.result) {
-                (Format::F32, Format::F32) => String::new(),
-                (e, r) => format!(
-                    " ({e}{}; the result {r}{})",
-                    match e {
-                        Format::F32 => "",
-                        _ => " bits",
-                    },
-                    match r {
-                        Format::F16 | Format::Bf16 => " bits",
-                        _ => "",
-                    }
-                ),
-            },
             body = self.tail(&chain.body),
         );
         out
