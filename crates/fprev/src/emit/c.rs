@@ -9,8 +9,8 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use super::code::{Domain, Expr, Func, Reading, Spell, Stmt, Ty};
-use super::fused::{self, Numbers};
+use super::code::{Domain, Expr, Func, Math, Reading, Routine, Spell, Stmt, Ty};
+use super::fused;
 use super::lower::Lanes;
 use super::plan::{Op, Plan};
 use super::walk::{self, Backend, Walk};
@@ -73,6 +73,10 @@ fn c_ty(ty: Ty) -> &'static str {
         Ty::Flag => "int",
         Ty::Reg(format) => register(format),
         Ty::Real | Ty::Error => "double",
+        Ty::Int => "int",
+        Ty::Whole => "int64_t",
+        Ty::Bits => "uint16_t",
+        Ty::Reals | Ty::Ints => unreachable!("an array a parameter's type spells"),
     }
 }
 
@@ -197,6 +201,29 @@ impl Spell for C {
             Expr::Widen(Format::F32, e) => format!("(double){}", self.operand(e, 9)),
             Expr::Widen(_, e) => self.any(e),
             Expr::Fin(e) => format!("fprev_fin(c, {})", self.any(e)),
+            Expr::Int(v) => v.to_string(),
+            Expr::Real(v) => v.clone(),
+            Expr::Math(f, args) => {
+                let name = match f {
+                    Math::Exp => "ilogb",
+                    Math::Ldexp => "ldexp",
+                    Math::Trunc => "trunc",
+                    Math::RoundEven => "nearbyint",
+                    Math::Abs => "fabs",
+                    Math::CopySign => "copysign",
+                    Math::Finite => "isfinite",
+                    Math::IsNan => "isnan",
+                    Math::Negative => "signbit",
+                    Math::Infinity => return "INFINITY".into(),
+                    Math::Nan => return "NAN".into(),
+                };
+                let args: Vec<String> = args.iter().map(|a| self.any(a)).collect();
+                format!("{name}({})", args.join(", "))
+            }
+            Expr::Cast(ty, e) => format!("({}){}", c_ty(*ty), self.operand(e, 9)),
+            Expr::Neg(e) => format!("-{}", self.operand(e, 9)),
+            Expr::Not(e) => format!("!{}", self.operand(e, 9)),
+            Expr::Whole(v) => v.to_string(),
             _ => unreachable!("spelled by Spell::any"),
         }
     }
@@ -428,7 +455,7 @@ impl Backend for C {
     }
 
     fn fused_chain(self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
-        fused_chain(plan, k, name, what, self.cuda)
+        self.chain(plan, k, name, what)
     }
 }
 
@@ -441,193 +468,76 @@ fn c_type(f: Format) -> &'static str {
     }
 }
 
-/// The fused chain `fused:K` (C99, or CUDA C's `__device__` functions):
-/// one helper adds a node's terms in its window, one rounds to a format.
-fn fused_chain(plan: &Plan, k: usize, name: &str, what: &str, cuda: bool) -> String {
-    let part = plan.parts[0];
-    let fused = part.fused.expect("a fused chain");
-    let q = match cuda {
-        true => "static __device__ ",
-        false => "static ",
-    };
-    let mut out = String::from("/*\n");
-    for line in what.lines() {
-        let _ = writeln!(out, " * {line}");
+impl C {
+    /// A helper of a fused chain.
+    fn routine(&mut self, r: &Routine) -> String {
+        let params: Vec<String> = r
+            .params
+            .iter()
+            .map(|(name, ty)| match ty {
+                Ty::Reals => format!("const double *{name}"),
+                Ty::Ints => format!("const int *{name}"),
+                ty => format!("{} {name}", c_ty(*ty)),
+            })
+            .collect();
+        let doc = r.doc_lines(76).join("\n * ");
+        format!(
+            "/* {doc} */\n{}{} {}({}) {{\n{}}}\n\n",
+            self.qualifier(),
+            c_ty(r.ret),
+            r.name,
+            params.join(", "),
+            self.block(&r.body, "    ")
+        )
     }
-    let _ = writeln!(
-        out,
-        " *\n * The order: native:{}: {}.\n *\n * Compile: {}.\n * Written by fprev {}.\n */",
-        plan.formula,
-        fused::words(plan, k),
-        match cuda {
-            true => "nvcc -O3",
-            false => "cc -std=c99 -O3 -march=native",
-        },
-        env!("CARGO_PKG_VERSION")
-    );
-    out += "#include <stddef.h>\n#include <stdint.h>\n#include <limits.h>\n#include <math.h>\n\n";
-    let element = Numbers::of(plan.element);
-    if plan.element != Format::F32 {
-        let _ = writeln!(
-            out,
-            "/* An {f} value's bits as a double. */\n{q}double fprev_in(uint16_t h) {{\n    int e \
-             = (h >> {m}) & {top};\n    double m = (double)(h & {frac});\n    double v = e == 0 ? \
-             ldexp(m, {sub}) : e == {top} ? (m != 0.0 ? NAN : INFINITY) : ldexp(m + {one}.0, e - \
-             {shift});\n    return (h & 0x8000) ? -v : v;\n}}\n",
-            f = plan.element,
-            m = element.fraction,
-            top = (1 << (15 - element.fraction)) - 1,
-            frac = (1 << element.fraction) - 1,
-            sub = 1 - element.bias - element.fraction as i32,
-            one = 1 << element.fraction,
-            shift = element.bias + element.fraction as i32,
-        );
-    }
-    let _ = writeln!(
-        out,
-        "/* v rounded to `bits` bits (from 2^emin down, subnormal below), toward zero or to\n * \
-         nearest even; past the largest finite value `max`, to it or to infinity. */\n{q}double \
-         fprev_round(double v, int bits, int emin, double max, int toward_zero) {{\n    if (v == \
-         0.0 || !isfinite(v)) return v;\n    int e = ilogb(v);\n    int q = (e > emin ? e : \
-         emin) - (bits - 1);\n    double s = ldexp(v, -q);\n    double r = ldexp(toward_zero ? \
-         trunc(s) : nearbyint(s), q);\n    if (fabs(r) > max) return copysign(toward_zero ? max \
-         : INFINITY, v);\n    return r;\n}}\n"
-    );
-    let node = Numbers::of(part.format);
-    let _ = writeln!(
-        out,
-        "/* One fused node of the terms t[0..m), aligned at the largest e[j] of a non-zero \
-         term:\n * each truncated toward zero to {bits} bits below it, added exactly, rounded \
-         once. */\n{q}double fprev_fused(const double *t, const int *e, int m) {{\n    int top \
-         = INT_MIN;\n    for (int j = 0; j < m; j++) {{\n        if (!isfinite(t[j])) {{\n            \
-         double s = 0.0;\n            for (int i = 0; i < m; i++) s += t[i];\n            \
-         return s + t[j];\n        }}\n        if (t[j] != 0.0 && e[j] > top) top = e[j];\n    \
-         }}\n    if (top == INT_MIN) return 0.0;\n    int q = top - {bits};\n    int64_t s = \
-         0;\n    for (int j = 0; j < m; j++) s += (int64_t)trunc(ldexp(t[j], -q));\n    return \
-         fprev_round(ldexp((double)s, q), {p}, {emin}, {max}, {tz});\n}}\n",
-        bits = fused.bits,
-        p = node.p,
-        emin = node.emin,
-        max = node.max,
-        tz = i32::from(fused.rounding == crate::arith::Rounding::TowardZero),
-    );
-    let it = c_type(plan.element);
-    let read = |v: &str| match plan.element {
-        Format::F32 => format!("(double){v}"),
-        _ => format!("fprev_in({v})"),
-    };
-    let (params, args, term) = match (plan.op, fused.aligns_factors) {
-        (Op::Sum, _) => (
-            format!("const {it} *x, size_t n"),
-            "x",
-            format!("    *t = {};\n    *e = ilogb(*t);", read("x[i]")),
-        ),
-        (Op::Dot, None) => (
-            format!("const {it} *x, const {it} *y, size_t n"),
-            "x, y",
-            format!(
-                "    *t = {} * {};\n    *e = ilogb(*t);",
-                read("x[i]"),
-                read("y[i]")
-            ),
-        ),
-        (Op::Dot, Some(f)) => {
-            let least = Numbers::of(f).emin;
-            (
-                format!("const {it} *x, const {it} *y, size_t n"),
-                "x, y",
-                format!(
-                    "    double a = {}, b = {};\n    int ea = ilogb(a), eb = ilogb(b);\n    *t = \
-                     a * b;\n    *e = (ea > {least} ? ea : {least}) + (eb > {least} ? eb : \
-                     {least});",
-                    read("x[i]"),
-                    read("y[i]")
-                ),
-            )
+
+    /// The fused chain `fused:K` (C99, or CUDA C's `__device__`
+    /// functions), its helpers and loop as `fused.rs` writes them.
+    fn chain(mut self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
+        let chain = fused::chain(plan, k, true, |base| format!("fprev_{base}"));
+        let compile = match self.cuda {
+            true => "Compile: nvcc -O3.",
+            false => "Compile: cc -std=c99 -O3 -march=native.",
+        };
+        let mut out = String::from("/*\n");
+        for line in fused::comment(plan, k, what, Some(compile)) {
+            let _ = writeln!(out, "{}", format!(" * {line}").trim_end());
         }
-    };
-    let tparams = params.replace(", size_t n", ", size_t i, double *t, int *e");
-    let _ = writeln!(
-        out,
-        "/* Summand i and the exponent it aligns at. */\n{q}void fprev_term({tparams}) \
-         {{\n{term}\n}}\n"
-    );
-    let rt = c_type(plan.result);
-    let ret = match plan.result {
-        Format::F32 => "(float)acc".to_string(),
-        Format::F64 => "acc".to_string(),
-        f => {
-            let r = Numbers::of(f);
-            let _ = writeln!(
-                out,
-                "/* An {f} value as its bits. */\n{q}uint16_t fprev_bits(double v) {{\n    \
-                 uint16_t s = signbit(v) ? 0x8000 : 0;\n    double a = fabs(v);\n    if (isnan(v)) \
-                 return s | {inf:#x} | {quiet:#x};\n    if (isinf(v)) return s | {inf:#x};\n    if \
-                 (a < ldexp(1.0, {emin})) return s | (uint16_t)ldexp(a, {sub});\n    int e = \
-                 ilogb(a);\n    return s | (uint16_t)((e + {bias}) << {m}) | (uint16_t)(ldexp(a, \
-                 {m} - e) - {one}.0);\n}}\n",
-                inf = ((1u32 << (15 - r.fraction)) - 1) << r.fraction,
-                quiet = 1u32 << (r.fraction - 1),
-                emin = r.emin,
-                sub = r.bias - 1 + r.fraction as i32,
-                bias = r.bias,
-                m = r.fraction,
-                one = 1u32 << r.fraction,
-            );
-            format!(
-                "fprev_bits(fprev_round(acc, {}, {}, {}, 0))",
-                r.p, r.emin, r.max
-            )
+        out += " */\n";
+        out += "#include <stddef.h>\n#include <stdint.h>\n#include <math.h>\n\n";
+        for r in &chain.helpers {
+            out += &self.routine(r);
         }
-    };
-    let export = match cuda {
-        true => "__device__ ",
-        false => "",
-    };
-    let g = k - 1;
-    let _ = writeln!(
-        out,
-        "/* The {} of x[0..n){}, bit for bit as described above{}. */\n{export}{rt} \
-         {name}({params}) {{\n    double t[{k}];\n    int e[{k}];\n    if (n == 0) return \
-         0;\n    size_t first = n < {g} ? n : {g};\n    for (size_t i = 0; i < first; i++) \
-         fprev_term({args}, i, &t[i], &e[i]);\n    double acc = first == 1 ? t[0] : \
-         fprev_fused(t, e, (int)first);\n    for (size_t b = first; b < n; b += {g}) {{\n        \
-         size_t m = n - b < {g} ? n - b : {g};\n        t[0] = acc;\n        e[0] = \
-         ilogb(acc);\n        for (size_t j = 0; j < m; j++) fprev_term({args}, b + j, &t[1 + \
-         j], &e[1 + j]);\n        acc = fprev_fused(t, e, (int)m + 1);\n    }}\n    return \
-         {ret};\n}}",
-        match plan.op {
-            Op::Sum => "sum",
-            Op::Dot => "dot product",
-        },
-        match plan.op {
+        let it = c_type(plan.element);
+        let (params, args) = match plan.op {
+            Op::Sum => (format!("const {it} *x, size_t n"), "x, n"),
+            Op::Dot => (format!("const {it} *x, const {it} *y, size_t n"), "x, y, n"),
+        };
+        let rt = c_type(plan.result);
+        let export = match self.cuda {
+            true => "__device__ ",
+            false => "",
+        };
+        let (what, types) = fused::computes(plan);
+        let and_y = match plan.op {
             Op::Sum => "",
             Op::Dot => " and y[0..n)",
-        },
-        match (plan.element, plan.result) {
-            (Format::F32, Format::F32) => String::new(),
-            (e, r) => format!(
-                " ({} as {}, the result {})",
-                e,
-                match e {
-                    Format::F32 => "floats",
-                    _ => "their bits",
-                },
-                match r {
-                    Format::F16 | Format::Bf16 => format!("{r} bits"),
-                    _ => format!("a {}", c_type(r)),
-                }
-            ),
-        }
-    );
-    if cuda {
+        };
         let _ = writeln!(
             out,
-            "\n#ifdef __CUDACC__\n/* One thread computes the whole chain. Launch as \
-             {name}_kernel<<<1, 1>>>(...). */\nextern \"C\" __global__ void \
-             {name}_kernel({params}, {rt} *out) {{\n    if (threadIdx.x == 0 && blockIdx.x == 0) \
-             *out = {name}({args}, n);\n}}\n#endif"
+            "/* The {what} of x[0..n){and_y}{types}, bit for bit as described above. */\n\
+             {export}{rt} {name}({params}) {{\n{}}}",
+            self.block(&chain.body, "    ")
         );
+        if self.cuda {
+            let _ = writeln!(
+                out,
+                "\n#ifdef __CUDACC__\n/* One thread computes the whole chain. Launch as \
+                 {name}_kernel<<<1, 1>>>(...). */\nextern \"C\" __global__ void \
+                 {name}_kernel({params}, {rt} *out) {{\n    if (threadIdx.x == 0 && blockIdx.x \
+                 == 0) *out = {name}({args});\n}}\n#endif"
+            );
+        }
+        out
     }
-    out
 }

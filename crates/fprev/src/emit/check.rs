@@ -129,15 +129,15 @@ fn wrapper(language: Language, name: &str, plan: &super::Plan, file: &Path) -> S
                 _ => ("u16", "bits(v)".to_string()),
             };
             let back = match plan.result {
-                Format::F16 => format!("{name}_in(r)"),
+                Format::F16 => "from_bits(r)".to_string(),
                 _ => "f64::from(r)".to_string(),
             };
             format!(
                 "include!({file:?});\n\n#[allow(dead_code)]\nfn bits(v: f64) -> u16 {{\n    let s: u16 = if \
                  v.is_sign_negative() {{ 0x8000 }} else {{ 0 }};\n    let a = v.abs();\n    if a == \
-                 0.0 {{\n        return s;\n    }}\n    let e = {name}_exp(a);\n    if e < {emin} \
-                 {{\n        return s | {name}_ldexp(a, {sub}) as u16;\n    }}\n    s | (((e + \
-                 {bias}) as u16) << {fraction}) | ({name}_ldexp(a, {fraction} - e) - {one}.0) as \
+                 0.0 {{\n        return s;\n    }}\n    let e = exponent(a);\n    if e < {emin} \
+                 {{\n        return s | ldexp(a, {sub}) as u16;\n    }}\n    s | (((e + \
+                 {bias}) as u16) << {fraction}) | (ldexp(a, {fraction} - e) - {one}.0) as \
                  u16\n}}\n\n#[unsafe(no_mangle)]\npub unsafe extern \"C\" fn {name}_check(x: *const \
                  f64, y: *const f64, n: usize) -> f64 {{\n    let read = |p: *const f64| -> \
                  Vec<{ty}> {{ (0..n).map(|i| {{ let v = unsafe {{ *p.add(i) }}; {to} }}).collect() \
@@ -186,7 +186,7 @@ fn wrapper(language: Language, name: &str, plan: &super::Plan, file: &Path) -> S
                 one = 1u32 << fraction,
                 y = if dot { "y" } else { "x" },
                 back_call = match plan.result {
-                    Format::F16 => format!("fprev_in({call})"),
+                    Format::F16 => format!("fprev_from_bits({call})"),
                     _ => format!("(double){call}"),
                 },
             )

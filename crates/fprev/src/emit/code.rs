@@ -54,6 +54,15 @@ pub(super) enum Ty {
     Reg(Format),
     /// The error a compensated chain carries, a cell that a call writes.
     Error,
+    /// A binary exponent.
+    Int,
+    /// An exact sum of aligned terms, a 64-bit integer.
+    Whole,
+    /// A 16-bit value's bits.
+    Bits,
+    /// An array of doubles, or of exponents, passed whole.
+    Reals,
+    Ints,
 }
 
 /// A binary operation on sizes (or flags).
@@ -69,7 +78,13 @@ pub(super) enum Bin {
     Ge,
     Gt,
     Eq,
+    Ne,
     And,
+    Or,
+    Shl,
+    Shr,
+    BitAnd,
+    BitOr,
 }
 
 impl Bin {
@@ -78,9 +93,17 @@ impl Bin {
         match self {
             Bin::Mul | Bin::Div | Bin::Rem => 5,
             Bin::Add | Bin::Sub => 4,
-            Bin::Lt | Bin::Le | Bin::Ge | Bin::Gt | Bin::Eq => 3,
+            Bin::Lt | Bin::Le | Bin::Ge | Bin::Gt | Bin::Eq | Bin::Ne => 3,
+            Bin::Shl | Bin::Shr | Bin::BitAnd | Bin::BitOr => 3,
             Bin::And => 2,
+            Bin::Or => 1,
         }
+    }
+
+    /// Whether it works on bits, whose precedence the languages order
+    /// differently: its operands are then always in parentheses.
+    fn bitwise(self) -> bool {
+        matches!(self, Bin::Shl | Bin::Shr | Bin::BitAnd | Bin::BitOr)
     }
 
     /// Its symbol in C and Rust.
@@ -96,7 +119,13 @@ impl Bin {
             Bin::Ge => ">=",
             Bin::Gt => ">",
             Bin::Eq => "==",
+            Bin::Ne => "!=",
             Bin::And => "&&",
+            Bin::Or => "||",
+            Bin::Shl => "<<",
+            Bin::Shr => ">>",
+            Bin::BitAnd => "&",
+            Bin::BitOr => "|",
         }
     }
 }
@@ -142,6 +171,38 @@ pub(super) enum Expr {
         part: usize,
         lane: Lane,
     },
+    /// An integer.
+    Int(i64),
+    /// A double, as a literal every language reads alike.
+    Real(String),
+    /// A function of the maths each language spells its own way.
+    Math(Math, Vec<Expr>),
+    /// A value converted to a type.
+    Cast(Ty, Box<Expr>),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    /// An array passed whole to a function.
+    Whole(&'static str),
+}
+
+/// The maths of a fused chain, which each language spells its own way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Math {
+    /// `floor(log2 |v|)` of a finite non-zero `v`.
+    Exp,
+    /// `v * 2^e`.
+    Ldexp,
+    Trunc,
+    /// To the nearest integer, ties to even.
+    RoundEven,
+    Abs,
+    CopySign,
+    Finite,
+    IsNan,
+    /// Whether the sign bit is set.
+    Negative,
+    Infinity,
+    Nan,
 }
 
 /// An argument of a call.
@@ -276,6 +337,34 @@ pub(super) struct Func {
     pub body: Vec<Stmt>,
 }
 
+/// A helper of a fused chain: its parameters, what it returns, and why
+/// it is there.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Routine {
+    pub name: String,
+    pub doc: String,
+    pub params: Vec<(&'static str, Ty)>,
+    pub ret: Ty,
+    pub body: Vec<Stmt>,
+}
+
+impl Routine {
+    /// Its doc, in lines of at most `width` characters.
+    pub(super) fn doc_lines(&self, width: usize) -> Vec<String> {
+        let mut lines: Vec<String> = vec![];
+        for word in self.doc.split(' ') {
+            match lines.last_mut() {
+                Some(line) if line.len() + 1 + word.len() <= width => {
+                    line.push(' ');
+                    line.push_str(word);
+                }
+                _ => lines.push(word.to_string()),
+            }
+        }
+        lines
+    }
+}
+
 /// What a function reads: its domain, the plan's operation, and how its
 /// part rounds a product it reads as its first operand and its second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -367,8 +456,15 @@ fn place_uses(p: &Place, name: &str) -> bool {
 
 fn expr_uses(e: &Expr, name: &str) -> bool {
     match e {
-        Expr::Size(_) | Expr::Zero | Expr::Flag(_) | Expr::Lanes { .. } => false,
-        Expr::Var(v) => *v == name,
+        Expr::Size(_)
+        | Expr::Zero
+        | Expr::Flag(_)
+        | Expr::Lanes { .. }
+        | Expr::Int(_)
+        | Expr::Real(_) => false,
+        Expr::Var(v) | Expr::Whole(v) => *v == name,
+        Expr::Math(_, args) => args.iter().any(|a| expr_uses(a, name)),
+        Expr::Cast(_, e) | Expr::Neg(e) | Expr::Not(e) => expr_uses(e, name),
         Expr::Bin(a, _, b) | Expr::Min(a, b) => expr_uses(a, name) || expr_uses(b, name),
         Expr::Cond(a, b, c) | Expr::MulAdd(a, b, c) => {
             expr_uses(a, name) || expr_uses(b, name) || expr_uses(c, name)
@@ -395,6 +491,58 @@ pub(super) fn size(v: usize) -> Expr {
     Expr::Size(v)
 }
 
+/// A variable declared, not to change.
+pub(super) fn let_(name: &'static str, ty: Ty, value: Expr) -> Stmt {
+    Stmt::Let {
+        name,
+        ty,
+        value,
+        mutable: false,
+    }
+}
+
+/// A variable declared to change.
+pub(super) fn mut_(name: &'static str, ty: Ty, value: Expr) -> Stmt {
+    Stmt::Let {
+        name,
+        ty,
+        value,
+        mutable: true,
+    }
+}
+
+/// `name = value`.
+pub(super) fn set(name: &'static str, value: Expr) -> Stmt {
+    Stmt::Set(Place::Var(name), value)
+}
+
+/// `name += value`.
+pub(super) fn grow(name: &'static str, value: Expr) -> Stmt {
+    Stmt::Grow(Place::Var(name), value)
+}
+
+/// `return value`.
+pub(super) fn ret(value: Expr) -> Stmt {
+    Stmt::Return(value)
+}
+
+/// `if cond { then }`.
+pub(super) fn when(cond: Expr, then: Vec<Stmt>) -> Stmt {
+    Stmt::If(cond, then, vec![])
+}
+
+/// `for var in from..to`.
+pub(super) fn range(var: &'static str, from: Expr, to: Expr, body: Vec<Stmt>) -> Stmt {
+    Stmt::For {
+        var,
+        from,
+        to,
+        step: size(1),
+        reverse: false,
+        body,
+    }
+}
+
 /// Methods joining an expression to another by a binary operation, each
 /// named for it.
 macro_rules! binary {
@@ -412,7 +560,8 @@ impl Expr {
         Expr::Bin(Box::new(self), op, Box::new(other))
     }
 
-    binary!(lt => Lt, le => Le, ge => Ge, gt => Gt, eq => Eq, and => And);
+    binary!(lt => Lt, le => Le, ge => Ge, gt => Gt, eq => Eq, ne => Ne, and => And, or => Or);
+    binary!(shl => Shl, shr => Shr, bitand => BitAnd, bitor => BitOr);
 
     pub(super) fn min(self, other: Expr) -> Expr {
         Expr::Min(Box::new(self), Box::new(other))
@@ -670,10 +819,13 @@ pub(super) trait Spell {
     fn any(&mut self, e: &Expr) -> String {
         match e {
             Expr::Bin(a, op, b) => {
-                let p = op.precedence();
+                let p = match op.bitwise() {
+                    true => 8,
+                    false => op.precedence(),
+                };
                 // Comparisons do not chain: either side in parentheses.
                 let left = match p {
-                    3 => p + 1,
+                    3 | 8 => p + 1,
                     _ => p,
                 };
                 format!(

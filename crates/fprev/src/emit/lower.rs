@@ -8,7 +8,10 @@
 //! a step at a time where it keeps them in arrays; a lane count past
 //! [`STACK_LANES`] keeps its sums in an allocated array.
 
-use super::code::{Arg, Carry, Domain, Expr, Func, Lane, Place, Stmt, Ty, View, size, var};
+use super::code::{
+    Arg, Carry, Domain, Expr, Func, Lane, Place, Stmt, Ty, View, grow, let_, mut_, range, ret, set,
+    size, var, when,
+};
 use crate::format::Format;
 
 /// How a language runs the lanes of a left-to-right loop.
@@ -201,60 +204,13 @@ fn flag(v: bool) -> Expr {
     Expr::Flag(v)
 }
 
-fn let_(name: &'static str, ty: Ty, value: Expr) -> Stmt {
-    Stmt::Let {
-        name,
-        ty,
-        value,
-        mutable: false,
-    }
-}
-
-fn mut_(name: &'static str, ty: Ty, value: Expr) -> Stmt {
-    Stmt::Let {
-        name,
-        ty,
-        value,
-        mutable: true,
-    }
-}
-
-fn set(name: &'static str, value: Expr) -> Stmt {
-    Stmt::Set(Place::Var(name), value)
-}
-
-fn grow(name: &'static str, value: Expr) -> Stmt {
-    Stmt::Grow(Place::Var(name), value)
-}
-
 /// `value` returned, computed before the array `array` ends.
 fn release(value: Expr, array: &'static str) -> Stmt {
     Stmt::Release { value, array }
 }
 
-fn ret(value: Expr) -> Stmt {
-    Stmt::Return(value)
-}
-
 fn fin(value: Expr) -> Expr {
     Expr::Fin(Box::new(value))
-}
-
-/// `if cond { then }`.
-fn when(cond: Expr, then: Vec<Stmt>) -> Stmt {
-    Stmt::If(cond, then, vec![])
-}
-
-/// `for var in from..to`.
-fn range(var: &'static str, from: Expr, to: Expr, body: Vec<Stmt>) -> Stmt {
-    Stmt::For {
-        var,
-        from,
-        to,
-        step: size(1),
-        reverse: false,
-        body,
-    }
 }
 
 /// `for var in (from..to).step_by(step)`.

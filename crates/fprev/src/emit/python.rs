@@ -23,8 +23,8 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use super::code::{Bin, Domain, Expr, Func, Lane, Reading, Spell, Stmt, Ty};
-use super::fused::{self, Numbers};
+use super::code::{Bin, Domain, Expr, Func, Lane, Math, Reading, Spell, Stmt, Ty};
+use super::fused;
 use super::lower::Lanes;
 use super::plan::{Op, Part, Plan};
 use super::walk::{self, Backend, Walk};
@@ -127,10 +127,21 @@ impl Spell for Python {
         format!("{}, 0, 1", names[0])
     }
 
+    /// An exponent is a difference, and `not` binds as loosely as a
+    /// comparison.
+    fn precedence(&self, e: &Expr) -> u8 {
+        match e {
+            Expr::Math(Math::Exp, _) => 4,
+            Expr::Not(_) => 3,
+            e => e.precedence(),
+        }
+    }
+
     fn symbol(&self, op: Bin) -> &'static str {
         match op {
             Bin::Div => "//",
             Bin::And => "and",
+            Bin::Or => "or",
             op => op.symbol(),
         }
     }
@@ -172,6 +183,35 @@ impl Spell for Python {
             Expr::MulAdd(a, b, c) => self.any(&(*c.clone() + *a.clone() * *b.clone())),
             Expr::Widen(_, e) => self.any(e),
             Expr::Fin(e) => format!("_fprev_fin(c, {})", self.any(e)),
+            Expr::Int(v) => v.to_string(),
+            Expr::Real(v) => v.clone(),
+            Expr::Math(f, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.any(a)).collect();
+                match f {
+                    Math::Exp => format!("math.frexp({})[1] - 1", args[0]),
+                    Math::Ldexp => format!("math.ldexp({}, {})", args[0], args[1]),
+                    Math::Trunc => format!("float(math.trunc({}))", args[0]),
+                    Math::RoundEven => format!("float(round({}))", args[0]),
+                    Math::Abs => format!("abs({})", args[0]),
+                    Math::CopySign => format!("math.copysign({}, {})", args[0], args[1]),
+                    Math::Finite => format!("math.isfinite({})", args[0]),
+                    Math::Infinity => "math.inf".into(),
+                    Math::IsNan | Math::Negative | Math::Nan => {
+                        unreachable!("Python reads 16-bit values as doubles")
+                    }
+                }
+            }
+            // Truncated to an integer, which Python's are exactly.
+            Expr::Cast(Ty::Whole, e) => match &**e {
+                Expr::Math(Math::Trunc, v) => format!("math.trunc({})", self.any(&v[0])),
+                e => format!("int({})", self.any(e)),
+            },
+            Expr::Cast(Ty::Real, e) => format!("float({})", self.any(e)),
+            Expr::Cast(Ty::Reg(f), e) => format!("{}({})", dtype(*f), self.any(e)),
+            Expr::Cast(..) => unreachable!("Python reads 16-bit values as doubles"),
+            Expr::Neg(e) => format!("-{}", self.operand(e, 9)),
+            Expr::Not(e) => format!("not {}", self.operand(e, 9)),
+            Expr::Whole(v) => v.to_string(),
             Expr::Lanes { part, lane } => {
                 let (dtype, add) = lanes_of(*lane);
                 self.lanes = true;
@@ -394,8 +434,8 @@ def {fin}(c, t, e):
         out
     }
 
-    fn fused_chain(self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
-        fused_chain(plan, k, name, what)
+    fn fused_chain(self, plan: &Plan, k: usize, _: &str, what: &str) -> String {
+        self.chain(plan, k, what)
     }
 }
 
@@ -503,138 +543,61 @@ const ADD_F32_EACH: &str = r#"def _fprev_add_f32_each(acc, p):
 
 "#;
 
-/// The fused chain `fused:K` in plain Python: a node's terms truncated to
-/// Python integers and added exactly, the sum rounded once, as the C
-/// printer's helpers do.
-fn fused_chain(plan: &Plan, k: usize, name: &str, what: &str) -> String {
-    let part = plan.parts[0];
-    let fused = part.fused.expect("a fused chain");
-    let mut out = String::new();
-    for line in what.lines() {
-        let _ = writeln!(out, "# {line}");
-    }
-    let _ = writeln!(
-        out,
-        "#\n# The order: native:{}: {}.\n# Written by fprev {}.\n\nimport math\n\nimport \
-         numpy as np\n\n",
-        plan.formula,
-        fused::words(plan, k),
-        env!("CARGO_PKG_VERSION")
-    );
-    let node = Numbers::of(part.format);
-    let _ = write!(
-        out,
-        "def _{name}_round(v, bits, emin, top, toward_zero):
-    \"\"\"v rounded to `bits` bits (from 2^emin down, subnormal below), toward
-    zero or to nearest even; past the largest finite value `top`, to it or to
-    infinity.\"\"\"
-    if v == 0.0 or not math.isfinite(v):
-        return v
-    q = max(math.frexp(v)[1] - 1, emin) - (bits - 1)
-    s = math.ldexp(v, -q)
-    # copysign keeps a -0 that Python's integers would lose.
-    r = math.ldexp(math.copysign(float(math.trunc(s) if toward_zero else round(s)), s), q)
-    if abs(r) > top:
-        return math.copysign(top if toward_zero else math.inf, v)
-    return r
-
-
-def _{name}_fused(t, e):
-    \"\"\"One fused node of the terms t, aligned at the largest e[j] of a non-zero
-    term: each truncated toward zero to {bits} bits below it, added exactly,
-    rounded once.\"\"\"
-    for bad in t:
-        if not math.isfinite(bad):
-            s = 0.0
-            for v in t:
-                s += v
-            return s + bad
-    tops = [ej for tj, ej in zip(t, e) if tj != 0.0]
-    if not tops:
-        return 0.0
-    q = max(tops) - {bits}
-    s = sum(int(math.ldexp(v, -q)) for v in t)
-    return _{name}_round(math.ldexp(float(s), q), {p}, {emin}, {max}, {tz})
-
-
-",
-        bits = fused.bits,
-        p = node.p,
-        emin = node.emin,
-        max = node.max,
-        tz = match fused.rounding {
-            crate::arith::Rounding::TowardZero => "True",
-            crate::arith::Rounding::NearestEven => "False",
-        },
-    );
-    let lead = "math.frexp(t)[1] - 1 if t != 0.0 else 0";
-    let (params, term) = match (plan.op, fused.aligns_factors) {
-        (Op::Sum, _) => ("x", format!("    t = x[i]\n    return t, {lead}")),
-        (Op::Dot, None) => ("x, y", format!("    t = x[i] * y[i]\n    return t, {lead}")),
-        (Op::Dot, Some(f)) => (
-            "x, y",
-            format!(
-                "    a, b = x[i], y[i]\n    ea = math.frexp(a)[1] - 1 if a != 0.0 else {least}\n    \
-                 eb = math.frexp(b)[1] - 1 if b != 0.0 else {least}\n    return a * b, max(ea, \
-                 {least}) + max(eb, {least})",
-                least = Numbers::of(f).emin
+impl Python {
+    /// The fused chain `fused:K` in plain Python, its helpers and loop
+    /// as `fused.rs` writes them: a node's terms truncated to Python
+    /// integers and added exactly.
+    fn chain(mut self, plan: &Plan, k: usize, what: &str) -> String {
+        let chain = fused::chain(plan, k, false, |base| self.name(base));
+        let name = self.name.clone();
+        let mut out = String::new();
+        for line in fused::comment(plan, k, what, None) {
+            let _ = writeln!(out, "{}", format!("# {line}").trim_end());
+        }
+        out += "\nimport math\n\nimport numpy as np\n\n\n";
+        for r in &chain.helpers {
+            let params: Vec<&str> = r.params.iter().map(|(name, _)| *name).collect();
+            let _ = write!(
+                out,
+                "def {}({}):\n    \"\"\"{}\"\"\"\n{}\n\n",
+                r.name,
+                params.join(", "),
+                r.doc_lines(72).join("\n    "),
+                self.block(&r.body, "    ")
+            );
+        }
+        let (params, lists) = match plan.op {
+            Op::Sum => ("x", "    x = np.asarray(x).astype(np.float64).tolist()\n"),
+            Op::Dot => (
+                "x, y",
+                "    x = np.asarray(x).astype(np.float64).tolist()\n    y = \
+                 np.asarray(y).astype(np.float64).tolist()\n    if len(x) != len(y):\n        \
+                 raise ValueError('x and y differ in length')\n",
             ),
-        ),
-    };
-    let _ = write!(
-        out,
-        "def _{name}_term({params}, i):\n    \"\"\"Summand i and the exponent it aligns \
-         at.\"\"\"\n{term}\n\n\n"
-    );
-    let (dtype, ret) = match plan.result {
-        Format::F16 => ("np.float16", "np.float16"),
-        Format::F64 => ("np.float64", "np.float64"),
-        _ => ("np.float32", "np.float32"),
-    };
-    let g = k - 1;
-    let lists = match plan.op {
-        Op::Sum => "    x = np.asarray(x).astype(np.float64).tolist()\n".to_string(),
-        Op::Dot => "    x = np.asarray(x).astype(np.float64).tolist()\n    y = \
-                    np.asarray(y).astype(np.float64).tolist()\n    if len(x) != len(y):\n        \
-                    raise ValueError('x and y differ in length')\n"
-            .to_string(),
-    };
-    let _ = write!(
-        out,
-        "def {name}({params}):
-    \"\"\"The {what} of {params} (1-D arrays of {element} values{bf16}), as a {dtype},
-    bit for bit as described above.\"\"\"
-{lists}    n = len(x)
-    if n == 0:
-        return {ret}(0)
-    first = min(n, {g})
-    terms = [_{name}_term({params}, i) for i in range(first)]
-    acc = terms[0][0] if first == 1 else _{name}_fused([t for t, _ in terms], [e for _, e in terms])
-    for b in range(first, n, {g}):
-        terms = [_{name}_term({params}, i) for i in range(b, min(n, b + {g}))]
-        t = [acc] + [t for t, _ in terms]
-        e = [math.frexp(acc)[1] - 1 if acc != 0.0 else 0] + [e for _, e in terms]
-        acc = _{name}_fused(t, e)
-    return {ret}({result})
-",
-        what = match plan.op {
-            Op::Sum => "sum",
-            Op::Dot => "dot product",
-        },
-        element = plan.element,
-        bf16 = match plan.element {
-            Format::Bf16 => ", ml_dtypes.bfloat16",
-            _ => "",
-        },
-        // Rounded here, so that NumPy's cast is exact (and warns of no
-        // overflow).
-        result = match plan.result {
-            Format::F64 => "acc".into(),
-            f => {
-                let r = Numbers::of(f);
-                format!("_{name}_round(acc, {}, {}, {}, False)", r.p, r.emin, r.max)
-            }
-        },
-    );
-    out
+        };
+        let _ = write!(
+            out,
+            "def {name}({params}):\n    \"\"\"The {what} of {params} (1-D arrays of {element} \
+             values{bf16}), as a {dtype},\n    bit for bit as described above.\"\"\"\n{lists}    n \
+             = len(x)\n{body}",
+            what = fused::computes(plan).0,
+            element = plan.element,
+            bf16 = match plan.element {
+                Format::Bf16 => ", ml_dtypes.bfloat16",
+                _ => "",
+            },
+            dtype = dtype(plan.result),
+            body = self.block(&chain.body, "    "),
+        );
+        out
+    }
+}
+
+/// The NumPy type of a result of `f`.
+fn dtype(f: Format) -> &'static str {
+    match f {
+        Format::F16 => "np.float16",
+        Format::F64 => "np.float64",
+        _ => "np.float32",
+    }
 }

@@ -9,8 +9,8 @@
 
 use std::fmt::Write;
 
-use super::code::{Domain, Expr, Func, Reading, Spell, Stmt, Ty};
-use super::fused::{self, Numbers};
+use super::code::{Domain, Expr, Func, Math, Reading, Spell, Stmt, Ty};
+use super::fused;
 use super::lower::Lanes;
 use super::plan::{Op, Plan};
 use super::walk::{self, Backend, Walk};
@@ -65,6 +65,11 @@ fn rust_ty(ty: Ty) -> &'static str {
         Ty::Flag => "bool",
         Ty::Reg(format) => register(format),
         Ty::Real | Ty::Error => "f64",
+        Ty::Int => "i32",
+        Ty::Whole => "i64",
+        Ty::Bits => "u16",
+        Ty::Reals => "&[f64]",
+        Ty::Ints => "&[i32]",
     }
 }
 
@@ -175,6 +180,35 @@ impl Spell for Rust {
                 self.fin = true;
                 format!("fin(c, {})", self.any(e))
             }
+            Expr::Int(v) => v.to_string(),
+            Expr::Real(v) => v.clone(),
+            Expr::Math(f, args) => {
+                let method = match f {
+                    Math::Exp => return format!("exponent({})", self.any(&args[0])),
+                    Math::Ldexp => {
+                        return format!("ldexp({}, {})", self.any(&args[0]), self.any(&args[1]));
+                    }
+                    Math::Infinity => return "f64::INFINITY".into(),
+                    Math::Nan => return "f64::NAN".into(),
+                    Math::Trunc => "trunc",
+                    Math::RoundEven => "round_ties_even",
+                    Math::Abs => "abs",
+                    Math::CopySign => "copysign",
+                    Math::Finite => "is_finite",
+                    Math::IsNan => "is_nan",
+                    Math::Negative => "is_sign_negative",
+                };
+                let rest: Vec<String> = args[1..].iter().map(|a| self.any(a)).collect();
+                format!(
+                    "{}.{method}({})",
+                    self.operand(&args[0], 9),
+                    rest.join(", ")
+                )
+            }
+            Expr::Cast(ty, e) => format!("{} as {}", self.operand(e, 9), rust_ty(*ty)),
+            Expr::Neg(e) => format!("-{}", self.operand(e, 9)),
+            Expr::Not(e) => format!("!{}", self.operand(e, 9)),
+            Expr::Whole(v) => format!("&{v}"),
             _ => unreachable!("spelled by Spell::any"),
         }
     }
@@ -226,6 +260,7 @@ impl Spell for Rust {
             } => {
                 let ty = rust_ty(*ty);
                 match fixed {
+                    Some(len) if ty == "i32" => format!("{pad}let mut {name} = [0{ty}; {len}];\n"),
                     Some(len) => format!("{pad}let mut {name} = [0.0{ty}; {len}];\n"),
                     None => {
                         self.alloc = true;
@@ -281,14 +316,7 @@ impl Backend for Rust {
     fn function(&mut self, walk: &Walk, f: &Func) {
         self.reads = walk.reading(f);
         // A last return is the body's value.
-        let (body, last) = match f.body.split_last() {
-            Some((Stmt::Return(e) | Stmt::Release { value: e, .. }, body)) => (body, Some(e)),
-            _ => (&f.body[..], None),
-        };
-        let mut text = self.block(body, "    ");
-        if let Some(e) = last {
-            let _ = writeln!(text, "    {}", self.any(e));
-        }
+        let text = self.tail(&f.body);
         let _ = write!(
             self.bodies,
             "fn {}({}) -> f64 {{\n{text}}}\n\n",
@@ -396,7 +424,7 @@ impl Backend for Rust {
     }
 
     fn fused_chain(self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
-        fused_chain(plan, k, name, what)
+        self.chain(plan, k, name, what)
     }
 }
 
@@ -409,213 +437,107 @@ fn rust_type(f: Format) -> &'static str {
     }
 }
 
-/// The fused chain `fused:K`: one helper adds a node's terms in its
-/// window, one rounds to a format, as the C printer's do.
-fn fused_chain(plan: &Plan, k: usize, name: &str, what: &str) -> String {
-    let part = plan.parts[0];
-    let fused = part.fused.expect("a fused chain");
-    let mut out = String::new();
-    for line in what.lines() {
-        let _ = writeln!(out, "// {line}");
+/// The maths a fused chain needs that std lacks, as helpers.
+const MATHS: &str = "/// `floor(log2 |v|)` of a finite non-zero `v`.
+fn exponent(v: f64) -> i32 {
+    let bits = v.abs().to_bits();
+    match (bits >> 52) as i32 {
+        0 => -1074 + 63 - bits.leading_zeros() as i32,
+        biased => biased - 1023,
     }
-    let _ = writeln!(
-        out,
-        "//\n// The order: native:{}: {}.\n//\n// Compile: rustc --crate-type cdylib -C \
-         opt-level=3 (Rust 1.82 or later), or include it\n// as a module; it needs std (f64's \
-         trunc and round_ties_even).\n// Written by fprev {}.\n",
-        plan.formula,
-        fused::words(plan, k),
-        env!("CARGO_PKG_VERSION")
-    );
-    let p = |s: &str| format!("{name}_{s}");
-    out += &format!(
-        "/// `floor(log2 |v|)` of a finite non-zero `v`.\nfn {exp}(v: f64) -> i32 {{\n    let \
-         bits = v.abs().to_bits();\n    match (bits >> 52) as i32 {{\n        0 => -1074 + 63 - \
-         bits.leading_zeros() as i32,\n        biased => biased - 1023,\n    }}\n}}\n\n/// `v * \
-         2^e`, rounded once: the exponents here keep `2^e` a normal f64.\nfn {ldexp}(v: f64, e: \
-         i32) -> f64 {{\n    v * f64::from_bits(((e + 1023) as u64) << 52)\n}}\n\n/// `v` \
-         rounded to `bits` bits (from `2^emin` down, subnormal below), toward zero or\n/// to \
-         nearest even; past the largest finite value `max`, to it or to infinity.\nfn \
-         {round}(v: f64, bits: i32, emin: i32, max: f64, toward_zero: bool) -> f64 {{\n    if v \
-         == 0.0 || !v.is_finite() {{\n        return v;\n    }}\n    let q = {exp}(v).max(emin) \
-         - (bits - 1);\n    let s = {ldexp}(v, -q);\n    let r = {ldexp}(if toward_zero {{ \
-         s.trunc() }} else {{ s.round_ties_even() }}, q);\n    match r.abs() > max {{\n        \
-         true if toward_zero => max.copysign(v),\n        true => f64::INFINITY.copysign(v),\n \
-         false => r,\n    }}\n}}\n\n",
-        exp = p("exp"),
-        ldexp = p("ldexp"),
-        round = p("round"),
-    );
-    let node = Numbers::of(part.format);
-    out += &format!(
-        "/// One fused node of the terms `t`, aligned at the largest `e[j]` of a non-zero term:\n\
-         /// each truncated toward zero to {bits} bits below it, added exactly, rounded once.\n\
-         fn {fused}(t: &[f64], e: &[i32]) -> f64 {{\n    if let Some(bad) = t.iter().find(|v| \
-         !v.is_finite()) {{\n        return t.iter().sum::<f64>() + bad;\n    }}\n    let Some(top) \
-         = t.iter().zip(e).filter(|(v, _)| **v != 0.0).map(|(_, e)| *e).max() else {{\n        \
-         return 0.0;\n    }};\n    let q = top - {bits};\n    let s: i64 = t.iter().map(|v| \
-         {ldexp}(*v, -q).trunc() as i64).sum();\n    {round}({ldexp}(s as f64, q), {p}, {emin}, \
-         {max}, {tz})\n}}\n\n",
-        fused = p("fused"),
-        ldexp = p("ldexp"),
-        round = p("round"),
-        bits = fused.bits,
-        p = node.p,
-        emin = node.emin,
-        max = node.max,
-        tz = fused.rounding == crate::arith::Rounding::TowardZero,
-    );
-    let it = rust_type(plan.element);
-    if plan.element != Format::F32 {
-        let n = Numbers::of(plan.element);
-        out += &format!(
-            "/// An {f} value's bits as an f64.\nfn {inp}(h: u16) -> f64 {{\n    let e = i32::from((h \
-             >> {m}) & {top});\n    let m = f64::from(h & {frac});\n    let v = match e {{\n        \
-             0 => {ldexp}(m, {sub}),\n        {top} if m != 0.0 => f64::NAN,\n        {top} => \
-             f64::INFINITY,\n        _ => {ldexp}(m + {one}.0, e - {shift}),\n    }};\n    if h & \
-             0x8000 != 0 {{ -v }} else {{ v }}\n}}\n\n",
-            f = plan.element,
-            inp = p("in"),
-            ldexp = p("ldexp"),
-            m = n.fraction,
-            top = (1 << (15 - n.fraction)) - 1,
-            frac = (1 << n.fraction) - 1,
-            sub = 1 - n.bias - n.fraction as i32,
-            one = 1 << n.fraction,
-            shift = n.bias + n.fraction as i32,
-        );
-    }
-    let read = |v: &str| match plan.element {
-        Format::F32 => format!("f64::from({v})"),
-        _ => format!("{}({v})", p("in")),
-    };
-    let term = match (plan.op, fused.aligns_factors) {
-        (Op::Sum, _) => format!(
-            "    let t = {};\n    (t, if t == 0.0 {{ 0 }} else {{ {}(t) }})",
-            read("x[i]"),
-            p("exp")
-        ),
-        (Op::Dot, None) => format!(
-            "    let t = {} * {};\n    (t, if t == 0.0 {{ 0 }} else {{ {}(t) }})",
-            read("x[i]"),
-            read("y[i]"),
-            p("exp")
-        ),
-        (Op::Dot, Some(f)) => format!(
-            "    let (a, b) = ({}, {});\n    let t = a * b;\n    let factor = |v: f64| if v == \
-             0.0 {{ {least} }} else {{ {exp}(v).max({least}) }};\n    (t, factor(a) + \
-             factor(b))",
-            read("x[i]"),
-            read("y[i]"),
-            least = Numbers::of(f).emin,
-            exp = p("exp"),
-        ),
-    };
-    let (params, args, inputs) = match plan.op {
-        Op::Sum => (format!("x: &[{it}]"), "x", "x"),
-        Op::Dot => (format!("x: &[{it}], y: &[{it}]"), "x, y", "x and y"),
-    };
-    let _ = write!(
-        out,
-        "/// Summand `i` and the exponent it aligns at.\nfn {term_fn}({params}, i: usize) -> \
-         (f64, i32) {{\n{term}\n}}\n\n",
-        term_fn = p("term"),
-    );
-    let rt = rust_type(plan.result);
-    let ret = match plan.result {
-        Format::F32 => "acc as f32".to_string(),
-        Format::F64 => "acc".to_string(),
-        f => {
-            let r = Numbers::of(f);
-            out += &format!(
-                "/// An {f} value as its bits.\nfn {bits_fn}(v: f64) -> u16 {{\n    let s: u16 = \
-                 if v.is_sign_negative() {{ 0x8000 }} else {{ 0 }};\n    let a = v.abs();\n    if \
-                 v.is_nan() {{\n        return s | {inf:#x} | {quiet:#x};\n    }}\n    if \
-                 v.is_infinite() {{\n        return s | {inf:#x};\n    }}\n    if a < {ldexp}(1.0, \
-                 {emin}) {{\n        return s | {ldexp}(a, {sub}) as u16;\n    }}\n    let e = \
-                 {exp}(a);\n    s | (((e + {bias}) as u16) << {m}) | ({ldexp}(a, {m} - e) - \
-                 {one}.0) as u16\n}}\n\n",
-                bits_fn = p("bits"),
-                ldexp = p("ldexp"),
-                exp = p("exp"),
-                inf = ((1u32 << (15 - r.fraction)) - 1) << r.fraction,
-                quiet = 1u32 << (r.fraction - 1),
-                emin = r.emin,
-                sub = r.bias - 1 + r.fraction as i32,
-                bias = r.bias,
-                m = r.fraction,
-                one = 1u32 << r.fraction,
-            );
-            format!(
-                "{}({}(acc, {}, {}, {}, false))",
-                p("bits"),
-                p("round"),
-                r.p,
-                r.emin,
-                r.max
-            )
+}
+
+/// `v * 2^e`, rounded once: the exponents here keep `2^e` a normal f64.
+fn ldexp(v: f64, e: i32) -> f64 {
+    v * f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+";
+
+impl Rust {
+    /// Statements, the last a return written as the block's value.
+    fn tail(&mut self, body: &[Stmt]) -> String {
+        let (body, last) = match body.split_last() {
+            Some((Stmt::Return(e) | Stmt::Release { value: e, .. }, body)) => (body, Some(e)),
+            _ => (body, None),
+        };
+        let mut text = self.block(body, "    ");
+        if let Some(e) = last {
+            let _ = writeln!(text, "    {}", self.any(e));
         }
-    };
-    let lint = match name.chars().any(|c| c.is_ascii_uppercase()) {
-        true => "#[allow(non_snake_case)]\n",
-        false => "",
-    };
-    let g = k - 1;
-    let (check, c_params, c_slices) = match plan.op {
-        Op::Sum => (
-            String::new(),
-            format!("x: *const {it}, n: usize"),
-            format!("{name}(unsafe {{ core::slice::from_raw_parts(x, n) }})"),
-        ),
-        Op::Dot => (
-            format!("    assert_eq!(x.len(), y.len(), \"{name}: x and y differ in length\");\n"),
-            format!("x: *const {it}, y: *const {it}, n: usize"),
-            "let (x, y) = unsafe { (core::slice::from_raw_parts(x, n), \
-             core::slice::from_raw_parts(y, n)) };\n    NAME(x, y)"
-                .replace("NAME", name),
-        ),
-    };
-    let zero = match rt {
-        "u16" => "0",
-        _ => "0.0",
-    };
-    let _ = write!(
-        out,
-        "/// The {what} of {inputs}{types}, bit for bit as described above.\n{lint}pub fn \
-         {name}({params}) -> {rt} {{\n{check}    let n = x.len();\n    if n == 0 {{\n        \
-         return {zero};\n    }}\n    let mut t = [0.0f64; {k}];\n    let mut e = [0i32; {k}];\n    \
-         let first = n.min({g});\n    for i in 0..first {{\n        (t[i], e[i]) = \
-         {term_fn}({args}, i);\n    }}\n    let mut acc = if first == 1 {{ t[0] }} else {{ \
-         {fused_fn}(&t[..first], &e[..first]) }};\n    let mut b = first;\n    while b < n {{\n  \
-         let m = (n - b).min({g});\n        t[0] = acc;\n        e[0] = if acc == 0.0 {{ 0 }} \
-         else {{ {exp}(acc) }};\n        for j in 0..m {{\n            (t[1 + j], e[1 + j]) = \
-         {term_fn}({args}, b + j);\n        }}\n        acc = {fused_fn}(&t[..m + 1], &e[..m + \
-         1]);\n        b += m;\n    }}\n    {ret}\n}}\n\n/// [`{name}`] for C, of `n` values \
-         each.\n///\n/// # Safety\n/// The pointers point to `n` values each (any pointers where \
-         `n` is 0).\n#[unsafe(no_mangle)]\n{lint}pub unsafe extern \"C\" fn {name}_c({c_params}) \
-         -> {rt} {{\n    if n == 0 {{\n        return {zero};\n    }}\n    // SAFETY: the caller \
-         passes `n` values of each.\n    {c_slices}\n}}\n",
-        what = match plan.op {
-            Op::Sum => "sum",
-            Op::Dot => "dot product",
-        },
-        types = match (plan.element, plan.result) {
-            (Format::F32, Format::F32) => String::new(),
-            (e, r) => format!(
-                " ({e}{}; the result {r}{})",
-                match e {
-                    Format::F32 => "",
-                    _ => " bits",
-                },
-                match r {
-                    Format::F16 | Format::Bf16 => " bits",
-                    _ => "",
-                }
+        text
+    }
+
+    /// The fused chain `fused:K`, its helpers and loop as `fused.rs`
+    /// writes them.
+    fn chain(mut self, plan: &Plan, k: usize, name: &str, what: &str) -> String {
+        let chain = fused::chain(plan, k, true, str::to_string);
+        let compile = "Compile: rustc --crate-type cdylib -C opt-level=3 (Rust 1.82 or later), or \
+                       include it\nas a module; it needs std (f64's trunc and round_ties_even).";
+        let mut out = String::new();
+        for line in fused::comment(plan, k, what, Some(compile)) {
+            let _ = writeln!(out, "{}", format!("// {line}").trim_end());
+        }
+        out.push('\n');
+        out += MATHS;
+        for r in &chain.helpers {
+            let params: Vec<String> = r
+                .params
+                .iter()
+                .map(|(name, ty)| format!("{name}: {}", rust_ty(*ty)))
+                .collect();
+            let _ = write!(
+                out,
+                "/// {}\nfn {}({}) -> {} {{\n{}}}\n\n",
+                r.doc_lines(76).join("\n/// "),
+                r.name,
+                params.join(", "),
+                rust_ty(r.ret),
+                self.tail(&r.body)
+            );
+        }
+        let it = rust_type(plan.element);
+        let rt = rust_type(plan.result);
+        let lint = match name.chars().any(|c| c.is_ascii_uppercase()) {
+            true => "#[allow(non_snake_case)]\n",
+            false => "",
+        };
+        let (params, inputs, check, c_params, c_slices) = match plan.op {
+            Op::Sum => (
+                format!("x: &[{it}]"),
+                "x",
+                String::new(),
+                format!("x: *const {it}, n: usize"),
+                format!("{name}(unsafe {{ core::slice::from_raw_parts(x, n) }})"),
             ),
-        },
-        term_fn = p("term"),
-        fused_fn = p("fused"),
-        exp = p("exp"),
-    );
-    out
+            Op::Dot => (
+                format!("x: &[{it}], y: &[{it}]"),
+                "x and y",
+                format!(
+                    "    assert_eq!(x.len(), y.len(), \"{name}: x and y differ in length\");\n"
+                ),
+                format!("x: *const {it}, y: *const {it}, n: usize"),
+                format!(
+                    "let (x, y) = unsafe {{ (core::slice::from_raw_parts(x, n), \
+                     core::slice::from_raw_parts(y, n)) }};\n    {name}(x, y)"
+                ),
+            ),
+        };
+        let zero = match rt {
+            "u16" => "0",
+            _ => "0.0",
+        };
+        let (what, types) = fused::computes(plan);
+        let _ = write!(
+            out,
+            "/// The {what} of {inputs}{types}, bit for bit as described above.\n{lint}pub fn \
+             {name}({params}) -> {rt} {{\n{check}    let n = x.len();\n{body}}}\n\n/// [`{name}`] \
+             for C, of `n` values each.\n///\n/// # Safety\n/// The pointers point to `n` values \
+             each (any pointers where `n` is 0).\n#[unsafe(no_mangle)]\n{lint}pub unsafe extern \
+             \"C\" fn {name}_c({c_params}) -> {rt} {{\n    if n == 0 {{\n        return {zero};\n    \
+             }}\n    // SAFETY: the caller passes `n` values of each.\n    {c_slices}\n}}\n",
+            body = self.tail(&chain.body),
+        );
+        out
+    }
 }
