@@ -55,7 +55,7 @@ pub fn prepare_cached(
     };
     let cached = cache
         .known()
-        .map(|(f, from, checked)| (f, from_cache(&from, &checked)));
+        .map(|(f, from, checked)| (f, explained_claim(true, &from, &checked)));
     let known = given.or_else(|| cached.clone());
     if !matches!(probe.format, Format::F32 | Format::F64) {
         let may_fuse = at_reference(&mut reference, open, probe)?.may_fuse();
@@ -99,15 +99,19 @@ fn at_reference<'s>(
     Ok(slot.insert(opened))
 }
 
-/// What emitted code says of a formula the cache kept: found from `from`
-/// and checked at `checked`.
-fn from_cache(from: &[usize], checked: &[usize]) -> String {
-    format!(
-        "The order: fprev explain's formula (from the cache), found before from n = {} and checked \
-         at n = {}",
-        crate::sizes::runs(from),
-        crate::sizes::runs(checked)
-    )
+/// What emitted code says of explain's formula, found from `from` (before,
+/// where the cache kept it) and checked at `checked` (where it was).
+fn explained_claim(cached: bool, from: &[usize], checked: &[usize]) -> String {
+    let mut claim = match cached {
+        true => "The order: fprev explain's formula (from the cache), found before from n = ",
+        false => "The order: fprev explain's formula, found from n = ",
+    }
+    .to_string();
+    claim += &crate::sizes::runs(from);
+    if !checked.is_empty() {
+        claim += &format!(" and checked at n = {}", crate::sizes::runs(checked));
+    }
+    claim
 }
 
 /// What a plan rests on: the sizes whose trees were revealed and
@@ -431,11 +435,7 @@ pub fn prepare(
         },
         None => match explain_default(probe, label, open, observer)? {
             Ok((f, from, checked)) => {
-                let claim = format!(
-                    "The order: fprev explain's formula, found from n = {} and checked at n = {}",
-                    crate::sizes::runs(&from),
-                    crate::sizes::runs(&checked)
-                );
+                let claim = explained_claim(false, &from, &checked);
                 (f.clone(), claim, Some((f, from, checked)))
             }
             Err(none) => return Ok(none),
@@ -725,4 +725,17 @@ pub fn check(
         ..Default::default()
     };
     crate::emit::check::compare_emitted(open, &emitted, &opts, plan.op, sizes, trials, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::explained_claim;
+
+    #[test]
+    fn a_formula_checked_nowhere_past_its_sizes_says_none() {
+        let cached = explained_claim(true, &[1, 2, 3], &[]);
+        assert!(cached.ends_with("found before from n = 1..3"), "{cached}");
+        let now = explained_claim(false, &[1, 2, 3], &[4096]);
+        assert!(now.ends_with("found from n = 1..3 and checked at n = 4096"), "{now}");
+    }
 }
