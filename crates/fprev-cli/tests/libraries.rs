@@ -1733,6 +1733,30 @@ fn explain_reads_blis_sdotv_as_its_source_builds_it() {
     }
 }
 
+/// OpenBLAS's sdot for Haswell as its source says
+/// (`kernel/x86_64/sdot_microk_haswell-2.c` lines 39-77, `sdot.c` lines
+/// 96-125): four registers of eight lanes take 32 summands a loop; each
+/// register's high half is added to its low half, the registers pairwise,
+/// the four lanes pairwise (two `vhaddps`); the rest is added one by one
+/// into a double, to which the kernel's sum is added. Explain's formula
+/// (written in the older parts of the language) and the source's give the
+/// black box's trees at sizes explain never revealed.
+#[test]
+fn explain_s_formula_of_openblas_sdot_is_its_source_s() {
+    let source: fprev::formula::Formula =
+        "simd(8, 4, interleave(4, pairwise, pairwise), sequential)"
+            .parse()
+            .unwrap();
+    // The explaining child process reads the core type pinned here.
+    pin_openblas_kernels();
+    let formula = explained("blas:dot@openblas");
+    for n in [61, 95, 1103, 5007] {
+        let tree = revealed_tree("blas:dot@openblas", n, Format::F32, None);
+        assert!(source.tree(n) == tree, "{source} at n = {n}");
+        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
+    }
+}
+
 /// A sum whose order no formula gives is not explained (exit 1), and the
 /// closest formula is named as failing where it does.
 #[test]

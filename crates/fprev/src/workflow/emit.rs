@@ -736,6 +736,9 @@ mod tests {
         let cached = explained_claim(true, &[1, 2, 3], &[]);
         assert!(cached.ends_with("found before from n = 1..3"), "{cached}");
         let now = explained_claim(false, &[1, 2, 3], &[4096]);
-        assert!(now.ends_with("found from n = 1..3 and checked at n = 4096"), "{now}");
+        assert!(
+            now.ends_with("found from n = 1..3 and checked at n = 4096"),
+            "{now}"
+        );
     }
 }
