@@ -1757,6 +1757,26 @@ fn explain_s_formula_of_openblas_sdot_is_its_source_s() {
     }
 }
 
+/// NumPy's pairwise sum as its source says
+/// (`numpy/_core/src/umath/loops_utils.h.src` lines 81-143): fewer than 8
+/// summands added one by one; up to 128, eight accumulators seeded with the
+/// first eight and taking eight a loop, combined `((r0+r1)+(r2+r3)) +
+/// ((r4+r5)+(r6+r7))`, the rest added one by one; past 128, halved at half
+/// the count rounded down to a multiple of 8. Explain's formula and the
+/// source's give NumPy's trees at sizes explain never revealed.
+#[test]
+fn explain_s_formula_of_numpy_s_sum_is_its_source_s() {
+    let source: fprev::formula::Formula = "halves(128, 8, simd(8, 1, pairwise, then))"
+        .parse()
+        .unwrap();
+    let formula = explained("numpy:sum");
+    for n in [5, 61, 133, 1103, 5007] {
+        let tree = revealed_tree("numpy:sum", n, Format::F32, None);
+        assert!(source.tree(n) == tree, "{source} at n = {n}");
+        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
+    }
+}
+
 /// A sum whose order no formula gives is not explained (exit 1), and the
 /// closest formula is named as failing where it does.
 #[test]
