@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::simd::{RegisterSum, Rest, Simd, Stage};
+use super::simd::{MAX_REGISTERS, RegisterSum, Rest, Simd, Stage};
 use super::{Formula, Tail};
 use crate::error::abbreviated;
 use crate::order::{MAX_PARAMETER, Order};
@@ -285,8 +285,10 @@ impl<'t> Parser<'t> {
                 }
             };
             self.at += digits;
-            if registers == 0 {
-                return Err("simd(…): a stage takes at least 1 register".into());
+            if !(1..=MAX_REGISTERS).contains(&registers) {
+                return Err(format!(
+                    "simd(…): a stage takes 1 to {MAX_REGISTERS} registers, not {registers}"
+                ));
             }
             let merge = match self.eat('[') {
                 true => {

@@ -38,6 +38,11 @@ use crate::order::Adder;
 /// whole register file is a few thousand bytes.
 pub const MAX_SLOTS: usize = 1 << 16;
 
+/// The most registers a stage takes: a thread has at most 32 vector
+/// registers, and 256 leave room for a scalar loop unrolled far while
+/// every sum of them stays shallow.
+pub const MAX_REGISTERS: usize = 256;
+
 /// A vectorised kernel: [`Formula::Simd`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Simd {
@@ -256,20 +261,40 @@ impl RegisterSum {
         }
     }
 
-    /// Reads `(0+2)+4` from the start of `text`, returning what follows.
+    /// Reads `(0+2)+4` from the start of `text`, returning what follows;
+    /// at most [`MAX_REGISTERS`] registers and as many parentheses deep, so
+    /// that no sum read is deeper than the stack allows.
     pub(super) fn read(text: &str) -> Result<(RegisterSum, &str), String> {
-        let (mut sum, mut rest) = Self::operand(text)?;
+        let mut left = MAX_REGISTERS;
+        Self::sum(text, &mut left, 0)
+    }
+
+    fn sum<'t>(
+        text: &'t str,
+        left: &mut usize,
+        depth: usize,
+    ) -> Result<(RegisterSum, &'t str), String> {
+        let (mut sum, mut rest) = Self::operand(text, left, depth)?;
         while let Some(more) = rest.strip_prefix('+') {
-            let (next, after) = Self::operand(more)?;
+            let (next, after) = Self::operand(more, left, depth)?;
             sum = RegisterSum::Add(Box::new(sum), Box::new(next));
             rest = after;
         }
         Ok((sum, rest))
     }
 
-    fn operand(text: &str) -> Result<(RegisterSum, &str), String> {
+    fn operand<'t>(
+        text: &'t str,
+        left: &mut usize,
+        depth: usize,
+    ) -> Result<(RegisterSum, &'t str), String> {
+        if depth >= MAX_REGISTERS || *left == 0 {
+            return Err(format!(
+                "a register sum: more than {MAX_REGISTERS} registers or parentheses deep"
+            ));
+        }
         if let Some(inner) = text.strip_prefix('(') {
-            let (sum, rest) = Self::read(inner)?;
+            let (sum, rest) = Self::sum(inner, left, depth + 1)?;
             return match rest.strip_prefix(')') {
                 Some(rest) => Ok((sum, rest)),
                 None => Err(format!("a register sum: expected ')' at '{}'", head(rest))),
@@ -277,7 +302,10 @@ impl RegisterSum {
         }
         let digits = text.bytes().take_while(u8::is_ascii_digit).count();
         match text[..digits].parse::<usize>() {
-            Ok(r) if r < MAX_SLOTS => Ok((RegisterSum::Register(r), &text[digits..])),
+            Ok(r) if r < MAX_REGISTERS => {
+                *left -= 1;
+                Ok((RegisterSum::Register(r), &text[digits..]))
+            }
             Ok(_) => Err(format!(
                 "a register sum: register {} is past any kernel's",
                 &text[..digits]
@@ -494,9 +522,25 @@ mod tests {
             ("simd(8, 2[0+], sequential, then)", "register's place"),
             ("simd(65536, 2, sequential, then)", "at most 65536 lanes"),
             ("simd(8, sequential, then)", "at least one stage"),
+            ("simd(8, 300, sequential, then)", "1 to 256 registers"),
         ] {
             let e = s.parse::<Formula>().unwrap_err();
             assert!(e.contains(says), "{s}: {e}");
+        }
+        // Sums too deep or too long for the stack are refused as they are
+        // read, before any is checked or printed.
+        let deep = format!(
+            "simd(8, 2[{}0{}+1], sequential, then)",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        );
+        let long = format!("simd(8, 2[{}1], sequential, then)", "0+".repeat(100_000));
+        for s in [deep, long] {
+            let e = s.parse::<Formula>().unwrap_err();
+            assert!(
+                e.contains("more than 256 registers or parentheses deep"),
+                "{e}"
+            );
         }
     }
 }
