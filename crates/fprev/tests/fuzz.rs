@@ -77,6 +77,11 @@ fn formula_soup() -> impl Strategy<Value = String> {
         "peel(",
         "rotate(",
         "fanout(",
+        "simd(",
+        "[",
+        "]",
+        "+",
+        "first(",
         "then",
         "first",
         "(",
@@ -143,6 +148,26 @@ fn formula_text() -> impl Strategy<Value = String> {
             (2usize..9, inner.clone(), inner.clone())
                 .prop_map(|(k, a, b)| format!("peel({}, interleave({k}, {a}, {b}))", k - 1)),
             (count(), inner.clone()).prop_map(|(k, a)| format!("rotate({k}, {a})")),
+            // A kernel of two stages, its first merged into the second's
+            // registers or kept, its rest apart or into the first lane.
+            (
+                1usize..17,
+                2usize..9,
+                any::<bool>(),
+                inner.clone(),
+                inner.clone()
+            )
+                .prop_map(|(w, u, merge, fold, rest)| {
+                    let merged = match merge {
+                        true => format!(
+                            "[{}]",
+                            (0..u).map(|r| r.to_string()).collect::<Vec<_>>().join("+")
+                        ),
+                        false => String::new(),
+                    };
+                    let second = if merge { 1 } else { u - 1 };
+                    format!("simd({w}, {u}{merged}, {second}, {fold}, first({rest}))")
+                }),
         ]
     })
 }
@@ -205,6 +230,9 @@ fn formula_token() -> impl Strategy<Value = String> + Clone {
             "first",
             "fused:",
             "windows(2,",
+            "simd(8, 4[0+1, 2+3], 2, ",
+            "[",
+            "+",
             "x"
         ])
         .prop_map(str::to_string),
