@@ -94,6 +94,15 @@ pub struct Stage {
     pub merge: Option<Vec<RegisterSum>>,
 }
 
+/// The registers live after `stages`: a merge's count, else the most any
+/// stage took.
+pub(super) fn live(stages: &[Stage]) -> usize {
+    stages.iter().fold(0, |live, s| match &s.merge {
+        Some(m) => m.len(),
+        None => live.max(s.registers),
+    })
+}
+
 /// A fixed sum of registers, lane by lane: `(0+2)+4`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum RegisterSum {
@@ -105,11 +114,8 @@ pub enum RegisterSum {
 
 impl Simd {
     /// The registers left live after the last stage.
-    pub(super) fn live(&self) -> usize {
-        self.stages.iter().fold(0, |live, s| match &s.merge {
-            Some(m) => m.len(),
-            None => live.max(s.registers),
-        })
+    fn live(&self) -> usize {
+        live(&self.stages)
     }
 
     /// Checks what the grammar cannot: registers decrease from stage to

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use crate::formula::Formula;
-use crate::formula::simd::{RegisterSum, Rest, Simd, Stage};
+use crate::formula::simd::{RegisterSum, Rest, Simd, Stage, live};
 use crate::order::Order;
 use crate::tree::SummationTree;
 
@@ -47,18 +47,16 @@ pub(super) fn kernel(trees: &[&SummationTree]) -> Option<Formula> {
         }
         for later in later_loops(first) {
             for stages in merges(first, &later) {
-                let simd = |fold: Formula, rest: Rest| Simd {
-                    width,
-                    stages: stages.clone(),
-                    fold,
-                    rest,
-                };
-                let live = simd(Order::Sequential.into(), Rest::Then).live();
-                let Some(fold) = fold_of(live * width) else {
+                let Some(fold) = fold_of(live(&stages) * width) else {
                     continue;
                 };
                 for rest in rests() {
-                    let kernel = simd(fold.clone(), rest);
+                    let kernel = Simd {
+                        width,
+                        stages: stages.clone(),
+                        fold: fold.clone(),
+                        rest,
+                    };
                     if kernel.check().is_err() {
                         continue;
                     }
