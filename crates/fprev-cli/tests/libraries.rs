@@ -1721,16 +1721,35 @@ fn openblas_sgemm_with_square_operands_is_its_known_formula() {
 /// black box's trees at sizes explain never revealed.
 #[test]
 fn explain_reads_blis_sdotv_as_its_source_builds_it() {
-    let source: fprev::formula::Formula = "simd(8, 10[0+5, 1+6, 2+7, 3+8, 4+9], \
-        5[(0+2)+4, 1+3], 2[0+1], 1, sequential, sequential)"
-        .parse()
-        .unwrap();
-    let formula = explained("blas:dot@blis");
-    for n in [87, 133, 1103, 5007] {
-        let tree = revealed_tree("blas:dot@blis", n, Format::F32, None);
+    let formula = source_and_explain_give_its_trees(
+        "blas:dot@blis",
+        "simd(8, 10[0+5, 1+6, 2+7, 3+8, 4+9], 5[(0+2)+4, 1+3], 2[0+1], 1, sequential, sequential)",
+        &[87, 133, 1103, 5007],
+    );
+    assert_eq!(
+        formula.to_string(),
+        "simd(8, 10[0+5, 1+6, 2+7, 3+8, 4+9], 5[(0+2)+4, 1+3], 2[0+1], 1, sequential, sequential)"
+    );
+}
+
+/// Checks that `source` (a formula written from a library's source code)
+/// and the formula `fprev explain` finds for `spec` both give the black
+/// box's trees at `sizes` (sizes explain never revealed); explain's.
+fn source_and_explain_give_its_trees(
+    spec: &str,
+    source: &str,
+    sizes: &[usize],
+) -> fprev::formula::Formula {
+    let source: fprev::formula::Formula = source.parse().unwrap();
+    // The explaining child process reads the core type pinned here.
+    pin_openblas_kernels();
+    let formula = explained(spec);
+    for &n in sizes {
+        let tree = revealed_tree(spec, n, Format::F32, None);
         assert!(source.tree(n) == tree, "{source} at n = {n}");
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
+    formula
 }
 
 /// OpenBLAS's sdot for Haswell as its source says
@@ -1743,18 +1762,11 @@ fn explain_reads_blis_sdotv_as_its_source_builds_it() {
 /// black box's trees at sizes explain never revealed.
 #[test]
 fn explain_s_formula_of_openblas_sdot_is_its_source_s() {
-    let source: fprev::formula::Formula =
-        "simd(8, 4, interleave(4, pairwise, pairwise), sequential)"
-            .parse()
-            .unwrap();
-    // The explaining child process reads the core type pinned here.
-    pin_openblas_kernels();
-    let formula = explained("blas:dot@openblas");
-    for n in [61, 95, 1103, 5007] {
-        let tree = revealed_tree("blas:dot@openblas", n, Format::F32, None);
-        assert!(source.tree(n) == tree, "{source} at n = {n}");
-        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
-    }
+    source_and_explain_give_its_trees(
+        "blas:dot@openblas",
+        "simd(8, 4, interleave(4, pairwise, pairwise), sequential)",
+        &[61, 95, 1103, 5007],
+    );
 }
 
 /// NumPy's pairwise sum as its source says
@@ -1766,15 +1778,11 @@ fn explain_s_formula_of_openblas_sdot_is_its_source_s() {
 /// source's give NumPy's trees at sizes explain never revealed.
 #[test]
 fn explain_s_formula_of_numpy_s_sum_is_its_source_s() {
-    let source: fprev::formula::Formula = "halves(128, 8, simd(8, 1, pairwise, then))"
-        .parse()
-        .unwrap();
-    let formula = explained("numpy:sum");
-    for n in [5, 61, 133, 1103, 5007] {
-        let tree = revealed_tree("numpy:sum", n, Format::F32, None);
-        assert!(source.tree(n) == tree, "{source} at n = {n}");
-        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
-    }
+    source_and_explain_give_its_trees(
+        "numpy:sum",
+        "halves(128, 8, simd(8, 1, pairwise, then))",
+        &[5, 61, 133, 1103, 5007],
+    );
 }
 
 /// A sum whose order no formula gives is not explained (exit 1), and the
