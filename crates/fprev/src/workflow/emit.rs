@@ -219,23 +219,17 @@ pub fn plan(
     // products past): a small size's model must follow the plan too.
     // Where it does not, the switch is found by bisection and the formula
     // split there, each side planned from its own sizes.
-    let small = SMALL_SIZE;
-    if sizes[0] > small && !matches!(formula, Formula::Order(crate::order::Order::Fused(_))) {
-        let first = match model_at(small)? {
+    if sizes[0] > SMALL_SIZE && !matches!(formula, Formula::Order(crate::order::Order::Fused(_))) {
+        let first = match model_at(SMALL_SIZE)? {
             Ok(model) => model,
             Err(no) => return Ok(no),
         };
-        let with_first = || {
-            models
-                .iter()
-                .cloned()
-                .chain([first.clone()])
-                .collect::<Vec<_>>()
-        };
-        if planned(formula, &with_first()).is_err()
+        let mut with_first = models.clone();
+        with_first.push(first.clone());
+        if planned(formula, &with_first).is_err()
             && planned(formula, std::slice::from_ref(&first)).is_ok()
         {
-            let (mut below, mut past) = (small, sizes[0]);
+            let (mut below, mut past) = (SMALL_SIZE, sizes[0]);
             let mut last = first.clone();
             while past - below > 1 {
                 let mid = below + (past - below) / 2;
@@ -253,12 +247,11 @@ pub fn plan(
                 Box::new(formula.for_fewer_than(past).clone()),
                 Box::new(formula.clone()),
             );
-            let mut split_models = models.clone();
-            split_models.extend([first, last]);
+            with_first.push(last);
             // A split that plans no better leaves the plan of the
             // reference sizes to say what it refuses.
-            if let Ok(plan) = planned(&split, &split_models) {
-                sizes.extend([small, below]);
+            if let Ok(plan) = planned(&split, &with_first) {
+                sizes.extend([SMALL_SIZE, below]);
                 sizes.sort_unstable();
                 sizes.dedup();
                 return Ok(Planned::Plan(Box::new(plan), sizes));
