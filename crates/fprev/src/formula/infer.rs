@@ -164,7 +164,6 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
         // A vectorised kernel built of loops and merges: every size, or
         // every size past the first regime (PyTorch's sum of fewer than 8
         // summands is another kernel's).
-        let second = regimes.get(1).map(|(start, _)| *start);
         if let Some(kernel) = simd::kernel(&trees) {
             return Inference {
                 formula: Some(kernel),
@@ -172,14 +171,14 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
                 gaps: Vec::new(),
             };
         }
-        if let Some(start) = second
+        if let Some(start) = regimes.get(1).map(|(start, _)| *start)
             && let Some(at) = trees
                 .iter()
                 .position(|t| t.n() == start)
                 .filter(|&at| at > 0)
             && let Some(kernel) = simd::kernel(&trees[at..])
         {
-            let first = regimes.swap_remove(0);
+            let first = regimes.remove(0);
             return Inference {
                 formula: Some(join(vec![first, (start, kernel)])),
                 closest: None,
