@@ -1785,6 +1785,18 @@ fn explain_s_formula_of_numpy_s_sum_is_its_source_s() {
     );
 }
 
+/// Rayon's `par_iter().sum()` on one thread as its source says
+/// (rayon 1.12, `src/iter/plumbing/mod.rs`: `Splitter::new` lines 260-264
+/// allows as many splits as threads, `try_split` lines 267-283 halves them
+/// at each split unless a job was stolen, `helper` lines 407-408 cuts at
+/// `len / 2`, each piece folded left to right): one thread cuts once, in
+/// halves rounded down. Explain's formula and the source's give Rayon's
+/// trees at sizes explain never revealed.
+#[test]
+fn explain_s_formula_of_rayon_s_sum_on_one_thread_is_its_source_s() {
+    source_and_explain_give_its_trees("rayon:sum:1", "bisect(1, sequential)", &[3, 61, 1103]);
+}
+
 /// A sum whose order no formula gives is not explained (exit 1), and the
 /// closest formula is named as failing where it does.
 #[test]

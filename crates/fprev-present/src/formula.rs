@@ -76,6 +76,17 @@ fn clause(formula: &Formula) -> String {
                 clause(inner)
             )
         }
+        Formula::Bisect(depth, inner) => {
+            let levels = match depth {
+                1 => "once".to_string(),
+                d => format!("{d} levels deep"),
+            };
+            format!(
+                "halved at half the count (rounded down) {levels}, each piece summed as {}, the \
+                 halves added as they were cut",
+                clause(inner)
+            )
+        }
         Formula::Below(..) => sentence(formula),
         Formula::Split(p, inner, outer) => format!(
             "{p} blocks as even as can be (the first ones one longer), each {}, the blocks {}",

@@ -44,6 +44,12 @@
 //!   summed by `INNER`, and the window sums by `windows(W, INNER)` again,
 //!   down to `W` or fewer, which `INNER` sums (XLA's tree reduction
 //!   rewriter on CPU, `jnp.sum`, with `W` = 32);
+//! - `bisect(D, INNER)`: halved at half the count rounded down, each half
+//!   likewise, `D` levels deep (a piece of one summand is not halved),
+//!   each piece summed by `INNER`, the halves added as they were cut:
+//!   Rayon's parallel iterators split so, `D` being one more than the
+//!   base-2 logarithm of the thread count (rounded down) where no work
+//!   is stolen;
 //! - `split(P, INNER, OUTER)`: `P` consecutive blocks as even as can be (the
 //!   first `n mod P` one longer), each summed by `INNER`, the block sums by
 //!   `OUTER` (an MPI job's ranks, each holding a block);
@@ -136,6 +142,9 @@ pub enum Formula {
     /// by the formula, the window sums by this again (see the module
     /// docs).
     Windows(usize, Box<Formula>),
+    /// Halved at half the count rounded down, `D` levels deep, each piece
+    /// summed by the formula.
+    Bisect(usize, Box<Formula>),
     /// `P` blocks as even as can be, each summed by the first formula, the
     /// block sums by the second.
     Split(usize, Box<Formula>, Box<Formula>),
@@ -244,6 +253,7 @@ impl Formula {
             }
             Formula::Body(_, a, Tail::Then | Tail::First)
             | Formula::Halves { inner: a, .. }
+            | Formula::Bisect(_, a)
             | Formula::Peel(_, a)
             | Formula::Rotate(_, a)
             | Formula::Windows(_, a)

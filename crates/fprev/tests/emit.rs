@@ -70,6 +70,8 @@ fn every_part_emitted_in_c_is_its_formula() {
         "body(8, interleave(8, sequential, pairwise), then)",
         "body(4, pairwise, reverse)",
         "halves(16, 4, sequential)",
+        "bisect(1, sequential)",
+        "bisect(3, interleave(4, sequential, pairwise))",
         "below(10, reverse, pairwise)",
         "windows(4, sequential)",
         "split(5, sequential, doubling)",

@@ -32,6 +32,8 @@ const PARTS: &[&str] = &[
     "body(8, interleave(8, sequential, pairwise), then)",
     "body(4, pairwise, reverse)",
     "halves(16, 4, sequential)",
+    "bisect(1, sequential)",
+    "bisect(3, interleave(4, sequential, pairwise))",
     "below(10, reverse, pairwise)",
     "windows(4, sequential)",
     "split(5, sequential, doubling)",

@@ -69,6 +69,7 @@ fn formula_soup() -> impl Strategy<Value = String> {
         "blocks(",
         "body(",
         "halves(",
+        "bisect(",
         "below(",
         "windows(",
         "split(",
@@ -135,6 +136,7 @@ fn formula_text() -> impl Strategy<Value = String> {
             (count(), count(), inner.clone())
                 .prop_map(|(l, m, a)| format!("halves({l}, {m}, {a})")),
             (count(), inner.clone()).prop_map(|(w, a)| format!("windows({}, {a})", w.max(2))),
+            (1usize..8, inner.clone()).prop_map(|(d, a)| format!("bisect({d}, {a})")),
             (count(), count(), inner.clone()).prop_map(|(q, u, a)| {
                 let (q, u) = (q.max(u), q.min(u));
                 format!("kblocks({q}, {u}, {a})")

@@ -109,6 +109,11 @@ pub(super) enum Shape<'f> {
         multiple: usize,
         inner: String,
     },
+    /// Halved at `n / 2`, `depth` levels deep, each piece by `inner`.
+    Bisect {
+        depth: usize,
+        inner: String,
+    },
     Below {
         at: usize,
         small: String,
@@ -567,6 +572,54 @@ impl Lower<'_> {
                         ))],
                     ),
                     ret(fin(self.recur(&rec, View::same(), vec![n]))),
+                ]
+            }
+            Shape::Bisect { depth, inner } => {
+                let rec = self.rec_name("b");
+                let (half, depth_left) = (var("half"), var("depth"));
+                let body = vec![
+                    when(
+                        depth_left.clone().eq(size(0)).or(n.clone().lt(size(2))),
+                        vec![ret(self.call(
+                            inner,
+                            View::same(),
+                            n.clone(),
+                            n.clone(),
+                            Carry::Ends,
+                        ))],
+                    ),
+                    let_size("half", n.clone() / size(2)),
+                    let_real(
+                        "l",
+                        self.recur(
+                            &rec,
+                            View::same(),
+                            vec![half.clone(), depth_left.clone() - size(1)],
+                        ),
+                    ),
+                    let_real(
+                        "r",
+                        self.recur(
+                            &rec,
+                            View::from(half.clone()),
+                            vec![n.clone() - half, depth_left - size(1)],
+                        ),
+                    ),
+                    ret(a(self, var("l"), var("r"))),
+                ];
+                self.recursion("b", vec![("depth", Ty::Size)], body);
+                vec![
+                    when(
+                        n.clone().lt(size(2)),
+                        vec![ret(self.call(
+                            inner,
+                            View::same(),
+                            n.clone(),
+                            n.clone(),
+                            Carry::Caller,
+                        ))],
+                    ),
+                    ret(fin(self.recur(&rec, View::same(), vec![n, size(*depth)]))),
                 ]
             }
             Shape::Below { at, small, large } => vec![

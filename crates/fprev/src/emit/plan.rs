@@ -129,6 +129,7 @@ pub fn children(f: &Formula) -> Vec<&Formula> {
         | Formula::Body(_, a, Tail::Apart(b)) => vec![a, b],
         Formula::Body(_, a, _)
         | Formula::Halves { inner: a, .. }
+        | Formula::Bisect(_, a)
         | Formula::Windows(_, a)
         | Formula::Pieces(_, a)
         | Formula::KBlocks(_, _, a)

@@ -335,6 +335,14 @@ impl<B: Backend> Walker<'_, B> {
                     tail,
                 }
             }
+            Formula::Bisect(depth, inner) => {
+                let inner = self.function(id(self, inner), d)?;
+                self.helper(k, Helper::Addition);
+                Shape::Bisect {
+                    depth: *depth,
+                    inner,
+                }
+            }
             Formula::Halves {
                 leaf,
                 multiple,

@@ -98,6 +98,7 @@ impl Formula {
                 multiple,
                 inner,
             } => halves(x, *leaf, *multiple, inner, a),
+            Formula::Bisect(depth, inner) => bisect(x, *depth, inner, a),
             Formula::Below(m, small, large) => {
                 if x.len() < *m {
                     small.run(x, a)
@@ -437,9 +438,31 @@ fn halves<A: Adder>(
     a.add(l, r)
 }
 
+/// `x` halved at `len / 2`, `depth` levels deep, each piece by `inner`.
+fn bisect<A: Adder>(x: &[A::Value], depth: usize, inner: &Formula, a: &mut A) -> A::Value {
+    if depth == 0 || x.len() < 2 {
+        return inner.run(x, a);
+    }
+    let (l, r) = x.split_at(x.len() / 2);
+    let l = bisect(l, depth - 1, inner, a);
+    let r = bisect(r, depth - 1, inner, a);
+    a.add(l, r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bisections_cut_at_half_rounded_down_to_their_depth() {
+        let once = f("bisect(1, sequential)");
+        assert_eq!(once.tree(5).to_text(), "((0+1)+((2+3)+4))");
+        assert_eq!(once.tree(1).to_text(), "0");
+        // Pieces of one summand are not cut again.
+        let deep = f("bisect(3, sequential)");
+        assert_eq!(deep.tree(5).to_text(), "((0+1)+(2+(3+4)))");
+        assert_eq!(deep.tree(9).to_text(), "(((0+1)+(2+3))+((4+5)+(6+(7+8))))");
+    }
 
     fn f(s: &str) -> Formula {
         s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))

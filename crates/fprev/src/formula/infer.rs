@@ -15,8 +15,10 @@
 //! four regimes). Where sizes between two regimes were not revealed, the
 //! switch is only known to lie in that gap ([`Inference::gaps`]).
 
+mod bisect;
 mod candidates;
 mod explain;
+mod partition;
 mod simd;
 
 use crate::tree::SummationTree;
@@ -25,6 +27,7 @@ use super::Formula;
 
 use candidates::{blocked, kblocks_of, longest, vectorised};
 pub use explain::{EXPLAIN_SIZES, explain};
+pub use partition::partitioned;
 
 /// What [`infer`] found.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +81,12 @@ pub fn infer_one(tree: &SummationTree) -> Option<Formula> {
 /// Regimes one formula may chain with `below` before it gives up.
 const MOST_REGIMES: usize = 4;
 
+/// The largest first tree of a later regime the whole candidate search is
+/// tried on: each of its thousands of candidates costs a tree as large
+/// (minutes at 16,384 summands). A regime seen only at larger sizes
+/// (checked past those revealed) is found by the kernels' own structure.
+const LATER_SEARCH_UP_TO: usize = 4096;
+
 /// The simplest formula whose tree at each tree's size is that tree.
 ///
 /// ```
@@ -121,6 +130,9 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
             .flatten();
         let (mut formula, mut explained) = match lanes {
             Some(lanes) => (lanes, trees.len() - from),
+            None if from > 0 && trees[from].n() > LATER_SEARCH_UP_TO => {
+                (Formula::Order(crate::order::Order::Sequential), 0)
+            }
             None => longest(&trees[from..], largest),
         };
         // A later regime seen at one size only is no evidence of a rule;
@@ -161,10 +173,11 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
         }
     }
     if from < trees.len() || regimes.is_empty() {
-        // A vectorised kernel built of loops and merges: every size, or
-        // every size past the first regime (PyTorch's sum of fewer than 8
-        // summands is another kernel's).
-        if let Some(kernel) = simd::kernel(&trees) {
+        // A vectorised kernel built of loops and merges, or threads' pieces
+        // cut by halves (Rayon's): every size, or every size past the
+        // first regime (PyTorch's sum of fewer than 8 summands is another
+        // kernel's).
+        if let Some(kernel) = simd::kernel(&trees).or_else(|| bisect::bisection(&trees)) {
             return Inference {
                 formula: Some(kernel),
                 closest: None,

@@ -24,6 +24,7 @@ impl fmt::Display for Formula {
                 inner,
             } => write!(f, "halves({leaf}, {multiple}, {inner})"),
             Formula::Below(m, s, l) => write!(f, "below({m}, {s}, {l})"),
+            Formula::Bisect(d, inner) => write!(f, "bisect({d}, {inner})"),
             Formula::Peel(p, lanes) => write!(f, "peel({p}, {lanes})"),
             Formula::Rotate(k, inner) => write!(f, "rotate({k}, {inner})"),
             Formula::Fanout(fan) => write!(f, "fanout({fan})"),
@@ -73,6 +74,10 @@ impl FromStr for Formula {
 /// need a handful, and the reader, the printer and the runner recurse once
 /// a level, so the bound keeps them far from the end of the stack.
 pub const MAX_DEPTH: usize = 64;
+
+/// The most levels of `bisect(D, …)`: halving a count that fits a `usize`
+/// reaches single summands within 64.
+pub const MAX_BISECTIONS: usize = 64;
 
 /// A recursive-descent reader of the grammar in the module docs.
 struct Parser<'t> {
@@ -153,6 +158,17 @@ impl<'t> Parser<'t> {
                     multiple,
                     inner,
                 }
+            }
+            "bisect" => {
+                let d = count("the depth", self.number()?)?;
+                if d > MAX_BISECTIONS {
+                    return Err(format!(
+                        "bisect({d}, …): at most {MAX_BISECTIONS} levels (pieces of one summand \
+                         are not halved, so {MAX_BISECTIONS} cover any count of summands)"
+                    ));
+                }
+                self.expect(',')?;
+                Formula::Bisect(d, Box::new(self.formula()?))
             }
             "below" => {
                 let m = self.number()?;

@@ -230,7 +230,7 @@ pub fn explain(
             break;
         };
         observer.revealing(v, done, past.len());
-        let tree = match check_at(&formula, v, sizes.budget, &request, label, open)? {
+        let tree = match check_at(&[&formula], v, sizes.budget, &request, label, open)? {
             AtSize::Tree(tree) => tree,
             AtSize::Skipped(why) => {
                 skipped.push((v, why));
@@ -239,8 +239,33 @@ pub fn explain(
             AtSize::Varies(v) => return Ok(Explained::Varies(v)),
         };
         let held = tree == formula.tree(v);
+        // Where the formula last held: the largest size before this one.
+        let lo = trees.last().map_or(0, SummationTree::n);
+        let large = (!held)
+            .then(|| infer::partitioned(&formula, &tree))
+            .flatten();
         trees.push(tree);
-        if !held {
+        if let Some(large) = large {
+            // The summands handed to threads from some size on: where is
+            // found by bisection, each size proven against both.
+            let switched = switch(&formula, &large, lo, v, sizes.budget, &request, label, open)?;
+            inference = match switched {
+                Some((at, seen)) => {
+                    verified.extend(seen.iter().map(SummationTree::n));
+                    trees.extend(seen);
+                    Inference {
+                        formula: Some(Formula::Below(at, Box::new(formula), Box::new(large))),
+                        closest: None,
+                        gaps: Vec::new(),
+                    }
+                }
+                None => refit(&trees, formula, v),
+            };
+            observer.note(Note::Refitted {
+                failed_at: v,
+                formula: inference.formula.as_ref().map(Formula::to_string),
+            });
+        } else if !held {
             inference = refit(&trees, formula, v);
             observer.note(Note::Refitted {
                 failed_at: v,
@@ -252,6 +277,8 @@ pub fn explain(
     if inference.formula.is_none() {
         verified.clear();
     }
+    trees.sort_by_key(SummationTree::n);
+    verified.sort_unstable();
     observer.sizes_done();
     if !skipped.is_empty() {
         observer.note(Note::NotRevealed(skipped));
@@ -338,7 +365,7 @@ pub fn prove_known(
     let mut unchecked = None;
     for (done, &v) in sizes.iter().enumerate() {
         observer.revealing(v, done, sizes.len());
-        match check_at(formula, v, budget, &request, label, open)? {
+        match check_at(&[formula], v, budget, &request, label, open)? {
             AtSize::Tree(tree) if tree == formula.tree(v) => proven.push(v),
             AtSize::Tree(_) => {
                 observer.sizes_done();
@@ -499,13 +526,48 @@ enum AtSize {
     Varies(Variation),
 }
 
-/// The black box's tree at `v`, its reveal starting from `formula`'s tree
-/// (proven with masked checks where it is the black box's) and confirmed
-/// by replay; not checked where the black box cannot take that size, or
-/// (with a `budget`) where one timed call says the check would take
-/// longer.
+/// Where `small`, whose tree is the black box's at `lo`, gives way to
+/// `large`, whose tree is at `hi`: the sizes between bisected, each
+/// proven against both formulas' trees. The first size `large` gives and
+/// the trees seen; `None` where a size's tree is neither formula's, or
+/// cannot be checked.
+#[allow(clippy::too_many_arguments)]
+fn switch(
+    small: &Formula,
+    large: &Formula,
+    lo: usize,
+    hi: usize,
+    budget: Option<f64>,
+    request: &Request,
+    label: &str,
+    open: &mut Opener,
+) -> Result<Option<(usize, Vec<SummationTree>)>> {
+    let (mut lo, mut hi) = (lo, hi);
+    let mut seen = Vec::new();
+    while hi - lo > 1 {
+        let m = lo + (hi - lo) / 2;
+        let AtSize::Tree(tree) = check_at(&[small, large], m, budget, request, label, open)? else {
+            return Ok(None);
+        };
+        if tree == small.tree(m) {
+            lo = m;
+        } else if tree == large.tree(m) {
+            hi = m;
+        } else {
+            return Ok(None);
+        }
+        seen.push(tree);
+    }
+    Ok(Some((hi, seen)))
+}
+
+/// The black box's tree at `v`, its reveal starting from the trees of
+/// `formulas` (the one that is the black box's proven with masked checks)
+/// and confirmed by replay; not checked where the black box cannot take
+/// that size, or (with a `budget`) where one timed call says the check
+/// would take longer.
 fn check_at(
-    formula: &Formula,
+    formulas: &[&Formula],
     v: usize,
     budget: Option<f64>,
     request: &Request,
@@ -515,12 +577,15 @@ fn check_at(
     // One or two summands have one tree: the black box's, whatever its
     // arithmetic (a tensor core's two products replay in no rounded
     // addition, yet their order is the only one).
-    let forced = formula.tree(v);
-    if forced.is_forced() {
-        return Ok(AtSize::Tree(forced));
+    let guesses: Vec<SummationTree> = formulas.iter().map(|f| f.tree(v)).collect();
+    if let Some(forced) = guesses.iter().find(|t| t.is_forced()) {
+        return Ok(AtSize::Tree(forced.clone()));
     }
     let request = Request {
-        nearby: vec![Arc::new(TreeDocument::new(formula.tree(v)))],
+        nearby: guesses
+            .into_iter()
+            .map(|t| Arc::new(TreeDocument::new(t)))
+            .collect(),
         ..request.clone()
     };
     // A size the black box cannot take (a GEMV's square matrix past
@@ -627,5 +692,48 @@ mod tests {
         // The tree revealed there, not the one predicted, is the formula's.
         let at_257 = trees.iter().find(|t| t.n() == 257).expect("revealed");
         assert_eq!(*at_257, truth.tree(257));
+    }
+
+    /// A kernel that hands its summands to three threads from 1,500 on,
+    /// seen only past the sizes revealed: the pieces are read from the
+    /// first size that refutes the kernel, and the switch is found exactly
+    /// by bisection, each size proven.
+    #[test]
+    fn threads_taking_over_past_the_sizes_revealed_are_found_with_their_switch() {
+        let kernel = "body(8, interleave(8, sequential, pairwise), then)";
+        let truth = format!("below(1500, {kernel}, split(3, {kernel}, pairwise))");
+        let spec = format!("native:{truth}");
+        let truth: Formula = truth.parse().unwrap();
+        let mut open = |o: &ProbeOptions| crate::open(&spec, o);
+        let sizes = ExplainSizes {
+            reveal: (1..=24).chain([31, 32, 33, 64, 100, 257]).collect(),
+            verify: vec![1000, 4000, 9000],
+            ..Default::default()
+        };
+        let explained = explain(
+            &sizes,
+            &ProbeOptions::default(),
+            &Options::default(),
+            &Confirm::default(),
+            &spec,
+            &mut open,
+            &mut Silent,
+        )
+        .unwrap();
+        let Explained::Found {
+            inference,
+            verified,
+            ..
+        } = explained
+        else {
+            panic!("{spec} has an order");
+        };
+        assert_eq!(inference.formula, Some(truth));
+        // Bisection between 1,000 and 4,000, then 9,000.
+        assert!(
+            verified.contains(&1500) && verified.contains(&1499),
+            "{verified:?}"
+        );
+        assert_eq!(verified.last(), Some(&9000));
     }
 }
