@@ -458,3 +458,39 @@ fn jax_s_dot_emitted_in_c_follows_its_arithmetic_at_every_size() {
     assert!(source.contains("native:below(33, "), "{source}");
     assert!(source.contains("from reveals at n = 3,32,"), "{source}");
 }
+
+/// BLIS's sdotv is a vectorised kernel: ten registers of eight lanes
+/// merged into five, then two, then one, its lanes left to right and the
+/// rest apart. Emitted, its stages, merges and fold give BLIS's bits at
+/// every size to 300, below and past each stage's chunk.
+#[test]
+fn blis_s_sdotv_emitted_in_c_writes_its_kernel_s_stages() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "emit",
+            "blas:dot@blis",
+            "--lang",
+            "c",
+            "--check",
+            "--check-sizes",
+            "1..300,4099,65539",
+            "-o",
+            "b.c",
+        ],
+    );
+    assert_ok(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "Checked: compiled and run against blas:dot@blis on this machine, bit for bit"
+        ),
+        "{err}"
+    );
+    let source = std::fs::read_to_string(dir.path().join("b.c")).unwrap();
+    assert!(
+        source.contains("simd(8, 10[0+5, 1+6, 2+7, 3+8, 4+9], 5[(0+2)+4, 1+3], 2[0+1], 1, "),
+        "{source}"
+    );
+}

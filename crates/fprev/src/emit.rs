@@ -142,7 +142,8 @@ pub fn default_name(spec: &str, element: crate::Format) -> String {
 /// `language`; `what` says in its comment what it reproduces (a spec).
 /// Refused where `name` is not an identifier, or the plan holds a part
 /// emitted code does not write (`peel`, a body whose rest joins its
-/// first lane, compensated steps outside a left-to-right loop).
+/// first lane, compensated steps outside a left-to-right loop, a kernel's
+/// fold of more than 4,096 lane slots).
 pub fn source(plan: &Plan, language: Language, name: &str, what: &str) -> Result<String> {
     valid_name(name, language)?;
     match language {

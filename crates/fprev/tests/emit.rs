@@ -1,6 +1,8 @@
 //! Emitted C, compiled and run: it gives the bits of the formula's own
 //! replay and of the plan it was written from, at every size tried.
 
+mod common;
+
 use fprev::Format;
 use fprev::arith::{NodeArithmetic, Product};
 use fprev::emit::{self, Language, Op, Plan, check};
@@ -125,4 +127,37 @@ fn emitted_code_differs_from_another_order() {
     let (n, ..) = got.mismatch.expect("pairwise is not left to right");
     assert_eq!(n, 3);
     assert_eq!(got.sizes, [1, 2]);
+}
+
+/// Every kernel of [`common::KERNELS`] at every size to 300 and a few
+/// larger, past each stage's chunk and a fold of many slots.
+#[test]
+fn vectorised_kernels_emitted_in_c_and_cuda_are_their_formulas() {
+    let sizes: Vec<usize> = (1..=300).chain([1000, 4099, 65539]).collect();
+    for f in common::KERNELS {
+        sum_matches_replay(f, Format::F32, Language::C, &sizes);
+        sum_matches_replay(f, Format::F64, Language::Cuda, &sizes);
+    }
+}
+
+/// A kernel's fold is written out addition by addition: past 4,096 lane
+/// slots it is refused, saying why.
+#[test]
+fn a_kernel_folding_too_many_slots_is_refused() {
+    let f = "simd(64, 128, pairwise, then)";
+    let plan = Plan::uniform(
+        &formula(f),
+        Format::F32,
+        Op::Sum,
+        NodeArithmetic::ieee(Format::F32),
+        Product::Exact,
+    )
+    .unwrap();
+    for language in [Language::C, Language::Rust, Language::Python] {
+        let e = emit::source(&plan, language, "wide", f)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("folds 8192 lane slots"), "{e}");
+        assert!(e.contains("at most 4096"), "{e}");
+    }
 }

@@ -4,6 +4,8 @@
 //! nodes all add alike, the bits of the formula's own replay, at every
 //! size tried. Skipped, saying so, where NumPy is missing.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -346,6 +348,33 @@ fn emitted_python_dots_are_their_formulas() {
         cases.push(ieee(f, Format::F64, Op::Dot, Product::Rounded(Format::F64)));
     }
     run(&cases, &sizes(), 1, &[]);
+}
+
+/// Vectorised kernels ([`common::KERNELS`]) summed and multiplied, and
+/// on negative zeros, which a kernel keeps only where a first summand
+/// taken into an empty lane is itself, not added to a zero.
+#[test]
+fn emitted_python_vectorised_kernels_are_their_formulas() {
+    if !numpy_found() {
+        return;
+    }
+    // A dot's products of -0.0 and 1.0; a sum reads no `y`.
+    let zeros = |dot: bool| -> Vec<(Vec<f64>, Vec<f64>)> {
+        [1, 5, 16, 37, 100, 300]
+            .into_iter()
+            .map(|n| (vec![-0.0; n], vec![1.0; if dot { n } else { 0 }]))
+            .collect()
+    };
+    let (mut sums, mut dots) = (Vec::new(), Vec::new());
+    for f in common::KERNELS {
+        for element in [Format::F32, Format::F64] {
+            sums.push(ieee(f, element, Op::Sum, Product::Exact));
+            dots.push(ieee(f, element, Op::Dot, Product::Rounded(element)));
+        }
+        dots.push(ieee(f, Format::F32, Op::Dot, Product::Exact));
+    }
+    run(&sums, &sizes(), 1, &zeros(false));
+    run(&dots, &sizes(), 1, &zeros(true));
 }
 
 /// A product rounded to f32 first and exact after: a loop's fused

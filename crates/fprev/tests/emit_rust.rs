@@ -3,6 +3,8 @@
 //! gives the bits of the plan it was written from and, where the plan is
 //! one arithmetic throughout, of its formula's own replay.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -254,6 +256,24 @@ fn every_part_summed_in_its_own_format_is_its_replay() {
             let node = NodeArithmetic::ieee(format);
             cases.push(Case::uniform(&f, format, Op::Sum, node, Product::Exact));
         }
+    }
+    run(cases);
+}
+
+/// Vectorised kernels ([`common::KERNELS`]) summed and multiplied in
+/// their own format, and f32 products exact.
+#[test]
+fn vectorised_kernels_are_their_replay() {
+    let mut cases = Vec::new();
+    for f in common::KERNELS {
+        for format in [Format::F32, Format::F64] {
+            let node = NodeArithmetic::ieee(format);
+            cases.push(Case::uniform(f, format, Op::Sum, node, Product::Exact));
+            let rounded = Product::Rounded(format);
+            cases.push(Case::uniform(f, format, Op::Dot, node, rounded));
+        }
+        let node = NodeArithmetic::ieee(Format::F32);
+        cases.push(Case::uniform(f, Format::F32, Op::Dot, node, Product::Exact));
     }
     run(cases);
 }

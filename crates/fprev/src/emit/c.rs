@@ -272,13 +272,19 @@ impl Spell for C {
         }
     }
 
-    fn release(&mut self, value: &Expr, array: &str, pad: &str) -> String {
-        let frees = match array {
-            "rotated" if self.reads.dot() => vec!["rx", "ry"],
-            "rotated" => vec!["rx"],
-            array if self.allocated.contains(array) => vec![array],
-            _ => return self.stmt(&Stmt::Return(value.clone()), pad),
+    fn release(&mut self, value: &Expr, arrays: &[&str], pad: &str) -> String {
+        let frees: Vec<&str> = match arrays {
+            ["rotated"] if self.reads.dot() => vec!["rx", "ry"],
+            ["rotated"] => vec!["rx"],
+            arrays => arrays
+                .iter()
+                .copied()
+                .filter(|a| self.allocated.contains(a))
+                .collect(),
         };
+        if frees.is_empty() {
+            return self.stmt(&Stmt::Return(value.clone()), pad);
+        }
         let mut b = format!("{pad}double out = {};\n", self.any(value));
         for array in frees {
             let _ = writeln!(b, "{pad}free({array});");

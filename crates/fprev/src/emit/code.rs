@@ -273,12 +273,12 @@ pub(super) enum Stmt {
         len: Expr,
         fixed: Option<usize>,
     },
-    /// `value` returned, computed before the use of array `array` (or
+    /// `value` returned, computed before the use of arrays `arrays` (or
     /// of the [`Stmt::Rotated`] copy, `rotated`) ends, where a language
-    /// frees it.
+    /// frees them.
     Release {
         value: Expr,
-        array: &'static str,
+        arrays: &'static [&'static str],
     },
     /// A copy of the `n` elements of the view from `start` on, then those
     /// before it: [`View::Rotated`].
@@ -429,7 +429,7 @@ fn stmt_uses(s: &Stmt, name: &str) -> bool {
         Stmt::Let { value, .. } => expr_uses(value, name),
         Stmt::Set(p, v) | Stmt::Grow(p, v) => place_uses(p, name) || expr_uses(v, name),
         Stmt::Array { len, .. } => expr_uses(len, name),
-        Stmt::Release { value, array } => *array == name || expr_uses(value, name),
+        Stmt::Release { value, arrays } => arrays.contains(&name) || expr_uses(value, name),
         Stmt::Break => false,
         Stmt::Rotated { start } => expr_uses(start, name),
         Stmt::For {
@@ -661,9 +661,9 @@ pub(super) trait Spell {
     /// copy.
     fn special(&mut self, s: &Stmt, pad: &str) -> String;
 
-    /// `value` returned, array `array` freed first where the language
+    /// `value` returned, arrays `arrays` freed first where the language
     /// frees arrays.
-    fn release(&mut self, value: &Expr, _array: &str, pad: &str) -> String {
+    fn release(&mut self, value: &Expr, _arrays: &[&str], pad: &str) -> String {
         self.stmt(&Stmt::Return(value.clone()), pad)
     }
 
@@ -726,7 +726,7 @@ pub(super) trait Spell {
             }
             Stmt::Break => format!("{pad}break{end}\n"),
             Stmt::Return(e) => format!("{pad}return {}{end}\n", self.any(e)),
-            Stmt::Release { value, array } => self.release(value, array, pad),
+            Stmt::Release { value, arrays } => self.release(value, arrays, pad),
             _ => self.special(s, pad),
         }
     }

@@ -13,6 +13,7 @@ use super::code::{
     size, var, when,
 };
 use crate::format::Format;
+use crate::formula::simd::{RegisterSum, Stage};
 
 /// How a language runs the lanes of a left-to-right loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,6 +150,36 @@ pub(super) enum Shape<'f> {
         unit: Option<usize>,
         inner: String,
     },
+    /// A vectorised kernel's stages and merges over lane slots, its fold
+    /// (the additions over the `live × width` slots, fixed for every
+    /// count, and the term returned), and its rest.
+    Simd {
+        width: usize,
+        stages: &'f [Stage],
+        live: usize,
+        fold: Vec<FoldAddition>,
+        root: usize,
+        join: Join,
+    },
+}
+
+/// How a kernel's rest joins ([`crate::formula::simd::Rest`]), with the
+/// function that sums it apart, where one does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Join {
+    Then,
+    First,
+    IntoFirst(String),
+    Apart(String),
+}
+
+/// One addition of a kernel's fold: its two terms (a lane slot's place
+/// below the slots live, else addition `t - slots`'s) and the addition of
+/// the part that makes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct FoldAddition {
+    pub terms: [usize; 2],
+    pub add: String,
 }
 
 /// A function to write: part `k`'s over `d`, named `name`, its part's
@@ -209,9 +240,9 @@ fn flag(v: bool) -> Expr {
     Expr::Flag(v)
 }
 
-/// `value` returned, computed before the array `array` ends.
-fn release(value: Expr, array: &'static str) -> Stmt {
-    Stmt::Release { value, array }
+/// `value` returned, computed before the arrays `arrays` end.
+fn release(value: Expr, arrays: &'static [&'static str]) -> Stmt {
+    Stmt::Release { value, arrays }
 }
 
 fn fin(value: Expr) -> Expr {
@@ -469,7 +500,7 @@ impl Lower<'_> {
                     ),
                     release(
                         fin(self.recur(pairwise, View::Array("sums"), vec![var("m")])),
-                        "sums",
+                        &["sums"],
                     ),
                 ]
             }
@@ -691,7 +722,7 @@ impl Lower<'_> {
                 ),
                 release(
                     fin(self.recur(doubling, View::Array("vals"), vec![n.clone(), n])),
-                    "vals",
+                    &["vals"],
                 ),
             ],
             Shape::Fold => {
@@ -773,7 +804,7 @@ impl Lower<'_> {
                 },
                 release(
                     self.call(inner, View::Rotated, n.clone(), n, Carry::Caller),
-                    "rotated",
+                    &["rotated"],
                 ),
             ],
             Shape::Pieces { steps, inner } => {
@@ -799,6 +830,14 @@ impl Lower<'_> {
                 b.push(ret(fin(var("total"))));
                 b
             }
+            Shape::Simd {
+                width,
+                stages,
+                live,
+                fold,
+                root,
+                join,
+            } => self.simd(*width, stages, *live, fold, *root, join),
             Shape::KBlocks {
                 size: block,
                 unit,
@@ -828,6 +867,215 @@ impl Lower<'_> {
                     Stmt::While(var("at").lt(n), piece),
                     ret(fin(var("total"))),
                 ]
+            }
+        }
+    }
+
+    /// A vectorised kernel ([`crate::formula::simd::Simd::run`]): its
+    /// lane slots in `slot`, after them room for the additions of a merge
+    /// or of the fold, each with a flag in `held`. A slot never filled is
+    /// empty: a first summand taken into it is its value, and an addition
+    /// with an empty side is the other side, so empties drop out exactly.
+    fn simd(
+        &mut self,
+        width: usize,
+        stages: &[Stage],
+        live: usize,
+        fold: &[FoldAddition],
+        root: usize,
+        join: &Join,
+    ) -> Vec<Stmt> {
+        let n = var("n");
+        let chunks: Vec<usize> = stages.iter().map(|s| s.registers * width).collect();
+        let slots = chunks.iter().copied().max().unwrap_or(0);
+        let room = stages
+            .iter()
+            .filter_map(|s| s.merge.as_ref())
+            .map(|m| m.iter().map(made).sum::<usize>() * width)
+            .chain([fold.len()])
+            .max()
+            .unwrap_or(0);
+        let len = slots + room;
+        let last = chunks.last().copied().unwrap_or(0);
+        // Fewer summands than the last stage takes: no stage runs, and the
+        // rest is every summand.
+        let none = match join {
+            Join::IntoFirst(rest) | Join::Apart(rest) => vec![ret(self.whole(rest))],
+            // Left to right, by the kernel's own addition.
+            Join::Then | Join::First => self.body(&Shape::Sequential { lane: None }, Lanes::Arrays),
+        };
+        let fixed = (len <= STACK_LANES).then_some(len);
+        let mut b = vec![when(n.clone().lt(size(last)), none)];
+        for (name, ty) in [("slot", Ty::Real), ("held", Ty::Flag)] {
+            b.push(Stmt::Array {
+                name,
+                ty,
+                len: size(len),
+                fixed,
+            });
+        }
+        b.push(range(
+            "i",
+            size(0),
+            size(slots),
+            vec![
+                Stmt::Set(item("slot", var("i")), Expr::Zero),
+                Stmt::Set(item("held", var("i")), flag(false)),
+            ],
+        ));
+        b.push(mut_size("at", size(0)));
+        for (stage, chunk) in stages.iter().zip(&chunks) {
+            b.push(Stmt::While(
+                (n.clone() - var("at")).ge(size(*chunk)),
+                vec![
+                    range(
+                        "i",
+                        size(0),
+                        size(*chunk),
+                        self.take(var("i"), var("at") + var("i")),
+                    ),
+                    grow("at", size(*chunk)),
+                ],
+            ));
+            if let Some(merge) = &stage.merge {
+                b.extend(self.merge(merge, width, slots));
+            }
+        }
+        match join {
+            Join::First => b.push(range(
+                "i",
+                var("at"),
+                n.clone(),
+                self.take(size(0), var("i")),
+            )),
+            Join::IntoFirst(rest) => b.push(when(
+                var("at").lt(n.clone()),
+                vec![
+                    let_real("r", self.rest(rest)),
+                    // The flag is read only where the fold adds.
+                    self.take_value(size(0), (var("r"), var("r")), !fold.is_empty()),
+                ],
+            )),
+            Join::Then | Join::Apart(_) => {}
+        }
+        // The fold's terms past the slots live are its additions, written
+        // from the room after all slots.
+        let place = |t: usize| match t < live * width {
+            true => t,
+            false => slots + t - live * width,
+        };
+        // A flag no later addition reads is not written: the root's is
+        // always held, as some stage ran.
+        let read = |t: usize| fold.iter().any(|a| a.terms.contains(&t));
+        for (j, addition) in fold.iter().enumerate() {
+            let [p, q] = addition.terms.map(|t| size(place(t)));
+            let mut sum = held_sum(size(slots + j), p, q, &addition.add);
+            if !read(live * width + j) {
+                sum.pop();
+            }
+            b.extend(sum);
+        }
+        let total = slot(size(place(root)));
+        b.push(match join {
+            Join::Then | Join::Apart(_) => mut_real("total", total),
+            Join::First | Join::IntoFirst(_) => let_real("total", total),
+        });
+        match join {
+            Join::Then => b.push(range(
+                "i",
+                var("at"),
+                n.clone(),
+                vec![set("total", self.a(var("total"), self.w(var("i"))))],
+            )),
+            Join::Apart(rest) => b.push(when(
+                var("at").lt(n),
+                vec![set("total", self.a(var("total"), self.rest(rest)))],
+            )),
+            Join::First | Join::IntoFirst(_) => {}
+        }
+        b.push(release(fin(var("total")), &["slot", "held"]));
+        b
+    }
+
+    /// Summand `at` taken into slot `i`: added to it, or its first value.
+    fn take(&self, i: Expr, at: Expr) -> Vec<Stmt> {
+        vec![self.take_value(i, (self.v(at.clone()), self.w(at)), true)]
+    }
+
+    /// A value taken into slot `i`, as it is read first or added: added
+    /// to the slot's, or the slot's first, its flag then set where `flags`.
+    fn take_value(&self, i: Expr, (first, second): (Expr, Expr), flags: bool) -> Stmt {
+        let mut alone = vec![Stmt::Set(item("slot", i.clone()), first)];
+        if flags {
+            alone.push(Stmt::Set(item("held", i.clone()), flag(true)));
+        }
+        Stmt::If(
+            Expr::Item("held", Box::new(i.clone())),
+            vec![Stmt::Set(item("slot", i.clone()), self.a(slot(i), second))],
+            alone,
+        )
+    }
+
+    /// The summands from `at` on summed apart by `rest`.
+    fn rest(&self, rest: &str) -> Expr {
+        let left = var("n") - var("at");
+        self.call(rest, View::from(var("at")), left.clone(), left, Carry::Ends)
+    }
+
+    /// A merge of `width`-lane registers held in the slots, lane by lane:
+    /// each register sum's additions (then, for a sum of one register, a
+    /// copy) written into the room after the `slots`, then each sum
+    /// copied into its register's slots, so that no sum reads a register
+    /// another has overwritten.
+    fn merge(&self, merge: &[RegisterSum], width: usize, slots: usize) -> Vec<Stmt> {
+        let ww = size(width);
+        let lane = |r: usize| size(r * width) + var("l");
+        let mut sums = vec![];
+        let mut made = 0;
+        let mut roots = vec![];
+        for sum in merge {
+            let root = match sum {
+                RegisterSum::Register(r) => {
+                    let to = lane(slots / width + made);
+                    made += 1;
+                    sums.extend(copy(to.clone(), lane(*r)));
+                    to
+                }
+                sum => self.register_sum(sum, width, slots, &mut made, &mut sums),
+            };
+            roots.push(root);
+        }
+        let back = roots
+            .into_iter()
+            .enumerate()
+            .flat_map(|(q, root)| copy(lane(q), root))
+            .collect();
+        vec![
+            range("l", size(0), ww.clone(), sums),
+            range("l", size(0), ww, back),
+        ]
+    }
+
+    /// Lane `l` of register sum `sum`'s additions written into the room
+    /// after the `slots` from addition `made` on; where its value is.
+    fn register_sum(
+        &self,
+        sum: &RegisterSum,
+        width: usize,
+        slots: usize,
+        made: &mut usize,
+        out: &mut Vec<Stmt>,
+    ) -> Expr {
+        let lane = |r: usize| size(r * width) + var("l");
+        match sum {
+            RegisterSum::Register(r) => lane(*r),
+            RegisterSum::Add(x, y) => {
+                let x = self.register_sum(x, width, slots, made, out);
+                let y = self.register_sum(y, width, slots, made, out);
+                let to = lane(slots / width + *made);
+                *made += 1;
+                out.extend(held_sum(to.clone(), x, y, &self.add));
+                to
             }
         }
     }
@@ -864,7 +1112,7 @@ impl Lower<'_> {
         head.extend([
             array("sums", var("m")),
             range("j", size(0), var("m"), each),
-            release(out, "sums"),
+            release(out, &["sums"]),
         ]);
         head
     }
@@ -1098,7 +1346,7 @@ impl Lower<'_> {
         b.extend(fill);
         b.extend([release(
             self.call(outer, View::Array("lanes"), k.clone(), k, Carry::Caller),
-            "lanes",
+            &["lanes"],
         )]);
         b
     }
@@ -1233,9 +1481,58 @@ impl Lower<'_> {
                     set("count", var("j")),
                 ],
             ),
-            release(w(size(0)), "w"),
+            release(w(size(0)), &["w"]),
         ]
     }
+}
+
+/// The values a merge makes of register sum `sum`, lane by lane: its
+/// additions, or the copy of its one register.
+fn made(sum: &RegisterSum) -> usize {
+    fn additions(sum: &RegisterSum) -> usize {
+        match sum {
+            RegisterSum::Register(_) => 0,
+            RegisterSum::Add(x, y) => additions(x) + additions(y) + 1,
+        }
+    }
+    additions(sum).max(1)
+}
+
+/// Element `at` of array `name`, written.
+fn item(name: &'static str, at: Expr) -> Place {
+    Place::Item(name, at)
+}
+
+/// Slot `at`'s value.
+fn slot(at: Expr) -> Expr {
+    Expr::Item("slot", Box::new(at))
+}
+
+/// Slot `to` set to slot `from`, held or not.
+fn copy(to: Expr, from: Expr) -> Vec<Stmt> {
+    vec![
+        Stmt::Set(item("slot", to.clone()), slot(from.clone())),
+        Stmt::Set(item("held", to), Expr::Item("held", Box::new(from))),
+    ]
+}
+
+/// Slot `to` set to slots `p` and `q` added by `add`, where both are
+/// held; else to the one held, if either is.
+fn held_sum(to: Expr, p: Expr, q: Expr, add: &str) -> Vec<Stmt> {
+    let held = |i: &Expr| Expr::Item("held", Box::new(i.clone()));
+    let sum = Expr::Call(
+        add.to_string(),
+        vec![Arg::Value(slot(p.clone())), Arg::Value(slot(q.clone()))],
+    );
+    vec![
+        Stmt::Set(
+            item("slot", to.clone()),
+            held(&p)
+                .and(held(&q))
+                .then(sum, held(&p).then(slot(p.clone()), slot(q.clone()))),
+        ),
+        Stmt::Set(item("held", to), held(&p).or(held(&q))),
+    ]
 }
 
 /// An allocated array of `len` doubles.

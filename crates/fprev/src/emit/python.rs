@@ -278,8 +278,12 @@ impl Spell for Python {
 
     fn special(&mut self, s: &Stmt, pad: &str) -> String {
         match s {
-            Stmt::Array { name, len, .. } => {
-                format!("{pad}{name} = [0.0] * {}\n", self.operand(len, 5))
+            Stmt::Array { name, ty, len, .. } => {
+                let zero = match ty {
+                    Ty::Flag => "False",
+                    _ => "0.0",
+                };
+                format!("{pad}{name} = [{zero}] * {}\n", self.operand(len, 5))
             }
             Stmt::Rotated { start } => {
                 let start = self.any(start);

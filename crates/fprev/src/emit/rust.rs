@@ -259,13 +259,17 @@ impl Spell for Rust {
                 fixed,
             } => {
                 let ty = rust_ty(*ty);
+                let zero = match ty {
+                    "bool" => "false".to_string(),
+                    "i32" => format!("0{ty}"),
+                    _ => format!("0.0{ty}"),
+                };
                 match fixed {
-                    Some(len) if ty == "i32" => format!("{pad}let mut {name} = [0{ty}; {len}];\n"),
-                    Some(len) => format!("{pad}let mut {name} = [0.0{ty}; {len}];\n"),
+                    Some(len) => format!("{pad}let mut {name} = [{zero}; {len}];\n"),
                     None => {
                         self.alloc = true;
                         format!(
-                            "{pad}let mut {name} = alloc::vec![0.0{ty}; {}];\n",
+                            "{pad}let mut {name} = alloc::vec![{zero}; {}];\n",
                             self.any(len)
                         )
                     }

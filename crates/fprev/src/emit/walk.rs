@@ -15,10 +15,11 @@
 use std::collections::{HashMap, HashSet};
 
 use super::code::{Domain, Func, Lane, Reading};
-use super::lower::{self, Combine, Function, Helper, Lanes, Shape};
+use super::lower::{self, Combine, FoldAddition, Function, Helper, Join, Lanes, Shape};
 use super::plan::{Op, Part, Plan, preorder};
 use crate::arith::Product;
 use crate::format::Format;
+use crate::formula::simd::Rest;
 use crate::formula::{Formula, Tail};
 use crate::order::Order;
 
@@ -396,7 +397,44 @@ impl<B: Backend> Walker<'_, B> {
                 self.helper(k, Helper::Addition);
                 Shape::Fanout(*fan)
             }
-            Formula::Simd(_) => unreachable!("writable refuses a kernel's stages"),
+            Formula::Simd(simd) => {
+                self.helper(k, Helper::Addition);
+                let fused = |f: &&Formula| matches!(f, Formula::Order(Order::Fused(_)));
+                if preorder(&simd.fold).iter().any(fused) {
+                    return Err(FUSED.into());
+                }
+                let sketch = simd.fold_sketch().ok_or(FUSED)?;
+                let mut fold = Vec::with_capacity(sketch.additions.len());
+                for (terms, part) in sketch.additions {
+                    // The fold's tree is written out: each addition in the
+                    // arithmetic of the fold's part that makes it.
+                    let p = self.walk.ids[&(part as *const Formula)];
+                    if self.walk.part(p).compensated {
+                        return Err(format!(
+                            "the part {} of the kernel's fold takes compensated steps; emitted \
+                             code writes them only in a left-to-right loop and a body's last \
+                             addition",
+                            self.walk.parts[p]
+                        ));
+                    }
+                    let add = self.helper(p, Helper::Addition);
+                    fold.push(FoldAddition { terms, add });
+                }
+                let join = match &simd.rest {
+                    Rest::Then => Join::Then,
+                    Rest::First => Join::First,
+                    Rest::IntoFirst(t) => Join::IntoFirst(self.function(id(self, t), d)?),
+                    Rest::Apart(t) => Join::Apart(self.function(id(self, t), d)?),
+                };
+                Shape::Simd {
+                    width: simd.width,
+                    stages: &simd.stages,
+                    live: simd.live(),
+                    fold,
+                    root: sketch.root,
+                    join,
+                }
+            }
             Formula::Rotate(by, inner) => Shape::Rotate {
                 by: *by,
                 inner: self.function(id(self, inner), d)?,
@@ -436,11 +474,12 @@ fn writable(plan: &Plan, f: &Formula, part: Part, d: Domain) -> Result<(), Strin
             | Formula::Fold
             | Formula::Fanout(_)
             | Formula::Body(..)
+            | Formula::Simd(_)
     );
     if !roles_agree && !role_aware {
         return Err(format!(
             "the part {f} reads products rounded two ways ({} first, {} after); emitted code \
-             does so only in loops, halvings and bodies",
+             does so only in loops, halvings, bodies and vectorised kernels",
             part.first, part.second
         ));
     }
@@ -449,15 +488,21 @@ fn writable(plan: &Plan, f: &Formula, part: Part, d: Domain) -> Result<(), Strin
             "the part {f} starts lanes with summands of its own; emitted code does not write it \
              yet"
         )),
-        Formula::Order(Order::Fused(_)) => {
-            Err("fused nodes are not emitted: emitted code makes IEEE additions".into())
-        }
-        Formula::Simd(_) => Err(format!(
-            "the part {f} is a vectorised kernel's stages; emitted code does not write them yet"
+        Formula::Order(Order::Fused(_)) => Err(FUSED.into()),
+        Formula::Simd(simd) if simd.live() * simd.width > MAX_FOLD => Err(format!(
+            "the part {f} folds {} lane slots; emitted code writes a kernel's fold out, for at \
+             most {MAX_FOLD}",
+            simd.live() * simd.width
         )),
         _ => Ok(()),
     }
 }
+
+const FUSED: &str = "fused nodes are not emitted: emitted code makes IEEE additions";
+
+/// The most lane slots a kernel's fold, written out addition by addition,
+/// sums.
+const MAX_FOLD: usize = 4096;
 
 /// A part's formula, cut short for a comment.
 fn short(f: &Formula) -> String {

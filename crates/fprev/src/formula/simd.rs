@@ -114,7 +114,7 @@ pub enum RegisterSum {
 
 impl Simd {
     /// The registers left live after the last stage.
-    fn live(&self) -> usize {
+    pub fn live(&self) -> usize {
         live(&self.stages)
     }
 
@@ -223,6 +223,44 @@ impl Simd {
             (Rest::Apart(t), None) => t.run(rest, a),
             (_, None) => crate::order::Order::Sequential.run(rest, a),
         }
+    }
+}
+
+/// A kernel's fold, the same at every count: its tree over the lane slots
+/// live, whatever they hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoldSketch {
+    /// The lane slots live (`live × width`).
+    pub slots: usize,
+    /// The additions in the order they are made, each of two terms (a
+    /// slot's place below `slots`, else addition `t - slots`) and the
+    /// part (its address, as [`Adder::enter`] is told) that makes it.
+    pub additions: Vec<([usize; 2], usize)>,
+    /// The term the fold returns.
+    pub root: usize,
+}
+
+impl Simd {
+    /// The fold's additions over the lane slots live, which do not depend
+    /// on the count; `None` where a node adds more than two terms (fused).
+    pub fn fold_sketch(&self) -> Option<FoldSketch> {
+        let slots = self.live() * self.width;
+        let (sketch, root) = Sketch::of(&self.fold, slots);
+        let additions = sketch.nodes[slots..]
+            .iter()
+            .map(|node| match node {
+                Node::Sum { terms, part } => match terms[..] {
+                    [x, y] => Some(([x, y], *part)),
+                    _ => None,
+                },
+                Node::Slot(_) => unreachable!("slots come first"),
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(FoldSketch {
+            slots,
+            additions,
+            root,
+        })
     }
 }
 
@@ -364,15 +402,20 @@ impl Adder for Sketch {
 }
 
 impl Sketch {
-    /// `fold` over `slots`: the sum of those that hold a value.
-    fn fold<A: Adder>(fold: &Formula, slots: &[Option<A::Value>], a: &mut A) -> Option<A::Value> {
-        // Node `i` is slot `i`.
+    /// `fold` sketched over `slots` places, node `i` slot `i`; its root.
+    fn of(fold: &Formula, slots: usize) -> (Sketch, usize) {
         let mut sketch = Sketch {
-            nodes: (0..slots.len()).map(Node::Slot).collect(),
+            nodes: (0..slots).map(Node::Slot).collect(),
             entered: Vec::new(),
         };
-        let places: Vec<usize> = (0..slots.len()).collect();
+        let places: Vec<usize> = (0..slots).collect();
         let root = fold.run(&places, &mut sketch);
+        (sketch, root)
+    }
+
+    /// `fold` over `slots`: the sum of those that hold a value.
+    fn fold<A: Adder>(fold: &Formula, slots: &[Option<A::Value>], a: &mut A) -> Option<A::Value> {
+        let (sketch, root) = Sketch::of(fold, slots.len());
         // Nodes come after their terms: one pass adds them all.
         let mut sums: Vec<Option<A::Value>> = Vec::with_capacity(sketch.nodes.len());
         for node in &sketch.nodes {

@@ -226,9 +226,14 @@ pub fn plan(
         };
         let mut with_first = models.clone();
         with_first.push(first.clone());
-        if planned(formula, &with_first).is_err()
-            && planned(formula, std::slice::from_ref(&first)).is_ok()
-        {
+        if let Ok(plan) = planned(formula, &with_first) {
+            // Where it follows, its arithmetic joins the plan: a part the
+            // reference sizes never reach (a kernel's rest) is seen there.
+            sizes.push(SMALL_SIZE);
+            sizes.sort_unstable();
+            return Ok(Planned::Plan(Box::new(plan), sizes));
+        }
+        if planned(formula, std::slice::from_ref(&first)).is_ok() {
             let (mut below, mut past) = (SMALL_SIZE, sizes[0]);
             let mut last = first.clone();
             while past - below > 1 {

@@ -122,3 +122,26 @@ pub fn repeating_tree(n: usize, max_width: usize, seed: u64) -> fprev::Summation
     }
     add_neighbours(b, roots, max_width, &mut rng)
 }
+
+/// Vectorised kernels as libraries build them: registers filled in stages,
+/// merged, folded, the rest joined each way; below a stage's chunk its
+/// registers stay empty and drop out of every sum after it.
+pub const KERNELS: [&str; 8] = [
+    // BLIS's sdotv.
+    "simd(8, 10[0+5, 1+6, 2+7, 3+8, 4+9], 5[(0+2)+4, 1+3], 2[0+1], 1, sequential, sequential)",
+    // MKL.
+    "simd(4, 4, 2, 1, interleave(2, interleave(2, sequential, sequential), sequential), first)",
+    // PyTorch.
+    "simd(8, 4, 1[((0+1)+2)+3], sequential, first(sequential))",
+    // OpenBLAS.
+    "simd(8, 4, interleave(4, pairwise, pairwise), sequential)",
+    // A merge that leaves its first register empty below 16 summands, the
+    // rest taken into that empty first lane alone.
+    "simd(4, 4, 2[3, 0+1+2], pairwise, first)",
+    // Lone registers moved by a merge, the rest added after the fold.
+    "simd(2, 3[2, 1+0], 1[1, 0], fold, then)",
+    // More slots than a stack's: in an allocated array.
+    "simd(32, 12, 3, pairwise, then)",
+    // One lane slot left: no fold to add.
+    "simd(1, 3[(2+0)+1], 1, sequential, first(pairwise))",
+];
