@@ -1797,6 +1797,24 @@ fn explain_s_formula_of_rayon_s_sum_on_one_thread_is_its_source_s() {
     source_and_explain_give_its_trees("rayon:sum:1", "bisect(1, sequential)", &[3, 61, 1103]);
 }
 
+/// Polars' `Series.sum()` of floats as its source says
+/// (`crates/polars-compute/src/float_sum.rs`: `FloatSum::sum` sums the
+/// first `n mod 128` summands (`PAIRWISE_RECURSION_LIMIT`) apart, left to
+/// right, and adds them to the others' sum; `pairwise_sum` cuts those at
+/// `(blocks / 2) * 128` down to blocks of 128; `sum_block_vectorized`
+/// adds a block in 16 lanes (`STRIPE`) and `vector_horizontal_sum` folds
+/// the lanes in halves, lane `j + 8` into lane `j`, down to four, then
+/// `(v0 + v2) + (v1 + v3)`). Explain's formula and the source's give
+/// Polars' trees at sizes explain never revealed.
+#[test]
+fn explain_s_formula_of_polars_s_sum_is_its_source_s() {
+    source_and_explain_give_its_trees(
+        "polars:sum:1",
+        "lead(128, halves(128, 128, interleave(16, sequential, fold)), sequential)",
+        &[61, 1103, 5007],
+    );
+}
+
 /// A sum whose order no formula gives is not explained (exit 1), and the
 /// closest formula is named as failing where it does.
 #[test]

@@ -76,6 +76,11 @@ fn clause(formula: &Formula) -> String {
                 clause(inner)
             )
         }
+        Formula::Lead(m, body, rest) => format!(
+            "the first n mod {m} summands ({}) added to the others, a multiple of {m} ({})",
+            clause(rest),
+            clause(body)
+        ),
         Formula::Bisect(depth, inner) => {
             let levels = match depth {
                 1 => "once".to_string(),

@@ -37,6 +37,9 @@
 //! - `halves(LEAF, M, INNER)`: split at half the count rounded down to a
 //!   multiple of `M`, each half likewise, down to `LEAF` summands or fewer,
 //!   which `INNER` sums;
+//! - `lead(M, BODY, REST)`: the first `n mod M` summands by `REST`, the
+//!   others (a multiple of `M`) by `BODY`, the rest's sum first (Polars
+//!   sums the odd summands at the front apart);
 //! - `below(M, SMALL, LARGE)`: `SMALL` for fewer than `M` summands, else
 //!   `LARGE`;
 //! - `windows(W, INNER)`: more than `W` summands are padded on both sides
@@ -136,6 +139,9 @@ pub enum Formula {
         /// How at most `leaf` summands are summed.
         inner: Box<Formula>,
     },
+    /// The first `n mod M` summands by the second formula, the rest by the
+    /// first, the two sums added in that order.
+    Lead(usize, Box<Formula>, Box<Formula>),
     /// The first formula below `M` summands, the second from `M` on.
     Below(usize, Box<Formula>, Box<Formula>),
     /// Windows of `W` over the summands padded on both sides, each summed
@@ -248,9 +254,10 @@ impl Formula {
             Formula::Order(order) => matches!(order, Order::Fused(_)),
             Formula::Doubling | Formula::Fold | Formula::Fanout(_) => false,
             Formula::Split(_, a, b) => a.may_fuse() || b.may_fuse(),
-            Formula::Interleave(_, a, b) | Formula::Blocks(_, a, b) | Formula::Below(_, a, b) => {
-                a.may_fuse() || b.may_fuse()
-            }
+            Formula::Interleave(_, a, b)
+            | Formula::Blocks(_, a, b)
+            | Formula::Below(_, a, b)
+            | Formula::Lead(_, a, b) => a.may_fuse() || b.may_fuse(),
             Formula::Body(_, a, Tail::Then | Tail::First)
             | Formula::Halves { inner: a, .. }
             | Formula::Bisect(_, a)

@@ -73,6 +73,8 @@ fn every_part_emitted_in_c_is_its_formula() {
         "body(4, pairwise, reverse)",
         "halves(16, 4, sequential)",
         "bisect(1, sequential)",
+        "lead(128, halves(128, 128, interleave(16, sequential, fold)), sequential)",
+        "lead(5, pairwise, reverse)",
         "bisect(3, interleave(4, sequential, pairwise))",
         "below(10, reverse, pairwise)",
         "windows(4, sequential)",

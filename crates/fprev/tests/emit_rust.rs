@@ -43,6 +43,8 @@ fn formulas() -> Vec<String> {
         "body(16, interleave(16, sequential, sequential), sequential)",
         "halves(16, 4, sequential)",
         "bisect(1, sequential)",
+        "lead(128, halves(128, 128, interleave(16, sequential, fold)), sequential)",
+        "lead(5, pairwise, reverse)",
         "bisect(3, interleave(4, sequential, pairwise))",
         "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))",
         "below(10, reverse, pairwise)",

@@ -70,6 +70,7 @@ fn formula_soup() -> impl Strategy<Value = String> {
         "body(",
         "halves(",
         "bisect(",
+        "lead(",
         "below(",
         "windows(",
         "split(",
@@ -137,6 +138,8 @@ fn formula_text() -> impl Strategy<Value = String> {
                 .prop_map(|(l, m, a)| format!("halves({l}, {m}, {a})")),
             (count(), inner.clone()).prop_map(|(w, a)| format!("windows({}, {a})", w.max(2))),
             (1usize..8, inner.clone()).prop_map(|(d, a)| format!("bisect({d}, {a})")),
+            (count(), inner.clone(), inner.clone())
+                .prop_map(|(m, a, b)| format!("lead({m}, {a}, {b})")),
             (count(), count(), inner.clone()).prop_map(|(q, u, a)| {
                 let (q, u) = (q.max(u), q.min(u));
                 format!("kblocks({q}, {u}, {a})")

@@ -110,6 +110,13 @@ pub(super) enum Shape<'f> {
         multiple: usize,
         inner: String,
     },
+    /// The first `n mod multiple` summands by `rest`, the others by
+    /// `body`, the two sums added in that order.
+    Lead {
+        multiple: usize,
+        body: String,
+        rest: String,
+    },
     /// Halved at `n / 2`, `depth` levels deep, each piece by `inner`.
     Bisect {
         depth: usize,
@@ -561,6 +568,33 @@ impl Lower<'_> {
                 body,
                 tail,
             } => self.body_of(*multiple, body, tail.as_deref()),
+            Shape::Lead {
+                multiple,
+                body,
+                rest,
+            } => {
+                let lead = var("lead");
+                vec![
+                    let_size("lead", n.clone() % size(*multiple)),
+                    when(lead.clone().eq(size(0)), vec![ret(self.whole(body))]),
+                    when(lead.clone().ge(n.clone()), vec![ret(self.whole(rest))]),
+                    let_real(
+                        "r",
+                        self.call(rest, View::same(), lead.clone(), lead.clone(), Carry::Ends),
+                    ),
+                    let_real(
+                        "b",
+                        self.call(
+                            body,
+                            View::from(lead.clone()),
+                            n.clone() - lead.clone(),
+                            n.clone() - lead,
+                            Carry::Ends,
+                        ),
+                    ),
+                    ret(fin(a(self, var("r"), var("b")))),
+                ]
+            }
             Shape::Halves {
                 leaf,
                 multiple,

@@ -125,6 +125,7 @@ pub fn children(f: &Formula) -> Vec<&Formula> {
         Formula::Interleave(_, a, b)
         | Formula::Blocks(_, a, b)
         | Formula::Below(_, a, b)
+        | Formula::Lead(_, a, b)
         | Formula::Split(_, a, b)
         | Formula::Body(_, a, Tail::Apart(b)) => vec![a, b],
         Formula::Body(_, a, _)

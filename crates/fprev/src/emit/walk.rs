@@ -357,6 +357,16 @@ impl<B: Backend> Walker<'_, B> {
                     inner,
                 }
             }
+            Formula::Lead(multiple, body, rest) => {
+                let body = self.function(id(self, body), d)?;
+                let rest = self.function(id(self, rest), d)?;
+                self.helper(k, Helper::Addition);
+                Shape::Lead {
+                    multiple: *multiple,
+                    body,
+                    rest,
+                }
+            }
             Formula::Below(at, small, large) => Shape::Below {
                 at: *at,
                 small: self.function(id(self, small), d)?,

@@ -98,6 +98,15 @@ impl Formula {
                 multiple,
                 inner,
             } => halves(x, *leaf, *multiple, inner, a),
+            Formula::Lead(m, body, rest) => match x.split_at(x.len() % m) {
+                ([], main) => body.run(main, a),
+                (lead, []) => rest.run(lead, a),
+                (lead, main) => {
+                    let r = rest.run(lead, a);
+                    let b = body.run(main, a);
+                    a.add(r, b)
+                }
+            },
             Formula::Bisect(depth, inner) => bisect(x, *depth, inner, a),
             Formula::Below(m, small, large) => {
                 if x.len() < *m {

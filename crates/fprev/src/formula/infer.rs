@@ -15,9 +15,10 @@
 //! four regimes). Where sizes between two regimes were not revealed, the
 //! switch is only known to lie in that gap ([`Inference::gaps`]).
 
-mod bisect;
 mod candidates;
 mod explain;
+mod halving;
+mod lead;
 mod partition;
 mod simd;
 
@@ -100,6 +101,12 @@ const LATER_SEARCH_UP_TO: usize = 4096;
 /// }
 /// ```
 pub fn infer(trees: &[SummationTree]) -> Inference {
+    infer_in(trees, true)
+}
+
+/// [`infer`], trying a leading rest (whose sides are inferred in turn)
+/// where `lead`.
+fn infer_in(trees: &[SummationTree], lead: bool) -> Inference {
     let mut trees: Vec<&SummationTree> = trees.iter().collect();
     trees.sort_by_key(|t| t.n());
     trees.dedup();
@@ -173,11 +180,15 @@ pub fn infer(trees: &[SummationTree]) -> Inference {
         }
     }
     if from < trees.len() || regimes.is_empty() {
-        // A vectorised kernel built of loops and merges, or threads' pieces
-        // cut by halves (Rayon's): every size, or every size past the
-        // first regime (PyTorch's sum of fewer than 8 summands is another
-        // kernel's).
-        if let Some(kernel) = simd::kernel(&trees).or_else(|| bisect::bisection(&trees)) {
+        // A vectorised kernel built of loops and merges, threads' pieces
+        // cut by halves (Rayon's), or a rest summed at the front (Polars'):
+        // every size, or every size past the first regime (PyTorch's sum
+        // of fewer than 8 summands is another kernel's).
+        let kernel = simd::kernel(&trees)
+            .or_else(|| halving::bisection(&trees))
+            .or_else(|| halving::halves(&trees))
+            .or_else(|| lead.then(|| lead::leading(&trees)).flatten());
+        if let Some(kernel) = kernel {
             return Inference {
                 formula: Some(kernel),
                 closest: None,

@@ -23,6 +23,7 @@ impl fmt::Display for Formula {
                 multiple,
                 inner,
             } => write!(f, "halves({leaf}, {multiple}, {inner})"),
+            Formula::Lead(m, body, rest) => write!(f, "lead({m}, {body}, {rest})"),
             Formula::Below(m, s, l) => write!(f, "below({m}, {s}, {l})"),
             Formula::Bisect(d, inner) => write!(f, "bisect({d}, {inner})"),
             Formula::Peel(p, lanes) => write!(f, "peel({p}, {lanes})"),
@@ -158,6 +159,13 @@ impl<'t> Parser<'t> {
                     multiple,
                     inner,
                 }
+            }
+            "lead" => {
+                let m = count("the multiple", self.number()?)?;
+                self.expect(',')?;
+                let body = Box::new(self.formula()?);
+                self.expect(',')?;
+                Formula::Lead(m, body, Box::new(self.formula()?))
             }
             "bisect" => {
                 let d = count("the depth", self.number()?)?;
