@@ -163,7 +163,14 @@ pub fn summary(e: &Entry) -> String {
     let formula = |f: &str| fprev::error::abbreviated(f);
     let mut out = match (e.status, &e.formula) {
         (Status::Explained, Some(f)) => format!("native:{}", formula(f)),
-        (Status::NotExplained, _) => "not explained by a formula (trees kept)".into(),
+        (Status::NotExplained, _) => match &e.closest {
+            Some((f, at)) => format!(
+                "not explained by a formula: the closest, native:{}, fails at n = {at} (trees \
+                 kept)",
+                formula(f)
+            ),
+            None => "not explained by a formula (trees kept)".into(),
+        },
         (Status::NotRevealed, _) => "no tree past 2 summands".into(),
         (Status::Varies, _) => {
             let found = e.variations();
@@ -204,4 +211,35 @@ pub fn summary(e: &Entry) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_not_explained_names_its_closest_formula_and_where_it_fails() {
+        let mut entry = Entry {
+            spec: "blas:dot@mkl".into(),
+            dtype: "f32".into(),
+            status: Status::NotExplained,
+            formula: None,
+            closest: Some(("simd(4, 4, 2, 1, fold, first)".into(), 16384)),
+            uncertain: Vec::new(),
+            sizes: Vec::new(),
+            threads: None,
+            knobs: None,
+            check: None,
+            error: None,
+            calls: 0,
+            seconds: 0.0,
+        };
+        assert_eq!(
+            summary(&entry),
+            "not explained by a formula: the closest, native:simd(4, 4, 2, 1, fold, first), \
+             fails at n = 16384 (trees kept)"
+        );
+        entry.closest = None;
+        assert_eq!(summary(&entry), "not explained by a formula (trees kept)");
+    }
 }

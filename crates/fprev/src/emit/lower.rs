@@ -604,16 +604,7 @@ impl Lower<'_> {
                 let leaf = size(*leaf);
                 let half = var("half");
                 let body = vec![
-                    when(
-                        n.clone().le(leaf.clone()),
-                        vec![ret(self.call(
-                            inner,
-                            View::same(),
-                            n.clone(),
-                            n.clone(),
-                            Carry::Ends,
-                        ))],
-                    ),
+                    self.whole_when(n.clone().le(leaf.clone()), inner, Carry::Ends),
                     let_size("half", n.clone() / size(2)),
                     mut_size("cut", half.clone() - half.clone() % size(*multiple)),
                     when(var("cut").eq(size(0)), vec![set("cut", half)]),
@@ -626,16 +617,7 @@ impl Lower<'_> {
                 ];
                 self.recursion("h", vec![], body);
                 vec![
-                    when(
-                        n.clone().le(leaf),
-                        vec![ret(self.call(
-                            inner,
-                            View::same(),
-                            n.clone(),
-                            n.clone(),
-                            Carry::Caller,
-                        ))],
-                    ),
+                    self.whole_when(n.clone().le(leaf), inner, Carry::Caller),
                     ret(fin(self.recur(&rec, View::same(), vec![n]))),
                 ]
             }
@@ -643,15 +625,10 @@ impl Lower<'_> {
                 let rec = self.rec_name("b");
                 let (half, depth_left) = (var("half"), var("depth"));
                 let body = vec![
-                    when(
+                    self.whole_when(
                         depth_left.clone().eq(size(0)).or(n.clone().lt(size(2))),
-                        vec![ret(self.call(
-                            inner,
-                            View::same(),
-                            n.clone(),
-                            n.clone(),
-                            Carry::Ends,
-                        ))],
+                        inner,
+                        Carry::Ends,
                     ),
                     let_size("half", n.clone() / size(2)),
                     let_real(
@@ -674,16 +651,7 @@ impl Lower<'_> {
                 ];
                 self.recursion("b", vec![("depth", Ty::Size)], body);
                 vec![
-                    when(
-                        n.clone().lt(size(2)),
-                        vec![ret(self.call(
-                            inner,
-                            View::same(),
-                            n.clone(),
-                            n.clone(),
-                            Carry::Caller,
-                        ))],
-                    ),
+                    self.whole_when(n.clone().lt(size(2)), inner, Carry::Caller),
                     ret(fin(self.recur(&rec, View::same(), vec![n, size(*depth)]))),
                 ]
             }
@@ -1152,6 +1120,15 @@ impl Lower<'_> {
     }
 
     /// A call of `f` over the function's view, its count and `c`.
+    /// `if cond { return f(all n) }`, carrying as `carry` says.
+    fn whole_when(&self, cond: Expr, f: &str, carry: Carry) -> Stmt {
+        let n = var("n");
+        when(
+            cond,
+            vec![ret(self.call(f, View::same(), n.clone(), n, carry))],
+        )
+    }
+
     fn whole(&self, f: &str) -> Expr {
         self.call(f, View::same(), var("n"), var("n"), Carry::Caller)
     }
