@@ -239,8 +239,9 @@ pub fn explain(
             AtSize::Varies(v) => return Ok(Explained::Varies(v)),
         };
         let held = tree == formula.tree(v);
-        // Where the formula last held: the largest size before this one.
-        let lo = trees.last().map_or(0, SummationTree::n);
+        // Where the formula last held: the largest size before this one
+        // (sizes bisected before join the trees after the size refuted).
+        let lo = trees.iter().map(SummationTree::n).max().unwrap_or(0);
         let large = (!held)
             .then(|| infer::partitioned(&formula, &tree))
             .flatten();
