@@ -11,8 +11,8 @@
 #   1. fprev explain SPEC --dtype D [--shape ...]   (GEMV rows of 16 and
 #      GEMM 16 x 16 along K: K is the size; the default sizes, proven at
 #      4,096, 16,384 and 65,536 where a call takes under 30 s);
-#   2. where it names a formula for a sum or dot product:
-#      fprev emit SPEC --dtype D --lang c --check
+#   2. where it names a formula:
+#      fprev emit SPEC --dtype D [--shape ...] --lang c --check
 #      (C compiled and run against the black box, bit for bit, at every
 #      n = 1..1,024 and 2^k, 2^k + 3 to 2^20, 3 random inputs each).
 #
@@ -106,18 +106,13 @@ while IFS= read -r line; do
         t1=$(now)
         explain_s=$(echo "$t1 - $t0" | bc)
         first="$(head -n 1 "$OUT/log/$name.explain")"
-        if [ "$rc" = 0 ] && [ "${#shape[@]}" -gt 0 ]; then
-            formula="$first"
-            proven="$(grep -o 'to n = [0-9]*' "$OUT/log/$name.explain" | tail -n 1 | grep -o '[0-9]*$')"
-            check="not run: emit takes no --shape, and its square default is past memory at the check's sizes"
-            emit_s="-"
-        elif [ "$rc" = 0 ]; then
+        if [ "$rc" = 0 ]; then
             formula="$first"
             proven="$(grep -o 'to n = [0-9]*' "$OUT/log/$name.explain" | tail -n 1 | grep -o '[0-9]*$')"
             [ -n "$proven" ] || proven="$(grep -o 'n <= [0-9]*' "$OUT/log/$name.explain" | tail -n 1 | grep -o '[0-9]*$')"
             t0=$(now)
             # shellcheck disable=SC2086
-            env $settings "$FPREV" emit "$spec" --dtype "$d" --lang c --check \
+            env $settings "$FPREV" emit "$spec" --dtype "$d" "${shape[@]}" --lang c --check \
                 -o "$CACHE/$name.c" > "$OUT/log/$name.emit" 2> "$OUT/log/$name.emit.err"
             erc=$?
             t1=$(now)

@@ -494,3 +494,36 @@ fn blis_s_sdotv_emitted_in_c_writes_its_kernel_s_stages() {
         "{source}"
     );
 }
+
+/// A GEMV's order is found along K with rows of 16 (`--shape 16,1,K`), as
+/// explain finds it, and the code is checked against the GEMV of that
+/// shape at each size, K taking the size: without the shape the check's
+/// square matrices are past memory long before 2^20. A shape without
+/// rows is bad input (exit 2).
+#[test]
+fn a_gemv_is_emitted_and_checked_along_k_with_its_rows() {
+    let dir = TempDir::new().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "emit",
+            "blas:gemv@blis",
+            "--shape",
+            "16,1,1",
+            "--check",
+            "--check-sizes",
+            "1..40,1000,4099,65539",
+            "-o",
+            "g.c",
+        ],
+    );
+    assert_ok(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains("Checked: compiled and run against blas:gemv@blis on this machine")
+            && err.contains("65539"),
+        "{err}"
+    );
+    let bad = run_in(dir.path(), &["emit", "blas:gemv@blis", "--shape", "0,1,1"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}

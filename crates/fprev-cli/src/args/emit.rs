@@ -7,7 +7,7 @@ use clap::Args;
 use fprev::probe::Offset;
 use fprev::sizes::Sizes;
 
-use super::parse::{parse_emit_trials, parse_offset, parse_replayed};
+use super::parse::{parse_emit_trials, parse_offset, parse_replayed, parse_shape};
 use super::{FormatArgs, GuardArgs};
 
 #[derive(Args, Debug)]
@@ -52,6 +52,11 @@ pub(crate) struct EmitArgs {
     /// offset, else where NumPy's allocation puts it].
     #[arg(long, value_name = "OFFSET", value_parser = parse_offset)]
     pub(crate) offset: Option<Offset>,
+    /// GEMV/GEMM shape M,N,K: M rows of A and N columns of B at every size,
+    /// K taking each size in turn, where the order is found and --check
+    /// runs (as explain --shape) [default: N,N,N at each size N].
+    #[arg(long, value_name = "M,N,K", value_parser = parse_shape)]
+    pub(crate) shape: Option<[usize; 3]>,
     #[command(flatten)]
     pub(crate) number: FormatArgs,
     /// Write the source to FILE (atomically) instead of stdout.

@@ -65,13 +65,13 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
         check.as_ref(),
         // Checked where the order was found.
         &mut |o| {
-            open_guarded(
-                &parsed,
-                &ProbeOptions {
-                    offset,
-                    ..o.clone()
-                },
-            )
+            let found = ProbeOptions {
+                offset,
+                shape: a.shape,
+                ..o.clone()
+            };
+            // A shape's K is each size checked.
+            open_guarded(&parsed, &o.n.map_or(found.clone(), |n| found.at(n)))
         },
         &mut |done, all| {
             if done % 256 == 0 || done == all {
@@ -110,6 +110,7 @@ fn of_spec(a: &EmitArgs) -> Result<Found> {
     let spec: Spec = a.source.parse()?;
     let opts = ProbeOptions {
         offset: a.offset,
+        shape: a.shape,
         ..a.number.options(spec.default_dtype())
     };
     emit::element_ok(opts.format)?;
