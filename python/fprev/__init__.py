@@ -353,6 +353,7 @@ def emit(
     check: Any = False,
     trials: int = 3,
     offset: Any = None,
+    shape: Any = None,
 ) -> str:
     """The source of a function that computes what the black box ``spec``
     (``"numpy:sum"``, ``"blas:dot"``, ``"jax:sum"``, see ``fprev probes``)
@@ -380,8 +381,16 @@ def emit(
     box on such an input (its comment says which alignment it matches),
     and ``check`` runs it there.
 
+    ``shape`` ``(M, N, K)`` finds a GEMV's or GEMM's order along K with
+    ``M`` rows and ``N`` columns at every size (``K`` taking each size),
+    as ``fprev explain --shape`` does, and ``check`` runs that shape.
+
     >>> print(fprev.emit("numpy:sum", "c"))          # doctest: +SKIP
     """
+    if shape is not None:
+        shape = [_count("shape", d) for d in shape]
+        if len(shape) != 3:
+            raise ValueError("shape is M, N, K: three whole numbers, got %d" % len(shape))
     source, _ = _fprev.emit_source(
         spec,
         lang,
@@ -391,6 +400,7 @@ def emit(
         check_sizes=_checked_sizes(check),
         trials=_count("trials", trials, "emit trials"),
         offset=None if offset is None else _offset(offset),
+        shape=shape,
     )
     return source
 

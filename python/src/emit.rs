@@ -16,7 +16,7 @@ use fprev_present::front::FrontEnd;
 /// `spec` computes in `dtype`; with `check` (sizes), compiled and run
 /// against the black box there first. Returns the source and the name.
 #[pyfunction]
-#[pyo3(signature = (spec, language, dtype, name=None, formula=None, check_sizes=None, trials=3, offset=None))]
+#[pyo3(signature = (spec, language, dtype, name=None, formula=None, check_sizes=None, trials=3, offset=None, shape=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn emit_source(
     py: Python<'_>,
@@ -28,6 +28,7 @@ pub(crate) fn emit_source(
     check_sizes: Option<Vec<usize>>,
     trials: usize,
     offset: Option<&str>,
+    shape: Option<[usize; 3]>,
 ) -> PyResult<(String, String)> {
     let language: Language = language
         .parse()
@@ -39,6 +40,7 @@ pub(crate) fn emit_source(
     let opts = ProbeOptions {
         format: format(dtype)?,
         offset: offset.map(str::parse).transpose().map_err(to_py)?,
+        shape,
         ..ProbeOptions::default()
     };
     let given = match formula {
@@ -51,13 +53,13 @@ pub(crate) fn emit_source(
     let spec = spec.to_string();
     // Every opening, --check's too, where the order is found.
     let open = |o: &ProbeOptions| {
-        fprev::open(
-            &spec,
-            &ProbeOptions {
-                offset: opts.offset,
-                ..o.clone()
-            },
-        )
+        let found = ProbeOptions {
+            offset: opts.offset,
+            shape: opts.shape,
+            ..o.clone()
+        };
+        // A shape's K is each size asked.
+        fprev::open(&spec, &o.n.map_or(found.clone(), |n| found.at(n)))
     };
     let mut unkept = None;
     let found = py.detach(|| -> fprev::Result<Result<_, Refused>> {

@@ -74,3 +74,14 @@ def test_emit_check_true_checks_a_tensor_cores_chain_at_its_own_default_sizes():
     assert chain(x, np.ones(2, dtype=np.float16)).dtype == np.float32
     with pytest.raises(ValueError, match="no sizes"):
         fprev.emit("native:sequential", "c", check=[])
+
+
+def test_a_gemv_is_emitted_and_checked_along_k_with_its_rows():
+    # Rows of 16, K the size: the square default would be past memory at
+    # the check's large sizes.
+    source = fprev.emit(
+        "blas:gemv@blis", "c", shape=(16, 1, 1), check=[1, 2, 3, 40, 1000, 4099]
+    )
+    assert "Checked: compiled and run against blas:gemv@blis" in source
+    with pytest.raises(ValueError):
+        fprev.emit("blas:gemv@blis", "c", shape=(16, 1))
