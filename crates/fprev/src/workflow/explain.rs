@@ -657,19 +657,10 @@ mod tests {
     use crate::reveal::Silent;
     use crate::workflow::Confirm;
 
-    /// Open MPI's nonoverlapping allreduce on 6 ranks, as a black box:
-    /// explained from small sizes as its formula, which then holds at a
-    /// size the explanation never revealed.
-    #[test]
-    fn a_reduce_over_open_mpis_binary_tree_is_explained() {
-        let spec = "native:split(6, sequential, fanout(2))";
-        let truth: Formula = "split(6, sequential, fanout(2))".parse().unwrap();
+    /// What explain finds for `spec` at `sizes`: its inference, trees and
+    /// sizes checked past those revealed.
+    fn found(spec: &str, sizes: ExplainSizes) -> (Inference, Vec<SummationTree>, Vec<usize>) {
         let mut open = |o: &ProbeOptions| crate::open(spec, o);
-        let sizes = ExplainSizes {
-            reveal: (1..=24).chain([31, 32, 33, 64, 100]).collect(),
-            verify: vec![257],
-            ..Default::default()
-        };
         let explained = explain(
             &sizes,
             &ProbeOptions::default(),
@@ -688,6 +679,24 @@ mod tests {
         else {
             panic!("{spec} has an order");
         };
+        (inference, trees, verified)
+    }
+
+    /// Open MPI's nonoverlapping allreduce on 6 ranks, as a black box:
+    /// explained from small sizes as its formula, which then holds at a
+    /// size the explanation never revealed.
+    #[test]
+    fn a_reduce_over_open_mpis_binary_tree_is_explained() {
+        let spec = "native:split(6, sequential, fanout(2))";
+        let truth: Formula = "split(6, sequential, fanout(2))".parse().unwrap();
+        let (inference, trees, verified) = found(
+            spec,
+            ExplainSizes {
+                reveal: (1..=24).chain([31, 32, 33, 64, 100]).collect(),
+                verify: vec![257],
+                ..Default::default()
+            },
+        );
         assert_eq!(inference.formula, Some(truth.clone()));
         assert_eq!(verified, [257]);
         // The tree revealed there, not the one predicted, is the formula's.
@@ -705,30 +714,14 @@ mod tests {
         let truth = format!("below(1500, {kernel}, split(3, {kernel}, pairwise))");
         let spec = format!("native:{truth}");
         let truth: Formula = truth.parse().unwrap();
-        let mut open = |o: &ProbeOptions| crate::open(&spec, o);
-        let sizes = ExplainSizes {
-            reveal: (1..=24).chain([31, 32, 33, 64, 100, 257]).collect(),
-            verify: vec![1000, 4000, 9000],
-            ..Default::default()
-        };
-        let explained = explain(
-            &sizes,
-            &ProbeOptions::default(),
-            &Options::default(),
-            &Confirm::default(),
+        let (inference, _, verified) = found(
             &spec,
-            &mut open,
-            &mut Silent,
-        )
-        .unwrap();
-        let Explained::Found {
-            inference,
-            verified,
-            ..
-        } = explained
-        else {
-            panic!("{spec} has an order");
-        };
+            ExplainSizes {
+                reveal: (1..=24).chain([31, 32, 33, 64, 100, 257]).collect(),
+                verify: vec![1000, 4000, 9000],
+                ..Default::default()
+            },
+        );
         assert_eq!(inference.formula, Some(truth));
         // Bisection between 1,000 and 4,000, then 9,000.
         assert!(
