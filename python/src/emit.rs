@@ -52,15 +52,7 @@ pub(crate) fn emit_source(
     };
     let spec = spec.to_string();
     // Every opening, --check's too, where the order is found.
-    let open = |o: &ProbeOptions| {
-        let found = ProbeOptions {
-            offset: opts.offset,
-            shape: opts.shape,
-            ..o.clone()
-        };
-        // A shape's K is each size asked.
-        fprev::open(&spec, &o.n.map_or(found.clone(), |n| found.at(n)))
-    };
+    let open = |o: &ProbeOptions| fprev::open(&spec, &o.where_found(&opts));
     let mut unkept = None;
     let found = py.detach(|| -> fprev::Result<Result<_, Refused>> {
         let mut open = open;

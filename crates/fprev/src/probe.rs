@@ -426,6 +426,28 @@ impl ProbeOptions {
             ..self.clone()
         }
     }
+
+    /// These options on the input an order was `found` on: its offset and
+    /// its shape, K taking this size (emitted code is checked so).
+    ///
+    /// ```
+    /// use fprev::probe::ProbeOptions;
+    ///
+    /// let found = ProbeOptions { shape: Some([16, 1, 1]), ..Default::default() };
+    /// let check = ProbeOptions { n: Some(4099), ..Default::default() };
+    /// assert_eq!(check.where_found(&found).shape, Some([16, 1, 4099]));
+    /// ```
+    pub fn where_found(&self, found: &ProbeOptions) -> ProbeOptions {
+        let on = ProbeOptions {
+            offset: found.offset,
+            shape: found.shape,
+            ..self.clone()
+        };
+        match self.n {
+            Some(n) => on.at(n),
+            None => on,
+        }
+    }
 }
 
 /// Summand count used when none is given.

@@ -56,6 +56,12 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
         trials: usize::from(a.trials),
     });
     let parsed: Spec = spec.parse()?;
+    // Checked where the order was found.
+    let found = ProbeOptions {
+        offset,
+        shape: a.shape,
+        ..ProbeOptions::default()
+    };
     let emitted = workflow::emit::write(
         &plan,
         a.language,
@@ -63,16 +69,7 @@ pub(super) fn run(a: EmitArgs) -> Result<i32> {
         &what,
         &spec,
         check.as_ref(),
-        // Checked where the order was found.
-        &mut |o| {
-            let found = ProbeOptions {
-                offset,
-                shape: a.shape,
-                ..o.clone()
-            };
-            // A shape's K is each size checked.
-            open_guarded(&parsed, &o.n.map_or(found.clone(), |n| found.at(n)))
-        },
+        &mut |o| open_guarded(&parsed, &o.where_found(&found)),
         &mut |done, all| {
             if done % 256 == 0 || done == all {
                 eprintln!("fprev: checking: {done} of {all} sizes");
