@@ -24,6 +24,8 @@
 #
 # Usage: bash outputs/coverage/make.sh        (about an hour on 2 cores)
 #        BOXES="numpy:sum" DTYPES=f32 bash outputs/coverage/make.sh
+#        APPEND=1 BOXES=... bash outputs/coverage/make.sh  (runs those again,
+#        each row replacing the box's earlier one)
 # Needs: target/release/fprev, and the libraries of the boxes it runs
 # (scripts/test.sh installs them all).
 
@@ -139,6 +141,13 @@ done <<< "$BOXES"
 python3 - "$TSV" > "$OUT/coverage.md" <<'EOF'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+# A box run again (APPEND=1) replaces its earlier row, in its place.
+latest = {(r["box"], r["settings"], r["dtype"]): r for r in rows}
+rows = list({k: latest[k] for k in ((r["box"], r["settings"], r["dtype"]) for r in rows)}.values())
+with open(sys.argv[1], "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), delimiter="\t", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
 cell = lambda s: s.replace("|", "\\|")
 print("| black box | settings | dtype | formula | proven to n | explain (s) | emit --lang c --check | emit (s) |")
 print("|---|---|---|---|---|---|---|---|")

@@ -67,6 +67,12 @@ pub trait Adder {
     fn returned(&mut self, sum: Self::Value) -> Self::Value {
         sum
     }
+    /// A summand `v` loaded alone into an empty register (a vectorised
+    /// kernel's lane slot), as it stands there: an adder that keeps a
+    /// summand unread reads it here, as a lane's start is read.
+    fn loaded(&mut self, v: Self::Value) -> Self::Value {
+        v
+    }
 }
 
 /// Adds numbers in an accumulator format; `round` is that format's

@@ -355,3 +355,119 @@ fn an_fma_chain_of_f64_products_is_written_as_fused_multiply_adds() {
         }
     }
 }
+
+/// Which summands of `f` at `n` an FMA kernel rounds: those read first (a
+/// lane's start, a register's first, a summand returned alone); the rest enter their addition
+/// exact, as the second operand of a fused multiply-add.
+fn fma_kernel(f: &Formula, n: usize) -> Arithmetic {
+    struct Reads(Vec<bool>);
+    impl fprev::order::Adder for Reads {
+        type Value = Option<usize>;
+        fn add(&mut self, a: Option<usize>, _: Option<usize>) -> Option<usize> {
+            self.returned(a)
+        }
+        fn fused(&mut self, terms: &[Option<usize>]) -> Option<usize> {
+            self.returned(terms[0])
+        }
+        fn returned(&mut self, sum: Option<usize>) -> Option<usize> {
+            if let Some(i) = sum {
+                self.0[i] = true;
+            }
+            None
+        }
+        fn loaded(&mut self, v: Option<usize>) -> Option<usize> {
+            self.returned(v)
+        }
+    }
+    let mut reads = Reads(vec![false; n]);
+    let leaves: Vec<Option<usize>> = (0..n).map(Some).collect();
+    let root = f.run(&leaves, &mut reads);
+    fprev::order::Adder::returned(&mut reads, root);
+    let products: Vec<Product> = reads
+        .0
+        .iter()
+        .map(|&first| match first {
+            true => Product::Rounded(Format::F64),
+            false => Product::Exact,
+        })
+        .collect();
+    let mut model = Arithmetic::uniform(NodeArithmetic::ieee(Format::F64));
+    model.products = Some(Products::from_leaves(&products));
+    model
+}
+
+/// A kernel of fused multiply-adds in every shape the language has (its
+/// lanes, bodies, blocks, halvings, vectorised kernels, OpenBLAS's ddot and
+/// dgemv as explain finds them): emitted C, CUDA C and Rust write each
+/// exact product as `fma`/`mul_add` onto the value it joins, and give the
+/// replay's bits at every size tried, where a plain f64 product would lose
+/// the product's low half.
+#[test]
+fn fma_kernels_of_every_shape_are_written_as_fused_multiply_adds() {
+    let sizes: Vec<usize> = (1..=70).chain([129, 257, 1000, 4099]).collect();
+    let mut w = Words(11);
+    for f in [
+        "sequential",
+        "reverse",
+        "pairwise",
+        "blocked:5",
+        "interleave(4, sequential, pairwise)",
+        "body(16, interleave(16, sequential, interleave(2, pairwise, pairwise)), then)",
+        "blocks(2048, body(4, interleave(4, sequential, interleave(2, pairwise, pairwise)), \
+         sequential), sequential)",
+        "body(4, interleave(4, sequential, pairwise), then)",
+        "kblocks(256, 4, halves(256, 1, sequential))",
+        "halves(16, 4, sequential)",
+        "windows(4, sequential)",
+        "split(3, sequential, pairwise)",
+        "lead(5, pairwise, reverse)",
+        "bisect(2, sequential)",
+        "simd(2, 4, 1, strided:2, first)",
+        "simd(4, 4, 2[3, 0+1+2], pairwise, first)",
+    ] {
+        let f: Formula = f.parse().unwrap();
+        // Small sizes too, where a part reads summands it does not at 300.
+        let models: Vec<_> = [1, 2, 3, 7, 300]
+            .into_iter()
+            .map(|n| (f.tree(n), fma_kernel(&f, n)))
+            .collect();
+        let plan =
+            Plan::new(&f, Format::F64, Op::Dot, &models).unwrap_or_else(|e| panic!("{f}: {e}"));
+        for language in [Language::C, Language::Rust] {
+            let source = emit::source(&plan, language, "fmas", "fma kernel").unwrap();
+            let dir = check::Scratch::new().unwrap();
+            let emitted = check::build_plan(&source, language, "fmas", &plan, &dir.0)
+                .unwrap_or_else(|e| panic!("{f} in {language}: {e}\n{source}"));
+            for &n in &sizes {
+                let replay = Replay::with_arithmetic(&f.tree(n), &fma_kernel(&f, n));
+                let opts = ProbeOptions {
+                    n: Some(n),
+                    format: emitted.format,
+                    ..Default::default()
+                };
+                let mut ours = fprev::open(&emitted.spec, &opts).unwrap();
+                for _ in 0..4 {
+                    let x: Vec<f64> = (0..n)
+                        .map(|_| w.value(Format::F64, 8) * (1.0 + 2f64.powi(-40)))
+                        .collect();
+                    let y: Vec<f64> = (0..n)
+                        .map(|_| w.value(Format::F64, 8) * (1.0 - 2f64.powi(-45)))
+                        .collect();
+                    let want = replay.dot(&x, &y);
+                    assert_eq!(
+                        plan.evaluate(&x, &y).to_bits(),
+                        want.to_bits(),
+                        "the plan of {f} at n = {n}"
+                    );
+                    let mut out = [0.0];
+                    ours.as_dot().unwrap().dot(&x, &y, &mut out).unwrap();
+                    assert_eq!(
+                        out[0].to_bits(),
+                        want.to_bits(),
+                        "{f} in {language} at n = {n}\n{source}"
+                    );
+                }
+            }
+        }
+    }
+}

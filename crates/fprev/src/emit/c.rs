@@ -160,6 +160,11 @@ impl Spell for C {
         format!("({}){}", register(format), self.val(at, false))
     }
 
+    fn fma(&mut self, at: &Expr, onto: &str) -> String {
+        let (x, y) = self.elements(at);
+        format!("fma({x}, {y}, {onto})")
+    }
+
     /// A minimum, and a product that saturates, are conditional
     /// expressions.
     fn precedence(&self, e: &Expr) -> u8 {
@@ -264,7 +269,7 @@ impl Spell for C {
                 format!("{{ float p = {x} * {y}; {acc} = {acc} + p; }}")
             }
             ("float", Domain::Sums, _) => format!("{acc} = {acc} + (float){x}"),
-            _ if fma => format!("{acc} = fma({x}, {y}, {acc})"),
+            _ if fma => format!("{acc} = {}", self.fma(at, acc)),
             (_, Domain::Inputs, Op::Dot) if self.element == Format::F64 => {
                 format!("{{ double p = {x} * {y}; {acc} = {acc} + p; }}")
             }

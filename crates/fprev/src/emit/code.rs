@@ -153,6 +153,12 @@ pub(super) enum Expr {
         second: bool,
         at: Box<Expr>,
     },
+    /// Element `at`'s exact product (of f64 inputs) added to `onto`,
+    /// rounded once to f64: a fused multiply-add.
+    Fma {
+        at: Box<Expr>,
+        onto: Box<Expr>,
+    },
     /// Element `at` of the view as a lane register of `format`'s first
     /// value.
     Reg {
@@ -476,6 +482,7 @@ fn expr_uses(e: &Expr, name: &str) -> bool {
             Arg::View(View::Rotated) | Arg::Carry(_) => false,
         }),
         Expr::Val { at, .. } | Expr::Reg { at, .. } => expr_uses(at, name),
+        Expr::Fma { at, onto } => expr_uses(at, name) || expr_uses(onto, name),
         Expr::Item(v, at) => *v == name || expr_uses(at, name),
         Expr::Widen(_, e) | Expr::Fin(e) => expr_uses(e, name),
     }
@@ -641,6 +648,10 @@ pub(super) trait Spell {
     /// Element `at` as a lane register of `format`'s first value, where it
     /// is no f32 input or product of f32 inputs.
     fn register(&mut self, format: Format, at: &Expr) -> String;
+
+    /// The fused multiply-add of element `at`'s two f64 inputs onto the
+    /// double `onto`.
+    fn fma(&mut self, at: &Expr, onto: &str) -> String;
 
     /// What ends a simple statement.
     const END: &'static str;
@@ -837,6 +848,10 @@ pub(super) trait Spell {
             }
             Expr::Call(name, args) => self.call(name, args),
             Expr::Val { second, at } => self.val(at, *second),
+            Expr::Fma { at, onto } => {
+                let onto = self.any(onto);
+                self.fma(at, &onto)
+            }
             Expr::Item(name, at) => format!("{name}[{}]", self.any(at)),
             Expr::Reg {
                 format: Format::F32,

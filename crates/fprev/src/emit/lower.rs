@@ -201,6 +201,9 @@ pub(super) struct Function<'f> {
     pub shape: Shape<'f>,
     pub compensated: bool,
     pub alike: bool,
+    /// The part adds a product it reads second by a fused multiply-add of
+    /// the exact product (of f64 inputs).
+    pub fma: bool,
 }
 
 /// The code of one function and the recursions it calls, written first.
@@ -220,6 +223,8 @@ struct Lower<'a> {
     alike: bool,
     /// The part takes Kahan steps.
     compensated: bool,
+    /// The part adds a product it reads second by a fused multiply-add.
+    fma: bool,
     recursions: Vec<Func>,
 }
 
@@ -282,6 +287,7 @@ pub(super) fn function(f: &Function, lanes: Lanes, name: &dyn Fn(&str) -> String
         name,
         alike: f.alike,
         compensated: f.compensated,
+        fma: f.fma,
         recursions: vec![],
     };
     let body = lower.body(&f.shape, lanes);
@@ -307,6 +313,7 @@ pub(super) fn helper(k: usize, helper: Helper, name: &str, add: &str) -> Func {
         name: &|s| s.to_string(),
         alike: true,
         compensated: false,
+        fma: false,
         recursions: vec![],
     };
     let (extra, body) = match helper {
@@ -341,9 +348,16 @@ impl Lower<'_> {
         self.val(i, true)
     }
 
-    /// The part's addition of two values.
+    /// The part's addition of two values: a fused multiply-add where the
+    /// second is a product the part reads exact.
     fn a(&self, p: Expr, q: Expr) -> Expr {
-        Expr::Call(self.add.clone(), vec![Arg::Value(p), Arg::Value(q)])
+        match q {
+            Expr::Val { second: true, at } if self.fma => Expr::Fma {
+                at,
+                onto: Box::new(p),
+            },
+            q => Expr::Call(self.add.clone(), vec![Arg::Value(p), Arg::Value(q)]),
+        }
     }
 
     /// A call of a function of a part over `view`: `n` elements, `planned`,
@@ -452,11 +466,20 @@ impl Lower<'_> {
             ],
             Shape::Reverse => vec![
                 when(n.clone().eq(size(1)), vec![ret(fin(self.v(size(0))))]),
-                mut_real("acc", self.w(n.clone() - size(1))),
+                // The last two first, so that a fused multiply-add takes
+                // the last product exact.
+                mut_real(
+                    "acc",
+                    a(
+                        self,
+                        self.v(n.clone() - size(2)),
+                        self.w(n.clone() - size(1)),
+                    ),
+                ),
                 Stmt::For {
                     var: "i",
                     from: size(0),
-                    to: n - size(1),
+                    to: n - size(2),
                     step: size(1),
                     reverse: true,
                     body: vec![set("acc", a(self, self.v(var("i")), var("acc")))],
@@ -522,18 +545,26 @@ impl Lower<'_> {
                         bs.clone(),
                         vec![
                             let_size("end", var("b") + (n - var("b")).min(bs)),
-                            mut_real("acc", self.v(var("b"))),
-                            range(
-                                "i",
-                                var("b") + size(1),
-                                var("end"),
-                                vec![set("acc", a(self, var("acc"), self.w(var("i"))))],
-                            ),
-                            set(
-                                "total",
-                                var("b")
-                                    .eq(size(0))
-                                    .then(var("acc"), a(self, var("total"), var("acc"))),
+                            // A last block of one summand is read as the
+                            // total's second operand, as the order reads it.
+                            Stmt::If(
+                                var("b").gt(size(0)).and(var("end").eq(var("b") + size(1))),
+                                vec![set("total", a(self, var("total"), self.w(var("b"))))],
+                                vec![
+                                    mut_real("acc", self.v(var("b"))),
+                                    range(
+                                        "i",
+                                        var("b") + size(1),
+                                        var("end"),
+                                        vec![set("acc", a(self, var("acc"), self.w(var("i"))))],
+                                    ),
+                                    set(
+                                        "total",
+                                        var("b")
+                                            .eq(size(0))
+                                            .then(var("acc"), a(self, var("total"), var("acc"))),
+                                    ),
+                                ],
                             ),
                         ],
                     ),

@@ -157,7 +157,7 @@ impl Plan {
     /// arithmetic is one emitted code does not write (fused nodes outside
     /// one `fused:K` chain, IEEE additions toward zero, formats other than
     /// f32 and f64 outside such a chain, rounded inputs, exact products of
-    /// f64 values outside an FMA chain); then checked: the plan evaluated
+    /// f64 values where no fused multiply-add takes them); then checked: the plan evaluated
     /// on random inputs must give each model's replay's bits.
     ///
     /// ```
@@ -299,24 +299,22 @@ impl Plan {
     }
 
     /// Refuses exact products of f64 values (which enter their additions
-    /// as fused multiply-adds) anywhere but added one by one to a running
-    /// f64 sum, the first rounded: an FMA chain (Hopper's f64 mma from
-    /// C = 0), `sequential` or a `fused:2` of IEEE additions.
+    /// as fused multiply-adds) anywhere but added, as a second operand, to
+    /// a value an f64 addition rounds: a double cannot hold such a product
+    /// alone, so a part that reads one first (a lane's start, a summand it
+    /// returns alone) or adds in f32 or in Kahan steps is not written.
     fn multiply_adds_ok(&self) -> Result<()> {
         if self.op != Op::Dot || self.element != Format::F64 {
             return Ok(());
         }
         for (f, part) in preorder(&self.formula).into_iter().zip(&self.parts) {
-            let exact = part.first == Product::Exact || part.second == Product::Exact;
-            let chain = matches!(f, Formula::Order(Order::Sequential))
-                && part.format == Format::F64
-                && !part.compensated
-                && part.first != Product::Exact;
-            if exact && !chain {
+            let fused = part.format == Format::F64 && !part.compensated;
+            if part.first == Product::Exact || (part.second == Product::Exact && !fused) {
                 return Err(Error::Input(format!(
                     "its products of f64 values enter its part {f}'s additions exact (fused \
-                     multiply-adds); emitted code writes those only as a left-to-right f64 \
-                     chain whose first product is rounded"
+                     multiply-adds) where emitted code cannot fuse them: it writes an exact \
+                     product only as the second operand of an f64 addition, not read first or \
+                     alone, nor in f32 or Kahan steps"
                 )));
             }
         }
@@ -473,7 +471,14 @@ impl Seen {
             Op::Sum => Product::Rounded(element),
             Op::Dot => product,
         };
-        let first = self.first.unwrap_or(nominal);
+        // A part seen reading no first product reads one, at other sizes,
+        // as a chain starts: an exact product of f64 values only a fused
+        // multiply-add makes, from the product rounded.
+        let start = match nominal {
+            Product::Exact if op == Op::Dot && element == Format::F64 => Product::Rounded(element),
+            p => p,
+        };
+        let first = self.first.unwrap_or(start);
         let second = self.second.unwrap_or(nominal);
         let narrow_summand = |p: Product| match op {
             Op::Sum => element == Format::F32,
@@ -737,6 +742,10 @@ impl Adder for Recorder<'_> {
         let k = self.part();
         self.read(sum, k, true)
     }
+
+    fn loaded(&mut self, v: Rv) -> Rv {
+        self.returned(v)
+    }
 }
 
 /// A value as the emitted code holds it: a summand not read yet, or a
@@ -886,5 +895,9 @@ impl Adder for Evaluator<'_> {
 
     fn returned(&mut self, sum: Ev) -> Ev {
         self.load(sum, true)
+    }
+
+    fn loaded(&mut self, v: Ev) -> Ev {
+        self.load(v, true)
     }
 }

@@ -164,6 +164,10 @@ impl Spell for Python {
         unreachable!("Python keeps lanes in arrays")
     }
 
+    fn fma(&mut self, _: &Expr, _: &str) -> String {
+        unreachable!("Python refuses exact products of f64 values (Backend::refuses)")
+    }
+
     fn expr(&mut self, e: &Expr) -> String {
         match e {
             Expr::Size(v) => v.to_string(),

@@ -150,6 +150,12 @@ impl Spell for Rust {
         }
     }
 
+    fn fma(&mut self, at: &Expr, onto: &str) -> String {
+        let (x, y) = self.elements(at);
+        self.fma = true;
+        format!("{x}.mul_add({y}, {onto})")
+    }
+
     fn expr(&mut self, e: &Expr) -> String {
         match e {
             Expr::Size(v) => v.to_string(),
@@ -238,10 +244,11 @@ impl Spell for Rust {
     }
 
     fn step(&mut self, acc: &str, at: &Expr, format: Format, fma: bool) -> String {
+        if fma {
+            return format!("{acc} = {}", self.fma(at, acc));
+        }
         let (x, y) = self.elements(at);
-        self.fma |= fma;
         let step = match (format, self.reads.d, self.reads.op) {
-            _ if fma => return format!("{acc} = {x}.mul_add({y}, {acc})"),
             (Format::F32, Domain::Inputs, Op::Sum) => x.to_string(),
             (Format::F32, Domain::Inputs, Op::Dot) => format!("{x} * {y}"),
             (Format::F32, Domain::Sums, _) => format!("{x} as f32"),

@@ -164,11 +164,21 @@ impl<'p> Walk<'p> {
         Some(match part.format {
             Format::F64 => Lane::Registers {
                 format: Format::F64,
-                fma: fma && plan.element == Format::F64,
+                fma: self.multiplies_exact(k, d),
             },
             format if own => Lane::Registers { format, fma },
             _ => Lane::Once,
         })
+    }
+
+    /// Whether part `k` over `d` adds a product it reads second by a
+    /// fused multiply-add of the exact product of two f64 inputs.
+    pub(super) fn multiplies_exact(&self, k: usize, d: Domain) -> bool {
+        let plan = self.plan;
+        d == Domain::Inputs
+            && plan.op == Op::Dot
+            && plan.element == Format::F64
+            && self.part(k).second == Product::Exact
     }
 
     /// Whether part `k` over `d` reads its first and its second operands
@@ -261,6 +271,7 @@ impl<B: Backend> Walker<'_, B> {
             shape,
             compensated: self.walk.part(k).compensated,
             alike: self.walk.reads_alike(k, d),
+            fma: self.walk.multiplies_exact(k, d),
         };
         let backend = &self.backend;
         let lowered = lower::function(&function, B::LANES, &|s| backend.name(s));
@@ -478,18 +489,36 @@ fn writable(plan: &Plan, f: &Formula, part: Part, d: Domain) -> Result<(), Strin
         ));
     }
     let roles_agree = part.first == part.second || plan.op == Op::Sum || d == Domain::Sums;
-    let role_aware = matches!(
+    // A part that reads no summand itself passes its view on to parts that
+    // read them.
+    let reads_summands = matches!(
         f,
-        Formula::Order(Order::Sequential | Order::Reverse | Order::Pairwise | Order::BinaryTree)
+        Formula::Order(_)
+            | Formula::Doubling
             | Formula::Fold
             | Formula::Fanout(_)
             | Formula::Body(..)
+            | Formula::Peel(..)
             | Formula::Simd(_)
     );
+    let role_aware = !reads_summands
+        || matches!(
+            f,
+            Formula::Order(
+                Order::Sequential
+                    | Order::Reverse
+                    | Order::Pairwise
+                    | Order::BinaryTree
+                    | Order::Blocked(_)
+            ) | Formula::Fold
+                | Formula::Fanout(_)
+                | Formula::Body(..)
+                | Formula::Simd(_)
+        );
     if !roles_agree && !role_aware {
         return Err(format!(
             "the part {f} reads products rounded two ways ({} first, {} after); emitted code \
-             does so only in loops, halvings, bodies and vectorised kernels",
+             does so only in loops, blocks, halvings, bodies and vectorised kernels",
             part.first, part.second
         ));
     }

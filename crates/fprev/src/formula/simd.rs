@@ -268,7 +268,7 @@ impl Simd {
 fn add<A: Adder>(slot: Option<A::Value>, v: A::Value, a: &mut A) -> A::Value {
     match slot {
         Some(s) => a.add(s, v),
-        None => v,
+        None => a.loaded(v),
     }
 }
 
