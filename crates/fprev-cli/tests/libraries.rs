@@ -13,7 +13,8 @@
 //! BLAS adds left to right (its Fortran loops). The facts asserted of
 //! OpenBLAS's own kernels are those of its Haswell kernels, which every
 //! test here runs ([`OPENBLAS_KERNELS`]) whatever the CPU's newest kernel
-//! (an AVX-512 CPU's Cooperlake kernels add in other orders).
+//! (an AVX-512 CPU's SkylakeX kernels add in other orders), but one that
+//! reads the SkylakeX sdot where the CPU runs it.
 
 mod common;
 
@@ -1767,6 +1768,62 @@ fn explain_s_formula_of_openblas_sdot_is_its_source_s() {
         "simd(8, 4, interleave(4, pairwise, pairwise), sequential)",
         &[61, 95, 1103, 5007],
     );
+}
+
+/// OpenBLAS's sdot for AVX-512 as its source says
+/// (`kernel/x86_64/sdot_microk_skylakex-2.c` lines 38-97, `sdot.c` lines
+/// 96-129): four registers of sixteen lanes take 64 summands a loop; each
+/// one's two halves are added (low + high) into four registers of eight
+/// lanes, which take 32 summands a loop; those are added left to right,
+/// each one's high half to its low half, and the four lanes pairwise (two
+/// `vhaddps`); the rest is added one by one into a double, to which the
+/// kernel's sum is added. Explain reads it from the trees alone (its
+/// neighbouring merge), and both give the black box's trees at sizes
+/// explain never revealed, past each loop's step. Runs where the CPU has
+/// AVX-512, which the kernel needs.
+#[test]
+fn explain_reads_openblas_sdot_for_avx512_as_its_source_builds_it() {
+    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+        eprintln!("skipped: no /proc/cpuinfo to tell whether this CPU runs AVX-512");
+        return;
+    };
+    if !info.contains(" avx512f") || !info.contains(" avx512dq") {
+        eprintln!("skipped: this CPU has no AVX-512, which OpenBLAS's SkylakeX kernels need");
+        return;
+    }
+    let source: fprev::formula::Formula = "simd(8, 8[0+1, 2+3, 4+5, 6+7], 4, interleave(8, \
+        sequential, interleave(4, sequential, pairwise)), sequential)"
+        .parse()
+        .unwrap();
+    let skylakex = |args: &[&str]| {
+        fprev()
+            .env("OPENBLAS_CORETYPE", "SkylakeX")
+            .args(args)
+            .output()
+            .expect("fprev runs")
+    };
+    let said = assert_ok(&skylakex(&["explain", "blas:dot@openblas"]));
+    let formula: fprev::formula::Formula = first_line(&said)
+        .strip_prefix("native:")
+        .unwrap_or_else(|| panic!("{said}"))
+        .parse()
+        .unwrap();
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("t.json");
+    for n in [61, 95, 161, 1103, 5007] {
+        let out = skylakex(&[
+            "reveal",
+            "blas:dot@openblas",
+            "-n",
+            &n.to_string(),
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert_ok(&out);
+        let tree = TreeDocument::read(&file).unwrap().tree().clone();
+        assert!(source.tree(n) == tree, "{source} at n = {n}");
+        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
+    }
 }
 
 /// NumPy's pairwise sum as its source says

@@ -177,7 +177,11 @@ pub(super) enum Join {
     Then,
     First,
     IntoFirst(String),
-    Apart(String),
+    /// The rest's function and its part's addition, which joins them.
+    Apart {
+        rest: String,
+        add: String,
+    },
 }
 
 /// One addition of a kernel's fold: its two terms (a lane slot's place
@@ -933,7 +937,7 @@ impl Lower<'_> {
         // Fewer summands than the last stage takes: no stage runs, and the
         // rest is every summand.
         let none = match join {
-            Join::IntoFirst(rest) | Join::Apart(rest) => vec![ret(self.whole(rest))],
+            Join::IntoFirst(rest) | Join::Apart { rest, .. } => vec![ret(self.whole(rest))],
             // Left to right, by the kernel's own addition.
             Join::Then | Join::First => self.body(&Shape::Sequential { lane: None }, Lanes::Arrays),
         };
@@ -989,7 +993,7 @@ impl Lower<'_> {
                     self.take_value(size(0), (var("r"), var("r")), !fold.is_empty()),
                 ],
             )),
-            Join::Then | Join::Apart(_) => {}
+            Join::Then | Join::Apart { .. } => {}
         }
         // The fold's terms past the slots live are its additions, written
         // from the room after all slots.
@@ -1010,7 +1014,7 @@ impl Lower<'_> {
         }
         let total = slot(size(place(root)));
         b.push(match join {
-            Join::Then | Join::Apart(_) => mut_real("total", total),
+            Join::Then | Join::Apart { .. } => mut_real("total", total),
             Join::First | Join::IntoFirst(_) => let_real("total", total),
         });
         match join {
@@ -1020,9 +1024,15 @@ impl Lower<'_> {
                 n.clone(),
                 vec![set("total", self.a(var("total"), self.w(var("i"))))],
             )),
-            Join::Apart(rest) => b.push(when(
+            Join::Apart { rest, add } => b.push(when(
                 var("at").lt(n),
-                vec![set("total", self.a(var("total"), self.rest(rest)))],
+                vec![set(
+                    "total",
+                    Expr::Call(
+                        add.clone(),
+                        vec![Arg::Value(var("total")), Arg::Value(self.rest(rest))],
+                    ),
+                )],
             )),
             Join::First | Join::IntoFirst(_) => {}
         }

@@ -445,7 +445,19 @@ impl<B: Backend> Walker<'_, B> {
                     Rest::Then => Join::Then,
                     Rest::First => Join::First,
                     Rest::IntoFirst(t) => Join::IntoFirst(self.function(id(self, t), d)?),
-                    Rest::Apart(t) => Join::Apart(self.function(id(self, t), d)?),
+                    Rest::Apart(t) => {
+                        let k = id(self, t);
+                        if self.walk.part(k).compensated {
+                            return Err(format!(
+                                "the rest {t} of the kernel takes compensated steps; emitted \
+                                 code joins a kernel's rest to its sum in plain additions"
+                            ));
+                        }
+                        Join::Apart {
+                            rest: self.function(k, d)?,
+                            add: self.helper(k, Helper::Addition),
+                        }
+                    }
                 };
                 Shape::Simd {
                     width: simd.width,

@@ -78,7 +78,7 @@ impl Formula {
     }
 
     /// This part's name while it runs: its address.
-    fn part(&self) -> usize {
+    pub(super) fn part(&self) -> usize {
         self as *const Formula as usize
     }
 

@@ -67,7 +67,8 @@ pub enum Rest {
     /// Summed apart by the formula, the sum added into the first lane
     /// before the fold (`first(F)`).
     IntoFirst(Box<Formula>),
-    /// Summed apart by the formula, the sum added to the folded sum.
+    /// Summed apart by the formula, the folded sum then added to it as the
+    /// formula's own addition (its arithmetic, not the lanes').
     Apart(Box<Formula>),
 }
 
@@ -216,7 +217,12 @@ impl Simd {
             (Rest::Then, Some(sum)) => rest.iter().fold(sum, |s, v| a.add(s, *v)),
             (Rest::Apart(t), Some(sum)) if !rest.is_empty() => {
                 let r = t.run(rest, a);
-                a.add(sum, r)
+                // The rest's running sum takes the kernel's, in its own
+                // arithmetic (OpenBLAS's f64 `dot += mydot`).
+                a.enter(t.part());
+                let joined = a.add(sum, r);
+                a.leave();
+                joined
             }
             (Rest::Apart(_), Some(sum)) => sum,
             // No stage ran: the rest is every summand.

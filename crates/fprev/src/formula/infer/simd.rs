@@ -120,27 +120,32 @@ fn subsets(below: usize, size: usize, chosen: &mut Vec<usize>, all: &mut Vec<Vec
 
 /// The loops `first, later…`, each either keeping its registers or
 /// merging every live one into the next loop's count (the last into one),
-/// register `r` into `r mod count`, left to right: fewest merges first.
+/// register `r` into `r mod count` (interleaved, as BLIS adds halves) or
+/// into `r / (live / count)` (neighbours, as an AVX-512 register's two
+/// halves are added into one AVX2 register), left to right: fewest merges
+/// first.
 fn merges(first: usize, later: &[usize]) -> Vec<Vec<Stage>> {
     let counts: Vec<usize> = std::iter::once(first)
         .chain(later.iter().copied())
         .collect();
     let mut all = Vec::new();
-    for flags in 0..1u32 << counts.len() {
+    // Each loop's choice, a digit: 0 keeps, 1 interleaves, 2 neighbours.
+    for choices in 0..3u32.pow(counts.len() as u32) {
         let mut live = 0;
         let mut stages = Vec::new();
         for (k, &u) in counts.iter().enumerate() {
             live = usize::max(live, u);
             let into = counts.get(k + 1).copied().unwrap_or(1);
-            let merge = match flags >> k & 1 == 1 {
-                true if into < live => {
-                    let sums = (0..into).map(|j| modular(j, into, live)).collect();
-                    live = into;
-                    Some(sums)
+            let merge = match choices / 3u32.pow(k as u32) % 3 {
+                1 if into < live => Some((0..into).map(|j| modular(j, into, live)).collect()),
+                2 if into < live && live % into == 0 => {
+                    Some((0..into).map(|j| neighbours(j, live / into)).collect())
                 }
-                true => None,
-                false => None,
+                _ => None,
             };
+            if merge.is_some() {
+                live = into;
+            }
             stages.push(Stage {
                 registers: u,
                 merge,
@@ -156,11 +161,20 @@ fn merges(first: usize, later: &[usize]) -> Vec<Vec<Stage>> {
 
 /// Registers `j, j + into, j + 2·into, …` below `live`, added left to right.
 fn modular(j: usize, into: usize, live: usize) -> RegisterSum {
-    (j + into..live)
-        .step_by(into)
-        .fold(RegisterSum::Register(j), |sum, r| {
-            RegisterSum::Add(Box::new(sum), Box::new(RegisterSum::Register(r)))
-        })
+    left_to_right((j..live).step_by(into))
+}
+
+/// Registers `j·g … j·g + g - 1`, added left to right.
+fn neighbours(j: usize, g: usize) -> RegisterSum {
+    left_to_right(j * g..(j + 1) * g)
+}
+
+/// The registers of `rs` (at least one) added left to right.
+fn left_to_right(mut rs: impl Iterator<Item = usize>) -> RegisterSum {
+    let first = RegisterSum::Register(rs.next().expect("a register"));
+    rs.fold(first, |sum, r| {
+        RegisterSum::Add(Box::new(sum), Box::new(RegisterSum::Register(r)))
+    })
 }
 
 /// How a rest may join, plainest first.
@@ -212,6 +226,16 @@ mod tests {
             blis.to_string(),
             "simd(8, 10[0+5, 1+6, 2+7, 3+8, 4+9], 5[(0+2)+4, 1+3], 2[0+1], 1, sequential, sequential)"
         );
+    }
+
+    #[test]
+    fn kernels_merging_neighbouring_registers_are_read_back() {
+        // OpenBLAS's sdot for AVX-512 (sdot_microk_skylakex-2.c): four
+        // 16-lane accumulators a 64-summand step, each register's halves
+        // added into four 8-lane ones for a 32-summand step.
+        let skylakex = "simd(8, 8[0+1, 2+3, 4+5, 6+7], 4, interleave(8, sequential, \
+                        interleave(4, sequential, pairwise)), sequential)";
+        found(skylakex, &sizes());
     }
 
     #[test]
