@@ -1783,47 +1783,98 @@ fn explain_s_formula_of_openblas_sdot_is_its_source_s() {
 /// AVX-512, which the kernel needs.
 #[test]
 fn explain_reads_openblas_sdot_for_avx512_as_its_source_builds_it() {
-    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
-        eprintln!("skipped: no /proc/cpuinfo to tell whether this CPU runs AVX-512");
-        return;
-    };
-    if !info.contains(" avx512f") || !info.contains(" avx512dq") {
-        eprintln!("skipped: this CPU has no AVX-512, which OpenBLAS's SkylakeX kernels need");
+    if !avx512() {
         return;
     }
     let source: fprev::formula::Formula = "simd(8, 8[0+1, 2+3, 4+5, 6+7], 4, interleave(8, \
         sequential, interleave(4, sequential, pairwise)), sequential)"
         .parse()
         .unwrap();
-    let skylakex = |args: &[&str]| {
-        fprev()
-            .env("OPENBLAS_CORETYPE", "SkylakeX")
-            .args(args)
-            .output()
-            .expect("fprev runs")
-    };
-    let said = assert_ok(&skylakex(&["explain", "blas:dot@openblas"]));
-    let formula: fprev::formula::Formula = first_line(&said)
-        .strip_prefix("native:")
-        .unwrap_or_else(|| panic!("{said}"))
-        .parse()
-        .unwrap();
-    let dir = TempDir::new().unwrap();
-    let file = dir.path().join("t.json");
+    let formula = skylakex_explained(&["explain", "blas:dot@openblas"]);
     for n in [61, 95, 161, 1103, 5007] {
-        let out = skylakex(&[
-            "reveal",
-            "blas:dot@openblas",
-            "-n",
-            &n.to_string(),
-            "-o",
-            file.to_str().unwrap(),
-        ]);
-        assert_ok(&out);
-        let tree = TreeDocument::read(&file).unwrap().tree().clone();
+        let tree = skylakex_tree(&["blas:dot@openblas", "-n", &n.to_string()]);
         assert!(source.tree(n) == tree, "{source} at n = {n}");
         assert!(formula.tree(n) == tree, "{formula} at n = {n}");
     }
+}
+
+/// OpenBLAS's SGEMM for AVX-512 along K with 16 rows and columns, as its
+/// source says (lines of its tree of October 2024; Debian's 0.3.21 runs
+/// here): `interface/gemm.c` calls the small-matrix kernel
+/// where `sgemm_small_kernel_permit_skylakex.c` (lines 30-35) permits it,
+/// up to `M·N·K = 10^6` (K = 3,906 here), whose loop over K adds each
+/// product left to right; past it, the driver takes panels of `GEMM_Q =
+/// 448` while at least two remain and halves a rest below two, each panel
+/// summed by the kernel's loop and added to C left to right: on two cores
+/// or more the threaded driver (`gemm.c` lines 590-596 thread past `M·N·K
+/// = 4 · 65,536`; `level3_thread.c` lines 318-322 halve the rest, its
+/// larger half first), on one `level3.c` (lines 294-301: half rounded up
+/// to `GEMM_UNROLL_M = 16`). Explain finds the switch exactly, by
+/// bisection past the sizes it revealed, and both formulas give the black
+/// box's trees at sizes explain never revealed.
+#[test]
+fn explain_reads_openblas_sgemm_for_avx512_as_its_source_builds_it() {
+    if !avx512() {
+        return;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let unit = if cores >= 2 { "" } else { "16, " };
+    let source: fprev::formula::Formula =
+        format!("below(3907, sequential, kblocks(448, {unit}sequential))")
+            .parse()
+            .unwrap();
+    let formula = skylakex_explained(&["explain", "blas:gemm@openblas", "--shape", "16,16,1"]);
+    for n in [1500, 3906, 3907, 4001, 5003] {
+        let k = n.to_string();
+        let shape = format!("16,16,{n}");
+        let tree = skylakex_tree(&["blas:gemm@openblas", "-n", &k, "--shape", &shape]);
+        assert!(source.tree(n) == tree, "{source} at n = {n}");
+        assert!(formula.tree(n) == tree, "{formula} at n = {n}");
+    }
+}
+
+/// Whether this CPU runs OpenBLAS's SkylakeX kernels (AVX-512), saying
+/// why a test is skipped where it does not.
+fn avx512() -> bool {
+    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+        eprintln!("skipped: no /proc/cpuinfo to tell whether this CPU runs AVX-512");
+        return false;
+    };
+    let runs = info.contains(" avx512f") && info.contains(" avx512dq");
+    if !runs {
+        eprintln!("skipped: this CPU has no AVX-512, which OpenBLAS's SkylakeX kernels need");
+    }
+    runs
+}
+
+/// `fprev ARGS` with OpenBLAS's SkylakeX kernels.
+fn skylakex(args: &[&str]) -> Output {
+    fprev()
+        .env("OPENBLAS_CORETYPE", "SkylakeX")
+        .args(args)
+        .output()
+        .expect("fprev runs")
+}
+
+/// The formula `fprev explain` prints (`args`) with the SkylakeX kernels.
+fn skylakex_explained(args: &[&str]) -> fprev::formula::Formula {
+    let said = assert_ok(&skylakex(args));
+    first_line(&said)
+        .strip_prefix("native:")
+        .unwrap_or_else(|| panic!("{said}"))
+        .parse()
+        .unwrap()
+}
+
+/// The tree `fprev reveal ARGS` finds with the SkylakeX kernels.
+fn skylakex_tree(args: &[&str]) -> SummationTree {
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("t.json");
+    let mut all = vec!["reveal"];
+    all.extend(args);
+    all.extend(["-o", file.to_str().unwrap()]);
+    assert_ok(&skylakex(&all));
+    TreeDocument::read(&file).unwrap().tree().clone()
 }
 
 /// NumPy's pairwise sum as its source says

@@ -19,6 +19,7 @@ mod candidates;
 mod explain;
 mod halving;
 mod lead;
+mod panels;
 mod partition;
 mod simd;
 
@@ -28,6 +29,7 @@ use super::Formula;
 
 use candidates::{blocked, kblocks_of, longest, vectorised};
 pub use explain::{EXPLAIN_SIZES, explain};
+pub use panels::panels;
 pub use partition::partitioned;
 
 /// What [`infer`] found.

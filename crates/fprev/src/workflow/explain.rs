@@ -242,16 +242,31 @@ pub fn explain(
         // Where the formula last held: the largest size before this one
         // (sizes bisected before join the trees after the size refuted).
         let lo = trees.iter().map(SummationTree::n).max().unwrap_or(0);
-        let large = (!held)
-            .then(|| infer::partitioned(&formula, &tree))
-            .flatten();
+        // What takes over from the formula past some size: threads' pieces
+        // of it, or panels of K summed by it (each a candidate this tree
+        // allows).
+        let larges: Vec<Formula> = match held {
+            true => Vec::new(),
+            false => match infer::partitioned(&formula, &tree) {
+                Some(pieces) => vec![pieces],
+                None => infer::panels(&formula, &tree),
+            },
+        };
         trees.push(tree);
-        if let Some(large) = large {
-            // The summands handed to threads from some size on: where is
-            // found by bisection, each size proven against both.
-            let switched = switch(&formula, &large, lo, v, sizes.budget, &request, label, open)?;
+        if !larges.is_empty() {
+            // Where is found by bisection, each size proven against both.
+            let switched = switch(
+                &formula,
+                &larges,
+                lo,
+                v,
+                sizes.budget,
+                &request,
+                label,
+                open,
+            )?;
             inference = match switched {
-                Some((at, seen)) => {
+                Some((at, large, seen)) => {
                     verified.extend(seen.iter().map(SummationTree::n));
                     trees.extend(seen);
                     Inference {
@@ -527,39 +542,44 @@ enum AtSize {
     Varies(Variation),
 }
 
-/// Where `small`, whose tree is the black box's at `lo`, gives way to
-/// `large`, whose tree is at `hi`: the sizes between bisected, each
-/// proven against both formulas' trees. The first size `large` gives and
-/// the trees seen; `None` where a size's tree is neither formula's, or
-/// cannot be checked.
+/// Where `small`, whose tree is the black box's at `lo`, gives way to one
+/// of `larges`, whose trees are at `hi`: the sizes between bisected, each
+/// proven against the formulas' trees, the larges whose tree it is not
+/// dropped. The first size the large one gives, the first large left, and
+/// the trees seen; `None` where a size's tree is no formula's, or cannot
+/// be checked.
 #[allow(clippy::too_many_arguments)]
 fn switch(
     small: &Formula,
-    large: &Formula,
+    larges: &[Formula],
     lo: usize,
     hi: usize,
     budget: Option<f64>,
     request: &Request,
     label: &str,
     open: &mut Opener,
-) -> Result<Option<(usize, Vec<SummationTree>)>> {
+) -> Result<Option<(usize, Formula, Vec<SummationTree>)>> {
     let (mut lo, mut hi) = (lo, hi);
+    let mut larges: Vec<&Formula> = larges.iter().collect();
     let mut seen = Vec::new();
     while hi - lo > 1 {
         let m = lo + (hi - lo) / 2;
-        let AtSize::Tree(tree) = check_at(&[small, large], m, budget, request, label, open)? else {
+        let guesses: Vec<&Formula> = std::iter::once(small).chain(larges.clone()).collect();
+        let AtSize::Tree(tree) = check_at(&guesses, m, budget, request, label, open)? else {
             return Ok(None);
         };
         if tree == small.tree(m) {
             lo = m;
-        } else if tree == large.tree(m) {
-            hi = m;
         } else {
-            return Ok(None);
+            larges.retain(|large| tree == large.tree(m));
+            if larges.is_empty() {
+                return Ok(None);
+            }
+            hi = m;
         }
         seen.push(tree);
     }
-    Ok(Some((hi, seen)))
+    Ok(larges.first().map(|large| (hi, (*large).clone(), seen)))
 }
 
 /// The black box's tree at `v`, its reveal starting from the trees of
@@ -729,5 +749,30 @@ mod tests {
             "{verified:?}"
         );
         assert_eq!(verified.last(), Some(&9000));
+    }
+
+    /// A small-matrix kernel giving way to panels of K from 3,907 on
+    /// (OpenBLAS's SGEMM on AVX-512 past `M·N·K = 10^6` with 16 rows and
+    /// columns): the panels are read from the first size that refutes the
+    /// kernel, how the rest is halved from the sizes bisected, and the
+    /// switch is found exactly.
+    #[test]
+    fn panels_of_k_taking_over_past_the_sizes_revealed_are_found_with_their_switch() {
+        let truth = "below(3907, sequential, kblocks(448, 16, sequential))";
+        let spec = format!("native:{truth}");
+        let truth: Formula = truth.parse().unwrap();
+        let (inference, _, verified) = found(
+            &spec,
+            ExplainSizes {
+                reveal: (1..=24).chain([31, 32, 33, 64, 100, 257, 1000]).collect(),
+                verify: vec![4096, 6000],
+                ..Default::default()
+            },
+        );
+        assert_eq!(inference.formula, Some(truth));
+        assert!(
+            verified.contains(&3907) && verified.contains(&3906),
+            "{verified:?}"
+        );
     }
 }

@@ -40,7 +40,7 @@ pub fn partitioned(kernel: &Formula, tree: &SummationTree) -> Option<Formula> {
 
 /// The counts `m` for which an ancestor of summand 0 sums exactly the
 /// first `m` summands.
-fn prefixes_of_zero(tree: &SummationTree) -> Vec<usize> {
+pub(super) fn prefixes_of_zero(tree: &SummationTree) -> Vec<usize> {
     // The largest leaf under every node; inner nodes come children first.
     let mut last = vec![0usize; tree.graph().node_count()];
     for i in 0..tree.n() {
