@@ -7,7 +7,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{assert_code, assert_error, assert_ok, run_in, stderr};
+use common::{assert_code, assert_error, assert_ok, fprev, run_in, stderr};
 use tempfile::TempDir;
 
 /// Runs Python `code` with the arguments `args`; its stdout.
@@ -462,13 +462,16 @@ fn jax_s_dot_emitted_in_c_follows_its_arithmetic_at_every_size() {
 /// BLIS's sdotv is a vectorised kernel: ten registers of eight lanes
 /// merged into five, then two, then one, its lanes left to right and the
 /// rest apart. Emitted, its stages, merges and fold give BLIS's bits at
-/// every size to 300, below and past each stage's chunk.
+/// every size to 300, below and past each stage's chunk. (BLIS's AVX2
+/// kernels are pinned, `BLIS_ARCH_TYPE` 6, 0.9.0's Zen 3: an AVX-512 CPU
+/// would otherwise run its SkylakeX `dotv`.)
 #[test]
 fn blis_s_sdotv_emitted_in_c_writes_its_kernel_s_stages() {
     let dir = TempDir::new().unwrap();
-    let out = run_in(
-        dir.path(),
-        &[
+    let out = fprev()
+        .current_dir(dir.path())
+        .env("BLIS_ARCH_TYPE", "6")
+        .args([
             "emit",
             "blas:dot@blis",
             "--lang",
@@ -478,8 +481,9 @@ fn blis_s_sdotv_emitted_in_c_writes_its_kernel_s_stages() {
             "1..300,4099,65539",
             "-o",
             "b.c",
-        ],
-    );
+        ])
+        .output()
+        .expect("fprev runs");
     assert_ok(&out);
     let err = stderr(&out);
     assert!(

@@ -40,7 +40,14 @@ const FORMATS: [Format; 2] = [Format::F32, Format::F64];
 /// when OpenBLAS loads): any x86-64 CPU with AVX2 and FMA runs it.
 const OPENBLAS_KERNELS: &str = "Haswell";
 
-/// Pins [`OPENBLAS_KERNELS`] for the black boxes this process loads; every
+/// The BLIS kernel set these tests run (`BLIS_ARCH_TYPE`, read when BLIS
+/// initialises: 0.9.0's `arch_t` number of Zen 3, whose `dotv` is
+/// `bli_dotv_zen_int10.c`): any x86-64 CPU with AVX2 and FMA runs it,
+/// where an AVX-512 CPU would otherwise take its SkylakeX kernels.
+const BLIS_KERNELS: &str = "6";
+
+/// Pins [`OPENBLAS_KERNELS`] and [`BLIS_KERNELS`] for the black boxes this
+/// process loads; every
 /// in-process open goes through [`options`] or [`open_err`], which call
 /// it first.
 fn pin_openblas_kernels() {
@@ -48,7 +55,10 @@ fn pin_openblas_kernels() {
     // SAFETY: set once, before this process loads OpenBLAS (every load
     // follows `options` or `open_err`), while other tests wait on the Once; no other
     // thread of a test process writes the environment.
-    PIN.call_once(|| unsafe { std::env::set_var("OPENBLAS_CORETYPE", OPENBLAS_KERNELS) });
+    PIN.call_once(|| unsafe {
+        std::env::set_var("OPENBLAS_CORETYPE", OPENBLAS_KERNELS);
+        std::env::set_var("BLIS_ARCH_TYPE", BLIS_KERNELS);
+    });
 }
 
 fn options(n: usize, format: Format, shape: Option<[usize; 3]>) -> ProbeOptions {
@@ -1057,6 +1067,7 @@ fn dylib_bad_specs_are_bad_input_with_one_clear_line() {
 fn fprev() -> assert_cmd::Command {
     let mut command = assert_cmd::cargo::cargo_bin_cmd!("fprev");
     command.env("OPENBLAS_CORETYPE", OPENBLAS_KERNELS);
+    command.env("BLIS_ARCH_TYPE", BLIS_KERNELS);
     command.env("FPREV_CACHE_DIR", common::fresh_cache());
     command
 }

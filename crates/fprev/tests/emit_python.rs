@@ -53,10 +53,15 @@ const PARTS: &[&str] = &[
     "interleave(2, body(4, sequential, pieces(2, sequential)), sequential)",
     "kblocks(8, 4, sequential)",
     "kblocks(8, pairwise)",
+    "peel(3, body(4, interleave(4, sequential, pairwise), reverse))",
+    "peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential))",
+    "blocks(4096, below(5, binary-tree, below(9, body(8, interleave(8, sequential, pairwise), \
+     then), peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), \
+     sequential)))), sequential)",
 ];
 
-/// The known library formulas emitted code writes (those without `peel`
-/// or a body whose rest joins its first lane).
+/// The known library formulas emitted code writes (those without a body
+/// whose rest joins its first lane).
 const KNOWN: &[&str] = &[
     "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))",
     "body(32, interleave(32, sequential, interleave(4, pairwise, pairwise)), sequential)",

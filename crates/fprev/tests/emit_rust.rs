@@ -63,6 +63,11 @@ fn formulas() -> Vec<String> {
         "interleave(2, body(4, sequential, pieces(2, sequential)), sequential)",
         "kblocks(8, 4, sequential)",
         "kblocks(8, pairwise)",
+        "peel(3, body(4, interleave(4, sequential, pairwise), reverse))",
+        "peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential))",
+        "blocks(4096, below(5, binary-tree, below(9, body(8, interleave(8, sequential, pairwise), \
+         then), peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), \
+         sequential)))), sequential)",
     ]
     .map(String::from)
     .to_vec();
@@ -70,7 +75,7 @@ fn formulas() -> Vec<String> {
         known::KNOWN
             .iter()
             .map(|k| k.formula.to_string())
-            .filter(|f| !f.contains("peel") && !f.contains(", first)")),
+            .filter(|f| !f.contains(", first)")),
     );
     all
 }

@@ -279,8 +279,8 @@ impl Spell for C {
 
     fn release(&mut self, value: &Expr, arrays: &[&str], pad: &str) -> String {
         let frees: Vec<&str> = match arrays {
-            ["rotated"] if self.reads.dot() => vec!["rx", "ry"],
-            ["rotated"] => vec!["rx"],
+            ["gathered"] if self.reads.dot() => vec!["rx", "ry"],
+            ["gathered"] => vec!["rx"],
             arrays => arrays
                 .iter()
                 .copied()
@@ -310,16 +310,16 @@ impl Spell for C {
                 let count = self.operand(len, 5);
                 self.allocate(name, c_ty(*ty), &count, pad, "return NAN;")
             }
-            Stmt::Rotated { start } => {
+            Stmt::Gathered { index, len } => {
                 let t = self.values();
-                let start = self.any(start);
-                let mut b = self.allocate("rx", t, "n", pad, "return NAN;");
-                let mut copy = format!("rx[i] = x[(({start}) + i) % n * s];");
+                let (index, len) = (self.operand(index, 5), self.operand(len, 5));
+                let mut b = self.allocate("rx", t, &len, pad, "return NAN;");
+                let mut copy = format!("rx[i] = x[{index} * s];");
                 if self.reads.dot() {
-                    b += &self.allocate("ry", t, "n", pad, "{ free(rx); return NAN; }");
-                    copy += &format!(" ry[i] = y[(({start}) + i) % n * s];");
+                    b += &self.allocate("ry", t, &len, pad, "{ free(rx); return NAN; }");
+                    copy += &format!(" ry[i] = y[{index} * s];");
                 }
-                let _ = writeln!(b, "{pad}for (size_t i = 0; i < n; i++) {{ {copy} }}");
+                let _ = writeln!(b, "{pad}for (size_t i = 0; i < {len}; i++) {{ {copy} }}");
                 b
             }
             _ => unreachable!("a statement of every language"),

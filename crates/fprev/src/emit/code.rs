@@ -226,8 +226,8 @@ pub(super) enum View {
     At { from: Expr, step: Expr },
     /// A local array of partial sums.
     Array(&'static str),
-    /// The local copy of the inputs a [`Stmt::Rotated`] makes.
-    Rotated,
+    /// The local copy of the inputs a [`Stmt::Gathered`] makes.
+    Gathered,
 }
 
 impl View {
@@ -280,16 +280,19 @@ pub(super) enum Stmt {
         fixed: Option<usize>,
     },
     /// `value` returned, computed before the use of arrays `arrays` (or
-    /// of the [`Stmt::Rotated`] copy, `rotated`) ends, where a language
+    /// of the [`Stmt::Gathered`] copy, `gathered`) ends, where a language
     /// frees them.
     Release {
         value: Expr,
         arrays: &'static [&'static str],
     },
-    /// A copy of the `n` elements of the view from `start` on, then those
-    /// before it: [`View::Rotated`].
-    Rotated {
-        start: Expr,
+    /// A copy of `len` elements of the view, its element `i` the view's
+    /// element `index` (an expression of `i`): [`View::Gathered`]. A
+    /// rotation's copy, or a peel's, its seeds placed at the heads of
+    /// their lanes.
+    Gathered {
+        index: Expr,
+        len: Expr,
     },
     /// `var` from `from` up to `to` (excluded) by `step`, or down where
     /// `reverse`.
@@ -437,7 +440,7 @@ fn stmt_uses(s: &Stmt, name: &str) -> bool {
         Stmt::Array { len, .. } => expr_uses(len, name),
         Stmt::Release { value, arrays } => arrays.contains(&name) || expr_uses(value, name),
         Stmt::Break => false,
-        Stmt::Rotated { start } => expr_uses(start, name),
+        Stmt::Gathered { index, len } => expr_uses(index, name) || expr_uses(len, name),
         Stmt::For {
             from,
             to,
@@ -479,7 +482,7 @@ fn expr_uses(e: &Expr, name: &str) -> bool {
             Arg::Value(e) => expr_uses(e, name),
             Arg::View(View::At { from, step }) => expr_uses(from, name) || expr_uses(step, name),
             Arg::View(View::Array(v)) => *v == name,
-            Arg::View(View::Rotated) | Arg::Carry(_) => false,
+            Arg::View(View::Gathered) | Arg::Carry(_) => false,
         }),
         Expr::Val { at, .. } | Expr::Reg { at, .. } => expr_uses(at, name),
         Expr::Fma { at, onto } => expr_uses(at, name) || expr_uses(onto, name),
@@ -668,7 +671,7 @@ pub(super) trait Spell {
     /// `step`, or down where `reverse`.
     fn range(&mut self, var: &str, from: &Expr, to: &Expr, step: &Expr, reverse: bool) -> String;
 
-    /// A statement each language spells its own way: an array, a rotated
+    /// A statement each language spells its own way: an array, a gathered
     /// copy.
     fn special(&mut self, s: &Stmt, pad: &str) -> String;
 
@@ -762,8 +765,8 @@ pub(super) trait Spell {
         match view {
             View::At { from, step } => self.strided(from, step),
             View::Array(name) => self.local(&[name]),
-            View::Rotated if self.reading().dot() => self.local(&["rx", "ry"]),
-            View::Rotated => self.local(&["rx"]),
+            View::Gathered if self.reading().dot() => self.local(&["rx", "ry"]),
+            View::Gathered => self.local(&["rx"]),
         }
     }
 

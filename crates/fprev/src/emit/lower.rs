@@ -148,6 +148,20 @@ pub(super) enum Shape<'f> {
         by: usize,
         inner: String,
     },
+    /// Where at least `seeds` summands are left over past a multiple of
+    /// `every` (and at least `every + seeds` in all), the first `seeds`
+    /// start the first lanes of `count` that `lanes` sums over the largest
+    /// multiple of `every` after them, through a copy that places each at
+    /// the head of its lane; the rest is summed by `tail` and added.
+    /// Otherwise `plain` sums them all.
+    Peel {
+        seeds: usize,
+        count: usize,
+        every: usize,
+        lanes: String,
+        tail: String,
+        plain: String,
+    },
     Pieces {
         steps: &'f [usize],
         inner: String,
@@ -603,6 +617,60 @@ impl Lower<'_> {
                 body,
                 tail,
             } => self.body_of(*multiple, body, tail.as_deref()),
+            Shape::Peel {
+                seeds,
+                count,
+                every,
+                lanes,
+                tail,
+                plain,
+            } => {
+                let (p, k, m) = (size(*seeds), size(*count), size(*every));
+                let past = n.clone() - p.clone();
+                let cut = past.clone() - past % m.clone();
+                // Lane r < seeds starts with summand r, then takes its
+                // own from `seeds` on; the others take theirs as they are.
+                let i = var("i");
+                let own = (i.clone() % k.clone())
+                    .lt(p.clone())
+                    .then(p.clone() + i.clone() - k, p.clone() + i.clone());
+                let mut b = vec![
+                    when(
+                        n.clone()
+                            .lt(m.clone() + p.clone())
+                            .or((n.clone() % m).lt(p.clone())),
+                        vec![ret(self.whole(plain))],
+                    ),
+                    let_size("len", cut + p.clone()),
+                    Stmt::Gathered {
+                        index: i.clone().lt(p).then(i, own),
+                        len: var("len"),
+                    },
+                    mut_real(
+                        "total",
+                        self.call(lanes, View::Gathered, var("len"), var("len"), Carry::Ends),
+                    ),
+                ];
+                b.push(when(
+                    var("len").lt(n.clone()),
+                    vec![set(
+                        "total",
+                        a(
+                            self,
+                            var("total"),
+                            self.call(
+                                tail,
+                                View::from(var("len")),
+                                n.clone() - var("len"),
+                                n - var("len"),
+                                Carry::Ends,
+                            ),
+                        ),
+                    )],
+                ));
+                b.push(release(fin(var("total")), &["gathered"]));
+                b
+            }
             Shape::Lead {
                 multiple,
                 body,
@@ -836,12 +904,13 @@ impl Lower<'_> {
             }
             Shape::Rotate { by, inner } => vec![
                 let_size("start", size(*by).lt(n.clone()).then(size(*by), size(0))),
-                Stmt::Rotated {
-                    start: var("start"),
+                Stmt::Gathered {
+                    index: (var("start") + var("i")) % n.clone(),
+                    len: n.clone(),
                 },
                 release(
-                    self.call(inner, View::Rotated, n.clone(), n, Carry::Caller),
-                    &["rotated"],
+                    self.call(inner, View::Gathered, n.clone(), n, Carry::Caller),
+                    &["gathered"],
                 ),
             ],
             Shape::Pieces { steps, inner } => {

@@ -567,6 +567,71 @@ fn emittable(node: &NodeArithmetic) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// What each part of `formula` does at `n` summands, by preorder index: a
+/// bit each for reading a summand first (a lane's start, one returned
+/// alone), reading one second, and adding two partial sums. A model shows
+/// a part's arithmetic only where it does these, so a plan wants sizes
+/// whose runs together show every one a part does at any size.
+///
+/// ```
+/// use fprev::emit::plan::roles;
+///
+/// let f: fprev::formula::Formula = "body(8, interleave(8, sequential, pairwise), then)".parse().unwrap();
+/// // At 16 the body only adds its lanes' sum; at 19 it adds its rest too.
+/// assert!(roles(&f, 19)[0] > roles(&f, 16)[0]);
+/// ```
+pub fn roles(formula: &Formula, n: usize) -> Vec<u8> {
+    struct Roles {
+        indices: HashMap<usize, usize>,
+        entered: Vec<usize>,
+        seen: Vec<u8>,
+    }
+    impl Roles {
+        fn mark(&mut self, bit: u8) {
+            let k = *self.entered.last().expect("additions happen inside a part");
+            self.seen[k] |= bit;
+        }
+    }
+    impl Adder for Roles {
+        // A summand not read yet.
+        type Value = bool;
+        fn add(&mut self, a: bool, b: bool) -> bool {
+            let bits = u8::from(a) * FIRST | u8::from(b) * SECOND;
+            self.mark(if bits == 0 { SUMS } else { bits });
+            false
+        }
+        fn fused(&mut self, _: &[bool]) -> bool {
+            self.mark(FIRST | SECOND | SUMS);
+            false
+        }
+        fn enter(&mut self, part: usize) {
+            self.entered.push(self.indices[&part]);
+        }
+        fn leave(&mut self) {
+            self.entered.pop();
+        }
+        fn returned(&mut self, sum: bool) -> bool {
+            if sum {
+                self.mark(FIRST);
+            }
+            false
+        }
+        fn loaded(&mut self, v: bool) -> bool {
+            self.returned(v)
+        }
+    }
+    const FIRST: u8 = 1;
+    const SECOND: u8 = 2;
+    const SUMS: u8 = 4;
+    let mut roles = Roles {
+        indices: indices(formula),
+        entered: Vec::new(),
+        seen: vec![0; preorder(formula).len()],
+    };
+    formula.run(&vec![true; n], &mut roles);
+    roles.seen
+}
+
 /// A value as [`Plan::new`] follows it: the node it is, whether it is a
 /// summand not read yet, whether it is an f32 value.
 #[derive(Clone, Copy, Debug)]

@@ -289,13 +289,12 @@ impl Spell for Python {
                 };
                 format!("{pad}{name} = [{zero}] * {}\n", self.operand(len, 5))
             }
-            Stmt::Rotated { start } => {
-                let start = self.any(start);
+            Stmt::Gathered { index, len } => {
+                let (index, len) = (self.any(index), self.any(len));
+                let places = format!("[{index} for i in range({len})]");
                 match self.reads.d {
-                    Domain::Sums => {
-                        format!("{pad}v = x[o:o + n * s:s]\n{pad}rx = v[{start}:] + v[:{start}]\n")
-                    }
-                    Domain::Inputs => format!("{pad}rx = x.rotated(o, s, n, {start})\n"),
+                    Domain::Sums => format!("{pad}rx = [x[o + j * s] for j in {places}]\n"),
+                    Domain::Inputs => format!("{pad}rx = x.gathered(o, s, {places})\n"),
                 }
             }
             _ => unreachable!("a statement of every language"),
@@ -475,15 +474,11 @@ const RUNTIME: &str = r#"class _FprevInputs:
             self.made[key] = self.array(kind).tolist()
         return self.made[key]
 
-    def rotated(self, o, s, n, start):
-        """The n inputs from o by s, from the start-th on, then those before
-        it."""
-
-        def turn(a):
-            v = a[o:o + n * s:s]
-            return np.concatenate((v[start:], v[:start]))
-
-        return _FprevInputs(turn(self.x), None if self.y is None else turn(self.y))
+    def gathered(self, o, s, index):
+        """The inputs from o by s at the places index lists, in its
+        order."""
+        at = o + s * np.asarray(index, dtype=np.int64)
+        return _FprevInputs(self.x[at], None if self.y is None else self.y[at])
 
 
 def _fprev_fin(c, v):

@@ -282,19 +282,19 @@ impl Spell for Rust {
                     }
                 }
             }
-            Stmt::Rotated { start } => {
+            Stmt::Gathered { index, len } => {
                 self.alloc = true;
                 let t = self.values(self.reads.d);
-                let start = self.operand(start, 4);
-                let turned = |v: &str| {
+                let (index, len) = (self.operand(index, 5), self.operand(len, 5));
+                let gathered = |v: &str| {
                     format!(
-                        "{pad}let r{v}: alloc::vec::Vec<{t}> = (0..n).map(|i| {v}[({start} + i) % n \
-                         * s]).collect();\n"
+                        "{pad}let r{v}: alloc::vec::Vec<{t}> = (0..{len}).map(|i| {v}[{index} * \
+                         s]).collect();\n"
                     )
                 };
                 match self.reads.dot() {
-                    true => turned("x") + &turned("y"),
-                    false => turned("x"),
+                    true => gathered("x") + &gathered("y"),
+                    false => gathered("x"),
                 }
             }
             _ => unreachable!("a statement of every language"),

@@ -331,8 +331,23 @@ impl<B: Backend> Walker<'_, B> {
                 inner: self.function(id(self, inner), d)?,
                 outer: self.function(id(self, outer), Domain::Sums)?,
             },
-            Formula::Body(_, _, Tail::First) | Formula::Peel(..) => {
-                unreachable!("refused by writable")
+            Formula::Body(_, _, Tail::First) => unreachable!("refused by writable"),
+            Formula::Peel(seeds, peeled) => {
+                let (lanes, tail) = peeled_lanes(peeled).expect("refused by writable");
+                let Formula::Interleave(count, ..) = lanes else {
+                    unreachable!("peeled_lanes gives lanes");
+                };
+                let lanes_fn = self.function(id(self, lanes), d)?;
+                self.helper(k, Helper::Addition);
+                let tail = self.function(id(self, tail), d)?;
+                Shape::Peel {
+                    seeds: *seeds,
+                    count: *count,
+                    every: peeled.lane_count().expect("peel's formula has lanes"),
+                    lanes: lanes_fn,
+                    tail,
+                    plain: self.function(id(self, peeled), d)?,
+                }
             }
             Formula::Body(multiple, body, tail) => {
                 let body = self.function(id(self, body), d)?;
@@ -535,9 +550,13 @@ fn writable(plan: &Plan, f: &Formula, part: Part, d: Domain) -> Result<(), Strin
         ));
     }
     match f {
-        Formula::Body(_, _, Tail::First) | Formula::Peel(..) => Err(format!(
+        Formula::Body(_, _, Tail::First) => Err(format!(
             "the part {f} starts lanes with summands of its own; emitted code does not write it \
              yet"
+        )),
+        Formula::Peel(_, peeled) if peeled_lanes(peeled).is_none() => Err(format!(
+            "the part {f} starts lanes with summands of its own; emitted code writes a peel of \
+             a body of whole rows of lanes, each summed in one order, whose rest is summed apart"
         )),
         Formula::Order(Order::Fused(_)) => Err(FUSED.into()),
         Formula::Simd(simd) if simd.live() * simd.width > MAX_FOLD => Err(format!(
@@ -550,6 +569,25 @@ fn writable(plan: &Plan, f: &Formula, part: Part, d: Domain) -> Result<(), Strin
 }
 
 const FUSED: &str = "fused nodes are not emitted: emitted code makes IEEE additions";
+
+/// Of a peel's formula that emitted code writes, its lanes and the tail
+/// that sums the body's rest apart: a body of lanes, a whole number of
+/// rows of them (so the seeded lanes, one summand longer, and the others
+/// lie in rows of a copy), each summed by one order (which sums a lane
+/// by its own length alone, as a seeded lane is), its rest summed apart.
+fn peeled_lanes(peeled: &Formula) -> Option<(&Formula, &Formula)> {
+    match peeled {
+        Formula::Body(multiple, lanes, Tail::Apart(tail)) => match &**lanes {
+            Formula::Interleave(count, inner, _)
+                if multiple % count == 0 && matches!(**inner, Formula::Order(_)) =>
+            {
+                Some((&**lanes, &**tail))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
 
 /// The most lane slots a kernel's fold, written out addition by addition,
 /// sums.

@@ -126,7 +126,12 @@ pub enum Planned {
 }
 
 /// The sizes whose reveals show every part of `formula` adding: 1,000,
-/// and past each `below(M, …)` switch, `M + 1,000`.
+/// and on either side of each `below(M, …)` switch, the largest size below
+/// it (up to 1,000), `M` and `M + 1,000` (a switch inside blocks, as
+/// OpenBLAS's SGEMV's below 9 summands, is seen at no other); then, up
+/// to [`MORE_SIZES`] more, the first sizes past 1,000 and below 64 whose
+/// runs show a part doing what none of those shows (a rest of three
+/// summands reading its second, which a rest of one never does).
 pub fn reference_sizes(formula: &Formula) -> Vec<usize> {
     if let Formula::Order(crate::order::Order::Fused(k)) = formula {
         // A chain shows its every kind of node in two groups after the
@@ -138,13 +143,46 @@ pub fn reference_sizes(formula: &Formula) -> Vec<usize> {
     let mut sizes = vec![1000];
     for part in crate::emit::preorder(formula) {
         if let Formula::Below(m, ..) = part {
+            let below = m.saturating_sub(1).min(1000);
+            sizes.extend(
+                [below, *m.min(&(1 << 17))]
+                    .into_iter()
+                    .filter(|&s| s > SMALL_SIZE),
+            );
             sizes.push(m.saturating_add(1000).min(1 << 17));
         }
     }
     sizes.sort_unstable();
     sizes.dedup();
+    let mut shown = vec![0u8; crate::emit::preorder(formula).len()];
+    let show = |n: usize, shown: &mut Vec<u8>| {
+        let roles = crate::emit::plan::roles(formula, n);
+        let new = roles.iter().zip(shown.iter()).any(|(r, s)| r & !s != 0);
+        for (s, r) in shown.iter_mut().zip(roles) {
+            *s |= r;
+        }
+        new
+    };
+    for &n in &sizes {
+        show(n, &mut shown);
+    }
+    let mut more = Vec::new();
+    for n in (1001..1001 + 128).chain(SMALL_SIZE + 1..64) {
+        if more.len() == MORE_SIZES {
+            break;
+        }
+        if show(n, &mut shown) {
+            more.push(n);
+        }
+    }
+    sizes.extend(more);
+    sizes.sort_unstable();
+    sizes.dedup();
     sizes
 }
+
+/// The most sizes [`reference_sizes`] adds to show what a part does.
+const MORE_SIZES: usize = 6;
 
 /// Reveals `formula`'s tree of the black box at [`reference_sizes`]
 /// (predicted by the formula, proven with masked checks, confirmed by
