@@ -596,7 +596,7 @@ pub fn roles(formula: &Formula, n: usize) -> Vec<u8> {
         // A summand not read yet.
         type Value = bool;
         fn add(&mut self, a: bool, b: bool) -> bool {
-            let bits = u8::from(a) * FIRST | u8::from(b) * SECOND;
+            let bits = (u8::from(a) * FIRST) | (u8::from(b) * SECOND);
             self.mark(if bits == 0 { SUMS } else { bits });
             false
         }
