@@ -50,6 +50,9 @@ torch:gemm
 blas:dot@openblas
 blas:gemv@openblas
 blas:gemm@openblas
+blas:dot@openblas OPENBLAS_CORETYPE=Haswell
+blas:gemv@openblas OPENBLAS_CORETYPE=Haswell
+blas:gemm@openblas OPENBLAS_CORETYPE=Haswell
 blas:dot@openblas OPENBLAS_CORETYPE=Sandybridge
 blas:gemv@openblas OPENBLAS_CORETYPE=Sandybridge
 blas:gemm@openblas OPENBLAS_CORETYPE=Sandybridge

@@ -315,23 +315,43 @@ fn an_fma_chain_of_f64_products_is_written_as_fused_multiply_adds() {
     let plan = Plan::new(&f, Format::F64, Op::Dot, &[(f.tree(64), model.clone())]).unwrap();
     let err = emit::source(&plan, Language::Python, "chain", "fma").unwrap_err();
     assert!(err.to_string().contains("math.fma"), "{err}");
-    let mut w = Words(7);
-    for language in [Language::C, Language::Cuda, Language::Rust] {
-        let source = emit::source(&plan, language, "chain", "fma").unwrap();
+    let sizes: Vec<usize> = (1..=40).collect();
+    let model_at = |n: usize| {
+        let mut m = model.clone();
+        m.products = Some(Products::from_leaves(&leaves[..n]));
+        m
+    };
+    let languages = [Language::C, Language::Cuda, Language::Rust];
+    multiply_adds_match(&plan, &languages, &sizes, 8, model_at, &mut Words(7));
+}
+
+/// Emits `plan` in each of `languages` and checks, at each of `sizes`,
+/// that the code and the plan give the bits of the replay of its formula's
+/// tree under `model(n)`, on `trials` inputs whose products' low halves a
+/// plain f64 product would lose.
+fn multiply_adds_match(
+    plan: &Plan,
+    languages: &[Language],
+    sizes: &[usize],
+    trials: usize,
+    model: impl Fn(usize) -> Arithmetic,
+    w: &mut Words,
+) {
+    let f = &plan.formula;
+    for &language in languages {
+        let source = emit::source(plan, language, "fmas", "fma").unwrap();
         let dir = check::Scratch::new().unwrap();
-        let emitted = check::build_plan(&source, language, "chain", &plan, &dir.0).unwrap();
-        for n in 1..=40 {
-            let mut m = model.clone();
-            m.products = Some(Products::from_leaves(&leaves[..n]));
-            let replay = Replay::with_arithmetic(&f.tree(n), &m);
+        let emitted = check::build_plan(&source, language, "fmas", plan, &dir.0)
+            .unwrap_or_else(|e| panic!("{f} in {language}: {e}\n{source}"));
+        for &n in sizes {
+            let replay = Replay::with_arithmetic(&f.tree(n), &model(n));
             let opts = ProbeOptions {
                 n: Some(n),
                 format: emitted.format,
                 ..Default::default()
             };
             let mut ours = fprev::open(&emitted.spec, &opts).unwrap();
-            for _ in 0..8 {
-                // Products whose low halves a plain f64 product would lose.
+            for _ in 0..trials {
                 let x: Vec<f64> = (0..n)
                     .map(|_| w.value(Format::F64, 8) * (1.0 + 2f64.powi(-40)))
                     .collect();
@@ -342,14 +362,14 @@ fn an_fma_chain_of_f64_products_is_written_as_fused_multiply_adds() {
                 assert_eq!(
                     plan.evaluate(&x, &y).to_bits(),
                     want.to_bits(),
-                    "the plan at n = {n}"
+                    "the plan of {f} at n = {n}"
                 );
                 let mut out = [0.0];
                 ours.as_dot().unwrap().dot(&x, &y, &mut out).unwrap();
                 assert_eq!(
                     out[0].to_bits(),
                     want.to_bits(),
-                    "{language} at n = {n}\n{source}"
+                    "{f} in {language} at n = {n}\n{source}"
                 );
             }
         }
@@ -357,8 +377,9 @@ fn an_fma_chain_of_f64_products_is_written_as_fused_multiply_adds() {
 }
 
 /// Which summands of `f` at `n` an FMA kernel rounds: those read first (a
-/// lane's start, a register's first, a summand returned alone); the rest enter their addition
-/// exact, as the second operand of a fused multiply-add.
+/// lane's start, a register's first, a summand returned alone); the rest
+/// enter their addition exact, as the second operand of a fused
+/// multiply-add.
 fn fma_kernel(f: &Formula, n: usize) -> Arithmetic {
     struct Reads(Vec<bool>);
     impl fprev::order::Adder for Reads {
@@ -434,41 +455,7 @@ fn fma_kernels_of_every_shape_are_written_as_fused_multiply_adds() {
             .collect();
         let plan =
             Plan::new(&f, Format::F64, Op::Dot, &models).unwrap_or_else(|e| panic!("{f}: {e}"));
-        for language in [Language::C, Language::Rust] {
-            let source = emit::source(&plan, language, "fmas", "fma kernel").unwrap();
-            let dir = check::Scratch::new().unwrap();
-            let emitted = check::build_plan(&source, language, "fmas", &plan, &dir.0)
-                .unwrap_or_else(|e| panic!("{f} in {language}: {e}\n{source}"));
-            for &n in &sizes {
-                let replay = Replay::with_arithmetic(&f.tree(n), &fma_kernel(&f, n));
-                let opts = ProbeOptions {
-                    n: Some(n),
-                    format: emitted.format,
-                    ..Default::default()
-                };
-                let mut ours = fprev::open(&emitted.spec, &opts).unwrap();
-                for _ in 0..4 {
-                    let x: Vec<f64> = (0..n)
-                        .map(|_| w.value(Format::F64, 8) * (1.0 + 2f64.powi(-40)))
-                        .collect();
-                    let y: Vec<f64> = (0..n)
-                        .map(|_| w.value(Format::F64, 8) * (1.0 - 2f64.powi(-45)))
-                        .collect();
-                    let want = replay.dot(&x, &y);
-                    assert_eq!(
-                        plan.evaluate(&x, &y).to_bits(),
-                        want.to_bits(),
-                        "the plan of {f} at n = {n}"
-                    );
-                    let mut out = [0.0];
-                    ours.as_dot().unwrap().dot(&x, &y, &mut out).unwrap();
-                    assert_eq!(
-                        out[0].to_bits(),
-                        want.to_bits(),
-                        "{f} in {language} at n = {n}\n{source}"
-                    );
-                }
-            }
-        }
+        let languages = [Language::C, Language::Rust];
+        multiply_adds_match(&plan, &languages, &sizes, 4, |n| fma_kernel(&f, n), &mut w);
     }
 }
