@@ -525,7 +525,6 @@ fn writable(plan: &Plan, f: &Formula, part: Part, d: Domain) -> Result<(), Strin
             | Formula::Fold
             | Formula::Fanout(_)
             | Formula::Body(..)
-            | Formula::Peel(..)
             | Formula::Simd(_)
     );
     let role_aware = !reads_summands
