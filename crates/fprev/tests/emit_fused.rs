@@ -445,6 +445,7 @@ fn fma_kernels_of_every_shape_are_written_as_fused_multiply_adds() {
         "bisect(2, sequential)",
         "simd(2, 4, 1, strided:2, first)",
         "peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential))",
+        "kblocks(256, 4, body(8, interleave(2, sequential, sequential), first))",
         "simd(4, 4, 2[3, 0+1+2], pairwise, first)",
     ] {
         let f: Formula = f.parse().unwrap();

@@ -53,6 +53,9 @@ const PARTS: &[&str] = &[
     "interleave(2, body(4, sequential, pieces(2, sequential)), sequential)",
     "kblocks(8, 4, sequential)",
     "kblocks(8, pairwise)",
+    "body(8, interleave(2, sequential, sequential), first)",
+    "body(4, interleave(4, pairwise, reverse), first)",
+    "kblocks(320, 8, body(8, interleave(2, sequential, sequential), first))",
     "peel(3, body(4, interleave(4, sequential, pairwise), reverse))",
     "peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential))",
     "blocks(4096, below(5, binary-tree, below(9, body(8, interleave(8, sequential, pairwise), \
@@ -60,8 +63,7 @@ const PARTS: &[&str] = &[
      sequential)))), sequential)",
 ];
 
-/// The known library formulas emitted code writes (those without a body
-/// whose rest joins its first lane).
+/// Known library formulas.
 const KNOWN: &[&str] = &[
     "halves(128, 8, body(8, interleave(8, sequential, pairwise), then))",
     "body(32, interleave(32, sequential, interleave(4, pairwise, pairwise)), sequential)",

@@ -162,6 +162,16 @@ pub(super) enum Shape<'f> {
         tail: String,
         plain: String,
     },
+    /// `body(every, interleave(count, inner, outer), first)`: the largest
+    /// multiple of `every` in `count` lanes, each summed by `inner`, lane 0
+    /// going on through the rest (a copy gathering its own summands and
+    /// the rest), the lane sums by `outer`.
+    FirstLane {
+        every: usize,
+        count: usize,
+        inner: String,
+        outer: String,
+    },
     Pieces {
         steps: &'f [usize],
         inner: String,
@@ -670,6 +680,87 @@ impl Lower<'_> {
                 ));
                 b.push(release(fin(var("total")), &["gathered"]));
                 b
+            }
+            Shape::FirstLane {
+                every,
+                count,
+                inner,
+                outer,
+            } => {
+                let rows = var("rows");
+                // Lane 0: its own summands, every `count`-th, then the rest.
+                self.recursion(
+                    "l",
+                    vec![("rows", Ty::Size), ("k", Ty::Size)],
+                    vec![
+                        Stmt::Gathered {
+                            index: var("i").lt(rows.clone()).then(
+                                var("i") * var("k"),
+                                var("i") - rows.clone() + rows.clone() * var("k"),
+                            ),
+                            len: n.clone() - rows.clone() * var("k") + rows.clone(),
+                        },
+                        release(
+                            self.call(
+                                inner,
+                                View::Gathered,
+                                n.clone() - rows.clone() * var("k") + rows.clone(),
+                                n.clone() - rows.clone() * var("k") + rows.clone(),
+                                Carry::Ends,
+                            ),
+                            &["gathered"],
+                        ),
+                    ],
+                );
+                let lane0 = self.rec_name("l");
+                let cut = n.clone() - n.clone() % size(*every);
+                vec![
+                    let_size(
+                        "k",
+                        cut.clone()
+                            .eq(size(0))
+                            .then(size(1), cut.clone().min(size(*count))),
+                    ),
+                    let_size("rows", cut / var("k")),
+                    Stmt::Array {
+                        name: "lanes",
+                        ty: Ty::Real,
+                        len: var("k"),
+                        fixed: (*count <= STACK_LANES).then_some(*count),
+                    },
+                    Stmt::Set(
+                        Place::Item("lanes", size(0)),
+                        self.recur(&lane0, View::same(), vec![n, var("rows"), var("k")]),
+                    ),
+                    range(
+                        "r",
+                        size(1),
+                        var("k"),
+                        vec![Stmt::Set(
+                            Place::Item("lanes", var("r")),
+                            self.call(
+                                inner,
+                                View::At {
+                                    from: var("r"),
+                                    step: var("k"),
+                                },
+                                var("rows"),
+                                var("rows"),
+                                Carry::Ends,
+                            ),
+                        )],
+                    ),
+                    release(
+                        self.call(
+                            outer,
+                            View::Array("lanes"),
+                            var("k"),
+                            var("k"),
+                            Carry::Caller,
+                        ),
+                        &["lanes"],
+                    ),
+                ]
             }
             Shape::Lead {
                 multiple,

@@ -331,7 +331,17 @@ impl<B: Backend> Walker<'_, B> {
                 inner: self.function(id(self, inner), d)?,
                 outer: self.function(id(self, outer), Domain::Sums)?,
             },
-            Formula::Body(_, _, Tail::First) => unreachable!("refused by writable"),
+            Formula::Body(every, lanes, Tail::First) => {
+                let Formula::Interleave(count, inner, outer) = &**lanes else {
+                    unreachable!("refused by writable");
+                };
+                Shape::FirstLane {
+                    every: *every,
+                    count: *count,
+                    inner: self.function(id(self, inner), d)?,
+                    outer: self.function(id(self, outer), Domain::Sums)?,
+                }
+            }
             Formula::Peel(seeds, peeled) => {
                 let (lanes, tail) = peeled_lanes(peeled).expect("refused by writable");
                 let Formula::Interleave(count, ..) = lanes else {
@@ -549,10 +559,12 @@ fn writable(plan: &Plan, f: &Formula, part: Part, d: Domain) -> Result<(), Strin
         ));
     }
     match f {
-        Formula::Body(_, _, Tail::First) => Err(format!(
-            "the part {f} starts lanes with summands of its own; emitted code does not write it \
-             yet"
-        )),
+        Formula::Body(every, lanes, Tail::First) if !matches!(**lanes, Formula::Interleave(count, ..) if every % count == 0) => {
+            Err(format!(
+                "the part {f} takes its rest into a first lane; emitted code writes that only \
+                 of a body of whole rows of lanes"
+            ))
+        }
         Formula::Peel(_, peeled) if peeled_lanes(peeled).is_none() => Err(format!(
             "the part {f} starts lanes with summands of its own; emitted code writes a peel of \
              a body of whole rows of lanes, each summed in one order, whose rest is summed apart"
