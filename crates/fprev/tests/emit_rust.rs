@@ -21,8 +21,7 @@ use fprev::tree::SummationTree;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-/// Every part of the language, and the formulas found for libraries
-/// that emitted code writes (none starts lanes with summands of its own).
+/// Every part of the language, and the formulas found for libraries.
 fn formulas() -> Vec<String> {
     let mut all: Vec<String> = [
         "sequential",
