@@ -92,15 +92,10 @@ fn every_part_emitted_in_c_is_its_formula() {
         "below(4096, windows(32, sequential), blocks(32768, interleave(16, body(64, blocks(64, \
          windows(4, sequential), sequential), pieces(16, 4, windows(4, sequential))), fold), fold))",
         "body(32, interleave(32, sequential, interleave(4, pairwise, pairwise)), sequential)",
-        "body(8, interleave(2, sequential, sequential), first)",
-        "body(4, interleave(4, pairwise, reverse), first)",
-        "kblocks(320, 8, body(8, interleave(2, sequential, sequential), first))",
-        "peel(3, body(4, interleave(4, sequential, pairwise), reverse))",
-        "peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential))",
-        "blocks(4096, below(5, binary-tree, below(9, body(8, interleave(8, sequential, pairwise), \
-         then), peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), \
-         sequential)))), sequential)",
-    ] {
+    ]
+    .into_iter()
+    .chain(common::SEEDED)
+    {
         sum_matches_replay(f, Format::F32, Language::C, &sizes);
     }
 }

@@ -62,17 +62,11 @@ fn formulas() -> Vec<String> {
         "interleave(2, body(4, sequential, pieces(2, sequential)), sequential)",
         "kblocks(8, 4, sequential)",
         "kblocks(8, pairwise)",
-        "body(8, interleave(2, sequential, sequential), first)",
-        "body(4, interleave(4, pairwise, reverse), first)",
-        "kblocks(320, 8, body(8, interleave(2, sequential, sequential), first))",
-        "peel(3, body(4, interleave(4, sequential, pairwise), reverse))",
-        "peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential))",
-        "blocks(4096, below(5, binary-tree, below(9, body(8, interleave(8, sequential, pairwise), \
-         then), peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), \
-         sequential)))), sequential)",
     ]
+    .into_iter()
+    .chain(common::SEEDED)
     .map(String::from)
-    .to_vec();
+    .collect();
     all.extend(known::KNOWN.iter().map(|k| k.formula.to_string()));
     all
 }

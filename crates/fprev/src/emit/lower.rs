@@ -732,24 +732,7 @@ impl Lower<'_> {
                         Place::Item("lanes", size(0)),
                         self.recur(&lane0, View::same(), vec![n, var("rows"), var("k")]),
                     ),
-                    range(
-                        "r",
-                        size(1),
-                        var("k"),
-                        vec![Stmt::Set(
-                            Place::Item("lanes", var("r")),
-                            self.call(
-                                inner,
-                                View::At {
-                                    from: var("r"),
-                                    step: var("k"),
-                                },
-                                var("rows"),
-                                var("rows"),
-                                Carry::Ends,
-                            ),
-                        )],
-                    ),
+                    self.each_lane(inner, 1, var("rows"), var("rows")),
                     release(
                         self.call(
                             outer,
@@ -1498,24 +1481,8 @@ impl Lower<'_> {
     ) -> Vec<Stmt> {
         let (n, k) = (var("n"), var("k"));
         let small = count <= STACK_LANES;
-        let each = vec![range(
-            "r",
-            size(0),
-            k.clone(),
-            vec![Stmt::Set(
-                Place::Item("lanes", var("r")),
-                self.call(
-                    inner,
-                    View::At {
-                        from: var("r"),
-                        step: k.clone(),
-                    },
-                    (n.clone() - var("r") + k.clone() - size(1)) / k.clone(),
-                    var("shortest"),
-                    Carry::Ends,
-                ),
-            )],
-        )];
+        let take = (n.clone() - var("r") + k.clone() - size(1)) / k.clone();
+        let each = vec![self.each_lane(inner, 0, take, var("shortest"))];
         let fill = match (lane, lanes) {
             (Some(Lane::Registers { format, fma }), Lanes::Registers) if small => {
                 let mut registers = vec![Stmt::Array {
@@ -1561,6 +1528,25 @@ impl Lower<'_> {
             &["lanes"],
         )]);
         b
+    }
+
+    /// `lanes[r]` for each lane `r` from `first` below `k`: the sum by
+    /// `inner` of `take` elements, every `k`-th from element `r`, planned
+    /// for `planned`.
+    fn each_lane(&self, inner: &str, first: usize, take: Expr, planned: Expr) -> Stmt {
+        let view = View::At {
+            from: var("r"),
+            step: var("k"),
+        };
+        range(
+            "r",
+            size(first),
+            var("k"),
+            vec![Stmt::Set(
+                Place::Item("lanes", var("r")),
+                self.call(inner, view, take, planned, Carry::Ends),
+            )],
+        )
     }
 
     /// Each of `count` lanes summed left to right in a register of

@@ -123,6 +123,20 @@ pub fn repeating_tree(n: usize, max_width: usize, seed: u64) -> fprev::Summation
     add_neighbours(b, roots, max_width, &mut rng)
 }
 
+/// Lanes that start with summands of their own: a rest taken into the
+/// first lane (OpenBLAS's Haswell SGEMM K loop), a head peeled into the
+/// first lanes (its SGEMV, whole).
+pub const SEEDED: [&str; 6] = [
+    "body(8, interleave(2, sequential, sequential), first)",
+    "body(4, interleave(4, pairwise, reverse), first)",
+    "kblocks(320, 8, body(8, interleave(2, sequential, sequential), first))",
+    "peel(3, body(4, interleave(4, sequential, pairwise), reverse))",
+    "peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), sequential))",
+    "blocks(4096, below(5, binary-tree, below(9, body(8, interleave(8, sequential, pairwise), \
+     then), peel(4, body(8, interleave(8, sequential, interleave(4, pairwise, pairwise)), \
+     sequential)))), sequential)",
+];
+
 /// Vectorised kernels as libraries build them: registers filled in stages,
 /// merged, folded, the rest joined each way; below a stage's chunk its
 /// registers stay empty and drop out of every sum after it.
