@@ -256,6 +256,17 @@ struct Lower<'a> {
     recursions: Vec<Func>,
 }
 
+/// The array `lanes` of `k` lane sums, on the stack where `count` lanes
+/// fit there ([`STACK_LANES`]).
+fn lanes_array(count: usize) -> Stmt {
+    Stmt::Array {
+        name: "lanes",
+        ty: Ty::Real,
+        len: var("k"),
+        fixed: (count <= STACK_LANES).then_some(count),
+    }
+}
+
 /// A size declared, not to change.
 fn let_size(name: &'static str, value: Expr) -> Stmt {
     let_(name, Ty::Size, value)
@@ -722,27 +733,13 @@ impl Lower<'_> {
                             .then(size(1), cut.clone().min(size(*count))),
                     ),
                     let_size("rows", cut / var("k")),
-                    Stmt::Array {
-                        name: "lanes",
-                        ty: Ty::Real,
-                        len: var("k"),
-                        fixed: (*count <= STACK_LANES).then_some(*count),
-                    },
+                    lanes_array(*count),
                     Stmt::Set(
                         Place::Item("lanes", size(0)),
                         self.recur(&lane0, View::same(), vec![n, var("rows"), var("k")]),
                     ),
                     self.each_lane(inner, 1, var("rows"), var("rows")),
-                    release(
-                        self.call(
-                            outer,
-                            View::Array("lanes"),
-                            var("k"),
-                            var("k"),
-                            Carry::Caller,
-                        ),
-                        &["lanes"],
-                    ),
+                    self.lanes_summed(outer),
                 ]
             }
             Shape::Lead {
@@ -1514,20 +1511,26 @@ impl Lower<'_> {
         };
         let mut b = vec![
             let_size("k", n.clone().min(size(count))),
-            let_size("shortest", n / k.clone()),
-            Stmt::Array {
-                name: "lanes",
-                ty: Ty::Real,
-                len: k.clone(),
-                fixed: small.then_some(count),
-            },
+            let_size("shortest", n / k),
+            lanes_array(count),
         ];
         b.extend(fill);
-        b.extend([release(
-            self.call(outer, View::Array("lanes"), k.clone(), k, Carry::Caller),
-            &["lanes"],
-        )]);
+        b.push(self.lanes_summed(outer));
         b
+    }
+
+    /// The `k` lane sums added by `outer`, returned as their array ends.
+    fn lanes_summed(&self, outer: &str) -> Stmt {
+        release(
+            self.call(
+                outer,
+                View::Array("lanes"),
+                var("k"),
+                var("k"),
+                Carry::Caller,
+            ),
+            &["lanes"],
+        )
     }
 
     /// `lanes[r]` for each lane `r` from `first` below `k`: the sum by
