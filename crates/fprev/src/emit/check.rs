@@ -272,7 +272,13 @@ fn compile(program: &str, args: &[String], source: &Path, library: &Path) -> Res
 }
 
 /// Runs a compiler's `command`; where it fails, its first error line.
+/// The compiler's own temporary files go beside `source` (its `TMPDIR`),
+/// so that a signal ending the compiler between its making one and its
+/// noting it leaves none behind once the directory goes.
 fn run_compiler(command: &mut Command, program: &str, source: &Path) -> Result<()> {
+    if let Some(dir) = source.parent().filter(|d| !d.as_os_str().is_empty()) {
+        command.env("TMPDIR", dir);
+    }
     let out = command.output().map_err(|e| Error::System {
         what: format!("cannot run {program} to compile the emitted code (is it installed?)"),
         source: Box::new(e),
