@@ -39,6 +39,7 @@
 
 pub mod arithmetic;
 mod basic;
+mod insert;
 mod masks;
 mod naive;
 mod oracle;
@@ -104,8 +105,14 @@ pub fn look_for_variation(probe: &mut dyn Probe, calls: u64) -> Result<Variation
 /// Which revelation algorithm to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Algorithm {
-    /// FPRev's BuildSubtree: binary and fused nodes, any size.
+    /// Insertion (docs/ALGORITHMS.md, Insertion): summands placed one by
+    /// one into the tree of those before them, each input's answer read
+    /// as many bits, guessed places checked with two bits; the tree
+    /// proven, and FPRev's engine where that fails (fused nodes) or
+    /// where inputs hold too few bits (narrow accumulators, products).
     #[default]
+    Insert,
+    /// FPRev's BuildSubtree: binary and fused nodes, any size.
     Fprev,
     /// BasicFPRev: all `n(n-1)/2` pairs, then union-find. Binary trees only.
     Basic,
@@ -113,15 +120,24 @@ pub enum Algorithm {
     Naive,
 }
 
+impl Algorithm {
+    /// Whether it takes fused nodes in its stride: FPRev's engine, which
+    /// insertion falls back on.
+    fn takes_fused(self) -> bool {
+        matches!(self, Algorithm::Insert | Algorithm::Fprev)
+    }
+}
+
 impl FromStr for Algorithm {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
+            "insert" => Ok(Algorithm::Insert),
             "fprev" => Ok(Algorithm::Fprev),
             "basic" => Ok(Algorithm::Basic),
             "naive" => Ok(Algorithm::Naive),
             _ => Err(format!(
-                "unknown algorithm '{s}': expected fprev, basic or naive"
+                "unknown algorithm '{s}': expected insert, fprev, basic or naive"
             )),
         }
     }
@@ -130,6 +146,7 @@ impl FromStr for Algorithm {
 impl fmt::Display for Algorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Algorithm::Insert => "insert",
             Algorithm::Fprev => "fprev",
             Algorithm::Basic => "basic",
             Algorithm::Naive => "naive",
@@ -438,7 +455,7 @@ pub fn reveal_predicted(
             probe.accumulator()
         ))));
     }
-    let binary = predicted.is_binary() && opts.algorithm == Algorithm::Fprev && opts.guess;
+    let binary = predicted.is_binary() && opts.algorithm.takes_fused() && opts.guess;
     if !binary {
         return reveal_with(probe, opts, watcher, None);
     }
@@ -522,7 +539,7 @@ fn reveal_with(
     // negative mask is not absorbed. Masks whose answers hold under every
     // rounding are asked once more, one pair an input.
     let tree = match tree {
-        Err(e) if matches!(e.plain(), Error::BlackBox(_)) && opts.algorithm == Algorithm::Fprev => {
+        Err(e) if matches!(e.plain(), Error::BlackBox(_)) && opts.algorithm.takes_fused() => {
             match reveal_toward_zero(&mut oracle, opts.pivot)? {
                 Some(t) => {
                     notes.push(Finding::TowardZero);
@@ -542,7 +559,7 @@ fn reveal_with(
         Err(e) => match e.fault().cloned() {
             // Only FPRev tells a fused node (itself order-independent) from
             // an order-independent sum; the binary-only algorithms say so.
-            Some(fault) if opts.algorithm == Algorithm::Fprev && oracle.order_independent()? => {
+            Some(fault) if opts.algorithm.takes_fused() && oracle.order_independent()? => {
                 return Ok(Outcome::OrderIndependent(OrderIndependent::At {
                     n: oracle.n(),
                     masked: fault,
@@ -552,9 +569,9 @@ fn reveal_with(
                 // FPRev takes fused nodes in its stride: answers that fit no
                 // tree there, from a black box more accurate than additions,
                 // are those of a compensated sum.
-                let closer = match opts.algorithm {
-                    Algorithm::Fprev => arithmetic::closer_than_plain(oracle.probe())?,
-                    _ => None,
+                let closer = match opts.algorithm.takes_fused() {
+                    true => arithmetic::closer_than_plain(oracle.probe())?,
+                    false => None,
                 }
                 .map(|(error, plain)| Closer {
                     error,
@@ -706,16 +723,25 @@ fn build(
 ) -> Result<SummationTree> {
     match opts.algorithm {
         // Every count exact with all summands live: queries packed.
-        Algorithm::Fprev if counts_exactly(oracle.n(), oracle.masks()) => {
+        Algorithm::Insert | Algorithm::Fprev if counts_exactly(oracle.n(), oracle.masks()) => {
             let pack = opts.pack && packed::worth_packing(oracle.n()) && {
                 let note = oracle.calibrate_packing()?;
                 let exact = note.is_none();
                 notes.extend(note);
                 exact
             };
-            packed::build(oracle, opts.pivot, placement, pack, opts.guess, prediction)
+            let mut unproven = None;
+            if opts.algorithm == Algorithm::Insert && pack && insert::applies(oracle) {
+                match insert::build(oracle, placement)? {
+                    insert::Inserted::Proven(tree) => return Ok(tree),
+                    insert::Inserted::Unproven(tree) => unproven = Some(tree),
+                    insert::Inserted::Aside => {}
+                }
+            }
+            let guess = prediction.or(unproven.as_ref());
+            packed::build(oracle, opts.pivot, placement, pack, opts.guess, guess)
         }
-        Algorithm::Fprev => stack::build(oracle, opts.pivot, placement),
+        Algorithm::Insert | Algorithm::Fprev => stack::build(oracle, opts.pivot, placement),
         Algorithm::Basic => basic::build(oracle),
         Algorithm::Naive => naive::build(oracle),
     }

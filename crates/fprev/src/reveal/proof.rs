@@ -59,28 +59,7 @@ struct Check {
 pub(super) fn prove(oracle: &mut Oracle, predicted: &SummationTree) -> Result<bool> {
     let masks = oracle.masks().clone();
     let groups = groups(predicted);
-    // Each input: its checks and the units that must survive them.
-    let mut inputs: Vec<(Vec<&Check>, u64)> = Vec::new();
-    for group in &groups {
-        let mut input: Vec<&Check> = Vec::new();
-        let mut units = 0u64;
-        let mut survive = 0u64;
-        for check in group {
-            let full = input.len() == masks.max_pairs()
-                || units + check.units >= masks.capacity(input.len() + 1);
-            if !input.is_empty() && full {
-                inputs.push((std::mem::take(&mut input), survive));
-                units = 0;
-                survive = 0;
-            }
-            units += check.units;
-            survive += check.survive;
-            input.push(check);
-        }
-        if !input.is_empty() {
-            inputs.push((input, survive));
-        }
-    }
+    let inputs = pack(&groups, &masks);
     let mut current = vec![0.0; oracle.n()];
     let mut edits = Edits::default();
     let mut set: Vec<usize> = Vec::new();
@@ -101,6 +80,39 @@ pub(super) fn prove(oracle: &mut Oracle, predicted: &SummationTree) -> Result<bo
     }
     oracle.counters.queries += groups.iter().map(|g| g.len() as u64).sum::<u64>();
     Ok(true)
+}
+
+/// The inputs [`prove`] asks of `predicted`: the cost of a proof, known
+/// before it is made.
+pub(super) fn inputs(predicted: &SummationTree, masks: &Masks) -> usize {
+    pack(&groups(predicted), masks).len()
+}
+
+/// The checks of `groups` packed into inputs, each with the units that
+/// must survive its checks.
+fn pack<'c>(groups: &'c [Vec<Check>], masks: &Masks) -> Vec<(Vec<&'c Check>, u64)> {
+    let mut inputs: Vec<(Vec<&Check>, u64)> = Vec::new();
+    for group in groups {
+        let mut input: Vec<&Check> = Vec::new();
+        let mut units = 0u64;
+        let mut survive = 0u64;
+        for check in group {
+            let full = input.len() == masks.max_pairs()
+                || units + check.units >= masks.capacity(input.len() + 1);
+            if !input.is_empty() && full {
+                inputs.push((std::mem::take(&mut input), survive));
+                units = 0;
+                survive = 0;
+            }
+            units += check.units;
+            survive += check.survive;
+            input.push(check);
+        }
+        if !input.is_empty() {
+            inputs.push((input, survive));
+        }
+    }
+    inputs
 }
 
 /// Writes one input holding `input`'s checks as edits of the one before

@@ -1,0 +1,240 @@
+//! Tests packed into masked inputs, and their answers read back bit by
+//! bit (docs/ALGORITHMS.md, Insertion, Answers of many bits).
+//!
+//! A test is a mask pair and the summands whose bits it reads: summand
+//! `k` holds `2^b u`, a bit of its own, and the answer holds that bit
+//! exactly when `k` lies outside every pair's meeting node. Tests share an
+//! input when no bit may lie under another test's pair: each bit says where
+//! its summand may hang (preorder intervals of the tree so far), each pair
+//! which nodes it swallows.
+
+use super::super::oracle::{Edits, Oracle};
+use crate::error::Result;
+
+/// A preorder interval, both ends included; empty when its start is past
+/// its end.
+pub(super) type Span = [u32; 2];
+
+/// One bit of a test: the summand holding it, where that summand may hang,
+/// and the caller's tag for the answer.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Bit {
+    pub leaf: usize,
+    pub at: [Span; 2],
+    pub tag: u32,
+}
+
+impl Bit {
+    /// A bit on a placed summand, hanging at preorder number `pre`.
+    pub(super) fn placed(leaf: usize, pre: u32, tag: u32) -> Self {
+        Bit {
+            leaf,
+            at: [[pre, pre], EMPTY],
+            tag,
+        }
+    }
+}
+
+/// The empty span.
+pub(super) const EMPTY: Span = [1, 0];
+
+/// A mask pair, the nodes it swallows, and the bits it reads.
+#[derive(Clone, Debug)]
+pub(super) struct Test {
+    pub pair: [usize; 2],
+    pub swallow: Span,
+    pub bits: Vec<Bit>,
+}
+
+/// How much one input holds: mask pairs, and bits (so that every sum of
+/// them is exact and swamped).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Room {
+    pub pairs: usize,
+    pub bits: usize,
+}
+
+impl Room {
+    /// The room the oracle's masks and the black box's input format leave;
+    /// `None` where an input holds fewer than 8 bits.
+    pub(super) fn of(oracle: &mut Oracle) -> Option<Room> {
+        let masks = oracle.masks();
+        let pairs = masks.max_pairs().max(1);
+        let capacity = masks.capacity(pairs);
+        let u = masks.u;
+        let input = oracle.probe().format();
+        let mut bits = (u64::BITS - 1 - capacity.leading_zeros()) as usize;
+        bits = bits.min(52);
+        while bits > 0 && !input.represents(u * 2f64.powi(bits as i32 - 1)) {
+            bits -= 1;
+        }
+        (bits >= 8).then_some(Room { pairs, bits })
+    }
+}
+
+fn meets(a: Span, b: Span) -> bool {
+    a[0] <= a[1] && b[0] <= b[1] && a[0] <= b[1] && b[0] <= a[1]
+}
+
+fn bit_meets(bit: &Bit, swallow: Span) -> bool {
+    bit.at.iter().any(|&s| meets(s, swallow))
+}
+
+/// One input being packed.
+#[derive(Default)]
+struct Input {
+    pairs: Vec<([usize; 2], Span)>,
+    /// Bits in weight order, each with the pair (index) it reads and its
+    /// place among all the tests' bits.
+    bits: Vec<(Bit, usize, usize)>,
+    used: Vec<usize>,
+}
+
+impl Input {
+    fn uses(&self, leaf: usize) -> bool {
+        self.used.contains(&leaf)
+    }
+
+    /// Adds `test`'s pair and as many of `bits` as fit; returns the bits
+    /// left over, or all of them (and adds nothing) where none fit.
+    fn take(&mut self, test: &Test, bits: Vec<(Bit, usize)>, room: Room) -> Vec<(Bit, usize)> {
+        let shared = self
+            .pairs
+            .iter()
+            .position(|&(p, s)| p == test.pair && s == test.swallow);
+        let pair = match shared {
+            Some(at) => at,
+            None => {
+                let fits = self.pairs.len() < room.pairs
+                    && !test.pair.iter().any(|&l| self.uses(l))
+                    && !self.bits.iter().any(|(b, ..)| bit_meets(b, test.swallow));
+                if !fits {
+                    return bits;
+                }
+                self.pairs.len()
+            }
+        };
+        let mut left = Vec::new();
+        let mut taken = Vec::new();
+        for (bit, serial) in bits {
+            let fits = self.bits.len() + taken.len() < room.bits
+                && !self.uses(bit.leaf)
+                && !test.pair.contains(&bit.leaf)
+                && !taken.iter().any(|(b, _): &(Bit, usize)| b.leaf == bit.leaf)
+                && !self
+                    .pairs
+                    .iter()
+                    .enumerate()
+                    .any(|(p, &(_, s))| p != pair && bit_meets(&bit, s));
+            if fits {
+                taken.push((bit, serial))
+            } else {
+                left.push((bit, serial))
+            }
+        }
+        if taken.is_empty() {
+            return left;
+        }
+        if shared.is_none() {
+            self.pairs.push((test.pair, test.swallow));
+            self.used.extend(test.pair);
+        }
+        for (bit, serial) in taken {
+            self.used.push(bit.leaf);
+            self.bits.push((bit, pair, serial));
+        }
+        left
+    }
+}
+
+/// How many open inputs a test tries before it opens one of its own.
+const OPEN: usize = 24;
+
+/// Packs `tests` into inputs, asks them, and returns each bit's tag with
+/// whether its summand survived (lay outside every pair's meeting node),
+/// the tests' bits in order. With `until_lost`, no call is made after one
+/// whose answers lost a bit (checks of guesses, which keep every bit while
+/// the guesses hold): the bits not asked read `None`.
+/// `None` where an answer is no sum of the input's bits: the black box
+/// breaks the method's assumptions, which FPRev's engine then reports.
+pub(super) fn ask(
+    oracle: &mut Oracle,
+    tests: &[Test],
+    room: Room,
+    until_lost: bool,
+) -> Result<Option<Vec<(u32, Option<bool>)>>> {
+    let mut inputs: Vec<Input> = Vec::new();
+    let mut serial = 0;
+    for test in tests {
+        let mut bits: Vec<(Bit, usize)> = test.bits.iter().map(|&b| (b, 0)).collect();
+        for (_, s) in &mut bits {
+            *s = serial;
+            serial += 1;
+        }
+        let from = inputs.len().saturating_sub(OPEN);
+        for input in &mut inputs[from..] {
+            bits = input.take(test, bits, room);
+            if bits.is_empty() {
+                break;
+            }
+        }
+        while !bits.is_empty() {
+            let mut input = Input::default();
+            let before = bits.len();
+            bits = input.take(test, bits, room);
+            // An empty input takes a bit of any test; should one not, the
+            // method stands aside rather than loop.
+            if bits.len() == before {
+                return Ok(None);
+            }
+            inputs.push(input);
+        }
+    }
+    oracle.counters.queries += tests.iter().map(|t| t.bits.len() as u64).sum::<u64>();
+    let masks = oracle.masks().clone();
+    let mut current = vec![0.0; oracle.n()];
+    let mut set: Vec<usize> = Vec::new();
+    let mut edits = Edits::default();
+    let mut read: Vec<(u32, Option<bool>)> = tests
+        .iter()
+        .flat_map(|t| t.bits.iter().map(|b| (b.tag, None)))
+        .collect();
+    let mut lost = false;
+    for call in inputs.chunks(oracle.rows().max(1)) {
+        for input in call {
+            for &at in &set {
+                edits.set(at, 0.0);
+            }
+            set.clear();
+            for (k, &([a, b], _)) in input.pairs.iter().enumerate() {
+                edits.set(a, masks.mask(k));
+                edits.set(b, -masks.mask(k));
+                set.extend([a, b]);
+            }
+            for (w, (bit, ..)) in input.bits.iter().enumerate() {
+                edits.set(bit.leaf, masks.u * 2f64.powi(w as i32));
+                set.push(bit.leaf);
+            }
+            edits.end_input();
+        }
+        let out = oracle.sum_inputs(&current, &edits, true)?.to_vec();
+        for (input, y) in call.iter().zip(out) {
+            let units = y / masks.u;
+            let most = 2f64.powi(input.bits.len() as i32);
+            if !(0.0..most).contains(&units) || units.fract() != 0.0 {
+                return Ok(None);
+            }
+            let units = units as u64;
+            for (w, &(_, _, serial)) in input.bits.iter().enumerate() {
+                read[serial].1 = Some(units >> w & 1 == 1);
+            }
+            lost |= units != (1 << input.bits.len()) - 1;
+        }
+        edits.apply_ended(&mut current);
+        edits.clear();
+        if until_lost && lost {
+            break;
+        }
+    }
+    Ok(Some(read))
+}

@@ -1,0 +1,136 @@
+//! Where the next summand goes, guessed from where earlier ones went
+//! (docs/ALGORITHMS.md, Insertion, Guessed places).
+//!
+//! Library orders repeat themselves: a left-to-right sum puts each summand
+//! above the root, a pairwise one above the ancestor of the summand before
+//! it at the height the summand's trailing zeros say, a sum in `d` lanes
+//! above the lane's last node, an ancestor of the summand `d` places back.
+//! So each placed summand `k` records, for each anchor `k - d`, how many
+//! edges its place lies above the anchor's leaf; a predictor copies that
+//! height from the summand `P` places back (`P` a power of two), or puts
+//! the summand above the root. Predictors are scored on the summands
+//! placed (a score decays by a tenth a summand), and the best one that
+//! names a node guesses.
+
+use super::growing::{Growing, Node};
+
+/// The anchors `d`: the summand `d` places back.
+const ANCHORS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
+/// The periods `P`: the summand whose height is copied.
+const PERIODS: usize = 13;
+/// Heights above an anchor recorded at most.
+const MOST_HEIGHT: usize = 63;
+
+/// A predictor: above the root, or the height above anchor `ANCHORS[d]`
+/// that summand `k - 2^p` had, or that the last summand before `k` with
+/// as many trailing zero bits had (`k - 2^(z+1)`, `z` those of `k`: a
+/// pairwise order's ruler).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Predictor {
+    Root,
+    Copy { d: usize, p: usize },
+    Ruler { d: usize },
+}
+
+impl Predictor {
+    fn all() -> Vec<Predictor> {
+        let mut all = vec![Predictor::Root];
+        for d in 0..ANCHORS.len() {
+            all.push(Predictor::Ruler { d });
+            for p in 0..PERIODS {
+                all.push(Predictor::Copy { d, p });
+            }
+        }
+        all
+    }
+
+    /// The summand whose height it copies for `k`, and from which anchor.
+    fn source(self, k: usize) -> Option<(usize, usize)> {
+        match self {
+            Predictor::Root => None,
+            Predictor::Copy { d, p } => Some((k.checked_sub(1 << p)?, d)),
+            Predictor::Ruler { d } => {
+                let z = k.trailing_zeros();
+                Some((k.checked_sub(2usize.checked_pow(z + 1)?)?, d))
+            }
+        }
+    }
+}
+
+/// A guess: the node above which the summand goes, and the anchor whose
+/// root path it lies near (where one does).
+pub(super) struct Guess {
+    pub t: Node,
+    pub anchor: Option<usize>,
+}
+
+/// The heights each placed summand has above its anchors, and the
+/// predictors' scores.
+pub(super) struct Predictors {
+    all: Vec<Predictor>,
+    scores: Vec<f32>,
+    /// `heights[k][d]`: edges from anchor `k - ANCHORS[d]` up to `k`'s place
+    /// (-1: none within reach, or no such anchor placed).
+    heights: Vec<[i8; ANCHORS.len()]>,
+    at_root: Vec<bool>,
+}
+
+impl Predictors {
+    pub(super) fn new(n: usize) -> Self {
+        let all = Predictor::all();
+        Predictors {
+            scores: vec![0.0; all.len()],
+            all,
+            heights: vec![[-1; ANCHORS.len()]; n],
+            at_root: vec![false; n],
+        }
+    }
+
+    /// Notes that `k` is placed above `t` (`t` the root before it was).
+    pub(super) fn record(&mut self, tree: &Growing, k: usize, t: Node, was_root: bool) {
+        self.at_root[k] = was_root;
+        for (d, &back) in ANCHORS.iter().enumerate() {
+            self.heights[k][d] = k
+                .checked_sub(back)
+                .filter(|&a| tree.is_placed(a) && a != k)
+                .and_then(|a| tree.height_above(tree.leaf(a), t, MOST_HEIGHT))
+                .map_or(-1, |h| h as i8);
+        }
+    }
+
+    /// Scores every predictor on `k`'s place (recorded).
+    pub(super) fn score(&mut self, k: usize) {
+        for (predictor, score) in self.all.iter().zip(&mut self.scores) {
+            let hit = match predictor.source(k) {
+                None => self.at_root[k],
+                Some((back, d)) => {
+                    let h = self.heights[back][d];
+                    h >= 0 && h == self.heights[k][d]
+                }
+            };
+            *score = 0.9 * *score + if hit { 1.0 } else { 0.0 };
+        }
+    }
+
+    /// The best-scored predictor's node for summand `k`, where one names
+    /// a node of `tree`.
+    pub(super) fn guess(&self, tree: &Growing, k: usize) -> Option<Guess> {
+        let mut order: Vec<usize> = (0..self.all.len()).collect();
+        order.sort_by(|&a, &b| self.scores[b].total_cmp(&self.scores[a]));
+        order.into_iter().find_map(|i| match self.all[i].source(k) {
+            None => Some(Guess {
+                t: tree.root(),
+                anchor: k.checked_sub(1).filter(|&a| tree.is_placed(a)),
+            }),
+            Some((back, d)) => {
+                let anchor = k.checked_sub(ANCHORS[d]).filter(|&a| tree.is_placed(a))?;
+                let h = self.heights[back][d];
+                let t = tree.ancestor(tree.leaf(anchor), usize::try_from(h).ok()?)?;
+                Some(Guess {
+                    t,
+                    anchor: Some(anchor),
+                })
+            }
+        })
+    }
+}
