@@ -57,7 +57,7 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-ALGORITHMS = ("fprev", "basic", "naive")
+ALGORITHMS = ("insert", "fprev", "basic", "naive")
 
 
 def _label(fn: Any) -> str:
@@ -75,7 +75,7 @@ def reveal(
     fn: Callable[[Any], Any],
     n: int,
     dtype: Any = "float32",
-    algo: str = "fprev",
+    algo: str = "insert",
     *,
     rows: Optional[int] = None,
     may_fuse: Optional[bool] = None,
@@ -100,9 +100,12 @@ def reveal(
             ``"float8_e4m3fn"``, ``"float8_e5m2"`` (fprev's short names
             ``f64``, ``bf16``, ... and NumPy dtypes work too; bf16 and fp8
             need ``ml_dtypes``).
-        algo: ``"fprev"`` (any tree, about ``2n`` to ``3n`` calls),
-            ``"basic"`` (all pairs, binary trees only) or ``"naive"``
-            (``n <= 8``).
+        algo: ``"insert"`` (the default: places read from answers of
+            many bits, guessed ones checked, FPRev's engine where it does
+            not apply; a fraction of ``n`` calls for library orders),
+            ``"fprev"`` (FPRev's engine alone, about ``n`` to ``3n``
+            calls), ``"basic"`` (all pairs, binary trees only) or
+            ``"naive"`` (``n <= 8``).
         rows: sums per call of the batched form.
         may_fuse: ``False`` if ``fn`` only ever adds two numbers at a time
             (IEEE additions): larger ``n`` become possible in narrow

@@ -327,8 +327,11 @@ pub(crate) struct MismatchArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct EngineArgs {
-    /// Revelation algorithm: fprev (any tree), basic (all pairs, binary), naive (n <= 8).
-    #[arg(long, default_value = "fprev", value_name = "ALGO")]
+    /// Revelation algorithm: insert (places read from answers of many bits, guessed
+    /// places checked; FPRev's engine where it does not apply), fprev (FPRev's
+    /// BuildSubtree, packed queries: what insert falls back on), basic (all pairs,
+    /// binary), naive (n <= 8).
+    #[arg(long, default_value = "insert", value_name = "ALGO")]
     pub(crate) algo: Algorithm,
     /// FPRev pivot rule: ends (smallest leaf, largest after a pivot that hung at the top,
     /// random after both; fewest queries and levels), random (seeded), or min (the paper's).

@@ -274,11 +274,29 @@ impl Run<'_, '_> {
                 self.oracle.counters.calls - c0
             );
         }
-        // The first guess with a bit lost, or not asked, and all after it
-        // are taken back.
-        let mut wrong = chain.len();
-        for (tag, kept) in read {
-            if kept != Some(true) {
+        // The first guess with a bit lost, and all after it, are taken
+        // back; the checks of those before it that were not asked (they
+        // shared inputs with later guesses) are asked now.
+        let lost = |read: &[(u32, Option<bool>)]| {
+            read.iter()
+                .filter(|(_, kept)| *kept == Some(false))
+                .map(|&(tag, _)| tag as usize / 2)
+                .min()
+                .unwrap_or(chain.len())
+        };
+        let mut wrong = lost(&read);
+        let unasked: Vec<Test> = tests
+            .iter()
+            .zip(&read)
+            .filter(|(_, (tag, kept))| kept.is_none() && (*tag as usize / 2) < wrong)
+            .map(|(test, _)| test.clone())
+            .collect();
+        if !unasked.is_empty() {
+            let Some(read) = ask(self.oracle, &unasked, self.room, true)? else {
+                return Ok(None);
+            };
+            wrong = wrong.min(lost(&read));
+            if let Some(&(tag, _)) = read.iter().find(|(_, kept)| kept.is_none()) {
                 wrong = wrong.min(tag as usize / 2);
             }
         }

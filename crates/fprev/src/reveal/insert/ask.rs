@@ -200,7 +200,7 @@ pub(super) fn ask(
         .flat_map(|t| t.bits.iter().map(|b| (b.tag, None)))
         .collect();
     let mut lost = false;
-    for call in inputs.chunks(oracle.rows().max(1)) {
+    for (c, call) in inputs.chunks(oracle.rows().max(1)).enumerate() {
         for input in call {
             for &at in &set {
                 edits.set(at, 0.0);
@@ -217,11 +217,19 @@ pub(super) fn ask(
             }
             edits.end_input();
         }
-        let out = oracle.sum_inputs(&current, &edits, true)?.to_vec();
+        // The first call starts from zeros, whatever was asked before.
+        let out = oracle.sum_inputs(&current, &edits, c > 0)?.to_vec();
         for (input, y) in call.iter().zip(out) {
             let units = y / masks.u;
             let most = 2f64.powi(input.bits.len() as i32);
             if !(0.0..most).contains(&units) || units.fract() != 0.0 {
+                if std::env::var_os("FPREV_DEBUG_INSERT").is_some() {
+                    eprintln!(
+                        "DEBUG bad answer {y} units {units} bits {} pairs {:?}",
+                        input.bits.len(),
+                        input.pairs
+                    );
+                }
                 return Ok(None);
             }
             let units = units as u64;

@@ -73,6 +73,12 @@ pub(super) struct Predictors {
     /// (-1: none within reach, or no such anchor placed).
     heights: Vec<[i8; ANCHORS.len()]>,
     at_root: Vec<bool>,
+    /// The predictors right about each placed summand, one bit each.
+    hits: Vec<u128>,
+    /// How often each way of choosing was right: the best-scored
+    /// predictor (0), or the best-scored of those right about the summand
+    /// `2^(m-1)` places back (`m`).
+    choosers: [f32; PERIODS + 1],
 }
 
 impl Predictors {
@@ -83,7 +89,25 @@ impl Predictors {
             all,
             heights: vec![[-1; ANCHORS.len()]; n],
             at_root: vec![false; n],
+            hits: vec![0; n],
+            choosers: [0.0; PERIODS + 1],
         }
+    }
+
+    /// The predictors, best-scored first.
+    fn ranked(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.all.len()).collect();
+        order.sort_by(|&a, &b| self.scores[b].total_cmp(&self.scores[a]));
+        order
+    }
+
+    /// The predictor chooser `m` picks for `k` (see `choosers`).
+    fn chosen(&self, ranked: &[usize], m: usize, k: usize) -> Option<usize> {
+        let among = match m {
+            0 => u128::MAX,
+            _ => self.hits[k.checked_sub(1 << (m - 1))?],
+        };
+        ranked.iter().copied().find(|&i| among >> i & 1 == 1)
     }
 
     /// Notes that `k` is placed above `t` (`t` the root before it was).
@@ -98,9 +122,11 @@ impl Predictors {
         }
     }
 
-    /// Scores every predictor on `k`'s place (recorded).
+    /// Scores every predictor, and every way of choosing one, on `k`'s
+    /// place (recorded).
     pub(super) fn score(&mut self, k: usize) {
-        for (predictor, score) in self.all.iter().zip(&mut self.scores) {
+        let mut hits = 0u128;
+        for (i, predictor) in self.all.iter().enumerate() {
             let hit = match predictor.source(k) {
                 None => self.at_root[k],
                 Some((back, d)) => {
@@ -108,16 +134,38 @@ impl Predictors {
                     h >= 0 && h == self.heights[k][d]
                 }
             };
-            *score = 0.9 * *score + if hit { 1.0 } else { 0.0 };
+            hits |= u128::from(hit) << i;
+        }
+        self.hits[k] = hits;
+        let ranked = self.ranked();
+        for m in 0..=PERIODS {
+            let right = self
+                .chosen(&ranked, m, k)
+                .is_some_and(|i| hits >> i & 1 == 1);
+            self.choosers[m] = 0.9 * self.choosers[m] + f32::from(u8::from(right));
+        }
+        for (i, score) in self.scores.iter_mut().enumerate() {
+            *score = 0.9 * *score + f32::from(u8::from(hits >> i & 1 == 1));
         }
     }
 
-    /// The best-scored predictor's node for summand `k`, where one names
-    /// a node of `tree`.
+    /// The node for summand `k` of the predictor the best-scored way of
+    /// choosing picks (a period's, where orders repeat with one), else of
+    /// the best-scored predictor that names a node of `tree`.
     pub(super) fn guess(&self, tree: &Growing, k: usize) -> Option<Guess> {
-        let mut order: Vec<usize> = (0..self.all.len()).collect();
-        order.sort_by(|&a, &b| self.scores[b].total_cmp(&self.scores[a]));
-        order.into_iter().find_map(|i| match self.all[i].source(k) {
+        let ranked = self.ranked();
+        let mut choosers: Vec<usize> = (0..=PERIODS).collect();
+        choosers.sort_by(|&a, &b| self.choosers[b].total_cmp(&self.choosers[a]));
+        choosers
+            .into_iter()
+            .filter_map(|m| self.chosen(&ranked, m, k))
+            .chain(ranked.iter().copied())
+            .find_map(|i| self.node(tree, i, k))
+    }
+
+    /// The node predictor `i` names for summand `k`.
+    fn node(&self, tree: &Growing, i: usize, k: usize) -> Option<Guess> {
+        match self.all[i].source(k) {
             None => Some(Guess {
                 t: tree.root(),
                 anchor: k.checked_sub(1).filter(|&a| tree.is_placed(a)),
@@ -131,6 +179,6 @@ impl Predictors {
                     anchor: Some(anchor),
                 })
             }
-        })
+        }
     }
 }
