@@ -65,15 +65,9 @@ pub(super) fn build(oracle: &mut Oracle, placement: &mut Placement) -> Result<In
     };
     placement.place(0, &run.oracle.counters);
     if run.place_all(placement)?.is_none() {
-        if std::env::var_os("FPREV_DEBUG_INSERT").is_some() {
-            eprintln!("DEBUG aside after {} calls", run.oracle.counters.calls);
-        }
         return Ok(Inserted::Aside);
     }
     let tree = run.tree.finish()?;
-    if std::env::var_os("FPREV_DEBUG_INSERT").is_some() {
-        eprintln!("DEBUG placed after {} calls", run.oracle.counters.calls);
-    }
     // Every place was read from exact answers; the proof, where it costs
     // little beside them, checks the whole tree once more against black
     // boxes that are no summation tree. Chains cost it one input a node.
@@ -118,7 +112,7 @@ impl Run<'_, '_> {
     /// Places every summand; `None` where answers fit no binary tree.
     fn place_all(&mut self, placement: &mut Placement) -> Result<Option<()>> {
         let mut guessed = 2;
-        let mut searched = 16;
+        let mut searched = 64;
         let mut guessing = true;
         let mut missed = 0;
         let mut placed = 1;
@@ -167,7 +161,7 @@ impl Run<'_, '_> {
                 // Summands that took one another's edges are placed
                 // meanwhile, but each costs another search: batches shrink
                 // where many do (orders that add neighbours).
-                searched = match 4 * again > size {
+                searched = match 2 * again > size {
                     true => (searched / 2).max(4),
                     false => (2 * searched).min(4_096),
                 };
@@ -262,18 +256,9 @@ impl Run<'_, '_> {
                 });
             }
         }
-        let c0 = self.oracle.counters.calls;
         let Some(read) = ask(self.oracle, &tests, self.room, true)? else {
             return Ok(None);
         };
-        if std::env::var_os("FPREV_DEBUG_INSERT").is_some() {
-            eprintln!(
-                "DEBUG guess chain {} tests {} calls {}",
-                chain.len(),
-                tests.len(),
-                self.oracle.counters.calls - c0
-            );
-        }
         // The first guess with a bit lost, and all after it, are taken
         // back; the checks of those before it that were not asked (they
         // shared inputs with later guesses) are asked now.
@@ -309,12 +294,6 @@ impl Run<'_, '_> {
             placement.place(g.k, &self.oracle.counters);
         }
         let failed = chain.get(wrong).map(|g| g.anchor);
-        if std::env::var_os("FPREV_DEBUG_INSERT").is_some() {
-            eprintln!(
-                "DEBUG   kept {wrong} failed {:?}",
-                chain.get(wrong).map(|g| g.k)
-            );
-        }
         Ok(Some((wrong, failed)))
     }
 
@@ -346,8 +325,6 @@ impl Run<'_, '_> {
         placement: &mut Placement,
     ) -> Result<Option<Vec<(usize, Start)>>> {
         let snap = Snapshot::of(&self.tree);
-        let c0 = self.oracle.counters.calls;
-        let mut rounds = 0;
         let mut seekers: Vec<(usize, Seek)> = batch
             .iter()
             .map(|&(k, start)| (k, Seek::start(&self.tree, &snap, start, self.room)))
@@ -362,7 +339,6 @@ impl Run<'_, '_> {
             if tests.is_empty() {
                 break;
             }
-            rounds += 1;
             let Some(read) = ask(self.oracle, &tests, self.room, false)? else {
                 return Ok(None);
             };
@@ -379,13 +355,6 @@ impl Run<'_, '_> {
                 };
                 *seek = next;
             }
-        }
-        if std::env::var_os("FPREV_DEBUG_INSERT").is_some() {
-            eprintln!(
-                "DEBUG search batch {} rounds {rounds} calls {}",
-                seekers.len(),
-                self.oracle.counters.calls - c0
-            );
         }
         let mut taken: Vec<(Node, Node)> = Vec::new();
         let mut again = Vec::new();
