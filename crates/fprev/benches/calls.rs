@@ -4,9 +4,12 @@
 //! a random multiway tree replayed, and `numpy:sum`), f32 and f64 inputs,
 //! and `n` from 1,024 to 65,536, this bench reveals the tree with
 //!
-//! - fprev as it ships (pivot `ends`, queries packed into fields, groups'
-//!   shapes guessed);
-//! - the same with the `random` and the `min` pivot;
+//! - fprev as it ships (`--algo insert`: places read from answers of many
+//!   bits, guessed places checked);
+//! - FPRev's engine as it shipped before (`--algo fprev`: pivot `ends`,
+//!   queries packed into fields, groups' shapes guessed), side by side with
+//!   it in every run;
+//! - that engine with the `random` and the `min` pivot;
 //! - the baseline: the paper's FPRev, min pivot, nothing guessed and one
 //!   query per call (`--pivot min --no-guess --no-pack`). Its queries are
 //!   those of the same packed (the min pivot is deterministic), so its
@@ -28,8 +31,9 @@
 //! cargo bench --bench calls -- shipped f64  # fprev as it ships only, f64 only
 //! ```
 //!
-//! `shipped` reveals each row once with fprev as it ships and skips the other
-//! pivots and the baseline (a check of the calls in minutes, not an hour);
+//! `shipped` reveals each row once with fprev as it ships and with FPRev's
+//! engine, and skips the other pivots and the baseline (a check of the
+//! calls in minutes, not an hour);
 //! `f32` or `f64` keeps one format. Neither writes `outputs/calls/`.
 //!
 //! With `write`, `outputs/calls/` gets `report.md` (the tables and the
@@ -45,7 +49,7 @@ use fprev::check::check;
 use fprev::document::Stats;
 use fprev::probe::{Probe, ProbeOptions, ReplayProbe};
 use fprev::reduce::Replay;
-use fprev::reveal::{Pivot, fused_pair_bound};
+use fprev::reveal::{Algorithm, Pivot, fused_pair_bound};
 use fprev::{Format, Options, Order, SummationTree, reveal};
 use serde::Serialize;
 
@@ -135,6 +139,9 @@ struct Row {
     seconds: f64,
     /// The fewest inputs the tree's fused nodes allow, where it has any.
     fewest_inputs: Option<u64>,
+    /// FPRev's engine (`--algo fprev`), as it shipped before insertion.
+    calls_fprev: Option<u64>,
+    seconds_fprev: Option<f64>,
     /// Calls with the other pivots (packed).
     calls_random: Option<u64>,
     calls_min: Option<u64>,
@@ -171,8 +178,10 @@ fn main() {
                 let started = Instant::now();
                 let row = measure(shape, format, n, shipped);
                 eprintln!(
-                    "{} calls, {} queries, {:.2} calls/n, {:.3} s ({:.0} s for the row){}",
+                    "{} calls ({} with --algo fprev), {} queries, {:.2} calls/n, {:.3} s ({:.0} s \
+                     for the row){}",
                     row.calls,
+                    row.calls_fprev.map_or("-".into(), |c| c.to_string()),
                     row.queries,
                     row.calls_per_n,
                     row.seconds,
@@ -228,6 +237,8 @@ fn measure(shape: Shape, format: Format, n: usize, shipped: bool) -> Row {
         calls_per_n: f64::NAN,
         seconds: f64::NAN,
         fewest_inputs: expected.as_ref().map(fused_pair_bound).filter(|&b| b > 0),
+        calls_fprev: None,
+        seconds_fprev: None,
         calls_random: None,
         calls_min: None,
         baseline_calls: None,
@@ -264,7 +275,16 @@ fn measure(shape: Shape, format: Format, n: usize, shipped: bool) -> Row {
     seconds.sort_by(f64::total_cmp);
     row.seconds = seconds[seconds.len() / 2];
     row.calls_per_n = row.calls as f64 / n as f64;
-    let per_call = row.seconds / row.calls.max(1) as f64;
+    let fprev = Options {
+        algorithm: Algorithm::Fprev,
+        ..Options::default()
+    };
+    if let Some(stats) = once(&fprev, &mut row) {
+        row.calls_fprev = Some(stats.calls);
+        row.seconds_fprev = Some(stats.seconds);
+    }
+    let per_call = row.seconds_fprev.unwrap_or(row.seconds)
+        / row.calls_fprev.unwrap_or(row.calls).max(1) as f64;
     if !shipped {
         other_engines(shape, n, per_call, &mut row, &mut once);
     }
@@ -276,7 +296,8 @@ fn measure(shape: Shape, format: Format, n: usize, shipped: bool) -> Row {
     row
 }
 
-/// The other pivots, and the paper's FPRev with and without packing.
+/// FPRev's engine with the other pivots, and the paper's FPRev with and
+/// without packing.
 fn other_engines(
     shape: Shape,
     n: usize,
@@ -287,6 +308,7 @@ fn other_engines(
     // The other pivots.
     let packed = |pivot| Options {
         pivot,
+        algorithm: Algorithm::Fprev,
         ..Options::default()
     };
     row.calls_random = once(&packed(Pivot::Random { seed: 0 }), row).map(|s| s.calls);
@@ -294,6 +316,7 @@ fn other_engines(
     let paper = Options {
         pivot: Pivot::Min,
         guess: false,
+        algorithm: Algorithm::Fprev,
         ..Options::default()
     };
     // The min pivot asks n(n-1)/2 queries right to left.
@@ -346,8 +369,10 @@ fn markdown(rows: &[Row]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "Calls per summand (calls/n) of fprev as it ships (pivot `ends`, packed queries, \
-         guessed shapes), of the same with the `random` and `min` pivots, and of the paper's \
+        "Calls per summand (calls/n) of fprev as it ships (`--algo insert`: places read from \
+         answers of many bits, guessed places checked), of FPRev's engine beside it \
+         (`--algo fprev`: pivot `ends`, packed queries, guessed shapes; the default before \
+         insertion), of that engine with the `random` and `min` pivots, and of the paper's \
          FPRev (min pivot, nothing guessed, one query per call) as baseline. Wall times: median of 3 up to n = 8,192, \
          one run above; the baseline's where it was run (under a minute). Fewest inputs: \
          what the tree's fused nodes force on any reveal with masked inputs, one input per \
@@ -358,13 +383,14 @@ fn markdown(rows: &[Row]) -> String {
         let _ = writeln!(s, "## {format}\n");
         let _ = writeln!(
             s,
-            "| shape | n | queries | calls | calls/n | fewest inputs/n | s | random pivot calls/n | \
+            "| shape | n | queries | calls | calls/n | fewest inputs/n | s | --algo fprev calls/n | \
+             --algo fprev s | fprev calls / calls | random pivot calls/n | \
              min pivot calls/n | baseline calls/n | baseline s | baseline calls / calls | \
              baseline s / s |"
         );
         let _ = writeln!(
             s,
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
         for r in rows.iter().filter(|r| r.format == format) {
             let per_n =
@@ -372,7 +398,7 @@ fn markdown(rows: &[Row]) -> String {
             let secs = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.3}"));
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {:.2} | {} | {:.3} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {:.2} | {} | {:.3} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.shape,
                 r.n,
                 r.queries,
@@ -380,6 +406,12 @@ fn markdown(rows: &[Row]) -> String {
                 r.calls_per_n,
                 per_n(r.fewest_inputs),
                 r.seconds,
+                per_n(r.calls_fprev),
+                secs(r.seconds_fprev),
+                r.calls_fprev.map_or("-".into(), |b| format!(
+                    "{:.2}x",
+                    b as f64 / r.calls.max(1) as f64
+                )),
                 per_n(r.calls_random),
                 per_n(r.calls_min),
                 per_n(r.baseline_calls),
@@ -427,6 +459,47 @@ fn markdown(rows: &[Row]) -> String {
         s,
         "- calls <= 3n at n = 16,384 in f32: {}",
         target("f32", 16_384, 3.0)
+    );
+    let within = |format: &str, n: usize, shapes: &[&str], most: f64| {
+        let rows: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.format == format && r.n == n && shapes.contains(&r.shape.as_str()))
+            .collect();
+        let over: Vec<String> = rows
+            .iter()
+            .filter(|r| r.calls_per_n > most)
+            .map(|r| format!("{} ({:.3}n)", r.shape, r.calls_per_n))
+            .collect();
+        match (rows.is_empty(), over.is_empty()) {
+            (true, _) => "not measured".to_string(),
+            (false, true) => format!(
+                "met: {}",
+                rows.iter()
+                    .map(|r| format!("{} {:.3}n", r.shape, r.calls_per_n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (false, false) => format!("over: {}", over.join(", ")),
+        }
+    };
+    let structured = [
+        "pairwise",
+        "strided:8",
+        "blocked:64",
+        "binary-tree",
+        "numpy:sum",
+    ];
+    let _ = writeln!(
+        s,
+        "- structured orders and NumPy's f32 sum at n = 16,384 in <= n/4 calls: {}",
+        within("f32", 16_384, &structured, 0.25)
+    );
+    let _ = writeln!(
+        s,
+        "- a random binary tree in <= 0.8n calls in f32 (16,384): {}; in <= 0.4n in f64 \
+         (65,536): {}",
+        within("f32", 16_384, &["random binary"], 0.8),
+        within("f64", 65_536, &["random binary"], 0.4)
     );
     if let Some(r) = rows
         .iter()

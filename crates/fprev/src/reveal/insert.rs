@@ -56,7 +56,6 @@ pub(super) fn build(oracle: &mut Oracle, placement: &mut Placement) -> Result<In
     };
     let n = oracle.n();
     let mut run = Run {
-        may_fuse: oracle.probe().may_fuse(),
         oracle,
         room,
         tree: Growing::new(n, 0),
@@ -71,7 +70,7 @@ pub(super) fn build(oracle: &mut Oracle, placement: &mut Placement) -> Result<In
     // Every place was read from exact answers; the proof, where it costs
     // little beside them, checks the whole tree once more against black
     // boxes that are no summation tree. Chains cost it one input a node.
-    if proof::inputs(&tree, run.oracle.masks()) > n / PROOF_SHARE {
+    if proof::inputs(&tree, run.oracle.masks()) > (n / PROOF_SHARE).max(PROOF_ALWAYS) {
         return Ok(Inserted::Proven(tree));
     }
     Ok(match proof::prove(run.oracle, &tree)? {
@@ -92,8 +91,10 @@ enum Start {
     Near { anchor: usize },
 }
 
-/// The tree is proven where that takes at most `n / PROOF_SHARE` inputs.
+/// The tree is proven where that takes at most `n / PROOF_SHARE` inputs,
+/// or `PROOF_ALWAYS`.
 const PROOF_SHARE: usize = 16;
+const PROOF_ALWAYS: usize = 256;
 
 /// Consecutive guesses checked together at most.
 const MOST_GUESSED: usize = 4_096;
@@ -101,7 +102,6 @@ const MOST_GUESSED: usize = 4_096;
 struct Run<'a, 'p> {
     oracle: &'a mut Oracle<'p>,
     room: Room,
-    may_fuse: bool,
     tree: Growing,
     predictors: Predictors,
     /// Summands without a place, in the order they are placed.
@@ -194,8 +194,9 @@ impl Run<'_, '_> {
             k: usize,
             t: Node,
             joined: Node,
-            /// A summand of each child of `t`, of `t`'s sibling, and of `t`.
-            children: Option<[usize; 2]>,
+            /// A pair meeting at `t` (and its witness), a summand of `t`'s
+            /// sibling, and one of `t`.
+            meeting: Option<([usize; 2], Option<usize>)>,
             sibling: Option<usize>,
             inside: usize,
             anchor: Option<usize>,
@@ -213,7 +214,7 @@ impl Run<'_, '_> {
                 break;
             };
             let t = guess.t;
-            let children = self.tree.children(t).map(|c| c.map(|c| self.tree.fresh(c)));
+            let meeting = self.tree.children(t).map(|_| self.tree.meeting(t));
             let sibling = match self.tree.sibling(t) {
                 NONE => None,
                 s => Some(self.tree.fresh(s)),
@@ -224,7 +225,7 @@ impl Run<'_, '_> {
                 k,
                 t,
                 joined,
-                children,
+                meeting,
                 sibling,
                 inside,
                 anchor: guess.anchor,
@@ -240,12 +241,13 @@ impl Run<'_, '_> {
         let mut tests = Vec::new();
         for (i, g) in chain.iter().enumerate() {
             let tag = 2 * i as u32;
-            if let Some(pair) = g.children {
+            if let Some((pair, lost)) = g.meeting {
                 let at = snap.pre(self.tree.leaf(g.k));
                 tests.push(Test {
                     pair,
                     swallow: snap.subtree(g.t),
                     bits: vec![Bit::placed(g.k, at, tag)],
+                    lost,
                 });
             }
             if let Some(y) = g.sibling {
@@ -253,6 +255,7 @@ impl Run<'_, '_> {
                     pair: [g.k, g.inside],
                     swallow: snap.subtree(g.joined),
                     bits: vec![Bit::placed(y, snap.pre(self.tree.leaf(y)), tag + 1)],
+                    lost: None,
                 });
             }
         }
@@ -350,7 +353,7 @@ impl Run<'_, '_> {
                 if kept.is_empty() {
                     continue;
                 }
-                let Some(next) = seek.next(&self.tree, &snap, &kept, self.may_fuse) else {
+                let Some(next) = seek.next(&self.tree, &snap, &kept) else {
                     return Ok(None);
                 };
                 *seek = next;
@@ -399,8 +402,8 @@ enum Seek {
         hi: u32,
         incl: bool,
     },
-    /// Above `t`, found by elimination: checked like a guess where the
-    /// black box may fuse (a third child of a fused node looks like this).
+    /// Above `t`, found by elimination: checked like a guess (a third
+    /// child of a fused node looks like this).
     Confirm(Node),
     Found(Node),
 }
@@ -473,15 +476,16 @@ impl Seek {
     /// found.
     fn test(&self, tree: &Growing, snap: &Snapshot, k: usize, tag: u32) -> Option<Test> {
         let membership = |w: Node| {
-            let [a, b] = tree.children(w).expect("an inner node");
+            let (pair, lost) = tree.meeting(w);
             Test {
-                pair: [tree.fresh(a), tree.fresh(b)],
+                pair,
                 swallow: snap.under(w),
                 bits: vec![Bit {
                     leaf: k,
                     at: self.spans(snap),
                     tag,
                 }],
+                lost,
             }
         };
         let placed = |leaf: usize| Bit::placed(leaf, snap.pre(tree.leaf(leaf)), tag);
@@ -498,6 +502,7 @@ impl Seek {
                     pair: [k, tree.rep(x)],
                     swallow: [0, u32::MAX],
                     bits,
+                    lost: None,
                 })
             }
             Seek::Class { v, .. } => Some(membership(v)),
@@ -505,6 +510,7 @@ impl Seek {
                 pair: [k, tree.fresh(t)],
                 swallow: snap.subtree(t),
                 bits: vec![placed(tree.fresh(tree.sibling(t)))],
+                lost: None,
             }),
             Seek::Region { path, lo, hi, incl } => {
                 let nodes = snap.path(path);
@@ -515,6 +521,7 @@ impl Seek {
                         pair: [k, tree.fresh(next)],
                         swallow: snap.under(top),
                         bits: vec![placed(tree.fresh(tree.sibling(next)))],
+                        lost: None,
                     });
                 }
                 Some(membership(nodes[split(snap, nodes, lo, hi, incl) as usize]))
@@ -524,9 +531,9 @@ impl Seek {
 
     /// The search after its test's bits read `kept`; `None` where they
     /// fit no binary tree.
-    fn next(&self, tree: &Growing, snap: &Snapshot, kept: &[bool], may_fuse: bool) -> Option<Seek> {
+    fn next(&self, tree: &Growing, snap: &Snapshot, kept: &[bool]) -> Option<Seek> {
         let found = |t: Node, checked: bool| {
-            if checked || !may_fuse || tree.parent(t) == NONE {
+            if checked || tree.parent(t) == NONE {
                 Seek::Found(t)
             } else {
                 Seek::Confirm(t)

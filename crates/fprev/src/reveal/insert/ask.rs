@@ -38,12 +38,15 @@ impl Bit {
 /// The empty span.
 pub(super) const EMPTY: Span = [1, 0];
 
-/// A mask pair, the nodes it swallows, and the bits it reads.
+/// A mask pair, the nodes it swallows, and the bits it reads; and a
+/// summand every tree swallows with the pair, where there is one: its bit,
+/// in each input the pair goes to, must be lost.
 #[derive(Clone, Debug)]
 pub(super) struct Test {
     pub pair: [usize; 2],
     pub swallow: Span,
     pub bits: Vec<Bit>,
+    pub lost: Option<usize>,
 }
 
 /// How much one input holds: mask pairs, and bits (so that every sum of
@@ -84,13 +87,19 @@ fn bit_meets(bit: &Bit, swallow: Span) -> bool {
 #[derive(Default)]
 struct Input {
     pairs: Vec<([usize; 2], Span)>,
-    /// Bits in weight order, each with the pair (index) it reads and its
-    /// place among all the tests' bits.
-    bits: Vec<(Bit, usize, usize)>,
+    /// Bits, each with the pair (index) it reads, its place among all the
+    /// tests' bits and its weight (`2^w u`).
+    bits: Vec<(Bit, usize, usize, u32)>,
+    /// The summands and weights of bits that must be lost.
+    lost: Vec<(usize, u32)>,
     used: Vec<usize>,
 }
 
 impl Input {
+    fn weights(&self) -> u32 {
+        (self.bits.len() + self.lost.len()) as u32
+    }
+
     fn uses(&self, leaf: usize) -> bool {
         self.used.contains(&leaf)
     }
@@ -117,7 +126,7 @@ impl Input {
         let mut left = Vec::new();
         let mut taken = Vec::new();
         for (bit, serial) in bits {
-            let fits = self.bits.len() + taken.len() < room.bits
+            let fits = self.weights() as usize + taken.len() < room.bits
                 && !self.uses(bit.leaf)
                 && !test.pair.contains(&bit.leaf)
                 && !taken.iter().any(|(b, _): &(Bit, usize)| b.leaf == bit.leaf)
@@ -141,7 +150,17 @@ impl Input {
         }
         for (bit, serial) in taken {
             self.used.push(bit.leaf);
-            self.bits.push((bit, pair, serial));
+            self.bits.push((bit, pair, serial, self.weights()));
+        }
+        // The pair's witness, where there is room: it can only be lost,
+        // whatever else the input holds.
+        if let Some(leaf) = test.lost
+            && shared.is_none()
+            && !self.uses(leaf)
+            && (self.weights() as usize) < room.bits
+        {
+            self.used.push(leaf);
+            self.lost.push((leaf, self.weights()));
         }
         left
     }
@@ -211,9 +230,10 @@ pub(super) fn ask(
                 edits.set(b, -masks.mask(k));
                 set.extend([a, b]);
             }
-            for (w, (bit, ..)) in input.bits.iter().enumerate() {
-                edits.set(bit.leaf, masks.u * 2f64.powi(w as i32));
-                set.push(bit.leaf);
+            let leaves = input.bits.iter().map(|&(b, _, _, w)| (b.leaf, w));
+            for (leaf, w) in leaves.chain(input.lost.iter().copied()) {
+                edits.set(leaf, masks.u * 2f64.powi(w as i32));
+                set.push(leaf);
             }
             edits.end_input();
         }
@@ -221,15 +241,24 @@ pub(super) fn ask(
         let out = oracle.sum_inputs(&current, &edits, c > 0)?.to_vec();
         for (input, y) in call.iter().zip(out) {
             let units = y / masks.u;
-            let most = 2f64.powi(input.bits.len() as i32);
-            if !(0.0..most).contains(&units) || units.fract() != 0.0 {
+            let most = 2f64.powi(input.weights() as i32);
+            // A witness kept: the pair did not swallow what every tree
+            // swallows with it.
+            if !(0.0..most).contains(&units)
+                || units.fract() != 0.0
+                || input
+                    .lost
+                    .iter()
+                    .any(|&(_, w)| (units as u64) >> w & 1 == 1)
+            {
                 return Ok(None);
             }
             let units = units as u64;
-            for (w, &(_, _, serial)) in input.bits.iter().enumerate() {
-                read[serial].1 = Some(units >> w & 1 == 1);
+            for &(_, _, serial, w) in &input.bits {
+                let kept = units >> w & 1 == 1;
+                read[serial].1 = Some(kept);
+                lost |= !kept;
             }
-            lost |= units != (1 << input.bits.len()) - 1;
         }
         edits.apply_ended(&mut current);
         edits.clear();

@@ -79,6 +79,18 @@ impl Growing {
         }
     }
 
+    /// A pair of summands meeting at the inner node `w` (one of each
+    /// child, [`Growing::fresh`]), and a third summand under `w` where it
+    /// has one: every tree swallows it with the pair.
+    pub(super) fn meeting(&self, w: Node) -> ([usize; 2], Option<usize>) {
+        let [a, b] = self.children(w).expect("an inner node");
+        let pair = [self.fresh(a), self.fresh(b)];
+        let third = [self.rep(a), self.rep(b)]
+            .into_iter()
+            .find(|l| !pair.contains(l));
+        (pair, third)
+    }
+
     /// The node of summand `k`, `NONE` while it has no place.
     pub(super) fn leaf(&self, k: usize) -> Node {
         self.leaf[k]
