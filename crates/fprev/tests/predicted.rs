@@ -7,7 +7,7 @@
 use fprev::probe::Probe;
 use fprev::probe::ReplayProbe;
 use fprev::reduce::Replay;
-use fprev::reveal::{Outcome, Silent, reveal_predicted};
+use fprev::reveal::{Algorithm, Outcome, Silent, reveal_predicted};
 use fprev::tree::TreeBuilder;
 use fprev::{Format, Options, Order, SummationTree, reveal};
 use petgraph::graph::NodeIndex;
@@ -122,10 +122,26 @@ fn copy(tree: &SummationTree, v: NodeIndex, pivot: NodeIndex, b: &mut TreeBuilde
 fn a_pairwise_sum_of_16384_is_proven_in_far_fewer_calls_than_revealed() {
     let n = 16_384;
     let tree = Order::Pairwise.tree(n);
-    let revealed = reveal(&mut replay(&tree, Format::F32), &Options::default())
+    let fprev = Options {
+        algorithm: Algorithm::Fprev,
+        ..Options::default()
+    };
+    let revealed = reveal(&mut replay(&tree, Format::F32), &fprev)
         .unwrap()
         .revealed()
         .expect("an order");
+    // Insertion guesses its places and proves the tree it built: a small
+    // share of n, its proof among the calls.
+    let inserted = reveal(&mut replay(&tree, Format::F32), &Options::default())
+        .unwrap()
+        .revealed()
+        .expect("an order");
+    assert_eq!(inserted.tree, tree);
+    assert!(
+        inserted.stats.calls < n as u64 / 4,
+        "inserted in {} calls",
+        inserted.stats.calls
+    );
     let mut probe = replay(&tree, Format::F32);
     let proven = reveal_predicted(&mut probe, &Options::default(), &tree, &mut Silent)
         .unwrap()

@@ -52,7 +52,7 @@ proptest! {
             let got = reveal_replay(&tree, format, acc, &Options::default());
             prop_assert_eq!(&got, &tree, "fprev, {} summed in {}", format, acc);
         }
-        let min = Options { pivot: Pivot::Min, ..Options::default() };
+        let min = Options { pivot: Pivot::Min, algorithm: Algorithm::Fprev, ..Options::default() };
         prop_assert_eq!(&reveal_replay(&tree, format, format, &min), &tree);
     }
 
@@ -82,6 +82,9 @@ proptest! {
 /// input per call or several rows; groups' shapes guessed (the default).
 fn strategies() -> Vec<(String, Options, usize)> {
     let mut out = Vec::new();
+    for rows in [1, 7] {
+        out.push((format!("insert, {rows} rows"), Options::default(), rows));
+    }
     for (pivot, name) in [
         (Pivot::Ends, "ends"),
         (Pivot::Random { seed: 3 }, "random"),
@@ -92,6 +95,7 @@ fn strategies() -> Vec<(String, Options, usize)> {
                 let options = Options {
                     pivot,
                     pack,
+                    algorithm: Algorithm::Fprev,
                     ..Options::default()
                 };
                 out.push((format!("{name}, pack {pack}, {rows} rows"), options, rows));
@@ -127,7 +131,7 @@ proptest! {
             2 => common::repeating_tree(n, if multiway { 6 } else { 2 }, seed),
             ordered => random_tree(n, multiway, ordered == 1, seed),
         };
-        let baseline = Options { pivot: Pivot::Min, pack: false, guess: false, ..Options::default() };
+        let baseline = Options { pivot: Pivot::Min, pack: false, guess: false, algorithm: Algorithm::Fprev, ..Options::default() };
         let want = reveal_replay(&tree, format, acc, &baseline);
         prop_assert_eq!(&want, &tree);
         for (name, options, rows) in strategies() {
@@ -359,17 +363,33 @@ fn reveal_native(
         ..Default::default()
     };
     let mut bb = fprev::open(&format!("native:{order}"), &opts).unwrap();
+    // The default pivot with the default algorithm (insertion, whose
+    // queries are bits); the others with FPRev's engine, whose queries are
+    // pairs, at most all of them.
+    let algorithm = match pivot {
+        Pivot::Ends => Algorithm::Insert,
+        _ => Algorithm::Fprev,
+    };
     let options = Options {
         pivot,
+        algorithm,
         ..Options::default()
     };
     match reveal(&mut bb, &options) {
         Ok(Outcome::Revealed(r)) => {
-            assert!(
-                r.stats.queries as usize <= n * (n - 1) / 2,
-                "{order} n = {n}: {} queries",
-                r.stats.queries
-            );
+            let pairs = (n * (n - 1) / 2) as u64;
+            match algorithm {
+                Algorithm::Fprev => assert!(
+                    r.stats.queries <= pairs,
+                    "{order} n = {n}: {} queries",
+                    r.stats.queries
+                ),
+                _ => assert!(
+                    r.stats.calls <= pairs.max(4 * n as u64),
+                    "{order} n = {n}: {} calls",
+                    r.stats.calls
+                ),
+            }
             r
         }
         Ok(other) => panic!("no tree: {other:?}"),
@@ -545,12 +565,16 @@ fn blocks_alike_are_guessed_with_one_query_per_node() {
     // 64 blocks of 64: building a block asks each summand once per node
     // above it, checking a guess one query per node of the block.
     let tree = pairwise_blocks(4096, 64, None);
-    let plain = Options {
-        guess: false,
+    let fprev = Options {
+        algorithm: Algorithm::Fprev,
         ..Options::default()
     };
+    let plain = Options {
+        guess: false,
+        ..fprev
+    };
     let (built, without) = stats_of(&tree, &plain);
-    let (guessed, with) = stats_of(&tree, &Options::default());
+    let (guessed, with) = stats_of(&tree, &fprev);
     assert_eq!(built, tree);
     assert_eq!(guessed, tree);
     assert!(
@@ -567,7 +591,11 @@ fn halves_are_guessed_from_the_half_built_below_them() {
     // and guessing from complete subtrees alone about 3n.
     let n = 4096;
     let tree = pairwise_blocks(n, n, None);
-    let (got, stats) = stats_of(&tree, &Options::default());
+    let fprev = Options {
+        algorithm: Algorithm::Fprev,
+        ..Options::default()
+    };
+    let (got, stats) = stats_of(&tree, &fprev);
     assert_eq!(got, tree);
     assert!(stats.queries < 2 * n as u64, "{stats}");
 }
@@ -585,6 +613,7 @@ fn a_wrong_guess_deep_inside_a_block_is_caught() {
                 &tree,
                 &Options {
                     pivot,
+                    algorithm: Algorithm::Fprev,
                     ..Options::default()
                 },
             );
