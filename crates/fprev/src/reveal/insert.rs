@@ -265,7 +265,7 @@ impl Run<'_, '_> {
         // The first guess with a bit lost, and all after it, are taken
         // back; the checks of those before it that were not asked (they
         // shared inputs with later guesses) are asked now.
-        let lost = |read: &[(u32, Option<bool>)]| {
+        let lost = |read: &[ask::Read]| {
             read.iter()
                 .filter(|(_, kept)| *kept == Some(false))
                 .map(|&(tag, _)| tag as usize / 2)

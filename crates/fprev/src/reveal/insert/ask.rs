@@ -35,6 +35,9 @@ impl Bit {
     }
 }
 
+/// A bit's tag and whether its summand survived (`None`: not asked).
+pub(super) type Read = (u32, Option<bool>);
+
 /// The empty span.
 pub(super) const EMPTY: Span = [1, 0];
 
@@ -181,7 +184,7 @@ pub(super) fn ask(
     tests: &[Test],
     room: Room,
     until_lost: bool,
-) -> Result<Option<Vec<(u32, Option<bool>)>>> {
+) -> Result<Option<Vec<Read>>> {
     let mut inputs: Vec<Input> = Vec::new();
     let mut serial = 0;
     for test in tests {
@@ -214,7 +217,7 @@ pub(super) fn ask(
     let mut current = vec![0.0; oracle.n()];
     let mut set: Vec<usize> = Vec::new();
     let mut edits = Edits::default();
-    let mut read: Vec<(u32, Option<bool>)> = tests
+    let mut read: Vec<Read> = tests
         .iter()
         .flat_map(|t| t.bits.iter().map(|b| (b.tag, None)))
         .collect();
