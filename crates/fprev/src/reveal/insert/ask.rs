@@ -103,6 +103,10 @@ impl Input {
         (self.bits.len() + self.lost.len()) as u32
     }
 
+    fn full(&self, room: Room) -> bool {
+        self.weights() as usize >= room.bits || self.pairs.len() >= room.pairs
+    }
+
     fn uses(&self, leaf: usize) -> bool {
         self.used.contains(&leaf)
     }
@@ -169,8 +173,10 @@ impl Input {
     }
 }
 
-/// How many open inputs a test tries before it opens one of its own.
-const OPEN: usize = 4096;
+/// How many inputs with room a test tries (the latest, oldest first)
+/// before it opens one of its own: enough for the blocks of a blocked sum
+/// to share them.
+const OPEN: usize = 256;
 
 /// Packs `tests` into inputs, asks them, and returns each bit's tag with
 /// whether its summand survived (lay outside every pair's meeting node),
@@ -186,6 +192,8 @@ pub(super) fn ask(
     until_lost: bool,
 ) -> Result<Option<Vec<Read>>> {
     let mut inputs: Vec<Input> = Vec::new();
+    // The inputs with room left, oldest first.
+    let mut open: Vec<usize> = Vec::new();
     let mut serial = 0;
     for test in tests {
         let mut bits: Vec<(Bit, usize)> = test.bits.iter().map(|&b| (b, 0)).collect();
@@ -193,11 +201,14 @@ pub(super) fn ask(
             *s = serial;
             serial += 1;
         }
-        let from = inputs.len().saturating_sub(OPEN);
-        for input in &mut inputs[from..] {
+        let mut at = open.len().saturating_sub(OPEN);
+        while at < open.len() && !bits.is_empty() {
+            let input = &mut inputs[open[at]];
             bits = input.take(test, bits, room);
-            if bits.is_empty() {
-                break;
+            if input.full(room) {
+                open.remove(at);
+            } else {
+                at += 1;
             }
         }
         while !bits.is_empty() {
@@ -208,6 +219,9 @@ pub(super) fn ask(
             // method stands aside rather than loop.
             if bits.len() == before {
                 return Ok(None);
+            }
+            if !input.full(room) {
+                open.push(inputs.len());
             }
             inputs.push(input);
         }
