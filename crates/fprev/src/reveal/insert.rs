@@ -43,10 +43,16 @@ pub(super) enum Inserted {
     Aside,
 }
 
-/// Whether insertion can reveal this black box: it adds numbers fprev
-/// writes (not products of operands), and an input holds enough bits.
+/// Insertion reveals from this many summands: below, FPRev's engine takes
+/// fewer calls on most orders (its counts need no proof, and guesses have
+/// little to go on).
+pub(super) const FROM: usize = 1_024;
+
+/// Whether insertion can reveal this black box: `FROM` summands or more,
+/// numbers fprev writes (not products of operands), and inputs that hold
+/// enough bits.
 pub(super) fn applies(oracle: &mut Oracle) -> bool {
-    oracle.probe().operands().is_none() && Room::of(oracle).is_some()
+    oracle.n() >= FROM && oracle.probe().operands().is_none() && Room::of(oracle).is_some()
 }
 
 /// Reveals the black box's tree by insertion, and proves it.
@@ -94,7 +100,7 @@ enum Start {
 /// The tree is proven where that takes at most `n / PROOF_SHARE` inputs,
 /// or `PROOF_ALWAYS`.
 const PROOF_SHARE: usize = 16;
-const PROOF_ALWAYS: usize = 256;
+const PROOF_ALWAYS: usize = 64;
 
 /// Consecutive guesses checked together at most.
 const MOST_GUESSED: usize = 4_096;
