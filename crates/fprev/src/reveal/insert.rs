@@ -48,11 +48,19 @@ pub(super) enum Inserted {
 /// little to go on).
 pub(super) const FROM: usize = 1_024;
 
+/// Insertion reveals black boxes answering at most this many inputs a
+/// call: its rounds wait for one another, where FPRev's engine fills a
+/// GEMM's 1,024 rows with queries of every subproblem at once.
+pub(super) const MOST_ROWS: usize = 16;
+
 /// Whether insertion can reveal this black box: `FROM` summands or more,
-/// numbers fprev writes (not products of operands), and inputs that hold
-/// enough bits.
+/// at most `MOST_ROWS` inputs a call, numbers fprev writes (not products
+/// of operands), and inputs that hold enough bits.
 pub(super) fn applies(oracle: &mut Oracle) -> bool {
-    oracle.n() >= FROM && oracle.probe().operands().is_none() && Room::of(oracle).is_some()
+    oracle.n() >= FROM
+        && oracle.rows() <= MOST_ROWS
+        && oracle.probe().operands().is_none()
+        && Room::of(oracle).is_some()
 }
 
 /// Reveals the black box's tree by insertion, and proves it.
