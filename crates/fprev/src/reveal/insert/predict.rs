@@ -79,12 +79,21 @@ pub(super) struct Predictors {
     /// predictor (0), or the best-scored of those right about the summand
     /// `2^(m-1)` places back (`m`).
     choosers: [f32; PERIODS + 1],
+    /// The predictors, best-scored first, as of the last ranking (scores
+    /// move slowly: they are ranked again every `RANK_EVERY` summands).
+    ranked: Vec<usize>,
+    scored: usize,
 }
+
+/// Summands scored between two rankings of the predictors.
+const RANK_EVERY: usize = 4;
 
 impl Predictors {
     pub(super) fn new(n: usize) -> Self {
         let all = Predictor::all();
         Predictors {
+            ranked: (0..all.len()).collect(),
+            scored: 0,
             scores: vec![0.0; all.len()],
             all,
             heights: vec![[-1; ANCHORS.len()]; n],
@@ -94,11 +103,12 @@ impl Predictors {
         }
     }
 
-    /// The predictors, best-scored first.
-    fn ranked(&self) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.all.len()).collect();
-        order.sort_by(|&a, &b| self.scores[b].total_cmp(&self.scores[a]));
-        order
+    /// Ranks the predictors, best-scored first (the first listed on a
+    /// tie).
+    fn rank(&mut self) {
+        let scores = &self.scores;
+        self.ranked
+            .sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
     }
 
     /// The predictor chooser `m` picks for `k` (see `choosers`).
@@ -137,15 +147,18 @@ impl Predictors {
             hits |= u128::from(hit) << i;
         }
         self.hits[k] = hits;
-        let ranked = self.ranked();
         for m in 0..=PERIODS {
             let right = self
-                .chosen(&ranked, m, k)
+                .chosen(&self.ranked, m, k)
                 .is_some_and(|i| hits >> i & 1 == 1);
             self.choosers[m] = 0.9 * self.choosers[m] + f32::from(u8::from(right));
         }
         for (i, score) in self.scores.iter_mut().enumerate() {
             *score = 0.9 * *score + f32::from(u8::from(hits >> i & 1 == 1));
+        }
+        self.scored += 1;
+        if self.scored.is_multiple_of(RANK_EVERY) {
+            self.rank();
         }
     }
 
@@ -153,12 +166,12 @@ impl Predictors {
     /// choosing picks (a period's, where orders repeat with one), else of
     /// the best-scored predictor that names a node of `tree`.
     pub(super) fn guess(&self, tree: &Growing, k: usize) -> Option<Guess> {
-        let ranked = self.ranked();
+        let ranked = &self.ranked;
         let mut choosers: Vec<usize> = (0..=PERIODS).collect();
         choosers.sort_by(|&a, &b| self.choosers[b].total_cmp(&self.choosers[a]));
         choosers
             .into_iter()
-            .filter_map(|m| self.chosen(&ranked, m, k))
+            .filter_map(|m| self.chosen(ranked, m, k))
             .chain(ranked.iter().copied())
             .find_map(|i| self.node(tree, i, k))
     }
