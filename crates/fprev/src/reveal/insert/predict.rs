@@ -79,21 +79,16 @@ pub(super) struct Predictors {
     /// predictor (0), or the best-scored of those right about the summand
     /// `2^(m-1)` places back (`m`).
     choosers: [f32; PERIODS + 1],
-    /// The predictors, best-scored first, as of the last ranking (scores
-    /// move slowly: they are ranked again every `RANK_EVERY` summands).
+    /// The predictors, best-scored first, ranked as each summand is
+    /// scored (guesses read it as it stands).
     ranked: Vec<usize>,
-    scored: usize,
 }
-
-/// Summands scored between two rankings of the predictors.
-const RANK_EVERY: usize = 4;
 
 impl Predictors {
     pub(super) fn new(n: usize) -> Self {
         let all = Predictor::all();
         Predictors {
             ranked: (0..all.len()).collect(),
-            scored: 0,
             scores: vec![0.0; all.len()],
             all,
             heights: vec![[-1; ANCHORS.len()]; n],
@@ -156,10 +151,7 @@ impl Predictors {
         for (i, score) in self.scores.iter_mut().enumerate() {
             *score = 0.9 * *score + f32::from(u8::from(hits >> i & 1 == 1));
         }
-        self.scored += 1;
-        if self.scored.is_multiple_of(RANK_EVERY) {
-            self.rank();
-        }
+        self.rank();
     }
 
     /// The node for summand `k` of the predictor the best-scored way of
