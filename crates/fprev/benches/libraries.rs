@@ -95,13 +95,15 @@ fn main() {
         "| spec | n | engine | median s | queries | inputs | calls | baseline / this | reference s | reference / this | checked |"
     );
     println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    // The last baseline's median stands for the rows after it.
     let mut baseline_seconds = None;
     for c in &cases {
-        baseline_seconds = run(c, baseline_seconds);
+        baseline_seconds = run(c, baseline_seconds).or(baseline_seconds);
     }
 }
 
-/// Runs one case; returns its median if it is a baseline run.
+/// Runs one case; returns its median if it is a baseline run (a row of
+/// another spec or size follows its own baseline: `both` puts one first).
 fn run(c: &Case, baseline_seconds: Option<f64>) -> Option<f64> {
     let opts = ProbeOptions {
         n: Some(c.n),
