@@ -95,15 +95,19 @@ fn main() {
         "| spec | n | engine | median s | queries | inputs | calls | baseline / this | reference s | reference / this | checked |"
     );
     println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|");
-    // The last baseline's median stands for the rows after it.
-    let mut baseline_seconds = None;
+    // A baseline's median stands for the rows of its spec and size.
+    let mut baseline: Option<(&str, usize, f64)> = None;
     for c in &cases {
-        baseline_seconds = run(c, baseline_seconds).or(baseline_seconds);
+        let own = baseline
+            .filter(|&(spec, n, _)| spec == c.spec && n == c.n)
+            .map(|(_, _, s)| s);
+        if let Some(s) = run(c, own) {
+            baseline = Some((c.spec, c.n, s));
+        }
     }
 }
 
-/// Runs one case; returns its median if it is a baseline run (a row of
-/// another spec or size follows its own baseline: `both` puts one first).
+/// Runs one case; returns its median if it is a baseline run.
 fn run(c: &Case, baseline_seconds: Option<f64>) -> Option<f64> {
     let opts = ProbeOptions {
         n: Some(c.n),
