@@ -15,7 +15,8 @@
 //!
 //! | [`Algorithm`] | trees | cost in queries |
 //! |---|---|---|
-//! | `Fprev` (default) | binary and multiway, any `n` | `n - 1` to `n(n-1)/2`; `n - 1` and `2n - 3` for chains either way with the default pivot |
+//! | `Insert` (default) | binary from 1,024 summands, at most 16 rows a call; else `Fprev` | calls: a fraction of `n` for repeating orders (`n / 8` for pairwise, NumPy's sum `n / 5` in f32), `n - 1` for chains either way, about `2n` for shuffled random trees |
+//! | `Fprev` | binary and multiway, any `n` | `n - 1` to `n(n-1)/2`; `n - 1` and `2n - 3` for chains either way with the default pivot |
 //! | `Basic` | binary, `n - 2 < 2^p` | `n(n-1)/2` |
 //! | `Naive` | binary, `n <= 8` | a handful of random inputs, `(2n-3)!!` candidate trees |
 //!
@@ -107,9 +108,11 @@ pub fn look_for_variation(probe: &mut dyn Probe, calls: u64) -> Result<Variation
 pub enum Algorithm {
     /// Insertion (docs/ALGORITHMS.md, Insertion): summands placed one by
     /// one into the tree of those before them, each input's answer read
-    /// as many bits, guessed places checked with two bits; the tree
-    /// proven, and FPRev's engine where that fails (fused nodes) or
-    /// where inputs hold too few bits (narrow accumulators, products).
+    /// as many bits, guessed places checked with two bits, the tree
+    /// proven where that is cheap. FPRev's engine below 1,024 summands,
+    /// for more than 16 rows a call, where inputs hold too few bits
+    /// (narrow accumulators, products), and where insertion's answers fit
+    /// no binary tree (fused nodes) or its proof fails.
     #[default]
     Insert,
     /// FPRev's BuildSubtree: binary and fused nodes, any size.
@@ -730,15 +733,15 @@ fn build(
                 notes.extend(note);
                 exact
             };
-            let mut unproven = None;
+            let mut refuted = None;
             if opts.algorithm == Algorithm::Insert && pack && insert::applies(oracle) {
                 match insert::build(oracle, placement)? {
-                    insert::Inserted::Proven(tree) => return Ok(tree),
-                    insert::Inserted::Unproven(tree) => unproven = Some(tree),
+                    insert::Inserted::Found(tree) => return Ok(tree),
+                    insert::Inserted::Refuted(tree) => refuted = Some(tree),
                     insert::Inserted::Aside => {}
                 }
             }
-            let guess = prediction.or(unproven.as_ref());
+            let guess = prediction.or(refuted.as_ref());
             packed::build(oracle, opts.pivot, placement, pack, opts.guess, guess)
         }
         Algorithm::Insert | Algorithm::Fprev => stack::build(oracle, opts.pivot, placement),

@@ -33,11 +33,12 @@ use predict::Predictors;
 
 /// What insertion ended with.
 pub(super) enum Inserted {
-    /// The black box's tree, proven.
-    Proven(SummationTree),
+    /// The black box's tree: every place read from exact answers, and the
+    /// whole tree proven where that takes few inputs.
+    Found(SummationTree),
     /// A tree whose proof failed: most likely right in most places, a
     /// guess for FPRev's engine.
-    Unproven(SummationTree),
+    Refuted(SummationTree),
     /// Answers no binary tree gives (a fused node, values the method
     /// cannot mask): FPRev's engine says what.
     Aside,
@@ -85,11 +86,11 @@ pub(super) fn build(oracle: &mut Oracle, placement: &mut Placement) -> Result<In
     // little beside them, checks the whole tree once more against black
     // boxes that are no summation tree. Chains cost it one input a node.
     if proof::inputs(&tree, run.oracle.masks()) > (n / PROOF_SHARE).max(PROOF_ALWAYS) {
-        return Ok(Inserted::Proven(tree));
+        return Ok(Inserted::Found(tree));
     }
     Ok(match proof::prove(run.oracle, &tree)? {
-        true => Inserted::Proven(tree),
-        false => Inserted::Unproven(tree),
+        true => Inserted::Found(tree),
+        false => Inserted::Refuted(tree),
     })
 }
 
