@@ -13,8 +13,10 @@
 //! `n log2 n / 24` inputs in all in f32; library orders repeat themselves,
 //! so most summands' places are guessed ([`predict`]) and checked with two
 //! bits, and a summand whose guess fails is found from the guess's anchor.
-//! The tree is then proven as a prediction is (`proof`): what this returns
-//! is the black box's tree, or nothing, and FPRev's engine reveals it.
+//! The tree is then proven as a prediction is (`proof`) where that takes
+//! few inputs (not for chains: a call a node): what this returns is the
+//! black box's tree, or a refuted guess or nothing, and FPRev's engine
+//! reveals it then.
 
 mod ask;
 mod growing;
@@ -64,7 +66,8 @@ pub(super) fn applies(oracle: &mut Oracle) -> bool {
         && Room::of(oracle).is_some()
 }
 
-/// Reveals the black box's tree by insertion, and proves it.
+/// Reveals the black box's tree by insertion, and proves it where that
+/// takes at most `max(n / PROOF_SHARE, PROOF_ALWAYS)` inputs.
 pub(super) fn build(oracle: &mut Oracle, placement: &mut Placement) -> Result<Inserted> {
     let Some(room) = Room::of(oracle) else {
         return Ok(Inserted::Aside);
