@@ -1324,13 +1324,12 @@ impl Lower<'_> {
 
     /// The sums added by `outer`, a function over partial sums.
     fn outer(&self, outer: &str) -> Expr {
-        self.call(
-            outer,
-            View::Array("sums"),
-            var("m"),
-            var("m"),
-            Carry::Caller,
-        )
+        self.array_summed(outer, "sums", "m")
+    }
+
+    /// The array `name` of `len` partial sums added by `outer`.
+    fn array_summed(&self, outer: &str, name: &'static str, len: &'static str) -> Expr {
+        self.call(outer, View::Array(name), var(len), var(len), Carry::Caller)
     }
 
     /// A piece of `take` elements from `at` summed by `inner` and added to
@@ -1521,16 +1520,7 @@ impl Lower<'_> {
 
     /// The `k` lane sums added by `outer`, returned as their array ends.
     fn lanes_summed(&self, outer: &str) -> Stmt {
-        release(
-            self.call(
-                outer,
-                View::Array("lanes"),
-                var("k"),
-                var("k"),
-                Carry::Caller,
-            ),
-            &["lanes"],
-        )
+        release(self.array_summed(outer, "lanes", "k"), &["lanes"])
     }
 
     /// `lanes[r]` for each lane `r` from `first` below `k`: the sum by
