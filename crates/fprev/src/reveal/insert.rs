@@ -41,8 +41,9 @@ pub(super) enum Inserted {
     /// A tree whose proof failed: most likely right in most places, a
     /// guess for FPRev's engine.
     Refuted(SummationTree),
-    /// Answers no binary tree gives (a fused node, values the method
-    /// cannot mask): FPRev's engine says what.
+    /// Inputs that hold too few bits, or answers no binary tree gives (a
+    /// fused node, values the method cannot mask): FPRev's engine says
+    /// what.
     Aside,
 }
 
@@ -56,14 +57,12 @@ pub(super) const FROM: usize = 1_024;
 /// GEMM's 1,024 rows with queries of every subproblem at once.
 pub(super) const MOST_ROWS: usize = 16;
 
-/// Whether insertion can reveal this black box: `FROM` summands or more,
-/// at most `MOST_ROWS` inputs a call, numbers fprev writes (not products
-/// of operands), and inputs that hold enough bits.
+/// Whether insertion is worth trying on this black box: `FROM` summands
+/// or more, at most `MOST_ROWS` inputs a call, numbers fprev writes (not
+/// products of operands). Whether its inputs hold enough bits, [`build`]
+/// finds.
 pub(super) fn applies(oracle: &mut Oracle) -> bool {
-    oracle.n() >= FROM
-        && oracle.rows() <= MOST_ROWS
-        && oracle.probe().operands().is_none()
-        && Room::of(oracle).is_some()
+    oracle.n() >= FROM && oracle.rows() <= MOST_ROWS && oracle.probe().operands().is_none()
 }
 
 /// Reveals the black box's tree by insertion, and proves it where that
@@ -88,12 +87,10 @@ pub(super) fn build(oracle: &mut Oracle, placement: &mut Placement) -> Result<In
     // Every place was read from exact answers; the proof, where it costs
     // little beside them, checks the whole tree once more against black
     // boxes that are no summation tree. Chains cost it one input a node.
-    if proof::inputs(&tree, run.oracle.masks()) > (n / PROOF_SHARE).max(PROOF_ALWAYS) {
-        return Ok(Inserted::Found(tree));
-    }
-    Ok(match proof::prove(run.oracle, &tree)? {
-        true => Inserted::Found(tree),
-        false => Inserted::Refuted(tree),
+    let most = (n / PROOF_SHARE).max(PROOF_ALWAYS);
+    Ok(match proof::prove_within(run.oracle, &tree, most)? {
+        None | Some(true) => Inserted::Found(tree),
+        Some(false) => Inserted::Refuted(tree),
     })
 }
 
@@ -259,13 +256,13 @@ impl Run<'_, '_> {
         let mut tests = Vec::new();
         for (i, g) in chain.iter().enumerate() {
             let tag = 2 * i as u32;
-            if let Some((pair, lost)) = g.meeting {
+            if let Some((pair, witness)) = g.meeting {
                 let at = snap.pre(self.tree.leaf(g.k));
                 tests.push(Test {
                     pair,
                     swallow: snap.subtree(g.t),
                     bits: vec![Bit::placed(g.k, at, tag)],
-                    lost,
+                    witness,
                 });
             }
             if let Some(y) = g.sibling {
@@ -273,7 +270,7 @@ impl Run<'_, '_> {
                     pair: [g.k, g.inside],
                     swallow: snap.subtree(g.joined),
                     bits: vec![Bit::placed(y, snap.pre(self.tree.leaf(y)), tag + 1)],
-                    lost: None,
+                    witness: None,
                 });
             }
         }
@@ -494,7 +491,7 @@ impl Seek {
     /// found.
     fn test(&self, tree: &Growing, snap: &Snapshot, k: usize, tag: u32) -> Option<Test> {
         let membership = |w: Node| {
-            let (pair, lost) = tree.meeting(w);
+            let (pair, witness) = tree.meeting(w);
             Test {
                 pair,
                 swallow: snap.under(w),
@@ -503,7 +500,7 @@ impl Seek {
                     at: self.spans(snap),
                     tag,
                 }],
-                lost,
+                witness,
             }
         };
         let placed = |leaf: usize| Bit::placed(leaf, snap.pre(tree.leaf(leaf)), tag);
@@ -520,7 +517,7 @@ impl Seek {
                     pair: [k, tree.rep(x)],
                     swallow: [0, u32::MAX],
                     bits,
-                    lost: None,
+                    witness: None,
                 })
             }
             Seek::Class { v, .. } => Some(membership(v)),
@@ -528,7 +525,7 @@ impl Seek {
                 pair: [k, tree.fresh(t)],
                 swallow: snap.subtree(t),
                 bits: vec![placed(tree.fresh(tree.sibling(t)))],
-                lost: None,
+                witness: None,
             }),
             Seek::Region { path, lo, hi, incl } => {
                 let nodes = snap.path(path);
@@ -539,7 +536,7 @@ impl Seek {
                         pair: [k, tree.fresh(next)],
                         swallow: snap.under(top),
                         bits: vec![placed(tree.fresh(tree.sibling(next)))],
-                        lost: None,
+                        witness: None,
                     });
                 }
                 Some(membership(nodes[split(snap, nodes, lo, hi, incl) as usize]))

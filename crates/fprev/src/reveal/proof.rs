@@ -57,9 +57,22 @@ struct Check {
 /// passed (the black box's tree is the prediction), or one failed (the
 /// prediction is wrong somewhere).
 pub(super) fn prove(oracle: &mut Oracle, predicted: &SummationTree) -> Result<bool> {
+    Ok(prove_within(oracle, predicted, usize::MAX)? == Some(true))
+}
+
+/// [`prove`] where its checks take at most `most` inputs; `None`, having
+/// asked nothing, where they take more.
+pub(super) fn prove_within(
+    oracle: &mut Oracle,
+    predicted: &SummationTree,
+    most: usize,
+) -> Result<Option<bool>> {
     let masks = oracle.masks().clone();
     let groups = groups(predicted);
     let inputs = pack(&groups, &masks);
+    if inputs.len() > most {
+        return Ok(None);
+    }
     let mut current = vec![0.0; oracle.n()];
     let mut edits = Edits::default();
     let mut set: Vec<usize> = Vec::new();
@@ -74,19 +87,13 @@ pub(super) fn prove(oracle: &mut Oracle, predicted: &SummationTree) -> Result<bo
             .zip(call)
             .all(|(&o, (_, units))| o == *units as f64 * masks.u);
         if !passed {
-            return Ok(false);
+            return Ok(Some(false));
         }
         edits.apply_ended(&mut current);
         edits.clear();
     }
     oracle.counters.queries += groups.iter().map(|g| g.len() as u64).sum::<u64>();
-    Ok(true)
-}
-
-/// The inputs [`prove`] asks of `predicted`: the cost of a proof, known
-/// before it is made.
-pub(super) fn inputs(predicted: &SummationTree, masks: &Masks) -> usize {
-    pack(&groups(predicted), masks).len()
+    Ok(Some(true))
 }
 
 /// The checks of `groups` packed into inputs, each with the units that

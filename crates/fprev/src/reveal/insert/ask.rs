@@ -41,15 +41,15 @@ pub(super) type Read = (u32, Option<bool>);
 /// The empty span.
 pub(super) const EMPTY: Span = [1, 0];
 
-/// A mask pair, the nodes it swallows, and the bits it reads; and a
-/// summand every tree swallows with the pair, where there is one: its bit,
-/// in each input the pair goes to, must be lost.
+/// A mask pair, the nodes it swallows, and the bits it reads; and its
+/// witness, where it has one: a summand every tree swallows with the pair,
+/// whose bit, in each input the pair goes to, must be lost.
 #[derive(Clone, Debug)]
 pub(super) struct Test {
     pub pair: [usize; 2],
     pub swallow: Span,
     pub bits: Vec<Bit>,
-    pub lost: Option<usize>,
+    pub witness: Option<usize>,
 }
 
 /// How much one input holds: mask pairs, and bits (so that every sum of
@@ -93,14 +93,14 @@ struct Input {
     /// Bits, each with the pair (index) it reads, its place among all the
     /// tests' bits and its weight (`2^w u`).
     bits: Vec<(Bit, usize, usize, u32)>,
-    /// The summands and weights of bits that must be lost.
-    lost: Vec<(usize, u32)>,
+    /// The witnesses' summands and weights: bits that must be lost.
+    witnesses: Vec<(usize, u32)>,
     used: Vec<usize>,
 }
 
 impl Input {
     fn weights(&self) -> u32 {
-        (self.bits.len() + self.lost.len()) as u32
+        (self.bits.len() + self.witnesses.len()) as u32
     }
 
     fn full(&self, room: Room) -> bool {
@@ -161,13 +161,13 @@ impl Input {
         }
         // The pair's witness, where there is room: it can only be lost,
         // whatever else the input holds.
-        if let Some(leaf) = test.lost
+        if let Some(leaf) = test.witness
             && shared.is_none()
             && !self.uses(leaf)
             && (self.weights() as usize) < room.bits
         {
             self.used.push(leaf);
-            self.lost.push((leaf, self.weights()));
+            self.witnesses.push((leaf, self.weights()));
         }
         left
     }
@@ -248,7 +248,7 @@ pub(super) fn ask(
                 set.extend([a, b]);
             }
             let leaves = input.bits.iter().map(|&(b, _, _, w)| (b.leaf, w));
-            for (leaf, w) in leaves.chain(input.lost.iter().copied()) {
+            for (leaf, w) in leaves.chain(input.witnesses.iter().copied()) {
                 edits.set(leaf, masks.u * 2f64.powi(w as i32));
                 set.push(leaf);
             }
@@ -264,7 +264,7 @@ pub(super) fn ask(
             if !(0.0..most).contains(&units)
                 || units.fract() != 0.0
                 || input
-                    .lost
+                    .witnesses
                     .iter()
                     .any(|&(_, w)| (units as u64) >> w & 1 == 1)
             {

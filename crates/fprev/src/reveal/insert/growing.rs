@@ -251,6 +251,7 @@ impl Snapshot {
         s.paths.push(Vec::new());
         while let Some(v) = stack.pop() {
             s.pre[v as usize] = next;
+            s.end[v as usize] = next + 2 * s.leaves[v as usize] - 2;
             next += 1;
             let p = tree.parent(v);
             let path = if p != NONE && s.heavy(tree, p) == v {
@@ -270,10 +271,6 @@ impl Snapshot {
                 stack.push(light);
                 stack.push(heavy);
             }
-        }
-        for v in tree.post_order() {
-            let v = v as usize;
-            s.end[v] = s.pre[v] + 2 * s.leaves[v] - 2;
         }
         s
     }

@@ -121,7 +121,7 @@ impl Predictors {
         for (d, &back) in ANCHORS.iter().enumerate() {
             self.heights[k][d] = k
                 .checked_sub(back)
-                .filter(|&a| tree.is_placed(a) && a != k)
+                .filter(|&a| tree.is_placed(a))
                 .and_then(|a| tree.height_above(tree.leaf(a), t, MOST_HEIGHT))
                 .map_or(-1, |h| h as i8);
         }
