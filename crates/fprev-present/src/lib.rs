@@ -9,6 +9,8 @@
 //!
 //! - [`alignment`]: which alignment of its input array a finding holds
 //!   for;
+//! - [`bound`]: a reveal of fused nodes against the fewest inputs any
+//!   reveal needs for them;
 //! - [`render`]: a tree drawn: its text form with a summary, Graphviz DOT,
 //!   and SVG by the `dot` program (one file per form under `render/`, with
 //!   the collapsed outline, shapes and legend of large trees);
@@ -39,6 +41,7 @@
 //! ```
 
 pub mod alignment;
+pub mod bound;
 pub mod cache;
 pub mod check;
 pub mod compare;

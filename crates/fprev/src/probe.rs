@@ -86,6 +86,14 @@ pub trait Probe {
         true
     }
 
+    /// Whether the black box is known to add in fused nodes (its formula or
+    /// tree holds one), not only allowed to: insertion, which places
+    /// summands on a binary tree's edges, then leaves the reveal to FPRev's
+    /// engine from the start. Defaults to `false`.
+    fn fuses(&self) -> bool {
+        false
+    }
+
     /// How many inputs one evaluation of the black box sums, as the rows of
     /// one matrix (a GEMV or GEMM answers one per row of `A`). Such rows
     /// may follow different orders, which the engine checks before it
@@ -285,6 +293,10 @@ macro_rules! forward_probe {
         fn may_fuse(&self) -> bool {
             let $w = self;
             $crate::probe::Probe::may_fuse(&$inner)
+        }
+        fn fuses(&self) -> bool {
+            let $w = self;
+            $crate::probe::Probe::fuses(&$inner)
         }
         fn operands(&self) -> Option<($crate::Format, $crate::Format)> {
             let $w = self;

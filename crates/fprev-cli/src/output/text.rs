@@ -52,6 +52,13 @@ impl Output for Text {
                 s += &format!(", and {} calls finding its arithmetic", st.arithmetic_calls);
             }
             s.push('\n');
+            let fused = doc
+                .stats
+                .filter(|_| doc.inferred.is_none() && doc.varies.is_none())
+                .and_then(|st| fprev_present::bound::fused(doc.tree(), st.inputs));
+            if let Some(line) = fused {
+                s += &format!("# {line}\n");
+            }
             if doc.offset.is_some() {
                 s += &format!(
                     "# alignment: found on its input in {}; it holds for that alignment\n",

@@ -73,6 +73,9 @@ impl Probe for Native {
     fn may_fuse(&self) -> bool {
         self.formula.may_fuse()
     }
+    fn fuses(&self) -> bool {
+        self.formula.may_fuse()
+    }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         for (x, o) in inputs.chunks_exact(self.n).zip(out) {
             // A sum of f32 inputs is an f32, whatever it added in: a wider

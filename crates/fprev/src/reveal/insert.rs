@@ -22,7 +22,7 @@ mod ask;
 mod growing;
 mod predict;
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 use super::oracle::Oracle;
 use super::proof;
@@ -59,10 +59,15 @@ pub(super) const MOST_ROWS: usize = 16;
 
 /// Whether insertion is worth trying on this black box: `FROM` summands
 /// or more, at most `MOST_ROWS` inputs a call, numbers fprev writes (not
-/// products of operands). Whether its inputs hold enough bits, [`build`]
-/// finds.
+/// products of operands), and no fused nodes known
+/// ([`Probe::fuses`](crate::Probe::fuses)): insertion places summands on
+/// the edges of a binary tree and hands a fused node to FPRev's engine
+/// once it shows, so on a box known to fuse its calls would only come
+/// first. Whether its inputs hold enough bits, [`build`] finds.
 pub(super) fn applies(oracle: &mut Oracle) -> bool {
-    oracle.n() >= FROM && oracle.rows() <= MOST_ROWS && oracle.probe().operands().is_none()
+    let (n, rows) = (oracle.n(), oracle.rows());
+    let probe = oracle.probe();
+    n >= FROM && rows <= MOST_ROWS && probe.operands().is_none() && !probe.fuses()
 }
 
 /// Reveals the black box's tree by insertion, and proves it where that
@@ -78,6 +83,7 @@ pub(super) fn build(oracle: &mut Oracle, placement: &mut Placement) -> Result<In
         tree: Growing::new(n, 0),
         predictors: Predictors::new(n),
         queue: (1..n).map(|k| (k, Start::Fresh)).collect(),
+        witnessed: HashSet::new(),
     };
     placement.place(0, &run.oracle.counters);
     if run.place_all(placement)?.is_none() {
@@ -121,6 +127,8 @@ struct Run<'a, 'p> {
     predictors: Predictors,
     /// Summands without a place, in the order they are placed.
     queue: VecDeque<(usize, Start)>,
+    /// Pairs whose witness was lost: each is asked once a reveal.
+    witnessed: HashSet<[usize; 2]>,
 }
 
 impl Run<'_, '_> {
@@ -274,7 +282,7 @@ impl Run<'_, '_> {
                 });
             }
         }
-        let Some(read) = ask(self.oracle, &tests, self.room, true)? else {
+        let Some(read) = ask(self.oracle, &tests, self.room, true, &mut self.witnessed)? else {
             return Ok(None);
         };
         // The first guess with a bit lost, and all after it, are taken
@@ -295,7 +303,8 @@ impl Run<'_, '_> {
             .map(|(test, _)| test.clone())
             .collect();
         if !unasked.is_empty() {
-            let Some(read) = ask(self.oracle, &unasked, self.room, true)? else {
+            let Some(read) = ask(self.oracle, &unasked, self.room, true, &mut self.witnessed)?
+            else {
                 return Ok(None);
             };
             wrong = wrong.min(lost(&read));
@@ -357,7 +366,8 @@ impl Run<'_, '_> {
             if tests.is_empty() {
                 break;
             }
-            let Some(read) = ask(self.oracle, &tests, self.room, false)? else {
+            let Some(read) = ask(self.oracle, &tests, self.room, false, &mut self.witnessed)?
+            else {
                 return Ok(None);
             };
             let mut kept: Vec<Vec<bool>> = vec![Vec::new(); seekers.len()];
@@ -410,12 +420,20 @@ enum Seek {
         o: Node,
     },
     /// On heavy path `path`, the nodes strictly under `path[lo]` (and it
-    /// too where `incl`) but not strictly under `path[hi]`.
+    /// too where `incl`) but not strictly under `path[hi]`; and `also`,
+    /// where it is not `NONE`: the sibling of `path[lo]`, which no test of
+    /// the path swallows.
     Region {
         path: u32,
         lo: u32,
         hi: u32,
         incl: bool,
+        also: Node,
+    },
+    /// Above `next` or above `o`, its sibling.
+    Either {
+        next: Node,
+        o: Node,
     },
     /// Above `t`, found by elimination: checked like a guess (a third
     /// child of a fused node looks like this).
@@ -435,6 +453,7 @@ impl Seek {
                         lo,
                         hi: lo + 1,
                         incl: true,
+                        also: NONE,
                     },
                     _ => Seek::region(snap, joined, true),
                 }
@@ -459,13 +478,56 @@ impl Seek {
             lo,
             hi: snap.path(path).len() as u32 - 1,
             incl,
+            also: NONE,
+        }
+    }
+
+    /// The search of the nodes strictly under `path[lo]` but not strictly
+    /// under `path[hi]`. Where that is `path[hi]` and the subtree of its
+    /// sibling `o`, the search goes on along `o`'s own heavy path with
+    /// `path[hi]` beside: its tests are then membership tests, whose pairs
+    /// the summands sought there share, not a test of each summand's own.
+    fn under(tree: &Growing, snap: &Snapshot, path: u32, lo: u32, hi: u32) -> Seek {
+        if hi > lo + 1 {
+            return Seek::Region {
+                path,
+                lo,
+                hi,
+                incl: false,
+                also: NONE,
+            };
+        }
+        let next = snap.path(path)[hi as usize];
+        let o = tree.sibling(next);
+        match tree.children(o) {
+            None => Seek::Either { next, o },
+            Some(_) => match Seek::region(snap, o, true) {
+                Seek::Region { path, lo, hi, .. } => Seek::Region {
+                    path,
+                    lo,
+                    hi,
+                    incl: true,
+                    also: next,
+                },
+                other => other,
+            },
         }
     }
 
     /// Where the summand may hang, as preorder spans.
-    fn spans(&self, snap: &Snapshot) -> [Span; 2] {
+    fn spans(&self, snap: &Snapshot) -> [Span; 3] {
+        let point = |v: Node| {
+            let at = snap.pre(v);
+            [at, at]
+        };
         match *self {
-            Seek::Region { path, lo, hi, incl } => {
+            Seek::Region {
+                path,
+                lo,
+                hi,
+                incl,
+                also,
+            } => {
                 let nodes = snap.path(path);
                 let (top, bottom) = (nodes[lo as usize], nodes[hi as usize]);
                 let [top_pre, top_end] = snap.subtree(top);
@@ -473,17 +535,13 @@ impl Seek {
                 [
                     [top_pre + u32::from(!incl), bottom_pre],
                     [bottom_end + 1, top_end],
+                    if also == NONE { EMPTY } else { point(also) },
                 ]
             }
-            Seek::Class { v, o } => {
-                let at = snap.pre(v);
-                [[at, at], snap.subtree(o)]
-            }
-            Seek::Path { .. } => [[0, u32::MAX], EMPTY],
-            Seek::Confirm(t) | Seek::Found(t) => {
-                let at = snap.pre(t);
-                [[at, at], EMPTY]
-            }
+            Seek::Either { next, o } => [point(next), point(o), EMPTY],
+            Seek::Class { v, o } => [point(v), snap.subtree(o), EMPTY],
+            Seek::Path { .. } => [[0, u32::MAX], EMPTY, EMPTY],
+            Seek::Confirm(t) | Seek::Found(t) => [point(t), EMPTY, EMPTY],
         }
     }
 
@@ -527,19 +585,26 @@ impl Seek {
                 bits: vec![placed(tree.fresh(tree.sibling(t)))],
                 witness: None,
             }),
-            Seek::Region { path, lo, hi, incl } => {
+            // The pair meets below `next`'s parent where the summand goes
+            // above `next`, keeping the bit on `o`.
+            Seek::Either { next, o } => Some(Test {
+                pair: [k, tree.fresh(next)],
+                swallow: snap.under(tree.parent(next)),
+                bits: vec![placed(tree.fresh(o))],
+                witness: None,
+            }),
+            Seek::Region {
+                path,
+                lo,
+                hi,
+                incl,
+                also,
+            } => {
                 let nodes = snap.path(path);
-                if !incl && hi == lo + 1 {
-                    // Above `nodes[hi]`, or in the subtree of its sibling.
-                    let (top, next) = (nodes[lo as usize], nodes[hi as usize]);
-                    return Some(Test {
-                        pair: [k, tree.fresh(next)],
-                        swallow: snap.under(top),
-                        bits: vec![placed(tree.fresh(tree.sibling(next)))],
-                        witness: None,
-                    });
-                }
-                Some(membership(nodes[split(snap, nodes, lo, hi, incl) as usize]))
+                let extra = u32::from(also != NONE);
+                Some(membership(
+                    nodes[split(snap, nodes, lo, hi, incl, extra) as usize],
+                ))
             }
         }
     }
@@ -584,37 +649,37 @@ impl Seek {
                 true => Seek::Found(t),
                 false => return None,
             },
-            Seek::Region { path, lo, hi, incl } => {
+            Seek::Either { next, o } => match kept[0] {
+                true => Seek::Found(next),
+                false => found(o, false),
+            },
+            Seek::Region {
+                path,
+                lo,
+                hi,
+                incl,
+                also,
+            } => {
                 let nodes = snap.path(path);
-                if !incl && hi == lo + 1 {
-                    let next = nodes[hi as usize];
-                    return Some(match kept[0] {
-                        true => Seek::Found(next),
-                        false => {
-                            let o = tree.sibling(next);
-                            match tree.children(o) {
-                                None => found(o, false),
-                                Some(_) => Seek::region(snap, o, true),
-                            }
-                        }
-                    });
-                }
-                let i = split(snap, nodes, lo, hi, incl);
+                let i = split(snap, nodes, lo, hi, incl, u32::from(also != NONE));
                 match (kept[0], i == lo) {
-                    // Strictly under `nodes[i]`.
-                    (false, _) => Seek::Region {
-                        path,
-                        lo: i,
-                        hi,
-                        incl: false,
+                    // Strictly under `nodes[i]`: not beside the path.
+                    (false, _) => Seek::under(tree, snap, path, i, hi),
+                    // Above `nodes[lo]` itself, or above `also`.
+                    (true, true) if also != NONE => Seek::Either {
+                        next: also,
+                        o: nodes[lo as usize],
                     },
-                    // Above `nodes[lo]` itself.
                     (true, true) => found(nodes[lo as usize], false),
+                    // Strictly under `nodes[lo]` (so nothing beside), not
+                    // strictly under `nodes[i]`.
+                    (true, false) if !incl => Seek::under(tree, snap, path, lo, i),
                     (true, false) => Seek::Region {
                         path,
                         lo,
                         hi: i,
                         incl,
+                        also,
                     },
                 }
             }
@@ -623,10 +688,11 @@ impl Seek {
 }
 
 /// The node of `nodes[lo..hi]` whose membership test splits the region
-/// most evenly: `lo` itself only where the region holds it.
-fn split(snap: &Snapshot, nodes: &[Node], lo: u32, hi: u32, incl: bool) -> u32 {
+/// (with `extra` nodes beside it, which every test keeps) most evenly:
+/// `lo` itself only where the region holds it.
+fn split(snap: &Snapshot, nodes: &[Node], lo: u32, hi: u32, incl: bool, extra: u32) -> u32 {
     let below = snap.count_under(nodes[hi as usize]);
-    let total = u32::from(incl) + snap.count_under(nodes[lo as usize]) - below;
+    let total = u32::from(incl) + extra + snap.count_under(nodes[lo as usize]) - below;
     let yes = |i: u32| snap.count_under(nodes[i as usize]) - below;
     let first = lo + u32::from(!incl);
     // `yes` falls along the path: the last `i` with yes(i) at least half,

@@ -118,6 +118,10 @@ impl Probe for Spread<'_> {
         self.inner.may_fuse()
     }
 
+    fn fuses(&self) -> bool {
+        self.inner.fuses()
+    }
+
     fn operands(&self) -> Option<(Format, Format)> {
         self.inner.operands()
     }

@@ -8,6 +8,8 @@
 //! its summand may hang (preorder intervals of the tree so far), each pair
 //! which nodes it swallows.
 
+use std::collections::HashSet;
+
 use super::super::oracle::{Edits, Oracle};
 use crate::error::Result;
 
@@ -20,7 +22,7 @@ pub(super) type Span = [u32; 2];
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Bit {
     pub leaf: usize,
-    pub at: [Span; 2],
+    pub at: [Span; 3],
     pub tag: u32,
 }
 
@@ -29,7 +31,7 @@ impl Bit {
     pub(super) fn placed(leaf: usize, pre: u32, tag: u32) -> Self {
         Bit {
             leaf,
-            at: [[pre, pre], EMPTY],
+            at: [[pre, pre], EMPTY, EMPTY],
             tag,
         }
     }
@@ -93,8 +95,8 @@ struct Input {
     /// Bits, each with the pair (index) it reads, its place among all the
     /// tests' bits and its weight (`2^w u`).
     bits: Vec<(Bit, usize, usize, u32)>,
-    /// The witnesses' summands and weights: bits that must be lost.
-    witnesses: Vec<(usize, u32)>,
+    /// The witnesses' summands, weights and pairs: bits that must be lost.
+    witnesses: Vec<(usize, u32, [usize; 2])>,
     used: Vec<usize>,
 }
 
@@ -111,9 +113,16 @@ impl Input {
         self.used.contains(&leaf)
     }
 
-    /// Adds `test`'s pair and as many of `bits` as fit; returns the bits
-    /// left over, or all of them (and adds nothing) where none fit.
-    fn take(&mut self, test: &Test, bits: Vec<(Bit, usize)>, room: Room) -> Vec<(Bit, usize)> {
+    /// Adds `test`'s pair and as many of `bits` as fit, with `witness`
+    /// where there is room; returns the bits left over, or all of them
+    /// (and adds nothing) where none fit.
+    fn take(
+        &mut self,
+        test: &Test,
+        witness: Option<usize>,
+        bits: Vec<(Bit, usize)>,
+        room: Room,
+    ) -> Vec<(Bit, usize)> {
         let shared = self
             .pairs
             .iter()
@@ -161,16 +170,34 @@ impl Input {
         }
         // The pair's witness, where there is room: it can only be lost,
         // whatever else the input holds.
-        if let Some(leaf) = test.witness
+        if let Some(leaf) = witness
             && shared.is_none()
             && !self.uses(leaf)
             && (self.weights() as usize) < room.bits
         {
             self.used.push(leaf);
-            self.witnesses.push((leaf, self.weights()));
+            self.witnesses.push((leaf, self.weights(), test.pair));
         }
         left
     }
+}
+
+/// [`Input::take`] with `test`'s witness where `witnessed` does not yet
+/// hold its pair, which it then does.
+fn take(
+    input: &mut Input,
+    test: &Test,
+    witnessed: &mut HashSet<[usize; 2]>,
+    bits: Vec<(Bit, usize)>,
+    room: Room,
+) -> Vec<(Bit, usize)> {
+    let witness = test.witness.filter(|_| !witnessed.contains(&test.pair));
+    let before = input.witnesses.len();
+    let left = input.take(test, witness, bits, room);
+    if input.witnesses.len() > before {
+        witnessed.insert(test.pair);
+    }
+    left
 }
 
 /// How many inputs with room a test tries (the latest, oldest first)
@@ -190,11 +217,16 @@ pub(super) fn ask(
     tests: &[Test],
     room: Room,
     until_lost: bool,
+    witnessed: &mut HashSet<[usize; 2]>,
 ) -> Result<Option<Vec<Read>>> {
     let mut inputs: Vec<Input> = Vec::new();
     // The inputs with room left, oldest first.
     let mut open: Vec<usize> = Vec::new();
     let mut serial = 0;
+    // A pair meets at one node of a summation tree whatever else an input
+    // holds: its witness is asked once a reveal, in the first input it
+    // goes to; `planned` holds those of this ask's inputs too.
+    let mut planned = witnessed.clone();
     for test in tests {
         let mut bits: Vec<(Bit, usize)> = test.bits.iter().map(|&b| (b, 0)).collect();
         for (_, s) in &mut bits {
@@ -204,7 +236,7 @@ pub(super) fn ask(
         let mut at = open.len().saturating_sub(OPEN);
         while at < open.len() && !bits.is_empty() {
             let input = &mut inputs[open[at]];
-            bits = input.take(test, bits, room);
+            bits = take(input, test, &mut planned, bits, room);
             if input.full(room) {
                 open.remove(at);
             } else {
@@ -214,7 +246,7 @@ pub(super) fn ask(
         while !bits.is_empty() {
             let mut input = Input::default();
             let before = bits.len();
-            bits = input.take(test, bits, room);
+            bits = take(&mut input, test, &mut planned, bits, room);
             // An empty input takes a bit of any test; should one not, the
             // method stands aside rather than loop.
             if bits.len() == before {
@@ -248,7 +280,8 @@ pub(super) fn ask(
                 set.extend([a, b]);
             }
             let leaves = input.bits.iter().map(|&(b, _, _, w)| (b.leaf, w));
-            for (leaf, w) in leaves.chain(input.witnesses.iter().copied()) {
+            let witnesses = input.witnesses.iter().map(|&(leaf, w, _)| (leaf, w));
+            for (leaf, w) in leaves.chain(witnesses) {
                 edits.set(leaf, masks.u * 2f64.powi(w as i32));
                 set.push(leaf);
             }
@@ -266,10 +299,11 @@ pub(super) fn ask(
                 || input
                     .witnesses
                     .iter()
-                    .any(|&(_, w)| (units as u64) >> w & 1 == 1)
+                    .any(|&(_, w, _)| (units as u64) >> w & 1 == 1)
             {
                 return Ok(None);
             }
+            witnessed.extend(input.witnesses.iter().map(|&(.., pair)| pair));
             let units = units as u64;
             for &(_, _, serial, w) in &input.bits {
                 let kept = units >> w & 1 == 1;
