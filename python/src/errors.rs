@@ -76,7 +76,7 @@ fn keyword(setting: Param) -> Option<&'static str> {
         Param::Shape => Some("shape"),
         Param::Batch => Some("batch"),
         Param::Processes => Some("processes"),
-        Param::Sizes | Param::Ranks | Param::OutputFormat => None,
+        Param::Sizes | Param::Ranks | Param::OutputFormat | Param::SkeletonTime => None,
     }
 }
 

@@ -199,7 +199,7 @@ pub(crate) fn reveal(
         },
         infer: None,
         runs,
-        skeleton,
+        skeleton: skeleton.then_some(fprev::workflow::SKELETON_TIME),
         nearby: Vec::new(),
         afresh: false,
     };

@@ -12,7 +12,8 @@ use fprev::probe::ProbeOptions;
 /// Sums each of 8 random inputs `runs` times with `call` and compares the
 /// bits: `None` when every call agreed, else what varied (its spread) and,
 /// with `skeleton`, the subtrees every call shares (each masked query
-/// asked `runs` times), one line each.
+/// asked twice, `runs` times in a part where answers disagree, for at most
+/// [`SKELETON_TIME`](fprev::workflow::SKELETON_TIME)), one line each.
 #[pyfunction]
 #[pyo3(signature = (call, n, dtype, label, runs, rows=None, skeleton=true))]
 #[allow(clippy::too_many_arguments)]
@@ -36,7 +37,8 @@ pub(crate) fn variation(
     if !v.varies() {
         return Ok(None);
     }
-    let v = fprev::workflow::characterise(&mut black_box, v, runs, skeleton, &mut Silent)
+    let within = skeleton.then_some(fprev::workflow::SKELETON_TIME);
+    let v = fprev::workflow::characterise(&mut black_box, v, runs, within, &mut Silent)
         .map_err(to_py)?;
     let mut said = vec![fprev_present::note::variation(&v)];
     if let Some(s) = &v.skeleton {
@@ -46,8 +48,8 @@ pub(crate) fn variation(
                 .map(|line| format!("skeleton: {line}")),
         );
         said.push(format!(
-            "fixed: every such subtree was one in each of {} calls of each of {} masked queries",
-            s.repeats, s.queries
+            "fixed: every such subtree agrees with every answer to {}",
+            fprev_present::note::skeleton_asked(s)
         ));
     }
     Ok(Some(said))

@@ -77,6 +77,7 @@ fn flag(setting: Param) -> &'static str {
         Param::Column => "--column",
         Param::Sizes => "the sizes",
         Param::Processes => "--processes",
+        Param::SkeletonTime => "--skeleton-seconds",
     }
 }
 

@@ -7,6 +7,7 @@ use fprev::error::Report;
 use fprev::inputs::Inputs;
 use fprev::reveal::{Finding, OrderIndependent};
 use fprev::sizes::runs;
+use fprev::skeleton::Skeleton;
 use fprev::variation::{Processes, Variation};
 use fprev::workflow::{Note, Unheld};
 
@@ -267,10 +268,16 @@ impl fmt::Display for Said<'_> {
                  order as it starts",
                 variation(v)
             ),
-            Note::Skeleton { repeats } => write!(
+            Note::Skeleton {
+                variation: v,
+                effort,
+            } => write!(
                 f,
-                "varies: looking for the subtrees every call shares, each masked query asked \
-                 {repeats} times"
+                "varies from call to call: {}; looking for the subtrees every call shares for \
+                 up to {} s, its masked queries {}",
+                variation(v),
+                effort.within.as_secs_f64(),
+                asks(effort.first, effort.repeats)
             ),
             Note::NoSkeleton(why) => write!(f, "no skeleton: {}", Report(why)),
             Note::NotRevealed(sizes) => {
@@ -322,6 +329,47 @@ pub fn variation(v: &Variation) -> String {
          of condition number {:.3e}",
         v.varied, v.inputs, v.runs, v.most_distinct, v.spread_ulps, v.spread_relative, v.condition
     )
+}
+
+/// How often a skeleton's masked queries were asked, in one clause.
+///
+/// ```
+/// use fprev::skeleton::Skeleton;
+///
+/// let mut s = Skeleton::new("((0+1)+2)".parse().unwrap(), Vec::new(), 40);
+/// (s.first, s.queries, s.calls) = (2, 3, 6);
+/// assert_eq!(
+///     fprev_present::note::skeleton_asked(&s),
+///     "3 masked queries (6 calls), each asked 2 times, 40 times in a subproblem where \
+///      answers disagree and at a level not kept"
+/// );
+/// ```
+pub fn skeleton_asked(s: &Skeleton) -> String {
+    let mut said = format!(
+        "{} masked queries ({} calls), {}",
+        s.queries,
+        s.calls,
+        asks(s.first, s.repeats)
+    );
+    if s.short > 0 {
+        said += &format!(
+            " (but {} of those were asked fewer times: the time ran out)",
+            s.short
+        );
+    }
+    said
+}
+
+/// How often each masked query is asked: `first` times, `repeats` in a
+/// subproblem whose answers disagree.
+fn asks(first: usize, repeats: usize) -> String {
+    match first == repeats {
+        true => format!("each asked {repeats} times"),
+        false => format!(
+            "each asked {first} times, {repeats} times in a subproblem where answers disagree \
+             and at a level not kept"
+        ),
+    }
 }
 
 /// What comparing fresh processes' answers showed, in one clause.

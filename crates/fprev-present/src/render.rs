@@ -93,7 +93,7 @@ impl<'a> Drawing<'a> {
         let mut drawing = Self::new(doc.tree())
             .arithmetic(doc.arithmetic.as_ref())
             .caption(Caption::of(doc));
-        drawing.skeleton = doc.varies.as_ref().and_then(|v| v.skeleton.as_ref());
+        drawing.skeleton = doc.varies.as_ref().and_then(|v| v.skeleton.as_deref());
         drawing
     }
 

@@ -427,7 +427,7 @@ impl TreeDocument {
             let record = VariesRecord {
                 version: VARIES_VERSION,
                 variation: v.clone(),
-                skeleton: v.skeleton.as_ref().map(Skeleton::record),
+                skeleton: v.skeleton.as_ref().map(|s| s.record()),
             };
             lines.push(format!("\"varies\": {}", pretty(&record)));
         }
@@ -480,7 +480,7 @@ fn varies(record: VariesRecord, tree: &SummationTree) -> Result<Variation> {
     let mut v = record.variation;
     v.skeleton = record
         .skeleton
-        .map(|r| Skeleton::from_record(tree.clone(), r))
+        .map(|r| Skeleton::from_record(tree.clone(), r).map(Box::new))
         .transpose()
         .map_err(|why| Error::Input(format!("bad \"varies\": {why}")))?;
     Ok(v)

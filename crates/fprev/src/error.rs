@@ -176,6 +176,8 @@ pub enum Param {
     Sizes,
     /// Fresh processes a black box is asked in.
     Processes,
+    /// Seconds the search for a varying black box's skeleton may take.
+    SkeletonTime,
 }
 
 impl Param {
@@ -199,6 +201,7 @@ impl Param {
             Param::Column => "the column",
             Param::Sizes => "the sizes",
             Param::Processes => "the processes",
+            Param::SkeletonTime => "the seconds a skeleton may take",
         }
     }
 }

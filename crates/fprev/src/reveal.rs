@@ -69,7 +69,7 @@ use crate::reduce::Replay;
 use crate::tree::SummationTree;
 use crate::variation::{self, Variation};
 use oracle::Oracle;
-pub use skeleton::{budget as skeleton_budget, skeleton};
+pub use skeleton::{Effort, FIRST_ASKS, skeleton};
 use watcher::Placement;
 pub use watcher::{Progress, Silent, Watcher};
 

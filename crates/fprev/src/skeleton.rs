@@ -22,6 +22,7 @@
 //! ```
 
 use std::fmt;
+use std::time::Duration;
 
 use petgraph::graph::NodeIndex;
 use serde::{Deserialize, Serialize};
@@ -65,20 +66,30 @@ pub struct Skeleton {
     pub tree: SummationTree,
     /// The joins whose order varies, by smallest summand.
     pub varying: Vec<Join>,
-    /// Calls that answered each masked query.
+    /// Calls that answered each masked query of a subproblem where some
+    /// query's first answers disagreed, and more calls that answered each
+    /// partner of a level not kept.
     pub repeats: usize,
+    /// Calls that answered every masked query (at most `repeats`).
+    pub first: usize,
     /// The most distinct answers seen to one masked query: at least this
     /// many distinct trees were summed along.
     pub most_answers: usize,
-    /// Distinct masked queries asked, each `repeats` times (those at a
-    /// level the calls disagreed on, twice as often).
+    /// Distinct masked queries asked, each `first` times or more.
     pub queries: u64,
     /// Calls of the black box that finding it took.
     pub calls: u64,
     /// Summands shown as parts of their own under a varying join of more
-    /// than [`MOST_PARTS`] parts, or once the calls a skeleton may spend
-    /// were spent: subtrees among them, fixed or not, were not looked for.
+    /// than [`MOST_PARTS`] parts, or once the time a skeleton may take was
+    /// spent: subtrees among them, fixed or not, were not looked for.
     pub unexplored: usize,
+    /// Queries that were to be asked again (answers in their subproblem
+    /// disagreed, or their level was not kept) when the time was spent,
+    /// so asked fewer times than they were to be.
+    pub short: u64,
+    /// The time the search could take, where it was spent before the
+    /// skeleton was whole (`None`: it was not).
+    pub spent: Option<Duration>,
 }
 
 /// A skeleton's record in a tree file (`"skeleton"` in `"varies"`): the
@@ -98,10 +109,20 @@ pub struct Record {
     /// See [`Skeleton::unexplored`].
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unexplored: usize,
+    /// See [`Skeleton::first`] (absent: `repeats`, every query asked as
+    /// often).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<usize>,
+    /// See [`Skeleton::short`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub short: u64,
+    /// See [`Skeleton::spent`], in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent_s: Option<f64>,
 }
 
-fn is_zero(k: &usize) -> bool {
-    *k == 0
+fn is_zero<T: Default + PartialEq>(k: &T) -> bool {
+    *k == T::default()
 }
 
 impl Skeleton {
@@ -113,10 +134,13 @@ impl Skeleton {
             tree,
             varying,
             repeats,
+            first: repeats,
             most_answers: 1,
             queries: 0,
             calls: 0,
             unexplored: 0,
+            short: 0,
+            spent: None,
         }
     }
 
@@ -151,6 +175,12 @@ impl Skeleton {
         s.queries = record.queries;
         s.calls = record.calls;
         s.unexplored = record.unexplored;
+        s.first = record.first.unwrap_or(record.repeats);
+        s.short = record.short;
+        s.spent = record
+            .spent_s
+            .map(|t| Duration::try_from_secs_f64(t).map_err(|e| format!("spent_s {t}: {e}")))
+            .transpose()?;
         Ok(s)
     }
 
@@ -163,6 +193,9 @@ impl Skeleton {
             queries: self.queries,
             calls: self.calls,
             unexplored: self.unexplored,
+            first: (self.first != self.repeats).then_some(self.first),
+            short: self.short,
+            spent_s: self.spent.map(|t| t.as_secs_f64()),
         }
     }
 
@@ -214,10 +247,13 @@ impl Skeleton {
             })
             .collect();
         if self.unexplored > 0 {
+            let past = match self.spent {
+                Some(t) => format!(", or once its {} s were spent", t.as_secs_f64()),
+                None => String::new(),
+            };
             said.push(format!(
                 "{} summands are shown as single parts, unexplored (under joins of more than \
-                 {MOST_PARTS} parts, or past the calls a skeleton may spend): subtrees among \
-                 them were not looked for",
+                 {MOST_PARTS} parts{past}): subtrees among them were not looked for",
                 self.unexplored
             ));
         }
@@ -291,8 +327,9 @@ impl fmt::Display for Skeleton {
         if self.is_whole() {
             return write!(
                 f,
-                "no join varied: every masked query got the same answer on each of {} calls",
-                self.repeats
+                "no join varied: every masked query got the same answer on each of its calls \
+                 (at least {})",
+                self.first
             );
         }
         write!(f, "{}", self.describe().join("; "))

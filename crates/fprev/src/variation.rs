@@ -64,9 +64,10 @@ pub struct Variation {
     pub condition: f64,
     /// The subtrees every call shared and the joins that varied, where
     /// they were looked for ([`reveal::skeleton`](crate::reveal::skeleton())).
-    /// A tree file holds its tree as the file's tree.
+    /// A tree file holds its tree as the file's tree. Boxed: a variation
+    /// travels in outcomes far more often without one.
     #[serde(skip)]
-    pub skeleton: Option<Skeleton>,
+    pub skeleton: Option<Box<Skeleton>>,
 }
 
 /// A number JSON wrote as `null` (it has no infinity) as infinite.

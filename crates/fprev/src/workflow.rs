@@ -72,7 +72,7 @@ pub use predict::ARITHMETIC_AT;
 pub use request::{Infer, PREDICT_SIZES, PROVE_UP_TO, Request, Revealed};
 pub use reveal::{Revealing, reveal, reveal_opened};
 pub use size::GUESS_KNOWN_FROM;
-pub use varies::{SKELETON_CALLS, SUMMARY_RUNS, characterise, skeleton_repeats};
+pub use varies::{SKELETON_CALLS, SKELETON_TIME, SUMMARY_RUNS, characterise, skeleton_repeats};
 
 use crate::formula::Formula;
 use crate::probe::{Probe, ProbeOptions};

@@ -35,6 +35,12 @@ impl Probe for RandomJoins {
     }
 }
 
+/// Each query asked twice, `repeats` times in a subproblem whose answers disagree,
+/// with time enough for the whole skeleton.
+fn effort(repeats: usize) -> reveal::Effort {
+    reveal::Effort::new(repeats, std::time::Duration::from_secs(3600))
+}
+
 #[test]
 fn chunks_joined_in_a_random_order_are_reported_as_varying() {
     for n in [32, 128, 1000] {
@@ -149,7 +155,7 @@ fn the_skeleton_of_chunks_joined_at_random_is_the_chunks() {
             n,
             rng: ChaCha8Rng::seed_from_u64(7),
         };
-        let s = reveal::skeleton(&mut probe, 50, &mut Silent).unwrap();
+        let s = reveal::skeleton(&mut probe, &effort(50), &mut Silent).unwrap();
         let chunks: Vec<String> = (0..n)
             .step_by(8)
             .map(|a| {
@@ -171,7 +177,7 @@ fn the_skeleton_of_chunks_joined_at_random_is_the_chunks() {
         n: 128,
         rng: ChaCha8Rng::seed_from_u64(1),
     };
-    let s = reveal::skeleton(&mut probe, 50, &mut Silent).unwrap();
+    let s = reveal::skeleton(&mut probe, &effort(50), &mut Silent).unwrap();
     assert_eq!(
         s.describe(),
         vec![
@@ -195,7 +201,7 @@ fn a_fixed_order_is_its_own_skeleton() {
             ..Default::default()
         };
         let mut probe = fprev::open(&format!("native:{order}"), &opts).unwrap();
-        let s = reveal::skeleton(&mut probe, 3, &mut Silent).unwrap();
+        let s = reveal::skeleton(&mut probe, &effort(3), &mut Silent).unwrap();
         assert_eq!(s.tree, order.tree(50), "{order}");
         assert!(
             s.is_whole() && s.most_answers == 1,
@@ -235,7 +241,7 @@ impl Probe for RandomTree {
 #[test]
 fn a_black_box_with_nothing_fixed_is_one_join_and_its_cost_is_bounded() {
     let mut probe = RandomTree(ChaCha8Rng::seed_from_u64(3));
-    let s = reveal::skeleton(&mut probe, 10, &mut Silent).unwrap();
+    let s = reveal::skeleton(&mut probe, &effort(10), &mut Silent).unwrap();
     let root = s.tree.root();
     assert_eq!(s.tree.children(root).len(), 200, "{}", s.tree);
     assert_eq!(s.varying.len(), 1);

@@ -106,6 +106,11 @@ pub(super) fn parse_runs(s: &str) -> Result<usize, fprev::Error> {
     bounds::RUNS.parse(s)
 }
 
+/// `--skeleton-seconds`: 0 to a day.
+pub(super) fn parse_skeleton_seconds(s: &str) -> Result<usize, fprev::Error> {
+    bounds::SKELETON_SECONDS.parse(s)
+}
+
 /// A GEMV/GEMM shape M,N,K: three positive whole numbers.
 pub(super) fn parse_shape(s: &str) -> std::result::Result<[usize; 3], String> {
     let parts: Vec<&str> = s.split(',').collect();

@@ -5,7 +5,7 @@ use clap::Args;
 use fprev::Spec;
 use fprev::workflow::PROVE_UP_TO;
 
-use super::parse::parse_runs;
+use super::parse::{parse_runs, parse_skeleton_seconds};
 use super::{BlackBoxArgs, ConfirmArgs, DEFAULT_SPEC, EngineArgs, GuardArgs, OutputArgs};
 
 #[derive(Args, Debug)]
@@ -46,8 +46,8 @@ pub(crate) struct RevealArgs {
     /// Before revealing, look for answers that change from call to call:
     /// sum each of 8 random inputs R times and compare the bits (exit 6 and
     /// the spread, in ulps and against the sum's condition number, when
-    /// they differ), then find its skeleton with each masked query asked R
-    /// times. Without it, variation is looked for only where a reveal or
+    /// they differ), then find its skeleton with each masked query asked
+    /// twice, and R times in a part where answers disagree. Without it, variation is looked for only where a reveal or
     /// its replay fails, at no cost to a deterministic black box, and a
     /// varying one is summarised over 50 calls of each input.
     #[arg(long, value_name = "R", default_value_t = 0, value_parser = parse_runs)]
@@ -61,10 +61,23 @@ pub(crate) struct RevealArgs {
     pub(crate) processes: Option<u8>,
     /// Where the black box varies, say so and how much, but do not look
     /// for its skeleton: the subtrees every call shares, found with each
-    /// masked query asked R times (or min(50, max(4, 400000/N)) without
-    /// --runs), about that many times the calls of a reveal.
+    /// masked query asked twice, and R times (or min(50, max(4, 400000/N))
+    /// without --runs) in a part where answers disagree.
     #[arg(long)]
     pub(crate) no_skeleton: bool,
+    /// Where the black box varies, the seconds its skeleton's search may
+    /// take (0 to 86400): once they are spent, no part is looked into
+    /// further and no query asked again, and the skeleton says how many
+    /// summands it left unexplored. The search ends within about one
+    /// subproblem's first asks past them (at n = 100000, seconds).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = fprev::workflow::SKELETON_TIME.as_secs() as usize,
+        value_parser = parse_skeleton_seconds,
+        conflicts_with = "no_skeleton"
+    )]
+    pub(crate) skeleton_seconds: usize,
     #[command(flatten)]
     pub(crate) guard: GuardArgs,
     #[command(flatten)]

@@ -45,7 +45,8 @@ pub(super) fn run(a: RevealArgs) -> Result<i32> {
             known: None,
         }),
         runs: a.runs,
-        skeleton: !a.no_skeleton,
+        skeleton: (!a.no_skeleton)
+            .then(|| std::time::Duration::from_secs(a.skeleton_seconds as u64)),
         nearby: Vec::new(),
         afresh: a.afresh,
     };

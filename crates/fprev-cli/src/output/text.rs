@@ -129,19 +129,28 @@ fn skeleton_lines(v: &fprev::variation::Variation) -> String {
     let mut s = String::new();
     if sk.is_whole() {
         s += &format!(
-            "# skeleton: no join varied in {} calls of each masked query, yet the bits did: \
-             the tree above is every call's as far as the masked inputs show\n",
-            sk.repeats
+            "# skeleton: no join varied in {} or more calls of each masked query, yet the bits \
+             did: the tree above is every call's as far as the masked inputs show\n",
+            sk.first
         );
     }
     for line in sk.describe() {
         s += &format!("# skeleton: {line}\n");
     }
     s += &format!(
-        "# fixed: every subtree above was a subtree in each of {} calls of each of {} masked \
-         queries ({} calls); a node of more than two terms is a join whose order varied (at \
-         least {} distinct answers to one query, so at least that many distinct trees)\n",
-        sk.repeats, sk.queries, sk.calls, sk.most_answers
+        "# fixed: every subtree above agrees with every answer to {}; a node of more than two \
+         terms is a join whose order varied (at least {} distinct answers to one query, so at \
+         least that many distinct trees)\n",
+        fprev_present::note::skeleton_asked(sk),
+        sk.most_answers
     );
+    if let Some(t) = sk.spent {
+        s += &format!(
+            "# unexplored: the search stopped when its {} s were spent, {} summands left \
+             unexplored; a larger --skeleton-seconds or a smaller -n explores further\n",
+            t.as_secs(),
+            sk.unexplored
+        );
+    }
     s
 }

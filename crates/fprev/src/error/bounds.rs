@@ -71,6 +71,11 @@ pub const RUNS: Bound = Bound {
     ..Bound::new(Param::Runs, 2, MOST_TRIALS)
 };
 
+/// Seconds the search for a varying black box's skeleton may take: 0
+/// (its whole sum's first level only) to a day, past which a search is
+/// better bounded by a smaller `n`.
+pub const SKELETON_SECONDS: Bound = Bound::new(Param::SkeletonTime, 0, 86_400);
+
 /// A thread count: as many as a spec may name (`reduce:…:THREADS`), past
 /// any machine's cores; a pool of more takes a minute to start.
 pub const THREADS: Bound = Bound::new(Param::Threads, 1, 1024);

@@ -210,7 +210,7 @@ pub fn plan(
                 known: Some((formula.clone(), Vec::new())),
             }),
             runs: 0,
-            skeleton: false,
+            skeleton: None,
             nearby: Vec::new(),
             afresh: false,
         };

@@ -526,7 +526,7 @@ fn explain_request(probe: &ProbeOptions, engine: &Options, confirm: &Confirm) ->
         },
         infer: None,
         runs: 0,
-        skeleton: false,
+        skeleton: None,
         nearby: Vec::new(),
         afresh: false,
     }

@@ -5,7 +5,7 @@ use crate::arith::Arithmetic;
 use crate::error::Error;
 use crate::format::Format;
 use crate::inputs::Inputs;
-use crate::reveal::Finding;
+use crate::reveal::{Effort, Finding};
 use crate::variation::{Processes, Variation};
 
 /// A finding of a workflow, told to its [`Observer`](super::Observer) as
@@ -218,11 +218,13 @@ pub enum Note {
     },
     /// Repeating random inputs on purpose showed the same bits every call.
     Deterministic(Variation),
-    /// The black box varies: its skeleton is looked for, each masked query
-    /// asked `repeats` times.
+    /// The black box varies, as `variation` summarises (the verdict, told
+    /// before the search): its skeleton is looked for with `effort`.
     Skeleton {
-        /// Calls of each masked query.
-        repeats: usize,
+        /// What repeating random inputs showed.
+        variation: Variation,
+        /// How hard, and for how long, the skeleton is looked for.
+        effort: Effort,
     },
     /// The skeleton of a varying black box could not be found.
     NoSkeleton(Error),

@@ -35,10 +35,12 @@ pub struct Request {
     pub runs: usize,
     /// Where the black box varies, summarise it over `runs` calls of each
     /// input (or [`SUMMARY_RUNS`](super::SUMMARY_RUNS)) and find its
-    /// skeleton, each masked query asked `runs` times (or
-    /// [`skeleton_repeats`](super::skeleton_repeats)): the subtrees every
-    /// call shares. Not done for a prediction's smaller sizes.
-    pub skeleton: bool,
+    /// skeleton within this time (`None`: do not), each masked query asked
+    /// `runs` times (or [`skeleton_repeats`](super::skeleton_repeats))
+    /// in a subproblem where answers disagree: the subtrees every call
+    /// shares.
+    /// Not done for a prediction's smaller sizes.
+    pub skeleton: Option<std::time::Duration>,
     /// Documents found nearby (the same product at another batch size,
     /// another output of it), nearest first. The first tree of this size
     /// is proven with masked checks instead of revealed, and the arithmetic

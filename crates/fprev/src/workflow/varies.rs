@@ -2,8 +2,10 @@
 //! summarised over many calls, and its fixed skeleton (the subtrees every
 //! call shares, the joins that vary).
 
+use std::time::Duration;
+
 use crate::probe::Probe;
-use crate::reveal::VARIATION_INPUTS;
+use crate::reveal::{Effort, VARIATION_INPUTS};
 use crate::variation::{self, Variation};
 
 use super::{Note, Observer};
@@ -23,10 +25,19 @@ pub fn skeleton_repeats(n: usize) -> usize {
 /// See [`skeleton_repeats`].
 pub const SKELETON_CALLS: usize = 400_000;
 
+/// The time a skeleton's search may take where the request gives none: a
+/// default `fprev reveal rayon:sum -n 100000 --threads 2` first spends
+/// about 45 s on the reveal that fails (on a loaded 2-core machine), so
+/// with this it ends in about a minute.
+pub const SKELETON_TIME: Duration = Duration::from_secs(20);
+
 /// `v` (which varies), summarised over `runs` calls of each input (or
 /// [`SUMMARY_RUNS`]) where it was seen over fewer, with the skeleton of
-/// `black_box` when `skeleton` asks for it, each masked query asked
-/// `runs` times (or [`skeleton_repeats`]).
+/// `black_box` found within the time `skeleton` gives (none: not looked
+/// for), each masked query asked [`FIRST_ASKS`](crate::reveal::FIRST_ASKS)
+/// times and `runs` times (or [`skeleton_repeats`]) in a subproblem where
+/// answers disagree. The summary is told to `observer` before the search
+/// ([`Note::Skeleton`]), so it is known however long the search takes.
 ///
 /// ```
 /// use fprev::{Format, Probe, reveal::Silent, variation, workflow};
@@ -47,7 +58,8 @@ pub const SKELETON_CALLS: usize = 400_000;
 /// }
 ///
 /// let seen = variation::measure(&mut Swaps(false), 8, 4, 1).unwrap();
-/// let v = workflow::characterise(&mut Swaps(false), seen, 20, true, &mut Silent).unwrap();
+/// let within = Some(workflow::SKELETON_TIME);
+/// let v = workflow::characterise(&mut Swaps(false), seen, 20, within, &mut Silent).unwrap();
 /// let skeleton = v.skeleton.unwrap();
 /// assert_eq!(
 ///     skeleton.describe(),
@@ -58,7 +70,7 @@ pub fn characterise(
     black_box: &mut dyn Probe,
     v: Variation,
     runs: usize,
-    skeleton: bool,
+    skeleton: Option<Duration>,
     observer: &mut dyn Observer,
 ) -> crate::Result<Variation> {
     let summary_runs = if runs > 1 { runs } else { SUMMARY_RUNS };
@@ -71,15 +83,19 @@ pub fn characterise(
         }
         false => v,
     };
-    if skeleton {
+    if let Some(within) = skeleton {
         let repeats = if runs > 1 {
             runs
         } else {
             skeleton_repeats(black_box.n())
         };
-        observer.note(Note::Skeleton { repeats });
-        match crate::reveal::skeleton(black_box, repeats, observer) {
-            Ok(s) => v.skeleton = Some(s),
+        let effort = Effort::new(repeats, within);
+        observer.note(Note::Skeleton {
+            variation: v.clone(),
+            effort,
+        });
+        match crate::reveal::skeleton(black_box, &effort, observer) {
+            Ok(s) => v.skeleton = Some(Box::new(s)),
             // The finding stands without it.
             Err(e) => observer.note(Note::NoSkeleton(e)),
         }

@@ -66,7 +66,7 @@ pub fn sweep_with(
         },
         infer: None,
         runs,
-        skeleton: false,
+        skeleton: None,
         nearby: Vec::new(),
         afresh: false,
     };
