@@ -42,7 +42,8 @@
 //! Its parts: `asker` puts the questions to one node, `search` picks the
 //! nodes (and products) asked, `model` makes a model of their answers,
 //! `confirm` replays it with each arithmetic the root may have, `products`
-//! asks a black box's products, `compensated` tells a compensated sum, and
+//! asks a black box's products, `packing` puts several product questions
+//! in one input, `compensated` tells a compensated sum, and
 //! `confirmed` joins the order's confirmation and the arithmetic.
 
 mod asker;
@@ -50,6 +51,7 @@ mod compensated;
 mod confirm;
 mod confirmed;
 mod model;
+mod packing;
 mod products;
 mod search;
 

@@ -26,7 +26,7 @@
 //! A product under a fused node (three or more children) is taken as
 //! exact: its window, asked with the node, already says what it keeps.
 
-use crate::arith::{NodeKey, Product};
+use crate::arith::{Arithmetic, NodeKey, Product};
 use crate::error::{Error, Fault, Result};
 use crate::format::Format;
 use crate::probe::{Dot, Probe};
@@ -39,6 +39,7 @@ use crate::inputs::Inputs;
 use crate::reveal::oracle::Oracle;
 
 use super::FORMATS;
+use super::packing::Packing;
 
 /// The bits asked of a product of f64 inputs that keeps all 55 the
 /// `1.5 (1 - 2^(2-m))` questions can carry: past x87's 64.
@@ -48,7 +49,23 @@ const X87_QUESTION: u32 = 66;
 /// summands asks in 64 rows, 512 MiB of `f64`.
 const MAX_VALUES: usize = 1 << 26;
 
-/// Asks a black box about its inputs and products, one query a call.
+/// How many times as many questions as a call holds it looks at: past
+/// them, questions that could not join wait for the next call.
+const LOOK_AHEAD: usize = 8;
+
+/// One product question at scale 1 (see [`LeafAsker::question`]).
+struct Question {
+    i: usize,
+    partner: usize,
+    x: f64,
+    y: f64,
+    partner_x: f64,
+    unit: f64,
+    kept: u32,
+}
+
+/// Asks a black box about its inputs and products: its inputs one query a
+/// call, its products many.
 pub(super) struct LeafAsker<'p> {
     pub(super) probe: &'p mut dyn Probe,
     tree: &'p SummationTree,
@@ -59,6 +76,8 @@ pub(super) struct LeafAsker<'p> {
     partner: Vec<Option<usize>>,
     /// Significant bits of the inputs once the black box has them.
     precision: u32,
+    /// Which product questions share an input, once the nodes are known.
+    packing: Option<Packing>,
     /// The rows questions are asked in (see [`LeafAsker::rows`]).
     rows: Vec<usize>,
     calibrated: bool,
@@ -97,6 +116,7 @@ impl<'p> LeafAsker<'p> {
             keys,
             partner,
             precision,
+            packing: None,
             rows: vec![0],
             calibrated: false,
             x: vec![0.0; n],
@@ -113,12 +133,25 @@ impl<'p> LeafAsker<'p> {
         self.partner[i].is_some_and(|j| self.partner[j] == Some(i))
     }
 
-    /// Takes the inputs as rounded to `inputs` (what [`LeafAsker::inputs`]
-    /// found), so that products are asked with values the black box keeps.
-    pub(super) fn rounding_inputs_to(&mut self, inputs: Option<Format>) {
-        if let Some(f) = inputs {
+    /// Takes what `model` found: the inputs as rounded to its `inputs`,
+    /// so that products are asked with values the black box keeps, and its
+    /// nodes' formats, which say how many product questions share an input.
+    pub(super) fn knowing(&mut self, model: &Arithmetic) {
+        let format = self.probe.format();
+        if let Some(f) = model.inputs {
             self.precision = self.precision.min(f.precision());
         }
+        let operands = [
+            format,
+            model.inputs.unwrap_or(format),
+            crate::probe::second_operand(&*self.probe),
+        ];
+        self.packing = Some(Packing::new(
+            self.tree,
+            model,
+            &operands,
+            self.probe.result(),
+        ));
     }
 
     /// The summands whose products can be asked: those whose parent adds
@@ -209,69 +242,163 @@ impl<'p> LeafAsker<'p> {
     /// Whether each product `(i, m)` keeps `m` significant bits: `x_i =
     /// 1.5` and `y_i = 1 - 2^(2-m)` multiply to `m` bits, and `-1.5` at
     /// `i`'s partner leaves `-1.5 2^(2-m)` when they all reach the
-    /// addition. One question a row; `y` is shared by the rows, so a call
-    /// never asks a summand and its partner together.
+    /// addition. A call holds a pack of questions a row ([`Packing`]);
+    /// `y` is shared by the rows, so a call never asks a summand and its
+    /// partner together. A pack whose answer does not read as one has its
+    /// questions asked again, each in a pack of its own.
     fn kept(&mut self, questions: &[(usize, u32)]) -> Result<Vec<bool>> {
         let n = self.tree.n();
         let rows = self.rows(questions.len())?.to_vec();
+        let bands = self.packing.as_ref().map_or(1, |p| p.bands);
         let mut answers = vec![false; questions.len()];
+        let mut alone = vec![false; questions.len()];
         let mut left: Vec<usize> = (0..questions.len()).collect();
         while !left.is_empty() {
-            let mut call: Vec<usize> = Vec::with_capacity(rows.len());
-            let mut later = Vec::new();
-            let mut rest = left.into_iter();
-            // Once the call is full the rest wait as they are: a black box
-            // of one row asks one question a call.
-            for q in rest.by_ref() {
-                let i = questions[q].0;
-                let clash = call.iter().any(|&c| {
-                    let j = questions[c].0;
-                    self.partner[i] == Some(j) || self.partner[j] == Some(i)
-                });
-                if clash {
-                    later.push(q);
-                    continue;
+            let packs = self.packs(questions, &mut left, &alone, rows.len(), bands);
+            let mut scaled = Vec::with_capacity(packs.len());
+            for (pack, &r) in packs.iter().zip(&rows) {
+                let values: Vec<Question> =
+                    pack.iter().map(|&q| self.question(questions[q])).collect();
+                let (lowest, scales) = match pack.len() {
+                    1 => (values[0].unit, vec![1.0]),
+                    _ => self
+                        .packing
+                        .as_ref()
+                        .and_then(|p| p.scales(&values.iter().map(|v| v.unit).collect::<Vec<_>>()))
+                        .expect("a pack's scales were checked as it was made"),
+                };
+                for (v, s) in values.iter().zip(&scales) {
+                    self.x[r * n + v.i] = v.x * s;
+                    self.x[r * n + v.partner] = v.partner_x * s;
+                    self.y[v.i] = v.y;
                 }
-                call.push(q);
-                if call.len() == rows.len() {
-                    break;
-                }
+                scaled.push((values, lowest));
             }
-            later.extend(rest);
-            left = later;
-            for (&q, &r) in call.iter().zip(&rows) {
-                let (i, other, [x, y, partner, _]) = self.question(questions[q]);
-                self.x[r * n + i] = x;
-                self.x[r * n + other] = partner;
-                self.y[i] = y;
-            }
-            let height = rows[call.len() - 1] + 1;
+            let height = rows[packs.len() - 1] + 1;
             dot(self.probe)?.dot(&self.x[..height * n], &self.y, &mut self.out[..height])?;
             self.calls += 1;
-            for (&q, &r) in call.iter().zip(&rows) {
-                let (i, other, [.., kept]) = self.question(questions[q]);
-                answers[q] = self.out[r] == kept;
-                self.x[r * n + i] = 0.0;
-                self.x[r * n + other] = 0.0;
-                self.y[i] = 1.0;
+            for ((pack, &r), (values, lowest)) in packs.iter().zip(&rows).zip(&scaled) {
+                for v in values {
+                    self.x[r * n + v.i] = 0.0;
+                    self.x[r * n + v.partner] = 0.0;
+                    self.y[v.i] = 1.0;
+                }
+                let out = self.out[r];
+                match pack[..] {
+                    [q] => answers[q] = out == -f64::from(values[0].kept) * values[0].unit,
+                    _ => match Packing::read(out, *lowest, pack.len()) {
+                        Some(counts) => {
+                            for ((&q, v), c) in pack.iter().zip(values).zip(counts) {
+                                answers[q] = c == v.kept;
+                            }
+                        }
+                        None => {
+                            for &q in pack {
+                                alone[q] = true;
+                                left.push(q);
+                            }
+                        }
+                    },
+                }
             }
         }
         Ok(answers)
     }
 
-    /// Question `(i, m)`'s summand, its partner, and the values: `x_i`,
-    /// `y_i`, `x` at the partner, and the answer when `m` bits are kept.
-    /// Up to 55 bits, `1.5 (1 - 2^(2-m))`; at 66, `1 - 2^-66`.
-    fn question(&self, (i, m): (usize, u32)) -> (usize, usize, [f64; 4]) {
-        let other = self.partner[i].expect("an askable summand");
-        let values = if m == X87_QUESTION {
+    /// The next call's packs, one a row, taken from `left` (which keeps
+    /// the rest): questions whose nodes are apart and whose values fit in
+    /// one input, at most `bands` a pack, one alone where `alone` says,
+    /// each pack in the order of its bands.
+    /// A call looks at a bounded number of questions past the first, so
+    /// that questions which cannot share (a chain's) cost no scan of all
+    /// the rest each call.
+    fn packs(
+        &self,
+        questions: &[(usize, u32)],
+        left: &mut Vec<usize>,
+        alone: &[bool],
+        rows: usize,
+        bands: usize,
+    ) -> Vec<Vec<usize>> {
+        let look = LOOK_AHEAD * rows * bands;
+        let mut packs: Vec<Vec<usize>> = Vec::with_capacity(rows);
+        let mut taken = vec![false; left.len()];
+        // Bands go to a pack's questions by their units, the finest lowest:
+        // its scales then span no more than those of one question's kind.
+        let unit = |q: usize| self.question(questions[q]).unit;
+        for (t, &q) in left.iter().enumerate().take(look) {
+            let i = questions[q].0;
+            let clash = packs.iter().flatten().any(|&c| {
+                let j = questions[c].0;
+                self.partner[i] == Some(j) || self.partner[j] == Some(i)
+            });
+            if clash {
+                continue;
+            }
+            let joins = |pack: &Vec<usize>| {
+                let Some(packing) = &self.packing else {
+                    return false;
+                };
+                if alone[q] || pack.len() >= bands || alone[pack[0]] {
+                    return false;
+                }
+                if !pack.iter().all(|&c| packing.apart(i, questions[c].0)) {
+                    return false;
+                }
+                let mut units: Vec<f64> = pack.iter().chain([&q]).map(|&c| unit(c)).collect();
+                units.sort_by(f64::total_cmp);
+                packing.scales(&units).is_some()
+            };
+            if let Some(pack) = packs.iter_mut().find(|p| joins(p)) {
+                pack.push(q);
+                pack.sort_by(|&a, &b| unit(a).total_cmp(&unit(b)));
+            } else if packs.len() < rows {
+                packs.push(vec![q]);
+            } else {
+                continue;
+            }
+            taken[t] = true;
+            if packs.len() == rows && packs.iter().all(|p| p.len() >= bands) {
+                break;
+            }
+        }
+        let mut t = 0;
+        left.retain(|_| {
+            t += 1;
+            !taken[t - 1]
+        });
+        packs
+    }
+
+    /// Question `(i, m)` at scale 1: its summand, its partner, their `x`,
+    /// `y_i`, and the residue's unit `u` and count: it leaves `-kept u`
+    /// when `m` bits are kept. Up to 55 bits, `1.5 (1 - 2^(2-m))`, which
+    /// leaves `-3 2^(1-m)`; at 66, `1 - 2^-66`, which leaves `-2^-66`.
+    fn question(&self, (i, m): (usize, u32)) -> Question {
+        let partner = self.partner[i].expect("an askable summand");
+        if m == X87_QUESTION {
             let a = 2f64.powi(-33);
-            [1.0 + a, 1.0 - a, -1.0, -a * a]
+            Question {
+                i,
+                partner,
+                x: 1.0 + a,
+                y: 1.0 - a,
+                partner_x: -1.0,
+                unit: a * a,
+                kept: 1,
+            }
         } else {
-            let tiny = 2f64.powi(2 - m as i32);
-            [1.5, 1.0 - tiny, -1.5, -1.5 * tiny]
-        };
-        (i, other, values)
+            let unit = 2f64.powi(1 - m as i32);
+            Question {
+                i,
+                partner,
+                x: 1.5,
+                y: 1.0 - 2.0 * unit,
+                partner_x: -1.5,
+                unit,
+                kept: 3,
+            }
+        }
     }
 
     /// The rows to ask `questions` questions in: row 0, and where the black

@@ -182,7 +182,7 @@ pub(super) fn reveal_products(
     opts: &ArithOptions,
 ) -> Result<()> {
     let mut leaves = products::LeafAsker::new(probe, tree, keys);
-    leaves.rounding_inputs_to(found.model.inputs);
+    leaves.knowing(&found.model);
     // Two classes, each asked in runs: summands added to another summand
     // (where an FMA chain starts, with one product rounded: few, so all
     // of them are asked) and summands added to a partial sum.
