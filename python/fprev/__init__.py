@@ -85,7 +85,7 @@ def reveal(
     confirm: int = 48,
     arith: bool = True,
     runs: int = 0,
-    skeleton: bool = True,
+    skeleton: Union[bool, int] = True,
     processes: Optional[int] = None,
     offset: Any = None,
 ) -> Tree:
@@ -129,10 +129,12 @@ def reveal(
             which costs a deterministic ``fn`` nothing). A ``fn`` that
             varies is summarised over ``runs`` calls of each (default 50).
         skeleton: where ``fn`` varies, find what every call shares (its
-            skeleton, on the :class:`VariesError`), each masked query asked
-            ``runs`` times (default ``min(50, max(4, 400000 // n))``): about
-            that many times the calls of a reveal. ``False``: the spread
-            only.
+            skeleton, on the :class:`VariesError`): each masked query asked
+            twice, and ``runs`` times (default ``min(50, max(4, 400000 //
+            n))``) in a part whose answers disagree, for up to 20 seconds;
+            a whole number: up to that many seconds (0 to 86,400; 0 looks
+            at the whole sum's first level only), what is left unexplored
+            said on the skeleton. ``False``: the spread only.
         arith: after the order, find what each node computes (its format
             and rounding) and confirm the tree with that model:
             ``tree.arithmetic``. A mixed-precision kernel is then confirmed;
@@ -196,7 +198,9 @@ def reveal(
         confirm=_count("confirm", confirm),
         arith=bool(arith),
         runs=_count("runs", runs),
-        skeleton=bool(skeleton),
+        # A number of seconds, 0 among them, asks for a search.
+        skeleton=skeleton if isinstance(skeleton, bool) else True,
+        skeleton_seconds=_skeleton_seconds(skeleton),
         processes=processes,
         fresh=fresh,
     )
@@ -876,6 +880,14 @@ def _offset(value: Any) -> str:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError("an offset must be a whole number or a string like '1B', got %r" % (value,))
     return str(value.__index__())
+
+
+def _skeleton_seconds(skeleton: Any) -> Optional[int]:
+    """The seconds a skeleton's search may take where ``skeleton`` names
+    them (``None``: the default, or no search)."""
+    if isinstance(skeleton, bool):
+        return None
+    return _count("skeleton", skeleton, "skeleton seconds")
 
 
 def _count(name: str, value: Any, bound: Optional[str] = None) -> int:

@@ -76,7 +76,8 @@ fn keyword(setting: Param) -> Option<&'static str> {
         Param::Shape => Some("shape"),
         Param::Batch => Some("batch"),
         Param::Processes => Some("processes"),
-        Param::Sizes | Param::Ranks | Param::OutputFormat | Param::SkeletonTime => None,
+        Param::SkeletonTime => Some("skeleton"),
+        Param::Sizes | Param::Ranks | Param::OutputFormat => None,
     }
 }
 
@@ -121,6 +122,7 @@ pub(crate) fn bounded(bound: &str, name: &str, value: &Bound<'_, PyAny>) -> PyRe
         "trials" => TRIALS,
         "emit trials" => EMIT_TRIALS,
         "runs" => RUNS,
+        "skeleton seconds" => SKELETON_SECONDS,
         "threads" => THREADS,
         "rows" | "batch" => BATCH,
         "row" => ROW,

@@ -140,7 +140,7 @@ impl Watch {
 }
 
 #[pyfunction]
-#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, offset=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true, runs=0, skeleton=true, processes=None, fresh=None))]
+#[pyo3(signature = (call, n, dtype, algo, label, rows=None, may_fuse=None, accumulator=None, offset=None, pack=true, progress=false, confirm=fprev::check::CONFIRM_TRIALS, arith=true, runs=0, skeleton=true, skeleton_seconds=None, processes=None, fresh=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reveal(
     py: Python<'_>,
@@ -159,6 +159,7 @@ pub(crate) fn reveal(
     arith: bool,
     runs: usize,
     skeleton: bool,
+    skeleton_seconds: Option<u64>,
     processes: Option<usize>,
     fresh: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Tree> {
@@ -199,7 +200,12 @@ pub(crate) fn reveal(
         },
         infer: None,
         runs,
-        skeleton: skeleton.then_some(fprev::workflow::SKELETON_TIME),
+        skeleton: skeleton.then(|| {
+            skeleton_seconds.map_or(
+                fprev::workflow::SKELETON_TIME,
+                std::time::Duration::from_secs,
+            )
+        }),
         nearby: Vec::new(),
         afresh: false,
     };

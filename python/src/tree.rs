@@ -165,6 +165,8 @@ impl Tree {
             d.set_item("most_answers", s.most_answers)?;
             d.set_item("queries", s.queries)?;
             d.set_item("calls", s.calls)?;
+            d.set_item("unexplored", s.unexplored)?;
+            d.set_item("spent_seconds", s.spent.map(|t| t.as_secs_f64()))?;
             d.set_item("skeleton", s.describe())?;
         }
         Ok(Some(d))

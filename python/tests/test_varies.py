@@ -75,6 +75,21 @@ def test_reveal_of_a_varying_callable_carries_its_skeleton():
     assert fprev.reveal(np.sum, 128).varies is None
 
 
+def test_a_skeleton_search_takes_the_seconds_it_is_given():
+    # No time at all: only the whole sum's first level is looked at, and
+    # what was left is said.
+    with pytest.raises(fprev.VariesError) as raised:
+        fprev.reveal(random_joins, 128, skeleton=0)
+    varies = raised.value.skeleton.varies
+    assert varies["spent_seconds"] is not None and varies["unexplored"] > 0, varies
+    with pytest.raises(fprev.VariesError) as raised:
+        fprev.reveal(random_joins, 128, skeleton=60)
+    assert raised.value.skeleton.varies["unexplored"] == 0
+    for wrong in (-1, 86_401, 2.5):
+        with pytest.raises((ValueError, TypeError), match="skeleton"):
+            fprev.reveal(random_joins, 128, skeleton=wrong)
+
+
 def test_assert_deterministic_fails_with_the_skeleton():
     from fprev.testing import assert_deterministic
 

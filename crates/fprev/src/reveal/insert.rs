@@ -188,7 +188,10 @@ impl Run<'_, '_> {
                     true => (searched / 2).max(4),
                     false => (2 * searched).min(4_096),
                 };
-                guessing = true;
+                // Guesses resume where the batch's places were mostly
+                // foreseen; a random order goes on in batches, each wrong
+                // guess costing a search of its own.
+                guessing = self.predictors.foresee();
                 guessed = 2;
             }
         }

@@ -18,6 +18,9 @@ use super::growing::{Growing, Node};
 const ANCHORS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
 /// The periods `P`: the summand whose height is copied.
 const PERIODS: usize = 13;
+/// A chooser's score where it was right about half the summands lately.
+const FORESEEN: f32 = 5.0;
+
 /// Heights above an anchor recorded at most.
 const MOST_HEIGHT: usize = 63;
 
@@ -152,6 +155,13 @@ impl Predictors {
             *score = 0.9 * *score + f32::from(u8::from(hits >> i & 1 == 1));
         }
         self.rank();
+    }
+
+    /// Whether guesses are likely right: the best way of choosing was right
+    /// about at least half the summands lately (its score, decaying by a
+    /// tenth a summand, is at most 10).
+    pub(super) fn foresee(&self) -> bool {
+        self.choosers.iter().any(|&c| c >= FORESEEN)
     }
 
     /// The node for summand `k` of the predictor the best-scored way of
