@@ -263,8 +263,16 @@ fn reveal_fused_node_in_text_form() {
     // fused:3 on 4 summands: (0+1) is a 2-term group (an IEEE addition),
     // then one 3-term fused node adds it to 2 and 3.
     let out = run(&["reveal", "native:fused:3", "-n", "4"]);
-    assert_ok(&out);
+    let text = assert_ok(&out);
     assert_eq!(first_line(&out), "((0+1)+2+3)");
+    // One fused node of three children: any reveal needs 3 inputs for it.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("# fused nodes: ") && l.contains("needs at least 3")),
+        "{text}"
+    );
+    let binary = run(&["reveal", "native:pairwise", "-n", "8"]);
+    assert!(!assert_ok(&binary).contains("# fused nodes"));
 }
 
 #[test]
