@@ -422,17 +422,8 @@ enum Seek {
         v: Node,
         o: Node,
     },
-    /// On heavy path `path`, the nodes strictly under `path[lo]` (and it
-    /// too where `incl`) but not strictly under `path[hi]`; and `also`,
-    /// where it is not `NONE`: the sibling of `path[lo]`, which no test of
-    /// the path swallows.
-    Region {
-        path: u32,
-        lo: u32,
-        hi: u32,
-        incl: bool,
-        also: Node,
-    },
+    /// Somewhere in a region of a heavy path.
+    Region(Region),
     /// Above `next` or above `o`, its sibling.
     Either {
         next: Node,
@@ -444,6 +435,61 @@ enum Seek {
     Found(Node),
 }
 
+/// On heavy path `path`, the nodes strictly under `path[lo]` (and it too
+/// where `incl`) but not strictly under `path[hi]`; and `also`, where it is
+/// not `NONE`: the sibling of `path[lo]`, which no test of the path
+/// swallows.
+#[derive(Clone, Copy, Debug)]
+struct Region {
+    path: u32,
+    lo: u32,
+    hi: u32,
+    incl: bool,
+    also: Node,
+}
+
+impl Region {
+    /// Everything under `r` (and `r` where `incl`).
+    fn of(snap: &Snapshot, r: Node, incl: bool) -> Region {
+        let (path, lo) = snap.path_of(r);
+        Region {
+            path,
+            lo,
+            hi: snap.path(path).len() as u32 - 1,
+            incl,
+            also: NONE,
+        }
+    }
+
+    /// The nodes of its path.
+    fn nodes<'s>(&self, snap: &'s Snapshot) -> &'s [Node] {
+        snap.path(self.path)
+    }
+
+    /// Where in it a summand may hang, as preorder spans.
+    fn spans(&self, snap: &Snapshot) -> [Span; 3] {
+        let nodes = self.nodes(snap);
+        let [top_pre, top_end] = snap.subtree(nodes[self.lo as usize]);
+        let [bottom_pre, bottom_end] = snap.subtree(nodes[self.hi as usize]);
+        let also = match self.also {
+            NONE => EMPTY,
+            v => [snap.pre(v); 2],
+        };
+        [
+            [top_pre + u32::from(!self.incl), bottom_pre],
+            [bottom_end + 1, top_end],
+            also,
+        ]
+    }
+
+    /// The node of `path[lo..hi]` whose membership test splits it most
+    /// evenly: `lo` itself only where the region holds it.
+    fn split(&self, snap: &Snapshot) -> u32 {
+        let extra = u32::from(self.also != NONE);
+        split(snap, self.nodes(snap), self.lo, self.hi, self.incl, extra)
+    }
+}
+
 impl Seek {
     fn start(tree: &Growing, snap: &Snapshot, start: Start, room: Room) -> Seek {
         match start {
@@ -451,13 +497,13 @@ impl Seek {
             Start::Taken { joined, t } => {
                 let (path, lo) = snap.path_of(joined);
                 match snap.path(path).get(lo as usize + 1) {
-                    Some(&next) if next == t => Seek::Region {
+                    Some(&next) if next == t => Seek::Region(Region {
                         path,
                         lo,
                         hi: lo + 1,
                         incl: true,
                         also: NONE,
-                    },
+                    }),
                     _ => Seek::region(snap, joined, true),
                 }
             }
@@ -475,14 +521,7 @@ impl Seek {
 
     /// The search of everything under `r` (and `r` where `incl`).
     fn region(snap: &Snapshot, r: Node, incl: bool) -> Seek {
-        let (path, lo) = snap.path_of(r);
-        Seek::Region {
-            path,
-            lo,
-            hi: snap.path(path).len() as u32 - 1,
-            incl,
-            also: NONE,
-        }
+        Seek::Region(Region::of(snap, r, incl))
     }
 
     /// The search of the nodes strictly under `path[lo]` but not strictly
@@ -492,55 +531,30 @@ impl Seek {
     /// the summands sought there share, not a test of each summand's own.
     fn under(tree: &Growing, snap: &Snapshot, path: u32, lo: u32, hi: u32) -> Seek {
         if hi > lo + 1 {
-            return Seek::Region {
+            return Seek::Region(Region {
                 path,
                 lo,
                 hi,
                 incl: false,
                 also: NONE,
-            };
+            });
         }
         let next = snap.path(path)[hi as usize];
         let o = tree.sibling(next);
         match tree.children(o) {
             None => Seek::Either { next, o },
-            Some(_) => match Seek::region(snap, o, true) {
-                Seek::Region { path, lo, hi, .. } => Seek::Region {
-                    path,
-                    lo,
-                    hi,
-                    incl: true,
-                    also: next,
-                },
-                other => other,
-            },
+            Some(_) => Seek::Region(Region {
+                also: next,
+                ..Region::of(snap, o, true)
+            }),
         }
     }
 
     /// Where the summand may hang, as preorder spans.
     fn spans(&self, snap: &Snapshot) -> [Span; 3] {
-        let point = |v: Node| {
-            let at = snap.pre(v);
-            [at, at]
-        };
+        let point = |v: Node| [snap.pre(v); 2];
         match *self {
-            Seek::Region {
-                path,
-                lo,
-                hi,
-                incl,
-                also,
-            } => {
-                let nodes = snap.path(path);
-                let (top, bottom) = (nodes[lo as usize], nodes[hi as usize]);
-                let [top_pre, top_end] = snap.subtree(top);
-                let [bottom_pre, bottom_end] = snap.subtree(bottom);
-                [
-                    [top_pre + u32::from(!incl), bottom_pre],
-                    [bottom_end + 1, top_end],
-                    if also == NONE { EMPTY } else { point(also) },
-                ]
-            }
+            Seek::Region(r) => r.spans(snap),
             Seek::Either { next, o } => [point(next), point(o), EMPTY],
             Seek::Class { v, o } => [point(v), snap.subtree(o), EMPTY],
             Seek::Path { .. } => [[0, u32::MAX], EMPTY, EMPTY],
@@ -596,19 +610,7 @@ impl Seek {
                 bits: vec![placed(tree.fresh(o))],
                 witness: None,
             }),
-            Seek::Region {
-                path,
-                lo,
-                hi,
-                incl,
-                also,
-            } => {
-                let nodes = snap.path(path);
-                let extra = u32::from(also != NONE);
-                Some(membership(
-                    nodes[split(snap, nodes, lo, hi, incl, extra) as usize],
-                ))
-            }
+            Seek::Region(r) => Some(membership(r.nodes(snap)[r.split(snap) as usize])),
         }
     }
 
@@ -656,34 +658,22 @@ impl Seek {
                 true => Seek::Found(next),
                 false => found(o, false),
             },
-            Seek::Region {
-                path,
-                lo,
-                hi,
-                incl,
-                also,
-            } => {
-                let nodes = snap.path(path);
-                let i = split(snap, nodes, lo, hi, incl, u32::from(also != NONE));
-                match (kept[0], i == lo) {
+            Seek::Region(r) => {
+                let top = r.nodes(snap)[r.lo as usize];
+                let i = r.split(snap);
+                match (kept[0], i == r.lo) {
                     // Strictly under `nodes[i]`: not beside the path.
-                    (false, _) => Seek::under(tree, snap, path, i, hi),
+                    (false, _) => Seek::under(tree, snap, r.path, i, r.hi),
                     // Above `nodes[lo]` itself, or above `also`.
-                    (true, true) if also != NONE => Seek::Either {
-                        next: also,
-                        o: nodes[lo as usize],
+                    (true, true) if r.also != NONE => Seek::Either {
+                        next: r.also,
+                        o: top,
                     },
-                    (true, true) => found(nodes[lo as usize], false),
+                    (true, true) => found(top, false),
                     // Strictly under `nodes[lo]` (so nothing beside), not
                     // strictly under `nodes[i]`.
-                    (true, false) if !incl => Seek::under(tree, snap, path, lo, i),
-                    (true, false) => Seek::Region {
-                        path,
-                        lo,
-                        hi: i,
-                        incl,
-                        also,
-                    },
+                    (true, false) if !r.incl => Seek::under(tree, snap, r.path, r.lo, i),
+                    (true, false) => Seek::Region(Region { hi: i, ..r }),
                 }
             }
         })
@@ -691,8 +681,8 @@ impl Seek {
 }
 
 /// The node of `nodes[lo..hi]` whose membership test splits the region
-/// (with `extra` nodes beside it, which every test keeps) most evenly:
-/// `lo` itself only where the region holds it.
+/// (with `extra` nodes beside it, which every test keeps) most evenly
+/// ([`Region::split`]).
 fn split(snap: &Snapshot, nodes: &[Node], lo: u32, hi: u32, incl: bool, extra: u32) -> u32 {
     let below = snap.count_under(nodes[hi as usize]);
     let total = u32::from(incl) + extra + snap.count_under(nodes[lo as usize]) - below;
