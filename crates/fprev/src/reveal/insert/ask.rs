@@ -182,20 +182,23 @@ impl Input {
     }
 }
 
-/// [`Input::take`] with `test`'s witness where `witnessed` does not yet
-/// hold its pair, which it then does.
+/// [`Input::take`] with `test`'s witness where neither `witnessed` (the
+/// reveal's) nor `planned` (this ask's) holds its pair yet; `planned` then
+/// does.
 fn take(
     input: &mut Input,
     test: &Test,
-    witnessed: &mut HashSet<[usize; 2]>,
+    witnessed: &HashSet<[usize; 2]>,
+    planned: &mut HashSet<[usize; 2]>,
     bits: Vec<(Bit, usize)>,
     room: Room,
 ) -> Vec<(Bit, usize)> {
-    let witness = test.witness.filter(|_| !witnessed.contains(&test.pair));
+    let asked = |p: &[usize; 2]| witnessed.contains(p) || planned.contains(p);
+    let witness = test.witness.filter(|_| !asked(&test.pair));
     let before = input.witnesses.len();
     let left = input.take(test, witness, bits, room);
     if input.witnesses.len() > before {
-        witnessed.insert(test.pair);
+        planned.insert(test.pair);
     }
     left
 }
@@ -225,8 +228,8 @@ pub(super) fn ask(
     let mut serial = 0;
     // A pair meets at one node of a summation tree whatever else an input
     // holds: its witness is asked once a reveal, in the first input it
-    // goes to; `planned` holds those of this ask's inputs too.
-    let mut planned = witnessed.clone();
+    // goes to; `planned` holds those of this ask's inputs.
+    let mut planned = HashSet::new();
     for test in tests {
         let mut bits: Vec<(Bit, usize)> = test.bits.iter().map(|&b| (b, 0)).collect();
         for (_, s) in &mut bits {
@@ -236,7 +239,7 @@ pub(super) fn ask(
         let mut at = open.len().saturating_sub(OPEN);
         while at < open.len() && !bits.is_empty() {
             let input = &mut inputs[open[at]];
-            bits = take(input, test, &mut planned, bits, room);
+            bits = take(input, test, witnessed, &mut planned, bits, room);
             if input.full(room) {
                 open.remove(at);
             } else {
@@ -246,7 +249,7 @@ pub(super) fn ask(
         while !bits.is_empty() {
             let mut input = Input::default();
             let before = bits.len();
-            bits = take(&mut input, test, &mut planned, bits, room);
+            bits = take(&mut input, test, witnessed, &mut planned, bits, room);
             // An empty input takes a bit of any test; should one not, the
             // method stands aside rather than loop.
             if bits.len() == before {
