@@ -71,7 +71,7 @@ impl Probe for Native {
         self.acc
     }
     fn may_fuse(&self) -> bool {
-        self.formula.may_fuse()
+        self.fuses()
     }
     fn fuses(&self) -> bool {
         self.formula.may_fuse()

@@ -58,7 +58,7 @@ impl Probe for ReplayProbe {
         self.replay.narrowest()
     }
     fn may_fuse(&self) -> bool {
-        self.replay.has_fused_nodes()
+        self.fuses()
     }
     fn fuses(&self) -> bool {
         self.replay.has_fused_nodes()

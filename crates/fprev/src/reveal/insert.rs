@@ -483,10 +483,36 @@ impl Region {
     }
 
     /// The node of `path[lo..hi]` whose membership test splits it most
-    /// evenly: `lo` itself only where the region holds it.
+    /// evenly (`also`, which every test keeps, among the candidates): `lo`
+    /// itself only where the region holds it.
     fn split(&self, snap: &Snapshot) -> u32 {
-        let extra = u32::from(self.also != NONE);
-        split(snap, self.nodes(snap), self.lo, self.hi, self.incl, extra)
+        let Region {
+            lo, hi, incl, also, ..
+        } = *self;
+        let nodes = self.nodes(snap);
+        let below = snap.count_under(nodes[hi as usize]);
+        let total =
+            u32::from(incl) + u32::from(also != NONE) + snap.count_under(nodes[lo as usize])
+                - below;
+        let yes = |i: u32| snap.count_under(nodes[i as usize]) - below;
+        let first = lo + u32::from(!incl);
+        // `yes` falls along the path: the last `i` with yes(i) at least
+        // half, or the one after it.
+        let (mut a, mut b) = (first, hi - 1);
+        while a < b {
+            let mid = a + (b - a).div_ceil(2);
+            if 2 * yes(mid) >= total {
+                a = mid
+            } else {
+                b = mid - 1
+            }
+        }
+        let off = |i: u32| (2 * i64::from(yes(i)) - i64::from(total)).abs();
+        if a < hi - 1 && off(a + 1) < off(a) {
+            a + 1
+        } else {
+            a
+        }
     }
 }
 
@@ -677,32 +703,5 @@ impl Seek {
                 }
             }
         })
-    }
-}
-
-/// The node of `nodes[lo..hi]` whose membership test splits the region
-/// (with `extra` nodes beside it, which every test keeps) most evenly
-/// ([`Region::split`]).
-fn split(snap: &Snapshot, nodes: &[Node], lo: u32, hi: u32, incl: bool, extra: u32) -> u32 {
-    let below = snap.count_under(nodes[hi as usize]);
-    let total = u32::from(incl) + extra + snap.count_under(nodes[lo as usize]) - below;
-    let yes = |i: u32| snap.count_under(nodes[i as usize]) - below;
-    let first = lo + u32::from(!incl);
-    // `yes` falls along the path: the last `i` with yes(i) at least half,
-    // or the one after it.
-    let (mut a, mut b) = (first, hi - 1);
-    while a < b {
-        let mid = a + (b - a).div_ceil(2);
-        if 2 * yes(mid) >= total {
-            a = mid
-        } else {
-            b = mid - 1
-        }
-    }
-    let off = |i: u32| (2 * i64::from(yes(i)) - i64::from(total)).abs();
-    if a < hi - 1 && off(a + 1) < off(a) {
-        a + 1
-    } else {
-        a
     }
 }
