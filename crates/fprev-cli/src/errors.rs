@@ -1,6 +1,6 @@
 //! How the command line says an error: one line, each remedy in the flags
 //! that carry it out (`give a smaller -n`), and the exit status of each
-//! kind of error (docs/DESIGN.md, Exit codes).
+//! kind of error (docs/REFERENCE.md, Exit statuses).
 
 use fprev::error::{Error, Kind, Param, Remedy, one_line, report_with};
 

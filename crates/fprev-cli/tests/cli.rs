@@ -1,5 +1,5 @@
 //! End-to-end tests of the `fprev` command line against the contract of
-//! docs/DESIGN.md: commands, output formats, tree files, and exit statuses
+//! docs/REFERENCE.md: commands, output formats, tree files, and exit statuses
 //! (0 ok; 1 trees differ or a check mismatch; 2 usage or bad input; 3 the
 //! black box broke an assumption).
 //!

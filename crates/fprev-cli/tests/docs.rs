@@ -1,5 +1,6 @@
-//! The documentation's examples, run: every `console` block of README.md
-//! and docs/GUIDE.md must print what it shows.
+//! The documentation's examples, run: every `console` block of README.md,
+//! docs/GUIDE.md and docs/REFERENCE.md (each command's `--help`) must print
+//! what it shows.
 //!
 //! A block is a shell session: `$ COMMAND` lines, each followed by what it
 //! prints (stdout and stderr together). Commands run in order, through
@@ -8,7 +9,7 @@
 //! this build's `fprev` first on `PATH`
 //! and a formula cache of their own. A command must exit 0; an example
 //! about an exit status shows it as a reader would see it, `...; echo $?`.
-//! Times (`0.103 s`) are not compared, and a line holding only `...`
+//! Times (`0.103 s`, `2 s`) are not compared, and a line holding only `...`
 //! stands for any number of lines, so an example may shorten a long
 //! output. A fenced block whose info string names a file after its
 //! language (```` ```python joins.py ````) is written to that file before
@@ -98,41 +99,35 @@ fn examples(block: &Block) -> Vec<Example> {
     examples
 }
 
-/// `text` with every time (`0.103 s`, `1.5 ms`) replaced by `TIME`, the one
-/// part of an output that changes from run to run.
+/// `text` with every time (`0.103 s`, `2 s`, `1.5 ms`) replaced by `TIME`,
+/// the one part of an output that changes from run to run.
 fn without_times(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let start = i;
-        while i < bytes.len() && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
-        let digits = i > start && (start == 0 || !bytes[start - 1].is_ascii_alphanumeric());
-        if digits && i + 1 < bytes.len() && bytes[i] == b'.' && bytes[i + 1].is_ascii_digit() {
-            let mut j = i + 1;
-            while j < bytes.len() && bytes[j].is_ascii_digit() {
-                j += 1;
-            }
-            let ends = |k: usize| k >= bytes.len() || !bytes[k].is_ascii_alphanumeric();
-            let timed = ["s", "ms", "us"]
-                .into_iter()
-                .any(|unit| text[j..].starts_with(&format!(" {unit}")) && ends(j + 1 + unit.len()));
-            if timed {
-                out.push_str("TIME");
-                i = j;
-                continue;
-            }
-        }
-        if i == start {
-            let c = text[i..].chars().next().unwrap();
-            out.push(c);
-            i += c.len_utf8();
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        let after_word = rest[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '.');
+        let len = rest[start..]
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len() - start);
+        let number = &rest[start..start + len];
+        let tail = &rest[start + len..];
+        let unit = ["s", "ms", "us"].into_iter().find(|unit| {
+            tail.strip_prefix(' ')
+                .and_then(|t| t.strip_prefix(unit))
+                .is_some_and(|t| !t.starts_with(|c: char| c.is_alphanumeric()))
+        });
+        out.push_str(&rest[..start]);
+        if unit.is_some() && !after_word && !number.ends_with('.') {
+            out.push_str("TIME");
         } else {
-            out.push_str(&text[start..i]);
+            out.push_str(number);
         }
+        rest = tail;
     }
+    out.push_str(rest);
     out
 }
 
@@ -173,6 +168,7 @@ fn run_document(document: &str) {
         std::env::var("PATH").unwrap_or_default()
     );
     let mut failures = Vec::new();
+    let mut exits = Vec::new();
     let mut rewrites: Vec<(std::ops::Range<usize>, Vec<String>)> = Vec::new();
     for block in blocks(&text) {
         match block.info.as_slice() {
@@ -203,7 +199,7 @@ fn run_document(document: &str) {
             let printed = String::from_utf8_lossy(&output.stdout);
             let actual: Vec<String> = printed.lines().map(str::to_string).collect();
             if !output.status.success() {
-                failures.push(format!(
+                exits.push(format!(
                     "{document}:{}: `{}` exited with {} (an example shows a failure with `; echo $?`):\n{printed}",
                     example.line, example.command, output.status
                 ));
@@ -218,6 +214,7 @@ fn run_document(document: &str) {
             }
         }
     }
+    assert!(exits.is_empty(), "{}", exits.join("\n"));
     if std::env::var("FPREV_DOCS").as_deref() == Ok("overwrite") && !rewrites.is_empty() {
         let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
         for (span, actual) in rewrites.into_iter().rev() {
@@ -241,18 +238,24 @@ fn the_guides_examples_print_what_they_show() {
 }
 
 #[test]
+fn the_references_help_texts_are_what_fprev_prints() {
+    run_document("docs/REFERENCE.md");
+}
+
+#[test]
 fn times_are_masked_and_nothing_else() {
     assert_eq!(
         without_times("54 calls, 0.103 s (0.014 s in the black box), up to 20 s"),
-        "54 calls, TIME s (TIME s in the black box), up to 20 s"
+        "54 calls, TIME s (TIME s in the black box), up to TIME s"
     );
     assert_eq!(
-        without_times("n = 1.5 x, v1.25 s, 2.5 ms."),
-        "n = 1.5 x, v1.25 s, TIME ms."
+        without_times("n = 1.5 x, v1.25 s, 2.5 ms, 3 sizes."),
+        "n = 1.5 x, v1.25 s, TIME ms, 3 sizes."
     );
     let lines = |s: &str| s.lines().map(str::to_string).collect::<Vec<_>>();
     assert!(shows(&lines("a\n...\nd"), &lines("a\nb\nc\nd")));
     assert!(shows(&lines("a\n...\nd"), &lines("a\nd")));
     assert!(!shows(&lines("a\n...\nd"), &lines("a\nb")));
-    assert!(!shows(&lines("a 1 s"), &lines("a 2 s")));
+    assert!(shows(&lines("in 1 s"), &lines("in 2 s")));
+    assert!(!shows(&lines("a 1 x"), &lines("a 2 x")));
 }

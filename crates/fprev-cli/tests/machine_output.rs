@@ -1,8 +1,8 @@
 //! `fprev diff` and `fprev check` for machines and scripts: `--format json`
 //! prints exactly one JSON object (keys in alphabetical order, every key
 //! always there), `--quiet` prints nothing on stdout, and neither changes
-//! the exit status of an outcome (docs/DESIGN.md, "Commands" and "Exit
-//! codes": 0 equal or every trial matched, 1 the trees differ or a trial
+//! the exit status of an outcome (docs/REFERENCE.md, "Commands" and "Exit
+//! statuses": 0 equal or every trial matched, 1 the trees differ or a trial
 //! mismatched, 2 usage or bad input).
 //!
 //! The trees are revealed by the real binary from `native:` black boxes.

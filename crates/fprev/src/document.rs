@@ -1,4 +1,4 @@
-//! Tree files: the JSON form of docs/DESIGN.md (Tree formats), which every command reads and
+//! Tree files: the JSON form of docs/REFERENCE.md (Tree formats), which every command reads and
 //! `--format json` writes.
 //!
 //! ```
@@ -365,7 +365,7 @@ impl TreeDocument {
     /// The JSON form: what describes the tree and the black box, and the
     /// run's deterministic counts, never its times, so that a tree file
     /// written again for an unchanged order is the same file. One key a
-    /// line in the order of docs/DESIGN.md (Tree formats), the tree itself
+    /// line in the order of docs/REFERENCE.md (Tree formats), the tree itself
     /// on one line, the other sections pretty-printed.
     ///
     /// ```

@@ -1,6 +1,6 @@
 //! The error type, the [`Kind`] of fault each error is (a front end maps
-//! kinds to what it reports: the command line to exit statuses, docs/DESIGN.md,
-//! Exit codes), and the [`Remedy`] an error may carry.
+//! kinds to what it reports: the command line to exit statuses, docs/REFERENCE.md,
+//! Exit statuses), and the [`Remedy`] an error may carry.
 //!
 //! Where a cause exists (a file the system would not read, JSON that did not
 //! parse) it is kept as the error's [`source`](std::error::Error::source),
