@@ -1,24 +1,53 @@
 """fprev: in what order does this implementation add its floating-point numbers?
 
-Reveal the summation tree of any Python callable that sums a NumPy array,
-compare it with another's, confirm it by replay, and sum reproducibly.
+Numerical libraries never say, yet the order and the arithmetic of each
+addition decide a result's bits. fprev feeds a black box (any callable that
+sums a NumPy array, or a spec such as ``"numpy:sum"``) masked inputs,
+rebuilds its summation tree, finds what each node computes, and confirms
+both by replay against the black box, bit for bit.
 
->>> import numpy as np, fprev
->>> tree = fprev.reveal(np.sum, 16)
->>> tree.text()                                 # doctest: +SKIP
-'((((((((0+1)+2)+3)+4)+5)+6)+7)+...)'
->>> bool(fprev.check(tree, np.sum))
-True
+Reveal an order, and see it::
+
+    >>> import numpy as np, fprev
+    >>> tree = fprev.reveal(np.sum, 32)
+    >>> print(tree)                                 # doctest: +ELLIPSIS
+    ((((((0+8)+16)+24)+(((1+9)+17)+25))+...
+    >>> tree.confirmed                              # replayed against np.sum: the same bits
+    True
+    >>> fprev.explain(np.sum).formula               # the one formula behind every size
+    'halves(128, 8, body(8, interleave(8, sequential, pairwise), then))'
+
+``tree.save("t.json")`` writes the command line's tree file; in Jupyter a
+tree draws itself (``tree.to_svg()``). ``fprev.reveal(fn, n, rows=M)``
+reveals a GEMV or GEMM that sums ``M`` rows a call; a torch or JAX function
+works wrapped, ``lambda x: torch.from_numpy(x.copy()).sum().item()``.
+
+Will my results change? Under a batch size, thread count or environment
+setting, :func:`invariance` says what changes the order and what to pin::
+
+    fprev.invariance("numpy:gemm", 1025, env={"OPENBLAS_NUM_THREADS": ["1", "2"]}).pin
+
+and :func:`diff` says where two trees (from two machines) part.
+
+Assert it in CI: :mod:`fprev.testing` (``assert_same_order``,
+``assert_order``, ``assert_deterministic``, ``assert_batch_invariant``)
+raises ``AssertionError`` naming the subtree or input that differs, and the
+pytest plugin's ``fprev_golden`` fixture pins an order to a golden file
+(``pytest --fprev-update`` writes it)::
+
+    def test_my_sum_order(fprev_golden):
+        fprev_golden(my_sum, 1024)
+
+Code that gives a library's bits anywhere: :func:`emit` writes it in C,
+CUDA C, Rust or NumPy, checked against the black box; :mod:`fprev.reduce`
+has ``compatible("numpy:sum")`` (NumPy's bits with no ``np.sum``), and
+``binary_tree_sum`` and ``prerounded_sum``, the same bits on any number of
+threads.
 
 The black box is called as ``fn(x)`` with a 1-D array of ``n`` values of
 ``dtype`` and must return their sum. ``x`` is read-only and reused between
-calls: copy it if the function keeps or changes it. A torch or JAX
-function works once wrapped::
-
-    fprev.reveal(lambda x: torch.from_numpy(x.copy()).sum().item(), 1024)
-
-With ``rows=M``, ``fn(X)`` gets an ``(M, n)`` array and returns the ``M``
-row sums in one call (a GEMV or GEMM), so one call answers many queries.
+calls: copy it if the function keeps or changes it. The command line is
+``python -m fprev`` (or the ``fprev`` script): ``python -m fprev --help``.
 """
 
 from __future__ import annotations

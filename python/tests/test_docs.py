@@ -1,4 +1,5 @@
-"""The Python examples of README.md and docs/GUIDE.md, run: a block that
+"""The Python examples of README.md and docs/GUIDE.md, and the package's
+docstring (``help(fprev)``), run: a block that
 defines pytest tests is run by pytest in a fresh folder (twice, so that a
 golden file it pins is written, then enforced); any other block is run as
 a script. The command line's examples are run by
@@ -36,6 +37,15 @@ def test_the_example_runs(code, pytester):
         assert enforced.ret == 0, enforced.stdout.str()
     else:
         exec(compile(code, "example", "exec"), {"__name__": "example"})
+
+
+def test_help_fprev_runs_as_it_reads():
+    import doctest
+
+    import fprev
+
+    failed, tried = doctest.testmod(fprev, optionflags=doctest.ELLIPSIS, verbose=False)
+    assert tried >= 4 and failed == 0
 
 
 def test_every_document_has_examples():
