@@ -94,6 +94,14 @@ pub trait Probe {
         false
     }
 
+    /// Whether its answer to an input is the same on every call by
+    /// construction (fprev's own orders, replays and reducers): a reveal
+    /// then asks no input again to watch for answers that change from call
+    /// to call. Defaults to `false`.
+    fn deterministic(&self) -> bool {
+        false
+    }
+
     /// How many inputs one evaluation of the black box sums, as the rows of
     /// one matrix (a GEMV or GEMM answers one per row of `A`). Such rows
     /// may follow different orders, which the engine checks before it
@@ -297,6 +305,10 @@ macro_rules! forward_probe {
         fn fuses(&self) -> bool {
             let $w = self;
             $crate::probe::Probe::fuses(&$inner)
+        }
+        fn deterministic(&self) -> bool {
+            let $w = self;
+            $crate::probe::Probe::deterministic(&$inner)
         }
         fn operands(&self) -> Option<($crate::Format, $crate::Format)> {
             let $w = self;

@@ -514,6 +514,7 @@ fn reveal_with(
         );
     }
     let mut oracle = Oracle::new(probe)?;
+    oracle.watch_repeats();
     let mut notes: Vec<Finding> = oracle
         .calibrate_rows(opts.batch, opts.row)?
         .into_iter()
@@ -532,7 +533,11 @@ fn reveal_with(
     if let Err(e) = &tree
         && matches!(e.plain(), Error::BlackBox(_))
     {
-        let calls = oracle.counters.calls;
+        // An input seen to change looks as long as it takes.
+        let calls = match e.plain() {
+            Error::BlackBox(Fault::Unrepeatable { .. }) => u64::MAX,
+            _ => oracle.counters.calls,
+        };
         let v = look_for_variation(oracle.probe(), calls)?;
         if v.varies() {
             return Ok(Outcome::Varies(v));
@@ -542,7 +547,11 @@ fn reveal_with(
     // negative mask is not absorbed. Masks whose answers hold under every
     // rounding are asked once more, one pair an input.
     let tree = match tree {
-        Err(e) if matches!(e.plain(), Error::BlackBox(_)) && opts.algorithm.takes_fused() => {
+        // Other bits for one input are no tree's, whatever rounds.
+        Err(e)
+            if matches!(e.plain(), Error::BlackBox(f) if !matches!(f, Fault::Unrepeatable { .. }))
+                && opts.algorithm.takes_fused() =>
+        {
             match reveal_toward_zero(&mut oracle, opts.pivot)? {
                 Some(t) => {
                     notes.push(Finding::TowardZero);

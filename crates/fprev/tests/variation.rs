@@ -145,6 +145,59 @@ fn a_deterministic_reveal_asks_no_repeats() {
     assert_eq!(r.document.stats.unwrap().calls, engine.stats.calls);
 }
 
+/// Sums left to right, except that on every third call an input holding a
+/// value other than the masks' (a random input) is summed right to left:
+/// masked answers fit one tree, and only an input asked again shows that
+/// the answer changes.
+struct RandomInputsVary {
+    n: usize,
+    calls: u64,
+}
+
+impl Probe for RandomInputsVary {
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn format(&self) -> Format {
+        Format::F32
+    }
+    fn may_fuse(&self) -> bool {
+        false
+    }
+    fn sum(&mut self, x: &[f64], out: &mut [f64]) -> fprev::Result<()> {
+        for (x, o) in x.chunks_exact(self.n).zip(out) {
+            self.calls += 1;
+            // Masked inputs hold 0, one unit and two masks of one magnitude.
+            let mut magnitudes: Vec<u64> = x.iter().map(|v| v.abs().to_bits()).collect();
+            magnitudes.sort_unstable();
+            magnitudes.dedup();
+            let order = match magnitudes.len() > 3 && self.calls % 3 == 0 {
+                true => Order::Reverse,
+                false => Order::Sequential,
+            };
+            *o = order.sum(x, Format::F32);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn an_input_asked_again_shows_what_masked_answers_cannot() {
+    let n = 6_000;
+    let mut probe = RandomInputsVary { n, calls: 0 };
+    match reveal(&mut probe, &Options::default()) {
+        Ok(Outcome::Varies(v)) => assert!(v.varies(), "{v:?}"),
+        Ok(Outcome::Revealed(found)) => panic!(
+            "the repeated input differs on its second call: varies, not a tree after {} calls",
+            found.stats.calls
+        ),
+        r => panic!("the repeated input differs on its second call: varies, not {r:?}"),
+    }
+    // The repeat is asked once 4,096 calls are made, before the reveal's
+    // 5,999 calls end; a few rounds of random inputs then measure it.
+    assert!(probe.calls < 4_500, "{} calls", probe.calls);
+}
+
 /// The skeleton of chunks joined at random is the chunks, each revealed as
 /// the left-to-right tree it is, under one join that varies; the tree is
 /// checked node for node against one built from the chunks' description.

@@ -126,6 +126,13 @@ pub enum Fault {
         /// The most summands such masks fit.
         reach: usize,
     },
+    /// One random input, asked again as the reveal went on, gave other bits
+    /// than before: the black box's answer to an input changes from call to
+    /// call.
+    Unrepeatable {
+        /// The calls the reveal had made when the answer changed.
+        calls: u64,
+    },
     /// Masked inputs meet as fused nodes, yet the black box errs far less
     /// on swamped summands than those nodes: it sorts by magnitude.
     ValueOrder {
@@ -462,6 +469,11 @@ impl fmt::Display for Fault {
                 f,
                 "the answers describe a fused node of {terms} terms, but the black box declares \
                  IEEE additions only"
+            ),
+            Fault::Unrepeatable { calls } => write!(
+                f,
+                "the same random input gave other bits when asked again after {calls} calls: \
+                 the black box's answer to an input changes from call to call"
             ),
             Fault::NoBinaryTree { accumulator } => write!(
                 f,

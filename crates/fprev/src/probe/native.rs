@@ -76,6 +76,9 @@ impl Probe for Native {
     fn fuses(&self) -> bool {
         self.formula.may_fuse()
     }
+    fn deterministic(&self) -> bool {
+        true
+    }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         for (x, o) in inputs.chunks_exact(self.n).zip(out) {
             // A sum of f32 inputs is an f32, whatever it added in: a wider

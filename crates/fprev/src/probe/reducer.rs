@@ -107,6 +107,9 @@ impl Probe for ReducerProbe {
     fn may_fuse(&self) -> bool {
         false
     }
+    fn deterministic(&self) -> bool {
+        true
+    }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         for (x, o) in inputs.chunks_exact(self.n).zip(out) {
             *o = if self.format == Format::F64 {

@@ -63,6 +63,9 @@ impl Probe for ReplayProbe {
     fn fuses(&self) -> bool {
         self.replay.has_fused_nodes()
     }
+    fn deterministic(&self) -> bool {
+        true
+    }
     fn sum(&mut self, inputs: &[f64], out: &mut [f64]) -> Result<()> {
         for (x, o) in inputs.chunks_exact(self.replay.n()).zip(out) {
             let sum = self.replay.sum_with(x, &mut self.scratch);

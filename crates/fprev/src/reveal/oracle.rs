@@ -36,6 +36,22 @@ pub struct Counters {
     pub in_probe: Duration,
 }
 
+/// Calls a reveal makes between the times it asks one random input again
+/// to see whether the black box's answers change from call to call (twice
+/// the first time): one call in 4,096, and none in a reveal of fewer.
+pub const REPEAT_EVERY: u64 = 4_096;
+
+/// A random input asked again as a reveal goes on ([`Oracle::watch_repeats`]):
+/// a black box whose order changes from call to call shows it on the same
+/// input long before its masked answers stop fitting a tree.
+struct Repeat {
+    input: Vec<f64>,
+    /// The bits of its first answer.
+    bits: Option<u64>,
+    /// The calls at which it is asked next.
+    next: u64,
+}
+
 /// Masked queries against one black box.
 pub struct Oracle<'p> {
     probe: &'p mut dyn Probe,
@@ -49,6 +65,9 @@ pub struct Oracle<'p> {
     slots: Vec<usize>,
     /// The last call summed a stream of inputs (see [`Oracle::sum_inputs`]).
     streaming: bool,
+    /// The input asked again, where the reveal watches for answers that
+    /// change from call to call.
+    repeat: Option<Repeat>,
     /// Work done so far.
     pub counters: Counters,
 }
@@ -66,6 +85,7 @@ impl<'p> Oracle<'p> {
             out: Vec::new(),
             slots: vec![0],
             streaming: false,
+            repeat: None,
             counters: Counters::default(),
         })
     }
@@ -88,6 +108,45 @@ impl<'p> Oracle<'p> {
     /// The black box itself.
     pub fn probe(&mut self) -> &mut dyn Probe {
         self.probe
+    }
+
+    /// Asks one seeded random input again every [`REPEAT_EVERY`] calls
+    /// (twice the first time): other bits than its first answer's end the
+    /// reveal with [`Fault::Unrepeatable`]. A pool that regroups once in a
+    /// few calls is seen within a few thousand calls, where masked answers
+    /// may fit a tree for hundreds of thousands. Not for a black box
+    /// deterministic by construction.
+    pub fn watch_repeats(&mut self) {
+        if !self.probe.deterministic() {
+            let mut rng = ChaCha8Rng::seed_from_u64(0x5eed);
+            self.repeat = Some(Repeat {
+                input: crate::inputs::random_input(self.probe.format(), self.n, &mut rng),
+                bits: None,
+                next: REPEAT_EVERY,
+            });
+        }
+    }
+
+    /// Asks the repeated input where its time has come (see
+    /// [`Oracle::watch_repeats`]).
+    fn repeat_due(&mut self) -> Result<()> {
+        let Some(mut repeat) = self.repeat.take_if(|r| self.counters.calls >= r.next) else {
+            return Ok(());
+        };
+        let first = match repeat.bits {
+            Some(bits) => bits,
+            None => self.sum_one(&repeat.input)?.to_bits(),
+        };
+        let again = self.sum_one(&repeat.input)?.to_bits();
+        if again != first {
+            return Err(Error::BlackBox(Fault::Unrepeatable {
+                calls: self.counters.calls,
+            }));
+        }
+        repeat.bits = Some(first);
+        repeat.next = self.counters.calls + REPEAT_EVERY;
+        self.repeat = Some(repeat);
+        Ok(())
     }
 
     /// Sums one arbitrary input, counted as a call.
@@ -151,6 +210,7 @@ impl<'p> Oracle<'p> {
             }
             self.out.truncate(inputs);
         }
+        self.repeat_due()?;
         Ok(&self.out)
     }
 
