@@ -83,6 +83,9 @@ pub struct Skeleton {
     /// than [`MOST_PARTS`] parts, or once the time a skeleton may take was
     /// spent: subtrees among them, fixed or not, were not looked for.
     pub unexplored: usize,
+    /// Those summands, as runs `[first, count]` of consecutive summands,
+    /// ascending.
+    pub unexplored_runs: Vec<[usize; 2]>,
     /// Queries that were to be asked again (answers in their subproblem
     /// disagreed, or their level was not kept) when the time was spent,
     /// so asked fewer times than they were to be.
@@ -109,6 +112,9 @@ pub struct Record {
     /// See [`Skeleton::unexplored`].
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unexplored: usize,
+    /// See [`Skeleton::unexplored_runs`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unexplored_runs: Vec<[usize; 2]>,
     /// See [`Skeleton::first`] (absent: `repeats`, every query asked as
     /// often).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,6 +145,7 @@ impl Skeleton {
             queries: 0,
             calls: 0,
             unexplored: 0,
+            unexplored_runs: Vec::new(),
             short: 0,
             spent: None,
         }
@@ -175,6 +182,7 @@ impl Skeleton {
         s.queries = record.queries;
         s.calls = record.calls;
         s.unexplored = record.unexplored;
+        s.unexplored_runs = record.unexplored_runs;
         s.first = record.first.unwrap_or(record.repeats);
         s.short = record.short;
         s.spent = record
@@ -193,6 +201,7 @@ impl Skeleton {
             queries: self.queries,
             calls: self.calls,
             unexplored: self.unexplored,
+            unexplored_runs: self.unexplored_runs.clone(),
             first: (self.first != self.repeats).then_some(self.first),
             short: self.short,
             spent_s: self.spent.map(|t| t.as_secs_f64()),
@@ -243,7 +252,10 @@ impl Skeleton {
                         )
                     }
                 };
-                format!("{parts}, joined in an order that varies{place}")
+                match self.explored_parts(j) {
+                    0 | 1 => format!("{parts}, joined in an order not explored{place}"),
+                    _ => format!("{parts}, joined in an order that varies{place}"),
+                }
             })
             .collect();
         if self.unexplored > 0 {
@@ -258,6 +270,28 @@ impl Skeleton {
             ));
         }
         said
+    }
+
+    /// Whether summand `leaf` was left unexplored.
+    pub fn is_unexplored(&self, leaf: usize) -> bool {
+        let runs = &self.unexplored_runs;
+        let after = runs.partition_point(|&[first, _]| first <= leaf);
+        after > 0 && leaf < runs[after - 1][0] + runs[after - 1][1]
+    }
+
+    /// The children of join `j` that are not summands left unexplored.
+    fn explored_parts(&self, j: NodeIndex) -> usize {
+        let unexplored = |&c: &NodeIndex| {
+            self.tree
+                .node(c)
+                .leaf
+                .is_some_and(|leaf| self.is_unexplored(leaf))
+        };
+        self.tree
+            .children(j)
+            .iter()
+            .filter(|c| !unexplored(c))
+            .count()
     }
 
     /// The children of join `j`, alike ones grouped.
@@ -295,8 +329,15 @@ impl Skeleton {
     /// A fixed part, said once and said of several.
     fn part(&self, c: NodeIndex) -> (String, String) {
         let v = self.tree.node(c);
-        if v.leaf.is_some() {
-            return ("a single summand".into(), "single summands".into());
+        match v.leaf {
+            Some(leaf) if self.is_unexplored(leaf) => {
+                return (
+                    "a summand not explored".into(),
+                    "summands not explored".into(),
+                );
+            }
+            Some(_) => return ("a single summand".into(), "single summands".into()),
+            None => {}
         }
         let leaves = self.tree.leaves_under(c);
         let consecutive = leaves[leaves.len() - 1] - leaves[0] + 1 == leaves.len();

@@ -137,12 +137,18 @@ fn skeleton_lines(v: &fprev::variation::Variation) -> String {
     for line in sk.describe() {
         s += &format!("# skeleton: {line}\n");
     }
+    let joins = match sk.most_answers {
+        0 | 1 => "a node of more than two terms is a join where the search stopped: no masked \
+                  query's answers differed in the calls made"
+            .to_string(),
+        k => format!(
+            "a node of more than two terms is a join whose order varied (at least {k} distinct \
+             answers to one query, so at least that many distinct trees)"
+        ),
+    };
     s += &format!(
-        "# fixed: every subtree above agrees with every answer to {}; a node of more than two \
-         terms is a join whose order varied (at least {} distinct answers to one query, so at \
-         least that many distinct trees)\n",
+        "# fixed: every subtree above agrees with every answer to {}; {joins}\n",
         fprev_present::note::skeleton_asked(sk),
-        sk.most_answers
     );
     if let Some(t) = sk.spent {
         s += &format!(

@@ -154,7 +154,7 @@ pub fn skeleton(
         may_fuse,
         most_answers: 1,
         asked: 0,
-        unexplored: 0,
+        unexplored: Vec::new(),
         short: 0,
         deadline: Instant::now() + effort.within,
         spent: false,
@@ -187,11 +187,25 @@ pub fn skeleton(
     s.first = effort.first;
     s.most_answers = most_answers;
     s.queries = asked;
-    s.unexplored = unexplored;
+    s.unexplored = unexplored.len();
+    s.unexplored_runs = runs(unexplored);
     s.short = short;
     s.spent = spent.then_some(effort.within);
     s.calls = oracle.counters.calls;
     Ok(s)
+}
+
+/// `leaves` as runs `[first, count]` of consecutive summands, ascending.
+fn runs(mut leaves: Vec<usize>) -> Vec<[usize; 2]> {
+    leaves.sort_unstable();
+    let mut runs: Vec<[usize; 2]> = Vec::new();
+    for leaf in leaves {
+        match runs.last_mut() {
+            Some([first, count]) if *first + *count == leaf => *count += 1,
+            _ => runs.push([leaf, 1]),
+        }
+    }
+    runs
 }
 
 /// One subproblem: the summands that met the caller's pivot at `top`,
@@ -232,7 +246,7 @@ struct Finder<'a, 'p, 'o> {
     asked: u64,
     /// Summands shown one by one under a join of too many parts, or once
     /// the time was spent.
-    unexplored: usize,
+    unexplored: Vec<usize>,
     /// Queries whose asking again the spent time cut short.
     short: u64,
     /// When the time is spent.
@@ -266,7 +280,7 @@ impl Finder<'_, '_, '_> {
                 Some((l, group))
                     if (l >= frame.top && frame.peels >= MOST_PARTS) || self.spent() =>
                 {
-                    self.unexplored += group.len();
+                    self.unexplored.extend(&group);
                     for &j in &group {
                         self.placement.place(j, &self.oracle.counters);
                     }
@@ -565,11 +579,15 @@ mod tests {
         assert_eq!(s.queries, 31);
         assert!(s.short > 0, "{s:?}");
         assert_eq!(s.unexplored, 24, "{}", s.tree);
+        // The summands past the pivot's chunk, and no join is claimed to
+        // vary from them alone.
+        assert_eq!(s.unexplored_runs, vec![[8, 24]]);
+        assert!(s.is_unexplored(8) && s.is_unexplored(31) && !s.is_unexplored(7));
         assert_eq!(
             s.describe(),
             vec![
-                "a run of 8 consecutive summands, left to right, 24 single summands, joined in \
-                 an order that varies",
+                "a run of 8 consecutive summands, left to right, 24 summands not explored, \
+                 joined in an order not explored",
                 "24 summands are shown as single parts, unexplored (under joins of more than 64 \
                  parts, or once its 0 s were spent): subtrees among them were not looked for",
             ]
