@@ -10,10 +10,12 @@ mod answers;
 mod cache;
 mod check;
 mod compare;
+mod completions;
 mod diff;
 mod emit;
 mod explain;
 mod invariance;
+mod man;
 mod parse;
 mod probes;
 mod render;
@@ -35,11 +37,13 @@ pub(crate) use answers::AnswersArgs;
 pub(crate) use cache::{CacheAction, CacheArgs};
 pub(crate) use check::CheckArgs;
 pub(crate) use compare::CompareArgs;
+pub(crate) use completions::CompletionsArgs;
 pub(crate) use diff::DiffArgs;
 pub(crate) use emit::{EMIT_EXAMPLES, EmitArgs};
 pub(crate) use explain::ExplainArgs;
 use invariance::INVARIANCE_EXAMPLES;
 pub(crate) use invariance::{InvarianceArgs, StudyFormat};
+pub(crate) use man::ManArgs;
 use parse::{
     parse_batch, parse_column, parse_confirm, parse_count, parse_offset, parse_seconds,
     parse_shape, parse_threads,
@@ -171,6 +175,11 @@ pub(crate) enum Command {
     /// The cache of formulas explain and reveal --infer keep: list it,
     /// clear it, or say where it is.
     Cache(CacheArgs),
+    /// Print a shell's completion script for fprev's subcommands and flags.
+    Completions(CompletionsArgs),
+    /// Print fprev's manual page, or a subcommand's, in roff (`fprev man |
+    /// man -l -`).
+    Man(ManArgs),
     /// The bits of a black box's answers to seeded random inputs, as JSON:
     /// what `reveal --processes` asks each fresh process.
     #[command(hide = true)]

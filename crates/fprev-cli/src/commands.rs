@@ -5,10 +5,12 @@
 mod cache;
 mod check;
 mod compare;
+mod completions;
 mod diff;
 mod emit;
 mod explain;
 mod invariance;
+mod man;
 mod reveal;
 mod survey;
 mod sweep;
@@ -51,6 +53,8 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Compare(a) => compare::run(a),
         Command::Invariance(a) => invariance::run(a),
         Command::Cache(a) => cache::run(a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
         Command::Answers(a) => reveal::answers(a),
         Command::Probes(ProbesArgs {
             family: Some(prefix),
