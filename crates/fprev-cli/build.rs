@@ -3,8 +3,34 @@
 //! loads that libpython at run time, not whichever one the loader finds
 //! first. The library's build script cannot do this for the binary: link
 //! arguments do not travel from a library to the programs that use it.
+//!
+//! `fprev --version` names the optional features built and that
+//! interpreter, which only this script knows: it hands them to the crate
+//! as `FPREV_FEATURES`.
 
 fn main() {
+    let mut features = Vec::new();
     #[cfg(feature = "python")]
-    pyo3_build_config::add_libpython_rpath_link_args();
+    {
+        pyo3_build_config::add_libpython_rpath_link_args();
+        let config = pyo3_build_config::get();
+        let lib = match (config.lib_name(), config.lib_dir()) {
+            (Some(name), Some(dir)) => format!(", lib{name} in {dir}"),
+            (Some(name), None) => format!(", lib{name}"),
+            _ => String::new(),
+        };
+        features.push(format!(
+            "python ({} {}{lib})",
+            config.implementation(),
+            config.version()
+        ));
+    }
+    #[cfg(feature = "mpi")]
+    features.push("mpi".to_string());
+    let features = if features.is_empty() {
+        "none".to_string()
+    } else {
+        features.join(", ")
+    };
+    println!("cargo:rustc-env=FPREV_FEATURES=features: {features}");
 }

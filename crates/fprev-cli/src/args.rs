@@ -58,6 +58,11 @@ pub(crate) use sweep::{SweepArgs, SweepFormat};
 /// The spec `fprev reveal` reveals when given none.
 const DEFAULT_SPEC: &str = "native:strided:8";
 
+/// `--version`'s text after `fprev `: the version and the optional
+/// features built (`-V`: the version alone); what it finds at run time
+/// follows (`commands::print_found`), asked only then.
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\n", env!("FPREV_FEATURES"));
+
 const ABOUT: &str = "Reveal the order in which a black box adds its floating-point numbers.";
 
 const LONG_ABOUT: &str = "\
@@ -121,15 +126,21 @@ Examples:
 #[command(
     name = "fprev",
     version,
+    long_version = LONG_VERSION,
     about = ABOUT,
     long_about = LONG_ABOUT,
     after_help = EXAMPLES,
-    arg_required_else_help = true
+    arg_required_else_help = true,
+    disable_version_flag = true
 )]
 pub(crate) struct Cli {
     /// Log what the engine does on stderr (-v: subproblems, -vv: more).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub(crate) verbose: u8,
+    /// Print the version (--version: also the features built, the BLAS
+    /// libraries loadable here and the Python packages found).
+    #[arg(short = 'V', long, action = clap::ArgAction::Version)]
+    version: (),
     #[command(subcommand)]
     pub(crate) command: Command,
 }

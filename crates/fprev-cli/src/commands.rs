@@ -14,6 +14,7 @@ mod man;
 mod reveal;
 mod survey;
 mod sweep;
+mod version;
 
 use fprev::Spec;
 use fprev::document::TreeDocument;
@@ -24,6 +25,8 @@ use fprev::variation::Variation;
 
 use crate::args::{Command, GuardArgs, ProbesArgs};
 use crate::{guard, mpi_job, write};
+
+pub(crate) use version::print_found;
 
 /// Runs `command` and returns the process exit status; an error's status
 /// is the caller's to map.

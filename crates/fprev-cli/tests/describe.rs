@@ -1,9 +1,10 @@
 //! What fprev says of itself: the completion scripts of `fprev completions`
-//! (each shell's own syntax check passes, every subcommand named) and the
+//! (each shell's own syntax check passes, every subcommand named), the
 //! manual pages of `fprev man` (roff that renders without a warning, naming
-//! every subcommand, and every flag of `reveal` on its page). The
-//! subcommands and flags expected are read from `--help`, which clap prints
-//! from the same definitions by another path.
+//! every subcommand, and every flag of `reveal` on its page), and `fprev
+//! --version` (the first line `fprev X.Y.Z`, the features built, each BLAS
+//! named loadable). The subcommands and flags expected are read from
+//! `--help`, which clap prints from the same definitions by another path.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -172,4 +173,58 @@ fn a_page_no_subcommand_has_is_bad_input() {
         err.contains("no subcommand 'nope'") && err.contains("reveal"),
         "{err}"
     );
+}
+
+#[test]
+fn the_version_names_the_features_built_and_loadable_blas_libraries() {
+    let first = format!("fprev {}", env!("CARGO_PKG_VERSION"));
+    let short = assert_ok(&run(&["-V"]));
+    assert_eq!(short, format!("{first}\n"));
+    let long = assert_ok(&run(&["--version"]));
+    let lines: Vec<&str> = long.lines().collect();
+    assert_eq!(lines[0], first, "{long}");
+    let features = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("features: "))
+        .unwrap_or_else(|| panic!("no features line: {long}"));
+    assert_eq!(
+        features.starts_with("python ("),
+        cfg!(feature = "python"),
+        "{long}"
+    );
+    assert_eq!(
+        features.split(", ").any(|f| f == "mpi"),
+        cfg!(feature = "mpi"),
+        "{long}"
+    );
+    assert_eq!(
+        features == "none",
+        cfg!(not(any(feature = "python", feature = "mpi"))),
+        "{long}"
+    );
+    assert_eq!(
+        lines.iter().any(|l| l.starts_with("mpi: links ")),
+        cfg!(feature = "mpi"),
+        "{long}"
+    );
+    assert_eq!(
+        lines.iter().any(|l| l.starts_with("python packages: ")),
+        cfg!(feature = "python"),
+        "{long}"
+    );
+    let blas = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("blas: "))
+        .unwrap_or_else(|| panic!("no blas line: {long}"));
+    if blas != "none loadable" {
+        for library in blas.split("), ") {
+            let (name, path) = library
+                .trim_end_matches(')')
+                .split_once(" (")
+                .unwrap_or_else(|| panic!("not NAME (PATH): {library}"));
+            let loaded = fprev::probe::blas::library::Cblas::open(Some(path))
+                .unwrap_or_else(|e| panic!("{name} at {path} is named but does not load: {e}"));
+            assert_eq!(loaded.path.to_str(), Some(path));
+        }
+    }
 }
