@@ -14,16 +14,22 @@ fn main() {
     {
         pyo3_build_config::add_libpython_rpath_link_args();
         let config = pyo3_build_config::get();
-        let lib = match (config.lib_name(), config.lib_dir()) {
-            (Some(name), Some(dir)) => format!(", lib{name} in {dir}"),
-            (Some(name), None) => format!(", lib{name}"),
-            _ => String::new(),
+        let (implementation, version) = (config.implementation(), config.version());
+        // maturin builds the Python package's extension module so: it runs
+        // inside the interpreter that imports it, and links no libpython.
+        println!("cargo:rerun-if-env-changed=PYO3_BUILD_EXTENSION_MODULE");
+        let python = if std::env::var_os("PYO3_BUILD_EXTENSION_MODULE").is_some() {
+            format!("an extension module for {implementation} {version} or later")
+        } else {
+            match (config.lib_name(), config.lib_dir()) {
+                (Some(name), Some(dir)) => {
+                    format!("{implementation} {version}, lib{name} in {dir}")
+                }
+                (Some(name), None) => format!("{implementation} {version}, lib{name}"),
+                _ => format!("{implementation} {version}"),
+            }
         };
-        features.push(format!(
-            "python ({} {}{lib})",
-            config.implementation(),
-            config.version()
-        ));
+        features.push(format!("python ({python})"));
     }
     #[cfg(feature = "mpi")]
     features.push("mpi".to_string());
