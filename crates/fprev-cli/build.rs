@@ -9,10 +9,25 @@
 //! as `FPREV_FEATURES`.
 
 fn main() {
-    let mut features = Vec::new();
+    #[cfg(feature = "python")]
+    pyo3_build_config::add_libpython_rpath_link_args();
+    let mpi = cfg!(feature = "mpi").then(|| "mpi".to_string());
+    let features: Vec<String> = [python(), mpi].into_iter().flatten().collect();
+    let features = if features.is_empty() {
+        "none".to_string()
+    } else {
+        features.join(", ")
+    };
+    println!("cargo:rustc-env=FPREV_FEATURES=features: {features}");
+}
+
+/// The Python bridge as `--version` names it: the interpreter pyo3 builds
+/// for, and the libpython linked.
+fn python() -> Option<String> {
+    #[cfg(not(feature = "python"))]
+    return None;
     #[cfg(feature = "python")]
     {
-        pyo3_build_config::add_libpython_rpath_link_args();
         let config = pyo3_build_config::get();
         let (implementation, version) = (config.implementation(), config.version());
         // maturin builds the Python package's extension module so: it runs
@@ -29,14 +44,6 @@ fn main() {
                 _ => format!("{implementation} {version}"),
             }
         };
-        features.push(format!("python ({python})"));
+        Some(format!("python ({python})"))
     }
-    #[cfg(feature = "mpi")]
-    features.push("mpi".to_string());
-    let features = if features.is_empty() {
-        "none".to_string()
-    } else {
-        features.join(", ")
-    };
-    println!("cargo:rustc-env=FPREV_FEATURES=features: {features}");
 }
