@@ -141,6 +141,11 @@ fn man_pages_render_and_name_every_subcommand_and_reveal_flag() {
     let page = assert_ok(&run(&["man"]));
     assert!(page.contains(".TH fprev 1"), "{page}");
     assert!(page.is_ascii(), "the page escapes what is past ASCII");
+    let version = format!(".SH VERSION\nv{}\n", env!("CARGO_PKG_VERSION"));
+    assert!(
+        page.contains(&version),
+        "the version alone, not this build's features: {page}"
+    );
     if !have("groff") {
         println!(
             "SKIPPED rendering the pages: groff is not installed (apt-get install groff-base)"

@@ -13,7 +13,11 @@ use crate::write;
 pub(crate) fn run(a: ManArgs) -> Result<i32> {
     // Built, the subcommands know their full names (`fprev-reveal`) and the
     // global flags they take; `help` is no subcommand a page describes.
-    let mut cli = Cli::command().disable_help_subcommand(true);
+    // The page's VERSION is the version alone: --version's features are
+    // those of the build that prints it, not of every build the page is for.
+    let mut cli = Cli::command()
+        .disable_help_subcommand(true)
+        .long_version(None);
     cli.build();
     let page = match &a.command {
         None => cli,
