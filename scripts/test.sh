@@ -21,6 +21,12 @@ dpkg -s libopenmpi-dev >/dev/null 2>&1 || need_apt+=(libopenmpi-dev)
 dpkg -s libmpich-dev >/dev/null 2>&1 || need_apt+=(mpich libmpich-dev)
 dpkg -s libclang1-14 >/dev/null 2>&1 || need_apt+=(libclang1-14)
 dpkg -s libclang-common-14-dev >/dev/null 2>&1 || need_apt+=(libclang-common-14-dev)
+# The completion scripts are checked by their shells (zsh -n, fish -n), the
+# manual pages rendered by groff (crates/fprev-cli/tests/describe.rs).
+for shell in zsh fish; do
+  command -v "$shell" >/dev/null || need_apt+=("$shell")
+done
+command -v groff >/dev/null || need_apt+=(groff-base)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

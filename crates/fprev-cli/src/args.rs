@@ -10,10 +10,12 @@ mod answers;
 mod cache;
 mod check;
 mod compare;
+mod completions;
 mod diff;
 mod emit;
 mod explain;
 mod invariance;
+mod man;
 mod parse;
 mod probes;
 mod render;
@@ -35,11 +37,13 @@ pub(crate) use answers::AnswersArgs;
 pub(crate) use cache::{CacheAction, CacheArgs};
 pub(crate) use check::CheckArgs;
 pub(crate) use compare::CompareArgs;
+pub(crate) use completions::CompletionsArgs;
 pub(crate) use diff::DiffArgs;
 pub(crate) use emit::{EMIT_EXAMPLES, EmitArgs};
 pub(crate) use explain::ExplainArgs;
 use invariance::INVARIANCE_EXAMPLES;
 pub(crate) use invariance::{InvarianceArgs, StudyFormat};
+pub(crate) use man::ManArgs;
 use parse::{
     parse_batch, parse_column, parse_confirm, parse_count, parse_offset, parse_seconds,
     parse_shape, parse_threads,
@@ -53,6 +57,11 @@ pub(crate) use sweep::{SweepArgs, SweepFormat};
 
 /// The spec `fprev reveal` reveals when given none.
 const DEFAULT_SPEC: &str = "native:strided:8";
+
+/// `--version`'s text after `fprev `: the version and the optional
+/// features built (`-V`: the version alone); what it finds at run time
+/// follows (`commands::print_found`), asked only then.
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\n", env!("FPREV_FEATURES"));
 
 const ABOUT: &str = "Reveal the order in which a black box adds its floating-point numbers.";
 
@@ -117,15 +126,21 @@ Examples:
 #[command(
     name = "fprev",
     version,
+    long_version = LONG_VERSION,
     about = ABOUT,
     long_about = LONG_ABOUT,
     after_help = EXAMPLES,
-    arg_required_else_help = true
+    arg_required_else_help = true,
+    disable_version_flag = true
 )]
 pub(crate) struct Cli {
     /// Log what the engine does on stderr (-v: subproblems, -vv: more).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub(crate) verbose: u8,
+    /// Print the version (--version: also the features built, the BLAS
+    /// libraries loadable here and the Python packages found).
+    #[arg(short = 'V', long, action = clap::ArgAction::Version)]
+    version: (),
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -171,6 +186,11 @@ pub(crate) enum Command {
     /// The cache of formulas explain and reveal --infer keep: list it,
     /// clear it, or say where it is.
     Cache(CacheArgs),
+    /// Print a shell's completion script for fprev's subcommands and flags.
+    Completions(CompletionsArgs),
+    /// Print fprev's manual page, or a subcommand's, in roff (`fprev man |
+    /// man -l -`).
+    Man(ManArgs),
     /// The bits of a black box's answers to seeded random inputs, as JSON:
     /// what `reveal --processes` asks each fresh process.
     #[command(hide = true)]

@@ -5,13 +5,16 @@
 mod cache;
 mod check;
 mod compare;
+mod completions;
 mod diff;
 mod emit;
 mod explain;
 mod invariance;
+mod man;
 mod reveal;
 mod survey;
 mod sweep;
+mod version;
 
 use fprev::Spec;
 use fprev::document::TreeDocument;
@@ -22,6 +25,8 @@ use fprev::variation::Variation;
 
 use crate::args::{Command, GuardArgs, ProbesArgs};
 use crate::{guard, mpi_job, write};
+
+pub(crate) use version::print_found;
 
 /// Runs `command` and returns the process exit status; an error's status
 /// is the caller's to map.
@@ -51,6 +56,8 @@ pub(crate) fn run(command: Command) -> Result<i32> {
         Command::Compare(a) => compare::run(a),
         Command::Invariance(a) => invariance::run(a),
         Command::Cache(a) => cache::run(a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
         Command::Answers(a) => reveal::answers(a),
         Command::Probes(ProbesArgs {
             family: Some(prefix),

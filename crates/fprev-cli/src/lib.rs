@@ -91,6 +91,13 @@ where
             // message (what was wrong, the possible values or "did you mean",
             // the usage line) on stderr.
             let _ = e.print();
+            // --version's text is of several lines, -V's of one: only
+            // --version goes on to what it finds here, which loads libraries.
+            if e.kind() == clap::error::ErrorKind::DisplayVersion
+                && e.render().to_string().trim_end().contains('\n')
+            {
+                return commands::print_found().map_or_else(|e| report(&e), |()| 0);
+            }
             return e.exit_code();
         }
     };
