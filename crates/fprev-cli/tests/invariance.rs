@@ -460,6 +460,7 @@ fn blis_computes_an_edge_column_otherwise() {
 
 /// The regimes of one output along the batch: the letter of each M, read
 /// from the line of the report that names `output`.
+#[cfg(feature = "python")]
 fn regimes_of(text: &str, output: &str) -> Vec<(usize, char)> {
     let line = text
         .lines()

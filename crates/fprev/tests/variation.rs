@@ -171,7 +171,7 @@ impl Probe for RandomInputsVary {
             let mut magnitudes: Vec<u64> = x.iter().map(|v| v.abs().to_bits()).collect();
             magnitudes.sort_unstable();
             magnitudes.dedup();
-            let order = match magnitudes.len() > 3 && self.calls % 3 == 0 {
+            let order = match magnitudes.len() > 3 && self.calls.is_multiple_of(3) {
                 true => Order::Reverse,
                 false => Order::Sequential,
             };
