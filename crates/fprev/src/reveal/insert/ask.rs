@@ -97,7 +97,15 @@ struct Input {
     bits: Vec<(Bit, usize, usize, u32)>,
     /// The witnesses' summands, weights and pairs: bits that must be lost.
     witnesses: Vec<(usize, u32, [usize; 2])>,
+    /// The summands it holds, and a filter of them: a bit of 128 a
+    /// summand, which most summands it does not hold find clear, so that
+    /// a packing, which tries each test on many inputs, seldom scans
+    /// `used`.
     used: Vec<usize>,
+    filter: u128,
+    /// The spans where its bits' summands may hang, side by side, which a
+    /// new pair's swallowed nodes must not meet.
+    spans: Vec<Span>,
 }
 
 impl Input {
@@ -110,7 +118,20 @@ impl Input {
     }
 
     fn uses(&self, leaf: usize) -> bool {
-        self.used.contains(&leaf)
+        self.filter & Self::filter_bit(leaf) != 0 && self.used.contains(&leaf)
+    }
+
+    /// Notes that the input holds `leaf`.
+    fn hold(&mut self, leaf: usize) {
+        self.used.push(leaf);
+        self.filter |= Self::filter_bit(leaf);
+    }
+
+    /// `leaf`'s bit of the filter: the top 7 bits of a multiplicative hash,
+    /// so that neighbouring summands, which tests often hold together, take
+    /// bits apart.
+    fn filter_bit(leaf: usize) -> u128 {
+        1 << ((leaf as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57)
     }
 
     /// Adds `test`'s pair and as many of `bits` as fit, with `witness`
@@ -133,7 +154,7 @@ impl Input {
             None => {
                 let fits = self.pairs.len() < room.pairs
                     && !test.pair.iter().any(|&l| self.uses(l))
-                    && !self.bits.iter().any(|(b, ..)| bit_meets(b, test.swallow));
+                    && !self.spans.iter().any(|&s| meets(s, test.swallow));
                 if !fits {
                     return false;
                 }
@@ -155,7 +176,8 @@ impl Input {
                     .enumerate()
                     .any(|(p, &(_, s))| p != pair && bit_meets(&bit, s));
             if fits {
-                self.used.push(bit.leaf);
+                self.hold(bit.leaf);
+                self.spans.extend(bit.at.iter().filter(|s| s[0] <= s[1]));
                 self.bits.push((bit, pair, serial, self.weights()));
             }
             !fits
@@ -165,7 +187,7 @@ impl Input {
         }
         if shared.is_none() {
             self.pairs.push((test.pair, test.swallow));
-            self.used.extend(test.pair);
+            test.pair.iter().for_each(|&l| self.hold(l));
         }
         // The pair's witness, where there is room: it can only be lost,
         // whatever else the input holds.
@@ -175,7 +197,7 @@ impl Input {
                     && !self.uses(leaf)
                     && (self.weights() as usize) < room.bits =>
             {
-                self.used.push(leaf);
+                self.hold(leaf);
                 self.witnesses.push((leaf, self.weights(), test.pair));
                 true
             }
