@@ -73,12 +73,13 @@ pub(super) fn prove_within(
     if inputs.len() > most {
         return Ok(None);
     }
+    let leaves = Leaves::of(predicted);
     let mut current = vec![0.0; oracle.n()];
     let mut edits = Edits::default();
     let mut set: Vec<usize> = Vec::new();
     for (c, call) in inputs.chunks(oracle.rows().max(1)).enumerate() {
         for (input, _) in call {
-            write(predicted, &mut edits, &mut set, input, &masks);
+            write(&leaves, &mut edits, &mut set, input, &masks);
         }
         // The first call starts from zeros, whatever was asked before.
         let out = oracle.sum_inputs(&current, &edits, c > 0)?;
@@ -123,10 +124,42 @@ fn pack<'c>(groups: &'c [Vec<Check>], masks: &Masks) -> Vec<(Vec<&'c Check>, u64
     inputs
 }
 
+/// The leaves of a tree in depth-first order, so that each node's are one
+/// slice of them: a check's units are read off, not gathered and sorted
+/// (a proof writes about `n log2 n` of them).
+struct Leaves {
+    order: Vec<usize>,
+    /// Where each node's leaves start in `order`, and how many there are.
+    at: Vec<(usize, usize)>,
+}
+
+impl Leaves {
+    fn of(tree: &SummationTree) -> Self {
+        let mut order = Vec::with_capacity(tree.n());
+        let mut at = vec![(0, 0); tree.graph().node_count()];
+        let mut stack = vec![tree.root()];
+        while let Some(v) = stack.pop() {
+            let node = tree.node(v);
+            at[v.index()] = (order.len(), node.size);
+            match node.leaf {
+                Some(i) => order.push(i),
+                None => stack.extend(tree.children(v).iter().rev()),
+            }
+        }
+        Leaves { order, at }
+    }
+
+    /// The leaves under `v`.
+    fn under(&self, v: NodeIndex) -> &[usize] {
+        let (start, len) = self.at[v.index()];
+        &self.order[start..start + len]
+    }
+}
+
 /// Writes one input holding `input`'s checks as edits of the one before
 /// (whose nonzero summands `set` lists).
 fn write(
-    tree: &SummationTree,
+    leaves: &Leaves,
     edits: &mut Edits,
     set: &mut Vec<usize>,
     input: &[&Check],
@@ -138,7 +171,7 @@ fn write(
     set.clear();
     for (k, check) in input.iter().enumerate() {
         let m = masks.mask(k);
-        let units = tree.leaves_under(check.parent);
+        let units = leaves.under(check.parent);
         for &at in units.iter().filter(|at| !check.pair.contains(at)) {
             edits.set(at, masks.u);
         }

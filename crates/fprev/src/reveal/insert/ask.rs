@@ -97,7 +97,15 @@ struct Input {
     bits: Vec<(Bit, usize, usize, u32)>,
     /// The witnesses' summands, weights and pairs: bits that must be lost.
     witnesses: Vec<(usize, u32, [usize; 2])>,
+    /// The summands it holds, and a filter of them: a bit of 128 a
+    /// summand, which most summands it does not hold find clear, so that
+    /// a packing, which tries each test on many inputs, seldom scans
+    /// `used`.
     used: Vec<usize>,
+    filter: u128,
+    /// The spans where its bits' summands may hang, side by side, which a
+    /// new pair's swallowed nodes must not meet.
+    spans: Vec<Span>,
 }
 
 impl Input {
@@ -110,19 +118,33 @@ impl Input {
     }
 
     fn uses(&self, leaf: usize) -> bool {
-        self.used.contains(&leaf)
+        self.filter & Self::filter_bit(leaf) != 0 && self.used.contains(&leaf)
+    }
+
+    /// Notes that the input holds `leaf`.
+    fn hold(&mut self, leaf: usize) {
+        self.used.push(leaf);
+        self.filter |= Self::filter_bit(leaf);
+    }
+
+    /// `leaf`'s bit of the filter: the top 7 bits of a multiplicative hash,
+    /// so that neighbouring summands, which tests often hold together, take
+    /// bits apart.
+    fn filter_bit(leaf: usize) -> u128 {
+        1 << ((leaf as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57)
     }
 
     /// Adds `test`'s pair and as many of `bits` as fit, with `witness`
-    /// where there is room; returns the bits left over, or all of them
-    /// (and adds nothing) where none fit.
+    /// where there is room, and takes those bits out of `bits` (the rest
+    /// keep their order); adds nothing where no bit fits. Returns whether
+    /// the witness went in.
     fn take(
         &mut self,
         test: &Test,
         witness: Option<usize>,
-        bits: Vec<(Bit, usize)>,
+        bits: &mut Vec<(Bit, usize)>,
         room: Room,
-    ) -> Vec<(Bit, usize)> {
+    ) -> bool {
         let shared = self
             .pairs
             .iter()
@@ -132,75 +154,56 @@ impl Input {
             None => {
                 let fits = self.pairs.len() < room.pairs
                     && !test.pair.iter().any(|&l| self.uses(l))
-                    && !self.bits.iter().any(|(b, ..)| bit_meets(b, test.swallow));
+                    && !self.spans.iter().any(|&s| meets(s, test.swallow));
                 if !fits {
-                    return bits;
+                    return false;
                 }
                 self.pairs.len()
             }
         };
-        let mut left = Vec::new();
-        let mut taken = Vec::new();
-        for (bit, serial) in bits {
-            let fits = self.weights() as usize + taken.len() < room.bits
+        // Bits go in as they fit, each weighed and marked used at once, so
+        // that the next is weighed after it and no summand goes in twice;
+        // a new pair is pushed after them, as no bit is checked against
+        // it.
+        let before = self.bits.len();
+        bits.retain(|&(bit, serial)| {
+            let fits = (self.weights() as usize) < room.bits
                 && !self.uses(bit.leaf)
                 && !test.pair.contains(&bit.leaf)
-                && !taken.iter().any(|(b, _): &(Bit, usize)| b.leaf == bit.leaf)
                 && !self
                     .pairs
                     .iter()
                     .enumerate()
                     .any(|(p, &(_, s))| p != pair && bit_meets(&bit, s));
             if fits {
-                taken.push((bit, serial))
-            } else {
-                left.push((bit, serial))
+                self.hold(bit.leaf);
+                self.spans.extend(bit.at.iter().filter(|s| s[0] <= s[1]));
+                self.bits.push((bit, pair, serial, self.weights()));
             }
-        }
-        if taken.is_empty() {
-            return left;
+            !fits
+        });
+        if self.bits.len() == before {
+            return false;
         }
         if shared.is_none() {
             self.pairs.push((test.pair, test.swallow));
-            self.used.extend(test.pair);
-        }
-        for (bit, serial) in taken {
-            self.used.push(bit.leaf);
-            self.bits.push((bit, pair, serial, self.weights()));
+            test.pair.iter().for_each(|&l| self.hold(l));
         }
         // The pair's witness, where there is room: it can only be lost,
         // whatever else the input holds.
-        if let Some(leaf) = witness
-            && shared.is_none()
-            && !self.uses(leaf)
-            && (self.weights() as usize) < room.bits
-        {
-            self.used.push(leaf);
-            self.witnesses.push((leaf, self.weights(), test.pair));
+        match witness {
+            Some(leaf)
+                if shared.is_none()
+                    && !self.uses(leaf)
+                    && (self.weights() as usize) < room.bits =>
+            {
+                self.hold(leaf);
+                self.witnesses.push((leaf, self.weights(), test.pair));
+                true
+            }
+            _ => false,
         }
-        left
     }
-}
-
-/// [`Input::take`] with `test`'s witness where neither `witnessed` (the
-/// reveal's) nor `planned` (this ask's) holds its pair yet; `planned` then
-/// does.
-fn take(
-    input: &mut Input,
-    test: &Test,
-    witnessed: &HashSet<[usize; 2]>,
-    planned: &mut HashSet<[usize; 2]>,
-    bits: Vec<(Bit, usize)>,
-    room: Room,
-) -> Vec<(Bit, usize)> {
-    let asked = |p: &[usize; 2]| witnessed.contains(p) || planned.contains(p);
-    let witness = test.witness.filter(|_| !asked(&test.pair));
-    let before = input.witnesses.len();
-    let left = input.take(test, witness, bits, room);
-    if input.witnesses.len() > before {
-        planned.insert(test.pair);
-    }
-    left
 }
 
 /// How many inputs with room a test tries (the latest, oldest first)
@@ -230,16 +233,27 @@ pub(super) fn ask(
     // holds: its witness is asked once a reveal, in the first input it
     // goes to; `planned` holds those of this ask's inputs.
     let mut planned = HashSet::new();
+    let mut bits: Vec<(Bit, usize)> = Vec::new();
     for test in tests {
-        let mut bits: Vec<(Bit, usize)> = test.bits.iter().map(|&b| (b, 0)).collect();
-        for (_, s) in &mut bits {
-            *s = serial;
+        bits.clear();
+        for &b in &test.bits {
+            bits.push((b, serial));
             serial += 1;
         }
+        // The test's witness, where neither the reveal nor this ask has
+        // one of its pair yet: it goes to the first input that takes it.
+        let asked = witnessed.contains(&test.pair) || planned.contains(&test.pair);
+        let mut witness = test.witness.filter(|_| !asked);
+        let mut take = |input: &mut Input, bits: &mut Vec<(Bit, usize)>| {
+            if input.take(test, witness, bits, room) {
+                planned.insert(test.pair);
+                witness = None;
+            }
+        };
         let mut at = open.len().saturating_sub(OPEN);
         while at < open.len() && !bits.is_empty() {
             let input = &mut inputs[open[at]];
-            bits = take(input, test, witnessed, &mut planned, bits, room);
+            take(input, &mut bits);
             if input.full(room) {
                 open.remove(at);
             } else {
@@ -249,7 +263,7 @@ pub(super) fn ask(
         while !bits.is_empty() {
             let mut input = Input::default();
             let before = bits.len();
-            bits = take(&mut input, test, witnessed, &mut planned, bits, room);
+            take(&mut input, &mut bits);
             // An empty input takes a bit of any test; should one not, the
             // method stands aside rather than loop.
             if bits.len() == before {
