@@ -109,6 +109,10 @@ pub(super) struct Predictors {
     /// predictor (0), or the best-scored of those right about the summand
     /// `2^(m-1)` places back (`m`).
     choosers: [f32; PERIODS + 1],
+    /// The ways of choosing, best-scored first (the first listed on a
+    /// tie), ranked as each summand is scored rather than at each guess
+    /// (guesses taken back are guessed again).
+    chooser_ranks: [usize; PERIODS + 1],
     /// The predictors, best-scored first, ranked as each summand is
     /// scored (guesses read it as it stands).
     ranked: Vec<usize>,
@@ -125,6 +129,7 @@ impl Predictors {
             at_root: vec![false; n],
             hits: vec![0; n],
             choosers: [0.0; PERIODS + 1],
+            chooser_ranks: std::array::from_fn(|m| m),
         }
     }
 
@@ -190,6 +195,9 @@ impl Predictors {
                 .is_some_and(|i| hits >> i & 1 == 1);
             self.choosers[m] = decayed(self.choosers[m], right);
         }
+        let choosers = &self.choosers;
+        self.chooser_ranks
+            .sort_unstable_by(|&a, &b| choosers[b].total_cmp(&choosers[a]).then(a.cmp(&b)));
         for (i, score) in self.scores.iter_mut().enumerate() {
             *score = decayed(*score, hits >> i & 1 == 1);
         }
@@ -208,11 +216,9 @@ impl Predictors {
     /// the best-scored predictor that names a node of `tree`.
     pub(super) fn guess(&self, tree: &Growing, k: usize) -> Option<Guess> {
         let ranked = &self.ranked;
-        let mut choosers: Vec<usize> = (0..=PERIODS).collect();
-        choosers.sort_by(|&a, &b| self.choosers[b].total_cmp(&self.choosers[a]));
-        choosers
-            .into_iter()
-            .filter_map(|m| self.chosen(ranked, m, k))
+        self.chooser_ranks
+            .iter()
+            .filter_map(|&m| self.chosen(ranked, m, k))
             .chain(ranked.iter().copied())
             .find_map(|i| self.node(tree, i, k))
     }
