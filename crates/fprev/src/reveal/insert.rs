@@ -84,6 +84,7 @@ pub(super) fn build(oracle: &mut Oracle, placement: &mut Placement) -> Result<In
         predictors: Predictors::new(n),
         queue: (1..n).map(|k| (k, Start::Fresh)).collect(),
         witnessed: HashSet::new(),
+        snap: Snapshot::default(),
     };
     placement.place(0, &run.oracle.counters);
     if run.place_all(placement)?.is_none() {
@@ -129,6 +130,9 @@ struct Run<'a, 'p> {
     queue: VecDeque<(usize, Start)>,
     /// Pairs whose witness was lost: each is asked once a reveal.
     witnessed: HashSet<[usize; 2]>,
+    /// The tree's snapshot, refreshed for each check of guesses and each
+    /// search.
+    snap: Snapshot,
 }
 
 impl Run<'_, '_> {
@@ -263,7 +267,8 @@ impl Run<'_, '_> {
         // Two checks a guess: `k` not strictly under `t` (a pair meeting at
         // `t` keeps its bit), and the pair of `k` and a summand of `t`
         // meeting below `t`'s sibling (keeps a bit on it).
-        let snap = Snapshot::of(&self.tree);
+        self.snap.refresh(&self.tree);
+        let snap = &self.snap;
         let mut tests = Vec::new();
         for (i, g) in chain.iter().enumerate() {
             let tag = 2 * i as u32;
@@ -354,15 +359,16 @@ impl Run<'_, '_> {
         batch: &[(usize, Start)],
         placement: &mut Placement,
     ) -> Result<Option<Vec<(usize, Start)>>> {
-        let snap = Snapshot::of(&self.tree);
+        self.snap.refresh(&self.tree);
+        let snap = &self.snap;
         let mut seekers: Vec<(usize, Seek)> = batch
             .iter()
-            .map(|&(k, start)| (k, Seek::start(&self.tree, &snap, start, self.room)))
+            .map(|&(k, start)| (k, Seek::start(&self.tree, snap, start, self.room)))
             .collect();
         loop {
             let mut tests = Vec::new();
             for (i, (k, seek)) in seekers.iter().enumerate() {
-                if let Some(test) = seek.test(&self.tree, &snap, *k, i as u32) {
+                if let Some(test) = seek.test(&self.tree, snap, *k, i as u32) {
                     tests.push(test);
                 }
             }
@@ -381,7 +387,7 @@ impl Run<'_, '_> {
                 if kept.is_empty() {
                     continue;
                 }
-                let Some(next) = seek.next(&self.tree, &snap, &kept) else {
+                let Some(next) = seek.next(&self.tree, snap, &kept) else {
                     return Ok(None);
                 };
                 *seek = next;

@@ -184,7 +184,9 @@ impl Growing {
         let n = self.leaf.len();
         let mut builder = TreeBuilder::new(n);
         let mut built = vec![None; self.len()];
-        for v in self.post_order() {
+        let mut order = Vec::new();
+        self.post_order(&mut order, &mut Vec::new());
+        for v in order {
             let b = match self.children(v) {
                 None => builder.leaf(self.rep(v)),
                 Some([a, c]) => {
@@ -198,10 +200,12 @@ impl Growing {
         Ok(builder.finish(root)?)
     }
 
-    /// The nodes of the tree, children before parents.
-    fn post_order(&self) -> Vec<Node> {
-        let mut order = Vec::with_capacity(self.len());
-        let mut stack = vec![self.root];
+    /// Fills `order` with the nodes of the tree, children before parents
+    /// (`stack` is room for the walk: callers that walk often keep both).
+    fn post_order(&self, order: &mut Vec<Node>, stack: &mut Vec<Node>) {
+        order.clear();
+        stack.clear();
+        stack.push(self.root);
         while let Some(v) = stack.pop() {
             order.push(v);
             if let Some(c) = self.children(v) {
@@ -209,13 +213,14 @@ impl Growing {
             }
         }
         order.reverse();
-        order
     }
 }
 
 /// The growing tree at one moment: preorder numbers (a subtree is an
 /// interval of them), leaf counts and heavy paths (from each node down
-/// through its child with more leaves, the first on a tie).
+/// through its child with more leaves, the first on a tie). One snapshot
+/// is refreshed round after round, so that its buffers are made once.
+#[derive(Default)]
 pub(super) struct Snapshot {
     pre: Vec<u32>,
     /// The last preorder number in the node's subtree.
@@ -224,55 +229,63 @@ pub(super) struct Snapshot {
     /// The heavy path through the node, and its place on it.
     path: Vec<u32>,
     pos: Vec<u32>,
-    paths: Vec<Vec<Node>>,
+    /// The nodes in preorder. The heavy child comes first, so each heavy
+    /// path is a run of them, from its top down, and the paths' runs
+    /// follow one another in the order the paths are numbered.
+    order: Vec<Node>,
+    /// Where each heavy path's run starts in `order`, then `order`'s end.
+    starts: Vec<u32>,
+    /// Room for the walks over the tree.
+    stack: Vec<Node>,
 }
 
 impl Snapshot {
-    pub(super) fn of(tree: &Growing) -> Self {
+    /// Takes the snapshot of `tree` as it stands now.
+    pub(super) fn refresh(&mut self, tree: &Growing) {
         let len = tree.len();
-        let mut s = Snapshot {
-            pre: vec![u32::MAX; len],
-            end: vec![0; len],
-            leaves: vec![0; len],
-            path: vec![0; len],
-            pos: vec![0; len],
-            paths: Vec::new(),
-        };
-        for v in tree.post_order() {
-            s.leaves[v as usize] = match tree.children(v) {
+        for (buffer, fill) in [
+            (&mut self.pre, u32::MAX),
+            (&mut self.end, 0),
+            (&mut self.leaves, 0),
+            (&mut self.path, 0),
+            (&mut self.pos, 0),
+        ] {
+            buffer.clear();
+            buffer.resize(len, fill);
+        }
+        tree.post_order(&mut self.order, &mut self.stack);
+        for &v in &self.order {
+            self.leaves[v as usize] = match tree.children(v) {
                 None => 1,
-                Some([a, b]) => s.leaves[a as usize] + s.leaves[b as usize],
+                Some([a, b]) => self.leaves[a as usize] + self.leaves[b as usize],
             };
         }
         // Preorder, the heavy child first, so that each heavy path's
         // subtrees nest as intervals sharing their start.
-        let mut next = 0u32;
-        let mut stack = vec![tree.root()];
-        s.paths.push(Vec::new());
-        while let Some(v) = stack.pop() {
-            s.pre[v as usize] = next;
-            s.end[v as usize] = next + 2 * s.leaves[v as usize] - 2;
-            next += 1;
+        self.order.clear();
+        self.starts.clear();
+        self.stack.clear();
+        self.stack.push(tree.root());
+        while let Some(v) = self.stack.pop() {
+            let next = self.order.len() as u32;
+            self.pre[v as usize] = next;
+            self.end[v as usize] = next + 2 * self.leaves[v as usize] - 2;
             let p = tree.parent(v);
-            let path = if p != NONE && s.heavy(tree, p) == v {
-                s.path[p as usize]
-            } else {
-                if v != tree.root() {
-                    s.paths.push(Vec::new());
-                }
-                (s.paths.len() - 1) as u32
-            };
-            s.path[v as usize] = path;
-            s.pos[v as usize] = s.paths[path as usize].len() as u32;
-            s.paths[path as usize].push(v);
+            if p == NONE || self.heavy(tree, p) != v {
+                self.starts.push(next);
+            }
+            let path = self.starts.len() as u32 - 1;
+            self.path[v as usize] = path;
+            self.pos[v as usize] = next - self.starts[path as usize];
+            self.order.push(v);
             if let Some([a, b]) = tree.children(v) {
-                let heavy = s.heavy(tree, v);
+                let heavy = self.heavy(tree, v);
                 let light = if heavy == a { b } else { a };
-                stack.push(light);
-                stack.push(heavy);
+                self.stack.push(light);
+                self.stack.push(heavy);
             }
         }
-        s
+        self.starts.push(self.order.len() as u32);
     }
 
     fn heavy(&self, tree: &Growing, v: Node) -> Node {
@@ -310,6 +323,7 @@ impl Snapshot {
     }
 
     pub(super) fn path(&self, path: u32) -> &[Node] {
-        &self.paths[path as usize]
+        let path = path as usize;
+        &self.order[self.starts[path] as usize..self.starts[path + 1] as usize]
     }
 }
