@@ -26,38 +26,53 @@ const DECAY: f32 = 0.9;
 /// Heights above an anchor recorded at most.
 const MOST_HEIGHT: usize = 63;
 
+/// Where a predictor finds the summand whose height it copies for `k`:
+/// the last summand before `k` with as many trailing zero bits
+/// (`k - 2^(z+1)`, `z` those of `k`: a pairwise order's ruler; `from` 0),
+/// or the summand `2^p` places back (`from` `1 + p`).
+const FROMS: usize = PERIODS + 1;
+
+/// The summand that `from` (see `FROMS`) names for `k`.
+fn copied(from: usize, k: usize) -> Option<usize> {
+    match from {
+        0 => k.checked_sub(2usize.checked_pow(k.trailing_zeros() + 1)?),
+        _ => k.checked_sub(1 << (from - 1)),
+    }
+}
+
 /// A predictor: above the root, or the height above anchor `ANCHORS[d]`
-/// that summand `k - 2^p` had, or that the last summand before `k` with
-/// as many trailing zero bits had (`k - 2^(z+1)`, `z` those of `k`: a
-/// pairwise order's ruler).
+/// that the summand `from` names had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Predictor {
     Root,
-    Copy { d: usize, p: usize },
-    Ruler { d: usize },
+    Copy { d: usize, from: usize },
 }
 
 impl Predictor {
+    /// Every predictor, each at its `index`.
     fn all() -> Vec<Predictor> {
         let mut all = vec![Predictor::Root];
         for d in 0..ANCHORS.len() {
-            all.push(Predictor::Ruler { d });
-            for p in 0..PERIODS {
-                all.push(Predictor::Copy { d, p });
+            for from in 0..FROMS {
+                all.push(Predictor::Copy { d, from });
             }
         }
         all
+    }
+
+    /// Its place among all predictors, and its bit in a set of them.
+    fn index(self) -> usize {
+        match self {
+            Predictor::Root => 0,
+            Predictor::Copy { d, from } => 1 + d * FROMS + from,
+        }
     }
 
     /// The summand whose height it copies for `k`, and from which anchor.
     fn source(self, k: usize) -> Option<(usize, usize)> {
         match self {
             Predictor::Root => None,
-            Predictor::Copy { d, p } => Some((k.checked_sub(1 << p)?, d)),
-            Predictor::Ruler { d } => {
-                let z = k.trailing_zeros();
-                Some((k.checked_sub(2usize.checked_pow(z + 1)?)?, d))
-            }
+            Predictor::Copy { d, from } => Some((copied(from, k)?, d)),
         }
     }
 }
@@ -85,6 +100,24 @@ fn decayed(score: f32, hit: bool) -> f32 {
     let half = 1 << (shift - 1);
     let up = rest > half || (rest == half && units & 1 == 1);
     f32::from_bits((units + u64::from(up)) as u32)
+}
+
+/// Ranks `ranked` (indices into `scores`) best-scored first, the first
+/// listed on a tie.
+fn rank(ranked: &mut [usize], scores: &[f32]) {
+    // Scores and indices order no two entries alike, so any sort gives
+    // this one ranking. A summand moves few predictors past others (a
+    // dozen swaps a summand on NumPy's sum), and few ways of choosing, so
+    // the ranking before is nearly sorted, and an insertion sort passes
+    // over it in about one comparison an entry.
+    let ahead = |a: usize, b: usize| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)).is_lt();
+    for i in 1..ranked.len() {
+        let mut j = i;
+        while j > 0 && ahead(ranked[j], ranked[j - 1]) {
+            ranked.swap(j, j - 1);
+            j -= 1;
+        }
+    }
 }
 
 /// A guess: the node above which the summand goes, and the anchor whose
@@ -133,26 +166,6 @@ impl Predictors {
         }
     }
 
-    /// Ranks the predictors, best-scored first (the first listed on a
-    /// tie).
-    fn rank(&mut self) {
-        // Scores and indices order no two predictors alike, so any sort
-        // gives this one ranking. A summand moves few predictors past
-        // others (a dozen swaps a summand on NumPy's sum), so the ranking
-        // before is nearly sorted, and an insertion sort passes over it in
-        // about one comparison a predictor.
-        let scores = &self.scores;
-        let ahead = |a: usize, b: usize| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)).is_lt();
-        let ranked = &mut self.ranked;
-        for i in 1..ranked.len() {
-            let mut j = i;
-            while j > 0 && ahead(ranked[j], ranked[j - 1]) {
-                ranked.swap(j, j - 1);
-                j -= 1;
-            }
-        }
-    }
-
     /// The predictor chooser `m` picks for `k` (see `choosers`).
     fn chosen(&self, ranked: &[usize], m: usize, k: usize) -> Option<usize> {
         let among = match m {
@@ -177,16 +190,20 @@ impl Predictors {
     /// Scores every predictor, and every way of choosing one, on `k`'s
     /// place (recorded).
     pub(super) fn score(&mut self, k: usize) {
-        let mut hits = 0u128;
-        for (i, predictor) in self.all.iter().enumerate() {
-            let hit = match predictor.source(k) {
-                None => self.at_root[k],
-                Some((back, d)) => {
-                    let h = self.heights[back][d];
-                    h >= 0 && h == self.heights[k][d]
-                }
-            };
-            hits |= u128::from(hit) << i;
+        // Predictors copying from one summand share its heights: each
+        // summand's are read once, for all anchors.
+        let here = self.heights[k];
+        let mut hits = u128::from(self.at_root[k]);
+        for from in 0..FROMS {
+            let there = copied(from, k).map(|back| self.heights[back]);
+            for d in 0..ANCHORS.len() {
+                // Without a summand to copy from, a predictor puts `k`
+                // above the root, as its guesses do.
+                let hit = there.map_or(self.at_root[k], |there| {
+                    there[d] >= 0 && there[d] == here[d]
+                });
+                hits |= u128::from(hit) << Predictor::Copy { d, from }.index();
+            }
         }
         self.hits[k] = hits;
         for m in 0..=PERIODS {
@@ -195,13 +212,11 @@ impl Predictors {
                 .is_some_and(|i| hits >> i & 1 == 1);
             self.choosers[m] = decayed(self.choosers[m], right);
         }
-        let choosers = &self.choosers;
-        self.chooser_ranks
-            .sort_unstable_by(|&a, &b| choosers[b].total_cmp(&choosers[a]).then(a.cmp(&b)));
+        rank(&mut self.chooser_ranks, &self.choosers);
         for (i, score) in self.scores.iter_mut().enumerate() {
             *score = decayed(*score, hits >> i & 1 == 1);
         }
-        self.rank();
+        rank(&mut self.ranked, &self.scores);
     }
 
     /// Whether guesses are likely right: the best way of choosing was right
@@ -246,6 +261,14 @@ impl Predictors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Scoring reads a predictor's hit at its index.
+    #[test]
+    fn predictors_stand_at_their_index() {
+        for (i, predictor) in Predictor::all().into_iter().enumerate() {
+            assert_eq!(predictor.index(), i, "{predictor:?}");
+        }
+    }
 
     /// The integer rounding of subnormal scores is the hardware's, on every
     /// subnormal value.
