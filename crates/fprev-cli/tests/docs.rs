@@ -41,30 +41,27 @@ struct Block {
 
 /// One `$ COMMAND` of a console block and the output it shows.
 struct Example {
-    line: usize,
     command: String,
     expected: Vec<String>,
-    /// Where `expected` sits in the document's lines (for overwriting).
+    /// Where `expected` sits among the document's lines, 0-based: its
+    /// start is also the command's line, 1-based.
     span: std::ops::Range<usize>,
 }
 
 fn blocks(text: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut lines = text.lines().enumerate();
-    while let Some((_, line)) = lines.next() {
+    while let Some((fence, line)) = lines.next() {
         let Some(info) = line.trim_start().strip_prefix("```") else {
             continue;
         };
         let indent = line.len() - line.trim_start().len();
         let mut block = Block {
             info: info.split_whitespace().map(str::to_string).collect(),
-            first_line: 0,
+            first_line: fence + 2,
             lines: Vec::new(),
         };
-        for (index, line) in lines.by_ref() {
-            if block.first_line == 0 {
-                block.first_line = index + 1;
-            }
+        for (_, line) in lines.by_ref() {
             if line.trim_start().starts_with("```") {
                 break;
             }
@@ -83,7 +80,6 @@ fn examples(block: &Block) -> Vec<Example> {
         let at = block.first_line + offset;
         if let Some(command) = line.strip_prefix("$ ") {
             examples.push(Example {
-                line: at,
                 command: command.to_string(),
                 expected: Vec::new(),
                 span: at..at,
@@ -201,12 +197,12 @@ fn run_document(document: &str) {
             if !output.status.success() {
                 exits.push(format!(
                     "{document}:{}: `{}` exited with {} (an example shows a failure with `; echo $?`):\n{printed}",
-                    example.line, example.command, output.status
+                    example.span.start, example.command, output.status
                 ));
             } else if !shows(&example.expected, &actual) {
                 failures.push(format!(
                     "{document}:{}: `{}` printed\n{printed}\nwhere the document shows\n{}\n",
-                    example.line,
+                    example.span.start,
                     example.command,
                     example.expected.join("\n")
                 ));
@@ -218,7 +214,6 @@ fn run_document(document: &str) {
     if std::env::var("FPREV_DOCS").as_deref() == Ok("overwrite") && !rewrites.is_empty() {
         let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
         for (span, actual) in rewrites.into_iter().rev() {
-            // A span is 1-based lines after the command's own line.
             lines.splice(span.start..span.end, actual);
         }
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();

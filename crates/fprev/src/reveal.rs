@@ -528,15 +528,20 @@ fn reveal_with(
         terms if terms > 2 && !may_fuse => Err(Error::BlackBox(Fault::FusedNode { terms })),
         _ => Ok(t),
     });
+    // One input seen to give other bits: no tree's, whatever rounds, and
+    // looked for as long as it takes.
+    let unrepeatable = matches!(
+        tree.as_ref().err().and_then(Error::fault),
+        Some(Fault::Unrepeatable { .. })
+    );
     // Answers that fit no tree from a black box that answers one input
     // differently on different calls: another order each time.
     if let Err(e) = &tree
         && matches!(e.plain(), Error::BlackBox(_))
     {
-        // An input seen to change looks as long as it takes.
-        let calls = match e.plain() {
-            Error::BlackBox(Fault::Unrepeatable { .. }) => u64::MAX,
-            _ => oracle.counters.calls,
+        let calls = match unrepeatable {
+            true => u64::MAX,
+            false => oracle.counters.calls,
         };
         let v = look_for_variation(oracle.probe(), calls)?;
         if v.varies() {
@@ -547,9 +552,9 @@ fn reveal_with(
     // negative mask is not absorbed. Masks whose answers hold under every
     // rounding are asked once more, one pair an input.
     let tree = match tree {
-        // Other bits for one input are no tree's, whatever rounds.
         Err(e)
-            if matches!(e.plain(), Error::BlackBox(f) if !matches!(f, Fault::Unrepeatable { .. }))
+            if !unrepeatable
+                && matches!(e.plain(), Error::BlackBox(_))
                 && opts.algorithm.takes_fused() =>
         {
             match reveal_toward_zero(&mut oracle, opts.pivot)? {
